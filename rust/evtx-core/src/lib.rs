@@ -1,0 +1,1 @@
+//! EVTX parsing and rendering. See `../shared/docs/evtx-format.md` for the contract.
