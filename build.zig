@@ -5,6 +5,7 @@
 const std = @import("std");
 const builtin = @import("builtin");
 const engine = @import("zig/build_engine.zig");
+const compare = @import("compare/build_compare.zig");
 
 comptime {
     const want: std.SemanticVersion = .{ .major = 0, .minor = 15, .patch = 2 };
@@ -25,7 +26,19 @@ pub fn build(b: *std.Build) void {
 
     const rust = addRust(b, steps.rust);
     b.getInstallStep().dependOn(steps.rust);
-    engine.addEngine(b, .{ .target = target, .optimize = optimize, .steps = steps, .rust = rust });
+    const zig_artifacts = engine.addEngine(b, .{
+        .target = target,
+        .optimize = optimize,
+        .steps = steps,
+        .rust = rust,
+    });
+    compare.addCompare(b, .{
+        .target = target,
+        .optimize = optimize,
+        .steps = steps,
+        .rust = rust,
+        .zig = zig_artifacts,
+    });
 }
 
 /// The Rust artifacts, built by cargo in release mode. Cargo does its own up-to-date checks,

@@ -21,7 +21,18 @@ pub const Options = struct {
     rust: RustArtifacts,
 };
 
-pub fn addEngine(b: *std.Build, options: Options) void {
+/// What the engine hands to the compare/ build (harness, ABI checks). Null until built.
+pub const Artifacts = struct {
+    /// Static library exporting the include/evtx.h symbols (libevtx_zig.a).
+    lib_static: ?*std.Build.Step.Compile = null,
+    /// Shared library exporting the same symbols (libevtx_zig.so).
+    lib_shared: ?*std.Build.Step.Compile = null,
+    /// The evtx-zig CLI.
+    cli: ?*std.Build.Step.Compile = null,
+};
+
+pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     _ = b;
     _ = options;
+    return .{};
 }
