@@ -1,0 +1,305 @@
+/*
+ * evtx.h - the C ABI of evtx-twin, shared by three libraries:
+ *   libevtx_rs (Rust engine), libevtx_zig (Zig engine), libevtx_ref (evtx 0.15.1, reference).
+ *
+ * Handles are opaque; every function accepts NULL pointers (returning EVTX_STATUS_NULL_ARGUMENT
+ * or doing nothing); every handle has a free function that accepts NULL. The rendered bytes of a
+ * record are exactly what the CLI prints for it on stdout, so the concatenated output of
+ * evtx_parser_dump equals the CLI's stdout for the same options.
+ *
+ * Pull:  evtx_options_init(&o); evtx_parser_open_path(path, &o, &p);
+ *        while ((s = evtx_parser_next(p, &r)) != EVTX_STATUS_END) { if (s == EVTX_STATUS_OK) ...
+ *          else if (s < EVTX_STATUS_INCOMPLETE_CHUNK) break; }  evtx_parser_free(p);
+ * Push:  evtx_parser_dump(p, write_cb, error_cb_or_NULL, user_data, &stats);
+ */
+
+#ifndef EVTX_H
+#define EVTX_H
+
+/* Generated with cbindgen:0.29.4 */
+
+/* Generated from rust/capi by cbindgen; do not edit. Regenerate: zig/zigw build header */
+
+#include <stddef.h>
+#include <stdint.h>
+
+// The version of this ABI. It changes whenever a function, type, field or constant changes
+// incompatibly; `evtx_abi_version()` returns the value the library was built with.
+#define EVTX_ABI_VERSION 1
+
+// `evtx_record.record_id` of a chunk error: no record identifier is known.
+#define EVTX_RECORD_ID_UNKNOWN UINT64_MAX
+
+// Result of every `evtx_*` function that can fail, and the status of a pulled record.
+//
+// `EVTX_STATUS_OK` and `EVTX_STATUS_END` are not errors. The values from
+// `EVTX_STATUS_INCOMPLETE_CHUNK` on are per-chunk or per-record errors (the KINDs of
+// `shared-fixtures/README.md`; `evtx_status_name` returns the KIND string): the input goes on
+// after them. The values in between are failures of the call itself.
+enum evtx_status
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Success: a record was rendered, or the call did what it says.
+  EVTX_STATUS_OK = 0,
+  // `evtx_parser_next`: there are no more records.
+  EVTX_STATUS_END = 1,
+  // A required pointer argument was NULL.
+  EVTX_STATUS_NULL_ARGUMENT = 2,
+  // An option is out of range: unknown format, unknown or non-ASCII-compatible ANSI code
+  // page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes.
+  EVTX_STATUS_INVALID_OPTIONS = 3,
+  // An option the backend does not implement (for example `recover_records`).
+  EVTX_STATUS_UNSUPPORTED = 4,
+  // The path could not be opened or read. The message names the OS error.
+  EVTX_STATUS_IO = 5,
+  // Not an EVTX file: shorter than the 4096-byte file header, or its magic is not
+  // `ElfFile\0`. Fatal, as for the CLI (exit status 1).
+  EVTX_STATUS_NOT_EVTX = 6,
+  // `evtx_parser_dump`: a callback returned non-zero, so the dump stopped.
+  EVTX_STATUS_CALLBACK_ABORTED = 7,
+  // The parser is in a state that does not allow the call (a dump after a failed dump, a
+  // pull after the parser failed fatally).
+  EVTX_STATUS_BAD_STATE = 8,
+  // The backend panicked or failed internally; the handle must only be freed.
+  EVTX_STATUS_INTERNAL = 9,
+  // The backend does not implement this function yet.
+  EVTX_STATUS_NOT_IMPLEMENTED = 10,
+  // A chunk slot inside the file shorter than 65536 bytes.
+  EVTX_STATUS_INCOMPLETE_CHUNK = 16,
+  // Chunk magic is not `ElfChnk\0`.
+  EVTX_STATUS_BAD_CHUNK_MAGIC = 17,
+  // `validate_checksums`: the chunk header CRC does not match.
+  EVTX_STATUS_BAD_CHUNK_HEADER_CHECKSUM = 18,
+  // `validate_checksums`: the free space offset is outside 512..=65536.
+  EVTX_STATUS_BAD_CHUNK_FREE_SPACE_OFFSET = 19,
+  // `validate_checksums`: the records CRC does not match.
+  EVTX_STATUS_BAD_CHUNK_RECORDS_CHECKSUM = 20,
+  // The chunk's string table cannot be read.
+  EVTX_STATUS_BAD_STRING_TABLE = 21,
+  // Record magic is not `**\0\0`.
+  EVTX_STATUS_BAD_RECORD_MAGIC = 22,
+  // Fewer than 24 bytes left in the chunk for a record header.
+  EVTX_STATUS_TRUNCATED_RECORD_HEADER = 23,
+  // The record's FILETIME is beyond year 9999.
+  EVTX_STATUS_BAD_RECORD_TIMESTAMP = 24,
+  // Record size < 28, or the record would pass the chunk end.
+  EVTX_STATUS_BAD_RECORD_SIZE = 25,
+  // Any BinXML parse or render error of the record.
+  EVTX_STATUS_BAD_BINXML = 26,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum evtx_status evtx_status;
+#else
+typedef uint32_t evtx_status;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Output format, as `-o` of the CLI.
+enum evtx_format
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // `-o xml`: `Record N` banner, indented XML, blank line between records.
+  EVTX_FORMAT_XML = 0,
+  // `-o json`: `Record N` banner, compact JSON, one record per line.
+  EVTX_FORMAT_JSON = 1,
+  // `-o jsonl`: JSON without banner; `indent` and `show_record_number` are ignored.
+  EVTX_FORMAT_JSONL = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum evtx_format evtx_format;
+#else
+typedef uint32_t evtx_format;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// A parser over one EVTX input, with its options. Opaque: made by `evtx_parser_open_path` or
+// `evtx_parser_open_buffer`, released by `evtx_parser_free`. One thread at a time may use it;
+// different parsers are independent.
+typedef struct evtx_parser evtx_parser;
+
+// One inclusive range of record header identifiers (`--events=first-last`).
+typedef struct evtx_event_range {
+  uint64_t first;
+  uint64_t last;
+} evtx_event_range;
+
+// How to render, mirroring the CLI's options. Always start from `evtx_options_init`, then
+// change fields: a zeroed struct is not the default (indent and banner would be off).
+//
+// The flags are `uint8_t` 0/1 and the enums are `uint32_t`, so the layout is the same in C,
+// Zig, ctypes and cgo. A flag other than 0 counts as set.
+typedef struct evtx_options {
+  // An `evtx_format` value. Default `EVTX_FORMAT_XML`.
+  uint32_t format;
+  // Worker threads; 0 = one per CPU (default). The output does not depend on it.
+  uint32_t threads;
+  // XML indentation (off = `--no-indent`). Default 1. No effect on JSON.
+  uint8_t indent;
+  // `--separate-json-attributes`. Default 0. No effect on XML.
+  uint8_t separate_json_attributes;
+  // Print the `Record N` banner (off = `--dont-show-record-number`). Default 1.
+  uint8_t show_record_number;
+  // `--validate-checksums`: chunks failing a CRC check are errors. Default 0.
+  uint8_t validate_checksums;
+  // `--recover-records`: also render carved stale records. Default 0. Backends that do not
+  // implement it refuse it at open with `EVTX_STATUS_UNSUPPORTED`.
+  uint8_t recover_records;
+  // `--stop-after-one-error`: `evtx_parser_dump` stops at the first chunk or record error
+  // and returns its status. Default 0. No effect on `evtx_parser_next`.
+  uint8_t stop_after_error;
+  // Must be zero.
+  uint8_t reserved[2];
+  // `--ansi-codec`: a NUL-terminated WHATWG encoding label for AnsiString values; it must
+  // be ASCII-compatible. NULL = `windows-1252` (default). Copied at open.
+  const char *ansi_codec;
+  // `--events`: render only records whose header identifier is in one of these inclusive
+  // ranges; errors are still reported for the others. NULL with count 0 = every record
+  // (default). Copied at open.
+  const struct evtx_event_range *event_ranges;
+  // Number of entries in `event_ranges`.
+  size_t event_ranges_count;
+} evtx_options;
+
+// One pulled record, filled by `evtx_parser_next`. Every pointer in it stays valid until the
+// next call on the same parser (or its free).
+typedef struct evtx_record {
+  // The rendered bytes: exactly what the CLI prints on stdout for this record (banner when
+  // shown, the text, its trailing newline(s)). NULL when `status` is not OK.
+  const uint8_t *data;
+  // Number of bytes at `data`; 0 when `status` is not OK.
+  size_t data_len;
+  // The record header's identifier, or `EVTX_RECORD_ID_UNKNOWN` for chunk errors and
+  // records whose header could not be read.
+  uint64_t record_id;
+  // The record header's FILETIME (100 ns since 1601-01-01 UTC); 0 when unknown.
+  uint64_t filetime;
+  // File offset of the record's first byte, or of the chunk for chunk errors.
+  uint64_t file_offset;
+  // The chunk's slot number in the file, 0-based.
+  uint32_t chunk_index;
+  // An `evtx_status`: `EVTX_STATUS_OK` for a rendered record, else the error KIND.
+  uint32_t status;
+  // NUL-terminated error detail (backend-specific); "" when OK. Never NULL after a call
+  // that returned OK or an error KIND.
+  const char *message;
+} evtx_record;
+
+// Receives rendered bytes, in output order. `data` is valid only during the call. Return 0 to
+// go on, anything else to stop the dump (`EVTX_STATUS_CALLBACK_ABORTED`). The bytes of one
+// record are never split across calls, but one call may carry many records.
+typedef int32_t (*evtx_write_fn)(void *user_data, const uint8_t *data, size_t len);
+
+// Receives each chunk or record error in output order (`record.data` is NULL). `record` is
+// valid only during the call. Return 0 to go on, anything else to stop the dump.
+typedef int32_t (*evtx_error_fn)(void *user_data, const struct evtx_record *record);
+
+// Totals of one `evtx_parser_dump`.
+typedef struct evtx_stats {
+  // Records rendered and written (after the event-range filter).
+  uint64_t records_ok;
+  // Chunk and record errors (each reported once, as the CLI prints one error each).
+  uint64_t records_failed;
+  // Bytes passed to the write callback.
+  uint64_t bytes_written;
+} evtx_stats;
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+// The ABI version the library implements (`EVTX_ABI_VERSION` of its header).
+uint32_t evtx_abi_version(void);
+
+// The backend's name: `"rust"`, `"zig"` or `"reference"`. A static string.
+const char *evtx_backend_name(void);
+
+// The backend's version, such as `"0.1.0"` (the reference: the evtx crate's, `"0.15.1"`).
+// A static string.
+const char *evtx_backend_version(void);
+
+// A static, NUL-terminated name for `status`: for error KINDs the exact KIND string of
+// `shared-fixtures/README.md` (`"bad chunk magic"`), otherwise a short phrase; `"unknown
+// status"` for values that are not an `evtx_status`.
+const char *evtx_status_name(uint32_t status);
+
+// The detail of the last call on this thread that failed (open, next, dump), NUL-terminated;
+// `""` before any failure. Valid until the next failing call on this thread.
+const char *evtx_last_error(void);
+
+// The CLI's defaults: XML, indented, with `Record N` banners, one thread per CPU,
+// windows-1252, every record. Does nothing when `options` is NULL.
+//
+// # Safety
+// `options` is NULL or points to writable memory for one `evtx_options`.
+void evtx_options_init(struct evtx_options *options);
+
+// Opens the EVTX file at `path` (NUL-terminated, UTF-8 or the platform's bytes) with
+// `options` (NULL = defaults). On success `*out` is a new parser to release with
+// `evtx_parser_free`; on failure `*out` is NULL and `evtx_last_error()` tells why
+// (`EVTX_STATUS_IO`, `EVTX_STATUS_NOT_EVTX`, `EVTX_STATUS_INVALID_OPTIONS`, ...).
+//
+// # Safety
+// `path` is NULL or NUL-terminated; `options` is NULL or a valid `evtx_options` (see its
+// fields); `out` is NULL or valid for one pointer write.
+evtx_status evtx_parser_open_path(const char *path,
+                                  const struct evtx_options *options,
+                                  struct evtx_parser **out);
+
+// Opens the EVTX file held in `data[0..len]`, without copying it: the buffer must stay
+// unchanged and alive until `evtx_parser_free`. `options` and `out` as for
+// `evtx_parser_open_path`. An empty buffer is `EVTX_STATUS_NOT_EVTX`.
+//
+// # Safety
+// `data` is NULL or valid for `len` reads until the parser is freed, and not written to
+// meanwhile; `options` and `out` as for `evtx_parser_open_path`.
+evtx_status evtx_parser_open_buffer(const uint8_t *data,
+                                    size_t len,
+                                    const struct evtx_options *options,
+                                    struct evtx_parser **out);
+
+// Pulls the next record in output order into `*record` and returns its status:
+// `EVTX_STATUS_OK` (rendered; `data`/`data_len` hold the CLI's bytes for it), an error KIND
+// (`EVTX_STATUS_BAD_CHUNK_MAGIC` ... `EVTX_STATUS_BAD_BINXML`: a chunk or record failed,
+// metadata and `message` say where; call again to go on), `EVTX_STATUS_END`, or a failure
+// of the call (`EVTX_STATUS_NULL_ARGUMENT`, `EVTX_STATUS_INTERNAL`, `EVTX_STATUS_BAD_STATE`).
+// Records outside the event ranges are skipped; errors are not. `*record` and what it points
+// to are valid until the next call on this parser.
+//
+// # Safety
+// `parser` is NULL or a live handle from an open function, not used by another thread during
+// the call; `record` is NULL or valid for one `evtx_record` write.
+evtx_status evtx_parser_next(struct evtx_parser *parser, struct evtx_record *record);
+
+// Renders every record not pulled yet into `write`, in output order: the concatenated bytes
+// equal the CLI's stdout for the same options. Chunk and record errors go to `on_error`
+// (may be NULL) and are counted; they do not fail the dump unless `stop_after_error` is set
+// (then their status is returned). Returns `EVTX_STATUS_OK` when the input is done,
+// `EVTX_STATUS_CALLBACK_ABORTED` when a callback returned non-zero. `*stats` (may be NULL)
+// receives the totals in every case.
+//
+// # Safety
+// `parser` as for `evtx_parser_next`; `write` and `on_error` are safe to call with
+// `user_data` from this thread; `stats` is NULL or valid for one `evtx_stats` write.
+evtx_status evtx_parser_dump(struct evtx_parser *parser,
+                             evtx_write_fn write,
+                             evtx_error_fn on_error,
+                             void *user_data,
+                             struct evtx_stats *stats);
+
+// Releases a parser and everything it holds. NULL is ignored.
+//
+// # Safety
+// `parser` is NULL or a handle from an open function that has not been freed yet.
+void evtx_parser_free(struct evtx_parser *parser);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
+#endif  /* EVTX_H */

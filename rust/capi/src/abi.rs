@@ -1,0 +1,182 @@
+//! The types of the C ABI. Everything here is `#[repr(C)]` or `#[repr(u32)]` with fixed-width
+//! fields, so `include/evtx.h` (generated from this crate by cbindgen) can be mirrored exactly by
+//! the Zig library and read by ctypes/cffi/cgo without guessing at layouts.
+//!
+//! This file is also compiled into the reference shim (`compare/reference`), so the three
+//! libraries cannot drift apart on a type.
+#![allow(non_camel_case_types)]
+
+use std::ffi::{c_char, c_void};
+
+/// The version of this ABI. It changes whenever a function, type, field or constant changes
+/// incompatibly; `evtx_abi_version()` returns the value the library was built with.
+pub const EVTX_ABI_VERSION: u32 = 1;
+
+/// `evtx_record.record_id` of a chunk error: no record identifier is known.
+pub const EVTX_RECORD_ID_UNKNOWN: u64 = u64::MAX;
+
+/// Result of every `evtx_*` function that can fail, and the status of a pulled record.
+///
+/// `EVTX_STATUS_OK` and `EVTX_STATUS_END` are not errors. The values from
+/// `EVTX_STATUS_INCOMPLETE_CHUNK` on are per-chunk or per-record errors (the KINDs of
+/// `shared-fixtures/README.md`; `evtx_status_name` returns the KIND string): the input goes on
+/// after them. The values in between are failures of the call itself.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum evtx_status {
+    /// Success: a record was rendered, or the call did what it says.
+    Ok = 0,
+    /// `evtx_parser_next`: there are no more records.
+    End = 1,
+    /// A required pointer argument was NULL.
+    NullArgument = 2,
+    /// An option is out of range: unknown format, unknown or non-ASCII-compatible ANSI code
+    /// page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes.
+    InvalidOptions = 3,
+    /// An option the backend does not implement (for example `recover_records`).
+    Unsupported = 4,
+    /// The path could not be opened or read. The message names the OS error.
+    Io = 5,
+    /// Not an EVTX file: shorter than the 4096-byte file header, or its magic is not
+    /// `ElfFile\0`. Fatal, as for the CLI (exit status 1).
+    NotEvtx = 6,
+    /// `evtx_parser_dump`: a callback returned non-zero, so the dump stopped.
+    CallbackAborted = 7,
+    /// The parser is in a state that does not allow the call (a dump after a failed dump, a
+    /// pull after the parser failed fatally).
+    BadState = 8,
+    /// The backend panicked or failed internally; the handle must only be freed.
+    Internal = 9,
+    /// The backend does not implement this function yet.
+    NotImplemented = 10,
+    /// A chunk slot inside the file shorter than 65536 bytes.
+    IncompleteChunk = 16,
+    /// Chunk magic is not `ElfChnk\0`.
+    BadChunkMagic = 17,
+    /// `validate_checksums`: the chunk header CRC does not match.
+    BadChunkHeaderChecksum = 18,
+    /// `validate_checksums`: the free space offset is outside 512..=65536.
+    BadChunkFreeSpaceOffset = 19,
+    /// `validate_checksums`: the records CRC does not match.
+    BadChunkRecordsChecksum = 20,
+    /// The chunk's string table cannot be read.
+    BadStringTable = 21,
+    /// Record magic is not `**\0\0`.
+    BadRecordMagic = 22,
+    /// Fewer than 24 bytes left in the chunk for a record header.
+    TruncatedRecordHeader = 23,
+    /// The record's FILETIME is beyond year 9999.
+    BadRecordTimestamp = 24,
+    /// Record size < 28, or the record would pass the chunk end.
+    BadRecordSize = 25,
+    /// Any BinXML parse or render error of the record.
+    BadBinxml = 26,
+}
+
+/// Output format, as `-o` of the CLI.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum evtx_format {
+    /// `-o xml`: `Record N` banner, indented XML, blank line between records.
+    Xml = 0,
+    /// `-o json`: `Record N` banner, compact JSON, one record per line.
+    Json = 1,
+    /// `-o jsonl`: JSON without banner; `indent` and `show_record_number` are ignored.
+    Jsonl = 2,
+}
+
+/// One inclusive range of record header identifiers (`--events=first-last`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct evtx_event_range {
+    pub first: u64,
+    pub last: u64,
+}
+
+/// How to render, mirroring the CLI's options. Always start from `evtx_options_init`, then
+/// change fields: a zeroed struct is not the default (indent and banner would be off).
+///
+/// The flags are `uint8_t` 0/1 and the enums are `uint32_t`, so the layout is the same in C,
+/// Zig, ctypes and cgo. A flag other than 0 counts as set.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct evtx_options {
+    /// An `evtx_format` value. Default `EVTX_FORMAT_XML`.
+    pub format: u32,
+    /// Worker threads; 0 = one per CPU (default). The output does not depend on it.
+    pub threads: u32,
+    /// XML indentation (off = `--no-indent`). Default 1. No effect on JSON.
+    pub indent: u8,
+    /// `--separate-json-attributes`. Default 0. No effect on XML.
+    pub separate_json_attributes: u8,
+    /// Print the `Record N` banner (off = `--dont-show-record-number`). Default 1.
+    pub show_record_number: u8,
+    /// `--validate-checksums`: chunks failing a CRC check are errors. Default 0.
+    pub validate_checksums: u8,
+    /// `--recover-records`: also render carved stale records. Default 0. Backends that do not
+    /// implement it refuse it at open with `EVTX_STATUS_UNSUPPORTED`.
+    pub recover_records: u8,
+    /// `--stop-after-one-error`: `evtx_parser_dump` stops at the first chunk or record error
+    /// and returns its status. Default 0. No effect on `evtx_parser_next`.
+    pub stop_after_error: u8,
+    /// Must be zero.
+    pub reserved: [u8; 2],
+    /// `--ansi-codec`: a NUL-terminated WHATWG encoding label for AnsiString values; it must
+    /// be ASCII-compatible. NULL = `windows-1252` (default). Copied at open.
+    pub ansi_codec: *const c_char,
+    /// `--events`: render only records whose header identifier is in one of these inclusive
+    /// ranges; errors are still reported for the others. NULL with count 0 = every record
+    /// (default). Copied at open.
+    pub event_ranges: *const evtx_event_range,
+    /// Number of entries in `event_ranges`.
+    pub event_ranges_count: usize,
+}
+
+/// One pulled record, filled by `evtx_parser_next`. Every pointer in it stays valid until the
+/// next call on the same parser (or its free).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct evtx_record {
+    /// The rendered bytes: exactly what the CLI prints on stdout for this record (banner when
+    /// shown, the text, its trailing newline(s)). NULL when `status` is not OK.
+    pub data: *const u8,
+    /// Number of bytes at `data`; 0 when `status` is not OK.
+    pub data_len: usize,
+    /// The record header's identifier, or `EVTX_RECORD_ID_UNKNOWN` for chunk errors and
+    /// records whose header could not be read.
+    pub record_id: u64,
+    /// The record header's FILETIME (100 ns since 1601-01-01 UTC); 0 when unknown.
+    pub filetime: u64,
+    /// File offset of the record's first byte, or of the chunk for chunk errors.
+    pub file_offset: u64,
+    /// The chunk's slot number in the file, 0-based.
+    pub chunk_index: u32,
+    /// An `evtx_status`: `EVTX_STATUS_OK` for a rendered record, else the error KIND.
+    pub status: u32,
+    /// NUL-terminated error detail (backend-specific); "" when OK. Never NULL after a call
+    /// that returned OK or an error KIND.
+    pub message: *const c_char,
+}
+
+/// Totals of one `evtx_parser_dump`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct evtx_stats {
+    /// Records rendered and written (after the event-range filter).
+    pub records_ok: u64,
+    /// Chunk and record errors (each reported once, as the CLI prints one error each).
+    pub records_failed: u64,
+    /// Bytes passed to the write callback.
+    pub bytes_written: u64,
+}
+
+/// Receives rendered bytes, in output order. `data` is valid only during the call. Return 0 to
+/// go on, anything else to stop the dump (`EVTX_STATUS_CALLBACK_ABORTED`). The bytes of one
+/// record are never split across calls, but one call may carry many records.
+pub type evtx_write_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, data: *const u8, len: usize) -> i32>;
+
+/// Receives each chunk or record error in output order (`record.data` is NULL). `record` is
+/// valid only during the call. Return 0 to go on, anything else to stop the dump.
+pub type evtx_error_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, record: *const evtx_record) -> i32>;
