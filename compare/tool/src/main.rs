@@ -1,0 +1,286 @@
+//! `evtx-compare`: parity of evtx-rs, evtx-zig and the reference, their speed, and the gap
+//! report. `make parity`, `make bench` and `make compare` call it; see the README.
+
+mod diff;
+mod gaps;
+mod parity;
+mod records;
+mod report;
+mod run;
+mod speed;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "evtx-compare",
+    version,
+    about = "Parity, speed and the gap report for evtx-twin"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Record-by-record parity of the three CLIs over the corpus.
+    Parity(ParityArgs),
+    /// hyperfine of the three CLIs (-t 1 and -t 2, jsonl and xml) on benchmark logs.
+    BenchCli(SpeedArgs),
+    /// The main job: parity, speed (harness, hyperfine, RSS, callgrind) and the gap report.
+    All(AllArgs),
+}
+
+#[derive(Args)]
+struct BackendArgs {
+    /// The reference evtx_dump 0.15.1.
+    #[arg(long)]
+    reference: PathBuf,
+    #[arg(long, default_value = "zig-out/bin/evtx-rs")]
+    rust: PathBuf,
+    #[arg(long, default_value = "zig-out/bin/evtx-zig")]
+    zig: PathBuf,
+    /// Where reports go.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct CorpusArgs {
+    /// The committed synthetic fixtures (every .evtx below it).
+    #[arg(long)]
+    fixtures: PathBuf,
+    /// The public corpus; defaults to $EVTX_SAMPLES. Skipped, with a note, when absent.
+    #[arg(long, env = "EVTX_SAMPLES")]
+    samples: Option<PathBuf>,
+    /// Extra directories (or files) of the user's own logs.
+    #[arg(long)]
+    corpus: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct ParityArgs {
+    #[command(flatten)]
+    backends: BackendArgs,
+    #[command(flatten)]
+    corpus: CorpusArgs,
+}
+
+#[derive(Args)]
+struct SpeedArgs {
+    #[command(flatten)]
+    backends: BackendArgs,
+    /// hyperfine runs per command.
+    #[arg(long, default_value_t = 10)]
+    runs: u32,
+    /// Benchmark logs.
+    inputs: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct AllArgs {
+    #[command(flatten)]
+    backends: BackendArgs,
+    #[command(flatten)]
+    corpus: CorpusArgs,
+    /// Benchmark logs (speed steps); also part of the parity corpus.
+    #[arg(long = "bench-input")]
+    bench_inputs: Vec<PathBuf>,
+    /// The harness that drives the three libraries through the C ABI.
+    #[arg(long, default_value = "zig-out/bin/evtx-bench")]
+    harness: PathBuf,
+    #[arg(long, default_value = "zig-out/lib")]
+    lib_dir: PathBuf,
+    #[arg(long, default_value_t = 10)]
+    runs: u32,
+    /// Skip the callgrind step (it is the slowest).
+    #[arg(long)]
+    no_callgrind: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Parity(args) => parity_command(&args),
+        Command::BenchCli(args) => speed::bench_cli_command(
+            &args.backends.backends(),
+            &args.inputs,
+            args.runs,
+            &args.backends.out,
+        ),
+        Command::All(args) => all_command(&args),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(message) => {
+            eprintln!("evtx-compare: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+impl BackendArgs {
+    fn backends(&self) -> parity::Backends {
+        parity::Backends {
+            reference: self.reference.clone(),
+            rust: self.rust.clone(),
+            zig: self.zig.clone(),
+        }
+    }
+
+    fn check_present(&self) -> Result<(), String> {
+        for path in [&self.reference, &self.rust, &self.zig] {
+            if !path.is_file() {
+                return Err(format!(
+                    "{} does not exist: run `make build` (and `make setup`) first",
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parity_command(args: &ParityArgs) -> Result<bool, String> {
+    args.backends.check_present()?;
+    let (inputs, notes) = collect_inputs(&args.corpus, &[])?;
+    let report = run_parity_step(&args.backends, &args.corpus.fixtures, &inputs, notes)?;
+    std::fs::create_dir_all(&args.backends.out).map_err(|e| e.to_string())?;
+    write(
+        &args.backends.out.join("parity.md"),
+        &parity::markdown(&report),
+    )?;
+    write(
+        &args.backends.out.join("parity.json"),
+        &serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
+    )?;
+    parity::print_summary(&report);
+    Ok(report.failed() == 0)
+}
+
+fn run_parity_step(
+    backends: &BackendArgs,
+    fixtures: &Path,
+    inputs: &[parity::Input],
+    notes: Vec<String>,
+) -> Result<parity::ParityReport, String> {
+    let gaps = gaps::KnownGaps::load(&fixtures.join("known-gaps"))?;
+    if inputs.is_empty() {
+        return Err(format!("nothing to compare: {}", notes.join("; ")));
+    }
+    let mut report = parity::run_parity(&backends.backends(), inputs, &gaps);
+    report.notes = notes;
+    Ok(report)
+}
+
+fn all_command(args: &AllArgs) -> Result<bool, String> {
+    args.backends.check_present()?;
+    let out = &args.backends.out;
+    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
+    eprintln!("== 1/3 parity");
+    let (inputs, notes) = collect_inputs(&args.corpus, &args.bench_inputs)?;
+    let parity_report = run_parity_step(&args.backends, &args.corpus.fixtures, &inputs, notes)?;
+    eprintln!("== 2/3 speed");
+    let speed_report = speed::run_speed(&speed::SpeedPlan {
+        backends: args.backends.backends(),
+        inputs: args.bench_inputs.clone(),
+        harness: args.harness.clone(),
+        lib_dir: args.lib_dir.clone(),
+        runs: args.runs,
+        callgrind: !args.no_callgrind,
+        out: out.clone(),
+    });
+    eprintln!("== 3/3 report");
+    report::write_report(out, &parity_report, &speed_report)?;
+    report::print_terminal_summary(&parity_report, &speed_report, out);
+    parity::print_summary(&parity_report);
+    Ok(parity_report.failed() == 0)
+}
+
+/// Fixtures, then the public corpus (when present), then the user's files, then bench logs.
+fn collect_inputs(
+    corpus: &CorpusArgs,
+    extra: &[PathBuf],
+) -> Result<(Vec<parity::Input>, Vec<String>), String> {
+    let mut inputs = Vec::new();
+    let mut notes = Vec::new();
+    let fixtures = evtx_files(&corpus.fixtures);
+    if fixtures.is_empty() {
+        notes.push(format!(
+            "no .evtx fixtures under {}",
+            corpus.fixtures.display()
+        ));
+    }
+    push_all(&mut inputs, "fixtures", &corpus.fixtures, fixtures);
+    match &corpus.samples {
+        Some(dir) if dir.is_dir() => push_all(&mut inputs, "samples", dir, evtx_files(dir)),
+        Some(dir) => notes.push(format!(
+            "skipping the public corpus: no samples at {}",
+            dir.display()
+        )),
+        None => notes.push("skipping the public corpus: EVTX_SAMPLES is not set".into()),
+    }
+    for path in corpus.corpus.iter().chain(extra) {
+        if path.is_file() {
+            push_all(
+                &mut inputs,
+                "corpus",
+                path.parent().unwrap_or(Path::new(".")),
+                vec![path.clone()],
+            );
+        } else if path.is_dir() {
+            push_all(&mut inputs, "corpus", path, evtx_files(path));
+        } else {
+            return Err(format!("{} does not exist", path.display()));
+        }
+    }
+    Ok((inputs, notes))
+}
+
+fn push_all(inputs: &mut Vec<parity::Input>, kind: &str, base: &Path, files: Vec<PathBuf>) {
+    for path in files {
+        let rel = path
+            .strip_prefix(base)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        inputs.push(parity::Input {
+            label: format!("{kind}/{rel}"),
+            path,
+        });
+    }
+}
+
+/// Every `.evtx` below `dir`, sorted, skipping the generator's sources and build outputs.
+fn evtx_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if !matches!(
+                    path.file_name().and_then(|n| n.to_str()),
+                    Some("generator" | "target")
+                ) {
+                    stack.push(path);
+                }
+            } else if path.extension().is_some_and(|e| e == "evtx") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,182 @@
+//! Splitting a CLI's stdout into records, and its stderr into failed-record entries.
+//!
+//! Framing follows section 11.2 of the contract: modes with a banner print `Record N\n` before
+//! each record; `jsonl` prints exactly one line per record and no banner.
+
+/// One rendered record: its key (the banner's record id, or the line index for jsonl) and text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// `Record N` banner id, or `None` in banner-less modes.
+    pub id: Option<u64>,
+    /// The record's bytes without its banner.
+    pub text: &'a str,
+}
+
+impl Record<'_> {
+    /// A short human label: `record 42`, or `line 7 (EventRecordID 42)` for jsonl.
+    pub fn label(&self, index: usize) -> String {
+        match self.id {
+            Some(id) => format!("record {id}"),
+            None => match event_record_id(self.text) {
+                Some(id) => format!("line {} (EventRecordID {id})", index + 1),
+                None => format!("line {}", index + 1),
+            },
+        }
+    }
+}
+
+/// Splits stdout into records. `banner` says whether the mode prints `Record N` lines.
+pub fn split(stdout: &str, banner: bool) -> Vec<Record<'_>> {
+    if !banner {
+        return stdout
+            .split_inclusive('\n')
+            .map(|line| Record {
+                id: None,
+                text: line,
+            })
+            .collect();
+    }
+    let mut records = Vec::new();
+    let mut current: Option<(u64, usize)> = None;
+    let mut offset = 0;
+    for line in stdout.split_inclusive('\n') {
+        if let Some(id) = banner_id(line) {
+            if let Some((prev, start)) = current.take() {
+                records.push(Record {
+                    id: Some(prev),
+                    text: &stdout[start..offset],
+                });
+            }
+            current = Some((id, offset + line.len()));
+        }
+        offset += line.len();
+    }
+    if let Some((prev, start)) = current {
+        records.push(Record {
+            id: Some(prev),
+            text: &stdout[start..],
+        });
+    }
+    records
+}
+
+fn banner_id(line: &str) -> Option<u64> {
+    line.strip_prefix("Record ")?
+        .strip_suffix('\n')?
+        .parse()
+        .ok()
+}
+
+fn event_record_id(text: &str) -> Option<&str> {
+    let rest = &text[text.find("\"EventRecordID\":")? + "\"EventRecordID\":".len()..];
+    let end = rest.find([',', '}'])?;
+    Some(&rest[..end])
+}
+
+/// One failed chunk or record as our engines print it (shared-fixtures/README.md):
+/// `error: <PATH>: chunk <C>, record <R>, offset 0x<O>: <KIND>[: <detail>]`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct ErrorLine {
+    pub chunk: String,
+    pub record: String,
+    pub offset: String,
+    pub kind: String,
+}
+
+impl std::fmt::Display for ErrorLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "chunk {}, record {}, offset {}: {}",
+            self.chunk, self.record, self.offset, self.kind
+        )
+    }
+}
+
+/// Parses our engines' stderr. Lines that are not error lines (warnings, notes) are ignored;
+/// an `error:` line that does not follow the format is returned as `Err` so it gets noticed.
+pub fn parse_error_lines(stderr: &str, path: &str) -> Vec<Result<ErrorLine, String>> {
+    let prefix = format!("error: {path}: ");
+    stderr
+        .lines()
+        .filter(|line| line.starts_with("error: "))
+        .map(|line| {
+            line.strip_prefix(prefix.as_str())
+                .and_then(parse_error_line)
+                .ok_or_else(|| format!("malformed error line: {line}"))
+        })
+        .collect()
+}
+
+fn parse_error_line(rest: &str) -> Option<ErrorLine> {
+    let rest = rest.strip_prefix("chunk ")?;
+    let (chunk, rest) = rest.split_once(", record ")?;
+    let (record, rest) = rest.split_once(", offset ")?;
+    let (offset, rest) = rest.split_once(": ")?;
+    let kind = rest.split(": ").next()?;
+    Some(ErrorLine {
+        chunk: chunk.to_string(),
+        record: record.to_string(),
+        offset: offset.to_string(),
+        kind: kind.to_string(),
+    })
+}
+
+/// The number of failures the reference reported: one anyhow block per failure.
+pub fn reference_failures(stderr: &str) -> usize {
+    stderr.matches("Failed to dump the next record").count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_banner_modes_including_blank_line_separators() {
+        let out = "Record 7\n<a/>\n\nRecord 9\n<b/>\n\n";
+        let records = split(out, true);
+        assert_eq!(records.len(), 2);
+        assert_eq!(
+            records[0],
+            Record {
+                id: Some(7),
+                text: "<a/>\n\n"
+            }
+        );
+        assert_eq!(
+            records[1],
+            Record {
+                id: Some(9),
+                text: "<b/>\n\n"
+            }
+        );
+    }
+
+    #[test]
+    fn splits_jsonl_per_line_and_labels_with_event_record_id() {
+        let out = "{\"EventRecordID\":5}\n{\"x\":1}\n";
+        let records = split(out, false);
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[0].label(0), "line 1 (EventRecordID 5)");
+        assert_eq!(records[1].label(1), "line 2");
+    }
+
+    #[test]
+    fn parses_error_lines_and_rejects_malformed_ones() {
+        let stderr = "warning: x\nerror: a b.evtx: chunk 3, record 17, offset 0x2060: bad record magic: detail\nerror: a b.evtx: nonsense\n";
+        let lines = parse_error_lines(stderr, "a b.evtx");
+        assert_eq!(lines.len(), 2);
+        let first = lines[0].as_ref().unwrap();
+        assert_eq!(
+            first.to_string(),
+            "chunk 3, record 17, offset 0x2060: bad record magic"
+        );
+        assert!(lines[1].is_err());
+    }
+
+    #[test]
+    fn counts_reference_failure_blocks() {
+        let stderr = "Failed to dump the next record.\n\nCaused by:\n 0: x\nFailed to dump the next record.\n";
+        assert_eq!(reference_failures(stderr), 2);
+    }
+}

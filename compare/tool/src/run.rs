@@ -1,0 +1,76 @@
+//! Running a command with a time bound, capturing both streams.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Output {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// `None` when the command was killed for running past its time bound.
+    pub status: Option<ExitStatus>,
+}
+
+impl Output {
+    pub fn timed_out(&self) -> bool {
+        self.status.is_none()
+    }
+
+    /// `exit N`, `signal N`, or `timeout`.
+    pub fn describe_status(&self) -> String {
+        use std::os::unix::process::ExitStatusExt;
+        match self.status {
+            None => "timeout".into(),
+            Some(s) => match (s.code(), s.signal()) {
+                (Some(code), _) => format!("exit {code}"),
+                (None, Some(signal)) => format!("signal {signal}"),
+                _ => "unknown status".into(),
+            },
+        }
+    }
+}
+
+/// Runs `program args...` with stdin closed, killing it after `limit`.
+pub fn run(program: &Path, args: &[&str], limit: Duration) -> std::io::Result<Output> {
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Drain both pipes on their own threads so a chatty stderr cannot block stdout.
+    let mut out_pipe = child.stdout.take().expect("stdout is piped");
+    let mut err_pipe = child.stderr.take().expect("stderr is piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        out_pipe.read_to_end(&mut buf).map(|_| buf)
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        err_pipe.read_to_end(&mut buf).map(|_| buf)
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let stdout = out_reader
+        .join()
+        .map_err(|_| std::io::Error::other("stdout reader panicked"))??;
+    let stderr = err_reader
+        .join()
+        .map_err(|_| std::io::Error::other("stderr reader panicked"))??;
+    Ok(Output {
+        stdout,
+        stderr,
+        status,
+    })
+}

@@ -1,0 +1,410 @@
+//! Speed: the harness through the C ABI, hyperfine for the CLIs, peak RSS, and callgrind
+//! instruction counts (the stable figure on these noisy machines without hardware counters).
+
+use crate::parity::Backends;
+use crate::run::run;
+use serde::Serialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub struct SpeedPlan {
+    pub backends: Backends,
+    pub inputs: Vec<PathBuf>,
+    pub harness: PathBuf,
+    pub lib_dir: PathBuf,
+    pub runs: u32,
+    pub callgrind: bool,
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Serialize, Clone)]
+pub struct Timing {
+    pub input: String,
+    pub input_bytes: u64,
+    pub records: u64,
+    pub format: &'static str,
+    pub threads: u32,
+    pub backend: &'static str,
+    pub median_s: f64,
+    pub min_s: f64,
+    pub mb_per_s: f64,
+    pub ns_per_record: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PeakRss {
+    pub input: String,
+    pub backend: &'static str,
+    pub threads: u32,
+    pub max_rss_kib: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Profile {
+    pub input: String,
+    pub backend: &'static str,
+    pub format: &'static str,
+    pub instructions: u64,
+    pub records: u64,
+    pub instructions_per_record: f64,
+    pub top_functions: Vec<HotFunction>,
+}
+
+/// (function, self instructions, percent of the total)
+pub type HotFunction = (String, u64, f64);
+
+#[derive(Debug, Serialize, Default)]
+pub struct SpeedReport {
+    pub timings: Vec<Timing>,
+    pub rss: Vec<PeakRss>,
+    pub profiles: Vec<Profile>,
+    /// The harness's own `--json` output, as it wrote it.
+    pub harness: Option<Value>,
+    pub notes: Vec<String>,
+}
+
+const FORMATS: [&str; 2] = ["jsonl", "xml"];
+const THREADS: [u32; 2] = [1, 2];
+
+fn backend_list(backends: &Backends) -> [(&'static str, &Path); 3] {
+    [
+        ("reference", &backends.reference),
+        ("rust", &backends.rust),
+        ("zig", &backends.zig),
+    ]
+}
+
+pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
+    let mut report = SpeedReport::default();
+    if plan.inputs.is_empty() {
+        report
+            .notes
+            .push("no benchmark inputs: run `make fixtures`".into());
+        return report;
+    }
+    run_harness(plan, &mut report);
+    for input in &plan.inputs {
+        let records = count_records(&plan.backends.reference, input);
+        eprintln!("hyperfine: {} ({} records)", input.display(), records);
+        for threads in THREADS {
+            for format in FORMATS {
+                match hyperfine(
+                    &plan.backends,
+                    input,
+                    format,
+                    threads,
+                    plan.runs,
+                    &plan.out,
+                    records,
+                ) {
+                    Ok(mut timings) => report.timings.append(&mut timings),
+                    Err(e) => report
+                        .notes
+                        .push(format!("hyperfine {format} -t {threads}: {e}")),
+                }
+            }
+            for (backend, program) in backend_list(&plan.backends) {
+                match peak_rss(program, input, threads, &plan.out) {
+                    Ok(kib) => report.rss.push(PeakRss {
+                        input: display(input),
+                        backend,
+                        threads,
+                        max_rss_kib: kib,
+                    }),
+                    Err(e) => report.notes.push(format!("peak RSS of {backend}: {e}")),
+                }
+            }
+        }
+    }
+    if plan.callgrind {
+        let input = &plan.inputs[0];
+        let records = count_records(&plan.backends.reference, input);
+        for format in FORMATS {
+            for (backend, program) in backend_list(&plan.backends) {
+                eprintln!("callgrind: {backend} -o {format}");
+                match callgrind(program, input, format, &plan.out, backend) {
+                    Ok((instructions, top_functions)) => report.profiles.push(Profile {
+                        input: display(input),
+                        backend,
+                        format,
+                        instructions,
+                        records,
+                        instructions_per_record: instructions as f64 / records.max(1) as f64,
+                        top_functions,
+                    }),
+                    Err(e) => report
+                        .notes
+                        .push(format!("callgrind {backend} {format}: {e}")),
+                }
+            }
+        }
+    }
+    report
+}
+
+pub fn bench_cli_command(
+    backends: &Backends,
+    inputs: &[PathBuf],
+    runs: u32,
+    out: &Path,
+) -> Result<bool, String> {
+    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
+    let plan = SpeedPlan {
+        backends: Backends {
+            reference: backends.reference.clone(),
+            rust: backends.rust.clone(),
+            zig: backends.zig.clone(),
+        },
+        inputs: inputs.to_vec(),
+        harness: PathBuf::new(),
+        lib_dir: PathBuf::new(),
+        runs,
+        callgrind: false,
+        out: out.to_path_buf(),
+    };
+    let report = run_speed(&plan);
+    print!("{}", crate::report::timing_table(&report.timings));
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(report.notes.is_empty())
+}
+
+fn display(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+fn count_records(reference: &Path, input: &Path) -> u64 {
+    let path = input.to_string_lossy();
+    run(
+        reference,
+        &["-t", "2", "-o", "jsonl", &path],
+        Duration::from_secs(600),
+    )
+    .map(|o| o.stdout.iter().filter(|&&b| b == b'\n').count() as u64)
+    .unwrap_or(0)
+}
+
+fn run_harness(plan: &SpeedPlan, report: &mut SpeedReport) {
+    if !plan.harness.is_file() {
+        report.notes.push(format!(
+            "no harness at {}: the C ABI step is skipped",
+            plan.harness.display()
+        ));
+        return;
+    }
+    let json_path = plan.out.join("harness.json");
+    let mut args: Vec<String> = vec!["--json".into(), json_path.to_string_lossy().into_owned()];
+    for lib in ["libevtx_ref.so", "libevtx_rs.so", "libevtx_zig.so"] {
+        args.push("--lib".into());
+        args.push(plan.lib_dir.join(lib).to_string_lossy().into_owned());
+    }
+    args.extend(plan.inputs.iter().map(|p| p.to_string_lossy().into_owned()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    eprintln!("harness: {} {}", plan.harness.display(), args.join(" "));
+    match run(&plan.harness, &args, Duration::from_secs(1800)) {
+        Ok(output) => {
+            eprint!("{}", String::from_utf8_lossy(&output.stdout));
+            if output.status.is_some_and(|s| s.success()) {
+                report.harness = std::fs::read_to_string(&json_path)
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok());
+            } else {
+                report.notes.push(format!(
+                    "harness failed ({}): {}",
+                    output.describe_status(),
+                    crate::diff::excerpt(&String::from_utf8_lossy(&output.stderr))
+                ));
+            }
+        }
+        Err(e) => report.notes.push(format!("harness: {e}")),
+    }
+}
+
+/// One hyperfine invocation comparing the three CLIs, so their ratio comes from one run.
+fn hyperfine(
+    backends: &Backends,
+    input: &Path,
+    format: &'static str,
+    threads: u32,
+    runs: u32,
+    out: &Path,
+    records: u64,
+) -> Result<Vec<Timing>, String> {
+    let json = out.join(format!(
+        "hyperfine-{}-{format}-t{threads}.json",
+        display(input)
+    ));
+    let mut args: Vec<String> = [
+        "-N",
+        "--warmup",
+        "2",
+        "--runs",
+        &runs.to_string(),
+        "--output",
+        "null",
+        "--style",
+        "basic",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend([
+        "--export-json".to_string(),
+        json.to_string_lossy().into_owned(),
+    ]);
+    for (name, program) in backend_list(backends) {
+        args.extend([
+            "-n".into(),
+            name.into(),
+            format!(
+                "{} -t {threads} -o {format} {}",
+                program.display(),
+                input.display()
+            ),
+        ]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output =
+        run(Path::new("hyperfine"), &args, Duration::from_secs(3600)).map_err(|e| e.to_string())?;
+    if !output.status.is_some_and(|s| s.success()) {
+        return Err(crate::diff::excerpt(&String::from_utf8_lossy(
+            &output.stderr,
+        )));
+    }
+    let text = std::fs::read_to_string(&json).map_err(|e| e.to_string())?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let input_bytes = std::fs::metadata(input).map(|m| m.len()).unwrap_or(0);
+    let mut timings = Vec::new();
+    for ((backend, _), result) in backend_list(backends)
+        .iter()
+        .zip(value["results"].as_array().into_iter().flatten())
+    {
+        let median_s = result["median"].as_f64().unwrap_or(f64::NAN);
+        timings.push(Timing {
+            input: display(input),
+            input_bytes,
+            records,
+            format,
+            threads,
+            backend,
+            median_s,
+            min_s: result["min"].as_f64().unwrap_or(f64::NAN),
+            mb_per_s: input_bytes as f64 / 1e6 / median_s,
+            ns_per_record: median_s * 1e9 / records.max(1) as f64,
+        });
+    }
+    Ok(timings)
+}
+
+/// Peak resident set size (KiB) from GNU time's `%M`, written to a file beside the reports.
+fn peak_rss(program: &Path, input: &Path, threads: u32, out: &Path) -> Result<u64, String> {
+    let stats = out.join("peak-rss.txt");
+    let (stats_arg, program, input) = (
+        stats.to_string_lossy(),
+        program.to_string_lossy(),
+        input.to_string_lossy(),
+    );
+    let threads = threads.to_string();
+    let args = [
+        "-f", "%M", "-o", &stats_arg, &program, "-t", &threads, "-o", "jsonl", &input,
+    ];
+    run(Path::new("/usr/bin/time"), &args, Duration::from_secs(600)).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(&stats).map_err(|e| e.to_string())?;
+    text.trim()
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .ok_or_else(|| format!("unexpected output {text:?}"))
+}
+
+/// Instruction count of one `-t 1` run and the top functions by self cost.
+fn callgrind(
+    program: &Path,
+    input: &Path,
+    format: &str,
+    out: &Path,
+    backend: &str,
+) -> Result<(u64, Vec<HotFunction>), String> {
+    let file = out.join(format!("callgrind.{backend}.{format}.out"));
+    let out_arg = format!("--callgrind-out-file={}", file.display());
+    let program = program.to_string_lossy();
+    let input = input.to_string_lossy();
+    let args = [
+        "--tool=callgrind",
+        out_arg.as_str(),
+        &program,
+        "-t",
+        "1",
+        "-o",
+        format,
+        &input,
+    ];
+    let output =
+        run(Path::new("valgrind"), &args, Duration::from_secs(1800)).map_err(|e| e.to_string())?;
+    if !output.status.is_some_and(|s| s.success()) {
+        return Err(format!("valgrind {}", output.describe_status()));
+    }
+    let annotate = run(
+        Path::new("callgrind_annotate"),
+        &["--inclusive=no", &file.to_string_lossy()],
+        Duration::from_secs(300),
+    )
+    .map_err(|e| e.to_string())?;
+    parse_annotate(&String::from_utf8_lossy(&annotate.stdout))
+}
+
+/// Reads the `PROGRAM TOTALS` line and the first function lines of `callgrind_annotate`.
+fn parse_annotate(text: &str) -> Result<(u64, Vec<HotFunction>), String> {
+    let number = |s: &str| s.replace(',', "").parse::<u64>().ok();
+    let total = text
+        .lines()
+        .find(|l| l.contains("PROGRAM TOTALS"))
+        .and_then(|l| number(l.split_whitespace().next()?))
+        .ok_or("no PROGRAM TOTALS in callgrind_annotate output")?;
+    let mut top = Vec::new();
+    let mut in_functions = false;
+    for line in text.lines() {
+        if line.contains("file:function") {
+            in_functions = true;
+            continue;
+        }
+        if !in_functions || line.trim().is_empty() || line.starts_with("--") {
+            continue;
+        }
+        let mut parts = line.split_whitespace();
+        let Some(count) = parts.next().and_then(number) else {
+            continue;
+        };
+        let rest: Vec<&str> = parts.collect();
+        let name = rest
+            .iter()
+            .skip_while(|p| p.starts_with('('))
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        top.push((name, count, 100.0 * count as f64 / total.max(1) as f64));
+        if top.len() == 8 {
+            break;
+        }
+    }
+    Ok((total, top))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_totals_and_top_functions_from_callgrind_annotate() {
+        let text = "--------\nIr\n--------\n3,000 (100.0%)  PROGRAM TOTALS\n\n--------\nIr  file:function\n--------\n2,000 (66.67%)  src/a.rs:evtx::render [/bin/x]\n  500 (16.67%)  ???:memcpy [/lib/libc.so]\n";
+        let (total, top) = parse_annotate(text).unwrap();
+        assert_eq!(total, 3000);
+        assert_eq!(top[0].0, "src/a.rs:evtx::render [/bin/x]");
+        assert_eq!(top[1].1, 500);
+        assert!((top[0].2 - 66.666).abs() < 0.01);
+    }
+}
