@@ -1,0 +1,7 @@
+//! Damaged files.
+
+use crate::fixtures::Fixture;
+
+pub fn all() -> Vec<Fixture> {
+    vec![]
+}

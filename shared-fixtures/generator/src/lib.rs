@@ -1,0 +1,13 @@
+//! evtx-fixture-gen: a deterministic EVTX writer and the fixtures of evtx-twin.
+
+pub mod bench;
+pub mod corpus;
+pub mod damaged;
+pub mod dsl;
+pub mod expected;
+pub mod fixtures;
+pub mod log;
+pub mod more;
+pub mod rng;
+pub mod windows;
+pub mod writer;
