@@ -3,6 +3,7 @@
 
 mod diff;
 mod gaps;
+mod mutate;
 mod parity;
 mod records;
 mod report;
@@ -32,6 +33,30 @@ enum Command {
     BenchCli(SpeedArgs),
     /// The main job: parity, speed (harness, hyperfine, RSS, callgrind) and the gap report.
     All(AllArgs),
+    /// Damaged variants of every fixture through both engines: no crash, hang or balloon, and
+    /// byte-identical outputs.
+    Mutate(MutateArgs),
+}
+
+#[derive(Args)]
+struct MutateArgs {
+    #[arg(long, default_value = "zig-out/bin/evtx-rs")]
+    rust: PathBuf,
+    #[arg(long, default_value = "zig-out/bin/evtx-zig")]
+    zig: PathBuf,
+    /// Every .evtx below it is mutated.
+    #[arg(long)]
+    fixtures: PathBuf,
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Seeded random mutants per file, on top of the structural ones.
+    #[arg(long, default_value_t = 24)]
+    random: usize,
+    /// Peak RSS bound per run, MiB (one worker, fixtures of a few chunks).
+    #[arg(long, default_value_t = 48)]
+    rss_limit_mib: u64,
 }
 
 #[derive(Args)]
@@ -112,6 +137,7 @@ fn main() -> ExitCode {
             &args.backends.out,
         ),
         Command::All(args) => all_command(&args),
+        Command::Mutate(args) => mutate_command(&args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -199,6 +225,43 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
     report::print_terminal_summary(&parity_report, &speed_report, out);
     parity::print_summary(&parity_report);
     Ok(parity_report.failed() == 0)
+}
+
+fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
+    for path in [&args.rust, &args.zig] {
+        if !path.is_file() {
+            return Err(format!(
+                "{} does not exist: run `make build` first",
+                path.display()
+            ));
+        }
+    }
+    let inputs = evtx_files(&args.fixtures);
+    if inputs.is_empty() {
+        return Err(format!(
+            "no .evtx fixtures under {}",
+            args.fixtures.display()
+        ));
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| e.to_string())?;
+    let outcome = mutate::run_mutation_test(
+        &args.rust,
+        &args.zig,
+        &inputs,
+        &args.out,
+        args.seed,
+        args.random,
+        args.rss_limit_mib * 1024,
+    );
+    for failure in outcome.failures.iter().take(20) {
+        eprintln!("FAIL {failure}");
+    }
+    println!(
+        "mutate: {} passed, {} failed",
+        outcome.passed,
+        outcome.failures.len()
+    );
+    Ok(outcome.failures.is_empty())
 }
 
 /// Fixtures, then the public corpus (when present), then the user's files, then bench logs.
