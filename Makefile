@@ -93,6 +93,7 @@ test: setup
 	$(call step,zig-test,$(ZIG) build test -Doptimize=ReleaseSafe)
 	$(call step,abi,$(ZIG) build test-abi -Doptimize=ReleaseFast)
 	$(call step,parity,$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity)
+	$(call step,mutate,$(COMPARE) mutate --fixtures shared-fixtures --out target/mutate)
 	@passed=$$(grep -c '^pass' $(TEST_LOG) || true); failed=$$(grep -c '^FAIL' $(TEST_LOG) || true); \
 	grep '^FAIL' $(TEST_LOG) | sed 's/^FAIL /failed step: /' || true; \
 	echo "test: $$passed passed, $$failed failed"; test "$$failed" -eq 0
