@@ -43,12 +43,7 @@ impl Fixture {
     }
 }
 
-fn fx(
-    name: &'static str,
-    exercises: &str,
-    expect: &[(Out, &str)],
-    bytes: Vec<u8>,
-) -> Fixture {
+fn fx(name: &'static str, exercises: &str, expect: &[(Out, &str)], bytes: Vec<u8>) -> Fixture {
     Fixture {
         dir: "synthetic",
         name,
@@ -386,14 +381,35 @@ fn values_arrays() -> Fixture {
         &[
             ("I8A", v_array(ty::I8, &le(&[-1i8, 2, -3], i8::to_le_bytes))),
             ("U8A", v_array(ty::U8, &le(&[0u8, 255], u8::to_le_bytes))),
-            ("I16A", v_array(ty::I16, &le(&[-300i16, 300], i16::to_le_bytes))),
-            ("U16A", v_array(ty::U16, &le(&[1u16, 65535], u16::to_le_bytes))),
+            (
+                "I16A",
+                v_array(ty::I16, &le(&[-300i16, 300], i16::to_le_bytes)),
+            ),
+            (
+                "U16A",
+                v_array(ty::U16, &le(&[1u16, 65535], u16::to_le_bytes)),
+            ),
             ("I32A", v_array(ty::I32, &le(&[-1i32, 2], i32::to_le_bytes))),
-            ("U32A", v_array(ty::U32, &le(&[7u32, u32::MAX], u32::to_le_bytes))),
-            ("I64A", v_array(ty::I64, &le(&[i64::MIN, 0], i64::to_le_bytes))),
-            ("U64A", v_array(ty::U64, &le(&[u64::MAX, 1], u64::to_le_bytes))),
-            ("Hex32A", v_array(ty::HEX32, &le(&[0u32, 0xabc], u32::to_le_bytes))),
-            ("Hex64A", v_array(ty::HEX64, &le(&[1u64, 0xfeed], u64::to_le_bytes))),
+            (
+                "U32A",
+                v_array(ty::U32, &le(&[7u32, u32::MAX], u32::to_le_bytes)),
+            ),
+            (
+                "I64A",
+                v_array(ty::I64, &le(&[i64::MIN, 0], i64::to_le_bytes)),
+            ),
+            (
+                "U64A",
+                v_array(ty::U64, &le(&[u64::MAX, 1], u64::to_le_bytes)),
+            ),
+            (
+                "Hex32A",
+                v_array(ty::HEX32, &le(&[0u32, 0xabc], u32::to_le_bytes)),
+            ),
+            (
+                "Hex64A",
+                v_array(ty::HEX64, &le(&[1u64, 0xfeed], u64::to_le_bytes)),
+            ),
             ("I32A1", v_array(ty::I32, &le(&[7i32], i32::to_le_bytes))),
             ("I32A0", v_array(ty::I32, &[])),
         ],
@@ -405,9 +421,18 @@ fn values_arrays() -> Fixture {
             ("StrA3", v_str_array(&["a", "", "c,d"])),
             ("StrA1", v_str_array(&["only"])),
             ("StrA0", v_str_array(&[])),
-            ("AnsiA", v_array(ty::ANSI, &[b"x\0".to_vec(), b"\0y\xe9\0".to_vec()])),
-            ("BoolA", v_array(ty::BOOL, &le(&[1i32, 0, 1], i32::to_le_bytes))),
-            ("BoolIrr", v_array(ty::BOOL, &le(&[1i32, 2], i32::to_le_bytes))),
+            (
+                "AnsiA",
+                v_array(ty::ANSI, &[b"x\0".to_vec(), b"\0y\xe9\0".to_vec()]),
+            ),
+            (
+                "BoolA",
+                v_array(ty::BOOL, &le(&[1i32, 0, 1], i32::to_le_bytes)),
+            ),
+            (
+                "BoolIrr",
+                v_array(ty::BOOL, &le(&[1i32, 2], i32::to_le_bytes)),
+            ),
             (
                 "GuidA",
                 v_array(ty::GUID, &[guid("a").to_vec(), [0u8; 16].to_vec()]),
@@ -537,9 +562,15 @@ fn empty_null() -> Fixture {
             .kid(e("Data").sub(1, ty::NULL))
             .kid(e("Data").sub(0, ty::STRING)),
     );
-    log.rec(inst_record("positional-empties", def, vec![v_str(""), v_null()]));
+    log.rec(inst_record(
+        "positional-empties",
+        def,
+        vec![v_str(""), v_null()],
+    ));
     // Declared sizes that disagree with the natural size (contract 14.1).
-    let def = e("E").kid(e("A").sub(0, ty::U32)).kid(e("B").sub(1, ty::STRING));
+    let def = e("E")
+        .kid(e("A").sub(0, ty::U32))
+        .kid(e("B").sub(1, ty::STRING));
     let mut big = 7u32.to_le_bytes().to_vec();
     big.extend_from_slice(&[0x63, 0, 0, 0]);
     log.rec(inst_record(
@@ -550,7 +581,10 @@ fn empty_null() -> Fixture {
     log.rec(inst_record(
         "sizes",
         def,
-        vec![val_sized(ty::U32, 7u32.to_le_bytes()[..2].to_vec(), 2), v_str("okay=")],
+        vec![
+            val_sized(ty::U32, 7u32.to_le_bytes()[..2].to_vec(), 2),
+            v_str("okay="),
+        ],
     ));
     // Every value empty or NULL in the Windows shape: no EventData at all, empty Channel.
     let mut s = sys(log.next_id, 1, log.time + 1);

@@ -30,8 +30,14 @@ impl Log {
 
     /// Appends a record (new chunk if needed); returns its id.
     pub fn rec(&mut self, toks: Vec<Tok>) -> u64 {
+        let t = self.time + 12_345_678;
+        self.rec_at(toks, t)
+    }
+
+    /// Appends a record written at FILETIME `time`.
+    pub fn rec_at(&mut self, toks: Vec<Tok>, time: u64) -> u64 {
         let id = self.next_id;
-        self.time += 12_345_678;
+        self.time = time;
         if self.cur.record(id, self.time, &toks).is_err() {
             self.new_chunk();
             self.cur

@@ -16,7 +16,10 @@ struct Args {
 
 impl Args {
     fn get(&self, k: &str) -> Option<&str> {
-        self.opts.iter().find(|(a, _)| a == k).map(|(_, v)| v.as_str())
+        self.opts
+            .iter()
+            .find(|(a, _)| a == k)
+            .map(|(_, v)| v.as_str())
     }
     fn need(&self, k: &str) -> Result<&str, String> {
         self.get(k).ok_or_else(|| format!("missing --{k}\n{USAGE}"))
@@ -59,12 +62,14 @@ fn run() -> Result<(), String> {
                 .get("reference")
                 .map(PathBuf::from)
                 .unwrap_or_else(expected::default_reference);
-            let problems =
-                expected::write_expected(&dir, &reference).map_err(|e| e.to_string())?;
+            let problems = expected::write_expected(&dir, &reference).map_err(|e| e.to_string())?;
             if problems.is_empty() {
                 Ok(())
             } else {
-                Err(format!("notable expectations not met:\n{}", problems.join("\n")))
+                Err(format!(
+                    "notable expectations not met:\n{}",
+                    problems.join("\n")
+                ))
             }
         }
         "bench" => {

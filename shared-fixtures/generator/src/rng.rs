@@ -20,6 +20,9 @@ impl Rng {
     pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len() as u64) as usize]
     }
+    pub fn pick_s(&mut self, xs: &[&'static str]) -> &'static str {
+        xs[self.below(xs.len() as u64) as usize]
+    }
     /// True with probability `num/den`.
     pub fn chance(&mut self, num: u64, den: u64) -> bool {
         self.below(den) < num

@@ -34,7 +34,11 @@ pub fn system_def() -> E {
                 .kid(e("Task").dep(2).opt(2, ty::U16))
                 .kid(e("Opcode").dep(1).opt(1, ty::U8))
                 .kid(e("Keywords").dep(5).opt(5, ty::HEX64))
-                .kid(e("TimeCreated").attr_opt("SystemTime", 6, ty::FILETIME).empty())
+                .kid(
+                    e("TimeCreated")
+                        .attr_opt("SystemTime", 6, ty::FILETIME)
+                        .empty(),
+                )
                 .kid(e("EventRecordID").dep(10).opt(10, ty::U64))
                 .kid(
                     e("Correlation")

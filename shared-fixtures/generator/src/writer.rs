@@ -143,7 +143,11 @@ pub struct Inst {
 #[derive(Clone, Debug)]
 pub enum Val {
     /// Type, bytes, and a declared size (None = the byte length).
-    B { ty: u8, bytes: Vec<u8>, size: Option<u16> },
+    B {
+        ty: u8,
+        bytes: Vec<u8>,
+        size: Option<u16>,
+    },
     /// A BinXml value (type 0x21) whose nested stream is serialized in place.
     Xml(Vec<Tok>),
 }
@@ -275,7 +279,13 @@ impl Chunk {
         let mut attr_size_at: Option<usize> = None;
         let mut last_attr: Option<usize> = None;
         for t in toks {
-            self.emit_one(t, in_def, &mut elem_stack, &mut attr_size_at, &mut last_attr);
+            self.emit_one(
+                t,
+                in_def,
+                &mut elem_stack,
+                &mut attr_size_at,
+                &mut last_attr,
+            );
         }
     }
 
