@@ -59,7 +59,7 @@ impl E {
         self.children.extend(k.toks());
         self
     }
-    pub fn add(mut self, t: Tok) -> E {
+    pub fn push(mut self, t: Tok) -> E {
         self.children.push(t);
         self
     }
@@ -68,13 +68,13 @@ impl E {
         self
     }
     pub fn text(self, s: &str) -> E {
-        self.add(text(s))
+        self.push(text(s))
     }
     pub fn sub(self, idx: u16, t: u8) -> E {
-        self.add(sub(idx, t))
+        self.push(sub(idx, t))
     }
     pub fn opt(self, idx: u16, t: u8) -> E {
-        self.add(opt(idx, t))
+        self.push(opt(idx, t))
     }
     pub fn toks(self) -> Vec<Tok> {
         let mut out = vec![Tok::Open {

@@ -85,8 +85,8 @@ pub fn typed_record(key: &str, fields: &[(&str, Val)], optional: bool) -> Vec<To
         } else {
             sub(i as u16, t)
         };
-        ed = ed.kid(e("Data").attr_s("Name", name).add(s.clone()));
-        elems = elems.kid(e(name).add(s.clone()));
+        ed = ed.kid(e("Data").attr_s("Name", name).push(s.clone()));
+        elems = elems.kid(e(name).push(s.clone()));
         attrs = attrs.kid(e(&format!("A{name}")).attr("v", vec![s]).empty());
     }
     let def = e("Event").kid(ed).kid(elems).kid(attrs);

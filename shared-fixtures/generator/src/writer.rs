@@ -648,3 +648,160 @@ pub fn file_of(chunks: &[Vec<u8>]) -> Vec<u8> {
 pub fn filetime(unix_secs: u64, ticks: u64) -> u64 {
     (unix_secs + 11_644_473_600) * 10_000_000 + ticks
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc32_check_value() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    }
+
+    /// Contract 14: the file header of security.evtx has CRC 0x3F6E33D5 over bytes 0..120.
+    #[test]
+    fn file_header_matches_security_evtx() {
+        let h = FileHeader {
+            first_chunk: 0,
+            last_chunk: 25,
+            next_record_id: 2226,
+            minor: 1,
+            major: 3,
+            block_size: 4096,
+            chunk_count: 26,
+            flags: 1,
+        };
+        let b = h.bytes();
+        assert_eq!(b.len(), 4096);
+        assert_eq!(&b[0..8], b"ElfFile\0");
+        assert_eq!(
+            u32::from_le_bytes(b[124..128].try_into().unwrap()),
+            0x3F6E_33D5
+        );
+        let sample = "/work/shared/evtx-samples/security.evtx";
+        if let Ok(s) = std::fs::read(sample) {
+            assert_eq!(&b[0..128], &s[0..128]);
+            assert!(b[128..].iter().all(|&x| x == 0));
+        }
+    }
+
+    /// Contract 13: security.evtx chunk 0 header CRC 978805790, records CRC 4252479141 over
+    /// 512..65376. Checked only when the sample is present.
+    #[test]
+    fn chunk_crcs_match_security_evtx() {
+        let Ok(s) = std::fs::read("/work/shared/evtx-samples/security.evtx") else {
+            eprintln!("SKIP: security.evtx not present");
+            return;
+        };
+        let c = &s[4096..4096 + CHUNK_SIZE];
+        assert_eq!(chunk_header_crc(c), 978_805_790);
+        assert_eq!(crc32(&c[512..65376]), 4_252_479_141);
+        let mut copy = c.to_vec();
+        fix_chunk_crcs(&mut copy);
+        assert_eq!(
+            copy, c,
+            "recomputing the CRCs leaves the sample chunk unchanged"
+        );
+    }
+
+    #[test]
+    fn chunk_header_crc_covers_0_120_and_128_512_only() {
+        let mut c = Chunk::new();
+        c.record(1, 5, &[Tok::Frag, Tok::Eof]).unwrap();
+        let mut b = c.finish(&ChunkOverrides::default());
+        let crc = u32::from_le_bytes(b[124..128].try_into().unwrap());
+        let mut h = crc32fast::Hasher::new();
+        h.update(&b[0..120]);
+        h.update(&b[128..512]);
+        assert_eq!(crc, h.finalize());
+        b[120] ^= 0xFF; // flags: not covered
+        assert_eq!(chunk_header_crc(&b), crc);
+        b[120] ^= 0xFF;
+        b[300] ^= 1; // string table: covered
+        assert_ne!(chunk_header_crc(&b), crc);
+        b[119] ^= 1;
+        b[300] ^= 1;
+        assert_ne!(chunk_header_crc(&b), crc);
+    }
+
+    #[test]
+    fn name_hash_65599() {
+        // Contract 14: the inline "Event" name entry stores hash 0x0CBA.
+        assert_eq!(name_hash(&u16s("Event")), 0x0CBA);
+        assert_eq!(name_hash(&[]), 0);
+        assert_eq!(name_hash(&[0x41]), 0x41);
+        assert_eq!(name_hash(&[1, 0]), (65599u32 & 0xFFFF) as u16);
+    }
+
+    #[test]
+    fn record_layout_and_chunk_fields() {
+        let mut c = Chunk::new();
+        let toks = [
+            Tok::Frag,
+            Tok::Open {
+                name: Name::from("Event"),
+                dep: 0xFFFF,
+                attrs: false,
+            },
+            Tok::CloseEmpty,
+            Tok::Eof,
+        ];
+        let off1 = c.record(7, 0x01D1_D944_5757_9618, &toks).unwrap();
+        let off2 = c.record(8, 0x01D1_D944_5757_9619, &toks).unwrap();
+        assert_eq!(off1, 512);
+        let b = c.finish(&ChunkOverrides::default());
+        let r = &b[512..];
+        let r2 = &b[off2 as usize..];
+        assert_eq!(&r[0..4], b"**\0\0");
+        let size = u32::from_le_bytes(r[4..8].try_into().unwrap()) as usize;
+        assert_eq!(u64::from_le_bytes(r[8..16].try_into().unwrap()), 7);
+        assert_eq!(
+            u64::from_le_bytes(r[16..24].try_into().unwrap()),
+            0x01D1_D944_5757_9618
+        );
+        assert_eq!(&r[24..28], &[0x0F, 0x01, 0x01, 0x00]);
+        assert_eq!(
+            u32::from_le_bytes(r[size - 4..size].try_into().unwrap()) as usize,
+            size
+        );
+        assert_eq!(off2 as usize, 512 + size);
+        // First use of "Event": inline, offset = position right after the offset field.
+        assert_eq!(r[28], 0x01);
+        let name_off = u32::from_le_bytes(r[33..37].try_into().unwrap());
+        assert_eq!(name_off, 512 + 37);
+        assert_eq!(u16::from_le_bytes(r[41..43].try_into().unwrap()), 0x0CBA);
+        // Second record references the same entry.
+        assert_eq!(u32::from_le_bytes(r2[33..37].try_into().unwrap()), name_off);
+        // Header fields.
+        assert_eq!(&b[0..8], b"ElfChnk\0");
+        assert_eq!(u64::from_le_bytes(b[24..32].try_into().unwrap()), 7);
+        assert_eq!(u64::from_le_bytes(b[32..40].try_into().unwrap()), 8);
+        assert_eq!(u32::from_le_bytes(b[44..48].try_into().unwrap()), off2);
+        let free = u32::from_le_bytes(b[48..52].try_into().unwrap()) as usize;
+        let r2 = &b[off2 as usize..];
+        let size2 = u32::from_le_bytes(r2[4..8].try_into().unwrap()) as usize;
+        assert_eq!(size2, size - 20, "the second record references the name");
+        assert_eq!(free, off2 as usize + size2);
+        assert_eq!(
+            u32::from_le_bytes(b[52..56].try_into().unwrap()),
+            crc32(&b[512..free])
+        );
+        // The string table bucket of "Event" points at the entry.
+        let bucket = (0x0CBA % 64) as usize;
+        assert_eq!(
+            u32::from_le_bytes(b[128 + 4 * bucket..132 + 4 * bucket].try_into().unwrap()),
+            name_off
+        );
+    }
+
+    #[test]
+    fn a_record_that_does_not_fit_leaves_the_chunk_unchanged() {
+        let mut c = Chunk::new();
+        let big = vec![Tok::Raw(vec![0; 40000])];
+        c.record(1, 0, &big).unwrap();
+        let before = c.data.clone();
+        assert!(c.record(2, 0, &big).is_err());
+        assert_eq!(c.data, before);
+        assert_eq!(c.records.len(), 1);
+    }
+}
