@@ -1,1 +1,50 @@
-//! EVTX parsing and rendering. See `../shared/docs/evtx-format.md` for the contract.
+//! EVTX parsing and rendering, byte-identical to `evtx_dump` 0.15.1.
+//!
+//! The contract is `shared/docs/evtx-format.md`; conventions shared with the Zig engine (error
+//! kinds, the four value types we render where the reference fails) are in
+//! `shared-fixtures/README.md`.
+//!
+//! Typical use:
+//!
+//! ```no_run
+//! use evtx_core::{dump, EvtxFile, Options, Outcome};
+//! let data = std::fs::read("security.evtx").unwrap();
+//! let file = EvtxFile::open(&data).unwrap();
+//! let opts = Options { format: evtx_core::Format::Jsonl, ..Options::default() };
+//! dump(&file, &opts, |chunk| {
+//!     for r in &chunk.records {
+//!         if let Outcome::Rendered(range) = &r.outcome {
+//!             print!("{}", String::from_utf8_lossy(&chunk.bytes[range.clone()]));
+//!         }
+//!     }
+//!     std::ops::ControlFlow::Continue(())
+//! });
+//! ```
+//!
+//! Layout: [`file_header`] and [`chunk`] read the containers, [`tokens`] builds element trees
+//! from BinXML, [`template`] caches and instantiates template definitions, [`values`] decodes
+//! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
+//! turn trees into text, and [`dump`] drives it all per chunk.
+#![forbid(unsafe_code)]
+
+mod bytes;
+pub mod chunk;
+pub mod dump;
+pub mod error;
+pub mod escape;
+pub mod file_header;
+pub mod options;
+pub mod render_json;
+pub mod render_xml;
+pub mod template;
+pub mod tokens;
+pub mod tree;
+pub mod values;
+
+pub use dump::{dump, ChunkOutput, EvtxFile, Outcome, RecordEntry, Renderer};
+pub use encoding_rs::Encoding;
+pub use error::{ErrorKind, Failure, FatalError};
+pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options};
+
+/// Version of the reference this crate reproduces.
+pub const REFERENCE_VERSION: &str = "0.15.1";

@@ -1,0 +1,405 @@
+//! Chunks: header (contract section 4), checksums (4.2), string table check (4.3) and the
+//! record walk with resync (section 5).
+
+use crate::bytes::{get_u16, get_u32, le_u32, le_u64};
+use crate::error::{ErrorKind, Failure};
+
+/// Every chunk is exactly this long.
+pub const CHUNK_SIZE: usize = 65536;
+/// Chunk header length; records start here.
+pub const CHUNK_HEADER_SIZE: usize = 512;
+/// `ElfChnk\0`.
+pub const CHUNK_MAGIC: &[u8; 8] = b"ElfChnk\0";
+/// Chunk flag: no CRCs maintained.
+pub const CHUNK_FLAG_NO_CRC32: u32 = 0x4;
+/// Record magic `**\0\0`.
+pub const RECORD_MAGIC: [u8; 4] = [0x2a, 0x2a, 0, 0];
+/// Largest valid record FILETIME (9999-12-30T22:00:00.9999999Z, section 5.1).
+pub const MAX_RECORD_FILETIME: u64 = 2_650_466_808_009_999_999;
+
+/// The chunk header fields (section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkHeader {
+    pub first_record_number: u64,
+    pub last_record_number: u64,
+    pub first_record_id: u64,
+    pub last_record_id: u64,
+    pub header_size: u32,
+    pub last_record_data_offset: u32,
+    pub free_space_offset: u32,
+    pub records_checksum: u32,
+    pub flags: u32,
+    pub header_checksum: u32,
+}
+
+impl ChunkHeader {
+    /// Reads the header fields of `chunk`, or `None` when it is shorter than 512 bytes or the
+    /// magic is wrong.
+    pub fn parse(chunk: &[u8]) -> Option<ChunkHeader> {
+        if chunk.len() < CHUNK_HEADER_SIZE || &chunk[..8] != CHUNK_MAGIC {
+            return None;
+        }
+        Some(ChunkHeader {
+            first_record_number: le_u64(chunk, 8),
+            last_record_number: le_u64(chunk, 16),
+            first_record_id: le_u64(chunk, 24),
+            last_record_id: le_u64(chunk, 32),
+            header_size: le_u32(chunk, 40),
+            last_record_data_offset: le_u32(chunk, 44),
+            free_space_offset: le_u32(chunk, 48),
+            records_checksum: le_u32(chunk, 52),
+            flags: le_u32(chunk, 120),
+            header_checksum: le_u32(chunk, 124),
+        })
+    }
+
+    /// The `--validate-checksums` checks of section 4.2, in order. `chunk` is the full chunk.
+    pub fn validate_checksums(&self, chunk: &[u8]) -> Result<(), Failure> {
+        if self.flags & CHUNK_FLAG_NO_CRC32 != 0 {
+            return Ok(());
+        }
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&chunk[..120]);
+        hasher.update(&chunk[128..512]);
+        let computed = hasher.finalize();
+        if computed != self.header_checksum {
+            return Err(Failure::new(
+                ErrorKind::BadChunkHeaderChecksum,
+                format!(
+                    "stored 0x{:08x}, computed 0x{computed:08x}",
+                    self.header_checksum
+                ),
+            ));
+        }
+        let free = self.free_space_offset as usize;
+        if !(CHUNK_HEADER_SIZE..=CHUNK_SIZE).contains(&free) || free > chunk.len() {
+            return Err(Failure::new(
+                ErrorKind::BadChunkFreeSpaceOffset,
+                format!("free space offset {free}"),
+            ));
+        }
+        let computed = crc32fast::hash(&chunk[CHUNK_HEADER_SIZE..free]);
+        if computed != self.records_checksum {
+            return Err(Failure::new(
+                ErrorKind::BadChunkRecordsChecksum,
+                format!(
+                    "stored 0x{:08x}, computed 0x{computed:08x}",
+                    self.records_checksum
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Checks that every entry of the chunk's string table can be read (section 4.3): walks all 64
+/// bucket chains, each entry must lie in the chunk and hold valid UTF-16. `visited` is scratch
+/// (reused between chunks).
+pub fn check_string_table(chunk: &[u8], visited: &mut Vec<u32>) -> Result<(), Failure> {
+    visited.clear();
+    for bucket in 0..64 {
+        let mut offset = le_u32(chunk, 128 + bucket * 4);
+        while offset != 0 {
+            if visited.contains(&offset) {
+                break;
+            }
+            visited.push(offset);
+            let next = read_name_entry_check(chunk, offset as usize).ok_or_else(|| {
+                Failure::new(
+                    ErrorKind::BadStringTable,
+                    format!("unreadable string table entry at chunk offset 0x{offset:x}"),
+                )
+            })?;
+            offset = next;
+        }
+    }
+    Ok(())
+}
+
+/// Validates the name entry at `offset` and returns its "next" link.
+fn read_name_entry_check(chunk: &[u8], offset: usize) -> Option<u32> {
+    let next = get_u32(chunk, offset)?;
+    let count = usize::from(get_u16(chunk, offset.checked_add(6)?)?);
+    let start = offset + 8;
+    let end = start + 2 * count + 2;
+    if end > chunk.len() {
+        return None;
+    }
+    crate::escape::utf16_until_nul_is_valid(&chunk[start..start + 2 * count]).then_some(next)
+}
+
+/// A record header read from a chunk (section 5.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordHeader {
+    /// Chunk offset of the record's first byte.
+    pub offset: u32,
+    /// Total size including header and trailing copy.
+    pub size: u32,
+    /// Record identifier (the `Record N` number).
+    pub id: u64,
+    /// Written time (FILETIME).
+    pub filetime: u64,
+}
+
+impl RecordHeader {
+    /// Chunk offsets of the record's BinXML window.
+    pub fn binxml_window(&self) -> (usize, usize) {
+        let start = self.offset as usize + 24;
+        (start, self.offset as usize + self.size as usize - 4)
+    }
+}
+
+/// A record read error: the kind, and whether it is "blank" (section 5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordReadError {
+    pub kind: ErrorKind,
+    pub blank: bool,
+}
+
+/// Reads and checks the record header at chunk offset `pos`.
+pub fn read_record_header(chunk: &[u8], pos: usize) -> Result<RecordHeader, RecordReadError> {
+    let err = |kind, blank| RecordReadError { kind, blank };
+    if chunk.len().saturating_sub(pos) < 24 {
+        return Err(err(ErrorKind::TruncatedRecordHeader, true));
+    }
+    let magic = &chunk[pos..pos + 4];
+    if magic != RECORD_MAGIC {
+        return Err(err(ErrorKind::BadRecordMagic, magic == [0, 0, 0, 0]));
+    }
+    let size = le_u32(chunk, pos + 4);
+    let id = le_u64(chunk, pos + 8);
+    let filetime = le_u64(chunk, pos + 16);
+    if filetime > MAX_RECORD_FILETIME {
+        return Err(err(ErrorKind::BadRecordTimestamp, false));
+    }
+    if size < 28 || pos as u64 + u64::from(size) - 4 > CHUNK_SIZE as u64 {
+        return Err(err(ErrorKind::BadRecordSize, false));
+    }
+    Ok(RecordHeader {
+        offset: pos as u32,
+        size,
+        id,
+        filetime,
+    })
+}
+
+/// One step of the walk: a record to render, or a read error at a chunk offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkItem {
+    Record(RecordHeader),
+    Error { offset: u32, kind: ErrorKind },
+}
+
+/// Walks the records of one chunk (sections 5.2 and 5.3).
+pub struct RecordWalker<'c> {
+    chunk: &'c [u8],
+    header: ChunkHeader,
+    pos: usize,
+    live_end: usize,
+    done: bool,
+}
+
+impl<'c> RecordWalker<'c> {
+    /// A walker over `chunk` (a full 65536-byte chunk) with its parsed header.
+    pub fn new(chunk: &'c [u8], header: ChunkHeader) -> RecordWalker<'c> {
+        let live_end = (header.free_space_offset as usize)
+            .min(CHUNK_SIZE)
+            .min(chunk.len());
+        RecordWalker {
+            chunk,
+            header,
+            pos: CHUNK_HEADER_SIZE,
+            live_end,
+            done: false,
+        }
+    }
+
+    /// The first resync candidate at or after `from` (section 5.3).
+    fn resync(&self, from: usize) -> Option<usize> {
+        let limit =
+            (self.live_end as u64).min(u64::from(self.header.last_record_data_offset) + 4) as usize;
+        let mut q = from;
+        while q < limit {
+            // Jump to the next possible magic start.
+            let rest = &self.chunk[q..limit];
+            let Some(i) = rest.iter().position(|&b| b == 0x2a) else {
+                return None;
+            };
+            q += i;
+            if self.chunk.get(q..q + 4) == Some(&RECORD_MAGIC[..]) {
+                if let Ok(rec) = read_record_header(self.chunk, q) {
+                    let end = q + rec.size as usize;
+                    if get_u32(self.chunk, end - 4) == Some(rec.size)
+                        && end <= self.live_end
+                        && rec.id >= self.header.first_record_id
+                        && rec.id <= self.header.last_record_id
+                    {
+                        return Some(q);
+                    }
+                }
+            }
+            q += 1;
+        }
+        None
+    }
+}
+
+impl Iterator for RecordWalker<'_> {
+    type Item = WalkItem;
+
+    fn next(&mut self) -> Option<WalkItem> {
+        if self.done || self.pos >= self.live_end {
+            self.done = true;
+            return None;
+        }
+        match read_record_header(self.chunk, self.pos) {
+            Ok(rec) => {
+                if rec.id == self.header.last_record_id {
+                    self.done = true;
+                } else {
+                    self.pos += rec.size as usize;
+                }
+                Some(WalkItem::Record(rec))
+            }
+            Err(e) => {
+                let offset = self.pos as u32;
+                match self.resync(self.pos + 1) {
+                    Some(next) => {
+                        self.pos = next;
+                        Some(WalkItem::Error {
+                            offset,
+                            kind: e.kind,
+                        })
+                    }
+                    None => {
+                        self.done = true;
+                        (!e.blank).then_some(WalkItem::Error {
+                            offset,
+                            kind: e.kind,
+                        })
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk_with(records: &[(u32, u64)], free: u32, last_id: u64) -> Vec<u8> {
+        let mut c = vec![0u8; CHUNK_SIZE];
+        c[..8].copy_from_slice(CHUNK_MAGIC);
+        c[24..32].copy_from_slice(&1u64.to_le_bytes());
+        c[32..40].copy_from_slice(&last_id.to_le_bytes());
+        c[48..52].copy_from_slice(&free.to_le_bytes());
+        let mut pos = 512;
+        let mut last = 512;
+        for &(size, id) in records {
+            c[pos..pos + 4].copy_from_slice(&RECORD_MAGIC);
+            c[pos + 4..pos + 8].copy_from_slice(&size.to_le_bytes());
+            c[pos + 8..pos + 16].copy_from_slice(&id.to_le_bytes());
+            let end = pos + size as usize;
+            c[end - 4..end].copy_from_slice(&size.to_le_bytes());
+            last = pos;
+            pos = end;
+        }
+        c[44..48].copy_from_slice(&(last as u32).to_le_bytes());
+        c
+    }
+
+    #[test]
+    fn walks_until_last_id() {
+        let c = chunk_with(&[(32, 1), (40, 2), (32, 3)], 65536, 2);
+        let h = ChunkHeader::parse(&c).unwrap();
+        let ids: Vec<_> = RecordWalker::new(&c, h)
+            .map(|i| match i {
+                WalkItem::Record(r) => r.id,
+                WalkItem::Error { .. } => 0,
+            })
+            .collect();
+        assert_eq!(ids, vec![1, 2]);
+    }
+
+    #[test]
+    fn zero_tail_is_silent() {
+        let c = chunk_with(&[(32, 1)], 65536, 9);
+        let h = ChunkHeader::parse(&c).unwrap();
+        let items: Vec<_> = RecordWalker::new(&c, h).collect();
+        assert_eq!(items.len(), 1);
+    }
+
+    #[test]
+    fn bad_size_resyncs_to_next_live_record() {
+        let mut c = chunk_with(&[(32, 1), (32, 2), (32, 3)], 512 + 96, 3);
+        c[512 + 4..512 + 8].copy_from_slice(&0u32.to_le_bytes());
+        let h = ChunkHeader::parse(&c).unwrap();
+        let items: Vec<_> = RecordWalker::new(&c, h).collect();
+        assert_eq!(
+            items[0],
+            WalkItem::Error {
+                offset: 512,
+                kind: ErrorKind::BadRecordSize
+            }
+        );
+        assert!(matches!(items[1], WalkItem::Record(r) if r.id == 2));
+        assert!(matches!(items[2], WalkItem::Record(r) if r.id == 3));
+        assert_eq!(items.len(), 3);
+    }
+
+    #[test]
+    fn bad_timestamp_is_an_error() {
+        let mut c = chunk_with(&[(32, 1)], 512 + 32, 1);
+        c[512 + 16..512 + 24].copy_from_slice(&(MAX_RECORD_FILETIME + 1).to_le_bytes());
+        let h = ChunkHeader::parse(&c).unwrap();
+        let items: Vec<_> = RecordWalker::new(&c, h).collect();
+        assert_eq!(
+            items,
+            vec![WalkItem::Error {
+                offset: 512,
+                kind: ErrorKind::BadRecordTimestamp
+            }]
+        );
+    }
+
+    #[test]
+    fn string_table_with_lone_surrogate_fails() {
+        let mut c = chunk_with(&[], 512, 0);
+        c[128..132].copy_from_slice(&600u32.to_le_bytes());
+        c[606..608].copy_from_slice(&1u16.to_le_bytes());
+        c[608..610].copy_from_slice(&0xd800u16.to_le_bytes());
+        let mut v = Vec::new();
+        assert_eq!(
+            check_string_table(&c, &mut v).unwrap_err().kind,
+            ErrorKind::BadStringTable
+        );
+        c[608..610].copy_from_slice(&0x41u16.to_le_bytes());
+        assert!(check_string_table(&c, &mut v).is_ok());
+    }
+
+    #[test]
+    fn checksums() {
+        let mut c = chunk_with(&[(32, 1)], 512 + 32, 1);
+        let records = crc32fast::hash(&c[512..544]);
+        c[52..56].copy_from_slice(&records.to_le_bytes());
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&c[..120]);
+        hasher.update(&c[128..512]);
+        let head = hasher.finalize();
+        c[124..128].copy_from_slice(&head.to_le_bytes());
+        assert!(ChunkHeader::parse(&c)
+            .unwrap()
+            .validate_checksums(&c)
+            .is_ok());
+        c[520] ^= 1;
+        assert_eq!(
+            ChunkHeader::parse(&c)
+                .unwrap()
+                .validate_checksums(&c)
+                .unwrap_err()
+                .kind,
+            ErrorKind::BadChunkRecordsChecksum
+        );
+    }
+}

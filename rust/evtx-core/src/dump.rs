@@ -1,0 +1,436 @@
+//! The file, the per-worker chunk renderer and the ordered multi-threaded driver
+//! (contract sections 3, 5.2, 11.2, 12).
+
+use crate::chunk::{self, ChunkHeader, RecordWalker, WalkItem, CHUNK_SIZE};
+use crate::error::{ErrorKind, Failure, FatalError};
+use crate::file_header::{FileHeader, FILE_HEADER_BLOCK};
+use crate::options::{Format, Options};
+use crate::render_xml::Ctx;
+use crate::template::Templates;
+use crate::tokens::{self, Cx, Scratch};
+use crate::tree::{Names, Tree};
+use crate::{render_json, render_xml};
+use std::collections::BTreeMap;
+use std::ops::{ControlFlow, Range};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Condvar, Mutex};
+
+/// A rendered record longer than this fails (section 12).
+pub const MAX_RECORD_OUTPUT: usize = 16 << 20;
+/// A chunk's output may not grow beyond this (section 12).
+pub const MAX_CHUNK_OUTPUT: usize = 64 << 20;
+
+/// An EVTX file opened over borrowed bytes (no copy).
+#[derive(Debug, Clone)]
+pub struct EvtxFile<'a> {
+    data: &'a [u8],
+    header: FileHeader,
+    slots: usize,
+}
+
+impl<'a> EvtxFile<'a> {
+    /// Checks the file header (fatal errors of section 2).
+    pub fn open(data: &'a [u8]) -> Result<EvtxFile<'a>, FatalError> {
+        let header = FileHeader::parse(data)?;
+        let slots = header.chunk_slots(data.len());
+        Ok(EvtxFile {
+            data,
+            header,
+            slots,
+        })
+    }
+
+    /// The whole file.
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// The parsed file header.
+    pub fn header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// The warning line to print when the header CRC is wrong (section 2), if it is.
+    pub fn checksum_warning(&self) -> Option<String> {
+        self.header
+            .checksum_mismatch()
+            .then(|| self.header.checksum_warning())
+    }
+
+    /// Number of chunk slots (3.1).
+    pub fn chunk_slots(&self) -> usize {
+        self.slots
+    }
+
+    /// File offset of chunk slot `slot`.
+    pub fn chunk_offset(slot: u32) -> u64 {
+        FILE_HEADER_BLOCK as u64 + u64::from(slot) * CHUNK_SIZE as u64
+    }
+
+    /// The bytes of slot `slot` (shorter than 65536 when the file ends inside it).
+    pub fn chunk_bytes(&self, slot: u32) -> &'a [u8] {
+        let start = Self::chunk_offset(slot).min(self.data.len() as u64) as usize;
+        let end = (start + CHUNK_SIZE).min(self.data.len());
+        &self.data[start..end]
+    }
+
+    /// Whether slot `n` would fail steps 1–4 of 3.2 (or is empty).
+    fn slot_fails(&self, slot: u32, validate: bool) -> bool {
+        let bytes = self.chunk_bytes(slot);
+        if bytes.len() < CHUNK_SIZE {
+            return true;
+        }
+        match ChunkHeader::parse(bytes) {
+            None => !bytes.iter().all(|&b| b == 0),
+            Some(h) => validate && h.validate_checksums(bytes).is_err(),
+        }
+    }
+
+    /// The oldest chunk (3.3 step 1).
+    pub fn oldest_slot(&self) -> u32 {
+        let mut best: Option<(u64, u32)> = None;
+        for slot in 0..self.slots as u32 {
+            if let Some(h) = ChunkHeader::parse(self.chunk_bytes(slot)) {
+                if h.first_record_id > h.last_record_id {
+                    continue;
+                }
+                if best.is_none_or(|(id, _)| h.first_record_id < id) {
+                    best = Some((h.first_record_id, slot));
+                }
+            }
+        }
+        best.map_or(0, |(_, slot)| slot)
+    }
+
+    /// The chunk slots in output order (3.3), including failing slots inside the file (they
+    /// become chunk errors) and excluding slots past `chunk_slots` that fail.
+    pub fn chunk_order(&self, validate_checksums: bool) -> Vec<u32> {
+        let oldest = self.oldest_slot();
+        let mut order = Vec::with_capacity(self.slots + 1);
+        let mut n = oldest;
+        loop {
+            if n as usize >= self.slots && self.slot_fails(n, validate_checksums) {
+                let bytes = self.chunk_bytes(n);
+                // An all-zero complete slot past the count is skipped, not an end.
+                if bytes.len() == CHUNK_SIZE && bytes.iter().all(|&b| b == 0) {
+                    n += 1;
+                    continue;
+                }
+                break;
+            }
+            order.push(n);
+            n += 1;
+        }
+        order.extend(0..oldest.min(self.slots as u32));
+        order
+    }
+}
+
+/// How one record (or chunk) came out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The record's bytes in [`ChunkOutput::bytes`]: banner (if shown), text, trailing
+    /// newline(s), exactly as printed.
+    Rendered(Range<usize>),
+    /// The record or chunk failed.
+    Failed(Failure),
+}
+
+/// One entry per rendered or failed record, and per chunk error, in output order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordEntry {
+    /// Record header id, `None` for chunk errors.
+    pub record_id: Option<u64>,
+    /// Record header FILETIME (0 for chunk errors).
+    pub filetime: u64,
+    /// Chunk slot number in the file.
+    pub chunk_slot: u32,
+    /// File offset of the record (or chunk, for chunk errors).
+    pub file_offset: u64,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// The output of one chunk slot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChunkOutput {
+    /// Chunk slot number.
+    pub slot: u32,
+    /// File offset of the chunk.
+    pub file_offset: u64,
+    /// Rendered bytes of all successful records, back to back.
+    pub bytes: Vec<u8>,
+    /// Entries in output order.
+    pub records: Vec<RecordEntry>,
+}
+
+impl ChunkOutput {
+    /// The first failed entry, if any.
+    pub fn first_failure(&self) -> Option<(usize, &RecordEntry)> {
+        self.records
+            .iter()
+            .enumerate()
+            .find(|(_, r)| matches!(r.outcome, Outcome::Failed(_)))
+    }
+}
+
+/// A per-worker renderer: owns the name cache, template cache, trees and scratch, reused for
+/// every chunk it renders.
+pub struct Renderer {
+    opts: Options,
+    names: Names,
+    templates: Templates,
+    tree: Tree,
+    scratch: Scratch,
+    visited: Vec<u32>,
+    /// Size of the last chunk's output, to pre-size the next.
+    last_output: usize,
+}
+
+impl Renderer {
+    /// A renderer for `opts`.
+    pub fn new(opts: &Options) -> Renderer {
+        Renderer {
+            opts: opts.clone(),
+            names: Names::default(),
+            templates: Templates::default(),
+            tree: Tree::default(),
+            scratch: Scratch::default(),
+            visited: Vec::new(),
+            last_output: 128 << 10,
+        }
+    }
+
+    /// Renders chunk slot `slot` of `file` (3.2, 5.2).
+    pub fn render_chunk(&mut self, file: &EvtxFile<'_>, slot: u32) -> ChunkOutput {
+        let file_offset = EvtxFile::chunk_offset(slot);
+        let mut out = ChunkOutput {
+            slot,
+            file_offset,
+            bytes: Vec::new(),
+            records: Vec::new(),
+        };
+        let chunk = file.chunk_bytes(slot);
+        let chunk_error = |out: &mut ChunkOutput, kind, detail: String| {
+            out.records.push(RecordEntry {
+                record_id: None,
+                filetime: 0,
+                chunk_slot: slot,
+                file_offset,
+                outcome: Outcome::Failed(Failure::new(kind, detail)),
+            });
+        };
+        if chunk.len() < CHUNK_SIZE {
+            chunk_error(
+                &mut out,
+                ErrorKind::IncompleteChunk,
+                format!("{} bytes", chunk.len()),
+            );
+            return out;
+        }
+        let Some(header) = ChunkHeader::parse(chunk) else {
+            if !chunk.iter().all(|&b| b == 0) {
+                chunk_error(&mut out, ErrorKind::BadChunkMagic, String::new());
+            }
+            return out;
+        };
+        if self.opts.validate_checksums {
+            if let Err(f) = header.validate_checksums(chunk) {
+                chunk_error(&mut out, f.kind, f.detail);
+                return out;
+            }
+        }
+        if let Err(f) = chunk::check_string_table(chunk, &mut self.visited) {
+            chunk_error(&mut out, f.kind, f.detail);
+            return out;
+        }
+        self.names.clear();
+        self.templates.clear();
+        out.bytes.reserve(self.last_output + self.last_output / 4);
+        let cx = Cx {
+            chunk,
+            codec: self.opts.ansi_codec,
+        };
+        for item in RecordWalker::new(chunk, header) {
+            match item {
+                WalkItem::Error { offset, kind } => out.records.push(RecordEntry {
+                    record_id: None,
+                    filetime: 0,
+                    chunk_slot: slot,
+                    file_offset: file_offset + u64::from(offset),
+                    outcome: Outcome::Failed(Failure::new(
+                        kind,
+                        format!("record at chunk offset 0x{offset:x}"),
+                    )),
+                }),
+                WalkItem::Record(rec) => {
+                    let start = out.bytes.len();
+                    let result = self.render_record(cx, &rec, &mut out.bytes);
+                    let entry = |outcome| RecordEntry {
+                        record_id: Some(rec.id),
+                        filetime: rec.filetime,
+                        chunk_slot: slot,
+                        file_offset: file_offset + u64::from(rec.offset),
+                        outcome,
+                    };
+                    match result {
+                        Ok(()) if self.opts.wants_record(rec.id) => {
+                            let end = out.bytes.len();
+                            out.records.push(entry(Outcome::Rendered(start..end)));
+                        }
+                        Ok(()) => out.bytes.truncate(start),
+                        Err(f) => {
+                            out.bytes.truncate(start);
+                            out.records.push(entry(Outcome::Failed(f)));
+                        }
+                    }
+                }
+            }
+        }
+        self.last_output = out.bytes.len().max(4096);
+        out
+    }
+
+    /// Renders one record with its framing (11.2) onto `buf`.
+    fn render_record(
+        &mut self,
+        cx: Cx<'_>,
+        rec: &chunk::RecordHeader,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), Failure> {
+        let start = buf.len();
+        let (bstart, bend) = rec.binxml_window();
+        let root = tokens::parse_record(
+            cx,
+            &mut self.names,
+            &mut self.scratch,
+            &mut self.tree,
+            &mut self.templates,
+            bstart,
+            bend,
+        )
+        .map_err(|e| e.into_failure())?;
+        if self.opts.banner() {
+            buf.extend_from_slice(b"Record ");
+            crate::values::write_int(buf, rec.id);
+            buf.push(b'\n');
+        }
+        let rcx = Ctx {
+            chunk: cx.chunk,
+            codec: cx.codec,
+            names: &self.names,
+            tree: &self.tree,
+        };
+        match self.opts.format {
+            Format::Xml => {
+                render_xml::render_record(buf, &rcx, root, self.opts.indent)
+                    .map_err(|e| e.into_failure())?;
+            }
+            Format::Json | Format::Jsonl => {
+                render_json::render_record(buf, &rcx, root, self.opts.separate_json_attributes)
+                    .map_err(|e| e.into_failure())?;
+            }
+        }
+        buf.push(b'\n');
+        let len = buf.len() - start;
+        if len > MAX_RECORD_OUTPUT || buf.len() > MAX_CHUNK_OUTPUT {
+            return Err(Failure::new(
+                ErrorKind::BadBinxml,
+                "record output too large",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Renders every chunk of `file` in output order (3.3) with `opts.threads` workers and hands
+/// each chunk's output to `sink`, strictly in order. `sink` returning `Break` stops the dump.
+/// With one thread everything runs inline on the caller's thread.
+pub fn dump<F>(file: &EvtxFile<'_>, opts: &Options, mut sink: F)
+where
+    F: FnMut(ChunkOutput) -> ControlFlow<()>,
+{
+    let order = file.chunk_order(opts.validate_checksums);
+    let threads = opts.effective_threads().min(order.len().max(1));
+    if threads <= 1 {
+        let mut r = Renderer::new(opts);
+        for &slot in &order {
+            if sink(r.render_chunk(file, slot)).is_break() {
+                return;
+            }
+        }
+        return;
+    }
+    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool,
+        Err(_) => {
+            let mut r = Renderer::new(opts);
+            for &slot in &order {
+                if sink(r.render_chunk(file, slot)).is_break() {
+                    return;
+                }
+            }
+            return;
+        }
+    };
+    let window = 2 * threads;
+    let next_index = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    // Index of the next chunk the sink expects; workers may run at most `window` ahead of it.
+    let emitted = Mutex::new(0usize);
+    let advanced = Condvar::new();
+    let (tx, rx) = mpsc::channel::<(usize, ChunkOutput)>();
+    let order = &order;
+    pool.in_place_scope(|scope| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (next_index, stop, emitted, advanced) = (&next_index, &stop, &emitted, &advanced);
+            scope.spawn(move |_| {
+                let mut r = Renderer::new(opts);
+                loop {
+                    let i = next_index.fetch_add(1, Ordering::Relaxed);
+                    if i >= order.len() {
+                        return;
+                    }
+                    {
+                        let mut e = emitted.lock().unwrap_or_else(|p| p.into_inner());
+                        while i >= *e + window && !stop.load(Ordering::Relaxed) {
+                            e = advanced.wait(e).unwrap_or_else(|p| p.into_inner());
+                        }
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let output = r.render_chunk(file, order[i]);
+                    if tx.send((i, output)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending: BTreeMap<usize, ChunkOutput> = BTreeMap::new();
+        let mut next = 0usize;
+        for (i, output) in rx.iter() {
+            if stop.load(Ordering::Relaxed) {
+                continue;
+            }
+            pending.insert(i, output);
+            while let Some(output) = pending.remove(&next) {
+                next += 1;
+                let flow = sink(output);
+                {
+                    let mut e = emitted.lock().unwrap_or_else(|p| p.into_inner());
+                    *e = next;
+                }
+                advanced.notify_all();
+                if flow.is_break() {
+                    stop.store(true, Ordering::Relaxed);
+                    advanced.notify_all();
+                    pending.clear();
+                    break;
+                }
+            }
+        }
+    });
+}

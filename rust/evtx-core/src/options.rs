@@ -1,0 +1,139 @@
+//! Rendering options, with `evtx_dump`'s defaults (contract section 11).
+
+use encoding_rs::Encoding;
+
+/// Output format (`-o`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// XML, the default.
+    #[default]
+    Xml,
+    /// Compact JSON, one record per line after a `Record N` banner.
+    Json,
+    /// Compact JSON, one line per record, never a banner.
+    Jsonl,
+}
+
+/// What to render and how. `Default` matches `evtx_dump` without options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Output format.
+    pub format: Format,
+    /// Indent XML (`--no-indent` clears it). No effect on JSON.
+    pub indent: bool,
+    /// `--separate-json-attributes`.
+    pub separate_json_attributes: bool,
+    /// Print the `Record N` banner (`--dont-show-record-number` clears it). Ignored for JSONL.
+    pub show_record_number: bool,
+    /// `--validate-checksums`.
+    pub validate_checksums: bool,
+    /// Code page of AnsiString values (`--ansi-codec`), default windows-1252.
+    pub ansi_codec: &'static Encoding,
+    /// `--events`: only records whose header ID is in one of these inclusive ranges.
+    pub event_ranges: Option<Vec<(u64, u64)>>,
+    /// Worker threads; 0 = one per CPU, 1 = render inline on the caller's thread.
+    pub threads: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            format: Format::Xml,
+            indent: true,
+            separate_json_attributes: false,
+            show_record_number: true,
+            validate_checksums: false,
+            ansi_codec: encoding_rs::WINDOWS_1252,
+            event_ranges: None,
+            threads: 0,
+        }
+    }
+}
+
+impl Options {
+    /// Whether the `Record N` banner is printed.
+    pub fn banner(&self) -> bool {
+        self.show_record_number && self.format != Format::Jsonl
+    }
+
+    /// Whether record `id` passes the `--events` filter.
+    pub fn wants_record(&self, id: u64) -> bool {
+        match &self.event_ranges {
+            None => true,
+            Some(ranges) => ranges.iter().any(|&(a, b)| a <= id && id <= b),
+        }
+    }
+
+    /// The effective number of worker threads.
+    pub fn effective_threads(&self) -> usize {
+        match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+}
+
+/// Parses an `--events` value: comma-separated `A` or `A-B` decimal ranges (inclusive).
+pub fn parse_event_ranges(text: &str) -> Result<Vec<(u64, u64)>, String> {
+    let mut ranges = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let bad = || format!("invalid event range `{part}` (expected N or N-M)");
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let a: u64 = a.parse().map_err(|_| bad())?;
+        let b: u64 = b.parse().map_err(|_| bad())?;
+        if a > b {
+            return Err(bad());
+        }
+        ranges.push((a, b));
+    }
+    Ok(ranges)
+}
+
+/// Looks up an ASCII-compatible WHATWG encoding label (`--ansi-codec`).
+pub fn parse_ansi_codec(label: &str) -> Result<&'static Encoding, String> {
+    match Encoding::for_label(label.trim().as_bytes()) {
+        Some(e) if e.is_ascii_compatible() => Ok(e),
+        Some(_) => Err(format!("encoding `{label}` is not ASCII-compatible")),
+        None => Err(format!("unknown encoding label `{label}`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_event_ranges("1-3,5").unwrap(), vec![(1, 3), (5, 5)]);
+        assert!(parse_event_ranges("1-").is_err());
+        assert!(parse_event_ranges("-2").is_err());
+        assert!(parse_event_ranges("x").is_err());
+        let o = Options {
+            event_ranges: Some(vec![(1, 3), (5, 5)]),
+            ..Options::default()
+        };
+        assert!(o.wants_record(2) && o.wants_record(5) && !o.wants_record(4));
+    }
+
+    #[test]
+    fn codecs() {
+        assert_eq!(
+            parse_ansi_codec("latin1").unwrap(),
+            encoding_rs::WINDOWS_1252
+        );
+        assert!(parse_ansi_codec("utf-16le").is_err());
+        assert!(parse_ansi_codec("nope").is_err());
+    }
+
+    #[test]
+    fn defaults_match_evtx_dump() {
+        let o = Options::default();
+        assert_eq!(o.format, Format::Xml);
+        assert!(o.indent && o.show_record_number && !o.validate_checksums);
+        assert_eq!(o.threads, 0);
+    }
+}

@@ -1,0 +1,501 @@
+//! JSON rendering of a record tree (contract section 10). Output is always compact.
+
+use crate::error::BinXmlResult;
+use crate::escape::{self, Mode};
+use crate::render_xml::Ctx;
+use crate::tree::{Element, Node};
+use crate::values::{self, Flavor, Value};
+use std::collections::HashMap;
+
+/// Renders the record whose root element is `root` (10.1), without trailing newline.
+pub fn render_record(
+    out: &mut Vec<u8>,
+    cx: &Ctx<'_>,
+    root: u32,
+    separate: bool,
+) -> BinXmlResult<()> {
+    let r = Renderer { cx, separate };
+    let e = &cx.tree.elems[root as usize];
+    let name = cx.names.get(e.name).as_bytes();
+    out.push(b'{');
+    if separate {
+        if r.has_attr_text(e) {
+            out.push(b'"');
+            out.extend_from_slice(name);
+            out.extend_from_slice(b"_attributes\":");
+            r.attrs_object(out, e);
+            out.push(b',');
+        }
+        out.push(b'"');
+        out.extend_from_slice(name);
+        out.extend_from_slice(b"\":");
+        r.value(out, e, true, false);
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(name);
+        out.extend_from_slice(b"\":");
+        r.value(out, e, false, false);
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Occurrence counter for member keys of one object (10.3 key numbering): inline for the usual
+/// handful of keys, hashed beyond that so huge sibling lists stay linear.
+struct Counter<'k> {
+    small: Vec<(&'k [u8], u32)>,
+    big: Option<HashMap<&'k [u8], u32>>,
+}
+
+impl<'k> Counter<'k> {
+    fn new() -> Self {
+        Counter {
+            small: Vec::new(),
+            big: None,
+        }
+    }
+
+    /// How many times `key` was seen before (0 for the first).
+    fn next(&mut self, key: &'k [u8]) -> u32 {
+        if let Some(big) = &mut self.big {
+            let c = big.entry(key).or_insert(0);
+            *c += 1;
+            return *c - 1;
+        }
+        for (k, c) in self.small.iter_mut() {
+            if *k == key {
+                *c += 1;
+                return *c - 1;
+            }
+        }
+        self.small.push((key, 1));
+        if self.small.len() > 32 {
+            self.big = Some(self.small.drain(..).collect());
+        }
+        0
+    }
+}
+
+fn write_key(out: &mut Vec<u8>, key: &[u8], n: u32, suffix: &[u8]) {
+    out.push(b'"');
+    out.extend_from_slice(key);
+    if n > 0 {
+        out.push(b'_');
+        values::write_int(out, n);
+    }
+    out.extend_from_slice(suffix);
+    out.extend_from_slice(b"\":");
+}
+
+struct Renderer<'c, 'a> {
+    cx: &'c Ctx<'a>,
+    separate: bool,
+}
+
+impl Renderer<'_, '_> {
+    #[inline]
+    fn children(&self, e: &Element) -> &[Node] {
+        self.cx.tree.children(e)
+    }
+
+    fn has_attr_text(&self, e: &Element) -> bool {
+        let tree = self.cx.tree;
+        tree.attrs(e)
+            .iter()
+            .any(|a| tree.items(a).iter().any(Node::has_content))
+    }
+
+    fn has_elements(&self, e: &Element) -> bool {
+        self.children(e)
+            .iter()
+            .any(|n| matches!(n, Node::Element(_)))
+    }
+
+    fn has_text(&self, e: &Element) -> bool {
+        self.children(e).iter().any(Node::has_content)
+    }
+
+    /// The value of an element: 10.2 (`ignore_attrs == false`) or the attribute-less value of
+    /// 10.6. `container` marks an `EventData`/`UserData` member (10.5).
+    fn value(&self, out: &mut Vec<u8>, e: &Element, ignore_attrs: bool, container: bool) {
+        let children = self.children(e);
+        let has_elements = self.has_elements(e);
+        if (ignore_attrs || e.attrs.len == 0) && !has_elements && children.len() == 1 {
+            match children[0] {
+                Node::Text16 { .. } | Node::Ansi { .. } => {
+                    if children[0].has_content() {
+                        out.push(b'"');
+                        self.json_text(out, &children[0]);
+                        out.push(b'"');
+                    } else {
+                        out.extend_from_slice(b"null");
+                    }
+                    return;
+                }
+                Node::Value(v) => {
+                    self.leaf_value(out, &v, b"null");
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let has_text = self.has_text(e);
+        let attr_text = !ignore_attrs && self.has_attr_text(e);
+        if !has_elements && !has_text && !attr_text {
+            out.extend_from_slice(b"null");
+        } else if !has_elements && !attr_text {
+            self.content_value(out, children);
+        } else {
+            self.object(out, e, attr_text, has_text, container);
+        }
+    }
+
+    /// A single typed value: `empty` when empty, bare for numeric types, else quoted text.
+    fn leaf_value(&self, out: &mut Vec<u8>, v: &Value, empty: &[u8]) {
+        if v.is_empty() {
+            out.extend_from_slice(empty);
+        } else if values::is_bare_json(v.ty) {
+            values::write_value(out, self.cx.chunk, v, self.cx.codec, Flavor::Json);
+        } else {
+            out.push(b'"');
+            values::write_value(out, self.cx.chunk, v, self.cx.codec, Flavor::Json);
+            out.push(b'"');
+        }
+    }
+
+    /// The object of 10.3.
+    fn object(
+        &self,
+        out: &mut Vec<u8>,
+        e: &Element,
+        with_attrs: bool,
+        has_text: bool,
+        container: bool,
+    ) {
+        out.push(b'{');
+        let mut first = true;
+        if with_attrs && !self.separate {
+            out.extend_from_slice(b"\"#attributes\":");
+            self.attrs_object(out, e);
+            first = false;
+        }
+        if has_text {
+            if !first {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\"#text\":");
+            self.content_skipping(out, self.children(e));
+            first = false;
+        }
+        if container {
+            self.container_members(out, e, first);
+        } else {
+            let mut counter = Counter::new();
+            for n in self.children(e) {
+                if let Node::Element(c) = *n {
+                    let child = &self.cx.tree.elems[c as usize];
+                    self.member(out, child, &mut counter, &mut first);
+                }
+            }
+        }
+        out.push(b'}');
+    }
+
+    /// An ordinary member for `child` (10.3, with 10.6 in separate mode).
+    fn member<'k>(
+        &'k self,
+        out: &mut Vec<u8>,
+        child: &Element,
+        counter: &mut Counter<'k>,
+        first: &mut bool,
+    ) {
+        let name = self.cx.names.get(child.name).as_bytes();
+        let n = counter.next(name);
+        let container = name == b"EventData" || name == b"UserData";
+        if self.separate {
+            let mut wrote_attrs = false;
+            if self.has_attr_text(child) {
+                if !*first {
+                    out.push(b',');
+                }
+                *first = false;
+                write_key(out, name, n, b"_attributes");
+                self.attrs_object(out, child);
+                wrote_attrs = true;
+            }
+            if wrote_attrs && !self.has_text(child) && !self.has_elements(child) {
+                return;
+            }
+            if !*first {
+                out.push(b',');
+            }
+            *first = false;
+            write_key(out, name, n, b"");
+            self.value(out, child, true, container);
+        } else {
+            if !*first {
+                out.push(b',');
+            }
+            *first = false;
+            write_key(out, name, n, b"");
+            self.value(out, child, false, container);
+        }
+    }
+
+    /// `{"attr":value,...}` over the attributes with content.
+    fn attrs_object(&self, out: &mut Vec<u8>, e: &Element) {
+        let tree = self.cx.tree;
+        out.push(b'{');
+        let mut first = true;
+        for a in tree.attrs(e) {
+            let items = tree.items(a);
+            if !items.iter().any(Node::has_content) {
+                continue;
+            }
+            if !first {
+                out.push(b',');
+            }
+            first = false;
+            out.push(b'"');
+            out.extend_from_slice(self.cx.names.get(a.name).as_bytes());
+            out.extend_from_slice(b"\":");
+            self.content_value(out, items);
+        }
+        out.push(b'}');
+    }
+
+    /// Content value, non-skipping mode (10.4).
+    fn content_value(&self, out: &mut Vec<u8>, nodes: &[Node]) {
+        if let [Node::Value(v)] = nodes {
+            if values::is_bare_json(v.ty) {
+                values::write_value(out, self.cx.chunk, v, self.cx.codec, Flavor::Json);
+                return;
+            }
+        }
+        out.push(b'"');
+        for n in nodes {
+            self.json_text(out, n);
+        }
+        out.push(b'"');
+    }
+
+    /// Content value, skipping mode (10.4).
+    fn content_skipping(&self, out: &mut Vec<u8>, nodes: &[Node]) {
+        let mut kept = nodes.iter().filter(|n| n.has_content());
+        if let (Some(Node::Value(v)), None) = (kept.next(), kept.next()) {
+            if values::is_bare_json(v.ty) {
+                values::write_value(out, self.cx.chunk, v, self.cx.codec, Flavor::Json);
+                return;
+            }
+        }
+        out.push(b'"');
+        for n in nodes {
+            self.json_text(out, n);
+        }
+        out.push(b'"');
+    }
+
+    /// JSON text of one node for concatenation (10.4 table).
+    fn json_text(&self, out: &mut Vec<u8>, n: &Node) {
+        let chunk = self.cx.chunk;
+        match *n {
+            Node::Text16 { off, units } | Node::CData { off, units } => {
+                let o = off as usize;
+                escape::write_utf16(out, &chunk[o..o + 2 * units as usize], Mode::JsonUpper);
+            }
+            Node::Ansi { off, len } => {
+                let o = off as usize;
+                values::write_ansi(
+                    out,
+                    &chunk[o..o + len as usize],
+                    self.cx.codec,
+                    Flavor::Json,
+                );
+            }
+            Node::Value(v) => values::write_value(out, chunk, &v, self.cx.codec, Flavor::Json),
+            Node::CharRef(c) => match char::from_u32(u32::from(c)) {
+                Some(ch) => {
+                    let mut buf = [0u8; 4];
+                    escape::write_str(out, ch.encode_utf8(&mut buf), Mode::JsonLower);
+                }
+                None => {
+                    out.extend_from_slice(b"&#");
+                    values::write_int(out, c);
+                    out.push(b';');
+                }
+            },
+            Node::EntityRef(name) => {
+                let name = self.cx.names.get(name);
+                match name {
+                    "quot" => out.extend_from_slice(b"\\\""),
+                    "apos" => out.push(b'\''),
+                    "amp" => out.push(b'&'),
+                    "lt" => out.push(b'<'),
+                    "gt" => out.push(b'>'),
+                    _ => {
+                        out.push(b'&');
+                        out.extend_from_slice(name.as_bytes());
+                        out.push(b';');
+                    }
+                }
+            }
+            Node::Element(_)
+            | Node::PiTarget(_)
+            | Node::PiData { .. }
+            | Node::Placeholder { .. } => {}
+        }
+    }
+
+    /// The `Name` attribute value of a `Data` element as key text, if it has content.
+    fn data_name(&self, d: &Element, buf: &mut Vec<u8>) -> bool {
+        let tree = self.cx.tree;
+        let Some(a) = tree
+            .attrs(d)
+            .iter()
+            .find(|a| self.cx.names.get(a.name) == "Name")
+        else {
+            return false;
+        };
+        let items = tree.items(a);
+        if !items.iter().any(Node::has_content) {
+            return false;
+        }
+        for n in items {
+            self.json_text(buf, n);
+        }
+        true
+    }
+
+    /// Members of an `EventData`/`UserData` container (10.5).
+    fn container_members(&self, out: &mut Vec<u8>, e: &Element, mut first: bool) {
+        let tree = self.cx.tree;
+        let names = self.cx.names;
+        let elems: Vec<&Element> = self
+            .children(e)
+            .iter()
+            .filter_map(|n| match *n {
+                Node::Element(c) => Some(&tree.elems[c as usize]),
+                _ => None,
+            })
+            .collect();
+        let is_data = |x: &Element| names.get(x.name) == "Data";
+        // Key text of each Data child with a usable Name: ranges into `keys`.
+        let mut keys = Vec::new();
+        let mut key_of: Vec<Option<(usize, usize)>> = Vec::with_capacity(elems.len());
+        for x in &elems {
+            if is_data(x) {
+                let s = keys.len();
+                if self.data_name(x, &mut keys) {
+                    key_of.push(Some((s, keys.len())));
+                } else {
+                    keys.truncate(s);
+                    key_of.push(None);
+                }
+            } else {
+                key_of.push(None);
+            }
+        }
+        let named = key_of.iter().any(Option::is_some);
+        let mut counter = Counter::new();
+        let mut data_counter = Counter::new();
+        let mut i = 0;
+        let mut positional_done = false;
+        while i < elems.len() {
+            let x = elems[i];
+            if !is_data(x) {
+                self.member(out, x, &mut counter, &mut first);
+                i += 1;
+                continue;
+            }
+            if named {
+                let Some((s, t)) = key_of[i] else {
+                    i += 1;
+                    continue;
+                };
+                let key = &keys[s..t];
+                let mut j = i + 1;
+                while j < elems.len()
+                    && is_data(elems[j])
+                    && key_of[j].is_some_and(|(s2, t2)| &keys[s2..t2] == key)
+                {
+                    j += 1;
+                }
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                let n = data_counter.next(key);
+                write_key(out, key, n, b"");
+                if j - i == 1 {
+                    self.data_value(out, x);
+                } else {
+                    out.push(b'[');
+                    for (k, d) in elems[i..j].iter().enumerate() {
+                        if k > 0 {
+                            out.push(b',');
+                        }
+                        self.data_value(out, d);
+                    }
+                    out.push(b']');
+                }
+                i = j;
+            } else {
+                if !positional_done {
+                    positional_done = true;
+                    if !first {
+                        out.push(b',');
+                    }
+                    first = false;
+                    let n = counter.next(b"Data");
+                    write_key(out, b"Data", n, b"");
+                    out.extend_from_slice(b"{\"#text\":");
+                    let datas: Vec<&Element> =
+                        elems.iter().copied().filter(|x| is_data(x)).collect();
+                    if datas.len() == 1 {
+                        self.data_value(out, datas[0]);
+                    } else {
+                        out.push(b'[');
+                        for (k, d) in datas.iter().enumerate() {
+                            if k > 0 {
+                                out.push(b',');
+                            }
+                            self.data_value(out, d);
+                        }
+                        out.push(b']');
+                    }
+                    out.push(b'}');
+                }
+                i += 1;
+            }
+        }
+    }
+
+    /// The Data value of a `Data` element (10.5).
+    fn data_value(&self, out: &mut Vec<u8>, d: &Element) {
+        let children = self.children(d);
+        let has_elements = self.has_elements(d);
+        if !has_elements && children.len() == 1 {
+            match children[0] {
+                Node::Text16 { .. } | Node::Ansi { .. } => {
+                    out.push(b'"');
+                    self.json_text(out, &children[0]);
+                    out.push(b'"');
+                    return;
+                }
+                Node::Value(v) => {
+                    self.leaf_value(out, &v, b"\"\"");
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let has_text = self.has_text(d);
+        if !has_elements && !has_text {
+            out.extend_from_slice(b"\"\"");
+        } else if has_elements {
+            self.object(out, d, false, has_text, false);
+        } else {
+            self.content_value(out, children);
+        }
+    }
+}

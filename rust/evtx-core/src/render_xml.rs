@@ -1,0 +1,195 @@
+//! XML rendering of a record tree (contract section 9).
+
+use crate::error::{BinXmlError, BinXmlResult};
+use crate::escape::{self, Mode};
+use crate::tree::{Element, Names, Node, Tree};
+use crate::values::{self, Flavor};
+use encoding_rs::Encoding;
+
+/// Everything rendering needs besides the output buffer.
+pub struct Ctx<'a> {
+    pub chunk: &'a [u8],
+    pub codec: &'static Encoding,
+    pub names: &'a Names,
+    pub tree: &'a Tree,
+}
+
+const DECLARATION: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
+
+/// Renders the record whose root element is `root` (9.1), declaration included.
+pub fn render_record(out: &mut Vec<u8>, cx: &Ctx<'_>, root: u32, indent: bool) -> BinXmlResult<()> {
+    out.extend_from_slice(DECLARATION);
+    element(out, cx, root, 0, indent)
+}
+
+#[inline]
+fn spaces(out: &mut Vec<u8>, n: usize) {
+    const SP: &[u8; 64] = b"                                                                ";
+    let mut n = n;
+    while n > 0 {
+        let k = n.min(64);
+        out.extend_from_slice(&SP[..k]);
+        n -= k;
+    }
+}
+
+fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> BinXmlResult<()> {
+    let tree = cx.tree;
+    let e: &Element = &tree.elems[id as usize];
+    let name = cx.names.get(e.name).as_bytes();
+    if indent {
+        spaces(out, k);
+    }
+    out.push(b'<');
+    out.extend_from_slice(name);
+    for a in tree.attrs(e) {
+        let items = tree.items(a);
+        for n in items {
+            if matches!(
+                n,
+                Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. }
+            ) {
+                return Err(BinXmlError::new(
+                    "element or PI inside an attribute value",
+                    0,
+                ));
+            }
+        }
+        if !items.iter().any(Node::has_content) {
+            continue;
+        }
+        out.push(b' ');
+        out.extend_from_slice(cx.names.get(a.name).as_bytes());
+        out.extend_from_slice(b"=\"");
+        for n in items {
+            node_text(out, cx, n, Flavor::XmlAttr)?;
+        }
+        out.push(b'"');
+    }
+    let children = tree.children(e);
+    if children.is_empty() {
+        if e.self_closing {
+            out.extend_from_slice(b"/>");
+        } else {
+            out.extend_from_slice(b"></");
+            out.extend_from_slice(name);
+            out.push(b'>');
+        }
+        if indent {
+            out.push(b'\n');
+        }
+        return Ok(());
+    }
+    let has_elements = children.iter().any(|n| matches!(n, Node::Element(_)));
+    if !has_elements {
+        out.push(b'>');
+        let mut i = 0;
+        while i < children.len() {
+            match children[i] {
+                Node::PiTarget(t) => {
+                    out.extend_from_slice(b"<?");
+                    out.extend_from_slice(cx.names.get(t).as_bytes());
+                    if let Some(Node::PiData { off, units }) = children.get(i + 1) {
+                        out.push(b' ');
+                        utf16(out, cx.chunk, *off, *units, Mode::Raw);
+                        i += 1;
+                    }
+                    out.extend_from_slice(b"?>");
+                }
+                Node::PiData { .. } => {
+                    return Err(BinXmlError::new("PI data without target", 0));
+                }
+                ref n => node_text(out, cx, n, Flavor::XmlText)?,
+            }
+            i += 1;
+        }
+        out.extend_from_slice(b"</");
+        out.extend_from_slice(name);
+        out.push(b'>');
+        if indent {
+            out.push(b'\n');
+        }
+        return Ok(());
+    }
+    out.push(b'>');
+    if indent {
+        out.push(b'\n');
+    }
+    for n in children {
+        match *n {
+            Node::Element(c) => element(out, cx, c, k + 2, indent)?,
+            ref n => {
+                if indent {
+                    spaces(out, k + 2);
+                }
+                node_text(out, cx, n, Flavor::XmlText)?;
+                if indent {
+                    out.push(b'\n');
+                }
+            }
+        }
+    }
+    if indent {
+        spaces(out, k);
+    }
+    out.extend_from_slice(b"</");
+    out.extend_from_slice(name);
+    out.push(b'>');
+    if indent {
+        out.push(b'\n');
+    }
+    Ok(())
+}
+
+#[inline]
+fn utf16(out: &mut Vec<u8>, chunk: &[u8], off: u32, units: u32, mode: Mode) {
+    let o = off as usize;
+    escape::write_utf16(out, &chunk[o..o + 2 * units as usize], mode);
+}
+
+/// Text-mode / attribute-mode rendering of a non-element node (9.3). PIs render nothing here.
+fn node_text(out: &mut Vec<u8>, cx: &Ctx<'_>, n: &Node, flavor: Flavor) -> BinXmlResult<()> {
+    match *n {
+        Node::Text16 { off, units } => utf16(out, cx.chunk, off, units, flavor.utf16_mode()),
+        Node::Ansi { off, len } => {
+            let o = off as usize;
+            values::write_ansi(out, &cx.chunk[o..o + len as usize], cx.codec, flavor)
+        }
+        Node::Value(v) => values::write_value(out, cx.chunk, &v, cx.codec, flavor),
+        Node::CharRef(c) => {
+            out.extend_from_slice(b"&#");
+            values::write_int(out, c);
+            out.push(b';');
+        }
+        Node::EntityRef(name) => {
+            out.push(b'&');
+            out.extend_from_slice(cx.names.get(name).as_bytes());
+            out.push(b';');
+        }
+        Node::CData { off, units } => {
+            if flavor == Flavor::XmlAttr {
+                utf16(out, cx.chunk, off, units, Mode::XmlAttr);
+            } else {
+                out.extend_from_slice(b"<![CDATA[");
+                let start = out.len();
+                utf16(out, cx.chunk, off, units, Mode::Raw);
+                if out[start..].windows(3).any(|w| w == b"]]>") {
+                    let text = out.split_off(start);
+                    let mut i = 0;
+                    while i < text.len() {
+                        if text[i..].starts_with(b"]]>") {
+                            out.extend_from_slice(b"]]]]><![CDATA[>");
+                            i += 3;
+                        } else {
+                            out.push(text[i]);
+                            i += 1;
+                        }
+                    }
+                }
+                out.extend_from_slice(b"]]>");
+            }
+        }
+        Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. } | Node::Placeholder { .. } => {}
+    }
+    Ok(())
+}

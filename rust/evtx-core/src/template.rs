@@ -1,0 +1,285 @@
+//! Template definitions (6.5), cached per chunk by definition offset, and instantiation with
+//! dependency omission, placeholder resolution and array expansion (6.7, 6.8).
+
+use crate::error::{BinXmlError, BinXmlResult};
+use crate::tokens::{self, Cx, Scratch, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES};
+use crate::tree::{Attr, Element, Names, Node, Span, Tree};
+use crate::values::{self, Item, Slot, Value};
+use std::collections::HashMap;
+
+/// The parsed template definitions of one chunk.
+#[derive(Debug, Default)]
+pub struct Templates {
+    /// Definition trees (elements keep their dependency ids, substitutions are placeholders).
+    pub tree: Tree,
+    by_offset: HashMap<u32, Result<u32, BinXmlError>>,
+}
+
+impl Templates {
+    /// Forgets every definition (new chunk).
+    pub fn clear(&mut self) {
+        self.tree.clear();
+        self.by_offset.clear();
+    }
+
+    /// The root element of the definition at chunk offset `def_off`, parsing it on first use.
+    /// Failures are remembered too: the same bytes fail the same way.
+    pub fn get_or_parse(
+        &mut self,
+        cx: Cx<'_>,
+        names: &mut Names,
+        s: &mut Scratch,
+        def_off: u32,
+        depth: usize,
+    ) -> BinXmlResult<u32> {
+        if let Some(r) = self.by_offset.get(&def_off) {
+            return *r;
+        }
+        let r = self.parse(cx, names, s, def_off, depth);
+        self.by_offset.insert(def_off, r);
+        r
+    }
+
+    fn parse(
+        &mut self,
+        cx: Cx<'_>,
+        names: &mut Names,
+        s: &mut Scratch,
+        def_off: u32,
+        depth: usize,
+    ) -> BinXmlResult<u32> {
+        let o = def_off as usize;
+        let data_size = crate::bytes::get_u32(cx.chunk, o.saturating_add(20))
+            .ok_or_else(|| BinXmlError::new("template definition out of bounds", o))?;
+        let start = o + 24;
+        let end = start + data_size as usize;
+        if end > cx.chunk.len() {
+            return Err(BinXmlError::new("template data out of bounds", o));
+        }
+        let base = s.children.len();
+        let r = tokens::parse_stream(cx, names, s, &mut self.tree, None, start, end, true, depth);
+        let top = s.children.len() - base;
+        let first = s.children.get(base).copied();
+        s.children.truncate(base);
+        r?;
+        match (top, first) {
+            (1, Some(Node::Element(id))) => Ok(id),
+            _ => Err(BinXmlError::new(
+                "template definition without exactly one root element",
+                o,
+            )),
+        }
+    }
+}
+
+/// Scratch stacks borrowed from [`Scratch`] for instantiation.
+pub struct Build<'s> {
+    pub children: &'s mut Vec<Node>,
+    pub items: &'s mut Vec<Node>,
+    pub array_items: &'s mut Vec<Option<Item>>,
+}
+
+#[cold]
+fn too_many(at: usize) -> BinXmlError {
+    BinXmlError::new("too many nodes in record", at)
+}
+
+#[inline]
+fn check_budget(tree: &Tree) -> BinXmlResult<()> {
+    if tree.nodes.len() + tree.elems.len() > MAX_RECORD_NODES {
+        return Err(too_many(0));
+    }
+    Ok(())
+}
+
+/// Instantiates the definition rooted at `root` of `def` with `vals` into `tree` (6.7).
+pub fn instantiate(
+    chunk: &[u8],
+    def: &Tree,
+    root: u32,
+    vals: &[Slot],
+    tree: &mut Tree,
+    b: &mut Build<'_>,
+) -> BinXmlResult<u32> {
+    copy_element(chunk, def, root, vals, tree, b, 0)
+}
+
+/// Resolves a definition node (placeholder or literal) into `dest` (6.7 step 5).
+#[inline]
+fn resolve(node: &Node, vals: &[Slot], tree: &Tree, dest: &mut Vec<Node>) {
+    let Node::Placeholder { index, optional } = *node else {
+        dest.push(*node);
+        return;
+    };
+    let Some(slot) = vals.get(usize::from(index)) else {
+        return;
+    };
+    match *slot {
+        Slot::Fragment { start, len } => {
+            dest.extend_from_slice(&tree.nodes[start as usize..(start + len) as usize]);
+        }
+        _ if optional && slot.is_empty() => {}
+        Slot::Null | Slot::BinXml { .. } => dest.push(Node::Value(Value::NULL)),
+        Slot::Text16 { off, units } => dest.push(Node::Text16 { off, units }),
+        Slot::Ansi { off, len } => dest.push(Node::Ansi { off, len }),
+        Slot::Value(v) => dest.push(Node::Value(v)),
+    }
+}
+
+fn copy_element(
+    chunk: &[u8],
+    def: &Tree,
+    e: u32,
+    vals: &[Slot],
+    tree: &mut Tree,
+    b: &mut Build<'_>,
+    depth: usize,
+) -> BinXmlResult<u32> {
+    if depth > MAX_ELEMENT_DEPTH {
+        return Err(BinXmlError::new("template elements nested too deeply", 0));
+    }
+    let de = def.elems[e as usize];
+    let attr_start = tree.attrs.len() as u32;
+    for a in def.attrs(&de) {
+        let base = b.items.len();
+        for node in def.items(a) {
+            resolve(node, vals, tree, b.items);
+        }
+        if b.items.len() > base {
+            let items = tree.push_nodes(&b.items[base..]);
+            b.items.truncate(base);
+            tree.attrs.push(Attr {
+                name: a.name,
+                items,
+            });
+        }
+    }
+    let attrs = Span {
+        start: attr_start,
+        len: tree.attrs.len() as u32 - attr_start,
+    };
+    let base = b.children.len();
+    for node in def.children(&de) {
+        match *node {
+            Node::Element(c) => {
+                let ce = &def.elems[c as usize];
+                if ce.dep != 0xffff && matches!(vals.get(usize::from(ce.dep)), Some(Slot::Null)) {
+                    continue;
+                }
+                let id = copy_element(chunk, def, c, vals, tree, b, depth + 1)?;
+                expand(chunk, tree, b, id)?;
+            }
+            _ => resolve(node, vals, tree, b.children),
+        }
+    }
+    let children = tree.push_nodes(&b.children[base..]);
+    b.children.truncate(base);
+    let id = tree.elems.len() as u32;
+    tree.elems.push(Element {
+        name: de.name,
+        dep: 0xffff,
+        self_closing: de.self_closing,
+        attrs,
+        children,
+    });
+    check_budget(tree)?;
+    Ok(id)
+}
+
+fn item_node(item: Option<Item>) -> Option<Node> {
+    match item? {
+        Item::Text16 { off, units } => Some(Node::Text16 { off, units }),
+        Item::Ansi { off, len } => Some(Node::Ansi { off, len }),
+        Item::Value(v) => Some(Node::Value(v)),
+    }
+}
+
+/// Array expansion (6.8): pushes element `id`, or one copy per item of its first array with
+/// more than one item (recursively), onto `b.children`.
+fn expand(chunk: &[u8], tree: &mut Tree, b: &mut Build<'_>, id: u32) -> BinXmlResult<()> {
+    let e = tree.elems[id as usize];
+    // Where the first expandable array is: (attribute index or None for children, node index).
+    let mut found: Option<(Option<usize>, usize, Value)> = None;
+    for (k, n) in tree.children(&e).iter().enumerate() {
+        if let Node::Value(v) = n {
+            if v.is_expandable() {
+                found = Some((None, k, *v));
+                break;
+            }
+        }
+    }
+    if found.is_none() {
+        'attrs: for (ai, a) in tree.attrs(&e).iter().enumerate() {
+            for (k, n) in tree.items(a).iter().enumerate() {
+                if let Node::Value(v) = n {
+                    if v.is_expandable() {
+                        found = Some((Some(ai), k, *v));
+                        break 'attrs;
+                    }
+                }
+            }
+        }
+    }
+    let Some((attr, k, v)) = found else {
+        b.children.push(Node::Element(id));
+        return Ok(());
+    };
+    let base = b.array_items.len();
+    values::for_each_item(chunk, &v, |item| b.array_items.push(item));
+    let count = b.array_items.len() - base;
+    for j in 0..count {
+        let replacement = item_node(b.array_items[base + j]);
+        let mut copy = e;
+        match attr {
+            None => {
+                copy.children = copy_run(tree, e.children, k, replacement);
+            }
+            Some(ai) => {
+                let start = tree.attrs.len() as u32;
+                for i in 0..e.attrs.len as usize {
+                    let a = tree.attrs[e.attrs.start as usize + i];
+                    if i == ai {
+                        let items = copy_run(tree, a.items, k, replacement);
+                        if items.len > 0 {
+                            tree.attrs.push(Attr {
+                                name: a.name,
+                                items,
+                            });
+                        }
+                    } else {
+                        tree.attrs.push(a);
+                    }
+                }
+                copy.attrs = Span {
+                    start,
+                    len: tree.attrs.len() as u32 - start,
+                };
+            }
+        }
+        let new_id = tree.elems.len() as u32;
+        tree.elems.push(copy);
+        check_budget(tree)?;
+        expand(chunk, tree, b, new_id)?;
+    }
+    b.array_items.truncate(base);
+    Ok(())
+}
+
+/// Copies the node run `run`, replacing its `k`-th node with `replacement` (or dropping it).
+fn copy_run(tree: &mut Tree, run: Span, k: usize, replacement: Option<Node>) -> Span {
+    let start = tree.nodes.len() as u32;
+    for i in 0..run.len as usize {
+        if i == k {
+            if let Some(r) = replacement {
+                tree.nodes.push(r);
+            }
+        } else {
+            let n = tree.nodes[run.start as usize + i];
+            tree.nodes.push(n);
+        }
+    }
+    Span {
+        start,
+        len: tree.nodes.len() as u32 - start,
+    }
+}

@@ -1,0 +1,522 @@
+//! BinXML token reader and tree builder (contract sections 6.1–6.6 and 6.9).
+//!
+//! One function, [`parse_stream`], handles all three stream kinds: record streams, template
+//! definition bodies (dependency ids and substitutions) and nested BinXML values. Top-level
+//! elements a stream produces are pushed onto `Scratch::children`, which is a stack shared by
+//! nested streams: every caller remembers the stack height before and takes what is above it.
+
+use crate::bytes::{get_u16, get_u32};
+use crate::error::{BinXmlError, BinXmlResult};
+use crate::escape;
+use crate::template::{self, Templates};
+use crate::tree::{Element, Names, Node, Span, Tree, NAME_EVENT};
+use crate::values::{self, ty, Item, Slot};
+use encoding_rs::Encoding;
+
+/// Nested streams deeper than this fail the record (6.6).
+pub const MAX_STREAM_NESTING: usize = 64;
+/// More open elements than this in one stream fail the record (6.6).
+pub const MAX_ELEMENT_DEPTH: usize = 512;
+/// More tree nodes than this in one record fail it (section 12).
+pub const MAX_RECORD_NODES: usize = 1 << 18;
+
+/// The chunk being parsed and its decoding settings.
+#[derive(Clone, Copy)]
+pub struct Cx<'a> {
+    pub chunk: &'a [u8],
+    pub codec: &'static Encoding,
+}
+
+/// An element whose start tag was closed (0x02) and whose children are being collected.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    name: u32,
+    dep: u16,
+    attrs: Span,
+    children_base: u32,
+}
+
+/// Reusable stacks for tree building and instantiation.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// Children runs under construction (see module docs).
+    pub children: Vec<Node>,
+    /// Attribute value items under construction.
+    pub items: Vec<Node>,
+    /// Attributes of pending start tags: name and start in `items`.
+    attrs: Vec<(u32, u32)>,
+    frames: Vec<Frame>,
+    /// Value descriptors being read.
+    descs: Vec<(u16, u8)>,
+    /// Instance value stacks.
+    pub values: Vec<Slot>,
+    /// Array items being expanded.
+    pub array_items: Vec<Option<Item>>,
+}
+
+impl Scratch {
+    /// Empties every stack (start of a record).
+    pub fn clear(&mut self) {
+        self.children.clear();
+        self.items.clear();
+        self.attrs.clear();
+        self.frames.clear();
+        self.descs.clear();
+        self.values.clear();
+        self.array_items.clear();
+    }
+}
+
+#[cold]
+fn err(what: &'static str, at: usize) -> BinXmlError {
+    BinXmlError::new(what, at)
+}
+
+#[inline]
+fn u8_at(chunk: &[u8], pos: usize) -> BinXmlResult<u8> {
+    chunk
+        .get(pos)
+        .copied()
+        .ok_or_else(|| err("unexpected end of chunk", pos))
+}
+
+#[inline]
+fn u16_at(chunk: &[u8], pos: usize) -> BinXmlResult<u16> {
+    get_u16(chunk, pos).ok_or_else(|| err("unexpected end of chunk", pos))
+}
+
+#[inline]
+fn u32_at(chunk: &[u8], pos: usize) -> BinXmlResult<u32> {
+    get_u32(chunk, pos).ok_or_else(|| err("unexpected end of chunk", pos))
+}
+
+/// Reads a name reference at `*pos` (6.3), skipping an inline name entry.
+fn read_name_ref(cx: Cx<'_>, names: &mut Names, pos: &mut usize) -> BinXmlResult<u32> {
+    let off = u32_at(cx.chunk, *pos)?;
+    *pos += 4;
+    if *pos == off as usize {
+        let count = usize::from(u16_at(cx.chunk, *pos + 6)?);
+        let next = *pos + 10 + 2 * count;
+        if next > cx.chunk.len() {
+            return Err(err("inline name past the end of the chunk", *pos));
+        }
+        *pos = next;
+    }
+    names.resolve(cx.chunk, off)
+}
+
+/// Reads a u16-counted UTF-16 string at `*pos`, cut at its first NUL: `(offset, units)`.
+fn read_counted_utf16(chunk: &[u8], pos: &mut usize) -> BinXmlResult<(u32, u32)> {
+    let n = usize::from(u16_at(chunk, *pos)?);
+    let start = *pos + 2;
+    if start + 2 * n > chunk.len() {
+        return Err(err("string past the end of the chunk", start));
+    }
+    *pos = start + 2 * n;
+    let units = escape::units_until_nul(&chunk[start..start + 2 * n]);
+    Ok((start as u32, units as u32))
+}
+
+/// A start tag whose attributes are being read.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    name: u32,
+    dep: u16,
+    attr_base: usize,
+    item_base: usize,
+}
+
+/// Moves the pending tag's attributes into the tree (dropping those with no items).
+fn finish_attrs(tree: &mut Tree, s: &mut Scratch, p: &Pending) -> Span {
+    let start = tree.attrs.len() as u32;
+    for i in p.attr_base..s.attrs.len() {
+        let (name, item_start) = s.attrs[i];
+        let item_end = s
+            .attrs
+            .get(i + 1)
+            .map_or(s.items.len(), |&(_, next)| next as usize);
+        if item_end > item_start as usize {
+            let items = tree.push_nodes(&s.items[item_start as usize..item_end]);
+            tree.attrs.push(crate::tree::Attr { name, items });
+        }
+    }
+    s.attrs.truncate(p.attr_base);
+    s.items.truncate(p.item_base);
+    Span {
+        start,
+        len: tree.attrs.len() as u32 - start,
+    }
+}
+
+/// Parses the token stream at chunk offsets `start..end` into `tree`, pushing its top-level
+/// elements onto `s.children`.
+///
+/// `def` marks a template definition body (dependency ids, substitutions allowed, instances
+/// not). `templates` is `None` where template instances are not allowed (inside definitions).
+#[allow(clippy::too_many_arguments)]
+pub fn parse_stream(
+    cx: Cx<'_>,
+    names: &mut Names,
+    s: &mut Scratch,
+    tree: &mut Tree,
+    mut templates: Option<&mut Templates>,
+    start: usize,
+    end: usize,
+    def: bool,
+    depth: usize,
+) -> BinXmlResult<()> {
+    if depth > MAX_STREAM_NESTING {
+        return Err(err("BinXML nested too deeply", start));
+    }
+    let chunk = cx.chunk;
+    let frame_base = s.frames.len();
+    let mut pending: Option<Pending> = None;
+    let mut pos = start;
+
+    // Adds a content item at the current position (6.6).
+    macro_rules! content {
+        ($node:expr, $at:expr) => {{
+            let node = $node;
+            if let Some(p) = &pending {
+                if s.attrs.len() > p.attr_base {
+                    s.items.push(node);
+                }
+            } else if s.frames.len() > frame_base {
+                s.children.push(node);
+            } else {
+                return Err(err("value outside of element", $at));
+            }
+        }};
+    }
+
+    while pos < end {
+        let at = pos;
+        let token = u8_at(chunk, pos)?;
+        pos += 1;
+        match token {
+            0x00 => break,
+            0x01 | 0x41 => {
+                if pending.is_some() {
+                    return Err(err("start tag inside a start tag", at));
+                }
+                let dep = if def {
+                    let d = u16_at(chunk, pos)?;
+                    pos += 2;
+                    d
+                } else {
+                    0xffff
+                };
+                u32_at(chunk, pos)?;
+                pos += 4;
+                let name = read_name_ref(cx, names, &mut pos)?;
+                if token & 0x40 != 0 {
+                    u32_at(chunk, pos)?;
+                    pos += 4;
+                }
+                pending = Some(Pending {
+                    name,
+                    dep,
+                    attr_base: s.attrs.len(),
+                    item_base: s.items.len(),
+                });
+            }
+            0x02 => {
+                let p = pending
+                    .take()
+                    .ok_or_else(|| err("close start without start", at))?;
+                let attrs = finish_attrs(tree, s, &p);
+                if s.frames.len() - frame_base >= MAX_ELEMENT_DEPTH {
+                    return Err(err("elements nested too deeply", at));
+                }
+                s.frames.push(Frame {
+                    name: p.name,
+                    dep: p.dep,
+                    attrs,
+                    children_base: s.children.len() as u32,
+                });
+            }
+            0x03 => {
+                let p = pending
+                    .take()
+                    .ok_or_else(|| err("close empty without start", at))?;
+                let attrs = finish_attrs(tree, s, &p);
+                let id = tree.elems.len() as u32;
+                tree.elems.push(Element {
+                    name: p.name,
+                    dep: p.dep,
+                    self_closing: true,
+                    attrs,
+                    children: Span::default(),
+                });
+                s.children.push(Node::Element(id));
+            }
+            0x04 => {
+                if pending.is_some() || s.frames.len() <= frame_base {
+                    return Err(err("end element without open element", at));
+                }
+                let Some(f) = s.frames.pop() else {
+                    return Err(err("end element without open element", at));
+                };
+                let children = tree.push_nodes(&s.children[f.children_base as usize..]);
+                s.children.truncate(f.children_base as usize);
+                let id = tree.elems.len() as u32;
+                tree.elems.push(Element {
+                    name: f.name,
+                    dep: f.dep,
+                    self_closing: false,
+                    attrs: f.attrs,
+                    children,
+                });
+                s.children.push(Node::Element(id));
+            }
+            0x05 | 0x45 => {
+                let t = u8_at(chunk, pos)?;
+                pos += 1;
+                if !values::is_known_type(t) {
+                    return Err(err("invalid value type", at));
+                }
+                let (slot, next) = values::read_unsized(chunk, pos, t)?;
+                pos = next;
+                match slot {
+                    Slot::BinXml { off, len } => {
+                        if pending.is_some() {
+                            return Err(err("BinXML value inside a start tag", at));
+                        }
+                        parse_stream(
+                            cx,
+                            names,
+                            s,
+                            tree,
+                            templates.as_deref_mut(),
+                            off as usize,
+                            (off + len) as usize,
+                            false,
+                            depth + 1,
+                        )?;
+                    }
+                    Slot::Null if t == ty::BINXML => {}
+                    Slot::Null => content!(Node::Value(values::Value::NULL), at),
+                    Slot::Text16 { off, units } => content!(Node::Text16 { off, units }, at),
+                    Slot::Ansi { off, len } => content!(Node::Ansi { off, len }, at),
+                    Slot::Value(v) => content!(Node::Value(v), at),
+                    Slot::Fragment { .. } => {}
+                }
+            }
+            0x06 | 0x46 => {
+                let name = read_name_ref(cx, names, &mut pos)?;
+                if pending.is_none() {
+                    return Err(err("attribute outside a start tag", at));
+                }
+                s.attrs.push((name, s.items.len() as u32));
+            }
+            0x07 | 0x47 => {
+                let (off, units) = read_counted_utf16(chunk, &mut pos)?;
+                content!(Node::CData { off, units }, at);
+            }
+            0x08 | 0x48 => {
+                let c = u16_at(chunk, pos)?;
+                pos += 2;
+                content!(Node::CharRef(c), at);
+            }
+            0x09 | 0x49 => {
+                let name = read_name_ref(cx, names, &mut pos)?;
+                content!(Node::EntityRef(name), at);
+            }
+            0x0a => {
+                let name = read_name_ref(cx, names, &mut pos)?;
+                content!(Node::PiTarget(name), at);
+            }
+            0x0b => {
+                let (off, units) = read_counted_utf16(chunk, &mut pos)?;
+                content!(Node::PiData { off, units }, at);
+            }
+            0x0c => {
+                let Some(t) = templates.as_deref_mut() else {
+                    return Err(err("template instance inside a template definition", at));
+                };
+                if pending.is_some() {
+                    return Err(err("template instance inside a start tag", at));
+                }
+                let id = read_instance(cx, names, s, tree, t, &mut pos, depth)?;
+                s.children.push(Node::Element(id));
+            }
+            0x0d | 0x0e => {
+                if !def {
+                    return Err(err("substitution outside a template definition", at));
+                }
+                let index = u16_at(chunk, pos)?;
+                let t = u8_at(chunk, pos + 2)?;
+                pos += 3;
+                if !values::is_known_type(t) {
+                    return Err(err("invalid substitution type", at));
+                }
+                content!(
+                    Node::Placeholder {
+                        index,
+                        optional: token == 0x0e
+                    },
+                    at
+                );
+            }
+            0x0f => {
+                if pos + 3 > chunk.len() {
+                    return Err(err("truncated fragment header", at));
+                }
+                pos += 3;
+            }
+            _ => return Err(err("invalid token", at)),
+        }
+        if tree.nodes.len() + tree.elems.len() > MAX_RECORD_NODES * 2 {
+            return Err(err("too many nodes", at));
+        }
+    }
+    if pending.is_some() || s.frames.len() > frame_base {
+        return Err(err("unclosed element at end of stream", pos));
+    }
+    Ok(())
+}
+
+/// Reads a template instance (6.4) at `*pos` (just after the 0x0C byte), decodes its values,
+/// parses its BinXML values, and instantiates it (6.7). Returns the new root element.
+fn read_instance(
+    cx: Cx<'_>,
+    names: &mut Names,
+    s: &mut Scratch,
+    tree: &mut Tree,
+    templates: &mut Templates,
+    pos: &mut usize,
+    depth: usize,
+) -> BinXmlResult<u32> {
+    let chunk = cx.chunk;
+    let at = *pos;
+    u8_at(chunk, at)?;
+    u32_at(chunk, at + 1)?;
+    let def_off = u32_at(chunk, at + 5)?;
+    let mut p = at + 9;
+    if p == def_off as usize {
+        let data_size = u32_at(chunk, p + 20)? as usize;
+        p = p + 24 + data_size;
+        if p > chunk.len() {
+            return Err(err(
+                "inline template definition past the end of the chunk",
+                at,
+            ));
+        }
+    }
+    let n = u32_at(chunk, p)? as usize;
+    p += 4;
+    if n > (chunk.len() - p) / 4 {
+        return Err(err("value descriptors past the end of the chunk", p));
+    }
+    let desc_base = s.descs.len();
+    for i in 0..n {
+        let d = p + 4 * i;
+        let t = chunk[d + 2];
+        if !values::is_known_type(t) {
+            s.descs.truncate(desc_base);
+            return Err(err("invalid value type in descriptor", d));
+        }
+        s.descs
+            .push((u16::from_le_bytes([chunk[d], chunk[d + 1]]), t));
+    }
+    p += 4 * n;
+    let val_base = s.values.len();
+    for i in 0..n {
+        let (size, t) = s.descs[desc_base + i];
+        let size = usize::from(size);
+        let start = p;
+        let (slot, mut stop) = values::read_sized(chunk, p, t, size, cx.codec)?;
+        if t == ty::NULL {
+            stop += size;
+        }
+        p = stop.max(start + size);
+        if p > chunk.len() {
+            return Err(err("value past the end of the chunk", start));
+        }
+        s.values.push(slot);
+    }
+    s.descs.truncate(desc_base);
+    *pos = p;
+
+    // Prepare BinXML values: each becomes the list of its top-level elements.
+    for i in val_base..val_base + n {
+        if let Slot::BinXml { off, len } = s.values[i] {
+            let base = s.children.len();
+            parse_stream(
+                cx,
+                names,
+                s,
+                tree,
+                Some(templates),
+                off as usize,
+                (off + len) as usize,
+                false,
+                depth + 1,
+            )?;
+            let span = tree.push_nodes(&s.children[base..]);
+            s.children.truncate(base);
+            s.values[i] = Slot::Fragment {
+                start: span.start,
+                len: span.len,
+            };
+        }
+    }
+
+    let root = templates.get_or_parse(cx, names, s, def_off, depth)?;
+    let Scratch {
+        values,
+        children,
+        items,
+        array_items,
+        ..
+    } = s;
+    let mut b = template::Build {
+        children,
+        items,
+        array_items,
+    };
+    let id = template::instantiate(
+        cx.chunk,
+        &templates.tree,
+        root,
+        &values[val_base..],
+        tree,
+        &mut b,
+    )?;
+    values.truncate(val_base);
+    Ok(id)
+}
+
+/// Parses the BinXML window `start..end` of a record and returns its root element (6.9):
+/// the first top-level element, or a synthetic empty `Event`.
+pub fn parse_record(
+    cx: Cx<'_>,
+    names: &mut Names,
+    s: &mut Scratch,
+    tree: &mut Tree,
+    templates: &mut Templates,
+    start: usize,
+    end: usize,
+) -> BinXmlResult<u32> {
+    s.clear();
+    tree.clear();
+    parse_stream(cx, names, s, tree, Some(templates), start, end, false, 0)?;
+    let first = s.children.iter().find_map(|n| match n {
+        Node::Element(id) => Some(*id),
+        _ => None,
+    });
+    Ok(match first {
+        Some(id) => id,
+        None => {
+            let id = tree.elems.len() as u32;
+            tree.elems.push(Element {
+                name: NAME_EVENT,
+                dep: 0xffff,
+                self_closing: false,
+                attrs: Span::default(),
+                children: Span::default(),
+            });
+            id
+        }
+    })
+}

@@ -1,0 +1,203 @@
+//! The element tree that token streams build and templates instantiate (contract 6.6–6.8),
+//! stored as index-linked arenas: no per-node allocation, reset (not freed) between records.
+//!
+//! Invariant: an element's children are the contiguous run `nodes[children]`, its attributes the
+//! run `attrs[attrs]`, each attribute's value items the run `nodes[items]`. Runs are written
+//! once, when the element (or attribute) is complete, so they never interleave.
+
+use crate::error::{BinXmlError, BinXmlResult};
+use crate::escape;
+use crate::values::Value;
+use std::collections::HashMap;
+
+/// A contiguous run in one of the tree's vectors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Span {
+    #[inline]
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
+/// Index of a resolved name in [`Names`].
+pub type NameId = u32;
+
+/// A node of the tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Node {
+    /// An element, index into [`Tree::elems`].
+    Element(u32),
+    /// UTF-16 text at a chunk offset (already cut at the first NUL).
+    Text16 { off: u32, units: u32 },
+    /// ANSI text at a chunk offset (NULs removed when written; `len == 0` means empty).
+    Ansi { off: u32, len: u32 },
+    /// A typed value.
+    Value(Value),
+    /// CDATA section.
+    CData { off: u32, units: u32 },
+    /// Character reference `&#N;`.
+    CharRef(u16),
+    /// Entity reference `&name;`.
+    EntityRef(NameId),
+    /// Processing instruction target.
+    PiTarget(NameId),
+    /// Processing instruction data.
+    PiData { off: u32, units: u32 },
+    /// A substitution in a template definition.
+    Placeholder { index: u16, optional: bool },
+}
+
+impl Node {
+    /// The "content" test of section 9.4.
+    #[inline]
+    pub fn has_content(&self) -> bool {
+        match *self {
+            Node::Text16 { units, .. } | Node::CData { units, .. } => units > 0,
+            Node::Ansi { len, .. } => len > 0,
+            Node::CharRef(_) | Node::EntityRef(_) => true,
+            Node::Value(v) => !v.is_empty(),
+            _ => false,
+        }
+    }
+}
+
+/// An element.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Element {
+    pub name: NameId,
+    /// Dependency id (template definitions), `0xFFFF` for none.
+    pub dep: u16,
+    /// Closed with token 0x03.
+    pub self_closing: bool,
+    pub attrs: Span,
+    pub children: Span,
+}
+
+/// An attribute and its value items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attr {
+    pub name: NameId,
+    pub items: Span,
+}
+
+/// Node arenas of one record (or of a chunk's template definitions).
+#[derive(Debug, Default)]
+pub struct Tree {
+    pub elems: Vec<Element>,
+    pub attrs: Vec<Attr>,
+    pub nodes: Vec<Node>,
+}
+
+impl Tree {
+    /// Empties the arenas, keeping their capacity.
+    pub fn clear(&mut self) {
+        self.elems.clear();
+        self.attrs.clear();
+        self.nodes.clear();
+    }
+
+    /// The children of element `e`.
+    #[inline]
+    pub fn children(&self, e: &Element) -> &[Node] {
+        &self.nodes[e.children.range()]
+    }
+
+    /// The attributes of element `e`.
+    #[inline]
+    pub fn attrs(&self, e: &Element) -> &[Attr] {
+        &self.attrs[e.attrs.range()]
+    }
+
+    /// The value items of attribute `a`.
+    #[inline]
+    pub fn items(&self, a: &Attr) -> &[Node] {
+        &self.nodes[a.items.range()]
+    }
+
+    /// Appends `nodes` as one run.
+    #[inline]
+    pub fn push_nodes(&mut self, nodes: &[Node]) -> Span {
+        let start = self.nodes.len() as u32;
+        self.nodes.extend_from_slice(nodes);
+        Span {
+            start,
+            len: nodes.len() as u32,
+        }
+    }
+}
+
+/// Name id of the synthetic `Event` root (6.9).
+pub const NAME_EVENT: NameId = 0;
+
+/// Resolved element/attribute/entity names of one chunk, by chunk offset (6.3).
+#[derive(Debug)]
+pub struct Names {
+    by_offset: HashMap<u32, NameId>,
+    spans: Vec<(u32, u32)>,
+    text: String,
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        let mut names = Names {
+            by_offset: HashMap::new(),
+            spans: Vec::new(),
+            text: String::new(),
+        };
+        names.clear();
+        names
+    }
+}
+
+impl Names {
+    /// Forgets all names (new chunk), keeping the built-in ones.
+    pub fn clear(&mut self) {
+        self.by_offset.clear();
+        self.spans.clear();
+        self.text.clear();
+        self.text.push_str("Event");
+        self.spans.push((0, 5));
+    }
+
+    /// The text of name `id`.
+    #[inline]
+    pub fn get(&self, id: NameId) -> &str {
+        let (s, l) = self.spans[id as usize];
+        &self.text[s as usize..(s + l) as usize]
+    }
+
+    /// Resolves the name entry at chunk offset `offset`: `count` UTF-16 units at `offset + 8`,
+    /// cut at the first NUL; the whole entry (with terminator) must lie in the chunk and the
+    /// text must be valid UTF-16.
+    pub fn resolve(&mut self, chunk: &[u8], offset: u32) -> BinXmlResult<NameId> {
+        if let Some(&id) = self.by_offset.get(&offset) {
+            return Ok(id);
+        }
+        self.resolve_slow(chunk, offset)
+    }
+
+    #[inline(never)]
+    fn resolve_slow(&mut self, chunk: &[u8], offset: u32) -> BinXmlResult<NameId> {
+        let o = offset as usize;
+        let bad = || BinXmlError::new("name out of bounds", o);
+        let count = usize::from(crate::bytes::get_u16(chunk, o + 6).ok_or_else(bad)?);
+        let start = o + 8;
+        if start + 2 * count + 2 > chunk.len() {
+            return Err(bad());
+        }
+        let raw = &chunk[start..start + 2 * count];
+        let units = escape::units_until_nul(raw);
+        let text = escape::decode_utf16_strict(&raw[..2 * units])
+            .ok_or_else(|| BinXmlError::new("name is not valid UTF-16", o))?;
+        let id = self.spans.len() as NameId;
+        self.spans.push((self.text.len() as u32, text.len() as u32));
+        self.text.push_str(&text);
+        self.by_offset.insert(offset, id);
+        Ok(id)
+    }
+}

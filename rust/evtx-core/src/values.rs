@@ -1,0 +1,1103 @@
+//! Value types (contract section 7): decoding from the chunk bytes into raw spans, emptiness,
+//! and the text form of every type, written straight into the output buffer.
+//!
+//! Values are never materialised: a [`Value`] is a type code plus a span of the chunk, and is
+//! formatted from those bytes when rendered. Decoding at instance time only validates and
+//! measures (how many bytes the value consumed, how many array items it has).
+
+use crate::bytes::{get_u16, get_u32};
+use crate::error::{BinXmlError, BinXmlResult};
+use crate::escape::{self, Mode};
+use encoding_rs::Encoding;
+
+/// Value type codes (section 7.1).
+pub mod ty {
+    pub const NULL: u8 = 0x00;
+    pub const STRING: u8 = 0x01;
+    pub const ANSI: u8 = 0x02;
+    pub const I8: u8 = 0x03;
+    pub const U8: u8 = 0x04;
+    pub const I16: u8 = 0x05;
+    pub const U16: u8 = 0x06;
+    pub const I32: u8 = 0x07;
+    pub const U32: u8 = 0x08;
+    pub const I64: u8 = 0x09;
+    pub const U64: u8 = 0x0a;
+    pub const F32: u8 = 0x0b;
+    pub const F64: u8 = 0x0c;
+    pub const BOOL: u8 = 0x0d;
+    pub const BINARY: u8 = 0x0e;
+    pub const GUID: u8 = 0x0f;
+    pub const SIZET: u8 = 0x10;
+    pub const FILETIME: u8 = 0x11;
+    pub const SYSTIME: u8 = 0x12;
+    pub const SID: u8 = 0x13;
+    pub const HEX32: u8 = 0x14;
+    pub const HEX64: u8 = 0x15;
+    pub const EVT_HANDLE: u8 = 0x20;
+    pub const BINXML: u8 = 0x21;
+    pub const EVT_XML: u8 = 0x23;
+    pub const ARRAY: u8 = 0x80;
+}
+
+/// Whether `t` is a known type code (section 7.1).
+#[inline]
+pub fn is_known_type(t: u8) -> bool {
+    matches!(t, 0x00..=0x15 | 0x20 | 0x21 | 0x23 | 0x81..=0x95)
+}
+
+/// Whether values of type `t` are written as bare JSON numbers/booleans (7.5).
+#[inline]
+pub fn is_bare_json(t: u8) -> bool {
+    matches!(t, ty::I8..=ty::U64 | ty::BOOL)
+}
+
+/// Natural width of fixed-size scalar types, 0 for others.
+#[inline]
+fn fixed_width(t: u8) -> usize {
+    match t {
+        ty::I8 | ty::U8 => 1,
+        ty::I16 | ty::U16 => 2,
+        ty::I32 | ty::U32 | ty::F32 | ty::BOOL | ty::HEX32 => 4,
+        ty::I64 | ty::U64 | ty::F64 | ty::FILETIME | ty::HEX64 => 8,
+        ty::GUID | ty::SYSTIME => 16,
+        _ => 0,
+    }
+}
+
+/// A typed value: type code and a span of the chunk. For arrays, `count` is the number of items
+/// (for SizeT arrays the item width is `len / count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Value {
+    pub ty: u8,
+    pub off: u32,
+    pub len: u32,
+    pub count: u32,
+}
+
+impl Value {
+    /// The Null value.
+    pub const NULL: Value = Value {
+        ty: ty::NULL,
+        off: 0,
+        len: 0,
+        count: 0,
+    };
+
+    /// Emptiness of section 7.4 (strings are text nodes and handled elsewhere).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        match self.ty {
+            ty::NULL => true,
+            ty::BINARY => self.len == 0,
+            t if t & ty::ARRAY != 0 => self.count == 0,
+            _ => false,
+        }
+    }
+
+    /// Whether this is an array with more than one item (expanded when copied, 6.8).
+    #[inline]
+    pub fn is_expandable(&self) -> bool {
+        self.ty & ty::ARRAY != 0 && self.count > 1
+    }
+}
+
+/// A decoded value slot of a template instance, or the payload of a value-text token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// Null (also an empty BinXML value).
+    Null,
+    /// UTF-16 text: `units` code units at chunk offset `off` (cut at the first NUL).
+    Text16 { off: u32, units: u32 },
+    /// ANSI bytes at `off` (NULs are removed when rendered; `len == 0` when all were NULs).
+    Ansi { off: u32, len: u32 },
+    /// Any other typed value.
+    Value(Value),
+    /// A non-empty BinXML stream at `off`.
+    BinXml { off: u32, len: u32 },
+    /// A parsed BinXML value: its top-level element nodes, a run of the record tree's nodes
+    /// (set by the token parser, never by the decoders here).
+    Fragment { start: u32, len: u32 },
+}
+
+impl Slot {
+    /// Emptiness of section 7.4.
+    pub fn is_empty(&self) -> bool {
+        match *self {
+            Slot::Null => true,
+            Slot::Text16 { units, .. } => units == 0,
+            Slot::Ansi { len, .. } => len == 0,
+            Slot::Value(v) => v.is_empty(),
+            Slot::BinXml { len, .. } => len == 0,
+            Slot::Fragment { .. } => false,
+        }
+    }
+}
+
+#[cold]
+fn err(what: &'static str, at: usize) -> BinXmlError {
+    BinXmlError::new(what, at)
+}
+
+#[inline]
+fn need(chunk: &[u8], pos: usize, n: usize) -> BinXmlResult<()> {
+    if pos.checked_add(n).is_some_and(|e| e <= chunk.len()) {
+        Ok(())
+    } else {
+        Err(err("value past the end of the chunk", pos))
+    }
+}
+
+/// Length in bytes of the SID at `pos`.
+fn sid_len(chunk: &[u8], pos: usize) -> BinXmlResult<usize> {
+    need(chunk, pos, 8)?;
+    let len = 8 + 4 * usize::from(chunk[pos + 1]);
+    need(chunk, pos, len)?;
+    Ok(len)
+}
+
+/// Whether the ANSI bytes (NULs removed) decode strictly with `codec`.
+fn ansi_ok(codec: &'static Encoding, bytes: &[u8]) -> bool {
+    if codec == encoding_rs::WINDOWS_1252 {
+        return true;
+    }
+    let filtered: Vec<u8> = bytes.iter().copied().filter(|&b| b != 0).collect();
+    codec
+        .decode_without_bom_handling_and_without_replacement(&filtered)
+        .is_some()
+}
+
+fn ansi_slot(chunk: &[u8], pos: usize, len: usize) -> Slot {
+    let bytes = &chunk[pos..pos + len];
+    let len = if bytes.iter().all(|&b| b == 0) {
+        0
+    } else {
+        len
+    };
+    Slot::Ansi {
+        off: pos as u32,
+        len: len as u32,
+    }
+}
+
+fn text16(chunk: &[u8], pos: usize, units: usize) -> Slot {
+    let units = escape::units_until_nul(&chunk[pos..pos + 2 * units]);
+    Slot::Text16 {
+        off: pos as u32,
+        units: units as u32,
+    }
+}
+
+fn value(t: u8, pos: usize, len: usize, count: usize) -> Slot {
+    Slot::Value(Value {
+        ty: t,
+        off: pos as u32,
+        len: len as u32,
+        count: count as u32,
+    })
+}
+
+/// Decodes a substitution value of type `t` with declared `size` at chunk offset `pos`
+/// (section 7.2, "with declared size"). Returns the slot and the position where decoding
+/// stopped (which may be before or after `pos + size`; the caller applies 6.4).
+pub fn read_sized(
+    chunk: &[u8],
+    pos: usize,
+    t: u8,
+    size: usize,
+    codec: &'static Encoding,
+) -> BinXmlResult<(Slot, usize)> {
+    let w = fixed_width(t);
+    if w != 0 {
+        need(chunk, pos, w)?;
+        let slot = if t == ty::BOOL {
+            bool_slot(chunk, pos)
+        } else {
+            value(t, pos, w, 1)
+        };
+        return Ok((slot, pos + w));
+    }
+    match t {
+        ty::NULL => Ok((Slot::Null, pos)),
+        ty::STRING | ty::EVT_XML => {
+            if size % 2 != 0 {
+                return Err(err("odd-sized UTF-16 string", pos));
+            }
+            need(chunk, pos, size)?;
+            Ok((text16(chunk, pos, size / 2), pos + size))
+        }
+        ty::ANSI => {
+            need(chunk, pos, size)?;
+            if !ansi_ok(codec, &chunk[pos..pos + size]) {
+                return Err(err("invalid ANSI sequence", pos));
+            }
+            Ok((ansi_slot(chunk, pos, size), pos + size))
+        }
+        ty::BINARY => {
+            need(chunk, pos, size)?;
+            Ok((value(ty::BINARY, pos, size, 1), pos + size))
+        }
+        ty::SIZET | ty::EVT_HANDLE => match size {
+            4 | 8 => {
+                need(chunk, pos, size)?;
+                Ok((value(ty::SIZET, pos, size, 1), pos + size))
+            }
+            _ => Err(err("unsupported SizeT/EvtHandle size", pos)),
+        },
+        ty::SID => {
+            let len = sid_len(chunk, pos)?;
+            Ok((value(ty::SID, pos, len, 1), pos + len))
+        }
+        ty::BINXML => {
+            need(chunk, pos, size)?;
+            let slot = if size == 0 {
+                Slot::Null
+            } else {
+                Slot::BinXml {
+                    off: pos as u32,
+                    len: size as u32,
+                }
+            };
+            Ok((slot, pos + size))
+        }
+        // String array: NUL-terminated strings until at least `size` bytes are consumed.
+        0x81 => {
+            if size == 0 {
+                return Ok((value(t, pos, 0, 0), pos));
+            }
+            let mut p = pos;
+            let mut count = 0usize;
+            while p < pos + size {
+                loop {
+                    let u = get_u16(chunk, p).ok_or_else(|| err("unterminated string array", p))?;
+                    p += 2;
+                    if u == 0 {
+                        break;
+                    }
+                }
+                count += 1;
+            }
+            Ok((value(t, pos, p - pos, count), p))
+        }
+        // ANSI string array: drop one trailing NUL, split on NUL.
+        0x82 => {
+            need(chunk, pos, size)?;
+            let raw = &chunk[pos..pos + size];
+            let count = if raw.is_empty() {
+                0
+            } else {
+                let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
+                let mut count = 0;
+                for item in raw.split(|&b| b == 0) {
+                    if !ansi_ok(codec, item) {
+                        return Err(err("invalid ANSI sequence", pos));
+                    }
+                    count += 1;
+                }
+                count
+            };
+            Ok((value(t, pos, size, count), pos + size))
+        }
+        // Binary array: one Binary value (shared-fixtures rule).
+        0x8e => {
+            need(chunk, pos, size)?;
+            Ok((value(ty::BINARY, pos, size, 1), pos + size))
+        }
+        // SizeT array: 8-byte items when possible, else 4-byte items.
+        0x90 => {
+            let w = if size % 8 == 0 {
+                8
+            } else if size % 4 == 0 {
+                4
+            } else {
+                return Err(err("misaligned SizeT array", pos));
+            };
+            need(chunk, pos, size)?;
+            Ok((value(t, pos, size, size / w), pos + size))
+        }
+        0x93 => {
+            if size == 0 {
+                return Ok((value(t, pos, 0, 0), pos));
+            }
+            let mut p = pos;
+            let mut count = 0;
+            while p - pos < size {
+                p += sid_len(chunk, p)?;
+                count += 1;
+            }
+            Ok((value(t, pos, p - pos, count), p))
+        }
+        0x81..=0x95 => {
+            let w = fixed_width(t & 0x7f);
+            if size == 0 {
+                return Ok((value(t, pos, 0, 0), pos));
+            }
+            if size % w != 0 {
+                return Err(err("misaligned array", pos));
+            }
+            need(chunk, pos, size)?;
+            let mut t = t;
+            if t == 0x8d {
+                let all_bool = chunk[pos..pos + size]
+                    .chunks_exact(4)
+                    .all(|c| matches!(i32::from_le_bytes([c[0], c[1], c[2], c[3]]), 0 | 1));
+                if !all_bool {
+                    t = ty::ARRAY | ty::I32;
+                }
+            }
+            Ok((value(t, pos, size, size / w), pos + size))
+        }
+        _ => Err(err("unsupported value type", pos)),
+    }
+}
+
+fn bool_slot(chunk: &[u8], pos: usize) -> Slot {
+    let raw = get_u32(chunk, pos).unwrap_or(0) as i32;
+    let t = if matches!(raw, 0 | 1) {
+        ty::BOOL
+    } else {
+        ty::I32
+    };
+    value(t, pos, 4, 1)
+}
+
+/// Decodes the payload of a value-text token (type `t`, no declared size) at `pos`
+/// (section 7.2, "without size"). BinXML payloads come back as [`Slot::BinXml`] (or `Null`
+/// when empty).
+pub fn read_unsized(chunk: &[u8], pos: usize, t: u8) -> BinXmlResult<(Slot, usize)> {
+    let w = fixed_width(t);
+    if w != 0 {
+        need(chunk, pos, w)?;
+        let slot = if t == ty::BOOL {
+            bool_slot(chunk, pos)
+        } else {
+            value(t, pos, w, 1)
+        };
+        return Ok((slot, pos + w));
+    }
+    match t {
+        ty::NULL => Ok((Slot::Null, pos)),
+        ty::STRING | ty::EVT_XML => {
+            let n = usize::from(get_u16(chunk, pos).ok_or_else(|| err("truncated string", pos))?);
+            need(chunk, pos + 2, 2 * n)?;
+            Ok((text16(chunk, pos + 2, n), pos + 2 + 2 * n))
+        }
+        ty::SID => {
+            let len = sid_len(chunk, pos)?;
+            Ok((value(ty::SID, pos, len, 1), pos + len))
+        }
+        ty::BINXML => {
+            let n = usize::from(get_u16(chunk, pos).ok_or_else(|| err("truncated BinXML", pos))?);
+            need(chunk, pos + 2, n)?;
+            let slot = if n == 0 {
+                Slot::Null
+            } else {
+                Slot::BinXml {
+                    off: (pos + 2) as u32,
+                    len: n as u32,
+                }
+            };
+            Ok((slot, pos + 2 + n))
+        }
+        _ => Err(err("unsupported value type in value text", pos)),
+    }
+}
+
+/// One item of an array, as a node payload: `None` for an empty string item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item {
+    Text16 { off: u32, units: u32 },
+    Ansi { off: u32, len: u32 },
+    Value(Value),
+}
+
+/// Calls `f` for each item of array `v` in order.
+pub fn for_each_item(chunk: &[u8], v: &Value, mut f: impl FnMut(Option<Item>)) {
+    let (start, end) = (v.off as usize, (v.off + v.len) as usize);
+    match v.ty {
+        0x81 => {
+            let mut p = start;
+            while p < end {
+                let s = p;
+                while get_u16(chunk, p).is_some_and(|u| u != 0) {
+                    p += 2;
+                }
+                let units = (p - s) / 2;
+                p += 2;
+                f((units > 0).then_some(Item::Text16 {
+                    off: s as u32,
+                    units: units as u32,
+                }));
+            }
+        }
+        0x82 => {
+            if v.count == 0 {
+                return;
+            }
+            let raw = &chunk[start..end];
+            let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
+            let mut p = start;
+            for item in raw.split(|&b| b == 0) {
+                f((!item.is_empty()).then_some(Item::Ansi {
+                    off: p as u32,
+                    len: item.len() as u32,
+                }));
+                p += item.len() + 1;
+            }
+        }
+        0x93 => {
+            let mut p = start;
+            while p < end {
+                let len = 8 + 4 * usize::from(chunk[p + 1]);
+                f(Some(Item::Value(Value {
+                    ty: ty::SID,
+                    off: p as u32,
+                    len: len as u32,
+                    count: 1,
+                })));
+                p += len;
+            }
+        }
+        _ => {
+            if v.count == 0 {
+                return;
+            }
+            let w = v.len / v.count;
+            let scalar = if v.ty == 0x90 { ty::SIZET } else { v.ty & 0x7f };
+            for k in 0..v.count {
+                f(Some(Item::Value(Value {
+                    ty: scalar,
+                    off: v.off + k * w,
+                    len: w,
+                    count: 1,
+                })));
+            }
+        }
+    }
+}
+
+/// Output flavour for value text: which escaping applies to string items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    XmlText,
+    XmlAttr,
+    Json,
+}
+
+impl Flavor {
+    /// Escape mode for UTF-16 text.
+    #[inline]
+    pub fn utf16_mode(self) -> Mode {
+        match self {
+            Flavor::XmlText => Mode::XmlText,
+            Flavor::XmlAttr => Mode::XmlAttr,
+            Flavor::Json => Mode::JsonUpper,
+        }
+    }
+
+    /// Escape mode for ANSI and resolved-reference text.
+    #[inline]
+    pub fn utf8_mode(self) -> Mode {
+        match self {
+            Flavor::XmlText => Mode::XmlText,
+            Flavor::XmlAttr => Mode::XmlAttr,
+            Flavor::Json => Mode::JsonLower,
+        }
+    }
+}
+
+/// Writes ANSI bytes (NULs removed, decoded with `codec`) escaped for `flavor`.
+pub fn write_ansi(out: &mut Vec<u8>, bytes: &[u8], codec: &'static Encoding, flavor: Flavor) {
+    let filtered;
+    let bytes = if bytes.contains(&0) {
+        filtered = bytes
+            .iter()
+            .copied()
+            .filter(|&b| b != 0)
+            .collect::<Vec<u8>>();
+        &filtered[..]
+    } else {
+        bytes
+    };
+    let text = codec
+        .decode_without_bom_handling_and_without_replacement(bytes)
+        .unwrap_or_default();
+    escape::write_str(out, &text, flavor.utf8_mode());
+}
+
+/// Writes the text form (7.3) of `v`.
+pub fn write_value(
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    v: &Value,
+    codec: &'static Encoding,
+    flavor: Flavor,
+) {
+    let s = v.off as usize;
+    let b = &chunk[s..s + v.len as usize];
+    match v.ty {
+        ty::NULL => {}
+        ty::I8 => write_int(out, b[0] as i8),
+        ty::U8 => write_int(out, b[0]),
+        ty::I16 => write_int(out, i16::from_le_bytes([b[0], b[1]])),
+        ty::U16 => write_int(out, u16::from_le_bytes([b[0], b[1]])),
+        ty::I32 => write_int(out, i32::from_le_bytes(arr4(b))),
+        ty::U32 => write_int(out, u32::from_le_bytes(arr4(b))),
+        ty::I64 => write_int(out, i64::from_le_bytes(arr8(b))),
+        ty::U64 => write_int(out, u64::from_le_bytes(arr8(b))),
+        ty::F32 => write_f32(out, f32::from_le_bytes(arr4(b))),
+        ty::F64 => write_f64(out, f64::from_le_bytes(arr8(b))),
+        ty::BOOL => out.extend_from_slice(if b[0] == 1 { b"true" } else { b"false" }),
+        ty::BINARY => write_hex_upper(out, b),
+        ty::GUID => write_guid(out, b),
+        ty::HEX32 => write_hex(out, u64::from(u32::from_le_bytes(arr4(b)))),
+        ty::HEX64 => write_hex(out, u64::from_le_bytes(arr8(b))),
+        ty::SIZET => {
+            if b.len() == 4 {
+                write_hex(out, u64::from(u32::from_le_bytes(arr4(b))))
+            } else {
+                write_hex(out, u64::from_le_bytes(arr8(b)))
+            }
+        }
+        ty::FILETIME => write_filetime(out, u64::from_le_bytes(arr8(b))),
+        ty::SYSTIME => write_systime(out, b),
+        ty::SID => write_sid(out, b),
+        _ if v.ty & ty::ARRAY != 0 => {
+            let mut first = true;
+            for_each_item(chunk, v, |item| {
+                if !first {
+                    out.push(b',');
+                }
+                first = false;
+                match item {
+                    None => {}
+                    Some(Item::Text16 { off, units }) => {
+                        let o = off as usize;
+                        escape::write_utf16(
+                            out,
+                            &chunk[o..o + 2 * units as usize],
+                            flavor.utf16_mode(),
+                        )
+                    }
+                    Some(Item::Ansi { off, len }) => {
+                        let o = off as usize;
+                        write_ansi(out, &chunk[o..o + len as usize], codec, flavor)
+                    }
+                    Some(Item::Value(iv)) => write_value(out, chunk, &iv, codec, flavor),
+                }
+            });
+        }
+        _ => {}
+    }
+}
+
+#[inline]
+fn arr4(b: &[u8]) -> [u8; 4] {
+    [b[0], b[1], b[2], b[3]]
+}
+
+#[inline]
+fn arr8(b: &[u8]) -> [u8; 8] {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    a
+}
+
+/// Decimal integer.
+#[inline]
+pub fn write_int<I: itoa::Integer>(out: &mut Vec<u8>, v: I) {
+    let mut buf = itoa::Buffer::new();
+    out.extend_from_slice(buf.format(v).as_bytes());
+}
+
+const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// `0x` + lowercase hex without leading zeros.
+pub fn write_hex(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 18];
+    let digits = if v == 0 {
+        1
+    } else {
+        (64 - v.leading_zeros()).div_ceil(4) as usize
+    };
+    buf[0] = b'0';
+    buf[1] = b'x';
+    for i in 0..digits {
+        buf[1 + digits - i] = HEX_LOWER[((v >> (4 * i)) & 0xf) as usize];
+    }
+    out.extend_from_slice(&buf[..2 + digits]);
+}
+
+/// Uppercase hex of every byte.
+pub fn write_hex_upper(out: &mut Vec<u8>, b: &[u8]) {
+    out.reserve(b.len() * 2);
+    for &x in b {
+        out.push(HEX_UPPER[usize::from(x >> 4)]);
+        out.push(HEX_UPPER[usize::from(x & 0xf)]);
+    }
+}
+
+/// `{d1-d2-d3-d4a-d4b}` lowercase.
+pub fn write_guid(out: &mut Vec<u8>, b: &[u8]) {
+    // Byte order of the digits: d1 (LE u32), d2 (LE u16), d3 (LE u16), then as stored.
+    const ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
+    let mut buf = [0u8; 38];
+    buf[0] = b'{';
+    let mut p = 1;
+    for (i, &k) in ORDER.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            buf[p] = b'-';
+            p += 1;
+        }
+        buf[p] = HEX_LOWER[usize::from(b[k] >> 4)];
+        buf[p + 1] = HEX_LOWER[usize::from(b[k] & 0xf)];
+        p += 2;
+    }
+    buf[37] = b'}';
+    out.extend_from_slice(&buf);
+}
+
+/// `S-rev-auth-sub…`.
+pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(b"S-");
+    write_int(out, b[0]);
+    out.push(b'-');
+    let auth = b[2..8].iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+    write_int(out, auth);
+    let count = usize::from(b[1]);
+    for k in 0..count {
+        let o = 8 + 4 * k;
+        out.push(b'-');
+        write_int(out, u32::from_le_bytes(arr4(&b[o..o + 4])));
+    }
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+fn two(buf: &mut [u8], at: usize, v: u32) {
+    buf[at] = b'0' + (v / 10 % 10) as u8;
+    buf[at + 1] = b'0' + (v % 10) as u8;
+}
+
+/// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ`.
+#[allow(clippy::too_many_arguments)]
+fn write_timestamp(out: &mut Vec<u8>, y: u32, mo: u32, d: u32, h: u32, mi: u32, s: u32, frac: u32) {
+    let mut buf = *b"0000-00-00T00:00:00.0000000Z";
+    two(&mut buf, 0, y / 100 % 100);
+    two(&mut buf, 2, y % 100);
+    two(&mut buf, 5, mo);
+    two(&mut buf, 8, d);
+    two(&mut buf, 11, h);
+    two(&mut buf, 14, mi);
+    two(&mut buf, 17, s);
+    let mut f = frac;
+    for i in (20..27).rev() {
+        buf[i] = b'0' + (f % 10) as u8;
+        f /= 10;
+    }
+    out.extend_from_slice(&buf);
+}
+
+/// FILETIME text (7.3).
+pub fn write_filetime(out: &mut Vec<u8>, ft: u64) {
+    if ft > i64::MAX as u64 {
+        out.extend_from_slice(b"0000-00-00T00:00:00.0000000Z");
+        return;
+    }
+    const TICKS_PER_DAY: u64 = 864_000_000_000;
+    let days = (ft / TICKS_PER_DAY) as i64;
+    let rest = ft % TICKS_PER_DAY;
+    let (y, m, d) = civil_from_days(days - 134_774);
+    let secs = (rest / 10_000_000) as u32;
+    let frac = (rest % 10_000_000) as u32;
+    write_timestamp(
+        out,
+        (y.rem_euclid(10_000)) as u32,
+        m,
+        d,
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        frac,
+    );
+}
+
+fn days_in_month(y: u32, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+/// SYSTEMTIME text (7.3).
+pub fn write_systime(out: &mut Vec<u8>, b: &[u8]) {
+    let f = |i: usize| u32::from(u16::from_le_bytes([b[2 * i], b[2 * i + 1]]));
+    let (y, mo, d, h, mi, s, ms) = (f(0), f(1), f(3), f(4), f(5), f(6), f(7));
+    let valid = (1601..=30827).contains(&y)
+        && (1..=12).contains(&mo)
+        && d >= 1
+        && d <= days_in_month(y, mo)
+        && h < 24
+        && mi < 60
+        && s < 60
+        && ms < 1000;
+    if valid {
+        write_timestamp(out, y % 10_000, mo, d, h, mi, s, ms * 10_000);
+    } else {
+        out.extend_from_slice(b"1601-01-01T00:00:00.0000000Z");
+    }
+}
+
+/// Real32 text (7.3).
+pub fn write_f32(out: &mut Vec<u8>, v: f32) {
+    if v.is_nan() || v.is_infinite() || v == 0.0 {
+        return write_special(out, f64::from(v));
+    }
+    let mut buf = ryu::Buffer::new();
+    write_float_digits(out, buf.format_finite(v), -6, 12);
+}
+
+/// Real64 text (7.3).
+pub fn write_f64(out: &mut Vec<u8>, v: f64) {
+    if v.is_nan() || v.is_infinite() || v == 0.0 {
+        return write_special(out, v);
+    }
+    let mut buf = ryu::Buffer::new();
+    write_float_digits(out, buf.format_finite(v), -5, 15);
+}
+
+#[cold]
+fn write_special(out: &mut Vec<u8>, v: f64) {
+    let s: &[u8] = if v.is_nan() {
+        b"NaN"
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            b"inf"
+        } else {
+            b"-inf"
+        }
+    } else if v.is_sign_negative() {
+        b"-0.0"
+    } else {
+        b"0.0"
+    };
+    out.extend_from_slice(s);
+}
+
+/// Re-lays out ryu's shortest representation (`-1.25e-7`, `0.001`, `123.0`, `1e16`) per the
+/// contract: digits `d1..dn` and exponent `E`, fixed notation for `lo <= E <= hi`.
+fn write_float_digits(out: &mut Vec<u8>, ryu: &str, lo: i32, hi: i32) {
+    let (neg, body) = match ryu.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, ryu),
+    };
+    let (mantissa, exp_part) = match body.find('e') {
+        Some(i) => (&body[..i], body[i + 1..].parse::<i32>().unwrap_or(0)),
+        None => (body, 0),
+    };
+    // Collect significant digits and the decimal exponent of the first one.
+    let mut digits: Vec<u8> = Vec::with_capacity(24);
+    let int_len = mantissa.find('.').unwrap_or(mantissa.len()) as i32;
+    let mut first_nonzero: Option<i32> = None;
+    let mut idx = 0i32;
+    for &c in mantissa.as_bytes() {
+        if c == b'.' {
+            continue;
+        }
+        if first_nonzero.is_none() && c == b'0' {
+            idx += 1;
+            continue;
+        }
+        if first_nonzero.is_none() {
+            first_nonzero = Some(idx);
+        }
+        digits.push(c);
+        idx += 1;
+    }
+    while digits.len() > 1 && digits.last() == Some(&b'0') {
+        digits.pop();
+    }
+    let e = int_len - 1 - first_nonzero.unwrap_or(0) + exp_part;
+    let n = digits.len() as i32;
+    if neg {
+        out.push(b'-');
+    }
+    if (lo..=hi).contains(&e) {
+        if e >= n - 1 {
+            out.extend_from_slice(&digits);
+            out.extend(std::iter::repeat_n(b'0', (e - n + 1) as usize));
+            out.extend_from_slice(b".0");
+        } else if e >= 0 {
+            let k = (e + 1) as usize;
+            out.extend_from_slice(&digits[..k]);
+            out.push(b'.');
+            out.extend_from_slice(&digits[k..]);
+        } else {
+            out.extend_from_slice(b"0.");
+            out.extend(std::iter::repeat_n(b'0', (-e - 1) as usize));
+            out.extend_from_slice(&digits);
+        }
+    } else {
+        out.push(digits[0]);
+        if n > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.push(b'e');
+        out.push(if e < 0 { b'-' } else { b'+' });
+        write_int(out, e.unsigned_abs());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(v: &Value, chunk: &[u8]) -> String {
+        let mut out = Vec::new();
+        write_value(&mut out, chunk, v, encoding_rs::WINDOWS_1252, Flavor::Json);
+        String::from_utf8(out).unwrap()
+    }
+
+    fn sized(bytes: &[u8], t: u8) -> (Slot, usize) {
+        read_sized(bytes, 0, t, bytes.len(), encoding_rs::WINDOWS_1252).unwrap()
+    }
+
+    fn sized_text(bytes: &[u8], t: u8) -> String {
+        match sized(bytes, t).0 {
+            Slot::Value(v) => text(&v, bytes),
+            other => panic!("not a value: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn integers() {
+        assert_eq!(sized_text(&[0xfb], ty::I8), "-5");
+        assert_eq!(sized_text(&[0xfb], ty::U8), "251");
+        assert_eq!(sized_text(&[0x00, 0x30], ty::U16), "12288");
+        assert_eq!(sized_text(&[0xff, 0xff], ty::I16), "-1");
+        assert_eq!(sized_text(&[0xc8, 1, 0, 0], ty::U32), "456");
+        assert_eq!(sized_text(&[0xff; 4], ty::I32), "-1");
+        assert_eq!(sized_text(&[0xff; 8], ty::U64), "18446744073709551615");
+        assert_eq!(sized_text(&[0xff; 8], ty::I64), "-1");
+    }
+
+    #[test]
+    fn bools_and_irregular_bools() {
+        assert_eq!(sized_text(&[1, 0, 0, 0], ty::BOOL), "true");
+        assert_eq!(sized_text(&[0, 0, 0, 0], ty::BOOL), "false");
+        let (slot, _) = sized(&[16, 0, 0, 0], ty::BOOL);
+        assert!(matches!(slot, Slot::Value(v) if v.ty == ty::I32));
+        assert_eq!(sized_text(&[0, 0, 1, 0], ty::BOOL), "65536");
+    }
+
+    #[test]
+    fn hex_guid_binary() {
+        assert_eq!(sized_text(&[0xe7, 3, 0, 0], ty::HEX32), "0x3e7");
+        assert_eq!(sized_text(&[0; 4], ty::HEX32), "0x0");
+        assert_eq!(
+            sized_text(&[0, 0, 0, 0, 0, 0, 0x20, 0x80], ty::HEX64),
+            "0x8020000000000000"
+        );
+        assert_eq!(sized_text(&[0xec, 0x7e, 0, 0], ty::SIZET), "0x7eec");
+        assert_eq!(
+            sized_text(&[0xde, 0xad, 0xbe, 0xef], ty::BINARY),
+            "DEADBEEF"
+        );
+        let g: Vec<u8> = (0..16).collect();
+        assert_eq!(
+            sized_text(&g, ty::GUID),
+            "{03020100-0504-0706-0809-0a0b0c0d0e0f}"
+        );
+        assert!(read_sized(&[0; 3], 0, ty::SIZET, 3, encoding_rs::WINDOWS_1252).is_err());
+    }
+
+    #[test]
+    fn evt_handle_like_sizet() {
+        assert_eq!(sized_text(&[0x10, 0, 0, 0], ty::EVT_HANDLE), "0x10");
+        assert_eq!(
+            sized_text(&[1, 0, 0, 0, 0, 0, 0, 1], ty::EVT_HANDLE),
+            "0x100000000000001"
+        );
+        assert!(read_unsized(&[0; 8], 0, ty::EVT_HANDLE).is_err());
+    }
+
+    #[test]
+    fn sids() {
+        let mut b = vec![1, 5, 0, 0, 0, 0, 0, 5];
+        for s in [21u32, 1223297778, 3299746493, 1462173606, 500] {
+            b.extend_from_slice(&s.to_le_bytes());
+        }
+        assert_eq!(
+            sized_text(&b, ty::SID),
+            "S-1-5-21-1223297778-3299746493-1462173606-500"
+        );
+        assert_eq!(sized_text(&[0; 8], ty::SID), "S-0-0");
+        // A SID whose count exceeds the declared size reads past it.
+        let (_, end) = read_sized(&b, 0, ty::SID, 8, encoding_rs::WINDOWS_1252).unwrap();
+        assert_eq!(end, b.len());
+    }
+
+    #[test]
+    fn filetimes() {
+        let t = |ft: u64| {
+            let mut o = Vec::new();
+            write_filetime(&mut o, ft);
+            String::from_utf8(o).unwrap()
+        };
+        assert_eq!(t(0x01d1_d944_5757_9618), "2016-07-08T18:12:51.6816408Z");
+        assert_eq!(t(0), "1601-01-01T00:00:00.0000000Z");
+        assert_eq!(t(0x7fff_ffff_ffff_ffff), "0828-09-14T02:48:05.4775807Z");
+        assert_eq!(t(0x8000_0000_0000_0000), "0000-00-00T00:00:00.0000000Z");
+    }
+
+    #[test]
+    fn systimes() {
+        let st = |f: [u16; 8]| {
+            let b: Vec<u8> = f.iter().flat_map(|x| x.to_le_bytes()).collect();
+            let mut o = Vec::new();
+            write_systime(&mut o, &b);
+            String::from_utf8(o).unwrap()
+        };
+        assert_eq!(
+            st([2019, 3, 5, 8, 23, 23, 5, 789]),
+            "2019-03-08T23:23:05.7890000Z"
+        );
+        assert_eq!(st([0; 8]), "1601-01-01T00:00:00.0000000Z");
+        assert_eq!(
+            st([2019, 2, 0, 29, 0, 0, 0, 0]),
+            "1601-01-01T00:00:00.0000000Z"
+        );
+        assert_eq!(
+            st([2020, 2, 0, 29, 0, 0, 0, 0]),
+            "2020-02-29T00:00:00.0000000Z"
+        );
+        assert_eq!(
+            st([30827, 12, 0, 31, 23, 59, 59, 999]),
+            "0827-12-31T23:59:59.9990000Z"
+        );
+    }
+
+    #[test]
+    fn floats() {
+        let f = |v: f64| {
+            let mut o = Vec::new();
+            write_f64(&mut o, v);
+            String::from_utf8(o).unwrap()
+        };
+        let g = |v: f32| {
+            let mut o = Vec::new();
+            write_f32(&mut o, v);
+            String::from_utf8(o).unwrap()
+        };
+        assert_eq!(f(1.5), "1.5");
+        assert_eq!(f(0.00001), "0.00001");
+        assert_eq!(f(0.000001), "1e-6");
+        assert_eq!(f(1e16), "1e+16");
+        assert_eq!(f(1e15), "1000000000000000.0");
+        assert_eq!(f(3.0), "3.0");
+        assert_eq!(f(123456789012345.6), "123456789012345.6");
+        assert_eq!(f(1.25e-7), "1.25e-7");
+        assert_eq!(f(5e-324), "5e-324");
+        assert_eq!(f(-2.5), "-2.5");
+        assert_eq!(f(0.0), "0.0");
+        assert_eq!(f(-0.0), "-0.0");
+        assert_eq!(f(f64::NAN), "NaN");
+        assert_eq!(f(f64::INFINITY), "inf");
+        assert_eq!(f(f64::NEG_INFINITY), "-inf");
+        assert_eq!(g(3.4028235e38), "3.4028235e+38");
+        assert_eq!(g(0.000001), "0.000001");
+        assert_eq!(g(1e13), "1e+13");
+        assert_eq!(g(1e12), "1000000000000.0");
+    }
+
+    #[test]
+    fn strings_and_arrays() {
+        // "a","","c,d" as a string array.
+        let mut b = Vec::new();
+        for s in ["a", "", "c,d"] {
+            b.extend(s.encode_utf16().flat_map(|u| u.to_le_bytes()));
+            b.extend_from_slice(&[0, 0]);
+        }
+        let (slot, end) = sized(&b, 0x81);
+        assert_eq!(end, b.len());
+        let Slot::Value(v) = slot else { panic!() };
+        assert_eq!(v.count, 3);
+        assert_eq!(text(&v, &b), "a,,c,d");
+        // Odd-sized string fails.
+        assert!(read_sized(&[0x41, 0, 0], 0, ty::STRING, 3, encoding_rs::WINDOWS_1252).is_err());
+        // String cut at NUL.
+        let (slot, _) = sized(&[0x41, 0, 0, 0, 0x42, 0], ty::STRING);
+        assert_eq!(slot, Slot::Text16 { off: 0, units: 1 });
+        // Int32 array.
+        let b: Vec<u8> = [-1i32, 2].iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(sized_text(&b, 0x87), "-1,2");
+        assert!(read_sized(&b, 0, 0x87, 7, encoding_rs::WINDOWS_1252).is_err());
+        // Bool array with a non-bool item becomes Int32.
+        let b: Vec<u8> = [1i32, 16].iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(sized_text(&b, 0x8d), "1,16");
+        let b: Vec<u8> = [1i32, 0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(sized_text(&b, 0x8d), "true,false");
+        // SizeT array of 8-byte items; Binary array is one binary value.
+        let b: Vec<u8> = [1u64, 2].iter().flat_map(|x| x.to_le_bytes()).collect();
+        assert_eq!(sized_text(&b, 0x90), "0x1,0x2");
+        assert_eq!(sized_text(&[1, 2, 3], 0x8e), "010203");
+        assert!(read_sized(&[0; 6], 0, 0x90, 6, encoding_rs::WINDOWS_1252).is_err());
+        // ANSI array.
+        assert_eq!(sized_text(b"ab\0\0c\0", 0x82), "ab,,c");
+    }
+
+    #[test]
+    fn ansi_removes_nuls() {
+        let b = b"a\0b\xe9";
+        let (slot, _) = sized(b, ty::ANSI);
+        let Slot::Ansi { off, len } = slot else {
+            panic!()
+        };
+        let mut o = Vec::new();
+        write_ansi(
+            &mut o,
+            &b[off as usize..(off + len) as usize],
+            encoding_rs::WINDOWS_1252,
+            Flavor::Json,
+        );
+        assert_eq!(o, "abé".as_bytes());
+        assert_eq!(sized(b"\0\0", ty::ANSI).0, Slot::Ansi { off: 0, len: 0 });
+        // 0x81 maps to U+0081 in WHATWG windows-1252.
+        let mut o = Vec::new();
+        write_ansi(&mut o, b"\x81", encoding_rs::WINDOWS_1252, Flavor::XmlText);
+        assert_eq!(o, "\u{81}".as_bytes());
+    }
+
+    #[test]
+    fn unknown_and_unsupported_types() {
+        assert!(!is_known_type(0x16));
+        assert!(!is_known_type(0x22));
+        assert!(is_known_type(0x23));
+        assert!(!is_known_type(0x96));
+        assert!(read_unsized(&[0; 4], 0, ty::BINARY).is_err());
+        assert!(read_unsized(&[0; 4], 0, ty::ANSI).is_err());
+    }
+
+    #[test]
+    fn fixed_value_reads_past_small_size() {
+        let b = [7, 0, 0, 0, 0x63, 0];
+        let (_, end) = read_sized(&b, 0, ty::U32, 2, encoding_rs::WINDOWS_1252).unwrap();
+        assert_eq!(end, 4);
+    }
+}
