@@ -32,7 +32,34 @@ pub const Artifacts = struct {
 };
 
 pub fn addEngine(b: *std.Build, options: Options) Artifacts {
-    _ = b;
-    _ = options;
-    return .{};
+    const evtx = b.addModule("evtx", .{
+        .root_source_file = b.path("zig/src/evtx.zig"),
+        .target = options.target,
+        .optimize = options.optimize,
+    });
+
+    const cli_module = b.createModule(.{
+        .root_source_file = b.path("zig/src/cli.zig"),
+        .target = options.target,
+        .optimize = options.optimize,
+        .imports = &.{.{ .name = "evtx", .module = evtx }},
+    });
+    const cli = b.addExecutable(.{ .name = "evtx-zig", .root_module = cli_module });
+    b.installArtifact(cli);
+    // `zig build zig`: only the Zig engine (no cargo), for quick iteration.
+    const zig_only = b.step("zig", "Build and install only the Zig engine");
+    zig_only.dependOn(&b.addInstallArtifact(cli, .{}).step);
+
+    // Unit tests: every `test` block reachable from the library root and the CLI.
+    const test_module = b.createModule(.{
+        .root_source_file = b.path("zig/src/evtx.zig"),
+        .target = options.target,
+        .optimize = options.optimize,
+    });
+    const unit_tests = b.addTest(.{ .name = "evtx-zig-tests", .root_module = test_module });
+    const run_tests = b.addRunArtifact(unit_tests);
+    run_tests.has_side_effects = true;
+    options.steps.test_all.dependOn(&run_tests.step);
+
+    return .{ .cli = cli };
 }

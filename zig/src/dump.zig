@@ -1,0 +1,379 @@
+//! The driver: chunk order (3.3), rendering one chunk into a reusable buffer with one
+//! entry per record (or error), and a multi-threaded pipeline that hands chunk results to
+//! a consumer strictly in chunk order.
+//!
+//! Memory: each renderer owns a parser (per-chunk caches, reset with retained capacity)
+//! and each in-flight result owns its output buffer; nothing is freed between chunks.
+const std = @import("std");
+const assert = std.debug.assert;
+const Allocator = std.mem.Allocator;
+const file_header = @import("file_header.zig");
+const chunk = @import("chunk.zig");
+const values = @import("values.zig");
+const escape = @import("escape.zig");
+const tokens = @import("tokens.zig");
+const render_json = @import("render_json.zig");
+const render_xml = @import("render_xml.zig");
+
+pub const OutputFormat = enum { xml, json, jsonl };
+
+/// A chunk's rendered text may not exceed this (12).
+pub const chunk_bytes_max = 64 << 20;
+
+pub const Range = struct { first: u64, last: u64 };
+
+pub const Settings = struct {
+    format: OutputFormat = .xml,
+    indent: bool = true,
+    show_record_number: bool = true,
+    separate_attributes: bool = false,
+    validate_checksums: bool = false,
+    ansi: *const values.AnsiTable = &values.windows_1252,
+    /// Records to print (by record header id); empty = all.
+    events: []const Range = &.{},
+
+    fn wanted(s: *const Settings, id: u64) bool {
+        if (s.events.len == 0) return true;
+        for (s.events) |r| {
+            if (id >= r.first and id <= r.last) return true;
+        }
+        return false;
+    }
+};
+
+/// One record (or chunk/record error) of a rendered chunk.
+pub const Entry = struct {
+    /// Record header id; null when unknown (chunk errors, unreadable record headers).
+    record_id: ?u64,
+    /// Record FILETIME (0 when unknown).
+    filetime: u64,
+    slot: u32,
+    file_offset: u64,
+    /// Byte range in the result's output: exactly what the CLI prints for this record.
+    start: u32,
+    len: u32,
+    /// Null for a rendered record.
+    kind: ?chunk.Kind,
+    detail: []const u8,
+    /// False when the record was rendered but `--events` excludes it (len == 0).
+    printed: bool,
+};
+
+/// The rendered text and entries of one chunk slot.
+pub const Result = struct {
+    out: escape.Out,
+    entries: std.ArrayList(Entry) = .empty,
+    slot: u32 = 0,
+
+    pub fn init(gpa: Allocator) Result {
+        return .{ .out = escape.Out.init(gpa) };
+    }
+
+    pub fn deinit(r: *Result) void {
+        r.entries.deinit(r.out.gpa);
+        r.out.deinit();
+    }
+
+    pub fn text(r: *const Result, e: *const Entry) []const u8 {
+        return r.out.list.items[e.start..][0..e.len];
+    }
+};
+
+/// Renders chunks; one per thread.
+pub const Renderer = struct {
+    gpa: Allocator,
+    parser: tokens.Parser,
+    json: render_json.Json,
+    settings: *const Settings,
+    visited: std.bit_set.ArrayBitSet(usize, chunk.size) = .initEmpty(),
+
+    /// `r` must not move after `init` (the JSON state points at its parser).
+    pub fn init(r: *Renderer, gpa: Allocator, settings: *const Settings) void {
+        r.* = .{
+            .gpa = gpa,
+            .parser = tokens.Parser.init(gpa),
+            .json = undefined,
+            .settings = settings,
+        };
+        r.json = render_json.Json.init(&r.parser, undefined, settings.ansi, settings.separate_attributes);
+    }
+
+    pub fn deinit(r: *Renderer) void {
+        r.json.deinit();
+        r.parser.deinit();
+    }
+
+    fn chunkError(res: *Result, slot: u32, kind: chunk.Kind, detail: []const u8) Allocator.Error!void {
+        try res.entries.append(res.out.gpa, .{
+            .record_id = null,
+            .filetime = 0,
+            .slot = slot,
+            .file_offset = file_header.chunkOffset(slot),
+            .start = @intCast(res.out.len()),
+            .len = 0,
+            .kind = kind,
+            .detail = detail,
+            .printed = false,
+        });
+    }
+
+    /// Renders chunk slot `slot` of `file` into `res` (cleared first).
+    pub fn renderChunk(r: *Renderer, file: []const u8, slot: u32, res: *Result) Allocator.Error!void {
+        res.out.truncate(0);
+        res.entries.clearRetainingCapacity();
+        res.slot = slot;
+        const bytes = file_header.chunkBytes(file, slot) orelse
+            return chunkError(res, slot, .incomplete_chunk, "fewer than 65536 bytes");
+        if (chunk.isEmpty(bytes)) return;
+        if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, "not ElfChnk");
+        const header = chunk.Header.read(bytes);
+        if (r.settings.validate_checksums) {
+            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, "checksum");
+        }
+        if (!chunk.stringTableValid(bytes, &r.visited)) return chunkError(res, slot, .bad_string_table, "unreadable name entry");
+        try r.parser.resetChunk(bytes);
+        var walker = chunk.Walker.init(bytes);
+        while (walker.next()) |step| switch (step) {
+            .record => |rec| try r.renderRecord(res, slot, &rec),
+            .err => |e| try res.entries.append(res.out.gpa, .{
+                .record_id = e.e.id,
+                .filetime = 0,
+                .slot = slot,
+                .file_offset = file_header.chunkOffset(slot) + e.offset,
+                .start = @intCast(res.out.len()),
+                .len = 0,
+                .kind = e.e.kind,
+                .detail = "record header",
+                .printed = false,
+            }),
+        };
+    }
+
+    fn renderRecord(r: *Renderer, res: *Result, slot: u32, rec: *const chunk.Record) Allocator.Error!void {
+        const mark = res.out.len();
+        const printed = r.settings.wanted(rec.id);
+        var entry: Entry = .{
+            .record_id = rec.id,
+            .filetime = rec.filetime,
+            .slot = slot,
+            .file_offset = file_header.chunkOffset(slot) + rec.offset,
+            .start = @intCast(mark),
+            .len = 0,
+            .kind = null,
+            .detail = "",
+            .printed = printed,
+        };
+        r.writeRecord(&res.out, rec) catch |e| {
+            if (e == error.OutOfMemory) return error.OutOfMemory;
+            res.out.truncate(mark);
+            entry.kind = .bad_binxml;
+            entry.detail = @errorName(e);
+            entry.printed = false;
+        };
+        if (!printed) res.out.truncate(mark);
+        entry.len = @intCast(res.out.len() - mark);
+        try res.entries.append(res.out.gpa, entry);
+    }
+
+    fn writeRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record) tokens.Error!void {
+        const p = &r.parser;
+        p.resetRecord();
+        const top = try p.parseStream(rec.offset + chunk.record_header_size, rec.binxmlEnd(), .record);
+        const root = if (top.len > 0) p.edges(top)[0] else try p.newNode(.{ .kind = .element, .a = p.event_name });
+        const s = r.settings;
+        if (s.show_record_number and s.format != .jsonl) {
+            try out.write("Record ");
+            try values.writeUnsigned(out, rec.id);
+            try out.byte('\n');
+        }
+        switch (s.format) {
+            .xml => {
+                var x: render_xml.Xml = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent };
+                try x.writeRecord(root);
+            },
+            .json, .jsonl => {
+                r.json.out = out;
+                try r.json.writeRecord(root);
+            },
+        }
+        try out.byte('\n');
+        if (out.len() > chunk_bytes_max) return error.OutputTooLarge;
+    }
+};
+
+/// The slots to process, in output order (3.3).
+pub fn chunkOrder(gpa: Allocator, file: []const u8, header: *const file_header.FileHeader, settings: *const Settings) Allocator.Error![]u32 {
+    const slots = header.chunk_slots;
+    var oldest: u64 = 0;
+    var oldest_id: ?u64 = null;
+    var n: u64 = 0;
+    while (n < slots) : (n += 1) {
+        const start = file_header.chunkOffset(n);
+        if (start > file.len or file.len - start < chunk.header_size) continue;
+        const bytes = file[start..];
+        if (!chunk.hasMagic(bytes)) continue;
+        const first = std.mem.readInt(u64, bytes[24..32], .little);
+        const last = std.mem.readInt(u64, bytes[32..40], .little);
+        if (first > last) continue;
+        if (oldest_id == null or first < oldest_id.?) {
+            oldest_id = first;
+            oldest = n;
+        }
+    }
+    var order: std.ArrayList(u32) = .empty;
+    errdefer order.deinit(gpa);
+    n = oldest;
+    while (n < std.math.maxInt(u32)) : (n += 1) {
+        if (n >= slots) {
+            const bytes = file_header.chunkBytes(file, n) orelse break;
+            if (chunk.isEmpty(bytes)) continue;
+            if (!chunk.hasMagic(bytes)) break;
+            if (settings.validate_checksums) {
+                const h = chunk.Header.read(bytes);
+                if (chunk.validateChecksums(bytes, &h) != null) break;
+            }
+        }
+        try order.append(gpa, @intCast(n));
+    }
+    n = 0;
+    while (n < oldest) : (n += 1) try order.append(gpa, @intCast(n));
+    return order.toOwnedSlice(gpa);
+}
+
+/// Receives chunk results in output order. Returning an error stops the dump.
+pub const Consumer = struct {
+    context: *anyopaque,
+    consume: *const fn (context: *anyopaque, result: *const Result) anyerror!void,
+};
+
+/// Renders `order` with `threads` workers (>= 1) and feeds `consumer` in order.
+pub fn run(gpa: Allocator, file: []const u8, order: []const u32, settings: *const Settings, threads: usize, consumer: Consumer) anyerror!void {
+    assert(threads >= 1);
+    if (threads == 1 or order.len <= 1) return runInline(gpa, file, order, settings, consumer);
+    var pipeline: Pipeline = undefined;
+    try pipeline.init(gpa, file, order, settings, threads);
+    defer pipeline.deinit();
+    return pipeline.drive(consumer);
+}
+
+fn runInline(gpa: Allocator, file: []const u8, order: []const u32, settings: *const Settings, consumer: Consumer) anyerror!void {
+    const renderer = try gpa.create(Renderer);
+    defer gpa.destroy(renderer);
+    renderer.init(gpa, settings);
+    defer renderer.deinit();
+    var result = Result.init(gpa);
+    defer result.deinit();
+    for (order) |slot| {
+        try renderer.renderChunk(file, slot, &result);
+        try consumer.consume(consumer.context, &result);
+    }
+}
+
+/// Workers take jobs in order; results go to a window of 2 x threads slots that the
+/// consumer drains strictly in job order.
+const Pipeline = struct {
+    gpa: Allocator,
+    file: []const u8,
+    order: []const u32,
+    settings: *const Settings,
+    mutex: std.Thread.Mutex = .{},
+    cond: std.Thread.Condition = .{},
+    next_job: usize = 0,
+    /// Per window slot: the job it holds, and whether it is rendered.
+    window_job: []usize,
+    window_ready: []bool,
+    results: []Result,
+    renderers: []Renderer,
+    workers: []std.Thread,
+    stop: bool = false,
+    failed: ?anyerror = null,
+
+    fn init(pl: *Pipeline, gpa: Allocator, file: []const u8, order: []const u32, settings: *const Settings, threads: usize) !void {
+        const window = 2 * threads;
+        pl.* = .{
+            .gpa = gpa,
+            .file = file,
+            .order = order,
+            .settings = settings,
+            .window_job = try gpa.alloc(usize, window),
+            .window_ready = try gpa.alloc(bool, window),
+            .results = try gpa.alloc(Result, window),
+            .renderers = try gpa.alloc(Renderer, threads),
+            .workers = try gpa.alloc(std.Thread, threads),
+        };
+        for (pl.window_job, pl.window_ready, pl.results, 0..) |*j, *rd, *res, i| {
+            j.* = i; // Slot i first holds job i.
+            rd.* = false;
+            res.* = Result.init(gpa);
+        }
+        for (pl.renderers) |*r| r.init(gpa, settings);
+    }
+
+    fn deinit(pl: *Pipeline) void {
+        for (pl.results) |*r| r.deinit();
+        for (pl.renderers) |*r| r.deinit();
+        pl.gpa.free(pl.window_job);
+        pl.gpa.free(pl.window_ready);
+        pl.gpa.free(pl.results);
+        pl.gpa.free(pl.renderers);
+        pl.gpa.free(pl.workers);
+    }
+
+    fn worker(pl: *Pipeline, r: *Renderer) void {
+        const window = pl.results.len;
+        while (true) {
+            pl.mutex.lock();
+            const job = pl.next_job;
+            if (job >= pl.order.len or pl.stop) {
+                pl.mutex.unlock();
+                return;
+            }
+            pl.next_job += 1;
+            const w = job % window;
+            while (pl.window_job[w] != job and !pl.stop) pl.cond.wait(&pl.mutex);
+            pl.mutex.unlock();
+            if (pl.stop) return;
+            const err = r.renderChunk(pl.file, pl.order[job], &pl.results[w]);
+            pl.mutex.lock();
+            if (err) |_| {} else |e| {
+                pl.failed = e;
+                pl.stop = true;
+            }
+            pl.window_ready[w] = true;
+            pl.cond.broadcast();
+            pl.mutex.unlock();
+        }
+    }
+
+    fn drive(pl: *Pipeline, consumer: Consumer) anyerror!void {
+        var spawned: usize = 0;
+        defer {
+            pl.mutex.lock();
+            pl.stop = true;
+            pl.cond.broadcast();
+            pl.mutex.unlock();
+            for (pl.workers[0..spawned]) |t| t.join();
+        }
+        for (pl.renderers, 0..) |*r, i| {
+            pl.workers[i] = try std.Thread.spawn(.{}, worker, .{ pl, r });
+            spawned += 1;
+        }
+        const window = pl.results.len;
+        for (0..pl.order.len) |job| {
+            const w = job % window;
+            pl.mutex.lock();
+            while (!pl.window_ready[w] and !pl.stop) pl.cond.wait(&pl.mutex);
+            if (pl.failed) |e| {
+                pl.mutex.unlock();
+                return e;
+            }
+            pl.mutex.unlock();
+            try consumer.consume(consumer.context, &pl.results[w]);
+            pl.mutex.lock();
+            pl.window_ready[w] = false;
+            pl.window_job[w] = job + window;
+            pl.cond.broadcast();
+            pl.mutex.unlock();
+        }
+    }
+};

@@ -1,0 +1,317 @@
+//! Output buffer and text escaping: UTF-16LE (or decoded code points) to escaped UTF-8.
+//!
+//! One pass per string: an 8-lane `@Vector` loop copies runs of plain ASCII (narrowing all
+//! eight units and advancing by the clean prefix), scalar code handles the rest. The rules
+//! are section 8 of the contract: XML text / attribute, JSON strings, and raw (CDATA, PI).
+const std = @import("std");
+const builtin = @import("builtin");
+const assert = std.debug.assert;
+
+comptime {
+    // The vector loop reinterprets 16 bytes as eight little-endian u16 lanes.
+    assert(builtin.cpu.arch.endian() == .little);
+}
+
+pub const Error = error{OutOfMemory};
+
+/// A growable output buffer. All renderers write here; callers reserve the worst case
+/// before encoding in place so the hot loops do no capacity checks.
+pub const Out = struct {
+    list: std.ArrayList(u8) = .empty,
+    gpa: std.mem.Allocator,
+
+    pub fn init(gpa: std.mem.Allocator) Out {
+        return .{ .gpa = gpa };
+    }
+
+    pub fn deinit(out: *Out) void {
+        out.list.deinit(out.gpa);
+    }
+
+    pub inline fn len(out: *const Out) usize {
+        return out.list.items.len;
+    }
+
+    pub inline fn ensure(out: *Out, n: usize) Error!void {
+        if (out.list.capacity - out.list.items.len < n) try out.list.ensureUnusedCapacity(out.gpa, n);
+    }
+
+    /// The reserved but unwritten bytes; commit with `advance`.
+    pub inline fn spare(out: *Out) [*]u8 {
+        return out.list.items.ptr + out.list.items.len;
+    }
+
+    pub inline fn advance(out: *Out, n: usize) void {
+        assert(out.list.items.len + n <= out.list.capacity);
+        out.list.items.len += n;
+    }
+
+    pub inline fn write(out: *Out, s: []const u8) Error!void {
+        try out.ensure(s.len);
+        @memcpy(out.spare()[0..s.len], s);
+        out.list.items.len += s.len;
+    }
+
+    pub inline fn byte(out: *Out, c: u8) Error!void {
+        try out.ensure(1);
+        out.spare()[0] = c;
+        out.list.items.len += 1;
+    }
+
+    pub fn spaces(out: *Out, n: usize) Error!void {
+        try out.ensure(n);
+        @memset(out.spare()[0..n], ' ');
+        out.list.items.len += n;
+    }
+
+    pub fn truncate(out: *Out, n: usize) void {
+        assert(n <= out.list.items.len);
+        out.list.items.len = n;
+    }
+};
+
+pub const Mode = enum { xml_text, xml_attr, json, raw };
+
+/// Escape text for ASCII code units per mode; null = copy as is.
+fn asciiTable(comptime mode: Mode, comptime upper: bool) [128]?[]const u8 {
+    var t: [128]?[]const u8 = @splat(null);
+    const hex = if (upper) "0123456789ABCDEF" else "0123456789abcdef";
+    switch (mode) {
+        .xml_text, .xml_attr => {
+            for (0..0x20) |c| t[c] = "_";
+            t['\t'] = null;
+            t['\n'] = null;
+            t['\r'] = null;
+            t['&'] = "&amp;";
+            t['<'] = "&lt;";
+            t['>'] = "&gt;";
+            if (mode == .xml_attr) {
+                t['"'] = "&quot;";
+                t['\''] = "&apos;";
+            }
+        },
+        .json => {
+            for (0..0x20) |c| t[c] = "\\u00" ++ [_]u8{ hex[c >> 4], hex[c & 15] };
+            t['\n'] = "\\n";
+            t['\r'] = "\\r";
+            t['\t'] = "\\t";
+            t[0x08] = "\\b";
+            t[0x0C] = "\\f";
+            t['"'] = "\\\"";
+            t['\\'] = "\\\\";
+        },
+        .raw => {},
+    }
+    return t;
+}
+
+fn tableFor(comptime mode: Mode, comptime upper: bool) *const [128]?[]const u8 {
+    const S = struct {
+        const t = asciiTable(mode, upper);
+    };
+    return &S.t;
+}
+
+/// Worst-case output bytes per UTF-16 unit (`\u00XX` / `&quot;`).
+pub const bytes_per_unit_max = 6;
+
+/// Writes UTF-16LE `src` (even length; the caller has already cut it at the first NUL)
+/// escaped for `mode`. Lone surrogates become `_` (XML) or U+FFFD (JSON, raw).
+pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
+    assert(src.len % 2 == 0);
+    const n = src.len / 2;
+    try out.ensure(n * bytes_per_unit_max + 8);
+    const dst = out.spare();
+    var d: usize = 0;
+    var i: usize = 0;
+    const table = tableFor(mode, true);
+    while (i < n) {
+        if (i + 8 <= n) {
+            const v: @Vector(8, u16) = @bitCast(src[i * 2 ..][0..16].*);
+            const m: u8 = @bitCast(dirtyLanes(v, mode));
+            const narrow: @Vector(8, u8) = @truncate(v);
+            dst[d..][0..8].* = @bitCast(narrow);
+            if (m == 0) {
+                i += 8;
+                d += 8;
+                continue;
+            }
+            const clean = @ctz(m);
+            i += clean;
+            d += clean;
+        }
+        const u = unitAt(src, i);
+        i += 1;
+        if (u < 0x80) {
+            if (table[u]) |esc| {
+                @memcpy(dst[d..][0..esc.len], esc);
+                d += esc.len;
+            } else {
+                dst[d] = @intCast(u);
+                d += 1;
+            }
+        } else if (u < 0x800) {
+            dst[d] = @intCast(0xC0 | (u >> 6));
+            dst[d + 1] = @intCast(0x80 | (u & 0x3F));
+            d += 2;
+        } else if (u >= 0xD800 and u < 0xE000) {
+            if (u < 0xDC00 and i < n) {
+                const lo = unitAt(src, i);
+                if (lo >= 0xDC00 and lo < 0xE000) {
+                    i += 1;
+                    const cp: u32 = 0x10000 + ((@as(u32, u) - 0xD800) << 10) + (lo - 0xDC00);
+                    dst[d] = @intCast(0xF0 | (cp >> 18));
+                    dst[d + 1] = @intCast(0x80 | ((cp >> 12) & 0x3F));
+                    dst[d + 2] = @intCast(0x80 | ((cp >> 6) & 0x3F));
+                    dst[d + 3] = @intCast(0x80 | (cp & 0x3F));
+                    d += 4;
+                    continue;
+                }
+            }
+            d += lone(dst[d..], mode);
+        } else if (u >= 0xFFFE and (mode == .xml_text or mode == .xml_attr)) {
+            dst[d] = '_';
+            d += 1;
+        } else {
+            dst[d] = @intCast(0xE0 | (u >> 12));
+            dst[d + 1] = @intCast(0x80 | ((u >> 6) & 0x3F));
+            dst[d + 2] = @intCast(0x80 | (u & 0x3F));
+            d += 3;
+        }
+    }
+    out.advance(d);
+}
+
+fn lone(dst: [*]u8, comptime mode: Mode) usize {
+    if (mode == .xml_text or mode == .xml_attr) {
+        dst[0] = '_';
+        return 1;
+    }
+    dst[0..3].* = "\xEF\xBF\xBD".*;
+    return 3;
+}
+
+inline fn unitAt(src: []const u8, i: usize) u16 {
+    return std.mem.readInt(u16, src[i * 2 ..][0..2], .little);
+}
+
+inline fn dirtyLanes(v: @Vector(8, u16), comptime mode: Mode) @Vector(8, bool) {
+    const high = v >= @as(@Vector(8, u16), @splat(0x80));
+    if (mode == .raw) return high;
+    const ctl = v < @as(@Vector(8, u16), @splat(0x20));
+    var m = high | ctl;
+    const specials: []const u16 = switch (mode) {
+        .xml_text => &.{ '&', '<', '>' },
+        .xml_attr => &.{ '&', '<', '>', '"', '\'' },
+        .json => &.{ '"', '\\' },
+        .raw => unreachable,
+    };
+    inline for (specials) |c| m = m | (v == @as(@Vector(8, u16), @splat(c)));
+    return m;
+}
+
+/// Writes one Unicode scalar value (not a surrogate) escaped for `mode`. JSON control
+/// escapes use lowercase hex: this path serves ANSI text and resolved references (8.2).
+pub fn writeCodepoint(out: *Out, cp: u21, comptime mode: Mode) Error!void {
+    try out.ensure(8);
+    const dst = out.spare();
+    if (cp < 0x80) {
+        const table = tableFor(mode, false);
+        if (table[cp]) |esc| {
+            @memcpy(dst[0..esc.len], esc);
+            out.advance(esc.len);
+        } else {
+            dst[0] = @intCast(cp);
+            out.advance(1);
+        }
+        return;
+    }
+    if ((mode == .xml_text or mode == .xml_attr) and (cp == 0xFFFE or cp == 0xFFFF)) {
+        dst[0] = '_';
+        out.advance(1);
+        return;
+    }
+    const n = std.unicode.utf8Encode(cp, dst[0..4]) catch {
+        // A surrogate code point: treat as a lone surrogate.
+        out.advance(lone(dst, mode));
+        return;
+    };
+    out.advance(n);
+}
+
+/// Counts UTF-16 units before the first NUL unit in `src` (even length).
+pub fn unitsBeforeNul(src: []const u8) usize {
+    const n = src.len / 2;
+    var i: usize = 0;
+    while (i < n) : (i += 1) {
+        if (src[2 * i] == 0 and src[2 * i + 1] == 0) return i;
+    }
+    return n;
+}
+
+/// True when `src` (UTF-16LE) contains no lone surrogate.
+pub fn isValidUtf16(src: []const u8) bool {
+    const n = src.len / 2;
+    var i: usize = 0;
+    while (i < n) : (i += 1) {
+        const u = unitAt(src, i);
+        if (u >= 0xD800 and u < 0xDC00) {
+            if (i + 1 >= n) return false;
+            const lo = unitAt(src, i + 1);
+            if (lo < 0xDC00 or lo >= 0xE000) return false;
+            i += 1;
+        } else if (u >= 0xDC00 and u < 0xE000) return false;
+    }
+    return true;
+}
+
+/// Decodes valid UTF-16LE to UTF-8 without escaping (names). Asserts validity was checked.
+pub fn utf16ToUtf8(gpa: std.mem.Allocator, src: []const u8) Error![]u8 {
+    var out = Out.init(gpa);
+    errdefer out.deinit();
+    try writeUtf16(&out, src, .raw);
+    return out.list.toOwnedSlice(gpa);
+}
+
+fn u16le(comptime s: []const u16) [s.len * 2]u8 {
+    var r: [s.len * 2]u8 = undefined;
+    for (s, 0..) |u, i| {
+        r[2 * i] = @truncate(u);
+        r[2 * i + 1] = @truncate(u >> 8);
+    }
+    return r;
+}
+
+fn expectEscaped(comptime mode: Mode, comptime src: []const u16, expected: []const u8) !void {
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    const bytes = u16le(src);
+    try writeUtf16(&out, &bytes, mode);
+    try std.testing.expectEqualStrings(expected, out.list.items);
+}
+
+test "xml text and attribute escaping (8.1)" {
+    const s = [_]u16{ 'a', '&', '<', '>', '"', '\'', 0x01, '\t', 0xFFFE, 0xD800, 'z' };
+    try expectEscaped(.xml_text, &s, "a&amp;&lt;&gt;\"'_\t__z");
+    try expectEscaped(.xml_attr, &s, "a&amp;&lt;&gt;&quot;&apos;_\t__z");
+}
+
+test "json escaping (8.2): uppercase hex from UTF-16, U+FFFD for lone surrogates" {
+    const s = [_]u16{ '"', '\\', '\n', '\r', '\t', 0x08, 0x0C, 0x1F, '/', 0x7F, 0xDC00, 0xFFFF };
+    try expectEscaped(.json, &s, "\\\"\\\\\\n\\r\\t\\b\\f\\u001F/\x7f\xEF\xBF\xBD\xEF\xBF\xBF");
+}
+
+test "vector path: long ASCII runs, surrogate pairs and non-ASCII" {
+    const s = [_]u16{ 'H', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', 0xE9, 0xD83D, 0xDE00, 'x', 'y', 'z', 'a', 'b', 'c', 'd', 'e', 'f' };
+    try expectEscaped(.json, &s, "Hello world!\xC3\xA9\xF0\x9F\x98\x80xyzabcdef");
+    try expectEscaped(.raw, &[_]u16{ 'a', 0xD800, '<' }, "a\xEF\xBF\xBD<");
+}
+
+test "codepoint escaping uses lowercase hex in JSON" {
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    try writeCodepoint(&out, 0x1F, .json);
+    try writeCodepoint(&out, 0x263A, .json);
+    try writeCodepoint(&out, '&', .xml_text);
+    try std.testing.expectEqualStrings("\\u001f\xE2\x98\xBA&amp;", out.list.items);
+}

@@ -1,0 +1,447 @@
+//! JSON rendering of a record tree (contract section 10): compact, members in document
+//! order, `#attributes` / `#text`, `_N` key suffixes, EventData/UserData containers and the
+//! `--separate-json-attributes` layout.
+const std = @import("std");
+const assert = std.debug.assert;
+const values = @import("values.zig");
+const escape = @import("escape.zig");
+const tokens = @import("tokens.zig");
+const Parser = tokens.Parser;
+const Node = tokens.Node;
+const Out = escape.Out;
+const Error = tokens.Error;
+
+/// Rendering depth beyond which a (crafted) record fails instead of exhausting the stack.
+pub const render_depth_max = 8192;
+/// A record's rendered text may not exceed this (12).
+pub const record_bytes_max = 16 << 20;
+
+const Stamp = struct { stamp: u32 = 0, count: u32 = 0 };
+
+/// Per-thread JSON renderer state, reused across records.
+pub const Json = struct {
+    p: *Parser,
+    out: *Out,
+    ansi: *const values.AnsiTable,
+    separate: bool,
+    record_start: usize = 0,
+    /// Name id -> (object stamp, occurrences) for `_N` key numbering.
+    name_counts: std.ArrayList(Stamp) = .empty,
+    stamp: u32 = 0,
+    /// Scratch: key suffixes of the element children of objects being written.
+    suffixes: std.ArrayList(u32) = .empty,
+    /// Per-record arena for Data-name keys.
+    arena: std.heap.ArenaAllocator,
+
+    pub fn init(p: *Parser, out: *Out, ansi: *const values.AnsiTable, separate: bool) Json {
+        return .{ .p = p, .out = out, .ansi = ansi, .separate = separate, .arena = std.heap.ArenaAllocator.init(p.gpa) };
+    }
+
+    pub fn deinit(j: *Json) void {
+        j.name_counts.deinit(j.p.gpa);
+        j.suffixes.deinit(j.p.gpa);
+        j.arena.deinit();
+    }
+
+    fn fmt(j: *const Json) values.Format {
+        return .{ .chunk = j.p.chunk, .ansi = j.ansi };
+    }
+
+    /// Writes the record whose root element is `root` (10.1), without a trailing newline.
+    pub fn writeRecord(j: *Json, root: u32) Error!void {
+        _ = j.arena.reset(.retain_capacity);
+        j.record_start = j.out.len();
+        const n = j.p.node(root).*;
+        assert(n.kind == .element);
+        const name = j.p.nameText(n.a);
+        try j.out.write("{\"");
+        if (j.separate) {
+            if (attrText(j, &n)) {
+                try j.out.write(name);
+                try j.out.write("_attributes\":");
+                try j.writeAttributes(&n);
+                try j.out.write(",\"");
+            }
+            try j.out.write(name);
+            try j.out.write("\":");
+            try j.writeValueIgnoringAttributes(&n, false, 0);
+        } else {
+            try j.out.write(name);
+            try j.out.write("\":");
+            try j.writeValue(&n, false, 0);
+        }
+        try j.out.byte('}');
+    }
+
+    fn hasContent(j: *const Json, n: *const Node) bool {
+        return switch (n.kind) {
+            .value => !values.isEmpty(j.p.chunk, n.value()),
+            .cdata => n.b > 0,
+            .char_ref, .entity_ref => true,
+            else => false,
+        };
+    }
+
+    const Shape = struct { element_kids: u32, has_text: bool };
+
+    fn shape(j: *const Json, n: *const Node) Shape {
+        var s: Shape = .{ .element_kids = 0, .has_text = false };
+        for (j.p.edges(n.kids)) |k| {
+            const kid = j.p.node(k);
+            if (kid.kind == .element) s.element_kids += 1 else if (!s.has_text and j.hasContent(kid)) s.has_text = true;
+        }
+        return s;
+    }
+
+    fn attrHasContent(j: *const Json, a: *const Node) bool {
+        for (j.p.edges(a.kids)) |item| {
+            if (j.hasContent(j.p.node(item))) return true;
+        }
+        return false;
+    }
+
+    fn attrText(j: *const Json, n: *const Node) bool {
+        for (j.p.edges(n.attrs)) |a| {
+            if (j.attrHasContent(j.p.node(a))) return true;
+        }
+        return false;
+    }
+
+    fn checkLimits(j: *const Json, depth: u32) Error!void {
+        if (depth > render_depth_max) return error.NestingTooDeep;
+        if (j.out.len() - j.record_start > record_bytes_max) return error.OutputTooLarge;
+    }
+
+    /// Leaf shortcut (10.2 step 1); returns false when it does not apply.
+    fn writeLeaf(j: *Json, n: *const Node) Error!bool {
+        if (n.kids.len != 1) return false;
+        const kid = j.p.node(j.p.edges(n.kids)[0]);
+        if (kid.kind != .value) return false;
+        try j.writeScalar(kid, "null");
+        return true;
+    }
+
+    /// A single value: `empty` if empty, bare if numeric/bool, else a string.
+    fn writeScalar(j: *Json, v: *const Node, empty: []const u8) Error!void {
+        if (values.isEmpty(j.p.chunk, v.value())) return j.out.write(empty);
+        if (values.isBare(v.vtype)) return values.writeText(j.out, j.fmt(), v.value(), .json);
+        try j.out.byte('"');
+        try values.writeText(j.out, j.fmt(), v.value(), .json);
+        try j.out.byte('"');
+    }
+
+    /// The value of an element (10.2).
+    fn writeValue(j: *Json, n: *const Node, container: bool, depth: u32) Error!void {
+        try j.checkLimits(depth);
+        const s = j.shape(n);
+        if (n.attrs.len == 0 and s.element_kids == 0 and try j.writeLeaf(n)) return;
+        const attr_text = j.attrText(n);
+        if (s.element_kids == 0 and !s.has_text and !attr_text) return j.out.write("null");
+        if (s.element_kids == 0 and !attr_text) return j.writeContent(n.kids, false);
+        try j.writeObject(n, !j.separate and attr_text, s.has_text, container, depth);
+    }
+
+    /// The value of an element ignoring its attributes (10.6).
+    fn writeValueIgnoringAttributes(j: *Json, n: *const Node, container: bool, depth: u32) Error!void {
+        try j.checkLimits(depth);
+        const s = j.shape(n);
+        if (s.element_kids == 0 and try j.writeLeaf(n)) return;
+        if (!s.has_text and s.element_kids == 0) return j.out.write("null");
+        if (s.element_kids == 0) return j.writeContent(n.kids, false);
+        try j.writeObject(n, false, s.has_text, container, depth);
+    }
+
+    fn writeAttributes(j: *Json, n: *const Node) Error!void {
+        try j.out.byte('{');
+        var first = true;
+        for (j.p.edges(n.attrs)) |ai| {
+            const a = j.p.node(ai);
+            if (!j.attrHasContent(a)) continue;
+            if (!first) try j.out.byte(',');
+            first = false;
+            try j.out.byte('"');
+            try j.out.write(j.p.nameText(a.a));
+            try j.out.write("\":");
+            try j.writeContent(a.kids, false);
+        }
+        try j.out.byte('}');
+    }
+
+    /// The object of an element (10.3).
+    fn writeObject(j: *Json, n: *const Node, with_attrs: bool, has_text: bool, container: bool, depth: u32) Error!void {
+        try j.out.byte('{');
+        var first = true;
+        if (with_attrs) {
+            try j.out.write("\"#attributes\":");
+            try j.writeAttributes(n);
+            first = false;
+        }
+        if (has_text) {
+            if (!first) try j.out.byte(',');
+            try j.out.write("\"#text\":");
+            try j.writeContent(n.kids, true);
+            first = false;
+        }
+        try j.writeMembers(n, first, container, depth);
+        try j.out.byte('}');
+    }
+
+    /// Computes `_N` suffixes for the element children of `n`, pushed on `suffixes`.
+    fn numberKids(j: *Json, n: *const Node) Error!void {
+        const names = j.p.names.texts.items.len;
+        if (j.name_counts.items.len < names) try j.name_counts.appendNTimes(j.p.gpa, .{}, names - j.name_counts.items.len);
+        j.stamp +%= 1;
+        if (j.stamp == 0) {
+            @memset(j.name_counts.items, .{});
+            j.stamp = 1;
+        }
+        for (j.p.edges(n.kids)) |k| {
+            const kid = j.p.node(k);
+            if (kid.kind != .element) continue;
+            const c = &j.name_counts.items[kid.a];
+            if (c.stamp != j.stamp) c.* = .{ .stamp = j.stamp, .count = 0 };
+            try j.suffixes.append(j.p.gpa, c.count);
+            c.count += 1;
+        }
+    }
+
+    fn writeKey(j: *Json, name: []const u8, suffix: u32, tail: []const u8) Error!void {
+        try j.out.byte('"');
+        try j.out.write(name);
+        if (suffix > 0) {
+            try j.out.byte('_');
+            try values.writeUnsigned(j.out, suffix);
+        }
+        try j.out.write(tail);
+    }
+
+    fn writeMembers(j: *Json, n: *const Node, first_in: bool, container: bool, depth: u32) Error!void {
+        const base = j.suffixes.items.len;
+        defer j.suffixes.shrinkRetainingCapacity(base);
+        try j.numberKids(n);
+        var first = first_in;
+        if (container) return j.writeContainerMembers(n, first, base, depth);
+        var e: usize = 0;
+        for (0..n.kids.len) |i| {
+            const kid = j.p.node(j.p.edges(n.kids)[i]).*;
+            if (kid.kind != .element) continue;
+            const suffix = j.suffixes.items[base + e];
+            e += 1;
+            try j.writeMember(&kid, suffix, &first, depth);
+        }
+    }
+
+    fn isContainerName(name: []const u8) bool {
+        return std.mem.eql(u8, name, "EventData") or std.mem.eql(u8, name, "UserData");
+    }
+
+    /// One ordinary child member (10.3, 10.6).
+    fn writeMember(j: *Json, kid: *const Node, suffix: u32, first: *bool, depth: u32) Error!void {
+        const name = j.p.nameText(kid.a);
+        const container = isContainerName(name);
+        if (!first.*) try j.out.byte(',');
+        first.* = false;
+        if (!j.separate) {
+            try j.writeKey(name, suffix, "\":");
+            return j.writeValue(kid, container, depth + 1);
+        }
+        if (j.attrText(kid)) {
+            try j.writeKey(name, suffix, "_attributes\":");
+            try j.writeAttributes(kid);
+            const s = j.shape(kid);
+            if (!s.has_text and s.element_kids == 0) return;
+            try j.out.byte(',');
+        }
+        try j.writeKey(name, suffix, "\":");
+        try j.writeValueIgnoringAttributes(kid, container, depth + 1);
+    }
+
+    fn isData(j: *const Json, n: *const Node) bool {
+        return n.kind == .element and std.mem.eql(u8, j.p.nameText(n.a), "Data");
+    }
+
+    /// The JSON text of the `Name` attribute of a Data element, or null (no usable Name).
+    fn dataName(j: *Json, n: *const Node) Error!?[]const u8 {
+        for (j.p.edges(n.attrs)) |ai| {
+            const a = j.p.node(ai);
+            if (!std.mem.eql(u8, j.p.nameText(a.a), "Name")) continue;
+            if (!j.attrHasContent(a)) return null;
+            const saved = j.out;
+            var tmp = Out.init(j.arena.allocator());
+            j.out = &tmp;
+            defer j.out = saved;
+            for (j.p.edges(a.kids)) |item| try j.writeNodeText(j.p.node(item));
+            return tmp.list.items;
+        }
+        return null;
+    }
+
+    fn writeContainerMembers(j: *Json, n: *const Node, first_in: bool, base: usize, depth: u32) Error!void {
+        var first = first_in;
+        // Named form if any Data child has a Name with content.
+        const kids_len = n.kids.len;
+        const keys = try j.arena.allocator().alloc(?[]const u8, kids_len);
+        var named = false;
+        for (0..kids_len) |i| {
+            const kid = j.p.node(j.p.edges(n.kids)[i]).*;
+            keys[i] = if (j.isData(&kid)) try j.dataName(&kid) else null;
+            if (keys[i] != null) named = true;
+        }
+        var counts: std.StringHashMapUnmanaged(u32) = .empty;
+        var e: usize = 0;
+        var data_done = false;
+        var i: usize = 0;
+        while (i < kids_len) : (i += 1) {
+            const kid = j.p.node(j.p.edges(n.kids)[i]).*;
+            if (kid.kind != .element) continue;
+            const suffix = j.suffixes.items[base + e];
+            e += 1;
+            if (!j.isData(&kid)) {
+                try j.writeMember(&kid, suffix, &first, depth);
+                continue;
+            }
+            if (!named) {
+                if (data_done) continue;
+                data_done = true;
+                if (!first) try j.out.byte(',');
+                first = false;
+                try j.writePositional(n, depth);
+                continue;
+            }
+            const key = keys[i] orelse continue;
+            // The run: following element siblings that are Data with the same Name.
+            var run_end = i + 1;
+            var last = i;
+            var extra: usize = 0;
+            while (run_end < kids_len) : (run_end += 1) {
+                const next = j.p.node(j.p.edges(n.kids)[run_end]);
+                if (next.kind != .element) continue;
+                const k2 = keys[run_end] orelse break;
+                if (!std.mem.eql(u8, k2, key)) break;
+                last = run_end;
+                extra += 1;
+            }
+            const gop = try counts.getOrPut(j.arena.allocator(), key);
+            const count = if (gop.found_existing) gop.value_ptr.* else 0;
+            gop.value_ptr.* = count + 1;
+            if (!first) try j.out.byte(',');
+            first = false;
+            try j.out.byte('"');
+            try j.out.write(key);
+            if (count > 0) {
+                try j.out.byte('_');
+                try values.writeUnsigned(j.out, count);
+            }
+            try j.out.write("\":");
+            if (extra == 0) {
+                try j.writeDataValue(&kid, depth + 1);
+            } else {
+                try j.out.byte('[');
+                var r = i;
+                var r_first = true;
+                while (r <= last) : (r += 1) {
+                    const d = j.p.node(j.p.edges(n.kids)[r]).*;
+                    if (d.kind != .element) continue;
+                    if (!r_first) try j.out.byte(',');
+                    r_first = false;
+                    try j.writeDataValue(&d, depth + 1);
+                }
+                try j.out.byte(']');
+            }
+            // Skip the run (its element children all were Data; fix up the suffix index).
+            var r = i + 1;
+            while (r <= last) : (r += 1) {
+                if (j.p.node(j.p.edges(n.kids)[r]).kind == .element) e += 1;
+            }
+            i = last;
+        }
+    }
+
+    /// Positional form: `"Data":{"#text":V}`.
+    fn writePositional(j: *Json, n: *const Node, depth: u32) Error!void {
+        var count: usize = 0;
+        for (j.p.edges(n.kids)) |k| {
+            if (j.isData(j.p.node(k))) count += 1;
+        }
+        try j.out.write("\"Data\":{\"#text\":");
+        if (count > 1) try j.out.byte('[');
+        var first = true;
+        for (0..n.kids.len) |i| {
+            const d = j.p.node(j.p.edges(n.kids)[i]).*;
+            if (!j.isData(&d)) continue;
+            if (!first) try j.out.byte(',');
+            first = false;
+            try j.writeDataValue(&d, depth + 1);
+        }
+        if (count > 1) try j.out.byte(']');
+        try j.out.byte('}');
+    }
+
+    /// The Data value of a container's Data element (10.5).
+    fn writeDataValue(j: *Json, d: *const Node, depth: u32) Error!void {
+        try j.checkLimits(depth);
+        if (d.kids.len == 1) {
+            const kid = j.p.node(j.p.edges(d.kids)[0]);
+            if (kid.kind == .value) return j.writeScalar(kid, "\"\"");
+        }
+        const s = j.shape(d);
+        if (!s.has_text and s.element_kids == 0) return j.out.write("\"\"");
+        if (s.element_kids > 0) return j.writeObject(d, false, s.has_text, false, depth);
+        try j.writeContent(d.kids, false);
+    }
+
+    /// Content value of a node list (10.4).
+    fn writeContent(j: *Json, list: tokens.Span, skipping: bool) Error!void {
+        const kids = j.p.edges(list);
+        if (!skipping) {
+            if (kids.len == 1) {
+                const only = j.p.node(kids[0]);
+                if (only.kind == .value and values.isBare(only.vtype)) {
+                    return values.writeText(j.out, j.fmt(), only.value(), .json);
+                }
+            }
+        } else {
+            var remaining: usize = 0;
+            var bare: ?*const Node = null;
+            for (kids) |k| {
+                const kid = j.p.node(k);
+                switch (kid.kind) {
+                    .element, .pi_target, .pi_data, .attribute, .placeholder => continue,
+                    else => if (!j.hasContent(kid)) continue,
+                }
+                remaining += 1;
+                bare = if (kid.kind == .value and values.isBare(kid.vtype)) kid else null;
+            }
+            if (remaining == 1 and bare != null) return values.writeText(j.out, j.fmt(), bare.?.value(), .json);
+        }
+        try j.out.byte('"');
+        for (kids) |k| try j.writeNodeText(j.p.node(k));
+        try j.out.byte('"');
+    }
+
+    /// JSON text of one node for concatenation (10.4 table).
+    fn writeNodeText(j: *Json, n: *const Node) Error!void {
+        switch (n.kind) {
+            .value => try values.writeText(j.out, j.fmt(), n.value(), .json),
+            .cdata => try escape.writeUtf16(j.out, j.p.chunk[n.a..][0..n.b], .json),
+            .char_ref => {
+                if (n.a >= 0xD800 and n.a < 0xE000) {
+                    try j.out.write("&#");
+                    try values.writeUnsigned(j.out, n.a);
+                    try j.out.byte(';');
+                } else try escape.writeCodepoint(j.out, @intCast(n.a), .json);
+            },
+            .entity_ref => {
+                const name = j.p.nameText(n.a);
+                const map = [_][2][]const u8{ .{ "quot", "\\\"" }, .{ "apos", "'" }, .{ "amp", "&" }, .{ "lt", "<" }, .{ "gt", ">" } };
+                for (map) |m| {
+                    if (std.mem.eql(u8, name, m[0])) return j.out.write(m[1]);
+                }
+                try j.out.byte('&');
+                try j.out.write(name);
+                try j.out.byte(';');
+            },
+            else => {},
+        }
+    }
+};

@@ -1,0 +1,216 @@
+//! Template instances and definitions (contract 6.4, 6.5, 6.7, 6.8): reading an
+//! instance's value table, the per-chunk definition cache, and instantiation (copying the
+//! definition tree with substitutions resolved, dependency omission and array expansion).
+//!
+//! Static definition subtrees (no placeholders, no dependency ids below them) are shared
+//! by reference instead of copied.
+const std = @import("std");
+const assert = std.debug.assert;
+const values = @import("values.zig");
+const tokens = @import("tokens.zig");
+const Parser = tokens.Parser;
+const Error = tokens.Error;
+const T = values.T;
+
+/// A definition parse result, cached per chunk by definition offset.
+pub const Cached = union(enum) {
+    /// Root element of the definition (a `def` store index).
+    root: u32,
+    failed: Error,
+};
+
+/// Reads a template instance (after its 0x0C byte) and returns the instantiated root.
+pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
+    pos.* += 5; // Unknown byte and template id: ignored.
+    const def_offset = try p.readU32(pos);
+    if (def_offset == pos.*) {
+        var q = pos.* + 20;
+        const data_size = try p.readU32(&q);
+        if (data_size > p.chunk.len) return error.OutOfBounds;
+        pos.* += 24 + data_size;
+    }
+    const root = try definition(p, def_offset);
+    const count = try p.readU32(pos);
+    if (count > (p.chunk.len - @min(pos.*, p.chunk.len)) / 4) return error.OutOfBounds;
+    const descriptors = pos.*;
+    pos.* += 4 * count;
+    for (0..count) |i| {
+        const t = p.chunk[descriptors + 4 * i + 2];
+        if (!values.isKnownType(t)) return error.InvalidValueType;
+    }
+    // Values go to the scratch stack; their indices form the instance's value list.
+    const mark = p.stack.items.len;
+    for (0..count) |i| {
+        const size = std.mem.readInt(u16, p.chunk[descriptors + 4 * i ..][0..2], .little);
+        const t = p.chunk[descriptors + 4 * i + 2];
+        const start = pos.*;
+        if (start > p.chunk.len) return error.OutOfBounds;
+        const d = try values.decodeSized(p.chunk, start, size, t);
+        var n: tokens.Node = .{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len };
+        if (n.vtype == T.binxml) {
+            n.kids = try p.parseStream(start, start + size, .record);
+        }
+        try p.push(try p.newNode(n));
+        pos.* = @max(d.end, start + size);
+    }
+    const vals = try p.commit(mark);
+    return instantiate(p, root, vals);
+}
+
+/// The root element of the definition at `offset`, parsing it on first use in the chunk.
+fn definition(p: *Parser, offset: u32) Error!u32 {
+    if (p.templates.get(offset)) |c| switch (c) {
+        .root => |r| return r,
+        .failed => |e| return e,
+    };
+    const result = parseDefinition(p, offset);
+    try p.templates.put(p.gpa, offset, if (result) |r| .{ .root = r } else |e| .{ .failed = e });
+    return result;
+}
+
+fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
+    if (offset > p.chunk.len or p.chunk.len - offset < 24) return error.OutOfBounds;
+    const data_size = std.mem.readInt(u32, p.chunk[offset + 20 ..][0..4], .little);
+    const body = offset + 24;
+    if (data_size > p.chunk.len - body) return error.OutOfBounds;
+    const saved = p.target_def;
+    p.target_def = true;
+    defer p.target_def = saved;
+    const top = try p.parseStream(body, body + data_size, .definition);
+    if (top.len != 1) return error.TemplateRoot;
+    return p.edges(top)[0];
+}
+
+/// Copies definition `root` with the instance values `vals` (6.7).
+fn instantiate(p: *Parser, root: u32, vals: tokens.Span) Error!u32 {
+    return copyElement(p, root, vals);
+}
+
+fn isNullValue(p: *const Parser, vals: tokens.Span, dep: u16) bool {
+    if (dep == 0xFFFF or dep >= vals.len) return false;
+    return p.node(p.edges(vals)[dep]).vtype == T.null_type;
+}
+
+/// Pushes what placeholder `(index, optional)` produces onto the stack.
+fn resolvePlaceholder(p: *Parser, ph: tokens.Node, vals: tokens.Span) Error!void {
+    if (ph.a >= vals.len) return;
+    const vi = p.edges(vals)[ph.a];
+    const v = p.node(vi).*;
+    if (v.vtype == T.binxml) {
+        var i: u32 = 0;
+        while (i < v.kids.len) : (i += 1) try p.push(p.edges(v.kids)[i]);
+        return;
+    }
+    if (ph.vtype != 0 and values.isEmpty(p.chunk, v.value())) return;
+    try p.push(vi);
+}
+
+fn copyElement(p: *Parser, src: u32, vals: tokens.Span) Error!u32 {
+    const s = p.node(src).*;
+    assert(s.kind == .element);
+    if (s.flags & tokens.flag_dynamic == 0) return src;
+    const attrs_mark = p.stack.items.len;
+    var ai: u32 = 0;
+    while (ai < s.attrs.len) : (ai += 1) {
+        const attr_index = p.edges(s.attrs)[ai];
+        const attr = p.node(attr_index).*;
+        if (attr.flags & tokens.flag_dynamic == 0) {
+            try p.push(attr_index);
+            continue;
+        }
+        const items_mark = p.stack.items.len;
+        var ii: u32 = 0;
+        while (ii < attr.kids.len) : (ii += 1) {
+            const item_index = p.edges(attr.kids)[ii];
+            const item = p.node(item_index).*;
+            if (item.kind == .placeholder) try resolvePlaceholder(p, item, vals) else try p.push(item_index);
+        }
+        if (p.stack.items.len == items_mark) continue; // Empty: dropped.
+        const items = try p.commit(items_mark);
+        try p.push(try p.newNode(.{ .kind = .attribute, .a = attr.a, .kids = items }));
+    }
+    const attrs = try p.commit(attrs_mark);
+    const kids_mark = p.stack.items.len;
+    var ki: u32 = 0;
+    while (ki < s.kids.len) : (ki += 1) {
+        const kid_index = p.edges(s.kids)[ki];
+        const kid = p.node(kid_index).*;
+        switch (kid.kind) {
+            .element => {
+                if (isNullValue(p, vals, kid.dep)) continue;
+                const copy = try copyElement(p, kid_index, vals);
+                try expandArrays(p, copy);
+            },
+            .placeholder => try resolvePlaceholder(p, kid, vals),
+            else => try p.push(kid_index),
+        }
+    }
+    const kids = try p.commit(kids_mark);
+    return p.newNode(.{ .kind = .element, .a = s.a, .flags = s.flags & tokens.flag_self_closing, .kids = kids, .attrs = attrs });
+}
+
+fn isExpandable(p: *const Parser, n: *const tokens.Node) bool {
+    return n.kind == .value and n.vtype > T.array and values.itemCount(p.chunk, n.value()) > 1;
+}
+
+/// Array expansion (6.8): pushes one or more elements for copied element `el`.
+fn expandArrays(p: *Parser, el_index: u32) Error!void {
+    const el = p.node(el_index).*;
+    if (el_index & tokens.def_bit != 0) return p.push(el_index); // Shared static subtree.
+    // Find the first array value with more than one item: children, then attributes.
+    var found_kid: ?u32 = null;
+    var found_attr: ?u32 = null;
+    var found_item: u32 = 0;
+    for (p.edges(el.kids), 0..) |k, i| {
+        if (isExpandable(p, p.node(k))) {
+            found_kid = @intCast(i);
+            break;
+        }
+    }
+    if (found_kid == null) {
+        outer: for (p.edges(el.attrs), 0..) |a, i| {
+            for (p.edges(p.node(a).kids), 0..) |item, j| {
+                if (isExpandable(p, p.node(item))) {
+                    found_attr = @intCast(i);
+                    found_item = @intCast(j);
+                    break :outer;
+                }
+            }
+        }
+    }
+    if (found_kid == null and found_attr == null) return p.push(el_index);
+    const array_index = if (found_kid) |k| p.edges(el.kids)[k] else p.edges(p.node(p.edges(el.attrs)[found_attr.?]).kids)[found_item];
+    const array = p.node(array_index).value();
+    var it = values.Items.init(p.chunk, array);
+    while (it.next()) |item| {
+        const skip = (item.vtype == T.string or item.vtype == T.ansi) and values.isEmpty(p.chunk, item);
+        const item_node: ?u32 = if (skip) null else try p.newNode(.{ .kind = .value, .vtype = item.vtype, .a = item.start, .b = item.len });
+        var copy = el;
+        if (found_kid) |k| {
+            copy.kids = try replaced(p, el.kids, k, item_node);
+        } else {
+            const ai = found_attr.?;
+            const attr = p.node(p.edges(el.attrs)[ai]).*;
+            const items = try replaced(p, attr.kids, found_item, item_node);
+            const mark = p.stack.items.len;
+            for (0..el.attrs.len) |i| {
+                if (i == ai) {
+                    if (items.len > 0) try p.push(try p.newNode(.{ .kind = .attribute, .a = attr.a, .kids = items }));
+                } else try p.push(p.edges(el.attrs)[i]);
+            }
+            copy.attrs = try p.commit(mark);
+        }
+        try expandArrays(p, try p.newNode(copy));
+    }
+}
+
+/// A copy of edge list `list` with entry `at` replaced by `with` (or removed).
+fn replaced(p: *Parser, list: tokens.Span, at: u32, with: ?u32) Error!tokens.Span {
+    const mark = p.stack.items.len;
+    for (0..list.len) |i| {
+        if (i == at) {
+            if (with) |w| try p.push(w);
+        } else try p.push(p.edges(list)[i]);
+    }
+    return p.commit(mark);
+}

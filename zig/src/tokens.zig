@@ -1,0 +1,485 @@
+//! BinXML tokens (contract section 6): the token parser that turns a record stream, a
+//! template definition body or a nested BinXml value into an element tree.
+//!
+//! Trees live in flat arrays: nodes, and "edges" (child index lists). Two stores exist:
+//! `def` lives as long as the chunk (template definitions, cached by offset) and `rec`
+//! is cleared for every record. A node index or edge span with bit 31 set refers to the
+//! `def` store. Record trees may point into definition trees (static subtrees are shared,
+//! never copied), never the other way round.
+const std = @import("std");
+const assert = std.debug.assert;
+const Allocator = std.mem.Allocator;
+const values = @import("values.zig");
+const escape = @import("escape.zig");
+const template = @import("template.zig");
+
+pub const Error = values.Error || error{
+    InvalidToken,
+    BadState,
+    NestingTooDeep,
+    ValueOutsideElement,
+    TemplateRoot,
+    TemplateInDefinition,
+    TooManyNodes,
+    InvalidName,
+    ElementInAttribute,
+    PiInAttribute,
+    PiDataWithoutTarget,
+    OutputTooLarge,
+};
+
+/// Limits from the contract (6.6, 12).
+pub const open_elements_max = 512;
+pub const stream_depth_max = 64;
+pub const record_nodes_max = 1 << 18;
+
+pub const Kind = enum(u8) {
+    element,
+    attribute,
+    /// A typed value; text nodes are values of type String / AnsiString.
+    value,
+    cdata,
+    char_ref,
+    entity_ref,
+    pi_target,
+    pi_data,
+    /// Substitution in a template definition: `a` = index, `vtype` = 1 if optional.
+    placeholder,
+};
+
+pub const flag_self_closing: u8 = 1;
+/// Definition nodes: the subtree holds placeholders or dependency ids (must be copied).
+pub const flag_dynamic: u8 = 2;
+
+pub const Span = struct {
+    start: u32 = 0,
+    len: u32 = 0,
+};
+
+pub const Node = struct {
+    kind: Kind,
+    /// Value type (values), optional flag (placeholders).
+    vtype: u8 = 0,
+    flags: u8 = 0,
+    /// Dependency id (elements of template definitions), 0xFFFF = none.
+    dep: u16 = 0xFFFF,
+    /// Name id (element, attribute, entity_ref, pi_target); chunk offset (value, cdata,
+    /// pi_data); code unit (char_ref); value index (placeholder).
+    a: u32 = 0,
+    /// Byte length (value, cdata, pi_data).
+    b: u32 = 0,
+    /// Children (element), value items (attribute), fragment elements (BinXml value).
+    kids: Span = .{},
+    attrs: Span = .{},
+
+    pub fn value(n: *const Node) values.Value {
+        return .{ .vtype = n.vtype, .start = n.a, .len = n.b };
+    }
+};
+
+pub const def_bit: u32 = 1 << 31;
+
+const Store = struct {
+    nodes: std.ArrayList(Node) = .empty,
+    edges: std.ArrayList(u32) = .empty,
+
+    fn deinit(s: *Store, gpa: Allocator) void {
+        s.nodes.deinit(gpa);
+        s.edges.deinit(gpa);
+    }
+
+    fn clear(s: *Store) void {
+        s.nodes.clearRetainingCapacity();
+        s.edges.clearRetainingCapacity();
+    }
+};
+
+/// Element and attribute names of one chunk, interned by text so that equal names
+/// (possibly stored at different offsets) get the same id.
+pub const Names = struct {
+    by_offset: std.AutoHashMapUnmanaged(u32, u32) = .empty,
+    by_text: std.StringHashMapUnmanaged(u32) = .empty,
+    texts: std.ArrayList([]const u8) = .empty,
+    arena: std.heap.ArenaAllocator,
+
+    pub fn init(gpa: Allocator) Names {
+        return .{ .arena = std.heap.ArenaAllocator.init(gpa) };
+    }
+
+    pub fn deinit(n: *Names, gpa: Allocator) void {
+        n.by_offset.deinit(gpa);
+        n.by_text.deinit(gpa);
+        n.texts.deinit(gpa);
+        n.arena.deinit();
+    }
+
+    pub fn clear(n: *Names) void {
+        n.by_offset.clearRetainingCapacity();
+        n.by_text.clearRetainingCapacity();
+        n.texts.clearRetainingCapacity();
+        _ = n.arena.reset(.retain_capacity);
+    }
+
+    pub fn text(n: *const Names, id: u32) []const u8 {
+        return n.texts.items[id];
+    }
+
+    pub fn internText(n: *Names, gpa: Allocator, s: []const u8) Allocator.Error!u32 {
+        const gop = try n.by_text.getOrPut(gpa, s);
+        if (!gop.found_existing) {
+            const copy = try n.arena.allocator().dupe(u8, s);
+            gop.key_ptr.* = copy;
+            gop.value_ptr.* = @intCast(n.texts.items.len);
+            try n.texts.append(gpa, copy);
+        }
+        return gop.value_ptr.*;
+    }
+
+    /// The id of the name entry at chunk offset `offset` (6.3), decoding it on first use.
+    pub fn resolve(n: *Names, gpa: Allocator, chunk: []const u8, offset: u32) Error!u32 {
+        if (n.by_offset.get(offset)) |id| return id;
+        const units = try nameUnits(chunk, offset);
+        if (!escape.isValidUtf16(units)) return error.InvalidName;
+        var buf: [1024]u8 = undefined;
+        var id: u32 = undefined;
+        if (units.len * 3 / 2 <= buf.len) {
+            var fba = std.heap.FixedBufferAllocator.init(&buf);
+            const utf8 = try escape.utf16ToUtf8(fba.allocator(), units);
+            id = try n.internText(gpa, utf8);
+        } else {
+            const utf8 = try escape.utf16ToUtf8(gpa, units);
+            defer gpa.free(utf8);
+            id = try n.internText(gpa, utf8);
+        }
+        try n.by_offset.put(gpa, offset, id);
+        return id;
+    }
+};
+
+/// The UTF-16 characters of the name entry at `offset`, cut at the first NUL.
+pub fn nameUnits(chunk: []const u8, offset: u32) Error![]const u8 {
+    if (offset > chunk.len or chunk.len - offset < 8) return error.OutOfBounds;
+    const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
+    if (chunk.len - offset - 8 < 2 * count) return error.OutOfBounds;
+    const units = chunk[offset + 8 ..][0 .. 2 * count];
+    return units[0 .. 2 * escape.unitsBeforeNul(units)];
+}
+
+pub const StreamKind = enum { record, definition };
+
+const Frame = struct {
+    node: u32,
+    children_mark: u32,
+};
+
+const Pending = struct {
+    node: u32,
+    attrs_mark: u32,
+    /// Name id of the attribute being filled, if any.
+    attr_name: ?u32 = null,
+    items_mark: u32 = 0,
+};
+
+/// Parses BinXML streams of one chunk. Owned by one thread; reused across chunks.
+pub const Parser = struct {
+    gpa: Allocator,
+    chunk: []const u8 = &.{},
+    rec: Store = .{},
+    def: Store = .{},
+    /// Which store new nodes go to.
+    target_def: bool = false,
+    names: Names,
+    templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
+    /// Scratch stack of node indices (children / attributes being collected).
+    stack: std.ArrayList(u32) = .empty,
+    frames: std.ArrayList(Frame) = .empty,
+    depth: u32 = 0,
+    event_name: u32 = 0,
+
+    pub fn init(gpa: Allocator) Parser {
+        return .{ .gpa = gpa, .names = Names.init(gpa) };
+    }
+
+    pub fn deinit(p: *Parser) void {
+        p.rec.deinit(p.gpa);
+        p.def.deinit(p.gpa);
+        p.names.deinit(p.gpa);
+        p.templates.deinit(p.gpa);
+        p.stack.deinit(p.gpa);
+        p.frames.deinit(p.gpa);
+    }
+
+    /// Starts a new chunk: drops every cached name and template.
+    pub fn resetChunk(p: *Parser, chunk: []const u8) Allocator.Error!void {
+        assert(chunk.len == 65536);
+        p.chunk = chunk;
+        p.def.clear();
+        p.rec.clear();
+        p.names.clear();
+        p.templates.clearRetainingCapacity();
+        p.event_name = try p.names.internText(p.gpa, "Event");
+    }
+
+    /// Starts a new record: drops the record store.
+    pub fn resetRecord(p: *Parser) void {
+        p.rec.clear();
+        p.stack.clearRetainingCapacity();
+        p.frames.clearRetainingCapacity();
+        p.target_def = false;
+        p.depth = 0;
+    }
+
+    pub inline fn node(p: *const Parser, i: u32) *const Node {
+        if (i & def_bit != 0) return &p.def.nodes.items[i & ~def_bit];
+        return &p.rec.nodes.items[i];
+    }
+
+    pub inline fn nodeMut(p: *Parser, i: u32) *Node {
+        if (i & def_bit != 0) return &p.def.nodes.items[i & ~def_bit];
+        return &p.rec.nodes.items[i];
+    }
+
+    pub inline fn edges(p: *const Parser, s: Span) []const u32 {
+        if (s.start & def_bit != 0) return p.def.edges.items[s.start & ~def_bit ..][0..s.len];
+        return p.rec.edges.items[s.start..][0..s.len];
+    }
+
+    pub fn nameText(p: *const Parser, id: u32) []const u8 {
+        return p.names.text(id);
+    }
+
+    pub fn newNode(p: *Parser, n: Node) Error!u32 {
+        if (p.target_def) {
+            const i: u32 = @intCast(p.def.nodes.items.len);
+            if (i >= def_bit - 1) return error.TooManyNodes;
+            try p.def.nodes.append(p.gpa, n);
+            return i | def_bit;
+        }
+        const i: u32 = @intCast(p.rec.nodes.items.len);
+        if (i >= record_nodes_max) return error.TooManyNodes;
+        try p.rec.nodes.append(p.gpa, n);
+        return i;
+    }
+
+    /// Moves `stack[mark..]` into the edges of the target store and pops it.
+    pub fn commit(p: *Parser, mark: usize) Error!Span {
+        const items = p.stack.items[mark..];
+        const store = if (p.target_def) &p.def else &p.rec;
+        const start: u32 = @intCast(store.edges.items.len);
+        if (start + items.len >= def_bit) return error.TooManyNodes;
+        try store.edges.appendSlice(p.gpa, items);
+        p.stack.shrinkRetainingCapacity(mark);
+        return .{ .start = if (p.target_def) start | def_bit else start, .len = @intCast(items.len) };
+    }
+
+    pub inline fn push(p: *Parser, i: u32) Error!void {
+        try p.stack.append(p.gpa, i);
+    }
+
+    fn readU8(p: *const Parser, pos: *u32) Error!u8 {
+        if (pos.* >= p.chunk.len) return error.OutOfBounds;
+        defer pos.* += 1;
+        return p.chunk[pos.*];
+    }
+
+    pub fn readU16(p: *const Parser, pos: *u32) Error!u16 {
+        if (pos.* > p.chunk.len - 2) return error.OutOfBounds;
+        defer pos.* += 2;
+        return std.mem.readInt(u16, p.chunk[pos.*..][0..2], .little);
+    }
+
+    pub fn readU32(p: *const Parser, pos: *u32) Error!u32 {
+        if (pos.* > p.chunk.len - 4) return error.OutOfBounds;
+        defer pos.* += 4;
+        return std.mem.readInt(u32, p.chunk[pos.*..][0..4], .little);
+    }
+
+    /// Reads a name reference (6.3), skipping an inline name entry.
+    fn readName(p: *Parser, pos: *u32) Error!u32 {
+        const offset = try p.readU32(pos);
+        if (offset == pos.*) {
+            var q = offset + 6;
+            const count = try p.readU16(&q);
+            pos.* += 10 + 2 * @as(u32, count);
+        }
+        return p.names.resolve(p.gpa, p.chunk, offset);
+    }
+
+    /// Parses the stream in chunk bytes `start..end` and returns its top-level elements.
+    pub fn parseStream(p: *Parser, start: u32, end: u32, kind: StreamKind) Error!Span {
+        assert(end <= p.chunk.len);
+        if (p.depth >= stream_depth_max) return error.NestingTooDeep;
+        p.depth += 1;
+        defer p.depth -= 1;
+        const base: u32 = @intCast(p.stack.items.len);
+        const frames_base = p.frames.items.len;
+        defer p.frames.shrinkRetainingCapacity(frames_base);
+        var pending: ?Pending = null;
+        var pos = start;
+        while (pos < end) {
+            const token = p.chunk[pos];
+            pos += 1;
+            switch (token) {
+                0x00 => break,
+                0x01, 0x41 => {
+                    if (pending != null) return error.BadState;
+                    const dep: u16 = if (kind == .definition) try p.readU16(&pos) else 0xFFFF;
+                    _ = try p.readU32(&pos);
+                    const name = try p.readName(&pos);
+                    if (token == 0x41) _ = try p.readU32(&pos);
+                    const n = try p.newNode(.{ .kind = .element, .a = name, .dep = dep });
+                    pending = .{ .node = n, .attrs_mark = @intCast(p.stack.items.len) };
+                },
+                0x02 => {
+                    const pe = pending orelse return error.BadState;
+                    try p.finishStartTag(pe);
+                    pending = null;
+                    if (p.frames.items.len - frames_base >= open_elements_max) return error.NestingTooDeep;
+                    try p.frames.append(p.gpa, .{ .node = pe.node, .children_mark = @intCast(p.stack.items.len) });
+                },
+                0x03 => {
+                    const pe = pending orelse return error.BadState;
+                    try p.finishStartTag(pe);
+                    pending = null;
+                    p.nodeMut(pe.node).flags |= flag_self_closing;
+                    if (kind == .definition) p.markDynamic(pe.node);
+                    try p.push(pe.node);
+                },
+                0x04 => {
+                    if (pending != null) return error.BadState;
+                    if (p.frames.items.len == frames_base) return error.BadState;
+                    const frame = p.frames.pop().?;
+                    const kids = try p.commit(frame.children_mark);
+                    const el = p.nodeMut(frame.node);
+                    el.kids = kids;
+                    if (kind == .definition) p.markDynamic(frame.node);
+                    try p.push(frame.node);
+                },
+                0x05, 0x45 => {
+                    const vtype = try p.readU8(&pos);
+                    if (vtype == values.T.binxml) {
+                        const len = try p.readU16(&pos);
+                        if (p.chunk.len - pos < len) return error.OutOfBounds;
+                        if (pending != null) return error.BadState;
+                        const frag = try p.parseStream(pos, pos + len, .record);
+                        pos += len;
+                        try p.attachElements(frag, frames_base);
+                        continue;
+                    }
+                    const d = try values.decodeUnsized(p.chunk, pos, vtype);
+                    pos = d.end;
+                    const n = try p.newNode(.{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len });
+                    try p.content(n, &pending, frames_base);
+                },
+                0x06, 0x46 => {
+                    var pe = pending orelse return error.BadState;
+                    const name = try p.readName(&pos);
+                    try p.finishAttribute(&pe);
+                    pe.attr_name = name;
+                    pe.items_mark = @intCast(p.stack.items.len);
+                    pending = pe;
+                },
+                0x07, 0x47, 0x0B => {
+                    const count: u32 = try p.readU16(&pos);
+                    if (p.chunk.len - pos < 2 * count) return error.OutOfBounds;
+                    const units = escape.unitsBeforeNul(p.chunk[pos..][0 .. 2 * count]);
+                    const n = try p.newNode(.{ .kind = if (token == 0x0B) .pi_data else .cdata, .a = pos, .b = @intCast(2 * units) });
+                    pos += 2 * count;
+                    try p.content(n, &pending, frames_base);
+                },
+                0x08, 0x48 => {
+                    const code = try p.readU16(&pos);
+                    const n = try p.newNode(.{ .kind = .char_ref, .a = code });
+                    try p.content(n, &pending, frames_base);
+                },
+                0x09, 0x49, 0x0A => {
+                    const name = try p.readName(&pos);
+                    const n = try p.newNode(.{ .kind = if (token == 0x0A) .pi_target else .entity_ref, .a = name });
+                    try p.content(n, &pending, frames_base);
+                },
+                0x0C => {
+                    if (kind == .definition) return error.TemplateInDefinition;
+                    if (pending != null) return error.BadState;
+                    const root = try template.readInstance(p, &pos);
+                    try p.attach(root, frames_base);
+                },
+                0x0D, 0x0E => {
+                    if (kind != .definition) return error.InvalidToken;
+                    const index = try p.readU16(&pos);
+                    const vtype = try p.readU8(&pos);
+                    if (!values.isKnownType(vtype)) return error.InvalidValueType;
+                    const n = try p.newNode(.{ .kind = .placeholder, .a = index, .vtype = @intFromBool(token == 0x0E) });
+                    try p.content(n, &pending, frames_base);
+                },
+                0x0F => pos += 3,
+                else => return error.InvalidToken,
+            }
+        }
+        if (pending != null) return error.BadState;
+        if (p.frames.items.len != frames_base) return error.BadState;
+        return p.commit(base);
+    }
+
+    /// Attaches an element at the current position (open element or top level).
+    fn attach(p: *Parser, n: u32, frames_base: usize) Error!void {
+        _ = frames_base;
+        try p.push(n);
+    }
+
+    fn attachElements(p: *Parser, frag: Span, frames_base: usize) Error!void {
+        _ = frames_base;
+        // Edges may move while pushing; copy indices one at a time through the span.
+        var i: u32 = 0;
+        while (i < frag.len) : (i += 1) try p.push(p.edges(frag)[i]);
+    }
+
+    /// A content item (value, CDATA, reference, PI, placeholder).
+    fn content(p: *Parser, n: u32, pending: *?Pending, frames_base: usize) Error!void {
+        if (pending.*) |pe| {
+            if (pe.attr_name != null) try p.push(n);
+            return;
+        }
+        if (p.frames.items.len == frames_base) return error.ValueOutsideElement;
+        try p.push(n);
+    }
+
+    fn finishAttribute(p: *Parser, pe: *Pending) Error!void {
+        const name = pe.attr_name orelse return;
+        pe.attr_name = null;
+        if (p.stack.items.len == pe.items_mark) return; // No items: discarded.
+        var dynamic = false;
+        for (p.stack.items[pe.items_mark..]) |item| {
+            if (p.node(item).kind == .placeholder) dynamic = true;
+        }
+        const items = try p.commit(pe.items_mark);
+        const a = try p.newNode(.{ .kind = .attribute, .a = name, .kids = items, .flags = if (dynamic) flag_dynamic else 0 });
+        try p.push(a);
+    }
+
+    fn finishStartTag(p: *Parser, pe_in: Pending) Error!void {
+        var pe = pe_in;
+        try p.finishAttribute(&pe);
+        const attrs = try p.commit(pe.attrs_mark);
+        p.nodeMut(pe.node).attrs = attrs;
+    }
+
+    /// Definitions: flags an element whose subtree needs per-instance copying.
+    fn markDynamic(p: *Parser, n: u32) void {
+        const el = p.node(n);
+        var dynamic = false;
+        for (p.edges(el.attrs)) |a| {
+            if (p.node(a).flags & flag_dynamic != 0) dynamic = true;
+        }
+        for (p.edges(el.kids)) |k| {
+            const kid = p.node(k);
+            switch (kid.kind) {
+                .placeholder => dynamic = true,
+                .element => if (kid.flags & flag_dynamic != 0 or kid.dep != 0xFFFF) {
+                    dynamic = true;
+                },
+                else => {},
+            }
+        }
+        if (dynamic) p.nodeMut(n).flags |= flag_dynamic;
+    }
+};

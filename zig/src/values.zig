@@ -1,0 +1,735 @@
+//! BinXML value types (contract section 7): decoding substitution values and value-text
+//! payloads into spans over the chunk, emptiness, array items, and the text form of each
+//! type (table-driven; no `std.fmt` print on the hot path).
+//!
+//! A decoded value is a `Value`: a (possibly normalised) type code plus a byte range of the
+//! chunk. Normalisation applies the contract's and our shared rules once, at decode time:
+//! SizeT / EvtHandle become HexInt32/64, Bool values other than 0/1 become Int32, an empty
+//! BinXml becomes Null, EvtXml becomes String, a Binary array becomes Binary and a SizeT
+//! array becomes a HexInt32/64 array.
+const std = @import("std");
+const assert = std.debug.assert;
+const escape = @import("escape.zig");
+const Out = escape.Out;
+
+pub const Error = error{
+    OutOfMemory,
+    OutOfBounds,
+    InvalidValueType,
+    UnsupportedValueType,
+    OddStringSize,
+    BadSizeTSize,
+    MisalignedArray,
+    InvalidAnsi,
+};
+
+pub const T = struct {
+    pub const null_type = 0x00;
+    pub const string = 0x01;
+    pub const ansi = 0x02;
+    pub const int8 = 0x03;
+    pub const uint8 = 0x04;
+    pub const int16 = 0x05;
+    pub const uint16 = 0x06;
+    pub const int32 = 0x07;
+    pub const uint32 = 0x08;
+    pub const int64 = 0x09;
+    pub const uint64 = 0x0A;
+    pub const real32 = 0x0B;
+    pub const real64 = 0x0C;
+    pub const boolean = 0x0D;
+    pub const binary = 0x0E;
+    pub const guid = 0x0F;
+    pub const size_t = 0x10;
+    pub const filetime = 0x11;
+    pub const systime = 0x12;
+    pub const sid = 0x13;
+    pub const hex32 = 0x14;
+    pub const hex64 = 0x15;
+    pub const evt_handle = 0x20;
+    pub const binxml = 0x21;
+    pub const evt_xml = 0x23;
+    pub const array = 0x80;
+};
+
+/// A decoded value: a normalised type code and its bytes in the chunk.
+pub const Value = struct {
+    vtype: u8,
+    start: u32,
+    len: u32,
+};
+
+/// True for the type codes of table 7.1 (arrays 0x81..0x95 included).
+pub fn isKnownType(t: u8) bool {
+    return switch (t) {
+        0x00...0x15, 0x20, 0x21, 0x23, 0x81...0x95 => true,
+        else => false,
+    };
+}
+
+/// Natural width of fixed-size scalar types; 0 for variable-size ones.
+fn fixedWidth(t: u8) u32 {
+    return switch (t) {
+        T.int8, T.uint8 => 1,
+        T.int16, T.uint16 => 2,
+        T.int32, T.uint32, T.real32, T.boolean, T.hex32 => 4,
+        T.int64, T.uint64, T.real64, T.filetime, T.hex64 => 8,
+        T.guid, T.systime => 16,
+        else => 0,
+    };
+}
+
+/// JSON writes these as bare numbers / booleans (7.5).
+pub fn isBare(t: u8) bool {
+    return (t >= T.int8 and t <= T.uint64) or t == T.boolean;
+}
+
+pub const Decoded = struct {
+    value: Value,
+    /// Chunk offset where the decoder stopped.
+    end: u32,
+};
+
+inline fn need(chunk: []const u8, pos: usize, n: usize) Error!void {
+    if (pos > chunk.len or chunk.len - pos < n) return error.OutOfBounds;
+}
+
+fn sidLength(chunk: []const u8, pos: u32) Error!u32 {
+    try need(chunk, pos, 8);
+    const len: u32 = 8 + 4 * @as(u32, chunk[pos + 1]);
+    try need(chunk, pos, len);
+    return len;
+}
+
+fn readI32(chunk: []const u8, pos: usize) i32 {
+    return std.mem.readInt(i32, chunk[pos..][0..4], .little);
+}
+
+/// Decodes a substitution value of declared `size` at chunk offset `pos` (7.2).
+pub fn decodeSized(chunk: []const u8, pos: u32, size: u16, vtype: u8) Error!Decoded {
+    const size32: u32 = size;
+    switch (vtype) {
+        T.null_type, T.ansi, T.binary => {
+            try need(chunk, pos, size32);
+            return done(vtype, pos, size32);
+        },
+        T.binxml => {
+            try need(chunk, pos, size32);
+            return done(if (size == 0) T.null_type else T.binxml, pos, size32);
+        },
+        T.string, T.evt_xml => {
+            if (size % 2 != 0) return error.OddStringSize;
+            try need(chunk, pos, size32);
+            const units = escape.unitsBeforeNul(chunk[pos..][0..size32]);
+            return .{ .value = .{ .vtype = T.string, .start = pos, .len = @intCast(units * 2) }, .end = pos + size32 };
+        },
+        T.size_t, T.evt_handle => {
+            if (size != 4 and size != 8) return error.BadSizeTSize;
+            try need(chunk, pos, size32);
+            return done(if (size == 4) T.hex32 else T.hex64, pos, size32);
+        },
+        T.sid => {
+            const len = try sidLength(chunk, pos);
+            return done(T.sid, pos, len);
+        },
+        T.boolean => {
+            try need(chunk, pos, 4);
+            const v = readI32(chunk, pos);
+            return done(if (v == 0 or v == 1) T.boolean else T.int32, pos, 4);
+        },
+        T.array | T.string => return decodeStringArray(chunk, pos, size32),
+        T.array | T.ansi => {
+            try need(chunk, pos, size32);
+            return done(vtype, pos, size32);
+        },
+        T.array | T.sid => {
+            var p = pos;
+            while (p - pos < size32) p += try sidLength(chunk, p);
+            return done(vtype, pos, p - pos);
+        },
+        T.array | T.binary => {
+            try need(chunk, pos, size32);
+            return done(T.binary, pos, size32);
+        },
+        T.array | T.size_t => {
+            try need(chunk, pos, size32);
+            if (size32 % 8 == 0) return done(T.array | T.hex64, pos, size32);
+            if (size32 % 4 == 0) return done(T.array | T.hex32, pos, size32);
+            return error.BadSizeTSize;
+        },
+        T.array | T.boolean => {
+            if (size32 % 4 != 0) return error.MisalignedArray;
+            try need(chunk, pos, size32);
+            var i: u32 = 0;
+            var all_bool = true;
+            while (i < size32) : (i += 4) {
+                const v = readI32(chunk, pos + i);
+                if (v != 0 and v != 1) all_bool = false;
+            }
+            return done(if (all_bool) vtype else T.array | T.int32, pos, size32);
+        },
+        else => {
+            if (vtype > T.array) {
+                const w = fixedWidth(vtype & 0x7F);
+                if (w == 0) return error.InvalidValueType;
+                if (size32 % w != 0) return error.MisalignedArray;
+                try need(chunk, pos, size32);
+                return done(vtype, pos, size32);
+            }
+            const w = fixedWidth(vtype);
+            if (w == 0) return error.InvalidValueType;
+            try need(chunk, pos, w);
+            return done(vtype, pos, w);
+        },
+    }
+}
+
+fn done(vtype: u8, pos: u32, len: u32) Decoded {
+    return .{ .value = .{ .vtype = vtype, .start = pos, .len = len }, .end = pos + len };
+}
+
+fn decodeStringArray(chunk: []const u8, pos: u32, size: u32) Error!Decoded {
+    var p: usize = pos;
+    while (p - pos < size) {
+        // Read one NUL-terminated string, even past `size`.
+        while (true) {
+            try need(chunk, p, 2);
+            const nul = chunk[p] == 0 and chunk[p + 1] == 0;
+            p += 2;
+            if (nul) break;
+        }
+    }
+    return done(T.array | T.string, pos, @intCast(p - pos));
+}
+
+/// Decodes the payload of a value-text token (no declared size) at `pos`.
+/// BinXml (0x21) is handled by the token parser, not here.
+pub fn decodeUnsized(chunk: []const u8, pos: u32, vtype: u8) Error!Decoded {
+    switch (vtype) {
+        T.null_type => return done(T.null_type, pos, 0),
+        T.string, T.evt_xml => {
+            try need(chunk, pos, 2);
+            const n: u32 = std.mem.readInt(u16, chunk[pos..][0..2], .little);
+            try need(chunk, pos + 2, 2 * n);
+            const units = escape.unitsBeforeNul(chunk[pos + 2 ..][0 .. 2 * n]);
+            return .{ .value = .{ .vtype = T.string, .start = pos + 2, .len = @intCast(units * 2) }, .end = pos + 2 + 2 * n };
+        },
+        T.sid => return done(T.sid, pos, try sidLength(chunk, pos)),
+        T.boolean => {
+            try need(chunk, pos, 4);
+            const v = readI32(chunk, pos);
+            return done(if (v == 0 or v == 1) T.boolean else T.int32, pos, 4);
+        },
+        T.ansi, T.binary, T.size_t, T.evt_handle => return error.UnsupportedValueType,
+        else => {
+            if (!isKnownType(vtype)) return error.InvalidValueType;
+            const w = fixedWidth(vtype);
+            if (w == 0) return error.UnsupportedValueType;
+            try need(chunk, pos, w);
+            return done(vtype, pos, w);
+        },
+    }
+}
+
+/// Iterates the items of an array value as scalar values. String and ANSI items keep
+/// their (possibly empty) spans; the caller decides what an empty item produces.
+pub const Items = struct {
+    chunk: []const u8,
+    vtype: u8,
+    pos: u32,
+    end: u32,
+    /// ANSI arrays only: the last piece has been returned.
+    finished: bool,
+
+    pub fn init(chunk: []const u8, v: Value) Items {
+        assert(v.vtype > T.array);
+        var end = v.start + v.len;
+        // ANSI arrays: drop one trailing NUL, then split on NUL.
+        if (v.vtype == T.array | T.ansi and v.len > 0 and chunk[end - 1] == 0) end -= 1;
+        return .{ .chunk = chunk, .vtype = v.vtype & 0x7F, .pos = v.start, .end = end, .finished = v.len == 0 };
+    }
+
+    pub fn next(it: *Items) ?Value {
+        switch (it.vtype) {
+            T.string => {
+                if (it.pos >= it.end) return null;
+                const start = it.pos;
+                var p = start;
+                while (p + 2 <= it.end and !(it.chunk[p] == 0 and it.chunk[p + 1] == 0)) p += 2;
+                it.pos = p + 2;
+                return .{ .vtype = T.string, .start = start, .len = p - start };
+            },
+            T.ansi => {
+                if (it.finished) return null;
+                const start = it.pos;
+                var p = start;
+                while (p < it.end and it.chunk[p] != 0) p += 1;
+                if (p >= it.end) it.finished = true else it.pos = p + 1;
+                return .{ .vtype = T.ansi, .start = start, .len = p - start };
+            },
+            T.sid => {
+                if (it.pos >= it.end) return null;
+                const len: u32 = 8 + 4 * @as(u32, it.chunk[it.pos + 1]);
+                const start = it.pos;
+                it.pos += len;
+                return .{ .vtype = T.sid, .start = start, .len = len };
+            },
+            else => {
+                const w = fixedWidth(it.vtype);
+                assert(w > 0);
+                if (it.pos + w > it.end) return null;
+                const start = it.pos;
+                it.pos += w;
+                var t = it.vtype;
+                if (t == T.boolean) {
+                    const v = readI32(it.chunk, start);
+                    if (v != 0 and v != 1) t = T.int32;
+                }
+                return .{ .vtype = t, .start = start, .len = w };
+            },
+        }
+    }
+};
+
+/// Number of items of an array value.
+pub fn itemCount(chunk: []const u8, v: Value) usize {
+    var it = Items.init(chunk, v);
+    var n: usize = 0;
+    while (it.next()) |_| n += 1;
+    return n;
+}
+
+/// Emptiness (7.4).
+pub fn isEmpty(chunk: []const u8, v: Value) bool {
+    return switch (v.vtype) {
+        T.null_type => true,
+        T.string, T.binary, T.binxml => v.len == 0,
+        T.ansi => std.mem.indexOfNone(u8, chunk[v.start..][0..v.len], "\x00") == null,
+        else => v.vtype > T.array and itemCount(chunk, v) == 0,
+    };
+}
+
+/// The ANSI code page: code points of bytes 0x80..0xFF (bytes below 0x80 are ASCII).
+/// A zero entry means the byte is undefined in the code page (decoding error).
+pub const AnsiTable = [128]u21;
+
+pub const windows_1252: AnsiTable = blk: {
+    var t: AnsiTable = undefined;
+    for (0..128) |i| t[i] = 0x80 + i;
+    const c1 = [32]u21{
+        0x20AC, 0x81,   0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
+        0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D,   0x017D, 0x8F,
+        0x90,   0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+        0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D,   0x017E, 0x0178,
+    };
+    for (c1, 0..) |c, i| t[i] = c;
+    break :blk t;
+};
+
+/// Formatting context shared by both renderers.
+pub const Format = struct {
+    chunk: []const u8,
+    ansi: *const AnsiTable,
+};
+
+/// Writes the text form (7.3) of `v`; strings are escaped for `mode`.
+pub fn writeText(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
+    const c = f.chunk;
+    const p = v.start;
+    switch (v.vtype) {
+        T.null_type, T.binxml => {},
+        T.string => try escape.writeUtf16(out, c[p..][0..v.len], mode),
+        T.ansi => try writeAnsi(out, f, c[p..][0..v.len], mode),
+        T.int8 => try writeSigned(out, @as(i8, @bitCast(c[p]))),
+        T.uint8 => try writeUnsigned(out, c[p]),
+        T.int16 => try writeSigned(out, std.mem.readInt(i16, c[p..][0..2], .little)),
+        T.uint16 => try writeUnsigned(out, std.mem.readInt(u16, c[p..][0..2], .little)),
+        T.int32 => try writeSigned(out, std.mem.readInt(i32, c[p..][0..4], .little)),
+        T.uint32 => try writeUnsigned(out, std.mem.readInt(u32, c[p..][0..4], .little)),
+        T.int64 => try writeSigned(out, std.mem.readInt(i64, c[p..][0..8], .little)),
+        T.uint64 => try writeUnsigned(out, std.mem.readInt(u64, c[p..][0..8], .little)),
+        T.real32 => try writeFloat(out, f32, @bitCast(std.mem.readInt(u32, c[p..][0..4], .little))),
+        T.real64 => try writeFloat(out, f64, @bitCast(std.mem.readInt(u64, c[p..][0..8], .little))),
+        T.boolean => try out.write(if (readI32(c, p) != 0) "true" else "false"),
+        T.binary => try writeBinary(out, c[p..][0..v.len]),
+        T.guid => try writeGuid(out, c[p..][0..16]),
+        T.hex32 => try writeHex(out, std.mem.readInt(u32, c[p..][0..4], .little)),
+        T.hex64 => try writeHex(out, std.mem.readInt(u64, c[p..][0..8], .little)),
+        T.filetime => try writeFiletime(out, std.mem.readInt(u64, c[p..][0..8], .little)),
+        T.systime => try writeSystime(out, c[p..][0..16]),
+        T.sid => try writeSid(out, c[p..][0..v.len]),
+        else => {
+            assert(v.vtype > T.array);
+            var it = Items.init(c, v);
+            var first = true;
+            while (it.next()) |item| {
+                if (!first) try out.byte(',');
+                first = false;
+                try writeText(out, f, item, mode);
+            }
+        },
+    }
+}
+
+fn writeAnsi(out: *Out, f: Format, bytes: []const u8, comptime mode: escape.Mode) Error!void {
+    for (bytes) |b| {
+        if (b == 0) continue;
+        const cp: u21 = if (b < 0x80) b else f.ansi[b - 0x80];
+        if (cp == 0) return error.InvalidAnsi;
+        try escape.writeCodepoint(out, cp, mode);
+    }
+}
+
+/// Validates ANSI bytes against the code page (undefined bytes fail the record).
+pub fn checkAnsi(f: Format, bytes: []const u8) Error!void {
+    for (bytes) |b| {
+        if (b >= 0x80 and f.ansi[b - 0x80] == 0) return error.InvalidAnsi;
+    }
+}
+
+pub fn writeUnsigned(out: *Out, value: u64) Error!void {
+    var buf: [20]u8 = undefined;
+    var i: usize = buf.len;
+    var v = value;
+    while (v >= 100) {
+        i -= 2;
+        buf[i..][0..2].* = std.fmt.digits2(@intCast(v % 100));
+        v /= 100;
+    }
+    if (v >= 10) {
+        i -= 2;
+        buf[i..][0..2].* = std.fmt.digits2(@intCast(v));
+    } else {
+        i -= 1;
+        buf[i] = '0' + @as(u8, @intCast(v));
+    }
+    try out.write(buf[i..]);
+}
+
+pub fn writeSigned(out: *Out, value: i64) Error!void {
+    if (value < 0) {
+        try out.byte('-');
+        try writeUnsigned(out, @as(u64, 0) -% @as(u64, @bitCast(value)));
+    } else try writeUnsigned(out, @intCast(value));
+}
+
+const hex_lower = "0123456789abcdef";
+const hex_upper = "0123456789ABCDEF";
+
+pub fn writeHex(out: *Out, value: u64) Error!void {
+    var buf: [18]u8 = undefined;
+    var i: usize = buf.len;
+    var v = value;
+    while (true) {
+        i -= 1;
+        buf[i] = hex_lower[v & 15];
+        v >>= 4;
+        if (v == 0) break;
+    }
+    i -= 2;
+    buf[i] = '0';
+    buf[i + 1] = 'x';
+    try out.write(buf[i..]);
+}
+
+fn writeBinary(out: *Out, bytes: []const u8) Error!void {
+    try out.ensure(bytes.len * 2);
+    const dst = out.spare();
+    for (bytes, 0..) |b, i| {
+        dst[2 * i] = hex_upper[b >> 4];
+        dst[2 * i + 1] = hex_upper[b & 15];
+    }
+    out.advance(bytes.len * 2);
+}
+
+fn writeGuid(out: *Out, g: *const [16]u8) Error!void {
+    // Byte order of the text: d1 (LE u32), d2 (LE u16), d3 (LE u16), then bytes 8..16.
+    const order = [16]u8{ 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
+    const dash_after = [16]bool{ false, false, false, true, false, true, false, true, false, true, false, false, false, false, false, false };
+    var buf: [38]u8 = undefined;
+    buf[0] = '{';
+    var d: usize = 1;
+    for (order, 0..) |o, i| {
+        buf[d] = hex_lower[g[o] >> 4];
+        buf[d + 1] = hex_lower[g[o] & 15];
+        d += 2;
+        if (dash_after[i]) {
+            buf[d] = '-';
+            d += 1;
+        }
+    }
+    buf[d] = '}';
+    assert(d + 1 == buf.len);
+    try out.write(&buf);
+}
+
+fn writeSid(out: *Out, s: []const u8) Error!void {
+    assert(s.len >= 8);
+    try out.write("S-");
+    try writeUnsigned(out, s[0]);
+    try out.byte('-');
+    var authority: u64 = 0;
+    for (s[2..8]) |b| authority = (authority << 8) | b;
+    try writeUnsigned(out, authority);
+    const count: usize = s[1];
+    assert(s.len == 8 + 4 * count);
+    for (0..count) |k| {
+        try out.byte('-');
+        try writeUnsigned(out, std.mem.readInt(u32, s[8 + 4 * k ..][0..4], .little));
+    }
+}
+
+/// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ` (year modulo 10000).
+fn writeTimestamp(out: *Out, year: u64, month: u64, day: u64, seconds_of_day: u64, fraction: u64) Error!void {
+    var buf: [28]u8 = "0000-00-00T00:00:00.0000000Z".*;
+    const y = year % 10000;
+    buf[0..2].* = std.fmt.digits2(@intCast(y / 100));
+    buf[2..4].* = std.fmt.digits2(@intCast(y % 100));
+    buf[5..7].* = std.fmt.digits2(@intCast(month));
+    buf[8..10].* = std.fmt.digits2(@intCast(day));
+    buf[11..13].* = std.fmt.digits2(@intCast(seconds_of_day / 3600));
+    buf[14..16].* = std.fmt.digits2(@intCast(seconds_of_day / 60 % 60));
+    buf[17..19].* = std.fmt.digits2(@intCast(seconds_of_day % 60));
+    var fr = fraction;
+    var i: usize = 27;
+    while (i > 21) {
+        i -= 2;
+        buf[i..][0..2].* = std.fmt.digits2(@intCast(fr % 100));
+        fr /= 100;
+    }
+    buf[20] = '0' + @as(u8, @intCast(fr));
+    try out.write(&buf);
+}
+
+const Civil = struct { year: u64, month: u64, day: u64 };
+
+/// Proleptic Gregorian date of `days` since 1601-01-01 (days >= 0).
+fn civilFromDays(days: u64) Civil {
+    // Shift to 0000-03-01 based eras (Hinnant's algorithm), all non-negative here.
+    const z = days + 584694; // 1601-01-01 is day 584694 after 0000-03-01.
+    const era = z / 146097;
+    const doe = z - era * 146097;
+    const yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const mp = (5 * doy + 2) / 153;
+    const day = doy - (153 * mp + 2) / 5 + 1;
+    const month = if (mp < 10) mp + 3 else mp - 9;
+    const year = yoe + era * 400 + @intFromBool(month <= 2);
+    return .{ .year = year, .month = month, .day = day };
+}
+
+pub fn writeFiletime(out: *Out, value: u64) Error!void {
+    if (value > 0x7FFFFFFFFFFFFFFF) return out.write("0000-00-00T00:00:00.0000000Z");
+    const ticks_per_day = 864_000_000_000;
+    const date = civilFromDays(value / ticks_per_day);
+    const rest = value % ticks_per_day;
+    try writeTimestamp(out, date.year, date.month, date.day, rest / 10_000_000, rest % 10_000_000);
+}
+
+fn isLeap(y: u64) bool {
+    return (y % 4 == 0 and y % 100 != 0) or y % 400 == 0;
+}
+
+fn writeSystime(out: *Out, s: *const [16]u8) Error!void {
+    var f: [8]u64 = undefined;
+    for (&f, 0..) |*x, i| x.* = std.mem.readInt(u16, s[2 * i ..][0..2], .little);
+    const year = f[0];
+    const month = f[1];
+    const day = f[3];
+    const month_days = [12]u64{ 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    const valid = year >= 1601 and year <= 30827 and month >= 1 and month <= 12 and day >= 1 and
+        day <= month_days[@intCast((month -% 1) % 12)] + @intFromBool(month == 2 and isLeap(year)) and
+        f[4] < 24 and f[5] < 60 and f[6] < 60 and f[7] < 1000;
+    if (!valid) return out.write("1601-01-01T00:00:00.0000000Z");
+    try writeTimestamp(out, year, month, day, f[4] * 3600 + f[5] * 60 + f[6], f[7] * 10000);
+}
+
+/// Shortest round-trip float text (7.3).
+pub fn writeFloat(out: *Out, comptime F: type, value: F) Error!void {
+    if (std.math.isNan(value)) return out.write("NaN");
+    if (std.math.isInf(value)) return out.write(if (value < 0) "-inf" else "inf");
+    if (value == 0) return out.write(if (std.math.signbit(value)) "-0.0" else "0.0");
+    const bits: u64 = @as(std.meta.Int(.unsigned, @bitSizeOf(F)), @bitCast(value));
+    const fl = std.fmt.float;
+    const d = fl.binaryToDecimal(u64, bits, std.math.floatMantissaBits(F), std.math.floatExponentBits(F), false, &fl.Backend64_TablesFull);
+    var mantissa = d.mantissa;
+    var exp10: i32 = d.exponent;
+    while (mantissa % 10 == 0) {
+        mantissa /= 10;
+        exp10 += 1;
+    }
+    var digits_buf: [20]u8 = undefined;
+    var n: usize = 0;
+    {
+        var m = mantissa;
+        var i: usize = digits_buf.len;
+        while (m > 0) : (m /= 10) {
+            i -= 1;
+            digits_buf[i] = '0' + @as(u8, @intCast(m % 10));
+        }
+        n = digits_buf.len - i;
+        std.mem.copyForwards(u8, digits_buf[0..n], digits_buf[i..]);
+    }
+    const digits = digits_buf[0..n];
+    const e: i32 = exp10 + @as(i32, @intCast(n)) - 1;
+    const fixed_min: i32 = if (F == f32) -6 else -5;
+    const fixed_max: i32 = if (F == f32) 12 else 15;
+    try out.ensure(64);
+    if (d.sign) try out.byte('-');
+    if (e >= fixed_min and e <= fixed_max) {
+        const ni: i32 = @intCast(n);
+        if (e >= ni - 1) {
+            try out.write(digits);
+            for (0..@intCast(e - ni + 1)) |_| try out.byte('0');
+            try out.write(".0");
+        } else if (e >= 0) {
+            const k: usize = @intCast(e + 1);
+            try out.write(digits[0..k]);
+            try out.byte('.');
+            try out.write(digits[k..]);
+        } else {
+            try out.write("0.");
+            for (0..@intCast(-e - 1)) |_| try out.byte('0');
+            try out.write(digits);
+        }
+    } else {
+        try out.byte(digits[0]);
+        if (n > 1) {
+            try out.byte('.');
+            try out.write(digits[1..]);
+        }
+        try out.byte('e');
+        try out.byte(if (e < 0) '-' else '+');
+        try writeUnsigned(out, @abs(e));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests: expected strings come from the contract's examples (7.3, 14).
+
+fn expectText(bytes: []const u8, vtype: u8, expected: []const u8) !void {
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    const d = try decodeSized(bytes, 0, @intCast(bytes.len), vtype);
+    try writeText(&out, .{ .chunk = bytes, .ansi = &windows_1252 }, d.value, .json);
+    try std.testing.expectEqualStrings(expected, out.list.items);
+}
+
+test "integers" {
+    try expectText(&.{0xFB}, T.int8, "-5");
+    try expectText(&.{ 0x00, 0x12 }, T.uint16, "4608");
+    try expectText(&.{ 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF }, T.uint64, "18446744073709551615");
+    try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0x80 }, T.int64, "-9223372036854775808");
+    try expectText(&.{ 0xC8, 0x01, 0, 0 }, T.uint32, "456");
+}
+
+test "hex, SizeT, EvtHandle" {
+    try expectText(&.{ 0, 0, 0, 0, 0, 0, 0x20, 0x80 }, T.hex64, "0x8020000000000000");
+    try expectText(&.{ 0xE7, 0x03, 0, 0 }, T.hex32, "0x3e7");
+    try expectText(&.{ 0, 0, 0, 0 }, T.hex32, "0x0");
+    try expectText(&.{ 0xEC, 0x7E, 0, 0 }, T.size_t, "0x7eec");
+    try expectText(&.{ 0xEC, 0x7E, 0, 0, 0, 0, 0, 0 }, T.evt_handle, "0x7eec");
+    try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 2 }, 0, 2, T.size_t));
+}
+
+test "bool: 0/1 are booleans, anything else an Int32" {
+    try expectText(&.{ 1, 0, 0, 0 }, T.boolean, "true");
+    try expectText(&.{ 0, 0, 0, 0 }, T.boolean, "false");
+    try expectText(&.{ 16, 0, 0, 0 }, T.boolean, "16");
+    try expectText(&.{ 0, 0, 1, 0 }, T.boolean, "65536");
+}
+
+test "guid" {
+    const g = [16]u8{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+    try expectText(&g, T.guid, "{03020100-0504-0706-0809-0a0b0c0d0e0f}");
+    const g2 = [16]u8{ 0x25, 0x96, 0x84, 0x54, 0x78, 0x54, 0x94, 0x49, 0xA5, 0xBA, 0x3E, 0x3B, 0x03, 0x28, 0xC3, 0x0D };
+    try expectText(&g2, T.guid, "{54849625-5478-4994-a5ba-3e3b0328c30d}");
+}
+
+test "filetime" {
+    try expectText(&.{ 0x18, 0x96, 0x57, 0x57, 0x44, 0xD9, 0xD1, 0x01 }, T.filetime, "2016-07-08T18:12:51.6816408Z");
+    try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0 }, T.filetime, "1601-01-01T00:00:00.0000000Z");
+    try expectText(&.{ 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F }, T.filetime, "0828-09-14T02:48:05.4775807Z");
+    try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0x80 }, T.filetime, "0000-00-00T00:00:00.0000000Z");
+}
+
+test "systemtime" {
+    // 2019-03-08 (Friday) 23:23:05.789
+    const s = [16]u8{ 0xE3, 0x07, 3, 0, 5, 0, 8, 0, 23, 0, 23, 0, 5, 0, 0x15, 0x03 };
+    try expectText(&s, T.systime, "2019-03-08T23:23:05.7890000Z");
+    try expectText(&([_]u8{0} ** 16), T.systime, "1601-01-01T00:00:00.0000000Z");
+}
+
+test "sid" {
+    const s = [_]u8{ 1, 5, 0, 0, 0, 0, 0, 5, 0x15, 0x00, 0x00, 0x00, 0xF2, 0x0A, 0xEA, 0x48, 0xBD, 0x22, 0xAE, 0xC4, 0xA6, 0xFF, 0x26, 0x57, 0xF4, 0x01, 0x00, 0x00 };
+    try expectText(&s, T.sid, "S-1-5-21-1223297778-3299746493-1462173606-500");
+    try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0 }, T.sid, "S-0-0");
+}
+
+test "binary is uppercase hex" {
+    try expectText(&.{ 0xDE, 0xAD, 0xBE, 0xEF }, T.binary, "DEADBEEF");
+    try expectText(&.{ 0x01, 0x02 }, T.array | T.binary, "0102");
+}
+
+fn expectFloat(comptime F: type, v: F, expected: []const u8) !void {
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    try writeFloat(&out, F, v);
+    try std.testing.expectEqualStrings(expected, out.list.items);
+}
+
+test "floats (7.3)" {
+    try expectFloat(f64, 1.5, "1.5");
+    try expectFloat(f64, 0.00001, "0.00001");
+    try expectFloat(f64, 1e16, "1e+16");
+    try expectFloat(f64, 3.0, "3.0");
+    try expectFloat(f64, 1e15, "1000000000000000.0");
+    try expectFloat(f64, 123456789012345.6, "123456789012345.6");
+    try expectFloat(f64, 1.25e-7, "1.25e-7");
+    try expectFloat(f64, 5e-324, "5e-324");
+    try expectFloat(f64, -0.0, "-0.0");
+    try expectFloat(f64, std.math.inf(f64), "inf");
+    try expectFloat(f64, -std.math.inf(f64), "-inf");
+    try expectFloat(f64, std.math.nan(f64), "NaN");
+    try expectFloat(f32, 3.4028235e+38, "3.4028235e+38");
+    try expectFloat(f32, 0.000001, "0.000001");
+    try expectFloat(f32, 1.5, "1.5");
+}
+
+test "strings: odd size fails, NUL truncates, string arrays" {
+    try std.testing.expectError(error.OddStringSize, decodeSized(&.{ 'a', 0, 'b' }, 0, 3, T.string));
+    try expectText(&.{ 'a', 0, 0, 0, 'b', 0 }, T.string, "a");
+    try expectText(&.{ 'a', 0, 0, 0, 0, 0, 'c', 0, ',', 0, 'd', 0, 0, 0 }, T.array | T.string, "a,,c,d");
+}
+
+test "ansi: NUL removal and windows-1252" {
+    try expectText(&.{ 'a', 0, 'b', 0x80, 0x81 }, T.ansi, "ab\xE2\x82\xAC\xC2\x81");
+    try expectText(&.{ 'x', 0, 0, 'y', 0 }, T.array | T.ansi, "x,,y");
+}
+
+test "numeric arrays and misalignment" {
+    try expectText(&.{ 0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 0, 0 }, T.array | T.int32, "-1,2");
+    try expectText(&.{ 1, 0, 0, 0, 2, 0, 0, 0 }, T.array | T.boolean, "1,2");
+    try expectText(&.{ 1, 0, 0, 0, 0, 0, 0, 0 }, T.array | T.boolean, "true,false");
+    try expectText(&.{ 1, 0, 0, 0, 0, 0, 0, 0 }, T.array | T.size_t, "0x1");
+    try expectText(&.{ 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0 }, T.array | T.size_t, "0x1,0x2,0x3");
+    try std.testing.expectError(error.MisalignedArray, decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.int16));
+    try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.size_t));
+}
+
+test "emptiness (7.4)" {
+    const c = [_]u8{ 0, 0, 0, 0 };
+    try std.testing.expect(isEmpty(&c, .{ .vtype = T.null_type, .start = 0, .len = 0 }));
+    try std.testing.expect(isEmpty(&c, .{ .vtype = T.ansi, .start = 0, .len = 4 }));
+    try std.testing.expect(!isEmpty(&c, .{ .vtype = T.uint32, .start = 0, .len = 4 }));
+    try std.testing.expect(isEmpty(&c, .{ .vtype = T.array | T.int32, .start = 0, .len = 0 }));
+    try std.testing.expectEqual(T.null_type, (try decodeSized(&c, 0, 0, T.binxml)).value.vtype);
+}
+
+test "unknown types are invalid; value-text rejects sized-only types" {
+    try std.testing.expect(!isKnownType(0x16));
+    try std.testing.expect(!isKnownType(0x22));
+    try std.testing.expect(!isKnownType(0x96));
+    try std.testing.expectError(error.UnsupportedValueType, decodeUnsized(&.{ 1, 0 }, 0, T.binary));
+    try std.testing.expectError(error.UnsupportedValueType, decodeUnsized(&.{ 1, 0 }, 0, T.array | T.int8));
+}
