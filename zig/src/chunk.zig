@@ -105,7 +105,8 @@ pub fn stringTableValid(bytes: *const [size]u8, visited: *std.bit_set.ArrayBitSe
     for (0..64) |bucket| {
         var offset = std.mem.readInt(u32, bytes[128 + 4 * bucket ..][0..4], .little);
         while (offset != 0) {
-            if (offset >= size or visited.isSet(offset)) break;
+            if (offset >= size) return false;
+            if (visited.isSet(offset)) break;
             visited.set(offset);
             if (size - offset < 8) return false;
             const count: u32 = std.mem.readInt(u16, bytes[offset + 6 ..][0..2], .little);

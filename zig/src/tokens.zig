@@ -32,6 +32,8 @@ pub const Error = values.Error || error{
 pub const open_elements_max = 512;
 pub const stream_depth_max = 64;
 pub const record_nodes_max = 1 << 18;
+/// Child-list entries one record may create (shared fragments multiply them).
+pub const record_edges_max = 1 << 22;
 
 pub const Kind = enum(u8) {
     element,
@@ -142,7 +144,7 @@ pub const Names = struct {
         if (!escape.isValidUtf16(units)) return error.InvalidName;
         var buf: [1024]u8 = undefined;
         var id: u32 = undefined;
-        if (units.len * 3 / 2 <= buf.len) {
+        if (units.len / 2 * escape.bytes_per_unit_max + 8 <= buf.len) {
             var fba = std.heap.FixedBufferAllocator.init(&buf);
             const utf8 = try escape.utf16ToUtf8(fba.allocator(), units);
             id = try n.internText(gpa, utf8);
@@ -195,6 +197,9 @@ pub const Parser = struct {
     frames: std.ArrayList(Frame) = .empty,
     depth: u32 = 0,
     event_name: u32 = 0,
+    /// Nodes and edges created for the current record, in either store (work budget).
+    record_nodes: u32 = 0,
+    record_edges: u32 = 0,
 
     pub fn init(gpa: Allocator) Parser {
         return .{ .gpa = gpa, .names = Names.init(gpa) };
@@ -227,6 +232,8 @@ pub const Parser = struct {
         p.frames.clearRetainingCapacity();
         p.target_def = false;
         p.depth = 0;
+        p.record_nodes = 0;
+        p.record_edges = 0;
     }
 
     pub inline fn node(p: *const Parser, i: u32) *const Node {
@@ -249,6 +256,8 @@ pub const Parser = struct {
     }
 
     pub fn newNode(p: *Parser, n: Node) Error!u32 {
+        p.record_nodes += 1;
+        if (p.record_nodes > record_nodes_max) return error.TooManyNodes;
         if (p.target_def) {
             const i: u32 = @intCast(p.def.nodes.items.len);
             if (i >= def_bit - 1) return error.TooManyNodes;
@@ -256,7 +265,7 @@ pub const Parser = struct {
             return i | def_bit;
         }
         const i: u32 = @intCast(p.rec.nodes.items.len);
-        if (i >= record_nodes_max) return error.TooManyNodes;
+        assert(i < record_nodes_max);
         try p.rec.nodes.append(p.gpa, n);
         return i;
     }
@@ -264,6 +273,8 @@ pub const Parser = struct {
     /// Moves `stack[mark..]` into the edges of the target store and pops it.
     pub fn commit(p: *Parser, mark: usize) Error!Span {
         const items = p.stack.items[mark..];
+        p.record_edges += @intCast(items.len);
+        if (p.record_edges > record_edges_max) return error.TooManyNodes;
         const store = if (p.target_def) &p.def else &p.rec;
         const start: u32 = @intCast(store.edges.items.len);
         if (start + items.len >= def_bit) return error.TooManyNodes;
@@ -273,6 +284,7 @@ pub const Parser = struct {
     }
 
     pub inline fn push(p: *Parser, i: u32) Error!void {
+        if (p.stack.items.len >= record_edges_max) return error.TooManyNodes;
         try p.stack.append(p.gpa, i);
     }
 
