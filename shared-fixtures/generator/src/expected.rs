@@ -28,6 +28,16 @@ impl RefRun {
     pub fn lines(&self) -> usize {
         self.stdout.iter().filter(|&&b| b == b'\n').count()
     }
+    /// Records in `-o xml` output: its `Record N` banner lines.
+    pub fn banners(&self) -> usize {
+        String::from_utf8_lossy(&self.stdout)
+            .lines()
+            .filter(|l| {
+                l.strip_prefix("Record ")
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .count()
+    }
     /// One line per error block: its "Caused by" messages joined with " / ".
     pub fn error_summaries(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -212,6 +222,8 @@ pub fn manifest_entry(f: &Fixture, r: &RefOutputs) -> Value {
                 "records": r.validate.lines(),
                 "failed": r.validate.failed(),
             },
+            "xml": {"records": r.xml.banners(), "failed": r.xml.failed()},
+            "sep_jsonl": {"records": r.sep.lines(), "failed": r.sep.failed()},
         },
         "notable": notable,
     });

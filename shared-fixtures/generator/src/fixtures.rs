@@ -118,7 +118,8 @@ pub fn sys(record_id: u64, event_id: u16, time: u64) -> Sys {
 fn basic() -> Fixture {
     let mut log = Log::new();
     let ed_def = || event_data_def(&[("Message", ty::STRING), ("Count", ty::U32)]);
-    for chunk in 0..2 {
+    {
+        let chunk = 0;
         for i in 0..3u64 {
             let id = log.next_id;
             let mut s = sys(id, 1000 + i as u16, log.time + 1);
@@ -153,23 +154,28 @@ fn basic() -> Fixture {
                     .kid(e("Data").text("third")),
             );
         log.rec(plain.stream());
-        log.new_chunk();
+        // A third use of the templates: referenced by offset.
+        let id = log.next_id;
+        let s = sys(id, 1003, log.time + 1);
+        let data = v_inst("ed1", ed_def(), vec![v_str("again"), v_u32(99)]);
+        log.rec(event_record(&s, data));
     }
     fx(
         "basic",
-        "Two chunks, each with the Windows shape: an Event/System template (dependency ids, optional \
-         substitutions, Provider/TimeCreated/Correlation/Execution/Security closed empty) whose value 18 \
-         is a BinXml value holding a nested EventData instance. The first record of each chunk defines \
-         both templates inline; later records reference them by offset (definitions are per chunk, so \
-         chunk 2 defines them again). Record 2 has Qualifiers and an ActivityID; record 3 has a NULL \
-         Version (element omitted) and NULL UserID (<Security/>). Record 4 of each chunk is a \
-         template-less forwarded-style tree whose EventID is text (\"EventID\":\"7\") and whose \
-         positional Data keeps the empty item.",
+        "The Windows shape: an Event/System template (dependency ids, optional substitutions, \
+         Provider/TimeCreated/Correlation/Execution/Security closed empty) whose value 18 is a BinXml \
+         value holding a nested EventData instance. Record 1 defines both templates inline; records \
+         2, 3 and 5 reference them by offset. Record 2 has Qualifiers and an ActivityID; record 3 has \
+         a NULL Version (element omitted) and NULL UserID (<Security/>). Record 4 is a template-less \
+         forwarded-style tree whose EventID is text (\"EventID\":\"7\") and whose positional Data \
+         keeps the empty item. (Templates redefined per chunk: see damaged/wrapped and the bench \
+         log.)",
         &[
             (Out::Jsonl, "\"EventID\":1000"),
             (Out::Jsonl, "\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\":1001}"),
             (Out::Jsonl, "\"Security\":{\"#attributes\":{\"UserID\":\"S-1-5-18\"}}"),
-            (Out::Jsonl, "\"EventData\":{\"Message\":\"hello 1/2\",\"Count\":14}"),
+            (Out::Jsonl, "\"EventData\":{\"Message\":\"hello 0/2\",\"Count\":14}"),
+            (Out::Jsonl, "\"EventData\":{\"Message\":\"again\",\"Count\":99}"),
             (Out::Jsonl, "\"EventID\":\"7\""),
             (Out::Jsonl, "\"Data\":{\"#text\":[\"first\",\"\",\"third\"]}"),
             (Out::Xml, "<Correlation ActivityID=\"{"),

@@ -89,6 +89,8 @@ pub enum DefRef {
     Offset(u32),
     /// The offset of the offset field itself (damaged files); the definition is not written.
     SelfRef,
+    /// Inline (never registered for reuse) with this value in the `data_size` field (damaged).
+    InlineSize(u32),
 }
 
 /// A BinXML token (contract 6.1), or raw bytes.
@@ -436,6 +438,14 @@ impl Chunk {
             DefRef::SelfRef => {
                 let p = self.pos();
                 self.put_u32(p);
+            }
+            DefRef::InlineSize(size) => {
+                let off = self.pos() + 4;
+                self.put_u32(off);
+                self.put_u32(0);
+                self.data.extend_from_slice(&guid);
+                self.put_u32(size);
+                self.emit(&inst.def, true);
             }
         }
         self.put_u32(inst.values.len() as u32);

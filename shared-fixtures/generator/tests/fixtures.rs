@@ -105,6 +105,19 @@ fn reference_still_prints_the_committed_outputs() {
                     "{rel}: reference {ext} output differs from expected/"
                 ));
             }
+            let (records, key) = match ext {
+                "xml" => (run.banners(), "xml"),
+                "sep.jsonl" => (run.lines(), "sep_jsonl"),
+                _ => (run.lines(), ""),
+            };
+            if !key.is_empty() {
+                let r = &entry["reference"][key];
+                if r["records"] != records || r["failed"] != run.failed() {
+                    problems.push(format!(
+                        "{rel}: reference {ext} counts differ from manifest"
+                    ));
+                }
+            }
             if ext == "jsonl" {
                 let r = &entry["reference"];
                 if r["records"] != run.lines() || r["failed"] != run.failed() {
