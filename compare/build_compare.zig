@@ -1,6 +1,16 @@
 //! Build steps of compare/: the evtx-bench harness (one source, linked against each backend),
 //! the header-conformance test of the Zig exports, and the C smoke tests of the C ABI.
 //! Called from the top-level build.zig.
+//!
+//! Steps declared here:
+//!   header                 regenerate include/evtx.h with cbindgen; with CI set, only diff it
+//!   test-abi               everything below plus `header`: what `make test` runs
+//!   test-abi-smoke         compare/capi-tests/smoke.c linked against each library
+//!   test-abi-valgrind      the same under valgrind --leak-check=full (zero errors, zero leaks)
+//!   test-abi-conformance   compile-time check of the Zig exports against include/evtx.h
+//!   bench                  evtx-bench over every library on the benchmark inputs
+//! Options: -Dbench-input=FILE (repeatable), -Dbench-runs=N, -Dbench-format=F,
+//! -Dbench-threads=N, -Dbench-api=push|pull, -Dsmoke-input=FILE (repeatable).
 const std = @import("std");
 const engine = @import("../zig/build_engine.zig");
 
@@ -12,7 +22,329 @@ pub const Options = struct {
     zig: engine.Artifacts,
 };
 
+/// A library implementing include/evtx.h.
+const Library = struct {
+    /// Suffix of the binaries built against it: evtx-bench-<short>, evtx-smoke-<short>.
+    short: []const u8,
+    /// Link the static library into `module`.
+    static: union(enum) {
+        /// A Rust staticlib produced by cargo.
+        rust: std.Build.LazyPath,
+        zig: *std.Build.Step.Compile,
+    },
+    /// The shared library, for evtx-bench's --lib.
+    shared: std.Build.LazyPath,
+    /// What must run before either exists.
+    dependency: ?*std.Build.Step,
+};
+
+/// Samples from the public corpus used by the smoke tests when `../shared/evtx-samples` exists.
+const smoke_samples = [_][]const u8{
+    "security.evtx",
+    "sysmon.evtx",
+    "sample_with_a_bad_chunk_magic.evtx",
+    "sample-with-zero-data-size-event.evtx",
+};
+
 pub fn addCompare(b: *std.Build, options: Options) void {
-    _ = b;
-    _ = options;
+    const test_abi = b.step("test-abi", "C ABI checks: header freshness, conformance, smoke, valgrind");
+    const test_smoke = b.step("test-abi-smoke", "The C smoke test against each library");
+    const test_valgrind = b.step("test-abi-valgrind", "The C smoke test under valgrind");
+    const test_conformance = b.step(
+        "test-abi-conformance",
+        "Compile-time check of the Zig exports against include/evtx.h",
+    );
+    const header = b.step("header", "Regenerate include/evtx.h (with CI set: fail if stale)");
+    test_abi.dependOn(header);
+    test_abi.dependOn(test_smoke);
+    test_abi.dependOn(test_valgrind);
+    test_abi.dependOn(test_conformance);
+
+    addHeader(b, header);
+
+    const evtx_h = b.addTranslateC(.{
+        .root_source_file = b.path("include/evtx.h"),
+        .target = options.target,
+        .optimize = options.optimize,
+    }).createModule();
+
+    var libraries: std.ArrayList(Library) = .empty;
+    libraries.append(b.allocator, .{
+        .short = "ref",
+        .static = .{ .rust = options.rust.lib_ref_static },
+        .shared = b.path("target/release/libevtx_ref.so"),
+        .dependency = options.rust.cargo,
+    }) catch @panic("OOM");
+    libraries.append(b.allocator, .{
+        .short = "rs",
+        .static = .{ .rust = options.rust.lib_rs_static },
+        .shared = b.path("target/release/libevtx_rs.so"),
+        .dependency = options.rust.cargo,
+    }) catch @panic("OOM");
+    // The Zig library joins once zig/build_engine.zig builds it; until then it is skipped.
+    if (options.zig.lib_static) |lib_static| {
+        libraries.append(b.allocator, .{
+            .short = "zig",
+            .static = .{ .zig = lib_static },
+            .shared = if (options.zig.lib_shared) |shared| shared.getEmittedBin() else lib_static.getEmittedBin(),
+            .dependency = null,
+        }) catch @panic("OOM");
+    }
+
+    // Valgrind 3.19 cannot decode AVX-512, which `native` may use on these machines: its
+    // binaries are built for the baseline CPU (the Rust libraries are baseline already).
+    const valgrind_target = b.resolveTargetQuery(.{
+        .cpu_arch = options.target.result.cpu.arch,
+        .os_tag = options.target.result.os.tag,
+        .abi = options.target.result.abi,
+        .cpu_model = .baseline,
+    });
+    const smoke_inputs = smokeInputs(b);
+
+    for (libraries.items) |library| {
+        // The harness, linked with this library.
+        const bench_exe = b.addExecutable(.{
+            .name = b.fmt("evtx-bench-{s}", .{library.short}),
+            .root_module = harnessModule(b, options, evtx_h, library.short),
+        });
+        linkLibrary(bench_exe, library);
+        const install_bench = b.addInstallArtifact(bench_exe, .{});
+        b.getInstallStep().dependOn(&install_bench.step);
+        options.steps.bench.dependOn(&install_bench.step);
+
+        // The C smoke test, natively and under valgrind.
+        const smoke = smokeExecutable(b, library, options.target, options.optimize, "");
+        const run_smoke = b.addRunArtifact(smoke);
+        run_smoke.addArgs(smoke_inputs);
+        run_smoke.has_side_effects = true;
+        run_smoke.expectExitCode(0);
+        test_smoke.dependOn(&run_smoke.step);
+
+        const smoke_valgrind = smokeExecutable(b, library, valgrind_target, options.optimize, "-valgrind");
+        const run_valgrind = b.addSystemCommand(&.{
+            "valgrind",
+            "--quiet",
+            "--leak-check=full",
+            "--show-leak-kinds=definite,indirect,possible",
+            "--errors-for-leak-kinds=definite,indirect,possible",
+            "--error-exitcode=1",
+        });
+        run_valgrind.addPrefixedFileArg("--suppressions=", b.path("compare/capi-tests/valgrind.supp"));
+        run_valgrind.addArtifactArg(smoke_valgrind);
+        run_valgrind.addArgs(smoke_inputs);
+        run_valgrind.has_side_effects = true;
+        run_valgrind.expectExitCode(0);
+        test_valgrind.dependOn(&run_valgrind.step);
+    }
+
+    // evtx-bench: the same harness, loading libraries at run time.
+    const bench_dynamic = b.addExecutable(.{
+        .name = "evtx-bench",
+        .root_module = harnessModule(b, options, evtx_h, "dynamic"),
+    });
+    b.installArtifact(bench_dynamic);
+    addBenchRun(b, options, bench_dynamic, libraries.items);
+
+    addConformance(b, options, evtx_h, test_conformance);
+}
+
+fn harnessModule(
+    b: *std.Build,
+    options: Options,
+    evtx_h: *std.Build.Module,
+    backend: []const u8,
+) *std.Build.Module {
+    const build_options = b.addOptions();
+    build_options.addOption([]const u8, "backend", backend);
+    const module = b.createModule(.{
+        .root_source_file = b.path("compare/harness/main.zig"),
+        .target = options.target,
+        .optimize = options.optimize,
+        .link_libc = true,
+    });
+    module.addImport("evtx_h", evtx_h);
+    module.addOptions("harness_options", build_options);
+    return module;
+}
+
+/// Links the static library; a Rust staticlib also needs an unwinder (Zig's libunwind stands in
+/// for libgcc_s) besides libc.
+fn linkLibrary(exe: *std.Build.Step.Compile, library: Library) void {
+    switch (library.static) {
+        .rust => |archive| {
+            exe.root_module.addObjectFile(archive);
+            exe.root_module.linkSystemLibrary("unwind", .{});
+        },
+        .zig => |lib| exe.root_module.linkLibrary(lib),
+    }
+    if (library.dependency) |dependency| exe.step.dependOn(dependency);
+}
+
+fn smokeExecutable(
+    b: *std.Build,
+    library: Library,
+    target: std.Build.ResolvedTarget,
+    optimize: std.builtin.OptimizeMode,
+    suffix: []const u8,
+) *std.Build.Step.Compile {
+    const module = b.createModule(.{
+        .target = target,
+        .optimize = optimize,
+        .link_libc = true,
+    });
+    module.addCSourceFile(.{
+        .file = b.path("compare/capi-tests/smoke.c"),
+        .flags = &.{ "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic" },
+    });
+    module.addIncludePath(b.path("include"));
+    const exe = b.addExecutable(.{
+        .name = b.fmt("evtx-smoke-{s}{s}", .{ library.short, suffix }),
+        .root_module = module,
+    });
+    linkLibrary(exe, library);
+    return exe;
+}
+
+/// The committed synthetic fixtures, plus a few public samples when they are beside the repo;
+/// -Dsmoke-input replaces both.
+fn smokeInputs(b: *std.Build) []const []const u8 {
+    if (b.option([]const []const u8, "smoke-input", "EVTX files for the C smoke tests")) |inputs| {
+        return inputs;
+    }
+    var inputs: std.ArrayList([]const u8) = .empty;
+    appendEvtxFiles(b, &inputs, "shared-fixtures/synthetic");
+    for (smoke_samples) |name| {
+        const path = b.pathFromRoot(b.fmt("../shared/evtx-samples/{s}", .{name}));
+        if (std.fs.cwd().access(path, .{})) |_| {
+            inputs.append(b.allocator, path) catch @panic("OOM");
+        } else |_| {}
+    }
+    return inputs.items;
+}
+
+/// Every `*.evtx` directly in `dir` (relative to the build root), sorted.
+fn appendEvtxFiles(b: *std.Build, list: *std.ArrayList([]const u8), dir_path: []const u8) void {
+    const root = b.pathFromRoot(dir_path);
+    var dir = std.fs.cwd().openDir(root, .{ .iterate = true }) catch return;
+    defer dir.close();
+    const start = list.items.len;
+    var it = dir.iterate();
+    while (it.next() catch null) |entry| {
+        if (entry.kind != .file or !std.mem.endsWith(u8, entry.name, ".evtx")) continue;
+        list.append(b.allocator, b.pathJoin(&.{ root, entry.name })) catch @panic("OOM");
+    }
+    std.mem.sort([]const u8, list.items[start..], {}, struct {
+        fn lessThan(_: void, lhs: []const u8, rhs: []const u8) bool {
+            return std.mem.lessThan(u8, lhs, rhs);
+        }
+    }.lessThan);
+}
+
+/// `zig build bench`: evtx-bench with every library on -Dbench-input, else the benchmark logs
+/// in target/fixtures, else two public samples.
+fn addBenchRun(
+    b: *std.Build,
+    options: Options,
+    bench_exe: *std.Build.Step.Compile,
+    libraries: []const Library,
+) void {
+    var inputs: std.ArrayList([]const u8) = .empty;
+    if (b.option([]const []const u8, "bench-input", "EVTX files for `zig build bench`")) |given| {
+        inputs.appendSlice(b.allocator, given) catch @panic("OOM");
+    } else {
+        appendEvtxFiles(b, &inputs, "target/fixtures");
+        if (inputs.items.len == 0) {
+            for ([_][]const u8{ "security.evtx", "system.evtx" }) |name| {
+                const path = b.pathFromRoot(b.fmt("../shared/evtx-samples/{s}", .{name}));
+                if (std.fs.cwd().access(path, .{})) |_| {
+                    inputs.append(b.allocator, path) catch @panic("OOM");
+                } else |_| {}
+            }
+        }
+    }
+    const runs = b.option(u32, "bench-runs", "Timed runs per input and backend (default 5)") orelse 5;
+    const format = b.option([]const u8, "bench-format", "xml, json or jsonl (default jsonl)") orelse "jsonl";
+    const threads = b.option(u32, "bench-threads", "Threads passed to the libraries (default 1)") orelse 1;
+    const api = b.option([]const u8, "bench-api", "push or pull (default push)") orelse "push";
+
+    if (inputs.items.len == 0) {
+        const fail = b.addFail("bench: no inputs: pass -Dbench-input=FILE, run `make fixtures` " ++
+            "(target/fixtures/*.evtx), or put the samples in ../shared/evtx-samples");
+        options.steps.bench.dependOn(&fail.step);
+        return;
+    }
+    const run = b.addRunArtifact(bench_exe);
+    run.addArgs(&.{ "--runs", b.fmt("{d}", .{runs}), "--format", format });
+    run.addArgs(&.{ "--threads", b.fmt("{d}", .{threads}), "--api", api });
+    run.addArgs(&.{ "--json", b.getInstallPath(.prefix, "bench/evtx-bench.json") });
+    for (libraries) |library| {
+        run.addArg("--lib");
+        run.addFileArg(library.shared);
+        if (library.dependency) |dependency| run.step.dependOn(dependency);
+    }
+    run.addArgs(inputs.items);
+    run.has_side_effects = true;
+    run.stdio = .inherit;
+    options.steps.bench.dependOn(&run.step);
+}
+
+/// `zig build header`: cbindgen into the cache; with CI set, diff against the committed header
+/// (fails on a stale one), otherwise write it back to include/evtx.h.
+fn addHeader(b: *std.Build, step: *std.Build.Step) void {
+    const cbindgen_path = b.graph.env_map.get("CBINDGEN") orelse
+        b.pathFromRoot("target/tools/bin/cbindgen");
+    std.fs.cwd().access(cbindgen_path, .{}) catch {
+        const fail = b.addFail(b.fmt("header: no cbindgen at {s}; install it with: cargo install " ++
+            "--locked cbindgen --version 0.29.4 --root target/tools", .{cbindgen_path}));
+        step.dependOn(&fail.step);
+        return;
+    };
+    const cbindgen = b.addSystemCommand(&.{ cbindgen_path, "--quiet", "--config" });
+    cbindgen.addFileArg(b.path("rust/capi/cbindgen.toml"));
+    cbindgen.addArg("--output");
+    const fresh = cbindgen.addOutputFileArg("evtx.h");
+    cbindgen.addDirectoryArg(b.path("rust/capi"));
+    // The Rust sources are not declared inputs, so cbindgen always runs.
+    cbindgen.has_side_effects = true;
+    if (b.graph.env_map.get("CI") != null) {
+        const diff = b.addSystemCommand(&.{ "diff", "-u" });
+        diff.addFileArg(b.path("include/evtx.h"));
+        diff.addFileArg(fresh);
+        diff.has_side_effects = true;
+        diff.expectExitCode(0);
+        step.dependOn(&diff.step);
+    } else {
+        const update = b.addUpdateSourceFiles();
+        update.addCopyFileToSource(fresh, "include/evtx.h");
+        step.dependOn(&update.step);
+    }
+}
+
+/// The compile-time conformance test of the Zig library's exports against the header. Skipped
+/// (with a note) until zig/build_engine.zig provides the library.
+fn addConformance(
+    b: *std.Build,
+    options: Options,
+    evtx_h: *std.Build.Module,
+    step: *std.Build.Step,
+) void {
+    const lib_static = options.zig.lib_static orelse {
+        const note = b.addSystemCommand(&.{
+            "echo",
+            "test-abi-conformance: skipped, zig/build_engine.zig does not build libevtx_zig yet",
+        });
+        step.dependOn(&note.step);
+        return;
+    };
+    const module = b.createModule(.{
+        .root_source_file = b.path("compare/harness/abi_conformance.zig"),
+        .target = options.target,
+        .optimize = options.optimize,
+        .link_libc = true,
+    });
+    module.addImport("evtx_h", evtx_h);
+    module.addImport("evtx_capi", lib_static.root_module);
+    const conformance = b.addTest(.{ .name = "evtx-abi-conformance", .root_module = module });
+    const run = b.addRunArtifact(conformance);
+    step.dependOn(&run.step);
 }

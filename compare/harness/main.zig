@@ -1,0 +1,501 @@
+//! evtx-bench: one benchmark driver for every library behind include/evtx.h.
+//!
+//! Built once per backend (evtx-bench-rs, evtx-bench-zig, evtx-bench-ref link one library
+//! statically) and once as evtx-bench, which dlopens any number of libraries given with --lib.
+//! Each input is read into memory once; then, per backend, N timed runs of open + render +
+//! free through the C ABI into a sink that only hashes the bytes (no I/O in the timed region).
+//! Prints records, failed records, output bytes, output hash, median and min time, MB/s of
+//! input, ns per record and the ratio to the reference; --json writes the same for the gap
+//! report. Exits 1 when backends disagree on the output hash or counts, or a backend fails.
+const std = @import("std");
+const c = @import("evtx_h");
+const build_options = @import("harness_options");
+
+/// "dynamic" for evtx-bench, else the name of the statically linked backend.
+const linked_backend: []const u8 = build_options.backend;
+const dynamic = std.mem.eql(u8, linked_backend, "dynamic");
+
+const usage =
+    \\usage: evtx-bench [options] FILE.evtx...
+    \\
+    \\  --lib PATH        a library implementing evtx.h (evtx-bench only; repeatable; default:
+    \\                    libevtx_ref, libevtx_rs, libevtx_zig .so in ../lib beside the binary)
+    \\  --format F        xml | json | jsonl (default jsonl)
+    \\  --threads N       worker threads passed to the library (default 1; 0 = one per CPU)
+    \\  --runs N          timed runs per input and backend (default 5)
+    \\  --warmup N        untimed runs before them (default 1)
+    \\  --api A           push (evtx_parser_dump, default) | pull (evtx_parser_next)
+    \\  --json PATH       also write the results as JSON
+    \\
+;
+
+/// The functions of evtx.h the harness calls, from a linked or a loaded library. The types are
+/// spelled out (not `@TypeOf` of the header's externs, which would make evtx-bench reference the
+/// symbols); `linked()` proves they match the header.
+const Api = struct {
+    abi_version: *const fn () callconv(.c) u32,
+    backend_name: *const fn () callconv(.c) [*c]const u8,
+    backend_version: *const fn () callconv(.c) [*c]const u8,
+    status_name: *const fn (u32) callconv(.c) [*c]const u8,
+    last_error: *const fn () callconv(.c) [*c]const u8,
+    options_init: *const fn ([*c]c.evtx_options) callconv(.c) void,
+    parser_open_buffer: *const fn (
+        [*c]const u8,
+        usize,
+        [*c]const c.evtx_options,
+        [*c]?*c.evtx_parser,
+    ) callconv(.c) c.evtx_status,
+    parser_next: *const fn (?*c.evtx_parser, [*c]c.evtx_record) callconv(.c) c.evtx_status,
+    parser_dump: *const fn (
+        ?*c.evtx_parser,
+        c.evtx_write_fn,
+        c.evtx_error_fn,
+        ?*anyopaque,
+        [*c]c.evtx_stats,
+    ) callconv(.c) c.evtx_status,
+    parser_free: *const fn (?*c.evtx_parser) callconv(.c) void,
+
+    fn linked() Api {
+        if (dynamic) unreachable;
+        var api: Api = undefined;
+        inline for (@typeInfo(Api).@"struct".fields) |field| {
+            @field(api, field.name) = &@field(c, "evtx_" ++ field.name);
+        }
+        return api;
+    }
+
+    fn load(library: *std.DynLib) error{MissingSymbol}!Api {
+        var api: Api = undefined;
+        inline for (@typeInfo(Api).@"struct".fields) |field| {
+            @field(api, field.name) = library.lookup(field.type, "evtx_" ++ field.name) orelse {
+                std.debug.print("evtx-bench: the library has no evtx_{s}\n", .{field.name});
+                return error.MissingSymbol;
+            };
+        }
+        return api;
+    }
+};
+
+const Backend = struct {
+    api: Api,
+    /// `evtx_backend_name()`.
+    name: []const u8,
+    version: []const u8,
+    /// The library path (evtx-bench) or "linked".
+    library: []const u8,
+};
+
+const ApiKind = enum { push, pull };
+
+const Settings = struct {
+    format: u32 = c.EVTX_FORMAT_JSONL,
+    format_name: []const u8 = "jsonl",
+    threads: u32 = 1,
+    runs: u32 = 5,
+    warmup: u32 = 1,
+    api: ApiKind = .push,
+    json_path: ?[]const u8 = null,
+};
+
+/// Hashes everything written to it; the only work the harness adds to the timed region.
+const Sink = struct {
+    hasher: std.hash.XxHash3 = .init(0),
+    bytes: u64 = 0,
+
+    fn feed(sink: *Sink, data: []const u8) void {
+        sink.hasher.update(data);
+        sink.bytes += data.len;
+    }
+
+    fn write(user_data: ?*anyopaque, data: [*c]const u8, len: usize) callconv(.c) i32 {
+        const sink: *Sink = @ptrCast(@alignCast(user_data.?));
+        sink.feed(data[0..len]);
+        return 0;
+    }
+};
+
+/// What one run produced.
+const Outcome = struct {
+    records: u64,
+    failed: u64,
+    output_bytes: u64,
+    hash: u64,
+};
+
+const RunError = error{ BackendFailed, NotImplemented };
+
+/// One row of the results (and of the JSON report).
+const Row = struct {
+    fixture: []const u8,
+    input_bytes: u64,
+    backend: []const u8,
+    version: []const u8,
+    library: []const u8,
+    format: []const u8,
+    threads: u32,
+    api: []const u8,
+    runs: u32,
+    records: u64,
+    failed: u64,
+    output_bytes: u64,
+    hash: []const u8,
+    median_ms: f64,
+    min_ms: f64,
+    mb_per_s: f64,
+    ns_per_record: f64,
+    ratio_to_reference: ?f64,
+    hash_matches: bool,
+    status: []const u8,
+};
+
+pub fn main() !void {
+    var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
+
+    const args = try std.process.argsAlloc(arena);
+    var settings: Settings = .{};
+    var library_paths: std.ArrayList([]const u8) = .empty;
+    var inputs: std.ArrayList([]const u8) = .empty;
+    var index: usize = 1;
+    while (index < args.len) : (index += 1) {
+        const arg = args[index];
+        const value: ?[]const u8 = if (index + 1 < args.len) args[index + 1] else null;
+        if (std.mem.eql(u8, arg, "--help") or std.mem.eql(u8, arg, "-h")) {
+            std.debug.print("{s}", .{usage});
+            return;
+        } else if (std.mem.startsWith(u8, arg, "--")) {
+            const text = value orelse fatal("{s} needs a value\n{s}", .{ arg, usage });
+            index += 1;
+            if (std.mem.eql(u8, arg, "--lib")) {
+                if (!dynamic) fatal("--lib: this harness is linked with {s}", .{linked_backend});
+                try library_paths.append(arena, text);
+            } else if (std.mem.eql(u8, arg, "--format")) {
+                settings.format_name = text;
+                settings.format = if (std.mem.eql(u8, text, "xml"))
+                    c.EVTX_FORMAT_XML
+                else if (std.mem.eql(u8, text, "json"))
+                    c.EVTX_FORMAT_JSON
+                else if (std.mem.eql(u8, text, "jsonl"))
+                    c.EVTX_FORMAT_JSONL
+                else
+                    fatal("--format: xml, json or jsonl, not {s}", .{text});
+            } else if (std.mem.eql(u8, arg, "--threads")) {
+                settings.threads = parseCount(arg, text);
+            } else if (std.mem.eql(u8, arg, "--runs")) {
+                settings.runs = @max(1, parseCount(arg, text));
+            } else if (std.mem.eql(u8, arg, "--warmup")) {
+                settings.warmup = parseCount(arg, text);
+            } else if (std.mem.eql(u8, arg, "--api")) {
+                settings.api = std.meta.stringToEnum(ApiKind, text) orelse
+                    fatal("--api: push or pull, not {s}", .{text});
+            } else if (std.mem.eql(u8, arg, "--json")) {
+                settings.json_path = text;
+            } else {
+                fatal("unknown option {s}\n{s}", .{ arg, usage });
+            }
+        } else {
+            try inputs.append(arena, arg);
+        }
+    }
+    if (inputs.items.len == 0) fatal("no input files\n{s}", .{usage});
+
+    var backends: std.ArrayList(Backend) = .empty;
+    if (dynamic) {
+        if (library_paths.items.len == 0) try defaultLibraries(arena, &library_paths);
+        for (library_paths.items) |path| {
+            const library = try arena.create(std.DynLib);
+            library.* = std.DynLib.open(path) catch |err| {
+                fatal("cannot load {s}: {s}", .{ path, @errorName(err) });
+            };
+            // Never closed: the process ends after the run.
+            const api = Api.load(library) catch fatal("{s} does not implement evtx.h", .{path});
+            try backends.append(arena, try describe(api, path));
+        }
+    } else {
+        try backends.append(arena, try describe(Api.linked(), "linked"));
+    }
+    if (backends.items.len == 0) fatal("no library to measure", .{});
+
+    var stdout_buffer: [4096]u8 = undefined;
+    var stdout_writer = std.fs.File.stdout().writer(&stdout_buffer);
+    const stdout = &stdout_writer.interface;
+
+    var rows: std.ArrayList(Row) = .empty;
+    var mismatches: std.ArrayList([]const u8) = .empty;
+    var failures: u32 = 0;
+    for (inputs.items) |input| {
+        const data = std.fs.cwd().readFileAlloc(arena, input, 1 << 36) catch |err| {
+            fatal("cannot read {s}: {s}", .{ input, @errorName(err) });
+        };
+        const fixture = std.fs.path.basename(input);
+        try stdout.print(
+            "\n{s}: {d:.1} MB, format {s}, threads {d}, api {s}, {d} runs (+{d} warmup)\n",
+            .{
+                fixture,          megabytes(data.len),    settings.format_name,
+                settings.threads, @tagName(settings.api), settings.runs,
+                settings.warmup,
+            },
+        );
+        try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} {s:>8} {s:>6}\n", .{
+            "backend", "version", "records", "failed", "out bytes", "hash", "median ms", "min ms", "MB/s", "ns/rec", "x ref",
+        });
+        try stdout.flush();
+
+        const first_row = rows.items.len;
+        for (backends.items) |backend| {
+            const row = measure(arena, backend, data, fixture, settings) catch |err| switch (err) {
+                error.NotImplemented => {
+                    try stdout.print("{s:<10} {s:<8} skipped: {s}\n", .{
+                        backend.name, backend.version, std.mem.span(backend.api.last_error()),
+                    });
+                    try stdout.flush();
+                    continue;
+                },
+                error.BackendFailed => {
+                    failures += 1;
+                    try stdout.print("{s:<10} {s:<8} FAILED: {s}\n", .{
+                        backend.name, backend.version, std.mem.span(backend.api.last_error()),
+                    });
+                    try stdout.flush();
+                    continue;
+                },
+                else => return err,
+            };
+            try rows.append(arena, row);
+        }
+
+        // The reference, when measured, is what the others are compared with; else the first.
+        const measured = rows.items[first_row..];
+        var baseline: ?Row = null;
+        for (measured) |row| {
+            if (std.mem.eql(u8, row.backend, "reference")) baseline = row;
+        }
+        if (baseline == null and measured.len > 0) baseline = measured[0];
+        for (measured) |*row| {
+            const base = baseline orelse break;
+            row.hash_matches = std.mem.eql(u8, row.hash, base.hash) and
+                row.records == base.records and row.failed == base.failed and
+                row.output_bytes == base.output_bytes;
+            if (std.mem.eql(u8, base.backend, "reference")) {
+                row.ratio_to_reference = row.median_ms / base.median_ms;
+            }
+            if (!row.hash_matches) {
+                try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s} differs from {s} {s}", .{
+                    fixture, row.backend, row.hash, base.backend, base.hash,
+                }));
+            }
+        }
+        for (measured) |row| {
+            try stdout.print("{s:<10} {s:<8} {d:>9} {d:>7} {d:>12} {s:<16} {d:>10.2} {d:>10.2} {d:>8.1} {d:>8.0} ", .{
+                row.backend, row.version,   row.records, row.failed,   row.output_bytes,
+                row.hash,    row.median_ms, row.min_ms,  row.mb_per_s, row.ns_per_record,
+            });
+            if (row.ratio_to_reference) |ratio| {
+                try stdout.print("{d:>6.2}", .{ratio});
+            } else {
+                try stdout.print("{s:>6}", .{"-"});
+            }
+            try stdout.print("{s}\n", .{if (row.hash_matches) "" else "  OUTPUT DIFFERS"});
+        }
+        try stdout.flush();
+    }
+
+    if (settings.json_path) |path| {
+        const report = .{
+            .harness = "evtx-bench",
+            .linked = linked_backend,
+            .format = settings.format_name,
+            .threads = settings.threads,
+            .api = @tagName(settings.api),
+            .runs = settings.runs,
+            .warmup = settings.warmup,
+            .results = rows.items,
+            .hash_mismatches = mismatches.items,
+            .failures = failures,
+        };
+        const text = try std.fmt.allocPrint(arena, "{f}\n", .{std.json.fmt(report, .{ .whitespace = .indent_2 })});
+        if (std.fs.path.dirname(path)) |dir| std.fs.cwd().makePath(dir) catch {};
+        std.fs.cwd().writeFile(.{ .sub_path = path, .data = text }) catch |err| {
+            fatal("cannot write {s}: {s}", .{ path, @errorName(err) });
+        };
+    }
+
+    for (mismatches.items) |line| try stdout.print("evtx-bench: OUTPUT DIFFERS: {s}\n", .{line});
+    const ok = mismatches.items.len == 0 and failures == 0;
+    try stdout.print("evtx-bench: {d} passed, {d} failed\n", .{
+        rows.items.len - countMismatched(rows.items), countMismatched(rows.items) + failures,
+    });
+    try stdout.flush();
+    if (!ok) std.process.exit(1);
+}
+
+fn countMismatched(rows: []const Row) usize {
+    var count: usize = 0;
+    for (rows) |row| count += @intFromBool(!row.hash_matches);
+    return count;
+}
+
+fn describe(api: Api, library: []const u8) !Backend {
+    if (api.abi_version() != c.EVTX_ABI_VERSION) {
+        fatal("{s}: ABI version {d}, the harness was built for {d}", .{
+            library, api.abi_version(), c.EVTX_ABI_VERSION,
+        });
+    }
+    return .{
+        .api = api,
+        .name = std.mem.span(api.backend_name()),
+        .version = std.mem.span(api.backend_version()),
+        .library = library,
+    };
+}
+
+/// libevtx_{ref,rs,zig}.so in ../lib beside the executable, those that exist.
+fn defaultLibraries(arena: std.mem.Allocator, paths: *std.ArrayList([]const u8)) !void {
+    const exe_dir = try std.fs.selfExeDirPathAlloc(arena);
+    for ([_][]const u8{ "libevtx_ref.so", "libevtx_rs.so", "libevtx_zig.so" }) |name| {
+        const path = try std.fs.path.join(arena, &.{ exe_dir, "..", "lib", name });
+        std.fs.cwd().access(path, .{}) catch {
+            std.debug.print("evtx-bench: no {s}; skipped\n", .{path});
+            continue;
+        };
+        try paths.append(arena, path);
+    }
+}
+
+fn measure(
+    arena: std.mem.Allocator,
+    backend: Backend,
+    data: []const u8,
+    fixture: []const u8,
+    settings: Settings,
+) (RunError || std.mem.Allocator.Error)!Row {
+    var options: c.evtx_options = undefined;
+    backend.api.options_init(&options);
+    options.format = settings.format;
+    options.threads = settings.threads;
+
+    var first: ?Outcome = null;
+    var warmup: u32 = 0;
+    while (warmup < settings.warmup) : (warmup += 1) {
+        const outcome = try runOnce(backend.api, &options, data, settings.api);
+        try expectSame(&first, outcome, backend);
+    }
+    const times_ns = try arena.alloc(u64, settings.runs);
+    for (times_ns) |*time_ns| {
+        var timer = std.time.Timer.start() catch @panic("no monotonic clock");
+        const outcome = try runOnce(backend.api, &options, data, settings.api);
+        time_ns.* = timer.read();
+        try expectSame(&first, outcome, backend);
+    }
+    std.mem.sort(u64, times_ns, {}, std.sort.asc(u64));
+    const median_ns: f64 = if (times_ns.len % 2 == 1)
+        @floatFromInt(times_ns[times_ns.len / 2])
+    else
+        (@as(f64, @floatFromInt(times_ns[times_ns.len / 2 - 1])) +
+            @as(f64, @floatFromInt(times_ns[times_ns.len / 2]))) / 2;
+    const outcome = first.?;
+    return .{
+        .fixture = fixture,
+        .input_bytes = data.len,
+        .backend = backend.name,
+        .version = backend.version,
+        .library = backend.library,
+        .format = settings.format_name,
+        .threads = settings.threads,
+        .api = @tagName(settings.api),
+        .runs = settings.runs,
+        .records = outcome.records,
+        .failed = outcome.failed,
+        .output_bytes = outcome.output_bytes,
+        .hash = try std.fmt.allocPrint(arena, "{x:0>16}", .{outcome.hash}),
+        .median_ms = median_ns / std.time.ns_per_ms,
+        .min_ms = @as(f64, @floatFromInt(times_ns[0])) / std.time.ns_per_ms,
+        .mb_per_s = megabytes(data.len) / (median_ns / std.time.ns_per_s),
+        .ns_per_record = if (outcome.records == 0)
+            0
+        else
+            median_ns / @as(f64, @floatFromInt(outcome.records)),
+        .ratio_to_reference = null,
+        .hash_matches = true,
+        .status = "ok",
+    };
+}
+
+/// Every run of a backend must give the same output: a backend that does not is broken.
+fn expectSame(first: *?Outcome, outcome: Outcome, backend: Backend) RunError!void {
+    const seen = first.* orelse {
+        first.* = outcome;
+        return;
+    };
+    if (!std.meta.eql(seen, outcome)) {
+        std.debug.print("evtx-bench: {s}: two runs gave different output\n", .{backend.name});
+        return error.BackendFailed;
+    }
+}
+
+/// One timed unit: open the in-memory input, render all of it into the hashing sink, free.
+fn runOnce(api: Api, options: *const c.evtx_options, data: []const u8, kind: ApiKind) RunError!Outcome {
+    var parser: ?*c.evtx_parser = null;
+    const opened = api.parser_open_buffer(data.ptr, data.len, options, &parser);
+    if (opened != c.EVTX_STATUS_OK) return statusError(api, "open", opened);
+    defer api.parser_free(parser);
+
+    var sink: Sink = .{};
+    var records: u64 = 0;
+    var failed: u64 = 0;
+    switch (kind) {
+        .push => {
+            var stats: c.evtx_stats = undefined;
+            const status = api.parser_dump(parser, Sink.write, null, &sink, &stats);
+            if (status != c.EVTX_STATUS_OK) return statusError(api, "dump", status);
+            std.debug.assert(stats.bytes_written == sink.bytes);
+            records = stats.records_ok;
+            failed = stats.records_failed;
+        },
+        .pull => {
+            var record: c.evtx_record = undefined;
+            while (true) {
+                const status = api.parser_next(parser, &record);
+                if (status == c.EVTX_STATUS_OK) {
+                    records += 1;
+                    sink.feed(record.data[0..record.data_len]);
+                } else if (status == c.EVTX_STATUS_END) {
+                    break;
+                } else if (status >= c.EVTX_STATUS_INCOMPLETE_CHUNK) {
+                    failed += 1;
+                } else {
+                    return statusError(api, "next", status);
+                }
+            }
+        },
+    }
+    return .{
+        .records = records,
+        .failed = failed,
+        .output_bytes = sink.bytes,
+        .hash = sink.hasher.final(),
+    };
+}
+
+fn statusError(api: Api, call: []const u8, status: u32) RunError {
+    if (status == c.EVTX_STATUS_NOT_IMPLEMENTED) return error.NotImplemented;
+    std.debug.print("evtx-bench: {s}: {s}: {s}: {s}\n", .{
+        std.mem.span(api.backend_name()),      call,
+        std.mem.span(api.status_name(status)), std.mem.span(api.last_error()),
+    });
+    return error.BackendFailed;
+}
+
+fn megabytes(bytes: u64) f64 {
+    return @as(f64, @floatFromInt(bytes)) / 1e6;
+}
+
+fn parseCount(option: []const u8, text: []const u8) u32 {
+    return std.fmt.parseInt(u32, text, 10) catch fatal("{s}: not a count: {s}", .{ option, text });
+}
+
+fn fatal(comptime format: []const u8, args: anytype) noreturn {
+    std.debug.print("evtx-bench: " ++ format ++ "\n", args);
+    std.process.exit(2);
+}
