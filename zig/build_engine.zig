@@ -61,5 +61,29 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     run_tests.has_side_effects = true;
     options.steps.test_all.dependOn(&run_tests.step);
 
-    return .{ .cli = cli };
+    // The C ABI (include/evtx.h): capi.zig is the root; libc for pthreads and malloc, since
+    // the libraries live inside C processes.
+    const evtx_libc = b.createModule(.{
+        .root_source_file = b.path("zig/src/evtx.zig"),
+        .target = options.target,
+        .optimize = options.optimize,
+        .link_libc = true,
+    });
+    var libs: [2]*std.Build.Step.Compile = undefined;
+    for ([_]std.builtin.LinkMode{ .static, .dynamic }, 0..) |linkage, i| {
+        const capi_module = b.createModule(.{
+            .root_source_file = b.path("zig/src/capi.zig"),
+            .target = options.target,
+            .optimize = options.optimize,
+            .link_libc = true,
+            .imports = &.{.{ .name = "evtx", .module = evtx_libc }},
+        });
+        const lib = b.addLibrary(.{ .name = "evtx_zig", .linkage = linkage, .root_module = capi_module });
+        if (linkage == .static) lib.bundle_compiler_rt = true;
+        b.installArtifact(lib);
+        zig_only.dependOn(&b.addInstallArtifact(lib, .{}).step);
+        libs[i] = lib;
+    }
+
+    return .{ .cli = cli, .lib_static = libs[0], .lib_shared = libs[1] };
 }

@@ -54,7 +54,7 @@ pub const Entry = struct {
     len: u32,
     /// Null for a rendered record.
     kind: ?chunk.Kind,
-    detail: []const u8,
+    detail: [:0]const u8,
     /// False when the record was rendered but `--events` excludes it (len == 0).
     printed: bool,
 };
@@ -103,7 +103,7 @@ pub const Renderer = struct {
         r.parser.deinit();
     }
 
-    fn chunkError(res: *Result, slot: u32, kind: chunk.Kind, detail: []const u8) Allocator.Error!void {
+    fn chunkError(res: *Result, slot: u32, kind: chunk.Kind, detail: [:0]const u8) Allocator.Error!void {
         try res.entries.append(res.out.gpa, .{
             .record_id = null,
             .filetime = 0,

@@ -1,0 +1,426 @@
+//! The C ABI of the Zig engine: every function, type and constant of include/evtx.h, with
+//! the same names (checked at compile time by compare/harness/abi_conformance.zig).
+//!
+//! Thin layer: it converts C types, owns the parser handle and calls `dump`. Nothing here
+//! panics; allocation failures become `EVTX_STATUS_INTERNAL`.
+const std = @import("std");
+const evtx = @import("evtx");
+const dump = evtx.dump;
+const chunk = evtx.chunk;
+
+pub const EVTX_ABI_VERSION: u32 = 1;
+pub const EVTX_RECORD_ID_UNKNOWN: u64 = std.math.maxInt(u64);
+
+/// C: evtx_status
+pub const evtx_status = enum(u32) {
+    ok = 0,
+    end = 1,
+    null_argument = 2,
+    invalid_options = 3,
+    unsupported = 4,
+    io = 5,
+    not_evtx = 6,
+    callback_aborted = 7,
+    bad_state = 8,
+    internal = 9,
+    not_implemented = 10,
+    incomplete_chunk = 16,
+    bad_chunk_magic = 17,
+    bad_chunk_header_checksum = 18,
+    bad_chunk_free_space_offset = 19,
+    bad_chunk_records_checksum = 20,
+    bad_string_table = 21,
+    bad_record_magic = 22,
+    truncated_record_header = 23,
+    bad_record_timestamp = 24,
+    bad_record_size = 25,
+    bad_binxml = 26,
+
+    fn fromKind(kind: chunk.Kind) evtx_status {
+        return @enumFromInt(16 + @as(u32, @intFromEnum(kind)));
+    }
+};
+
+comptime {
+    // The error KINDs are declared in the same order on both sides.
+    std.debug.assert(@intFromEnum(evtx_status.fromKind(.bad_binxml)) == 26);
+    std.debug.assert(@intFromEnum(evtx_status.fromKind(.incomplete_chunk)) == 16);
+}
+
+/// C: evtx_format
+pub const evtx_format = enum(u32) { xml = 0, json = 1, jsonl = 2 };
+
+/// C: evtx_parser (opaque handle)
+pub const evtx_parser = opaque {};
+
+/// C: evtx_event_range
+pub const evtx_event_range = extern struct {
+    first: u64,
+    last: u64,
+};
+
+/// C: evtx_options
+pub const evtx_options = extern struct {
+    format: u32,
+    threads: u32,
+    indent: u8,
+    separate_json_attributes: u8,
+    show_record_number: u8,
+    validate_checksums: u8,
+    recover_records: u8,
+    stop_after_error: u8,
+    reserved: [2]u8,
+    ansi_codec: ?[*:0]const u8,
+    event_ranges: ?[*]const evtx_event_range,
+    event_ranges_count: usize,
+};
+
+/// C: evtx_record
+pub const evtx_record = extern struct {
+    data: ?[*]const u8,
+    data_len: usize,
+    record_id: u64,
+    filetime: u64,
+    file_offset: u64,
+    chunk_index: u32,
+    status: u32,
+    message: ?[*:0]const u8,
+};
+
+/// C: evtx_stats
+pub const evtx_stats = extern struct {
+    records_ok: u64,
+    records_failed: u64,
+    bytes_written: u64,
+};
+
+/// C: evtx_write_fn
+pub const evtx_write_fn = ?*const fn (?*anyopaque, ?[*]const u8, usize) callconv(.c) i32;
+/// C: evtx_error_fn
+pub const evtx_error_fn = ?*const fn (?*anyopaque, ?*const evtx_record) callconv(.c) i32;
+
+const gpa = std.heap.c_allocator;
+
+threadlocal var last_error: [256:0]u8 = [_:0]u8{0} ** 256;
+
+fn fail(status: evtx_status, comptime fmt: []const u8, args: anytype) evtx_status {
+    const text = std.fmt.bufPrintZ(&last_error, fmt, args) catch blk: {
+        last_error[last_error.len - 1] = 0;
+        break :blk last_error[0 .. last_error.len - 1 :0];
+    };
+    _ = text;
+    return status;
+}
+
+/// The state behind an `evtx_parser` handle.
+const Parser = struct {
+    file: []const u8,
+    /// Set when the parser read the file itself (freed with the parser).
+    owned: ?[]u8,
+    settings: dump.Settings,
+    events: []dump.Range,
+    threads: usize,
+    stop_after_error: bool,
+    order: []u32,
+    /// Next job (index in `order`) to render.
+    job: usize = 0,
+    /// Pull state: the current chunk's result and the next entry in it.
+    renderer: ?*dump.Renderer = null,
+    result: dump.Result,
+    entry: usize = 0,
+    failed: bool = false,
+
+    fn destroy(p: *Parser) void {
+        if (p.renderer) |r| {
+            r.deinit();
+            gpa.destroy(r);
+        }
+        p.result.deinit();
+        gpa.free(p.order);
+        gpa.free(p.events);
+        if (p.owned) |o| gpa.free(o);
+        gpa.destroy(p);
+    }
+};
+
+fn handle(p: *Parser) *evtx_parser {
+    return @ptrCast(p);
+}
+
+fn state(h: *evtx_parser) *Parser {
+    return @ptrCast(@alignCast(h));
+}
+
+pub export fn evtx_abi_version() callconv(.c) u32 {
+    return EVTX_ABI_VERSION;
+}
+
+pub export fn evtx_backend_name() callconv(.c) [*:0]const u8 {
+    return "zig";
+}
+
+pub export fn evtx_backend_version() callconv(.c) [*:0]const u8 {
+    return "0.1.0";
+}
+
+pub export fn evtx_status_name(status: u32) callconv(.c) [*:0]const u8 {
+    if (status >= 16 and status <= 26) {
+        const kind: chunk.Kind = @enumFromInt(status - 16);
+        return kindName(kind);
+    }
+    return switch (status) {
+        0 => "ok",
+        1 => "end",
+        2 => "null argument",
+        3 => "invalid options",
+        4 => "unsupported",
+        5 => "io error",
+        6 => "not an evtx file",
+        7 => "callback aborted",
+        8 => "bad state",
+        9 => "internal error",
+        10 => "not implemented",
+        else => "unknown status",
+    };
+}
+
+fn kindName(kind: chunk.Kind) [*:0]const u8 {
+    return switch (kind) {
+        inline else => |k| comptime blk: {
+            const text = chunk.Kind.text(k);
+            break :blk (text ++ "\x00")[0..text.len :0];
+        },
+    };
+}
+
+pub export fn evtx_last_error() callconv(.c) [*:0]const u8 {
+    return &last_error;
+}
+
+pub export fn evtx_options_init(options: ?*evtx_options) callconv(.c) void {
+    const o = options orelse return;
+    o.* = .{
+        .format = @intFromEnum(evtx_format.xml),
+        .threads = 0,
+        .indent = 1,
+        .separate_json_attributes = 0,
+        .show_record_number = 1,
+        .validate_checksums = 0,
+        .recover_records = 0,
+        .stop_after_error = 0,
+        .reserved = .{ 0, 0 },
+        .ansi_codec = null,
+        .event_ranges = null,
+        .event_ranges_count = 0,
+    };
+}
+
+pub export fn evtx_parser_open_path(path: ?[*:0]const u8, options: ?*const evtx_options, out: ?*?*evtx_parser) callconv(.c) u32 {
+    const o = out orelse return @intFromEnum(fail(.null_argument, "out is NULL", .{}));
+    o.* = null;
+    const p = path orelse return @intFromEnum(fail(.null_argument, "path is NULL", .{}));
+    const bytes = std.fs.cwd().readFileAlloc(gpa, std.mem.span(p), std.math.maxInt(usize)) catch |e|
+        return @intFromEnum(fail(.io, "Failed to open file {s}: {s}", .{ p, @errorName(e) }));
+    return @intFromEnum(open(bytes, bytes, options, o));
+}
+
+pub export fn evtx_parser_open_buffer(data: ?[*]const u8, len: usize, options: ?*const evtx_options, out: ?*?*evtx_parser) callconv(.c) u32 {
+    const o = out orelse return @intFromEnum(fail(.null_argument, "out is NULL", .{}));
+    o.* = null;
+    const d = data orelse return @intFromEnum(fail(.null_argument, "data is NULL", .{}));
+    return @intFromEnum(open(d[0..len], null, options, o));
+}
+
+fn open(file: []const u8, owned: ?[]u8, options: ?*const evtx_options, out: *?*evtx_parser) evtx_status {
+    errdefer if (owned) |b| gpa.free(b);
+    var defaults: evtx_options = undefined;
+    evtx_options_init(&defaults);
+    const o = options orelse &defaults;
+    const status = openChecked(file, owned, o, out);
+    if (status != .ok) if (owned) |b| gpa.free(b);
+    return status;
+}
+
+fn openChecked(file: []const u8, owned: ?[]u8, o: *const evtx_options, out: *?*evtx_parser) evtx_status {
+    if (o.format > 2) return fail(.invalid_options, "unknown format {d}", .{o.format});
+    if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(.invalid_options, "reserved bytes must be zero", .{});
+    if (o.event_ranges == null and o.event_ranges_count != 0) return fail(.invalid_options, "event_ranges is NULL", .{});
+    if (o.recover_records != 0) return fail(.unsupported, "recover_records is not implemented by the zig backend", .{});
+    var settings: dump.Settings = .{};
+    if (o.ansi_codec) |label| {
+        settings.ansi = evtx.code_pages.lookup(std.mem.span(label)) orelse
+            return fail(.invalid_options, "unknown or unsupported ANSI code page `{s}`", .{label});
+    }
+    const format: evtx_format = @enumFromInt(o.format);
+    settings.format = switch (format) {
+        .xml => .xml,
+        .json => .json,
+        .jsonl => .jsonl,
+    };
+    settings.indent = o.indent != 0 and format != .jsonl;
+    settings.show_record_number = o.show_record_number != 0 and format != .jsonl;
+    settings.separate_attributes = o.separate_json_attributes != 0;
+    settings.validate_checksums = o.validate_checksums != 0;
+    const header = evtx.file_header.parse(file) catch |e|
+        return fail(.not_evtx, "Failed to parse evtx file header: {s}", .{@errorName(e)});
+    const events = gpa.alloc(dump.Range, o.event_ranges_count) catch return fail(.internal, "out of memory", .{});
+    for (events, 0..) |*r, i| r.* = .{ .first = o.event_ranges.?[i].first, .last = o.event_ranges.?[i].last };
+    settings.events = events;
+    const order = dump.chunkOrder(gpa, file, &header, &settings) catch {
+        gpa.free(events);
+        return fail(.internal, "out of memory", .{});
+    };
+    const p = gpa.create(Parser) catch {
+        gpa.free(events);
+        gpa.free(order);
+        return fail(.internal, "out of memory", .{});
+    };
+    p.* = .{
+        .file = file,
+        .owned = owned,
+        .settings = settings,
+        .events = events,
+        .threads = if (o.threads == 0) std.Thread.getCpuCount() catch 1 else o.threads,
+        .stop_after_error = o.stop_after_error != 0,
+        .order = order,
+        .result = dump.Result.init(gpa),
+    };
+    p.settings.events = p.events;
+    out.* = handle(p);
+    return .ok;
+}
+
+fn fillRecord(r: *evtx_record, res: *const dump.Result, e: *const dump.Entry) evtx_status {
+    const status: evtx_status = if (e.kind) |k| evtx_status.fromKind(k) else .ok;
+    r.* = .{
+        .data = if (status == .ok) res.out.list.items.ptr + e.start else null,
+        .data_len = if (status == .ok) e.len else 0,
+        .record_id = e.record_id orelse EVTX_RECORD_ID_UNKNOWN,
+        .filetime = e.filetime,
+        .file_offset = e.file_offset,
+        .chunk_index = e.slot,
+        .status = @intFromEnum(status),
+        .message = if (status == .ok) "" else e.detail.ptr,
+    };
+    return status;
+}
+
+pub export fn evtx_parser_next(parser: ?*evtx_parser, record: ?*evtx_record) callconv(.c) u32 {
+    const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
+    const r = record orelse return @intFromEnum(fail(.null_argument, "record is NULL", .{}));
+    const p = state(h);
+    if (p.failed) return @intFromEnum(fail(.bad_state, "the parser failed earlier", .{}));
+    while (true) {
+        while (p.entry < p.result.entries.items.len) {
+            const e = &p.result.entries.items[p.entry];
+            p.entry += 1;
+            if (e.kind == null and !e.printed) continue;
+            return @intFromEnum(fillRecord(r, &p.result, e));
+        }
+        if (p.job >= p.order.len) return @intFromEnum(evtx_status.end);
+        const renderer = p.renderer orelse blk: {
+            const new = gpa.create(dump.Renderer) catch {
+                p.failed = true;
+                return @intFromEnum(fail(.internal, "out of memory", .{}));
+            };
+            new.init(gpa, &p.settings);
+            p.renderer = new;
+            break :blk new;
+        };
+        renderer.renderChunk(p.file, p.order[p.job], &p.result) catch {
+            p.failed = true;
+            return @intFromEnum(fail(.internal, "out of memory", .{}));
+        };
+        p.job += 1;
+        p.entry = 0;
+    }
+}
+
+const DumpContext = struct {
+    write: *const fn (?*anyopaque, ?[*]const u8, usize) callconv(.c) i32,
+    on_error: evtx_error_fn,
+    user_data: ?*anyopaque,
+    stop_after_error: bool,
+    stats: evtx_stats = .{ .records_ok = 0, .records_failed = 0, .bytes_written = 0 },
+    stopped_status: ?evtx_status = null,
+
+    /// Writes entries `from..` of `res`, batching consecutive records into one call.
+    fn entries(c: *DumpContext, res: *const dump.Result, from: usize) error{Stop}!void {
+        var run_start: ?usize = null;
+        var run_end: usize = 0;
+        for (res.entries.items[from..]) |*e| {
+            if (e.kind == null) {
+                if (!e.printed) continue;
+                if (run_start == null) run_start = e.start;
+                run_end = e.start + e.len;
+                c.stats.records_ok += 1;
+                continue;
+            }
+            try c.flush(res, &run_start, run_end);
+            c.stats.records_failed += 1;
+            var rec: evtx_record = undefined;
+            const status = fillRecord(&rec, res, e);
+            if (c.on_error) |cb| {
+                if (cb(c.user_data, &rec) != 0) {
+                    c.stopped_status = .callback_aborted;
+                    return error.Stop;
+                }
+            }
+            if (c.stop_after_error) {
+                c.stopped_status = status;
+                return error.Stop;
+            }
+        }
+        try c.flush(res, &run_start, run_end);
+    }
+
+    fn flush(c: *DumpContext, res: *const dump.Result, run_start: *?usize, run_end: usize) error{Stop}!void {
+        const start = run_start.* orelse return;
+        run_start.* = null;
+        const bytes = res.out.list.items[start..run_end];
+        c.stats.bytes_written += bytes.len;
+        if (c.write(c.user_data, bytes.ptr, bytes.len) != 0) {
+            c.stopped_status = .callback_aborted;
+            return error.Stop;
+        }
+    }
+
+    fn consume(context: *anyopaque, result: *const dump.Result) anyerror!void {
+        const c: *DumpContext = @ptrCast(@alignCast(context));
+        try c.entries(result, 0);
+    }
+};
+
+pub export fn evtx_parser_dump(parser: ?*evtx_parser, write: evtx_write_fn, on_error: evtx_error_fn, user_data: ?*anyopaque, stats: ?*evtx_stats) callconv(.c) u32 {
+    var ctx: DumpContext = .{ .write = undefined, .on_error = on_error, .user_data = user_data, .stop_after_error = false };
+    defer if (stats) |s| {
+        s.* = ctx.stats;
+    };
+    const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
+    ctx.write = write orelse return @intFromEnum(fail(.null_argument, "write is NULL", .{}));
+    const p = state(h);
+    if (p.failed) return @intFromEnum(fail(.bad_state, "the parser failed or was stopped earlier", .{}));
+    ctx.stop_after_error = p.stop_after_error;
+    // First what remains of a chunk that was partly pulled.
+    if (p.entry < p.result.entries.items.len) {
+        const from = p.entry;
+        p.entry = p.result.entries.items.len;
+        ctx.entries(&p.result, from) catch {
+            p.failed = true;
+            return @intFromEnum(ctx.stopped_status.?);
+        };
+    }
+    const remaining = p.order[p.job..];
+    p.job = p.order.len;
+    dump.run(gpa, p.file, remaining, &p.settings, p.threads, .{ .context = &ctx, .consume = DumpContext.consume }) catch |e| {
+        p.failed = true;
+        if (ctx.stopped_status) |s| return @intFromEnum(s);
+        return @intFromEnum(fail(.internal, "{s}", .{@errorName(e)}));
+    };
+    return @intFromEnum(evtx_status.ok);
+}
+
+pub export fn evtx_parser_free(parser: ?*evtx_parser) callconv(.c) void {
+    const h = parser orelse return;
+    state(h).destroy();
+}
