@@ -183,3 +183,26 @@ fn bench_log_is_deterministic_and_read_without_errors() {
     assert_eq!(run.failed(), 0, "{}", run.stderr);
     assert!(run.lines() > 15 * 60, "{} records", run.lines());
 }
+
+#[test]
+fn corpus_assembly_reads_without_errors() {
+    let samples = Path::new("/work/shared/evtx-samples");
+    let samples = std::env::var("EVTX_SAMPLES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| samples.to_path_buf());
+    if !samples.is_dir() {
+        eprintln!("SKIP: samples directory {} not found", samples.display());
+        return;
+    }
+    let Some(reference) = reference() else {
+        return;
+    };
+    let tmp = std::env::temp_dir().join(format!("evtx-corpus-test-{}", std::process::id()));
+    let out = tmp.join("corpus.evtx");
+    // `write` itself fails when the reference reports any error on the assembled file.
+    evtx_fixture_gen::corpus::write(&samples, &out, &reference, 2).unwrap();
+    let bytes = fs::read(&out).unwrap();
+    let _ = fs::remove_dir_all(&tmp);
+    assert_eq!(bytes.len(), 4096 + 31 * 65536);
+    assert_eq!(&bytes[0..8], b"ElfFile\0");
+}
