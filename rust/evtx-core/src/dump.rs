@@ -5,11 +5,13 @@ use crate::chunk::{self, ChunkHeader, RecordWalker, WalkItem, CHUNK_SIZE};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::{FileHeader, FILE_HEADER_BLOCK};
 use crate::options::{Format, Options};
+use crate::program::{Prescan, Programs, Recorder};
 use crate::render_xml::Ctx;
 use crate::template::Templates;
 use crate::tokens::{self, Cx, Scratch};
 use crate::tree::{Names, Tree};
 use crate::{render_json, render_xml};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::{ControlFlow, Range};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -180,6 +182,7 @@ pub struct Renderer {
     opts: Options,
     names: Names,
     templates: Templates,
+    programs: Programs,
     tree: Tree,
     scratch: Scratch,
     visited: Vec<u32>,
@@ -194,6 +197,7 @@ impl Renderer {
             opts: opts.clone(),
             names: Names::default(),
             templates: Templates::default(),
+            programs: Programs::default(),
             tree: Tree::default(),
             scratch: Scratch::default(),
             visited: Vec::new(),
@@ -246,6 +250,7 @@ impl Renderer {
         }
         self.names.clear();
         self.templates.clear();
+        self.programs.clear();
         out.bytes.reserve(self.last_output + self.last_output / 4);
         let cx = Cx {
             chunk,
@@ -291,7 +296,9 @@ impl Renderer {
         out
     }
 
-    /// Renders one record with its framing (11.2) onto `buf`.
+    /// Renders one record with its framing (11.2) onto `buf`: replays a program when one
+    /// matches the record's signature, else renders the slow way (recording a program when the
+    /// shape allows).
     fn render_record(
         &mut self,
         cx: Cx<'_>,
@@ -300,6 +307,12 @@ impl Renderer {
     ) -> Result<(), Failure> {
         let start = buf.len();
         let (bstart, bend) = rec.binxml_window();
+        let prescan = self.programs.prescan(cx, bstart, bend);
+        if let Prescan::Hit(a, b, c, d) = prescan {
+            self.banner(buf, rec.id);
+            self.programs.replay(buf, cx, (a, b, c, d));
+            return Self::check_size(buf, start);
+        }
         let root = tokens::parse_record(
             cx,
             &mut self.names,
@@ -310,16 +323,14 @@ impl Renderer {
             bend,
         )
         .map_err(|e| e.into_failure())?;
-        if self.opts.banner() {
-            buf.extend_from_slice(b"Record ");
-            crate::values::write_int(buf, rec.id);
-            buf.push(b'\n');
-        }
+        self.banner(buf, rec.id);
+        let recorder = (prescan == Prescan::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
         let rcx = Ctx {
             chunk: cx.chunk,
             codec: cx.codec,
             names: &self.names,
             tree: &self.tree,
+            rec: recorder.as_ref(),
         };
         match self.opts.format {
             Format::Xml => {
@@ -332,8 +343,22 @@ impl Renderer {
             }
         }
         buf.push(b'\n');
-        let len = buf.len() - start;
-        if len > MAX_RECORD_OUTPUT || buf.len() > MAX_CHUNK_OUTPUT {
+        if let Some(r) = recorder {
+            self.programs.store(r.into_inner(), buf);
+        }
+        Self::check_size(buf, start)
+    }
+
+    fn banner(&self, buf: &mut Vec<u8>, id: u64) {
+        if self.opts.banner() {
+            buf.extend_from_slice(b"Record ");
+            crate::values::write_int(buf, id);
+            buf.push(b'\n');
+        }
+    }
+
+    fn check_size(buf: &[u8], start: usize) -> Result<(), Failure> {
+        if buf.len() - start > MAX_RECORD_OUTPUT || buf.len() > MAX_CHUNK_OUTPUT {
             return Err(Failure::new(
                 ErrorKind::BadBinxml,
                 "record output too large",

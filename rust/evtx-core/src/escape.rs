@@ -135,6 +135,18 @@ pub fn write_utf16(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
     out.reserve(n + 2);
     let mut i = 0;
     while i < n {
+        // Fast path: a run of ASCII units that need no escaping, copied in one go.
+        let run = bytes[2 * i..2 * n]
+            .chunks_exact(2)
+            .position(|c| c[1] != 0 || c[0] >= 0x80 || t[usize::from(c[0])] != 0)
+            .unwrap_or(n - i);
+        if run > 0 {
+            out.extend(bytes[2 * i..2 * (i + run)].chunks_exact(2).map(|c| c[0]));
+            i += run;
+            if i == n {
+                break;
+            }
+        }
         let u = u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
         i += 1;
         if u < 0x80 {

@@ -34,6 +34,7 @@ pub mod error;
 pub mod escape;
 pub mod file_header;
 pub mod options;
+pub mod program;
 pub mod render_json;
 pub mod render_xml;
 pub mod template;

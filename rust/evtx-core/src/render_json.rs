@@ -2,6 +2,7 @@
 
 use crate::error::BinXmlResult;
 use crate::escape::{self, Mode};
+use crate::program::emit_node;
 use crate::render_xml::Ctx;
 use crate::tree::{Element, Node};
 use crate::values::{self, Flavor, Value};
@@ -125,7 +126,7 @@ impl Renderer<'_, '_> {
                 Node::Text16 { .. } | Node::Ansi { .. } => {
                     if children[0].has_content() {
                         out.push(b'"');
-                        self.json_text(out, &children[0]);
+                        self.json_text(out, &children[0], true);
                         out.push(b'"');
                     } else {
                         out.extend_from_slice(b"null");
@@ -155,12 +156,25 @@ impl Renderer<'_, '_> {
         if v.is_empty() {
             out.extend_from_slice(empty);
         } else if values::is_bare_json(v.ty) {
-            values::write_value(out, self.cx.chunk, v, self.cx.codec, Flavor::Json);
+            self.write_value(out, v);
         } else {
             out.push(b'"');
-            values::write_value(out, self.cx.chunk, v, self.cx.codec, Flavor::Json);
+            self.write_value(out, v);
             out.push(b'"');
         }
+    }
+
+    #[inline]
+    fn write_value(&self, out: &mut Vec<u8>, v: &Value) {
+        let cx = self.cx;
+        emit_node(
+            out,
+            cx.chunk,
+            cx.codec,
+            cx.rec,
+            &Node::Value(*v),
+            Flavor::Json,
+        );
     }
 
     /// The object of 10.3.
@@ -268,13 +282,13 @@ impl Renderer<'_, '_> {
     fn content_value(&self, out: &mut Vec<u8>, nodes: &[Node]) {
         if let [Node::Value(v)] = nodes {
             if values::is_bare_json(v.ty) {
-                values::write_value(out, self.cx.chunk, v, self.cx.codec, Flavor::Json);
+                self.write_value(out, v);
                 return;
             }
         }
         out.push(b'"');
         for n in nodes {
-            self.json_text(out, n);
+            self.json_text(out, n, true);
         }
         out.push(b'"');
     }
@@ -284,35 +298,29 @@ impl Renderer<'_, '_> {
         let mut kept = nodes.iter().filter(|n| n.has_content());
         if let (Some(Node::Value(v)), None) = (kept.next(), kept.next()) {
             if values::is_bare_json(v.ty) {
-                values::write_value(out, self.cx.chunk, v, self.cx.codec, Flavor::Json);
+                self.write_value(out, v);
                 return;
             }
         }
         out.push(b'"');
         for n in nodes {
-            self.json_text(out, n);
+            self.json_text(out, n, true);
         }
         out.push(b'"');
     }
 
     /// JSON text of one node for concatenation (10.4 table).
-    fn json_text(&self, out: &mut Vec<u8>, n: &Node) {
+    fn json_text(&self, out: &mut Vec<u8>, n: &Node, record: bool) {
         let chunk = self.cx.chunk;
         match *n {
-            Node::Text16 { off, units } | Node::CData { off, units } => {
+            Node::CData { off, units } => {
                 let o = off as usize;
                 escape::write_utf16(out, &chunk[o..o + 2 * units as usize], Mode::JsonUpper);
             }
-            Node::Ansi { off, len } => {
-                let o = off as usize;
-                values::write_ansi(
-                    out,
-                    &chunk[o..o + len as usize],
-                    self.cx.codec,
-                    Flavor::Json,
-                );
+            Node::Text16 { .. } | Node::Ansi { .. } | Node::Value(_) => {
+                let rec = if record { self.cx.rec } else { None };
+                emit_node(out, chunk, self.cx.codec, rec, n, Flavor::Json);
             }
-            Node::Value(v) => values::write_value(out, chunk, &v, self.cx.codec, Flavor::Json),
             Node::CharRef(c) => match char::from_u32(u32::from(c)) {
                 Some(ch) => {
                     let mut buf = [0u8; 4];
@@ -361,7 +369,17 @@ impl Renderer<'_, '_> {
             return false;
         }
         for n in items {
-            self.json_text(buf, n);
+            let from_value = match *n {
+                Node::Text16 { src, .. } | Node::Ansi { src, .. } => src != 0,
+                Node::Value(v) => v.src != 0,
+                _ => false,
+            };
+            if from_value {
+                if let Some(r) = self.cx.rec {
+                    r.borrow_mut().uncacheable = true;
+                }
+            }
+            self.json_text(buf, n, false);
         }
         true
     }
@@ -478,7 +496,7 @@ impl Renderer<'_, '_> {
             match children[0] {
                 Node::Text16 { .. } | Node::Ansi { .. } => {
                     out.push(b'"');
-                    self.json_text(out, &children[0]);
+                    self.json_text(out, &children[0], true);
                     out.push(b'"');
                     return;
                 }

@@ -12,6 +12,8 @@ pub struct Ctx<'a> {
     pub codec: &'static Encoding,
     pub names: &'a Names,
     pub tree: &'a Tree,
+    /// Set while recording a replay program (see `program`).
+    pub rec: Option<&'a std::cell::RefCell<crate::program::Recorder>>,
 }
 
 const DECLARATION: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
@@ -150,12 +152,9 @@ fn utf16(out: &mut Vec<u8>, chunk: &[u8], off: u32, units: u32, mode: Mode) {
 /// Text-mode / attribute-mode rendering of a non-element node (9.3). PIs render nothing here.
 fn node_text(out: &mut Vec<u8>, cx: &Ctx<'_>, n: &Node, flavor: Flavor) -> BinXmlResult<()> {
     match *n {
-        Node::Text16 { off, units } => utf16(out, cx.chunk, off, units, flavor.utf16_mode()),
-        Node::Ansi { off, len } => {
-            let o = off as usize;
-            values::write_ansi(out, &cx.chunk[o..o + len as usize], cx.codec, flavor)
+        Node::Text16 { .. } | Node::Ansi { .. } | Node::Value(_) => {
+            crate::program::emit_node(out, cx.chunk, cx.codec, cx.rec, n, flavor)
         }
-        Node::Value(v) => values::write_value(out, cx.chunk, &v, cx.codec, flavor),
         Node::CharRef(c) => {
             out.extend_from_slice(b"&#");
             values::write_int(out, c);

@@ -93,20 +93,33 @@ fn check_budget(tree: &Tree) -> BinXmlResult<()> {
 }
 
 /// Instantiates the definition rooted at `root` of `def` with `vals` into `tree` (6.7).
+///
+/// `flat_base` is the record-wide index of `vals[0]` (see [`crate::values::Value::src`]).
 pub fn instantiate(
     chunk: &[u8],
     def: &Tree,
     root: u32,
     vals: &[Slot],
+    flat_base: u32,
     tree: &mut Tree,
     b: &mut Build<'_>,
 ) -> BinXmlResult<u32> {
-    copy_element(chunk, def, root, vals, tree, b, 0)
+    let v = Vals {
+        slots: vals,
+        flat_base,
+    };
+    copy_element(chunk, def, root, &v, tree, b, 0)
+}
+
+/// An instance's values and the record-wide index of the first.
+struct Vals<'v> {
+    slots: &'v [Slot],
+    flat_base: u32,
 }
 
 /// Resolves a definition node (placeholder or literal) into `dest` (6.7 step 5).
 #[inline]
-fn resolve(node: &Node, vals: &[Slot], tree: &Tree, dest: &mut Vec<Node>) {
+fn resolve(node: &Node, vals: &[Slot], flat_base: u32, tree: &Tree, dest: &mut Vec<Node>) {
     let Node::Placeholder { index, optional } = *node else {
         dest.push(*node);
         return;
@@ -114,15 +127,16 @@ fn resolve(node: &Node, vals: &[Slot], tree: &Tree, dest: &mut Vec<Node>) {
     let Some(slot) = vals.get(usize::from(index)) else {
         return;
     };
+    let src = u16::try_from(flat_base + u32::from(index) + 1).unwrap_or(0);
     match *slot {
         Slot::Fragment { start, len } => {
             dest.extend_from_slice(&tree.nodes[start as usize..(start + len) as usize]);
         }
         _ if optional && slot.is_empty() => {}
         Slot::Null | Slot::BinXml { .. } => dest.push(Node::Value(Value::NULL)),
-        Slot::Text16 { off, units } => dest.push(Node::Text16 { off, units }),
-        Slot::Ansi { off, len } => dest.push(Node::Ansi { off, len }),
-        Slot::Value(v) => dest.push(Node::Value(v)),
+        Slot::Text16 { off, units } => dest.push(Node::Text16 { off, units, src }),
+        Slot::Ansi { off, len } => dest.push(Node::Ansi { off, len, src }),
+        Slot::Value(v) => dest.push(Node::Value(Value { src, ..v })),
     }
 }
 
@@ -130,7 +144,7 @@ fn copy_element(
     chunk: &[u8],
     def: &Tree,
     e: u32,
-    vals: &[Slot],
+    vals: &Vals<'_>,
     tree: &mut Tree,
     b: &mut Build<'_>,
     depth: usize,
@@ -143,7 +157,7 @@ fn copy_element(
     for a in def.attrs(&de) {
         let base = b.items.len();
         for node in def.items(a) {
-            resolve(node, vals, tree, b.items);
+            resolve(node, vals.slots, vals.flat_base, tree, b.items);
         }
         if b.items.len() > base {
             let items = tree.push_nodes(&b.items[base..]);
@@ -163,13 +177,15 @@ fn copy_element(
         match *node {
             Node::Element(c) => {
                 let ce = &def.elems[c as usize];
-                if ce.dep != 0xffff && matches!(vals.get(usize::from(ce.dep)), Some(Slot::Null)) {
+                if ce.dep != 0xffff
+                    && matches!(vals.slots.get(usize::from(ce.dep)), Some(Slot::Null))
+                {
                     continue;
                 }
                 let id = copy_element(chunk, def, c, vals, tree, b, depth + 1)?;
                 expand(chunk, tree, b, id)?;
             }
-            _ => resolve(node, vals, tree, b.children),
+            _ => resolve(node, vals.slots, vals.flat_base, tree, b.children),
         }
     }
     let children = tree.push_nodes(&b.children[base..]);
@@ -188,8 +204,8 @@ fn copy_element(
 
 fn item_node(item: Option<Item>) -> Option<Node> {
     match item? {
-        Item::Text16 { off, units } => Some(Node::Text16 { off, units }),
-        Item::Ansi { off, len } => Some(Node::Ansi { off, len }),
+        Item::Text16 { off, units } => Some(Node::Text16 { off, units, src: 0 }),
+        Item::Ansi { off, len } => Some(Node::Ansi { off, len, src: 0 }),
         Item::Value(v) => Some(Node::Value(v)),
     }
 }

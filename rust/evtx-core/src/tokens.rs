@@ -52,6 +52,8 @@ pub struct Scratch {
     pub values: Vec<Slot>,
     /// Array items being expanded.
     pub array_items: Vec<Option<Item>>,
+    /// Substitution values read so far in this record (record-wide numbering).
+    pub flat_count: u32,
 }
 
 impl Scratch {
@@ -64,6 +66,7 @@ impl Scratch {
         self.descs.clear();
         self.values.clear();
         self.array_items.clear();
+        self.flat_count = 0;
     }
 }
 
@@ -296,8 +299,10 @@ pub fn parse_stream(
                     }
                     Slot::Null if t == ty::BINXML => {}
                     Slot::Null => content!(Node::Value(values::Value::NULL), at),
-                    Slot::Text16 { off, units } => content!(Node::Text16 { off, units }, at),
-                    Slot::Ansi { off, len } => content!(Node::Ansi { off, len }, at),
+                    Slot::Text16 { off, units } => {
+                        content!(Node::Text16 { off, units, src: 0 }, at)
+                    }
+                    Slot::Ansi { off, len } => content!(Node::Ansi { off, len, src: 0 }, at),
                     Slot::Value(v) => content!(Node::Value(v), at),
                     Slot::Fragment { .. } => {}
                 }
@@ -376,17 +381,15 @@ pub fn parse_stream(
     Ok(())
 }
 
-/// Reads a template instance (6.4) at `*pos` (just after the 0x0C byte), decodes its values,
-/// parses its BinXML values, and instantiates it (6.7). Returns the new root element.
-fn read_instance(
+/// Reads the header, descriptors and values of a template instance (6.4) at `*pos` (just after
+/// the 0x0C byte), pushing one slot per value onto `out`. Returns the definition offset and the
+/// number of values; `*pos` ends after the last value.
+pub fn read_instance_values(
     cx: Cx<'_>,
-    names: &mut Names,
-    s: &mut Scratch,
-    tree: &mut Tree,
-    templates: &mut Templates,
     pos: &mut usize,
-    depth: usize,
-) -> BinXmlResult<u32> {
+    descs: &mut Vec<(u16, u8)>,
+    out: &mut Vec<Slot>,
+) -> BinXmlResult<(u32, usize)> {
     let chunk = cx.chunk;
     let at = *pos;
     u8_at(chunk, at)?;
@@ -408,21 +411,17 @@ fn read_instance(
     if n > (chunk.len() - p) / 4 {
         return Err(err("value descriptors past the end of the chunk", p));
     }
-    let desc_base = s.descs.len();
+    descs.clear();
     for i in 0..n {
         let d = p + 4 * i;
         let t = chunk[d + 2];
         if !values::is_known_type(t) {
-            s.descs.truncate(desc_base);
             return Err(err("invalid value type in descriptor", d));
         }
-        s.descs
-            .push((u16::from_le_bytes([chunk[d], chunk[d + 1]]), t));
+        descs.push((u16::from_le_bytes([chunk[d], chunk[d + 1]]), t));
     }
     p += 4 * n;
-    let val_base = s.values.len();
-    for i in 0..n {
-        let (size, t) = s.descs[desc_base + i];
+    for &(size, t) in descs.iter() {
         let size = usize::from(size);
         let start = p;
         let (slot, mut stop) = values::read_sized(chunk, p, t, size, cx.codec)?;
@@ -433,10 +432,28 @@ fn read_instance(
         if p > chunk.len() {
             return Err(err("value past the end of the chunk", start));
         }
-        s.values.push(slot);
+        out.push(slot);
     }
-    s.descs.truncate(desc_base);
     *pos = p;
+    Ok((def_off, n))
+}
+
+/// Reads a template instance (6.4) at `*pos` (just after the 0x0C byte), decodes its values,
+/// parses its BinXML values, and instantiates it (6.7). Returns the new root element.
+fn read_instance(
+    cx: Cx<'_>,
+    names: &mut Names,
+    s: &mut Scratch,
+    tree: &mut Tree,
+    templates: &mut Templates,
+    pos: &mut usize,
+    depth: usize,
+) -> BinXmlResult<u32> {
+    let val_base = s.values.len();
+    let (def_off, n) = read_instance_values(cx, pos, &mut s.descs, &mut s.values)?;
+    // Record-wide value numbering: this instance's values first, then nested instances'.
+    let flat_base = s.flat_count;
+    s.flat_count += n as u32;
 
     // Prepare BinXML values: each becomes the list of its top-level elements.
     for i in val_base..val_base + n {
@@ -480,6 +497,7 @@ fn read_instance(
         &templates.tree,
         root,
         &values[val_base..],
+        flat_base,
         tree,
         &mut b,
     )?;

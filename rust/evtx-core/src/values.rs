@@ -70,6 +70,9 @@ fn fixed_width(t: u8) -> usize {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Value {
     pub ty: u8,
+    /// Origin: 1 + the record-wide index of the substitution value this node came from, 0 for
+    /// template-literal values (used to record replay programs, see `program`).
+    pub src: u16,
     pub off: u32,
     pub len: u32,
     pub count: u32,
@@ -79,6 +82,7 @@ impl Value {
     /// The Null value.
     pub const NULL: Value = Value {
         ty: ty::NULL,
+        src: 0,
         off: 0,
         len: 0,
         count: 0,
@@ -191,6 +195,7 @@ fn text16(chunk: &[u8], pos: usize, units: usize) -> Slot {
 fn value(t: u8, pos: usize, len: usize, count: usize) -> Slot {
     Slot::Value(Value {
         ty: t,
+        src: 0,
         off: pos as u32,
         len: len as u32,
         count: count as u32,
@@ -451,6 +456,7 @@ pub fn for_each_item(chunk: &[u8], v: &Value, mut f: impl FnMut(Option<Item>)) {
                 let len = 8 + 4 * usize::from(chunk[p + 1]);
                 f(Some(Item::Value(Value {
                     ty: ty::SID,
+                    src: 0,
                     off: p as u32,
                     len: len as u32,
                     count: 1,
@@ -467,6 +473,7 @@ pub fn for_each_item(chunk: &[u8], v: &Value, mut f: impl FnMut(Option<Item>)) {
             for k in 0..v.count {
                 f(Some(Item::Value(Value {
                     ty: scalar,
+                    src: 0,
                     off: v.off + k * w,
                     len: w,
                     count: 1,

@@ -1,0 +1,282 @@
+//! Replay programs: the compiled-template fast path.
+//!
+//! A record's output depends on its substitution values in two ways: through their *text*
+//! (written where the value sits) and through their *shape* (Null or not, empty or not, type,
+//! nested template, array expansion), which decides every structural choice of the renderers
+//! (omitted elements, `null` vs `""`, bare numbers, attribute omission, ...). The *signature*
+//! of a record captures the shape: template definition offsets, value counts and one class per
+//! value, recursively through nested BinXML instances.
+//!
+//! The first record of a signature in a chunk is rendered the slow way (tree building and the
+//! tree renderers) while a [`Recorder`] notes which output bytes came from which value. The
+//! result is a [`Program`]: literal byte runs and "write value N with this escaping" steps.
+//! Every later record with the same signature is produced by replaying the program over its own
+//! values, without building a tree. Both paths share the renderers, so they are byte-identical
+//! by construction; records whose output could depend on value text beyond its position (a
+//! `Data` `Name` taken from a value, arrays that expand) or whose stream has any other shape
+//! are never recorded and always take the slow path.
+
+use crate::escape;
+use crate::tokens::{self, Cx};
+use crate::tree::Node;
+use crate::values::{self, Flavor, Slot};
+use encoding_rs::Encoding;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// Records with more values than this (all instances together) are not recorded.
+const MAX_FLAT_VALUES: usize = 60_000;
+/// Nested instances deeper than this are not recorded.
+const MAX_PRESCAN_DEPTH: usize = 8;
+
+/// One step of a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    /// Copy `len` literal bytes starting at `start` of the program's literal buffer.
+    Lit { start: u32, len: u32 },
+    /// Write value `src` (1-based record-wide index) escaped for `flavor`.
+    Val { src: u16, flavor: Flavor },
+}
+
+/// Notes, while the slow path renders, which bytes are literal and which come from values.
+#[derive(Debug)]
+pub struct Recorder {
+    ops: Vec<Op>,
+    lits: Vec<u8>,
+    /// Output position up to which bytes have been accounted for.
+    mark: usize,
+    /// Set when the output depends on value text in a way a program cannot replay.
+    pub uncacheable: bool,
+}
+
+impl Recorder {
+    /// A recorder for output that starts at `out.len() == mark`.
+    pub fn new(mark: usize) -> Recorder {
+        Recorder {
+            ops: Vec::new(),
+            lits: Vec::new(),
+            mark,
+            uncacheable: false,
+        }
+    }
+
+    fn flush_lit(&mut self, out: &[u8]) {
+        if out.len() > self.mark {
+            let start = self.lits.len() as u32;
+            self.lits.extend_from_slice(&out[self.mark..]);
+            let len = self.lits.len() as u32 - start;
+            match self.ops.last_mut() {
+                Some(Op::Lit { len: l, .. }) => *l += len,
+                _ => self.ops.push(Op::Lit { start, len }),
+            }
+            self.mark = out.len();
+        }
+    }
+
+    /// The finished program for output `out` (whose recorded part started at the initial mark).
+    fn finish(mut self, out: &[u8]) -> Option<(Vec<Op>, Vec<u8>)> {
+        if self.uncacheable {
+            return None;
+        }
+        self.flush_lit(out);
+        Some((self.ops, self.lits))
+    }
+}
+
+/// Writes the text of a value-bearing node (`Text16`, `Ansi`, `Value`) for `flavor`, noting it
+/// in the recorder when the node came from a substitution value.
+#[inline]
+pub fn emit_node(
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    codec: &'static Encoding,
+    rec: Option<&RefCell<Recorder>>,
+    node: &Node,
+    flavor: Flavor,
+) {
+    let src = match *node {
+        Node::Text16 { src, .. } | Node::Ansi { src, .. } => src,
+        Node::Value(v) => v.src,
+        _ => 0,
+    };
+    let rec = if src != 0 { rec } else { None };
+    if let Some(r) = rec {
+        r.borrow_mut().flush_lit(out);
+    }
+    match *node {
+        Node::Text16 { off, units, .. } => {
+            let o = off as usize;
+            escape::write_utf16(out, &chunk[o..o + 2 * units as usize], flavor.utf16_mode());
+        }
+        Node::Ansi { off, len, .. } => {
+            let o = off as usize;
+            values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+        }
+        Node::Value(v) => values::write_value(out, chunk, &v, codec, flavor),
+        _ => {}
+    }
+    if let Some(r) = rec {
+        let mut r = r.borrow_mut();
+        r.ops.push(Op::Val { src, flavor });
+        r.mark = out.len();
+    }
+}
+
+/// Writes slot `slot` for `flavor` (replay).
+#[inline]
+fn write_slot(
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    codec: &'static Encoding,
+    slot: &Slot,
+    flavor: Flavor,
+) {
+    match *slot {
+        Slot::Text16 { off, units } => {
+            let o = off as usize;
+            escape::write_utf16(out, &chunk[o..o + 2 * units as usize], flavor.utf16_mode());
+        }
+        Slot::Ansi { off, len } => {
+            let o = off as usize;
+            values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+        }
+        Slot::Value(v) => values::write_value(out, chunk, &v, codec, flavor),
+        Slot::Null | Slot::BinXml { .. } | Slot::Fragment { .. } => {}
+    }
+}
+
+/// The programs of one chunk, by signature.
+#[derive(Debug, Default)]
+pub struct Programs {
+    by_sig: HashMap<Vec<u8>, (u32, u32, u32, u32)>,
+    ops: Vec<Op>,
+    lits: Vec<u8>,
+    /// Scratch: the current record's signature and flattened values.
+    pub sig: Vec<u8>,
+    pub flat: Vec<Slot>,
+    descs: Vec<(u16, u8)>,
+}
+
+/// Result of [`Programs::prescan`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prescan {
+    /// A program for this signature exists: replay it.
+    Hit(u32, u32, u32, u32),
+    /// No program yet; record the slow path's output under the current signature.
+    Miss,
+    /// Not a shape programs handle: slow path, do not record.
+    Unsupported,
+}
+
+impl Programs {
+    /// Forgets every program (new chunk).
+    pub fn clear(&mut self) {
+        self.by_sig.clear();
+        self.ops.clear();
+        self.lits.clear();
+    }
+
+    /// Checks the record's BinXML window `start..end` for the single-instance shape, reads
+    /// all values (record-wide numbering) into `self.flat` and its signature into `self.sig`.
+    pub fn prescan(&mut self, cx: Cx<'_>, start: usize, end: usize) -> Prescan {
+        self.sig.clear();
+        self.flat.clear();
+        if self.scan_stream(cx, start, end, 0).is_none() || self.flat.len() > MAX_FLAT_VALUES {
+            return Prescan::Unsupported;
+        }
+        match self.by_sig.get(&self.sig) {
+            Some(&(a, b, c, d)) => Prescan::Hit(a, b, c, d),
+            None => Prescan::Miss,
+        }
+    }
+
+    /// A stream of exactly `[fragment header] instance [EOF ...]`.
+    fn scan_stream(&mut self, cx: Cx<'_>, start: usize, end: usize, depth: usize) -> Option<()> {
+        if depth > MAX_PRESCAN_DEPTH {
+            return None;
+        }
+        let chunk = cx.chunk;
+        let mut pos = start;
+        if *chunk.get(pos)? == 0x0f {
+            pos += 4;
+        }
+        if pos >= end || *chunk.get(pos)? != 0x0c {
+            return None;
+        }
+        pos += 1;
+        let base = self.flat.len();
+        let (def_off, n) =
+            tokens::read_instance_values(cx, &mut pos, &mut self.descs, &mut self.flat).ok()?;
+        if pos < end && *chunk.get(pos)? != 0x00 {
+            return None;
+        }
+        self.sig.extend_from_slice(&def_off.to_le_bytes());
+        self.sig.extend_from_slice(&(n as u32).to_le_bytes());
+        for i in base..base + n {
+            let class: u16 = match self.flat[i] {
+                Slot::Null => 0,
+                Slot::Text16 { units, .. } => 0x100 | u16::from(units > 0),
+                Slot::Ansi { len, .. } => 0x200 | u16::from(len > 0),
+                Slot::Value(v) => {
+                    if v.is_expandable() {
+                        return None;
+                    }
+                    0x400 | (u16::from(v.is_empty()) << 8) | u16::from(v.ty)
+                }
+                Slot::BinXml { .. } => 0x800,
+                Slot::Fragment { .. } => return None,
+            };
+            self.sig.extend_from_slice(&class.to_le_bytes());
+        }
+        for i in base..base + n {
+            if let Slot::BinXml { off, len } = self.flat[i] {
+                self.scan_stream(cx, off as usize, (off + len) as usize, depth + 1)?;
+            }
+        }
+        Some(())
+    }
+
+    /// Stores the recorded program under the current signature.
+    pub fn store(&mut self, rec: Recorder, out: &[u8]) {
+        if let Some((ops, lits)) = rec.finish(out) {
+            let op_start = self.ops.len() as u32;
+            let lit_start = self.lits.len() as u32;
+            for op in ops {
+                self.ops.push(match op {
+                    Op::Lit { start, len } => Op::Lit {
+                        start: start + lit_start,
+                        len,
+                    },
+                    v => v,
+                });
+            }
+            self.lits.extend_from_slice(&lits);
+            let entry = (
+                op_start,
+                self.ops.len() as u32 - op_start,
+                lit_start,
+                self.lits.len() as u32 - lit_start,
+            );
+            self.by_sig.insert(self.sig.clone(), entry);
+        }
+    }
+
+    /// Replays program `(op_start, op_len, ..)` over `self.flat`.
+    pub fn replay(&self, out: &mut Vec<u8>, cx: Cx<'_>, hit: (u32, u32, u32, u32)) {
+        let (op_start, op_len, lit_start, lit_len) = hit;
+        out.reserve(lit_len as usize + 64 * op_len as usize);
+        let _ = lit_start;
+        for op in &self.ops[op_start as usize..(op_start + op_len) as usize] {
+            match *op {
+                Op::Lit { start, len } => {
+                    out.extend_from_slice(&self.lits[start as usize..(start + len) as usize])
+                }
+                Op::Val { src, flavor } => {
+                    if let Some(slot) = self.flat.get(usize::from(src) - 1) {
+                        write_slot(out, cx.chunk, cx.codec, slot, flavor);
+                    }
+                }
+            }
+        }
+    }
+}
