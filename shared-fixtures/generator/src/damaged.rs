@@ -2,7 +2,7 @@
 //! value types we render where the reference fails.
 
 use crate::dsl::*;
-use crate::fixtures::{Fixture, Out};
+use crate::fixtures::{typed_record, Fixture, Out};
 use crate::log::BASE_TIME;
 use crate::writer::*;
 
@@ -20,6 +20,7 @@ fn dfx(
         expect: expect.iter().map(|(o, s)| (*o, s.to_string())).collect(),
         expect_absent: absent.iter().map(|(o, s)| (*o, s.to_string())).collect(),
         differs: None,
+        twin: None,
         bytes,
     }
 }
@@ -601,101 +602,103 @@ fn short_file() -> Fixture {
     )
 }
 
-fn unsupported_types() -> Fixture {
-    let mut c = Chunk::new();
-    let one = |key: &str, t: u8, v: Val| {
-        inst_record(
-            key,
-            e("Event").kid(e("EventData").kid(e("Data").attr_s("Name", "V").sub(0, t))),
-            vec![v],
-        )
+/// The unsupported-types log. `twin = false`: the real types. `twin = true`: each renderable
+/// unsupported value replaced by the supported type our rule renders it like (EvtHandle 4/8 →
+/// HexInt32/64, EvtXml → String, Binary array → Binary, SizeT array → HexInt32/64 array), so the
+/// reference's output on the twin is the engines' expected output under our rule.
+fn unsupported_log(twin: bool) -> Vec<u8> {
+    let t = |real: u8, ours: u8| if twin { ours } else { real };
+    let h4 = val(
+        t(ty::EVT_HANDLE, ty::HEX32),
+        0x1234u32.to_le_bytes().to_vec(),
+    );
+    let h8 = val(
+        t(ty::EVT_HANDLE, ty::HEX64),
+        0x0000_7FF6_1234_ABCDu64.to_le_bytes().to_vec(),
+    );
+    let x = val(
+        t(ty::EVT_XML, ty::STRING),
+        units_bytes(&u16s("<a b=\"1\">x&y</a>")),
+    );
+    let ba = val(
+        t(ty::ARRAY | ty::BINARY, ty::BINARY),
+        vec![0xDE, 0xAD, 0xBE, 0xEF, 0x01],
+    );
+    let sa8 = val(
+        t(ty::ARRAY | ty::SIZET, ty::ARRAY | ty::HEX64),
+        [1u64.to_le_bytes(), 0xfeedu64.to_le_bytes()].concat(),
+    );
+    let sa4 = val(
+        t(ty::ARRAY | ty::SIZET, ty::ARRAY | ty::HEX32),
+        [
+            1u32.to_le_bytes(),
+            2u32.to_le_bytes(),
+            0xabcu32.to_le_bytes(),
+        ]
+        .concat(),
+    );
+    let xml_vt = {
+        let units = u16s("a<b>");
+        let mut p = (units.len() as u16).to_le_bytes().to_vec();
+        p.extend(units_bytes(&units));
+        Tok::ValueText(t(ty::EVT_XML, ty::STRING), p)
     };
     let recs: Vec<Vec<Tok>> = vec![
         simple(1),
-        one(
-            "h4",
-            ty::EVT_HANDLE,
-            val(ty::EVT_HANDLE, 0x1234u32.to_le_bytes().to_vec()),
-        ),
-        one(
-            "h8",
-            ty::EVT_HANDLE,
-            val(
-                ty::EVT_HANDLE,
-                0x0000_7FF6_1234_ABCDu64.to_le_bytes().to_vec(),
-            ),
-        ),
-        one(
-            "x",
-            ty::EVT_XML,
-            val(ty::EVT_XML, units_bytes(&u16s("<a b=\"1\">x&y</a>"))),
-        ),
-        one(
-            "ba",
-            ty::ARRAY | ty::BINARY,
-            val(ty::ARRAY | ty::BINARY, vec![0xDE, 0xAD, 0xBE, 0xEF, 0x01]),
-        ),
-        one(
-            "sa8",
-            ty::ARRAY | ty::SIZET,
-            v_array(
-                ty::SIZET,
-                &[
-                    1u64.to_le_bytes().to_vec(),
-                    0xfeedu64.to_le_bytes().to_vec(),
-                ],
-            ),
-        ),
-        one(
-            "sa4",
-            ty::ARRAY | ty::SIZET,
-            v_array(
-                ty::SIZET,
-                &[
-                    1u32.to_le_bytes().to_vec(),
-                    2u32.to_le_bytes().to_vec(),
-                    0xabcu32.to_le_bytes().to_vec(),
-                ],
-            ),
-        ),
+        typed_record("h4", &[("V", h4)], false),
+        typed_record("h8", &[("V", h8)], false),
+        typed_record("x", &[("V", x)], false),
+        typed_record("ba", &[("V", ba)], false),
+        typed_record("sa8", &[("V", sa8)], false),
+        typed_record("sa4", &[("V", sa4)], false),
+        e("Event").kid(e("VT").push(xml_vt)).stream(),
         // Failing under our rules too:
-        one("h2", ty::EVT_HANDLE, val(ty::EVT_HANDLE, vec![1, 2])),
-        one(
+        typed_record("h2", &[("V", val(ty::EVT_HANDLE, vec![1, 2]))], false),
+        typed_record(
             "sa6",
-            ty::ARRAY | ty::SIZET,
-            val(ty::ARRAY | ty::SIZET, vec![1, 2, 3, 4, 5, 6]),
+            &[("V", val(ty::ARRAY | ty::SIZET, vec![1, 2, 3, 4, 5, 6]))],
+            false,
         ),
         e("Event")
             .push(Tok::ValueText(ty::EVT_HANDLE, 5u32.to_le_bytes().to_vec()))
             .stream(),
-        simple(11),
+        simple(12),
     ];
+    let mut c = Chunk::new();
     for (i, r) in recs.iter().enumerate() {
         let id = i as u64 + 1;
         c.record(id, time_of(id), r).unwrap();
     }
+    file_of(&[fin(&c)])
+}
+
+fn unsupported_types() -> Fixture {
     let mut f = dfx(
         "unsupported-types",
-        "The four value types the reference fails on (its counts: 2 records, 9 errors). Record 1 and 11 \
-         good. Records 2-7: EvtHandle size 4 (0x1234) and size 8 (0x7ff61234abcd), EvtXml \
-         \"<a b=\\\"1\\\">x&y</a>\", Binary array of 5 bytes, SizeT array of two 8-byte items (1, 0xfeed), \
-         SizeT array of 12 bytes (three 4-byte items 1, 2, 0xabc) — failed by the reference, \
-         rendered by the engines (known-gaps/unsupported-types.json). Records 8-10 fail under our \
-         rules too: EvtHandle of size 2, SizeT array of 6 bytes, EvtHandle value text (no size).",
-        &[(Out::Jsonl, "\"N\":1,"), (Out::Jsonl, "\"N\":11,")],
+        "The four value types the reference fails on. Records 1 and 12 good. Records 2-7 hold one \
+         value each in three positions (EventData/Data Name=\"V\", element <V> under <Elems>, \
+         attribute v of <AV/> under <Attrs>): EvtHandle size 4 (0x1234) and size 8 (0x7ff61234abcd), \
+         EvtXml \"<a b=\\\"1\\\">x&y</a>\", Binary array of 5 bytes, SizeT array of two 8-byte items \
+         (1, 0xfeed), SizeT array of 12 bytes (three 4-byte items 1, 2, 0xabc); record 8 an EvtXml \
+         value-text token \"a<b>\". The reference fails 2-11; the engines render 2-8 \
+         (known-gaps/unsupported-types.json). Records 9-11 fail under our rules too: EvtHandle of \
+         size 2, SizeT array of 6 bytes, EvtHandle value text (no size).",
+        &[(Out::Jsonl, "\"N\":1,"), (Out::Jsonl, "\"N\":12,")],
         &[],
-        file_of(&[fin(&c)]),
+        unsupported_log(false),
     );
     f.differs = Some(
-        "Records 2-7 (the reference fails them). Our rule (README \"Where we differ\"): \
-         EvtHandle size 4/8 → \"0x\" + lowercase hex like SizeT (2: \"V\":\"0x1234\"; 3: \
-         \"V\":\"0x7ff61234abcd\"); EvtXml → UTF-16 string, escaped (4: XML <Data Name=\"V\">&lt;a \
-         b=\"1\"&gt;x&amp;y&lt;/a&gt;</Data>, JSON \"V\":\"<a b=\\\"1\\\">x&y</a>\"); Binary array → \
-         one Binary value, uppercase hex of all bytes, never expanded (5: \"V\":\"DEADBEEF01\"); \
-         SizeT array → 8-byte items when size % 8 == 0, else 4-byte when size % 4 == 0, expanded like \
-         other arrays (6: \"V\":[\"0x1\",\"0xfeed\"]; 7: \"V\":[\"0x1\",\"0x2\",\"0xabc\"]). Why: \
-         the bytes carry the value; failing the record loses the whole event."
+        "Records 2-8 (the reference fails them). Our rule (README \"Where we differ\"): EvtHandle \
+         size 4/8 → \"0x\" + lowercase hex like SizeT; EvtXml → UTF-16 string, escaped as text; \
+         Binary array → one Binary value (uppercase hex of all bytes, never expanded); SizeT array \
+         → 8-byte items when size % 8 == 0, else 4-byte items when size % 4 == 0, each \"0x…\", \
+         expanded like other arrays. expected/unsupported-types.ours.{jsonl,xml,sep.jsonl} is the \
+         engines' expected output under this rule: the reference's output on a twin file where each \
+         such value is re-typed as the type it renders like (HexInt32/64, String, Binary, \
+         HexInt32/64 array). Why: the bytes carry the value; failing the record loses the whole \
+         event."
             .into(),
     );
+    f.twin = Some(unsupported_log(true));
     f
 }

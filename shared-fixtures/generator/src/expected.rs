@@ -168,6 +168,16 @@ impl RefOutputs {
     }
 }
 
+/// The reference's outputs on a fixture's twin (written to a temporary directory).
+pub fn twin_outputs(reference: &Path, f: &Fixture, twin: &[u8]) -> RefOutputs {
+    let tmp = std::env::temp_dir().join(format!("evtx-twin-{}-{}", std::process::id(), f.name));
+    fs::create_dir_all(tmp.join(f.dir)).expect("temp dir");
+    fs::write(tmp.join(f.rel_path()), twin).expect("temp file");
+    let r = reference_outputs(reference, &tmp, f);
+    let _ = fs::remove_dir_all(&tmp);
+    r
+}
+
 /// Checks a fixture's notable expectations against the reference outputs.
 pub fn check_expectations(f: &Fixture, r: &RefOutputs) -> Vec<String> {
     let mut problems = Vec::new();
@@ -292,13 +302,33 @@ pub fn write_expected(fixtures_dir: &Path, reference: &Path) -> std::io::Result<
         fs::write(exp.join(format!("{}.xml", f.name)), &r.xml.stdout)?;
         fs::write(exp.join(format!("{}.sep.jsonl", f.name)), &r.sep.stdout)?;
         problems.extend(check_expectations(f, &r));
+        let ours = f.twin.as_ref().map(|twin| twin_outputs(reference, f, twin));
+        if let Some(o) = &ours {
+            fs::write(exp.join(format!("{}.ours.jsonl", f.name)), &o.jsonl.stdout)?;
+            fs::write(exp.join(format!("{}.ours.xml", f.name)), &o.xml.stdout)?;
+            fs::write(
+                exp.join(format!("{}.ours.sep.jsonl", f.name)),
+                &o.sep.stdout,
+            )?;
+        }
         eprintln!(
             "{:40} records {:5} failed {:3}",
             f.rel_path(),
             r.jsonl.lines(),
             r.jsonl.failed()
         );
-        entries.push(manifest_entry(f, &r));
+        let mut entry = manifest_entry(f, &r);
+        if let Some(o) = &ours {
+            entry["ours"] = json!({
+                "records": o.jsonl.lines(),
+                "failed": o.jsonl.failed(),
+                "xml": {"records": o.xml.banners(), "failed": o.xml.failed()},
+                "jsonl": format!("expected/{}.ours.jsonl", f.name),
+                "xml_file": format!("expected/{}.ours.xml", f.name),
+                "sep_jsonl": format!("expected/{}.ours.sep.jsonl", f.name),
+            });
+        }
+        entries.push(entry);
     }
     let m = canonical(manifest(entries));
     let mut text = serde_json::to_string_pretty(&m).expect("json");

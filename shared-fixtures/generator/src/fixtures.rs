@@ -34,6 +34,9 @@ pub struct Fixture {
     pub expect_absent: Vec<(Out, String)>,
     /// Where our rule deliberately differs from the reference.
     pub differs: Option<String>,
+    /// A twin file whose reference output is the engines' expected output under our rule
+    /// (written as `expected/<name>.ours.*`; never committed as a fixture).
+    pub twin: Option<Vec<u8>>,
     pub bytes: Vec<u8>,
 }
 
@@ -51,6 +54,7 @@ fn fx(name: &'static str, exercises: &str, expect: &[(Out, &str)], bytes: Vec<u8
         expect: expect.iter().map(|(o, s)| (*o, s.to_string())).collect(),
         expect_absent: Vec::new(),
         differs: None,
+        twin: None,
         bytes,
     }
 }

@@ -13,6 +13,7 @@ fn fx(name: &'static str, exercises: &str, expect: &[(Out, &str)], bytes: Vec<u8
         expect: expect.iter().map(|(o, s)| (*o, s.to_string())).collect(),
         expect_absent: Vec::new(),
         differs: None,
+        twin: None,
         bytes,
     }
 }

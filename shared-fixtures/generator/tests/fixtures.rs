@@ -131,6 +131,21 @@ fn reference_still_prints_the_committed_outputs() {
                 }
             }
         }
+        if let Some(twin) = &f.twin {
+            let o = expected::twin_outputs(&reference, f, twin);
+            for (run, ext) in [(&o.jsonl, "jsonl"), (&o.xml, "xml"), (&o.sep, "sep.jsonl")] {
+                let want = fs::read(dir.join(format!("expected/{}.ours.{ext}", f.name))).unwrap();
+                if run.stdout != want {
+                    problems.push(format!(
+                        "{rel}: twin {ext} output differs from expected/*.ours.*"
+                    ));
+                }
+            }
+            let ours = &entry["ours"];
+            if ours["records"] != o.jsonl.lines() || ours["failed"] != o.jsonl.failed() {
+                problems.push(format!("{rel}: twin counts differ from manifest \"ours\""));
+            }
+        }
         let v = run_reference(&reference, &dir, &rel, expected::VALIDATE);
         let r = &entry["reference"]["validate_checksums"];
         if r["records"] != v.lines() || r["failed"] != v.failed() {
