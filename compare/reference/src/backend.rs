@@ -8,7 +8,7 @@
 //! crate does not report per record — chunk slot, file offset, FILETIME — from a second walk
 //! over the chunks; pull numbers are therefore not a fair speed measure of the reference.
 
-use crate::abi::evtx_status;
+use crate::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
 use crate::ffi::{Engine, Failure, Input, Item, Settings, Sink};
 use evtx::err::{ChunkError, DeserializationError, EvtxError};
 use evtx::{EvtxParser, ParserSettings, RenderedChunk, RenderedChunkItem};
@@ -112,7 +112,7 @@ impl Engine for Backend {
             self.state = State::Pulling(Puller::start(
                 self.bytes.clone(),
                 self.parser_settings.clone(),
-                self.settings.json(),
+                json(&self.settings),
                 self.settings.show_record_number,
             ));
         }
@@ -150,7 +150,7 @@ impl Engine for Backend {
         self.state = State::Done;
         let mut parser = open_parser(&self.bytes, &self.parser_settings)?;
         let show = self.settings.show_record_number;
-        let chunks: Box<dyn Iterator<Item = RenderedChunk>> = if self.settings.json() {
+        let chunks: Box<dyn Iterator<Item = RenderedChunk>> = if json(&self.settings) {
             Box::new(parser.chunks_json_bytes(show))
         } else {
             Box::new(parser.chunks_xml_bytes(show))
@@ -205,6 +205,11 @@ impl Engine for Backend {
     }
 }
 
+/// JSON or JSONL (the crate's JSON; `-o jsonl` only turns indentation and banner off).
+fn json(settings: &Settings) -> bool {
+    settings.format != evtx_format::Xml
+}
+
 fn open_parser(bytes: &Bytes, settings: &ParserSettings) -> Result<Parser, Failure> {
     EvtxParser::from_read_seek(Cursor::new(bytes.clone()))
         .map(|parser| parser.with_configuration(settings.clone()))
@@ -254,7 +259,15 @@ fn error_kind(error: &EvtxError) -> evtx_status {
 
 /// An error item with the location the error itself carries.
 fn error_item<'a>(error: &EvtxError, message: &'a str) -> Item<'a> {
-    let mut item = Item::error(error_kind(error), 0, message);
+    let mut item = Item {
+        status: error_kind(error),
+        record_id: EVTX_RECORD_ID_UNKNOWN,
+        filetime: 0,
+        file_offset: 0,
+        chunk_index: 0,
+        data: &[],
+        message,
+    };
     match error {
         EvtxError::FailedToParseChunk { chunk_id, .. } => {
             item.chunk_index = *chunk_id as u32;

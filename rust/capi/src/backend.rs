@@ -1,14 +1,53 @@
 //! evtx-core behind the `Engine` trait of `ffi.rs`.
 //!
-//! evtx-core's public API is still being written; until it lands, every open reports
-//! `EVTX_STATUS_NOT_IMPLEMENTED` so embedders and the harness see a clear status.
+//! The push path is `evtx_core::dump` (its ordered multi-threaded driver) with one write per
+//! chunk that has no errors, as `evtx_dump` writes. The pull path renders one chunk at a time
+//! on the caller's thread with a `Renderer` kept in the handle and hands out its entries.
 
-use crate::abi::evtx_status;
-use crate::ffi::{Engine, Failure, Input, Item, Settings};
+use crate::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
+use crate::ffi::{Engine, Failure, Input, Item, Settings, Sink};
+use evtx_core::{ChunkOutput, ErrorKind, EvtxFile, Format, Options, Outcome, Renderer};
 use std::ffi::CStr;
+use std::ops::ControlFlow;
+
+/// The input: the caller's buffer, or a file read into memory.
+enum Bytes {
+    Borrowed(&'static [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Borrowed(bytes) => bytes,
+            Bytes::Owned(bytes) => bytes,
+        }
+    }
+}
 
 pub(crate) struct Backend {
-    _settings: Settings,
+    bytes: Bytes,
+    options: Options,
+    /// Whether `dump` may write a chunk's bytes in one call (no event filter).
+    plain: bool,
+    state: State,
+}
+
+enum State {
+    Fresh,
+    Pulling(Box<Puller>),
+    Done,
+}
+
+/// Where a pull is: the chunk order, the renderer, the current chunk and entry.
+struct Puller {
+    order: Vec<u32>,
+    next_slot: usize,
+    renderer: Renderer,
+    chunk: ChunkOutput,
+    /// Index of the current entry in `chunk.records`, plus one (0 before the first).
+    next_entry: usize,
+    message: String,
 }
 
 impl Engine for Backend {
@@ -20,14 +59,180 @@ impl Engine for Backend {
         }
     };
 
-    fn open(_input: Input<'_>, _settings: Settings) -> Result<Self, Failure> {
-        Err(Failure::new(
-            evtx_status::NotImplemented,
-            "libevtx_rs: evtx-core does not expose a rendering API yet",
-        ))
+    fn open(input: Input<'_>, settings: Settings) -> Result<Self, Failure> {
+        if settings.recover_records {
+            return Err(Failure::new(
+                evtx_status::Unsupported,
+                "libevtx_rs does not implement recover_records",
+            ));
+        }
+        let ansi_codec = match settings.ansi_codec.as_deref() {
+            None => Options::default().ansi_codec,
+            Some(label) => evtx_core::parse_ansi_codec(label)
+                .map_err(|message| Failure::new(evtx_status::InvalidOptions, message))?,
+        };
+        let bytes = match input {
+            Input::Buffer(bytes) => Bytes::Borrowed(bytes),
+            Input::Path(path) => Bytes::Owned(std::fs::read(path).map_err(|error| {
+                Failure::new(
+                    evtx_status::Io,
+                    format!("cannot read {}: {error}", path.display()),
+                )
+            })?),
+        };
+        open_file(bytes.as_slice())?;
+        let options = Options {
+            format: match settings.format {
+                evtx_format::Xml => Format::Xml,
+                evtx_format::Json => Format::Json,
+                evtx_format::Jsonl => Format::Jsonl,
+            },
+            indent: settings.indent,
+            separate_json_attributes: settings.separate_json_attributes,
+            show_record_number: settings.show_record_number,
+            validate_checksums: settings.validate_checksums,
+            ansi_codec,
+            // The event filter is applied by ffi.rs, the same for every backend.
+            event_ranges: None,
+            threads: settings.threads,
+        };
+        Ok(Backend {
+            bytes,
+            options,
+            plain: settings.event_ranges.is_empty(),
+            state: State::Fresh,
+        })
     }
 
     fn next(&mut self) -> Result<Option<Item<'_>>, Failure> {
-        Err(Failure::new(evtx_status::NotImplemented, "not implemented"))
+        if let State::Fresh = self.state {
+            let file = open_file(self.bytes.as_slice())?;
+            self.state = State::Pulling(Box::new(Puller {
+                order: file.chunk_order(self.options.validate_checksums),
+                next_slot: 0,
+                renderer: Renderer::new(&self.options),
+                chunk: ChunkOutput::default(),
+                next_entry: 0,
+                message: String::new(),
+            }));
+        }
+        let exhausted = {
+            let State::Pulling(puller) = &mut self.state else {
+                return Ok(None);
+            };
+            loop {
+                if puller.next_entry < puller.chunk.records.len() {
+                    break false;
+                }
+                let Some(&slot) = puller.order.get(puller.next_slot) else {
+                    break true;
+                };
+                puller.next_slot += 1;
+                let file = open_file(self.bytes.as_slice())?;
+                puller.chunk = puller.renderer.render_chunk(&file, slot);
+                puller.next_entry = 0;
+            }
+        };
+        if exhausted {
+            self.state = State::Done;
+            return Ok(None);
+        }
+        let State::Pulling(puller) = &mut self.state else {
+            return Ok(None);
+        };
+        puller.next_entry += 1;
+        let entry = &puller.chunk.records[puller.next_entry - 1];
+        puller.message.clear();
+        let (status, data) = match &entry.outcome {
+            Outcome::Rendered(range) => (evtx_status::Ok, &puller.chunk.bytes[range.clone()]),
+            Outcome::Failed(failure) => {
+                puller.message = failure.to_string();
+                (status_of(failure.kind), &[][..])
+            }
+        };
+        Ok(Some(Item {
+            status,
+            record_id: entry.record_id.unwrap_or(EVTX_RECORD_ID_UNKNOWN),
+            filetime: entry.filetime,
+            file_offset: entry.file_offset,
+            chunk_index: entry.chunk_slot,
+            data,
+            message: &puller.message,
+        }))
+    }
+
+    fn dump(&mut self, sink: &mut dyn Sink) -> Result<(), Failure> {
+        if !matches!(self.state, State::Fresh) {
+            // Carry on from where pulling left off.
+            while let Some(item) = self.next()? {
+                let flow = if item.status == evtx_status::Ok {
+                    sink.record(&item)
+                } else {
+                    sink.error(&item)
+                };
+                if flow.is_break() {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        self.state = State::Done;
+        let file = open_file(self.bytes.as_slice())?;
+        let plain = self.plain;
+        evtx_core::dump(&file, &self.options, |chunk| {
+            let failed = chunk.first_failure().is_some();
+            if plain && !failed {
+                if chunk.bytes.is_empty() {
+                    return ControlFlow::Continue(());
+                }
+                return sink.records(&chunk.bytes, chunk.records.len() as u64);
+            }
+            for entry in &chunk.records {
+                let mut item = Item {
+                    status: evtx_status::Ok,
+                    record_id: entry.record_id.unwrap_or(EVTX_RECORD_ID_UNKNOWN),
+                    filetime: entry.filetime,
+                    file_offset: entry.file_offset,
+                    chunk_index: entry.chunk_slot,
+                    data: &[],
+                    message: "",
+                };
+                match &entry.outcome {
+                    Outcome::Rendered(range) => {
+                        item.data = &chunk.bytes[range.clone()];
+                        sink.record(&item)?;
+                    }
+                    Outcome::Failed(failure) => {
+                        let message = failure.to_string();
+                        item.status = status_of(failure.kind);
+                        item.message = &message;
+                        sink.error(&item)?;
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        Ok(())
+    }
+}
+
+/// Checks the file header; every failure is fatal (`NotEvtx`), as for the CLI.
+fn open_file(bytes: &[u8]) -> Result<EvtxFile<'_>, Failure> {
+    EvtxFile::open(bytes).map_err(|error| Failure::new(evtx_status::NotEvtx, error.to_string()))
+}
+
+fn status_of(kind: ErrorKind) -> evtx_status {
+    match kind {
+        ErrorKind::IncompleteChunk => evtx_status::IncompleteChunk,
+        ErrorKind::BadChunkMagic => evtx_status::BadChunkMagic,
+        ErrorKind::BadChunkHeaderChecksum => evtx_status::BadChunkHeaderChecksum,
+        ErrorKind::BadChunkFreeSpaceOffset => evtx_status::BadChunkFreeSpaceOffset,
+        ErrorKind::BadChunkRecordsChecksum => evtx_status::BadChunkRecordsChecksum,
+        ErrorKind::BadStringTable => evtx_status::BadStringTable,
+        ErrorKind::BadRecordMagic => evtx_status::BadRecordMagic,
+        ErrorKind::TruncatedRecordHeader => evtx_status::TruncatedRecordHeader,
+        ErrorKind::BadRecordTimestamp => evtx_status::BadRecordTimestamp,
+        ErrorKind::BadRecordSize => evtx_status::BadRecordSize,
+        ErrorKind::BadBinxml => evtx_status::BadBinxml,
     }
 }

@@ -62,13 +62,6 @@ pub(crate) struct Settings {
     pub event_ranges: Vec<evtx_event_range>,
 }
 
-impl Settings {
-    /// JSON or JSONL.
-    pub(crate) fn json(&self) -> bool {
-        self.format != evtx_format::Xml
-    }
-}
-
 /// One record or error, as an engine yields it. `data` is empty unless `status` is OK.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Item<'a> {
@@ -79,21 +72,6 @@ pub(crate) struct Item<'a> {
     pub chunk_index: u32,
     pub data: &'a [u8],
     pub message: &'a str,
-}
-
-impl Item<'_> {
-    /// A chunk or record error with no rendered bytes.
-    pub(crate) fn error(status: evtx_status, chunk_index: u32, message: &str) -> Item<'_> {
-        Item {
-            status,
-            record_id: EVTX_RECORD_ID_UNKNOWN,
-            filetime: 0,
-            file_offset: 0,
-            chunk_index,
-            data: &[],
-            message,
-        }
-    }
 }
 
 /// Where `Engine::dump` delivers its output.
