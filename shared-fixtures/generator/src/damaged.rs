@@ -31,6 +31,7 @@ pub fn all() -> Vec<Fixture> {
         header_count_large(),
         bad_chunks(),
         bad_records(),
+        chunk_header_ids(),
         bad_offsets(),
         invalid_binxml(),
         bad_file_magic(),
@@ -293,6 +294,52 @@ fn bad_records() -> Fixture {
             (Out::Xml, not_last.as_str()),
         ],
         file_of(&[c0]),
+    )
+}
+
+fn chunk_header_ids() -> Fixture {
+    // Slot 0: ids 20, 21, 100, 22, 23 (size 0), 1000, 24, 25, 26, 27 with header first 20 / last
+    // 26.
+    let mut c = Chunk::new();
+    for id in [20u64, 21, 100, 22, 23, 1000, 24, 25, 26, 27] {
+        let p = c.record(id, time_of(id), &simple(id)).unwrap() as usize;
+        if id == 23 {
+            c.data[p + 4..p + 8].copy_from_slice(&0u32.to_le_bytes());
+        }
+    }
+    let c0 = c.finish(&ChunkOverrides {
+        first_id: Some(20),
+        last_id: Some(26),
+        ..Default::default()
+    });
+    // Slot 1: records 1-3 with header first 2 > last 1: ignored by the oldest-chunk scan (else it
+    // would come first), walked after slot 0, and the walk stops after record 1 (= last id).
+    let c1 = good_chunk(1..=3).finish(&ChunkOverrides {
+        first_id: Some(2),
+        last_id: Some(1),
+        ..Default::default()
+    });
+    let first = "{\"Event\":{\"EventData\":{\"N\":20,\"S\":\"record 20\"}}}\n";
+    dfx(
+        "chunk-header-ids",
+        "Record ids against the chunk header. Slot 0 (header first 20, last 26) holds records 20, 21, \
+         100, 22, 23, 1000, 24, 25, 26, 27: record 100 is reached by normal walking and printed \
+         whatever its id; record 23 has size 0 (error); the resync skips record 1000 (its id is \
+         outside 20..=26) and lands on 24; the walk stops after 26 (= last id), so 27 is not \
+         printed. Slot 1 (records 1-3, header first 2 > last 1) is ignored by the oldest-chunk scan \
+         (with first 2 it would otherwise be the oldest), is walked after slot 0, and stops after \
+         record 1. Output: 20, 21, 100, 22, 24, 25, 26, 1; one error.",
+        &[
+            (Out::Jsonl, first),
+            (Out::Jsonl, "\"N\":100,"),
+            (Out::Jsonl, "\"record 26\"}}}\n{\"Event\":{\"EventData\":{\"N\":1,"),
+        ],
+        &[
+            (Out::Jsonl, "\"N\":1000,"),
+            (Out::Jsonl, "\"N\":27,"),
+            (Out::Jsonl, "\"N\":2,"),
+        ],
+        file_of(&[c0, c1]),
     )
 }
 
