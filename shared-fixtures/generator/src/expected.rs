@@ -79,6 +79,14 @@ pub fn default_reference() -> PathBuf {
     workspace_root().join("target/reference/bin/evtx_dump")
 }
 
+/// The sample corpus: `EVTX_SAMPLES`, else `<workspace>/../shared/evtx-samples`.
+pub fn default_samples() -> PathBuf {
+    if let Ok(p) = std::env::var("EVTX_SAMPLES") {
+        return PathBuf::from(p);
+    }
+    workspace_root().join("../shared/evtx-samples")
+}
+
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -88,8 +96,10 @@ pub fn workspace_root() -> PathBuf {
 
 /// Runs the reference with `-t 1` and `args` on `rel` (relative to `cwd`), 120 s at most.
 pub fn run_reference(reference: &Path, cwd: &Path, rel: &str, args: &[&str]) -> RefRun {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = std::env::temp_dir().join(format!(
-        "evtx-fixture-gen-{}-{}",
+        "evtx-fixture-gen-{}-{n}-{}",
         std::process::id(),
         rel.replace('/', "_")
     ));

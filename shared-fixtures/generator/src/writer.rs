@@ -688,7 +688,7 @@ mod tests {
             u32::from_le_bytes(b[124..128].try_into().unwrap()),
             0x3F6E_33D5
         );
-        let sample = "/work/shared/evtx-samples/security.evtx";
+        let sample = crate::expected::default_samples().join("security.evtx");
         if let Ok(s) = std::fs::read(sample) {
             assert_eq!(&b[0..128], &s[0..128]);
             assert!(b[128..].iter().all(|&x| x == 0));
@@ -699,7 +699,7 @@ mod tests {
     /// 512..65376. Checked only when the sample is present.
     #[test]
     fn chunk_crcs_match_security_evtx() {
-        let Ok(s) = std::fs::read("/work/shared/evtx-samples/security.evtx") else {
+        let Ok(s) = std::fs::read(crate::expected::default_samples().join("security.evtx")) else {
             eprintln!("SKIP: security.evtx not present");
             return;
         };

@@ -201,10 +201,7 @@ fn bench_log_is_deterministic_and_read_without_errors() {
 
 #[test]
 fn corpus_assembly_reads_without_errors() {
-    let samples = Path::new("/work/shared/evtx-samples");
-    let samples = std::env::var("EVTX_SAMPLES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| samples.to_path_buf());
+    let samples = expected::default_samples();
     if !samples.is_dir() {
         eprintln!("SKIP: samples directory {} not found", samples.display());
         return;
