@@ -5,7 +5,7 @@ use crate::chunk::{self, ChunkHeader, RecordWalker, WalkItem, CHUNK_SIZE};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::{FileHeader, FILE_HEADER_BLOCK};
 use crate::options::{Format, Options};
-use crate::program::{Prescan, Programs, Recorder};
+use crate::program::{Defs, Prescan, Programs, Recorder};
 use crate::render_xml::Ctx;
 use crate::template::Templates;
 use crate::tokens::{self, Cx, Scratch};
@@ -250,7 +250,6 @@ impl Renderer {
         }
         self.names.clear();
         self.templates.clear();
-        self.programs.clear();
         out.bytes.reserve(self.last_output + self.last_output / 4);
         let cx = Cx {
             chunk,
@@ -307,7 +306,12 @@ impl Renderer {
     ) -> Result<(), Failure> {
         let start = buf.len();
         let (bstart, bend) = rec.binxml_window();
-        let prescan = self.programs.prescan(cx, bstart, bend);
+        let mut defs = Defs {
+            names: &mut self.names,
+            scratch: &mut self.scratch,
+            templates: &mut self.templates,
+        };
+        let prescan = self.programs.prescan(cx, &mut defs, bstart, bend);
         if let Prescan::Hit(a, b, c, d) = prescan {
             self.banner(buf, rec.id);
             self.programs.replay(buf, cx, (a, b, c, d));

@@ -132,8 +132,24 @@ pub fn write_utf16(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
     let t = table(mode);
     let xml = matches!(mode, Mode::XmlText | Mode::XmlAttr);
     let n = bytes.len() / 2;
-    out.reserve(n + 2);
+    // Leading run of plain ASCII (most strings are entirely that): one pass into a pre-sized
+    // region, then the general loop from the first unit that needs care.
+    let base = out.len();
+    out.resize(base + n, 0);
     let mut i = 0;
+    for (d, c) in out[base..].iter_mut().zip(bytes.chunks_exact(2)) {
+        let lo = c[0];
+        if c[1] != 0 || lo >= 0x80 || t[usize::from(lo)] != 0 {
+            break;
+        }
+        *d = lo;
+        i += 1;
+    }
+    out.truncate(base + i);
+    if i == n {
+        return;
+    }
+    out.reserve(n - i + 8);
     while i < n {
         // Fast path: a run of ASCII units that need no escaping, copied in one go.
         let run = bytes[2 * i..2 * n]

@@ -17,8 +17,9 @@
 //! are never recorded and always take the slow path.
 
 use crate::escape;
-use crate::tokens::{self, Cx};
-use crate::tree::Node;
+use crate::template::Templates;
+use crate::tokens::{self, Cx, Scratch};
+use crate::tree::{Names, Node};
 use crate::values::{self, Flavor, Slot};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
@@ -145,10 +146,48 @@ fn write_slot(
     }
 }
 
-/// The programs of one chunk, by signature.
+/// What the prescan needs to look template definitions up (and parse them on first use).
+pub struct Defs<'a> {
+    pub names: &'a mut Names,
+    pub scratch: &'a mut Scratch,
+    pub templates: &'a mut Templates,
+}
+
+/// A small fast hasher for signatures (they are not attacker-chosen keys of a long-lived
+/// service: a collision only costs a lookup, equality is still checked on the full key).
+#[derive(Default, Clone, Copy)]
+pub struct SigHasher(u64);
+
+impl std::hash::Hasher for SigHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        self.0 = h;
+    }
+}
+
+type SigMap = HashMap<Vec<u8>, (u32, u32, u32, u32), std::hash::BuildHasherDefault<SigHasher>>;
+
+/// Programs are kept across chunks (signatures name definitions by content); these caps bound
+/// the memory a crafted file can make them take.
+const MAX_PROGRAMS: usize = 8192;
+const MAX_PROGRAM_BYTES: usize = 32 << 20;
+
+/// The programs of one renderer, by signature.
 #[derive(Debug, Default)]
 pub struct Programs {
-    by_sig: HashMap<Vec<u8>, (u32, u32, u32, u32)>,
+    by_sig: SigMap,
     ops: Vec<Op>,
     lits: Vec<u8>,
     /// Scratch: the current record's signature and flattened values.
@@ -169,7 +208,7 @@ pub enum Prescan {
 }
 
 impl Programs {
-    /// Forgets every program (new chunk).
+    /// Forgets every program.
     pub fn clear(&mut self) {
         self.by_sig.clear();
         self.ops.clear();
@@ -178,10 +217,17 @@ impl Programs {
 
     /// Checks the record's BinXML window `start..end` for the single-instance shape, reads
     /// all values (record-wide numbering) into `self.flat` and its signature into `self.sig`.
-    pub fn prescan(&mut self, cx: Cx<'_>, start: usize, end: usize) -> Prescan {
+    pub fn prescan(
+        &mut self,
+        cx: Cx<'_>,
+        defs: &mut Defs<'_>,
+        start: usize,
+        end: usize,
+    ) -> Prescan {
         self.sig.clear();
         self.flat.clear();
-        if self.scan_stream(cx, start, end, 0).is_none() || self.flat.len() > MAX_FLAT_VALUES {
+        if self.scan_stream(cx, defs, start, end, 0).is_none() || self.flat.len() > MAX_FLAT_VALUES
+        {
             return Prescan::Unsupported;
         }
         match self.by_sig.get(&self.sig) {
@@ -191,7 +237,14 @@ impl Programs {
     }
 
     /// A stream of exactly `[fragment header] instance [EOF ...]`.
-    fn scan_stream(&mut self, cx: Cx<'_>, start: usize, end: usize, depth: usize) -> Option<()> {
+    fn scan_stream(
+        &mut self,
+        cx: Cx<'_>,
+        defs: &mut Defs<'_>,
+        start: usize,
+        end: usize,
+        depth: usize,
+    ) -> Option<()> {
         if depth > MAX_PRESCAN_DEPTH {
             return None;
         }
@@ -210,7 +263,12 @@ impl Programs {
         if pos < end && *chunk.get(pos)? != 0x00 {
             return None;
         }
-        self.sig.extend_from_slice(&def_off.to_le_bytes());
+        let def = defs
+            .templates
+            .get_def(cx, defs.names, defs.scratch, def_off, depth)
+            .ok()?;
+        self.sig.extend_from_slice(&def.identity[0].to_le_bytes());
+        self.sig.extend_from_slice(&def.identity[1].to_le_bytes());
         self.sig.extend_from_slice(&(n as u32).to_le_bytes());
         for i in base..base + n {
             let class: u16 = match self.flat[i] {
@@ -230,7 +288,7 @@ impl Programs {
         }
         for i in base..base + n {
             if let Slot::BinXml { off, len } = self.flat[i] {
-                self.scan_stream(cx, off as usize, (off + len) as usize, depth + 1)?;
+                self.scan_stream(cx, defs, off as usize, (off + len) as usize, depth + 1)?;
             }
         }
         Some(())
@@ -238,6 +296,11 @@ impl Programs {
 
     /// Stores the recorded program under the current signature.
     pub fn store(&mut self, rec: Recorder, out: &[u8]) {
+        if self.by_sig.len() >= MAX_PROGRAMS
+            || self.lits.len() + 8 * self.ops.len() > MAX_PROGRAM_BYTES
+        {
+            return;
+        }
         if let Some((ops, lits)) = rec.finish(out) {
             let op_start = self.ops.len() as u32;
             let lit_start = self.lits.len() as u32;

@@ -12,7 +12,16 @@ use std::collections::HashMap;
 pub struct Templates {
     /// Definition trees (elements keep their dependency ids, substitutions are placeholders).
     pub tree: Tree,
-    by_offset: HashMap<u32, Result<u32, BinXmlError>>,
+    by_offset: HashMap<u32, Result<Def, BinXmlError>>,
+}
+
+/// A parsed definition: its root element in [`Templates::tree`] and its content identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Def {
+    pub root: u32,
+    /// Hash of the body bytes and of every name the definition uses, in order: two
+    /// definitions with the same identity render the same way in any chunk.
+    pub identity: [u64; 2],
 }
 
 impl Templates {
@@ -32,6 +41,18 @@ impl Templates {
         def_off: u32,
         depth: usize,
     ) -> BinXmlResult<u32> {
+        self.get_def(cx, names, s, def_off, depth).map(|d| d.root)
+    }
+
+    /// Like [`Templates::get_or_parse`], with the definition's identity.
+    pub fn get_def(
+        &mut self,
+        cx: Cx<'_>,
+        names: &mut Names,
+        s: &mut Scratch,
+        def_off: u32,
+        depth: usize,
+    ) -> BinXmlResult<Def> {
         if let Some(r) = self.by_offset.get(&def_off) {
             return *r;
         }
@@ -47,7 +68,7 @@ impl Templates {
         s: &mut Scratch,
         def_off: u32,
         depth: usize,
-    ) -> BinXmlResult<u32> {
+    ) -> BinXmlResult<Def> {
         let o = def_off as usize;
         let data_size = crate::bytes::get_u32(cx.chunk, o.saturating_add(20))
             .ok_or_else(|| BinXmlError::new("template definition out of bounds", o))?;
@@ -57,18 +78,52 @@ impl Templates {
             return Err(BinXmlError::new("template data out of bounds", o));
         }
         let base = s.children.len();
+        let (e0, a0, n0) = (
+            self.tree.elems.len(),
+            self.tree.attrs.len(),
+            self.tree.nodes.len(),
+        );
         let r = tokens::parse_stream(cx, names, s, &mut self.tree, None, start, end, true, depth);
         let top = s.children.len() - base;
         let first = s.children.get(base).copied();
         s.children.truncate(base);
         r?;
         match (top, first) {
-            (1, Some(Node::Element(id))) => Ok(id),
+            (1, Some(Node::Element(id))) => Ok(Def {
+                root: id,
+                identity: self.identity(&cx.chunk[start..end], names, e0, a0, n0),
+            }),
             _ => Err(BinXmlError::new(
                 "template definition without exactly one root element",
                 o,
             )),
         }
+    }
+}
+
+impl Templates {
+    /// Content identity of a definition with body `body` whose tree parts were appended from
+    /// `e0`, `a0`, `n0` on.
+    fn identity(&self, body: &[u8], names: &Names, e0: usize, a0: usize, n0: usize) -> [u64; 2] {
+        use std::hash::{Hash, Hasher};
+        let mut h1 = std::collections::hash_map::DefaultHasher::new();
+        let mut h2 = std::collections::hash_map::DefaultHasher::new();
+        0xe5u8.hash(&mut h2);
+        for h in [&mut h1, &mut h2] {
+            body.hash(h);
+            for e in &self.tree.elems[e0..] {
+                names.get(e.name).hash(h);
+            }
+            for a in &self.tree.attrs[a0..] {
+                names.get(a.name).hash(h);
+            }
+            for n in &self.tree.nodes[n0..] {
+                if let Node::EntityRef(id) | Node::PiTarget(id) = *n {
+                    names.get(id).hash(h);
+                }
+            }
+        }
+        [h1.finish(), h2.finish()]
     }
 }
 

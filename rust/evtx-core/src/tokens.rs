@@ -412,27 +412,41 @@ pub fn read_instance_values(
         return Err(err("value descriptors past the end of the chunk", p));
     }
     descs.clear();
-    for i in 0..n {
-        let d = p + 4 * i;
-        let t = chunk[d + 2];
-        if !values::is_known_type(t) {
-            return Err(err("invalid value type in descriptor", d));
+    let table = &chunk[p..p + 4 * n];
+    // All descriptors are checked before any value is read (6.4 step 1).
+    for (i, d) in table.chunks_exact(4).enumerate() {
+        if !values::is_known_type(d[2]) {
+            return Err(err("invalid value type in descriptor", p + 4 * i));
         }
-        descs.push((u16::from_le_bytes([chunk[d], chunk[d + 1]]), t));
     }
     p += 4 * n;
-    for &(size, t) in descs.iter() {
-        let size = usize::from(size);
+    out.reserve(n);
+    for d in table.chunks_exact(4) {
+        let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
+        let t = d[2];
         let start = p;
-        let (slot, mut stop) = values::read_sized(chunk, p, t, size, cx.codec)?;
-        if t == ty::NULL {
-            stop += size;
+        // Fixed-width scalars (the common case) inline; everything else in `read_sized`.
+        let w = values::fixed_width(t);
+        if w != 0 && t != ty::BOOL && start + w <= chunk.len() {
+            out.push(Slot::Value(values::Value {
+                ty: t,
+                src: 0,
+                off: start as u32,
+                len: w as u32,
+                count: 1,
+            }));
+            p = start + w.max(size);
+        } else {
+            let (slot, mut stop) = values::read_sized(chunk, p, t, size, cx.codec)?;
+            if t == ty::NULL {
+                stop += size;
+            }
+            p = stop.max(start + size);
+            out.push(slot);
         }
-        p = stop.max(start + size);
         if p > chunk.len() {
             return Err(err("value past the end of the chunk", start));
         }
-        out.push(slot);
     }
     *pos = p;
     Ok((def_off, n))

@@ -54,16 +54,30 @@ pub fn is_bare_json(t: u8) -> bool {
 
 /// Natural width of fixed-size scalar types, 0 for others.
 #[inline]
-fn fixed_width(t: u8) -> usize {
-    match t {
-        ty::I8 | ty::U8 => 1,
-        ty::I16 | ty::U16 => 2,
-        ty::I32 | ty::U32 | ty::F32 | ty::BOOL | ty::HEX32 => 4,
-        ty::I64 | ty::U64 | ty::F64 | ty::FILETIME | ty::HEX64 => 8,
-        ty::GUID | ty::SYSTIME => 16,
-        _ => 0,
-    }
+pub fn fixed_width(t: u8) -> usize {
+    FIXED_WIDTH[usize::from(t)] as usize
 }
+
+static FIXED_WIDTH: [u8; 256] = {
+    let mut w = [0u8; 256];
+    w[ty::I8 as usize] = 1;
+    w[ty::U8 as usize] = 1;
+    w[ty::I16 as usize] = 2;
+    w[ty::U16 as usize] = 2;
+    w[ty::I32 as usize] = 4;
+    w[ty::U32 as usize] = 4;
+    w[ty::F32 as usize] = 4;
+    w[ty::BOOL as usize] = 4;
+    w[ty::HEX32 as usize] = 4;
+    w[ty::I64 as usize] = 8;
+    w[ty::U64 as usize] = 8;
+    w[ty::F64 as usize] = 8;
+    w[ty::FILETIME as usize] = 8;
+    w[ty::HEX64 as usize] = 8;
+    w[ty::GUID as usize] = 16;
+    w[ty::SYSTIME as usize] = 16;
+    w
+};
 
 /// A typed value: type code and a span of the chunk. For arrays, `count` is the number of items
 /// (for SizeT arrays the item width is `len / count`).
