@@ -596,6 +596,28 @@ fn empty_null() -> Fixture {
             v_str("okay="),
         ],
     ));
+    // Values that run past their declared size: the reader keeps the later position.
+    let def = e("E")
+        .kid(e("A").sub(0, ty::ARRAY | ty::STRING))
+        .kid(e("B").sub(1, ty::STRING));
+    let mut strarr = units_bytes(&u16s("ab"));
+    strarr.extend_from_slice(&[0, 0]);
+    log.rec(inst_record(
+        "past-size",
+        def,
+        vec![val_sized(ty::ARRAY | ty::STRING, strarr, 2), v_str("ok")],
+    ));
+    let def = e("E")
+        .kid(e("A").sub(0, ty::SID))
+        .kid(e("B").sub(1, ty::STRING));
+    log.rec(inst_record(
+        "past-size-sid",
+        def,
+        vec![
+            val_sized(ty::SID, sid_bytes(1, 5, &[32, 544]), 8),
+            v_str("ok"),
+        ],
+    ));
     // Every value empty or NULL in the Windows shape: no EventData at all, empty Channel.
     let mut s = sys(log.next_id, 1, log.time + 1);
     s.channel = String::new();
@@ -614,7 +636,9 @@ fn empty_null() -> Fixture {
          substitution indexes past the value count; Data with NULL/empty Name dropped from named JSON; \
          positional EventData with only empty items; declared sizes larger (8 for UInt32: extra bytes \
          skipped) and smaller (2: the reader keeps the later position → \"A\":7274503,\"B\":\"kay=䌀\") \
-         than the natural size; a Windows-shaped event whose EventData value is an empty fragment (no \
+         than the natural size; a string array declared 2 bytes whose first string runs to its NUL \
+         (6 bytes) and a SID declared 8 bytes with two sub-authorities (16 bytes): the next value is \
+         read after the real end (\"B\":\"ok\"); a Windows-shaped event whose EventData value is an empty fragment (no \
          EventData), empty Channel, and one whose EventData value is NULL.",
         &[
             (Out::Xml, "<OptEmpty></OptEmpty>"),
@@ -627,6 +651,8 @@ fn empty_null() -> Fixture {
             (Out::Jsonl, "{\"E\":{\"A\":7,\"B\":\"ok\"}}"),
             (Out::Jsonl, "{\"E\":{\"A\":7274503,\"B\":\"kay=䌀\"}}"),
             (Out::Jsonl, "\"Channel\":null"),
+            (Out::Jsonl, "{\"E\":{\"A\":\"ab\",\"B\":\"ok\"}}"),
+            (Out::Jsonl, "{\"E\":{\"A\":\"S-1-5-32-544\",\"B\":\"ok\"}}"),
         ],
         log.into_file(),
     )
