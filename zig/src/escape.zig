@@ -47,8 +47,8 @@ pub const Out = struct {
     }
 
     pub inline fn write(out: *Out, s: []const u8) Error!void {
-        try out.ensure(s.len);
-        @memcpy(out.spare()[0..s.len], s);
+        try out.ensure(s.len + 32);
+        copyShort(out.spare(), s);
         out.list.items.len += s.len;
     }
 
@@ -69,6 +69,37 @@ pub const Out = struct {
         out.list.items.len = n;
     }
 };
+
+/// Copies `src` to `dst`; short copies use overlapping word moves instead of a `memcpy`
+/// call (most names and punctuation are a few bytes). `dst` must have room for
+/// `src.len`.
+pub inline fn copyShort(dst: [*]u8, src: []const u8) void {
+    const n = src.len;
+    if (n <= 16) {
+        if (n >= 8) {
+            const a: u64 = @bitCast(src[0..8].*);
+            const b: u64 = @bitCast(src[n - 8 ..][0..8].*);
+            dst[0..8].* = @bitCast(a);
+            dst[n - 8 ..][0..8].* = @bitCast(b);
+        } else if (n >= 4) {
+            const a: u32 = @bitCast(src[0..4].*);
+            const b: u32 = @bitCast(src[n - 4 ..][0..4].*);
+            dst[0..4].* = @bitCast(a);
+            dst[n - 4 ..][0..4].* = @bitCast(b);
+        } else if (n > 0) {
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
+        }
+    } else if (n <= 32) {
+        const a: @Vector(16, u8) = src[0..16].*;
+        const b: @Vector(16, u8) = src[n - 16 ..][0..16].*;
+        dst[0..16].* = a;
+        dst[n - 16 ..][0..16].* = b;
+    } else {
+        @memcpy(dst[0..n], src);
+    }
+}
 
 pub const Mode = enum { xml_text, xml_attr, json, raw };
 

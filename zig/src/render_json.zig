@@ -17,6 +17,8 @@ pub const render_depth_max = 8192;
 pub const record_bytes_max = 16 << 20;
 
 const Stamp = struct { stamp: u32 = 0, count: u32 = 0 };
+/// A Data-name key rendered into `Json.keybuf`.
+const KeyRef = struct { start: u32, len: u32 };
 
 /// Per-thread JSON renderer state, reused across records.
 pub const Json = struct {
@@ -30,14 +32,24 @@ pub const Json = struct {
     stamp: u32 = 0,
     /// Scratch: key suffixes of the element children of objects being written.
     suffixes: std.ArrayList(u32) = .empty,
-    /// Per-record arena for Data-name keys.
+    /// Per-record arena for container scratch.
     arena: std.heap.ArenaAllocator,
+    /// Rendered Data-name keys of the containers being written (stack discipline).
+    keybuf: Out,
 
     pub fn init(p: *Parser, out: *Out, ansi: *const values.AnsiTable, separate: bool) Json {
-        return .{ .p = p, .out = out, .ansi = ansi, .separate = separate, .arena = std.heap.ArenaAllocator.init(p.gpa) };
+        return .{
+            .p = p,
+            .out = out,
+            .ansi = ansi,
+            .separate = separate,
+            .arena = std.heap.ArenaAllocator.init(p.gpa),
+            .keybuf = Out.init(p.gpa),
+        };
     }
 
     pub fn deinit(j: *Json) void {
+        j.keybuf.deinit();
         j.name_counts.deinit(j.p.gpa);
         j.suffixes.deinit(j.p.gpa);
         j.arena.deinit();
@@ -260,34 +272,92 @@ pub const Json = struct {
         return n.kind == .element and std.mem.eql(u8, j.p.nameText(n.a), "Data");
     }
 
-    /// The JSON text of the `Name` attribute of a Data element, or null (no usable Name).
-    fn dataName(j: *Json, n: *const Node) Error!?[]const u8 {
+    /// Renders the JSON text of the `Name` attribute of a Data element into `keybuf`;
+    /// false when there is no usable Name.
+    fn dataName(j: *Json, n: *const Node) Error!?KeyRef {
         for (j.p.edges(n.attrs)) |ai| {
             const a = j.p.node(ai);
             if (!std.mem.eql(u8, j.p.nameText(a.a), "Name")) continue;
             if (!j.attrHasContent(a)) return null;
             const saved = j.out;
-            var tmp = Out.init(j.arena.allocator());
-            j.out = &tmp;
             defer j.out = saved;
+            j.out = &j.keybuf;
+            const start = j.keybuf.len();
             for (j.p.edges(a.kids)) |item| try j.writeNodeText(j.p.node(item));
-            return tmp.list.items;
+            return .{ .start = @intCast(start), .len = @intCast(j.keybuf.len() - start) };
         }
         return null;
     }
 
+    fn keyText(j: *const Json, k: KeyRef) []const u8 {
+        return j.keybuf.list.items[k.start..][0..k.len];
+    }
+
+    /// Index of the last kid of the run of same-named Data elements starting at `i`.
+    fn runEnd(j: *const Json, n: *const Node, keys: []const ?KeyRef, i: usize) usize {
+        const key = j.keyText(keys[i].?);
+        var last = i;
+        var r = i + 1;
+        while (r < keys.len) : (r += 1) {
+            if (j.p.node(j.p.edges(n.kids)[r]).kind != .element) continue;
+            const k2 = keys[r] orelse break;
+            if (!std.mem.eql(u8, j.keyText(k2), key)) break;
+            last = r;
+        }
+        return last;
+    }
+
+    /// Suffix of each run start of a named container (the data-name counter of 10.5).
+    fn numberRuns(j: *Json, n: *const Node, keys: []const ?KeyRef, suffixes: []u32) Error!void {
+        // Few distinct names (the normal case): a linear list; many: a hash map.
+        var distinct: std.ArrayList(struct { key: []const u8, count: u32 }) = .empty;
+        var map: std.StringHashMapUnmanaged(u32) = .empty;
+        var use_map = false;
+        const arena = j.arena.allocator();
+        var i: usize = 0;
+        while (i < keys.len) : (i += 1) {
+            const k = keys[i] orelse continue;
+            const key = j.keyText(k);
+            var count: u32 = 0;
+            if (!use_map) {
+                for (distinct.items) |*d| {
+                    if (std.mem.eql(u8, d.key, key)) {
+                        count = d.count;
+                        d.count += 1;
+                        break;
+                    }
+                } else {
+                    try distinct.append(arena, .{ .key = key, .count = 1 });
+                    if (distinct.items.len >= 32) {
+                        use_map = true;
+                        for (distinct.items) |d| try map.put(arena, d.key, d.count);
+                    }
+                }
+            } else {
+                const gop = try map.getOrPut(arena, key);
+                count = if (gop.found_existing) gop.value_ptr.* else 0;
+                gop.value_ptr.* = count + 1;
+            }
+            suffixes[i] = count;
+            i = j.runEnd(n, keys, i);
+        }
+    }
+
     fn writeContainerMembers(j: *Json, n: *const Node, first_in: bool, base: usize, depth: u32) Error!void {
         var first = first_in;
-        // Named form if any Data child has a Name with content.
         const kids_len = n.kids.len;
-        const keys = try j.arena.allocator().alloc(?[]const u8, kids_len);
+        const keybuf_mark = j.keybuf.len();
+        defer j.keybuf.truncate(keybuf_mark);
+        const arena = j.arena.allocator();
+        const keys = try arena.alloc(?KeyRef, kids_len);
         var named = false;
         for (0..kids_len) |i| {
             const kid = j.p.node(j.p.edges(n.kids)[i]).*;
             keys[i] = if (j.isData(&kid)) try j.dataName(&kid) else null;
             if (keys[i] != null) named = true;
         }
-        var counts: std.StringHashMapUnmanaged(u32) = .empty;
+        const run_suffix = try arena.alloc(u32, kids_len);
+        if (named) try j.numberRuns(n, keys, run_suffix);
         var e: usize = 0;
         var data_done = false;
         var i: usize = 0;
@@ -309,31 +379,17 @@ pub const Json = struct {
                 continue;
             }
             const key = keys[i] orelse continue;
-            // The run: following element siblings that are Data with the same Name.
-            var run_end = i + 1;
-            var last = i;
-            var extra: usize = 0;
-            while (run_end < kids_len) : (run_end += 1) {
-                const next = j.p.node(j.p.edges(n.kids)[run_end]);
-                if (next.kind != .element) continue;
-                const k2 = keys[run_end] orelse break;
-                if (!std.mem.eql(u8, k2, key)) break;
-                last = run_end;
-                extra += 1;
-            }
-            const gop = try counts.getOrPut(j.arena.allocator(), key);
-            const count = if (gop.found_existing) gop.value_ptr.* else 0;
-            gop.value_ptr.* = count + 1;
+            const last = j.runEnd(n, keys, i);
             if (!first) try j.out.byte(',');
             first = false;
             try j.out.byte('"');
-            try j.out.write(key);
-            if (count > 0) {
+            try j.out.write(j.keyText(key));
+            if (run_suffix[i] > 0) {
                 try j.out.byte('_');
-                try values.writeUnsigned(j.out, count);
+                try values.writeUnsigned(j.out, run_suffix[i]);
             }
             try j.out.write("\":");
-            if (extra == 0) {
+            if (last == i) {
                 try j.writeDataValue(&kid, depth + 1);
             } else {
                 try j.out.byte('[');
@@ -348,7 +404,7 @@ pub const Json = struct {
                 }
                 try j.out.byte(']');
             }
-            // Skip the run (its element children all were Data; fix up the suffix index).
+            // Skip the run, keeping the element-name suffix index in step.
             var r = i + 1;
             while (r <= last) : (r += 1) {
                 if (j.p.node(j.p.edges(n.kids)[r]).kind == .element) e += 1;

@@ -255,19 +255,15 @@ pub const Parser = struct {
         return p.names.text(id);
     }
 
-    pub fn newNode(p: *Parser, n: Node) Error!u32 {
+    pub inline fn newNode(p: *Parser, n: Node) Error!u32 {
         p.record_nodes += 1;
         if (p.record_nodes > record_nodes_max) return error.TooManyNodes;
-        if (p.target_def) {
-            const i: u32 = @intCast(p.def.nodes.items.len);
-            if (i >= def_bit - 1) return error.TooManyNodes;
-            try p.def.nodes.append(p.gpa, n);
-            return i | def_bit;
-        }
-        const i: u32 = @intCast(p.rec.nodes.items.len);
-        assert(i < record_nodes_max);
-        try p.rec.nodes.append(p.gpa, n);
-        return i;
+        const store = if (p.target_def) &p.def else &p.rec;
+        const i: u32 = @intCast(store.nodes.items.len);
+        if (i >= def_bit - 1) return error.TooManyNodes;
+        if (i == store.nodes.capacity) try store.nodes.ensureUnusedCapacity(p.gpa, 1);
+        store.nodes.appendAssumeCapacity(n);
+        return if (p.target_def) i | def_bit else i;
     }
 
     /// Moves `stack[mark..]` into the edges of the target store and pops it.
@@ -278,14 +274,18 @@ pub const Parser = struct {
         const store = if (p.target_def) &p.def else &p.rec;
         const start: u32 = @intCast(store.edges.items.len);
         if (start + items.len >= def_bit) return error.TooManyNodes;
-        try store.edges.appendSlice(p.gpa, items);
-        p.stack.shrinkRetainingCapacity(mark);
+        if (store.edges.capacity - start < items.len) try store.edges.ensureUnusedCapacity(p.gpa, items.len);
+        store.edges.appendSliceAssumeCapacity(items);
+        p.stack.items.len = mark;
         return .{ .start = if (p.target_def) start | def_bit else start, .len = @intCast(items.len) };
     }
 
     pub inline fn push(p: *Parser, i: u32) Error!void {
-        if (p.stack.items.len >= record_edges_max) return error.TooManyNodes;
-        try p.stack.append(p.gpa, i);
+        if (p.stack.items.len == p.stack.capacity) {
+            if (p.stack.items.len >= record_edges_max) return error.TooManyNodes;
+            try p.stack.ensureUnusedCapacity(p.gpa, 1);
+        }
+        p.stack.appendAssumeCapacity(i);
     }
 
     fn readU8(p: *const Parser, pos: *u32) Error!u8 {
