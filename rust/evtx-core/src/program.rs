@@ -27,6 +27,8 @@ use std::collections::HashMap;
 
 /// Records with more values than this (all instances together) are not recorded.
 const MAX_FLAT_VALUES: usize = 60_000;
+/// Records with an array of more items than this are not recorded.
+const MAX_EXPANDED_ITEMS: u16 = 256;
 /// Nested instances deeper than this are not recorded.
 const MAX_PRESCAN_DEPTH: usize = 8;
 
@@ -35,8 +37,9 @@ const MAX_PRESCAN_DEPTH: usize = 8;
 enum Op {
     /// Copy `len` literal bytes starting at `start` of the program's literal buffer.
     Lit { start: u32, len: u32 },
-    /// Write value `src` (1-based record-wide index) escaped for `flavor`.
-    Val { src: u16, flavor: Flavor },
+    /// Write value `src` (1-based record-wide index) escaped for `flavor`; `item` is 0 for
+    /// the whole value, `k + 1` for item `k` of an expanded array.
+    Val { src: u16, item: u16, flavor: Flavor },
 }
 
 /// Notes, while the slow path renders, which bytes are literal and which come from values.
@@ -95,10 +98,10 @@ pub fn emit_node(
     node: &Node,
     flavor: Flavor,
 ) {
-    let src = match *node {
-        Node::Text16 { src, .. } | Node::Ansi { src, .. } => src,
-        Node::Value(v) => v.src,
-        _ => 0,
+    let (src, item) = match *node {
+        Node::Text16 { src, item, .. } | Node::Ansi { src, item, .. } => (src, item),
+        Node::Value(v) => (v.src, v.item),
+        _ => (0, 0),
     };
     let rec = if src != 0 { rec } else { None };
     if let Some(r) = rec {
@@ -118,9 +121,49 @@ pub fn emit_node(
     }
     if let Some(r) = rec {
         let mut r = r.borrow_mut();
-        r.ops.push(Op::Val { src, flavor });
+        r.ops.push(Op::Val { src, item, flavor });
         r.mark = out.len();
     }
+}
+
+/// Writes item `item - 1` of array slot `slot` for `flavor` (replay of an expanded array).
+#[cold]
+fn write_item(
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    codec: &'static Encoding,
+    slot: &Slot,
+    item: u16,
+    flavor: Flavor,
+) {
+    let Slot::Value(v) = slot else {
+        return;
+    };
+    let want = usize::from(item) - 1;
+    let mut k = 0;
+    values::for_each_item(chunk, v, |it| {
+        if k == want {
+            match it {
+                Some(values::Item::Text16 { off, units }) => {
+                    let o = off as usize;
+                    escape::write_utf16(
+                        out,
+                        &chunk[o..o + 2 * units as usize],
+                        flavor.utf16_mode(),
+                    );
+                }
+                Some(values::Item::Ansi { off, len }) => {
+                    let o = off as usize;
+                    values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+                }
+                Some(values::Item::Value(iv)) => {
+                    values::write_value(out, chunk, &iv, codec, flavor)
+                }
+                None => {}
+            }
+        }
+        k += 1;
+    });
 }
 
 /// Writes slot `slot` for `flavor` (replay).
@@ -271,20 +314,35 @@ impl Programs {
         self.sig.extend_from_slice(&def.identity[1].to_le_bytes());
         self.sig.extend_from_slice(&(n as u32).to_le_bytes());
         for i in base..base + n {
-            let class: u16 = match self.flat[i] {
+            let slot = self.flat[i];
+            let class: u16 = match slot {
                 Slot::Null => 0,
                 Slot::Text16 { units, .. } => 0x100 | u16::from(units > 0),
                 Slot::Ansi { len, .. } => 0x200 | u16::from(len > 0),
                 Slot::Value(v) => {
-                    if v.is_expandable() {
-                        return None;
-                    }
-                    0x400 | (u16::from(v.is_empty()) << 8) | u16::from(v.ty)
+                    0x400
+                        | (u16::from(v.is_expandable()) << 13)
+                        | (u16::from(v.is_empty()) << 8)
+                        | u16::from(v.ty)
                 }
                 Slot::BinXml { .. } => 0x800,
                 Slot::Fragment { .. } => return None,
             };
             self.sig.extend_from_slice(&class.to_le_bytes());
+            if let Slot::Value(v) = slot {
+                if v.is_expandable() {
+                    // Expansion repeats elements per item and drops empty string items: the
+                    // count and which items are empty are part of the shape.
+                    if v.count > MAX_EXPANDED_ITEMS {
+                        return None;
+                    }
+                    self.sig.extend_from_slice(&v.count.to_le_bytes());
+                    if v.ty == 0x81 || v.ty == 0x82 {
+                        let sig = &mut self.sig;
+                        values::for_each_item(chunk, &v, |it| sig.push(u8::from(it.is_some())));
+                    }
+                }
+            }
         }
         for i in base..base + n {
             if let Slot::BinXml { off, len } = self.flat[i] {
@@ -334,9 +392,13 @@ impl Programs {
                 Op::Lit { start, len } => {
                     out.extend_from_slice(&self.lits[start as usize..(start + len) as usize])
                 }
-                Op::Val { src, flavor } => {
+                Op::Val { src, item, flavor } => {
                     if let Some(slot) = self.flat.get(usize::from(src) - 1) {
-                        write_slot(out, cx.chunk, cx.codec, slot, flavor);
+                        if item == 0 {
+                            write_slot(out, cx.chunk, cx.codec, slot, flavor);
+                        } else {
+                            write_item(out, cx.chunk, cx.codec, slot, item, flavor);
+                        }
                     }
                 }
             }

@@ -189,8 +189,18 @@ fn resolve(node: &Node, vals: &[Slot], flat_base: u32, tree: &Tree, dest: &mut V
         }
         _ if optional && slot.is_empty() => {}
         Slot::Null | Slot::BinXml { .. } => dest.push(Node::Value(Value::NULL)),
-        Slot::Text16 { off, units } => dest.push(Node::Text16 { off, units, src }),
-        Slot::Ansi { off, len } => dest.push(Node::Ansi { off, len, src }),
+        Slot::Text16 { off, units } => dest.push(Node::Text16 {
+            off,
+            units,
+            src,
+            item: 0,
+        }),
+        Slot::Ansi { off, len } => dest.push(Node::Ansi {
+            off,
+            len,
+            src,
+            item: 0,
+        }),
         Slot::Value(v) => dest.push(Node::Value(Value { src, ..v })),
     }
 }
@@ -257,11 +267,29 @@ fn copy_element(
     Ok(id)
 }
 
-fn item_node(item: Option<Item>) -> Option<Node> {
+/// The node for item `k` of array value `array` (`None` for an empty string item).
+fn item_node(item: Option<Item>, array: &Value, k: usize) -> Option<Node> {
+    let src = array.src;
+    let idx = u16::try_from(k + 1).unwrap_or(0);
+    let (src, idx) = if idx == 0 { (0, 0) } else { (src, idx) };
     match item? {
-        Item::Text16 { off, units } => Some(Node::Text16 { off, units, src: 0 }),
-        Item::Ansi { off, len } => Some(Node::Ansi { off, len, src: 0 }),
-        Item::Value(v) => Some(Node::Value(v)),
+        Item::Text16 { off, units } => Some(Node::Text16 {
+            off,
+            units,
+            src,
+            item: idx,
+        }),
+        Item::Ansi { off, len } => Some(Node::Ansi {
+            off,
+            len,
+            src,
+            item: idx,
+        }),
+        Item::Value(v) => Some(Node::Value(Value {
+            src,
+            item: idx,
+            ..v
+        })),
     }
 }
 
@@ -299,7 +327,7 @@ fn expand(chunk: &[u8], tree: &mut Tree, b: &mut Build<'_>, id: u32) -> BinXmlRe
     values::for_each_item(chunk, &v, |item| b.array_items.push(item));
     let count = b.array_items.len() - base;
     for j in 0..count {
-        let replacement = item_node(b.array_items[base + j]);
+        let replacement = item_node(b.array_items[base + j], &v, j);
         let mut copy = e;
         match attr {
             None => {

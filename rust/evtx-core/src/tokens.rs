@@ -300,9 +300,25 @@ pub fn parse_stream(
                     Slot::Null if t == ty::BINXML => {}
                     Slot::Null => content!(Node::Value(values::Value::NULL), at),
                     Slot::Text16 { off, units } => {
-                        content!(Node::Text16 { off, units, src: 0 }, at)
+                        content!(
+                            Node::Text16 {
+                                off,
+                                units,
+                                src: 0,
+                                item: 0
+                            },
+                            at
+                        )
                     }
-                    Slot::Ansi { off, len } => content!(Node::Ansi { off, len, src: 0 }, at),
+                    Slot::Ansi { off, len } => content!(
+                        Node::Ansi {
+                            off,
+                            len,
+                            src: 0,
+                            item: 0
+                        },
+                        at
+                    ),
                     Slot::Value(v) => content!(Node::Value(v), at),
                     Slot::Fragment { .. } => {}
                 }
@@ -431,9 +447,10 @@ pub fn read_instance_values(
             out.push(Slot::Value(values::Value {
                 ty: t,
                 src: 0,
+                item: 0,
+                count: 1,
                 off: start as u32,
                 len: w as u32,
-                count: 1,
             }));
             p = start + w.max(size);
         } else {

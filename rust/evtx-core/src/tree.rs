@@ -34,9 +34,20 @@ pub enum Node {
     Element(u32),
     /// UTF-16 text at a chunk offset (already cut at the first NUL).
     /// `src` is the value origin as in [`Value::src`].
-    Text16 { off: u32, units: u32, src: u16 },
+    /// `item` is as in [`Value::item`].
+    Text16 {
+        off: u32,
+        units: u32,
+        src: u16,
+        item: u16,
+    },
     /// ANSI text at a chunk offset (NULs removed when written; `len == 0` means empty).
-    Ansi { off: u32, len: u32, src: u16 },
+    Ansi {
+        off: u32,
+        len: u32,
+        src: u16,
+        item: u16,
+    },
     /// A typed value.
     Value(Value),
     /// CDATA section.

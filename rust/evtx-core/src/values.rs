@@ -87,9 +87,12 @@ pub struct Value {
     /// Origin: 1 + the record-wide index of the substitution value this node came from, 0 for
     /// template-literal values (used to record replay programs, see `program`).
     pub src: u16,
+    /// For a node that is item `k` of an expanded array value: `k + 1`; else 0.
+    pub item: u16,
+    /// Number of items (arrays; 1 for scalars).
+    pub count: u16,
     pub off: u32,
     pub len: u32,
-    pub count: u32,
 }
 
 impl Value {
@@ -97,9 +100,10 @@ impl Value {
     pub const NULL: Value = Value {
         ty: ty::NULL,
         src: 0,
+        item: 0,
+        count: 0,
         off: 0,
         len: 0,
-        count: 0,
     };
 
     /// Emptiness of section 7.4 (strings are text nodes and handled elsewhere).
@@ -210,9 +214,10 @@ fn value(t: u8, pos: usize, len: usize, count: usize) -> Slot {
     Slot::Value(Value {
         ty: t,
         src: 0,
+        item: 0,
+        count: count as u16,
         off: pos as u32,
         len: len as u32,
-        count: count as u32,
     })
 }
 
@@ -471,9 +476,10 @@ pub fn for_each_item(chunk: &[u8], v: &Value, mut f: impl FnMut(Option<Item>)) {
                 f(Some(Item::Value(Value {
                     ty: ty::SID,
                     src: 0,
+                    item: 0,
+                    count: 1,
                     off: p as u32,
                     len: len as u32,
-                    count: 1,
                 })));
                 p += len;
             }
@@ -482,15 +488,16 @@ pub fn for_each_item(chunk: &[u8], v: &Value, mut f: impl FnMut(Option<Item>)) {
             if v.count == 0 {
                 return;
             }
-            let w = v.len / v.count;
+            let w = v.len / u32::from(v.count);
             let scalar = if v.ty == 0x90 { ty::SIZET } else { v.ty & 0x7f };
-            for k in 0..v.count {
+            for k in 0..u32::from(v.count) {
                 f(Some(Item::Value(Value {
                     ty: scalar,
                     src: 0,
+                    item: 0,
+                    count: 1,
                     off: v.off + k * w,
                     len: w,
-                    count: 1,
                 })));
             }
         }
