@@ -14,6 +14,7 @@ const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
 const render_xml = @import("render_xml.zig");
+const program = @import("program.zig");
 
 pub const OutputFormat = enum { xml, json, jsonl };
 
@@ -86,6 +87,7 @@ pub const Renderer = struct {
     json: render_json.Json,
     settings: *const Settings,
     visited: std.bit_set.ArrayBitSet(usize, chunk.size) = .initEmpty(),
+    programs: program.Cache,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
     pub fn init(r: *Renderer, gpa: Allocator, settings: *const Settings) void {
@@ -94,11 +96,13 @@ pub const Renderer = struct {
             .parser = tokens.Parser.init(gpa),
             .json = undefined,
             .settings = settings,
+            .programs = program.Cache.init(gpa),
         };
         r.json = render_json.Json.init(&r.parser, undefined, settings.ansi, settings.separate_attributes);
     }
 
     pub fn deinit(r: *Renderer) void {
+        r.programs.deinit();
         r.json.deinit();
         r.parser.deinit();
     }
@@ -132,6 +136,7 @@ pub const Renderer = struct {
         }
         if (!chunk.stringTableValid(bytes, &r.visited)) return chunkError(res, slot, .bad_string_table, "unreadable name entry");
         try r.parser.resetChunk(bytes);
+        r.programs.clear();
         var walker = chunk.Walker.init(bytes);
         while (walker.next()) |step| switch (step) {
             .record => |rec| try r.renderRecord(res, slot, &rec),
@@ -179,23 +184,43 @@ pub const Renderer = struct {
         const p = &r.parser;
         p.resetRecord();
         const top = try p.parseStream(rec.offset + chunk.record_header_size, rec.binxmlEnd(), .record);
-        const root = if (top.len > 0) p.edges(top)[0] else try p.newNode(.{ .kind = .element, .a = p.event_name });
         const s = r.settings;
         if (s.show_record_number and s.format != .jsonl) {
             try out.write("Record ");
             try values.writeUnsigned(out, rec.id);
             try out.byte('\n');
         }
+        const text_start = out.len();
+        var capture: ?*program.Capture = null;
+        if (top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
+            if (try r.programs.sign(p, p.edges(top)[0])) {
+                if (r.programs.find()) |prog| {
+                    try r.programs.replay(prog, p, out, .{ .chunk = p.chunk, .ansi = s.ansi });
+                    if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
+                    return r.finishRecord(out);
+                }
+                capture = r.programs.beginCapture(text_start);
+            }
+        }
+        const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .a = p.event_name });
         switch (s.format) {
             .xml => {
-                var x: render_xml.Xml = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent };
+                var x: render_xml.Xml = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent, .capture = capture };
                 try x.writeRecord(root);
             },
             .json, .jsonl => {
                 r.json.out = out;
+                r.json.capture = capture;
+                defer r.json.capture = null;
                 try r.json.writeRecord(root);
             },
         }
+        if (capture != null) try r.programs.endCapture(out);
+        try r.finishRecord(out);
+    }
+
+    fn finishRecord(r: *Renderer, out: *escape.Out) tokens.Error!void {
+        _ = r;
         try out.byte('\n');
         if (out.len() > chunk_bytes_max) return error.OutputTooLarge;
     }

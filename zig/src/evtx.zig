@@ -15,6 +15,7 @@ pub const tokens = @import("tokens.zig");
 pub const template = @import("template.zig");
 pub const render_json = @import("render_json.zig");
 pub const render_xml = @import("render_xml.zig");
+pub const program = @import("program.zig");
 pub const dump = @import("dump.zig");
 
 test {

@@ -6,6 +6,7 @@ const assert = std.debug.assert;
 const values = @import("values.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const program = @import("program.zig");
 const Parser = tokens.Parser;
 const Node = tokens.Node;
 const Out = escape.Out;
@@ -36,6 +37,8 @@ pub const Json = struct {
     arena: std.heap.ArenaAllocator,
     /// Rendered Data-name keys of the containers being written (stack discipline).
     keybuf: Out,
+    /// Set while a compiled program is being captured.
+    capture: ?*program.Capture = null,
 
     pub fn init(p: *Parser, out: *Out, ansi: *const values.AnsiTable, separate: bool) Json {
         return .{
@@ -57,6 +60,10 @@ pub const Json = struct {
 
     fn fmt(j: *const Json) values.Format {
         return .{ .chunk = j.p.chunk, .ansi = j.ansi };
+    }
+
+    fn emit(j: *Json, v: *const Node) Error!void {
+        return program.emit(j.out, j.fmt(), v, .json, j.capture);
     }
 
     /// Writes the record whose root element is `root` (10.1), without a trailing newline.
@@ -136,9 +143,9 @@ pub const Json = struct {
     /// A single value: `empty` if empty, bare if numeric/bool, else a string.
     fn writeScalar(j: *Json, v: *const Node, empty: []const u8) Error!void {
         if (values.isEmpty(j.p.chunk, v.value())) return j.out.write(empty);
-        if (values.isBare(v.vtype)) return values.writeText(j.out, j.fmt(), v.value(), .json);
+        if (values.isBare(v.vtype)) return j.emit(v);
         try j.out.byte('"');
-        try values.writeText(j.out, j.fmt(), v.value(), .json);
+        try j.emit(v);
         try j.out.byte('"');
     }
 
@@ -280,8 +287,16 @@ pub const Json = struct {
             if (!std.mem.eql(u8, j.p.nameText(a.a), "Name")) continue;
             if (!j.attrHasContent(a)) return null;
             const saved = j.out;
+            const saved_capture = j.capture;
             defer j.out = saved;
+            defer j.capture = saved_capture;
+            if (j.capture) |cap| {
+                for (j.p.edges(a.kids)) |item| {
+                    if (j.p.node(item).flags & tokens.flag_slot != 0) cap.poisoned = true;
+                }
+            }
             j.out = &j.keybuf;
+            j.capture = null;
             const start = j.keybuf.len();
             for (j.p.edges(a.kids)) |item| try j.writeNodeText(j.p.node(item));
             return .{ .start = @intCast(start), .len = @intCast(j.keybuf.len() - start) };
@@ -453,7 +468,7 @@ pub const Json = struct {
             if (kids.len == 1) {
                 const only = j.p.node(kids[0]);
                 if (only.kind == .value and values.isBare(only.vtype)) {
-                    return values.writeText(j.out, j.fmt(), only.value(), .json);
+                    return j.emit(only);
                 }
             }
         } else {
@@ -468,7 +483,7 @@ pub const Json = struct {
                 remaining += 1;
                 bare = if (kid.kind == .value and values.isBare(kid.vtype)) kid else null;
             }
-            if (remaining == 1 and bare != null) return values.writeText(j.out, j.fmt(), bare.?.value(), .json);
+            if (remaining == 1 and bare != null) return j.emit(bare.?);
         }
         try j.out.byte('"');
         for (kids) |k| try j.writeNodeText(j.p.node(k));
@@ -478,7 +493,7 @@ pub const Json = struct {
     /// JSON text of one node for concatenation (10.4 table).
     fn writeNodeText(j: *Json, n: *const Node) Error!void {
         switch (n.kind) {
-            .value => try values.writeText(j.out, j.fmt(), n.value(), .json),
+            .value => try j.emit(n),
             .cdata => try escape.writeUtf16(j.out, j.p.chunk[n.a..][0..n.b], .json),
             .char_ref => {
                 if (n.a >= 0xD800 and n.a < 0xE000) {

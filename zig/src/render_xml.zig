@@ -6,6 +6,7 @@ const assert = std.debug.assert;
 const values = @import("values.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const program = @import("program.zig");
 const render_json = @import("render_json.zig");
 const Parser = tokens.Parser;
 const Node = tokens.Node;
@@ -20,6 +21,8 @@ pub const Xml = struct {
     ansi: *const values.AnsiTable,
     indent: bool,
     record_start: usize = 0,
+    /// Set while a compiled program is being captured.
+    capture: ?*program.Capture = null,
 
     fn fmt(x: *const Xml) values.Format {
         return .{ .chunk = x.p.chunk, .ansi = x.ansi };
@@ -139,7 +142,7 @@ pub const Xml = struct {
     /// Text-mode / attribute-mode rendering of a non-element node (9.3).
     fn writeText(x: *Xml, n: *const Node, comptime mode: escape.Mode) Error!void {
         switch (n.kind) {
-            .value => try values.writeText(x.out, x.fmt(), n.value(), mode),
+            .value => try program.emit(x.out, x.fmt(), n, mode, x.capture),
             .char_ref => {
                 try x.out.write("&#");
                 try values.writeUnsigned(x.out, n.a);

@@ -54,7 +54,28 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         pos.* = @max(d.end, start + size);
     }
     const vals = try p.commit(mark);
+    // Record streams defer the copy: a compiled program may make it unnecessary.
+    if (!p.target_def) return p.newNode(.{ .kind = .instance, .a = root, .kids = vals });
     return instantiate(p, root, vals);
+}
+
+/// Instantiates a deferred template instance (its BinXml values first).
+pub fn materializeInstance(p: *Parser, inst_index: u32) Error!u32 {
+    const inst = p.node(inst_index).*;
+    assert(inst.kind == .instance);
+    const mark = p.stack.items.len;
+    var i: u32 = 0;
+    while (i < inst.kids.len) : (i += 1) {
+        const vi = p.edges(inst.kids)[i];
+        const v = p.node(vi).*;
+        if (v.vtype == T.binxml and v.kids.len > 0) {
+            var copy = v;
+            copy.kids = try p.materializeList(v.kids);
+            try p.push(try p.newNode(copy));
+        } else try p.push(vi);
+    }
+    const vals = try p.commit(mark);
+    return instantiate(p, inst.a, vals);
 }
 
 /// The root element of the definition at `offset`, parsing it on first use in the chunk.

@@ -47,11 +47,18 @@ pub const Kind = enum(u8) {
     pi_data,
     /// Substitution in a template definition: `a` = index, `vtype` = 1 if optional.
     placeholder,
+    /// A template instance not copied yet (record streams only): `a` = definition root,
+    /// `kids` = its values. `materialize` replaces it by the instantiated element.
+    instance,
 };
 
 pub const flag_self_closing: u8 = 1;
 /// Definition nodes: the subtree holds placeholders or dependency ids (must be copied).
 pub const flag_dynamic: u8 = 2;
+/// Record-stream elements: the subtree holds `instance` nodes (see `materialize`).
+pub const flag_lazy: u8 = 4;
+/// Substitution values numbered for a compiled program: `dep` holds the slot.
+pub const flag_slot: u8 = 8;
 
 pub const Span = struct {
     start: u32 = 0,
@@ -364,7 +371,7 @@ pub const Parser = struct {
                     const kids = try p.commit(frame.children_mark);
                     const el = p.nodeMut(frame.node);
                     el.kids = kids;
-                    if (kind == .definition) p.markDynamic(frame.node);
+                    if (kind == .definition) p.markDynamic(frame.node) else p.markLazy(frame.node);
                     try p.push(frame.node);
                 },
                 0x05, 0x45 => {
@@ -473,6 +480,46 @@ pub const Parser = struct {
         try p.finishAttribute(&pe);
         const attrs = try p.commit(pe.attrs_mark);
         p.nodeMut(pe.node).attrs = attrs;
+    }
+
+    /// Record streams: flags an element whose children hold uninstantiated templates.
+    fn markLazy(p: *Parser, n: u32) void {
+        if (n & def_bit != 0) return;
+        const el = p.node(n);
+        for (p.edges(el.kids)) |k| {
+            const kid = p.node(k);
+            if (kid.kind == .instance or (kid.kind == .element and kid.flags & flag_lazy != 0)) {
+                p.nodeMut(n).flags |= flag_lazy;
+                return;
+            }
+        }
+    }
+
+    /// Replaces uninstantiated templates under `n` by their copies (template.zig).
+    pub fn materialize(p: *Parser, n: u32) Error!u32 {
+        const node_copy = p.node(n).*;
+        switch (node_copy.kind) {
+            .instance => return template.materializeInstance(p, n),
+            .element => {
+                if (n & def_bit != 0 or node_copy.flags & flag_lazy == 0) return n;
+                const kids = try p.materializeList(node_copy.kids);
+                var copy = node_copy;
+                copy.kids = kids;
+                copy.flags &= ~flag_lazy;
+                return p.newNode(copy);
+            },
+            else => return n,
+        }
+    }
+
+    pub fn materializeList(p: *Parser, list: Span) Error!Span {
+        const mark = p.stack.items.len;
+        var i: u32 = 0;
+        while (i < list.len) : (i += 1) {
+            const m = try p.materialize(p.edges(list)[i]);
+            try p.push(m);
+        }
+        return p.commit(mark);
     }
 
     /// Definitions: flags an element whose subtree needs per-instance copying.
