@@ -142,7 +142,9 @@ pub fn addCompare(b: *std.Build, options: Options) void {
         .name = "evtx-bench",
         .root_module = harnessModule(b, options, evtx_h, "dynamic"),
     });
-    b.installArtifact(bench_dynamic);
+    const install_dynamic = b.addInstallArtifact(bench_dynamic, .{});
+    b.getInstallStep().dependOn(&install_dynamic.step);
+    options.steps.bench.dependOn(&install_dynamic.step);
     addBenchRun(b, options, bench_dynamic, libraries.items);
 
     addConformance(b, options, evtx_h, test_conformance);
