@@ -97,30 +97,41 @@ pub const Cache = struct {
     fn signInstance(c: *Cache, p: *Parser, inst_index: u32) Allocator.Error!bool {
         const inst = p.node(inst_index).*;
         assert(inst.kind == .instance);
-        try c.signature.append(c.gpa, inst.a);
-        try c.signature.append(c.gpa, inst.kids.len);
-        var i: u32 = 0;
-        while (i < inst.kids.len) : (i += 1) {
-            const vi = p.edges(inst.kids)[i];
-            const v = p.node(vi).*;
+        if (inst.kids.len > slots_max) return false;
+        // Reserve once per instance so the per-value appends need no capacity checks.
+        try c.signature.ensureUnusedCapacity(c.gpa, 2 + inst.kids.len);
+        try c.slots.ensureUnusedCapacity(c.gpa, inst.kids.len);
+        c.signature.appendAssumeCapacity(inst.a);
+        c.signature.appendAssumeCapacity(inst.kids.len);
+        const vals = p.edges(inst.kids);
+        for (vals) |vi| {
+            const v = p.node(vi);
             if (v.vtype == T.binxml) {
-                try c.signature.append(c.gpa, T.binxml | (v.kids.len << 8));
+                c.signature.appendAssumeCapacity(T.binxml | (v.kids.len << 8));
+                const kids = v.kids;
                 var k: u32 = 0;
-                while (k < v.kids.len) : (k += 1) {
-                    const kid = p.edges(v.kids)[k];
+                while (k < kids.len) : (k += 1) {
+                    const kid = p.edges(kids)[k];
                     if (p.node(kid).kind != .instance) return false;
                     if (!try c.signInstance(p, kid)) return false;
                 }
+                // Nested signing may have grown the scratch lists; reserve again.
+                try c.signature.ensureUnusedCapacity(c.gpa, inst.kids.len);
+                try c.slots.ensureUnusedCapacity(c.gpa, inst.kids.len);
                 continue;
             }
-            if (v.vtype > T.array and values.itemCount(p.chunk, v.value()) > 1) return false;
-            const empty: u32 = @intFromBool(values.isEmpty(p.chunk, v.value()));
-            try c.signature.append(c.gpa, v.vtype | (empty << 8));
+            var empty: u32 = undefined;
+            if (v.vtype > T.array) {
+                const count = values.itemCount(p.chunk, v.value());
+                if (count > 1) return false;
+                empty = @intFromBool(count == 0);
+            } else empty = @intFromBool(values.isEmpty(p.chunk, v.value()));
+            c.signature.appendAssumeCapacity(v.vtype | (empty << 8));
             if (c.slots.items.len >= slots_max) return false;
             const vm = p.nodeMut(vi);
             vm.dep = @intCast(c.slots.items.len);
             vm.flags |= tokens.flag_slot;
-            try c.slots.append(c.gpa, vi);
+            c.slots.appendAssumeCapacity(vi);
         }
         return true;
     }
