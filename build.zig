@@ -16,7 +16,7 @@ comptime {
 
 pub fn build(b: *std.Build) void {
     const target = b.standardTargetOptions(.{});
-    const optimize = b.standardOptimizeOption(.{ .preferred_optimize_mode = .ReleaseFast });
+    const optimize = b.standardOptimizeOption(.{});
 
     const steps: engine.Steps = .{
         .test_all = b.step("test", "Run the Zig engine's tests"),
