@@ -36,6 +36,8 @@ const Library = struct {
     shared: std.Build.LazyPath,
     /// What must run before either exists.
     dependency: ?*std.Build.Step,
+    /// The static library for the valgrind binaries, when it differs from `static`.
+    static_valgrind: ?*std.Build.Step.Compile = null,
 };
 
 /// Samples from the public corpus used by the smoke tests when `../shared/evtx-samples` exists.
@@ -81,24 +83,33 @@ pub fn addCompare(b: *std.Build, options: Options) void {
         .shared = b.path("target/release/libevtx_rs.so"),
         .dependency = options.rust.cargo,
     }) catch @panic("OOM");
-    // The Zig library joins once zig/build_engine.zig builds it; until then it is skipped.
-    if (options.zig.lib_static) |lib_static| {
-        libraries.append(b.allocator, .{
-            .short = "zig",
-            .static = .{ .zig = lib_static },
-            .shared = if (options.zig.lib_shared) |shared| shared.getEmittedBin() else lib_static.getEmittedBin(),
-            .dependency = null,
-        }) catch @panic("OOM");
-    }
-
     // Valgrind 3.19 cannot decode AVX-512, which `native` may use on these machines: its
-    // binaries are built for the baseline CPU (the Rust libraries are baseline already).
+    // binaries, and a copy of the Zig library, are built for the baseline CPU (the Rust
+    // libraries are baseline already).
     const valgrind_target = b.resolveTargetQuery(.{
         .cpu_arch = options.target.result.cpu.arch,
         .os_tag = options.target.result.os.tag,
         .abi = options.target.result.abi,
         .cpu_model = .baseline,
     });
+
+    // The Zig library joins once zig/build_engine.zig builds it; until then it is skipped.
+    if (options.zig.lib_static) |lib_static| {
+        var copies: std.AutoHashMapUnmanaged(*std.Build.Module, *std.Build.Module) = .empty;
+        const lib_valgrind = b.addLibrary(.{
+            .name = "evtx_zig_valgrind",
+            .linkage = .static,
+            .root_module = retarget(b, lib_static.root_module, valgrind_target, &copies),
+        });
+        lib_valgrind.bundle_compiler_rt = lib_static.bundle_compiler_rt;
+        libraries.append(b.allocator, .{
+            .short = "zig",
+            .static = .{ .zig = lib_static },
+            .shared = if (options.zig.lib_shared) |shared| shared.getEmittedBin() else lib_static.getEmittedBin(),
+            .dependency = null,
+            .static_valgrind = lib_valgrind,
+        }) catch @panic("OOM");
+    }
     const smoke_inputs = smokeInputs(b);
 
     for (libraries.items) |library| {
@@ -120,7 +131,9 @@ pub fn addCompare(b: *std.Build, options: Options) void {
         run_smoke.expectExitCode(0);
         test_smoke.dependOn(&run_smoke.step);
 
-        const smoke_valgrind = smokeExecutable(b, library, valgrind_target, options.optimize, "-valgrind");
+        var library_valgrind = library;
+        if (library.static_valgrind) |lib| library_valgrind.static = .{ .zig = lib };
+        const smoke_valgrind = smokeExecutable(b, library_valgrind, valgrind_target, options.optimize, "-valgrind");
         const run_valgrind = b.addSystemCommand(&.{
             "valgrind",
             "--quiet",
@@ -148,6 +161,36 @@ pub fn addCompare(b: *std.Build, options: Options) void {
     addBenchRun(b, options, bench_dynamic, libraries.items);
 
     addConformance(b, options, evtx_h, test_conformance);
+}
+
+/// A copy of `module` and everything it imports, compiled for `target` instead (and with
+/// Valgrind client requests on). `copies` keeps shared imports shared.
+fn retarget(
+    b: *std.Build,
+    module: *std.Build.Module,
+    target: std.Build.ResolvedTarget,
+    copies: *std.AutoHashMapUnmanaged(*std.Build.Module, *std.Build.Module),
+) *std.Build.Module {
+    if (copies.get(module)) |copy| return copy;
+    const copy = b.createModule(.{
+        .root_source_file = module.root_source_file,
+        .target = target,
+        .optimize = module.optimize,
+        .link_libc = module.link_libc,
+        .single_threaded = module.single_threaded,
+        .strip = module.strip,
+        .pic = module.pic,
+        .valgrind = true,
+    });
+    copies.put(b.allocator, module, copy) catch @panic("OOM");
+    copy.c_macros.appendSlice(b.allocator, module.c_macros.items) catch @panic("OOM");
+    copy.include_dirs.appendSlice(b.allocator, module.include_dirs.items) catch @panic("OOM");
+    copy.link_objects.appendSlice(b.allocator, module.link_objects.items) catch @panic("OOM");
+    var imports = module.import_table.iterator();
+    while (imports.next()) |entry| {
+        copy.addImport(entry.key_ptr.*, retarget(b, entry.value_ptr.*, target, copies));
+    }
+    return copy;
 }
 
 fn harnessModule(
