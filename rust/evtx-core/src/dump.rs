@@ -7,7 +7,7 @@ use crate::file_header::{FileHeader, FILE_HEADER_BLOCK};
 use crate::options::{Format, Options};
 use crate::program::{Defs, Prescan, Programs, Recorder};
 use crate::render_xml::Ctx;
-use crate::template::Templates;
+use crate::template::{Identities, Templates};
 use crate::tokens::{self, Cx, Scratch};
 use crate::tree::{Names, Tree};
 use crate::{render_json, render_xml};
@@ -183,6 +183,7 @@ pub struct Renderer {
     names: Names,
     templates: Templates,
     programs: Programs,
+    identities: Identities,
     tree: Tree,
     scratch: Scratch,
     visited: Vec<u32>,
@@ -198,6 +199,7 @@ impl Renderer {
             names: Names::default(),
             templates: Templates::default(),
             programs: Programs::default(),
+            identities: Identities::default(),
             tree: Tree::default(),
             scratch: Scratch::default(),
             visited: Vec::new(),
@@ -250,6 +252,7 @@ impl Renderer {
         }
         self.names.clear();
         self.templates.clear();
+        self.identities.new_chunk();
         out.bytes.reserve(self.last_output + self.last_output / 4);
         let cx = Cx {
             chunk,
@@ -310,6 +313,7 @@ impl Renderer {
             names: &mut self.names,
             scratch: &mut self.scratch,
             templates: &mut self.templates,
+            identities: &mut self.identities,
         };
         let prescan = self.programs.prescan(cx, &mut defs, bstart, bend);
         if let Prescan::Hit(a, b, c, d) = prescan {

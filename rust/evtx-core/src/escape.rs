@@ -40,7 +40,8 @@ const fn ascii_table(mode: u8) -> [u8; 128] {
                 b'"' | b'\\' | 0..=0x1f => 1,
                 _ => 0,
             },
-            _ => 0,
+            // Raw: only NUL (the end of the text) is special.
+            _ => (b == 0) as u8,
         };
         c += 1;
     }
@@ -127,7 +128,8 @@ fn lone_surrogate(out: &mut Vec<u8>, mode: Mode) {
     }
 }
 
-/// Appends UTF-16LE `bytes` (even length, no NUL handling) escaped for `mode`.
+/// Appends UTF-16LE `bytes` (even length) escaped for `mode`, up to the first NUL unit (every
+/// text of the contract is cut there).
 pub fn write_utf16(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
     let t = table(mode);
     let xml = matches!(mode, Mode::XmlText | Mode::XmlAttr);
@@ -165,6 +167,9 @@ pub fn write_utf16(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
         }
         let u = u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
         i += 1;
+        if u == 0 {
+            break;
+        }
         if u < 0x80 {
             let b = u as u8;
             if t[usize::from(b)] == 0 {

@@ -17,7 +17,7 @@
 //! are never recorded and always take the slow path.
 
 use crate::escape;
-use crate::template::Templates;
+use crate::template::{Identities, Templates};
 use crate::tokens::{self, Cx, Scratch};
 use crate::tree::{Names, Node};
 use crate::values::{self, Flavor, Slot};
@@ -194,6 +194,7 @@ pub struct Defs<'a> {
     pub names: &'a mut Names,
     pub scratch: &'a mut Scratch,
     pub templates: &'a mut Templates,
+    pub identities: &'a mut Identities,
 }
 
 /// A small fast hasher for signatures (they are not attacker-chosen keys of a long-lived
@@ -306,12 +307,10 @@ impl Programs {
         if pos < end && *chunk.get(pos)? != 0x00 {
             return None;
         }
-        let def = defs
-            .templates
-            .get_def(cx, defs.names, defs.scratch, def_off, depth)
-            .ok()?;
-        self.sig.extend_from_slice(&def.identity[0].to_le_bytes());
-        self.sig.extend_from_slice(&def.identity[1].to_le_bytes());
+        let id =
+            defs.identities
+                .get(cx, defs.templates, defs.names, defs.scratch, def_off, depth)?;
+        self.sig.extend_from_slice(&id.to_le_bytes());
         self.sig.extend_from_slice(&(n as u32).to_le_bytes());
         for i in base..base + n {
             let slot = self.flat[i];

@@ -15,13 +15,12 @@ pub struct Templates {
     by_offset: HashMap<u32, Result<Def, BinXmlError>>,
 }
 
-/// A parsed definition: its root element in [`Templates::tree`] and its content identity.
+/// A parsed definition: its root element in [`Templates::tree`] and the names it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Def {
     pub root: u32,
-    /// Hash of the body bytes and of every name the definition uses, in order: two
-    /// definitions with the same identity render the same way in any chunk.
-    pub identity: [u64; 2],
+    /// The run of [`Names::log`] holding the entry offsets of every name the definition uses.
+    pub names: Span,
 }
 
 impl Templates {
@@ -78,12 +77,10 @@ impl Templates {
             return Err(BinXmlError::new("template data out of bounds", o));
         }
         let base = s.children.len();
-        let (e0, a0, n0) = (
-            self.tree.elems.len(),
-            self.tree.attrs.len(),
-            self.tree.nodes.len(),
-        );
+        let log_start = names.log.len();
+        names.logging = true;
         let r = tokens::parse_stream(cx, names, s, &mut self.tree, None, start, end, true, depth);
+        names.logging = false;
         let top = s.children.len() - base;
         let first = s.children.get(base).copied();
         s.children.truncate(base);
@@ -91,7 +88,10 @@ impl Templates {
         match (top, first) {
             (1, Some(Node::Element(id))) => Ok(Def {
                 root: id,
-                identity: self.identity(&cx.chunk[start..end], names, e0, a0, n0),
+                names: Span {
+                    start: log_start as u32,
+                    len: (names.log.len() - log_start) as u32,
+                },
             }),
             _ => Err(BinXmlError::new(
                 "template definition without exactly one root element",
@@ -101,29 +101,101 @@ impl Templates {
     }
 }
 
-impl Templates {
-    /// Content identity of a definition with body `body` whose tree parts were appended from
-    /// `e0`, `a0`, `n0` on.
-    fn identity(&self, body: &[u8], names: &Names, e0: usize, a0: usize, n0: usize) -> [u64; 2] {
-        use std::hash::{Hash, Hasher};
-        let mut h1 = std::collections::hash_map::DefaultHasher::new();
-        let mut h2 = std::collections::hash_map::DefaultHasher::new();
-        0xe5u8.hash(&mut h2);
-        for h in [&mut h1, &mut h2] {
-            body.hash(h);
-            for e in &self.tree.elems[e0..] {
-                names.get(e.name).hash(h);
-            }
-            for a in &self.tree.attrs[a0..] {
-                names.get(a.name).hash(h);
-            }
-            for n in &self.tree.nodes[n0..] {
-                if let Node::EntityRef(id) | Node::PiTarget(id) = *n {
-                    names.get(id).hash(h);
+/// Content identities of template definitions, shared by every chunk a renderer sees.
+///
+/// Two definitions get the same identity exactly when they sit at the same chunk offset (which
+/// decides which name references are inline), their bodies are byte-identical and every name
+/// they use has the same text, so they render the same way in any chunk. A known definition is
+/// recognised without parsing it again: only its names are compared.
+#[derive(Debug, Default)]
+pub struct Identities {
+    /// Key: definition offset (4 bytes LE) followed by the body.
+    by_body: HashMap<Vec<u8>, Vec<(Vec<(u32, Vec<u8>)>, u32)>>,
+    key: Vec<u8>,
+    by_offset: HashMap<u32, Option<u32>>,
+    next: u32,
+    bytes: usize,
+}
+
+/// Bound on the bytes [`Identities`] keeps (bodies and names).
+const MAX_IDENTITY_BYTES: usize = 16 << 20;
+
+/// The UTF-16 bytes of the name entry at `off` (its text, without the terminator).
+fn name_bytes(chunk: &[u8], off: u32) -> Option<&[u8]> {
+    let o = off as usize;
+    let count = usize::from(crate::bytes::get_u16(chunk, o.checked_add(6)?)?);
+    chunk.get(o + 8..o + 8 + 2 * count)
+}
+
+impl Identities {
+    /// Forgets the per-chunk offsets (new chunk); identities stay.
+    pub fn new_chunk(&mut self) {
+        self.by_offset.clear();
+    }
+
+    /// The identity of the definition at `def_off`, `None` if it cannot be parsed.
+    pub fn get(
+        &mut self,
+        cx: Cx<'_>,
+        templates: &mut Templates,
+        names: &mut Names,
+        s: &mut Scratch,
+        def_off: u32,
+        depth: usize,
+    ) -> Option<u32> {
+        if let Some(&r) = self.by_offset.get(&def_off) {
+            return r;
+        }
+        let r = self.compute(cx, templates, names, s, def_off, depth);
+        self.by_offset.insert(def_off, r);
+        r
+    }
+
+    fn compute(
+        &mut self,
+        cx: Cx<'_>,
+        templates: &mut Templates,
+        names: &mut Names,
+        s: &mut Scratch,
+        def_off: u32,
+        depth: usize,
+    ) -> Option<u32> {
+        let chunk = cx.chunk;
+        let o = def_off as usize;
+        let size = crate::bytes::get_u32(chunk, o.checked_add(20)?)? as usize;
+        let body = chunk.get(o + 24..(o + 24).checked_add(size)?)?;
+        self.key.clear();
+        self.key.extend_from_slice(&def_off.to_le_bytes());
+        self.key.extend_from_slice(body);
+        if let Some(variants) = self.by_body.get(&self.key) {
+            for (used, id) in variants {
+                if used
+                    .iter()
+                    .all(|(off, text)| name_bytes(chunk, *off) == Some(&text[..]))
+                {
+                    return Some(*id);
                 }
             }
         }
-        [h1.finish(), h2.finish()]
+        let def = templates.get_def(cx, names, s, def_off, depth).ok()?;
+        let mut used = Vec::new();
+        let mut cost = body.len();
+        for &off in &names.log[def.names.range()] {
+            let text = name_bytes(chunk, off)?;
+            cost += text.len() + 8;
+            used.push((off, text.to_vec()));
+        }
+        if self.bytes + cost > MAX_IDENTITY_BYTES {
+            return None;
+        }
+        self.bytes += cost;
+        let id = self.next;
+        self.next += 1;
+        self.by_body
+            .entry(self.key.clone())
+            .or_default()
+            .push((used, id));
+        Some(id)
     }
 }
 

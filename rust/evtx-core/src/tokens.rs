@@ -443,7 +443,10 @@ pub fn read_instance_values(
         let start = p;
         // Fixed-width scalars (the common case) inline; everything else in `read_sized`.
         let w = values::fixed_width(t);
-        if w != 0 && t != ty::BOOL && start + w <= chunk.len() {
+        if t == ty::STRING && size % 2 == 0 && start + size <= chunk.len() {
+            out.push(values::text16(chunk, start, size / 2));
+            p = start + size;
+        } else if w != 0 && t != ty::BOOL && start + w <= chunk.len() {
             out.push(Slot::Value(values::Value {
                 ty: t,
                 src: 0,

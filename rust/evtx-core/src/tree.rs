@@ -149,6 +149,10 @@ pub const NAME_EVENT: NameId = 0;
 /// Resolved element/attribute/entity names of one chunk, by chunk offset (6.3).
 #[derive(Debug)]
 pub struct Names {
+    /// While set, every resolved name's entry offset is appended to `log`.
+    pub logging: bool,
+    /// Name offsets resolved while `logging` (template definitions, for their identities).
+    pub log: Vec<u32>,
     by_offset: HashMap<u32, NameId>,
     spans: Vec<(u32, u32)>,
     text: String,
@@ -157,6 +161,8 @@ pub struct Names {
 impl Default for Names {
     fn default() -> Self {
         let mut names = Names {
+            logging: false,
+            log: Vec::new(),
             by_offset: HashMap::new(),
             spans: Vec::new(),
             text: String::new(),
@@ -170,6 +176,8 @@ impl Names {
     /// Forgets all names (new chunk), keeping the built-in ones.
     pub fn clear(&mut self) {
         self.by_offset.clear();
+        self.logging = false;
+        self.log.clear();
         self.spans.clear();
         self.text.clear();
         self.text.push_str("Event");
@@ -187,6 +195,9 @@ impl Names {
     /// cut at the first NUL; the whole entry (with terminator) must lie in the chunk and the
     /// text must be valid UTF-16.
     pub fn resolve(&mut self, chunk: &[u8], offset: u32) -> BinXmlResult<NameId> {
+        if self.logging {
+            self.log.push(offset);
+        }
         if let Some(&id) = self.by_offset.get(&offset) {
             return Ok(id);
         }

@@ -202,8 +202,14 @@ fn ansi_slot(chunk: &[u8], pos: usize, len: usize) -> Slot {
     }
 }
 
-fn text16(chunk: &[u8], pos: usize, units: usize) -> Slot {
-    let units = escape::units_until_nul(&chunk[pos..pos + 2 * units]);
+/// A UTF-16 text slot. The text is cut at its first NUL when written (the escapers stop
+/// there); here only emptiness matters, so a text starting with NUL gets `units == 0`.
+pub(crate) fn text16(chunk: &[u8], pos: usize, units: usize) -> Slot {
+    let units = if units > 0 && chunk[pos] == 0 && chunk[pos + 1] == 0 {
+        0
+    } else {
+        units
+    };
     Slot::Text16 {
         off: pos as u32,
         units: units as u32,
