@@ -321,6 +321,13 @@ mod tests {
     }
 
     #[test]
+    fn writers_stop_at_nul() {
+        assert_eq!(esc(&[0x41, 0, 0x42], Mode::JsonUpper), "A");
+        assert_eq!(esc(&[0x26, 0, 0x42], Mode::XmlText), "&amp;");
+        assert_eq!(esc(&[0x41, 0x42, 0], Mode::Raw), "AB");
+    }
+
+    #[test]
     fn nul_cut() {
         assert_eq!(units_until_nul(&u16s(&[0x41, 0, 0x42])), 1);
         assert!(utf16_until_nul_is_valid(&u16s(&[0x41, 0, 0xd800])));

@@ -1075,9 +1075,18 @@ mod tests {
         assert_eq!(text(&v, &b), "a,,c,d");
         // Odd-sized string fails.
         assert!(read_sized(&[0x41, 0, 0], 0, ty::STRING, 3, encoding_rs::WINDOWS_1252).is_err());
-        // String cut at NUL.
-        let (slot, _) = sized(&[0x41, 0, 0, 0, 0x42, 0], ty::STRING);
-        assert_eq!(slot, Slot::Text16 { off: 0, units: 1 });
+        // String cut at NUL (when written); a leading NUL makes it empty.
+        let b = [0x41, 0, 0, 0, 0x42, 0];
+        let (slot, _) = sized(&b, ty::STRING);
+        let Slot::Text16 { off, units } = slot else {
+            panic!()
+        };
+        let mut o = Vec::new();
+        let (s, e) = (off as usize, (off + 2 * units) as usize);
+        escape::write_utf16(&mut o, &b[s..e], Mode::JsonUpper);
+        assert_eq!(o, b"A");
+        assert!(!slot.is_empty());
+        assert!(sized(&[0, 0, 0x42, 0], ty::STRING).0.is_empty());
         // Int32 array.
         let b: Vec<u8> = [-1i32, 2].iter().flat_map(|x| x.to_le_bytes()).collect();
         assert_eq!(sized_text(&b, 0x87), "-1,2");
