@@ -183,6 +183,8 @@ pub const Renderer = struct {
     fn writeRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record) tokens.Error!void {
         const p = &r.parser;
         p.resetRecord();
+        // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
+        if (rec.binxmlEnd() == rec.offset + chunk.record_header_size) return error.EmptyBinXml;
         const top = try p.parseStream(rec.offset + chunk.record_header_size, rec.binxmlEnd(), .record);
         const s = r.settings;
         if (s.show_record_number and s.format != .jsonl) {

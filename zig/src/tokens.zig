@@ -26,6 +26,7 @@ pub const Error = values.Error || error{
     PiInAttribute,
     PiDataWithoutTarget,
     OutputTooLarge,
+    EmptyBinXml,
 };
 
 /// Limits from the contract (6.6, 12).

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Compares evtx-zig with the reference evtx_dump 0.15.1 on every sample file, byte for
-# byte, in several output modes. Exits non-zero on any difference and prints the first
-# differing record. Skips (exit 0) when the samples or the reference binary are missing.
+# Compares evtx-zig with the reference evtx_dump 0.15.1, byte for byte, on every sample
+# file and every shared fixture, in several output modes; the number of error lines on
+# stderr must equal the reference's number of failures. Exits non-zero on any difference
+# and prints the first differing lines. Skips (exit 0) when the reference binary is
+# missing; the public samples are optional (only the committed fixtures are used then).
+# damaged/unsupported-types.evtx is compared with its expected ".ours" outputs instead
+# (shared-fixtures/README.md, "Where we differ from the reference").
 #
 # Usage: zig/tests/reference_parity.sh [ZIG_BIN] [REFERENCE_BIN] [SAMPLES_DIR]
 set -u
@@ -9,8 +13,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 zig_bin=${1:-$root/zig-out/bin/evtx-zig}
 ref_bin=${2:-$root/target/reference/bin/evtx_dump}
 samples=${3:-/work/shared/evtx-samples}
+fixtures=$root/shared-fixtures
 
-if [ ! -d "$samples" ]; then echo "reference_parity: skipped (no samples at $samples)"; exit 0; fi
 if [ ! -x "$ref_bin" ]; then echo "reference_parity: skipped (no reference at $ref_bin)"; exit 0; fi
 if [ ! -x "$zig_bin" ]; then echo "reference_parity: $zig_bin not built" >&2; exit 1; fi
 
@@ -27,22 +31,52 @@ modes=(
   "-o xml --validate-checksums"
 )
 
+files=()
+if [ -d "$samples" ]; then
+  files+=("$samples"/*.evtx)
+else
+  echo "reference_parity: no samples at $samples; fixtures only"
+fi
+for f in "$fixtures"/synthetic/*.evtx "$fixtures"/damaged/*.evtx; do
+  [ "$(basename "$f")" = unsupported-types.evtx ] || files+=("$f")
+done
+
 failures=0
 checks=0
-for f in "$samples"/*.evtx; do
+report() {
+  failures=$((failures + 1))
+  echo "DIFF: $1"
+  diff "$2" "$3" | head -6 | cut -c1-300
+}
+for f in "${files[@]}"; do
   for mode in "${modes[@]}"; do
     checks=$((checks + 1))
     # shellcheck disable=SC2086
-    "$ref_bin" -t 1 $mode "$f" >"$tmp/ref" 2>/dev/null
+    "$ref_bin" -t 1 $mode "$f" >"$tmp/ref" 2>"$tmp/ref.err"
     # shellcheck disable=SC2086
     "$zig_bin" -t 1 $mode "$f" >"$tmp/zig" 2>"$tmp/zig.err"
     if ! cmp -s "$tmp/ref" "$tmp/zig"; then
+      report "$(basename "$f") [$mode]" "$tmp/ref" "$tmp/zig"
+      continue
+    fi
+    ref_errors=$(grep -c "Failed to dump the next record" "$tmp/ref.err")
+    zig_errors=$(grep -c "^error: " "$tmp/zig.err")
+    if [ "$ref_errors" != "$zig_errors" ]; then
       failures=$((failures + 1))
-      echo "DIFF: $(basename "$f") [$mode]"
-      # First differing record: split on record boundaries and show a short diff.
-      diff <(tr '\n' '\n' <"$tmp/ref") "$tmp/zig" | head -8 | cut -c1-400
+      echo "DIFF: $(basename "$f") [$mode]: $zig_errors error lines, reference $ref_errors"
     fi
   done
 done
+
+# Our rendering of the four value types the reference fails on.
+ours=$fixtures/damaged/unsupported-types.evtx
+for pair in "jsonl:-o jsonl" "xml:-o xml" "sep.jsonl:-o jsonl --separate-json-attributes"; do
+  checks=$((checks + 1))
+  expected=$fixtures/expected/unsupported-types.ours.${pair%%:*}
+  # shellcheck disable=SC2086
+  "$zig_bin" -t 1 ${pair#*:} "$ours" >"$tmp/zig" 2>/dev/null
+  cmp -s "$expected" "$tmp/zig" || report "unsupported-types.evtx [${pair#*:}]" "$expected" "$tmp/zig"
+done
+
 echo "reference_parity: $((checks - failures))/$checks file x mode combinations identical"
 [ "$failures" -eq 0 ]
