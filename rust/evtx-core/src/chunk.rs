@@ -222,9 +222,7 @@ impl<'c> RecordWalker<'c> {
         while q < limit {
             // Jump to the next possible magic start.
             let rest = &self.chunk[q..limit];
-            let Some(i) = rest.iter().position(|&b| b == 0x2a) else {
-                return None;
-            };
+            let i = rest.iter().position(|&b| b == 0x2a)?;
             q += i;
             if self.chunk.get(q..q + 4) == Some(&RECORD_MAGIC[..]) {
                 if let Ok(rec) = read_record_header(self.chunk, q) {

@@ -110,12 +110,15 @@ impl Templates {
 #[derive(Debug, Default)]
 pub struct Identities {
     /// Key: definition offset (4 bytes LE) followed by the body.
-    by_body: HashMap<Vec<u8>, Vec<(Vec<(u32, Vec<u8>)>, u32)>>,
+    by_body: HashMap<Vec<u8>, Vec<Variant>>,
     key: Vec<u8>,
     by_offset: HashMap<u32, Option<u32>>,
     next: u32,
     bytes: usize,
 }
+
+/// One known definition: the names it uses (entry offset, UTF-16 text) and its identity.
+type Variant = (Vec<(u32, Vec<u8>)>, u32);
 
 /// Bound on the bytes [`Identities`] keeps (bodies and names).
 const MAX_IDENTITY_BYTES: usize = 16 << 20;

@@ -250,7 +250,7 @@ pub fn read_sized(
     match t {
         ty::NULL => Ok((Slot::Null, pos)),
         ty::STRING | ty::EVT_XML => {
-            if size % 2 != 0 {
+            if !size.is_multiple_of(2) {
                 return Err(err("odd-sized UTF-16 string", pos));
             }
             need(chunk, pos, size)?;
@@ -335,9 +335,9 @@ pub fn read_sized(
         }
         // SizeT array: 8-byte items when possible, else 4-byte items.
         0x90 => {
-            let w = if size % 8 == 0 {
+            let w = if size.is_multiple_of(8) {
                 8
-            } else if size % 4 == 0 {
+            } else if size.is_multiple_of(4) {
                 4
             } else {
                 return Err(err("misaligned SizeT array", pos));
@@ -357,12 +357,12 @@ pub fn read_sized(
             }
             Ok((value(t, pos, p - pos, count), p))
         }
-        0x81..=0x95 => {
+        0x83..=0x8d | 0x8f | 0x91 | 0x92 | 0x94 | 0x95 => {
             let w = fixed_width(t & 0x7f);
             if size == 0 {
                 return Ok((value(t, pos, 0, 0), pos));
             }
-            if size % w != 0 {
+            if !size.is_multiple_of(w) {
                 return Err(err("misaligned array", pos));
             }
             need(chunk, pos, size)?;
@@ -773,7 +773,7 @@ fn days_in_month(y: u32, m: u32) -> u32 {
     match m {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
-        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ if (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400) => 29,
         _ => 28,
     }
 }
