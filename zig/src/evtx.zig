@@ -18,6 +18,10 @@ pub const render_xml = @import("render_xml.zig");
 pub const program = @import("program.zig");
 pub const dump = @import("dump.zig");
 
+comptime {
+    if (@import("builtin").is_test) _ = @import("testing.zig");
+}
+
 test {
     @import("std").testing.refAllDecls(@This());
 }

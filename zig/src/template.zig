@@ -235,3 +235,194 @@ fn replaced(p: *Parser, list: tokens.Span, at: u32, with: ?u32) Error!tokens.Spa
     }
     return p.commit(mark);
 }
+
+// ---------------------------------------------------------------------------------------
+// Template tests: the contract's synthetic examples (14.1), byte for byte.
+const testing = @import("testing.zig");
+
+/// `<E><A>%0</A><B>%1</B></E>` with the given values and declared sizes.
+fn twoValueRecord(b: *testing.Builder, list: []const testing.Builder.Value, sizes: []const u16) void {
+    b.fragment();
+    const size_at = b.beginInstance();
+    b.fragment();
+    b.open("E", 0xFFFF, false);
+    b.closeStart();
+    b.open("A", 0xFFFF, false);
+    b.closeStart();
+    b.sub(0, false, T.uint32);
+    b.end();
+    b.open("B", 0xFFFF, false);
+    b.closeStart();
+    b.sub(1, false, T.string);
+    b.end();
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    b.valueListSized(list, sizes);
+    b.byte(0x00);
+}
+
+test "oversized declared value: extra bytes skipped (14.1)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    const vals = [_]testing.Builder.Value{
+        .{ .vtype = T.uint32, .bytes = &.{ 7, 0, 0, 0, 0x63, 0, 0, 0 } },
+        .{ .vtype = T.string, .bytes = &.{ 'o', 0, 'k', 0 } },
+    };
+    twoValueRecord(&b, &vals, &.{ 8, 4 });
+    try testing.expectRender(&b, .json, "{\"E\":{\"A\":7,\"B\":\"ok\"}}");
+}
+
+test "undersized declared value: the decoder's later position wins (14.1)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    const vals = [_]testing.Builder.Value{
+        .{ .vtype = T.uint32, .bytes = &.{ 7, 0, 0x6F, 0 } },
+        .{ .vtype = T.string, .bytes = &.{ 'k', 0, 'a', 0, 'y', 0, 0, 0x3D } },
+    };
+    twoValueRecord(&b, &vals, &.{ 2, 8 });
+    try testing.expectRender(&b, .json, "{\"E\":{\"A\":7274503,\"B\":\"kay\xE3\xB4\x80\"}}");
+}
+
+test "dependency ids omit children of NULL values; the root is kept (14.1)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.fragment();
+    const size_at = b.beginInstance();
+    b.fragment();
+    b.open("Event", 0, false);
+    b.closeStart();
+    const children = [_]struct { name: []const u8, dep: u16 }{ .{ .name = "A", .dep = 0 }, .{ .name = "B", .dep = 1 }, .{ .name = "C", .dep = 2 } };
+    for (children) |c| {
+        b.open(c.name, c.dep, false);
+        b.closeStart();
+        b.text(&.{std.ascii.toLower(c.name[0])});
+        b.end();
+    }
+    b.open("Holder", 0xFFFF, false);
+    b.closeStart();
+    b.open("D", 0, false);
+    b.closeStart();
+    b.text("d");
+    b.end();
+    b.end();
+    b.open("E", 7, false);
+    b.closeStart();
+    b.text("e");
+    b.end();
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    b.valueList(&.{
+        .{ .vtype = T.null_type, .bytes = &.{} },
+        .{ .vtype = T.uint8, .bytes = &.{1} },
+        .{ .vtype = T.binxml, .bytes = &.{} },
+    });
+    b.byte(0x00);
+    try testing.expectRender(&b, .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n" ++
+        "<Event>\n  <B>b</B>\n  <Holder></Holder>\n  <E>e</E>\n</Event>\n");
+    try testing.expectRender(&b, .json, "{\"Event\":{\"B\":\"b\",\"Holder\":null,\"E\":\"e\"}}");
+}
+
+test "optional vs normal substitutions of empty values (14.1)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.fragment();
+    const size_at = b.beginInstance();
+    b.fragment();
+    b.open("R", 0xFFFF, false);
+    b.closeStart();
+    b.open("OptEmpty", 0xFFFF, false);
+    b.closeStart();
+    b.sub(2, true, T.string);
+    b.end();
+    b.open("NonOptNull", 0xFFFF, false);
+    b.closeStart();
+    b.sub(1, false, T.null_type);
+    b.end();
+    b.open("AttrEmpty", 0xFFFF, true);
+    b.attribute("e");
+    b.text("");
+    b.attribute("n");
+    b.sub(1, false, T.null_type);
+    b.closeEmpty();
+    b.open("AttrOnly", 0xFFFF, true);
+    b.attribute("a");
+    b.text("A");
+    b.closeStart();
+    b.end();
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    b.valueList(&.{
+        .{ .vtype = T.uint8, .bytes = &.{0} },
+        .{ .vtype = T.null_type, .bytes = &.{} },
+        .{ .vtype = T.string, .bytes = &.{} },
+    });
+    b.byte(0x00);
+    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n" ++
+        "<R><OptEmpty></OptEmpty><NonOptNull></NonOptNull><AttrEmpty/><AttrOnly a=\"A\"></AttrOnly></R>");
+    try testing.expectRender(&b, .json, "{\"R\":{\"OptEmpty\":null,\"NonOptNull\":null,\"AttrEmpty\":null,\"AttrOnly\":{\"#attributes\":{\"a\":\"A\"}}}}");
+}
+
+/// `<Event><EventData><Data Name="I32A">%0</Data></EventData><XI32A>%0</XI32A><AI32A v=%0/></Event>`
+fn arrayRecord(b: *testing.Builder, array: []const u8) void {
+    b.fragment();
+    const size_at = b.beginInstance();
+    b.fragment();
+    b.open("Event", 0xFFFF, false);
+    b.closeStart();
+    b.open("EventData", 0xFFFF, false);
+    b.closeStart();
+    b.open("Data", 0xFFFF, true);
+    b.attribute("Name");
+    b.text("I32A");
+    b.closeStart();
+    b.sub(0, false, T.array | T.int32);
+    b.end();
+    b.end();
+    b.open("XI32A", 0xFFFF, false);
+    b.closeStart();
+    b.sub(0, false, T.array | T.int32);
+    b.end();
+    b.open("AI32A", 0xFFFF, true);
+    b.attribute("v");
+    b.sub(0, false, T.array | T.int32);
+    b.closeEmpty();
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    b.valueList(&.{.{ .vtype = T.array | T.int32, .bytes = array }});
+    b.byte(0x00);
+}
+
+test "array expansion in three positions (6.8, 14.1)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    arrayRecord(&b, &.{ 0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 0, 0 });
+    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"I32A\":[-1,2]},\"XI32A\":-1,\"XI32A_1\":2," ++
+        "\"AI32A\":{\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}}}");
+    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event><EventData>" ++
+        "<Data Name=\"I32A\">-1</Data><Data Name=\"I32A\">2</Data></EventData>" ++
+        "<XI32A>-1</XI32A><XI32A>2</XI32A><AI32A v=\"-1\"/><AI32A v=\"2\"/></Event>");
+}
+
+test "a one-item array is not expanded and stays a string (14.1)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    arrayRecord(&b, &.{ 7, 0, 0, 0 });
+    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"I32A\":\"7\"},\"XI32A\":\"7\",\"AI32A\":{\"#attributes\":{\"v\":\"7\"}}}}");
+}
+
+test "a template definition needs exactly one root element (6.5)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.fragment();
+    const size_at = b.beginInstance();
+    b.fragment();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    b.valueList(&.{});
+    b.byte(0x00);
+    try testing.expectError(&b, .json, error.TemplateRoot);
+}

@@ -543,3 +543,115 @@ pub const Parser = struct {
         if (dynamic) p.nodeMut(n).flags |= flag_dynamic;
     }
 };
+
+// ---------------------------------------------------------------------------------------
+// Token tests: hand-built streams, expected text from the contract (9.3, 10.4, 6.6).
+const testing = @import("testing.zig");
+
+test "entity references (10.4): JSON resolves the five XML entities" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.fragment();
+    b.open("Ent", null, false);
+    b.closeStart();
+    b.text("a");
+    b.byte(0x09);
+    b.name("amp");
+    b.byte(0x49);
+    b.name("lt");
+    b.byte(0x09);
+    b.name("foo");
+    b.text("b");
+    b.end();
+    b.byte(0x00);
+    try testing.expectRender(&b, .json, "{\"Ent\":\"a&<&foo;b\"}");
+    try testing.expectRender(&b, .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Ent>a&amp;&lt;&foo;b</Ent>\n");
+}
+
+test "character references (9.3, 10.4)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.open("CharRef", null, false);
+    b.closeStart();
+    b.byte(0x08);
+    b.u16le(65);
+    b.byte(0x48);
+    b.u16le(9786);
+    b.end();
+    try testing.expectRender(&b, .json, "{\"CharRef\":\"A\xE2\x98\xBA\"}");
+    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<CharRef>&#65;&#9786;</CharRef>");
+}
+
+test "CDATA: raw in JSON, split `]]>` in XML" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.open("C", null, false);
+    b.closeStart();
+    b.byte(0x07);
+    const s = "x < y ]]> & z";
+    b.u16le(s.len);
+    b.units(s);
+    b.end();
+    try testing.expectRender(&b, .json, "{\"C\":\"x < y ]]> & z\"}");
+    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<C><![CDATA[x < y ]]]]><![CDATA[> & z]]></C>");
+}
+
+test "processing instructions render inline in XML, nothing in JSON" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.open("P", null, false);
+    b.closeStart();
+    b.byte(0x0A);
+    b.name("target");
+    b.byte(0x0B);
+    b.u16le(4);
+    b.units("data");
+    b.end();
+    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<P><?target data?></P>");
+    try testing.expectRender(&b, .json, "{\"P\":null}");
+}
+
+test "mixed content (9.2, 10.3)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.open("Mixed", null, true);
+    b.attribute("k");
+    b.text("v");
+    b.closeStart();
+    b.text("hello ");
+    b.open("Inner", null, false);
+    b.closeStart();
+    b.text("in");
+    b.end();
+    b.text(" world");
+    b.end();
+    try testing.expectRender(&b, .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n" ++
+        "<Mixed k=\"v\">\n  hello \n  <Inner>in</Inner>\n   world\n</Mixed>\n");
+    try testing.expectRender(&b, .json, "{\"Mixed\":{\"#attributes\":{\"k\":\"v\"},\"#text\":\"hello  world\",\"Inner\":\"in\"}}");
+}
+
+test "an empty stream yields an empty Event root (6.9)" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.fragment();
+    b.byte(0x00);
+    try testing.expectRender(&b, .json, "{\"Event\":null}");
+    try testing.expectRender(&b, .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event></Event>\n");
+}
+
+test "token errors: invalid token, value outside element, unbalanced end" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.byte(0x4A);
+    try testing.expectError(&b, .json, error.InvalidToken);
+    b.pos = 512;
+    b.text("loose");
+    try testing.expectError(&b, .json, error.ValueOutsideElement);
+    b.pos = 512;
+    b.end();
+    try testing.expectError(&b, .json, error.BadState);
+    b.pos = 512;
+    b.open("A", null, false);
+    b.closeStart();
+    try testing.expectError(&b, .json, error.BadState);
+}

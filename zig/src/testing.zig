@@ -1,0 +1,185 @@
+//! Test helpers: a BinXML builder that writes hand-made chunks (names and template
+//! definitions inline, as Windows writes them) and renders them with both renderers.
+//! Used only by `test` blocks; expected strings in those tests come from the contract.
+const std = @import("std");
+const values = @import("values.zig");
+const escape = @import("escape.zig");
+const tokens = @import("tokens.zig");
+const render_json = @import("render_json.zig");
+const render_xml = @import("render_xml.zig");
+
+pub const Builder = struct {
+    chunk: []u8,
+    pos: u32 = 512,
+
+    pub fn init(gpa: std.mem.Allocator) !Builder {
+        const chunk = try gpa.alloc(u8, 65536);
+        @memset(chunk, 0);
+        return .{ .chunk = chunk };
+    }
+
+    pub fn deinit(b: *Builder, gpa: std.mem.Allocator) void {
+        gpa.free(b.chunk);
+    }
+
+    pub fn byte(b: *Builder, v: u8) void {
+        b.chunk[b.pos] = v;
+        b.pos += 1;
+    }
+
+    pub fn u16le(b: *Builder, v: u16) void {
+        std.mem.writeInt(u16, b.chunk[b.pos..][0..2], v, .little);
+        b.pos += 2;
+    }
+
+    pub fn u32le(b: *Builder, v: u32) void {
+        std.mem.writeInt(u32, b.chunk[b.pos..][0..4], v, .little);
+        b.pos += 4;
+    }
+
+    pub fn raw(b: *Builder, s: []const u8) void {
+        @memcpy(b.chunk[b.pos..][0..s.len], s);
+        b.pos += @intCast(s.len);
+    }
+
+    pub fn units(b: *Builder, s: []const u8) void {
+        for (s) |c| b.u16le(c);
+    }
+
+    /// An inline name reference.
+    pub fn name(b: *Builder, label: []const u8) void {
+        b.u32le(b.pos + 4);
+        b.u32le(0);
+        b.u16le(0);
+        b.u16le(@intCast(label.len));
+        b.units(label);
+        b.u16le(0);
+    }
+
+    pub fn fragment(b: *Builder) void {
+        b.raw(&.{ 0x0F, 0x01, 0x01, 0x00 });
+    }
+
+    /// Open start element; `dep` only inside template definitions.
+    pub fn open(b: *Builder, label: []const u8, dep: ?u16, has_attributes: bool) void {
+        b.byte(if (has_attributes) 0x41 else 0x01);
+        if (dep) |d| b.u16le(d);
+        b.u32le(0);
+        b.name(label);
+        if (has_attributes) b.u32le(0);
+    }
+
+    pub fn attribute(b: *Builder, label: []const u8) void {
+        b.byte(0x06);
+        b.name(label);
+    }
+
+    pub fn closeStart(b: *Builder) void {
+        b.byte(0x02);
+    }
+
+    pub fn closeEmpty(b: *Builder) void {
+        b.byte(0x03);
+    }
+
+    pub fn end(b: *Builder) void {
+        b.byte(0x04);
+    }
+
+    pub fn text(b: *Builder, s: []const u8) void {
+        b.byte(0x05);
+        b.byte(values.T.string);
+        b.u16le(@intCast(s.len));
+        b.units(s);
+    }
+
+    pub fn sub(b: *Builder, index: u16, optional: bool, vtype: u8) void {
+        b.byte(if (optional) 0x0E else 0x0D);
+        b.u16le(index);
+        b.byte(vtype);
+    }
+
+    /// Starts an inline template definition after the 0x0C header; returns the offset to
+    /// patch with `endDefinition`.
+    pub fn beginInstance(b: *Builder) u32 {
+        b.byte(0x0C);
+        b.byte(0x01);
+        b.u32le(0);
+        b.u32le(b.pos + 4); // Definition right here (inline).
+        b.u32le(0); // Next definition.
+        b.raw(&([_]u8{0} ** 16)); // GUID.
+        const size_at = b.pos;
+        b.u32le(0);
+        return size_at;
+    }
+
+    pub fn endDefinition(b: *Builder, size_at: u32) void {
+        std.mem.writeInt(u32, b.chunk[size_at..][0..4], b.pos - size_at - 4, .little);
+    }
+
+    pub const Value = struct { vtype: u8, bytes: []const u8 };
+
+    pub fn valueList(b: *Builder, list: []const Value) void {
+        b.u32le(@intCast(list.len));
+        for (list) |v| {
+            b.u16le(@intCast(v.bytes.len));
+            b.byte(v.vtype);
+            b.byte(0);
+        }
+        for (list) |v| b.raw(v.bytes);
+    }
+
+    /// Same as `valueList`, with explicit declared sizes.
+    pub fn valueListSized(b: *Builder, list: []const Value, sizes: []const u16) void {
+        b.u32le(@intCast(list.len));
+        for (list, sizes) |v, s| {
+            b.u16le(s);
+            b.byte(v.vtype);
+            b.byte(0);
+        }
+        for (list) |v| b.raw(v.bytes);
+    }
+};
+
+pub const Format = enum { json, json_separate, xml, xml_flat };
+
+/// Parses the record stream `512..b.pos` and renders it; caller frees the result.
+pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
+    var p = tokens.Parser.init(gpa);
+    defer p.deinit();
+    try p.resetChunk(b.chunk);
+    p.resetRecord();
+    const top = try p.parseStream(512, b.pos, .record);
+    const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .a = p.event_name });
+    var out = escape.Out.init(gpa);
+    errdefer out.deinit();
+    switch (format) {
+        .json, .json_separate => {
+            var j = render_json.Json.init(&p, &out, &values.windows_1252, format == .json_separate);
+            defer j.deinit();
+            try j.writeRecord(root);
+        },
+        .xml, .xml_flat => {
+            var x: render_xml.Xml = .{ .p = &p, .out = &out, .ansi = &values.windows_1252, .indent = format == .xml };
+            try x.writeRecord(root);
+        },
+    }
+    return out.list.toOwnedSlice(gpa);
+}
+
+pub fn expectRender(b: *const Builder, format: Format, expected: []const u8) !void {
+    const gpa = std.testing.allocator;
+    const got = try render(gpa, b, format);
+    defer gpa.free(got);
+    try std.testing.expectEqualStrings(expected, got);
+}
+
+pub fn expectError(b: *const Builder, format: Format, expected: anyerror) !void {
+    const gpa = std.testing.allocator;
+    const got = render(gpa, b, format);
+    if (got) |text| {
+        defer gpa.free(text);
+        std.debug.print("expected {s}, rendered: {s}\n", .{ @errorName(expected), text });
+        return error.TestExpectedError;
+    } else |e| try std.testing.expectEqual(expected, e);
+}
