@@ -250,14 +250,15 @@ fn smokeExecutable(
     return exe;
 }
 
-/// The committed synthetic fixtures, plus a few public samples when they are beside the repo;
-/// -Dsmoke-input replaces both.
+/// The committed synthetic and damaged fixtures, plus a few public samples when they are beside
+/// the repo; -Dsmoke-input replaces them all.
 fn smokeInputs(b: *std.Build) []const []const u8 {
     if (b.option([]const []const u8, "smoke-input", "EVTX files for the C smoke tests")) |inputs| {
         return inputs;
     }
     var inputs: std.ArrayList([]const u8) = .empty;
     appendEvtxFiles(b, &inputs, "shared-fixtures/synthetic");
+    appendEvtxFiles(b, &inputs, "shared-fixtures/damaged");
     for (smoke_samples) |name| {
         const path = b.pathFromRoot(b.fmt("../shared/evtx-samples/{s}", .{name}));
         if (std.fs.cwd().access(path, .{})) |_| {

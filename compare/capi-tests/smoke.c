@@ -291,6 +291,15 @@ static void check_file(const char *path) {
 
         /* Pull from the path. */
         status = evtx_parser_open_path(path, &options, &parser);
+        if (status == EVTX_STATUS_NOT_EVTX) {
+            /* A damaged fixture that is not EVTX at all: the buffer says the same. */
+            CHECK(parser == NULL);
+            CHECK(evtx_parser_open_buffer(data, len, &options, &parser) == EVTX_STATUS_NOT_EVTX);
+            CHECK(parser == NULL);
+            printf("smoke: %s: not an evtx file (%s)\n", path, evtx_last_error());
+            free(data);
+            return;
+        }
         CHECK(status == EVTX_STATUS_OK);
         if (status != EVTX_STATUS_OK) break;
         sink_init(&pulled);
