@@ -1,0 +1,266 @@
+//! The C ABI of libevtx_rs called from Rust, as `cargo test` sees it: the status names are the
+//! shared KIND strings, NULLs and bad inputs are refused, pulled and pushed bytes agree, the
+//! event filter and the callbacks behave as the header says. The C smoke test
+//! (compare/capi-tests/smoke.c, `zig build test-abi`) checks the same from C for all libraries.
+
+use evtx_core::ErrorKind;
+use evtx_rs::abi::{
+    evtx_event_range, evtx_format, evtx_options, evtx_record, evtx_stats, evtx_status,
+};
+use evtx_rs::ffi::{
+    evtx_abi_version, evtx_backend_name, evtx_last_error, evtx_options_init, evtx_parser,
+    evtx_parser_dump, evtx_parser_free, evtx_parser_next, evtx_parser_open_buffer,
+    evtx_parser_open_path, evtx_status_name,
+};
+use std::ffi::{c_void, CStr};
+use std::path::PathBuf;
+use std::ptr::{null, null_mut};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared-fixtures/synthetic")
+        .join(name)
+}
+
+fn text(pointer: *const std::ffi::c_char) -> String {
+    // SAFETY: the library returns NUL-terminated static or handle-owned strings.
+    unsafe { CStr::from_ptr(pointer) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn defaults() -> evtx_options {
+    let mut options = std::mem::MaybeUninit::<evtx_options>::uninit();
+    // SAFETY: a valid pointer to writable memory for one `evtx_options`, which it initialises.
+    unsafe {
+        evtx_options_init(options.as_mut_ptr());
+        options.assume_init()
+    }
+}
+
+fn open(data: &[u8], options: &evtx_options) -> Result<*mut evtx_parser, evtx_status> {
+    let mut parser = null_mut();
+    // SAFETY: `data` outlives every parser of these tests (each is freed before it is dropped).
+    let status =
+        unsafe { evtx_parser_open_buffer(data.as_ptr(), data.len(), options, &mut parser) };
+    if status == evtx_status::Ok {
+        Ok(parser)
+    } else {
+        assert!(parser.is_null());
+        Err(status)
+    }
+}
+
+/// Everything pulled: (rendered bytes, records, errors).
+fn pull(parser: *mut evtx_parser) -> (Vec<u8>, u64, u64) {
+    let mut bytes = Vec::new();
+    let (mut records, mut errors) = (0, 0);
+    loop {
+        let mut record = std::mem::MaybeUninit::<evtx_record>::uninit();
+        // SAFETY: a live parser and a writable record.
+        let status = unsafe { evtx_parser_next(parser, record.as_mut_ptr()) };
+        // SAFETY: `evtx_parser_next` always fills the record of a non-NULL parser.
+        let record = unsafe { record.assume_init() };
+        match status {
+            evtx_status::Ok => {
+                records += 1;
+                // SAFETY: `data`/`data_len` are valid until the next call on the parser.
+                bytes.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(record.data, record.data_len)
+                });
+            }
+            evtx_status::End => return (bytes, records, errors),
+            other => {
+                assert!(
+                    other as u32 >= evtx_status::IncompleteChunk as u32,
+                    "{other:?}"
+                );
+                assert!(record.data.is_null());
+                errors += 1;
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn collect(user_data: *mut c_void, data: *const u8, len: usize) -> i32 {
+    // SAFETY: the tests pass a `Vec<u8>` as user data, and the library valid bytes.
+    unsafe {
+        let out = &mut *user_data.cast::<Vec<u8>>();
+        out.extend_from_slice(std::slice::from_raw_parts(data, len));
+    }
+    0
+}
+
+unsafe extern "C" fn refuse(_: *mut c_void, _: *const u8, _: usize) -> i32 {
+    1
+}
+
+fn push(parser: *mut evtx_parser) -> (Vec<u8>, evtx_stats, evtx_status) {
+    let mut out = Vec::<u8>::new();
+    let mut stats = evtx_stats::default();
+    // SAFETY: a live parser; `collect` expects the `Vec<u8>` passed as user data.
+    let status = unsafe {
+        evtx_parser_dump(
+            parser,
+            Some(collect),
+            None,
+            (&mut out as *mut Vec<u8>).cast(),
+            &mut stats,
+        )
+    };
+    (out, stats, status)
+}
+
+#[test]
+fn status_names_are_the_shared_kind_strings() {
+    let kinds = [
+        (evtx_status::IncompleteChunk, ErrorKind::IncompleteChunk),
+        (evtx_status::BadChunkMagic, ErrorKind::BadChunkMagic),
+        (
+            evtx_status::BadChunkHeaderChecksum,
+            ErrorKind::BadChunkHeaderChecksum,
+        ),
+        (
+            evtx_status::BadChunkFreeSpaceOffset,
+            ErrorKind::BadChunkFreeSpaceOffset,
+        ),
+        (
+            evtx_status::BadChunkRecordsChecksum,
+            ErrorKind::BadChunkRecordsChecksum,
+        ),
+        (evtx_status::BadStringTable, ErrorKind::BadStringTable),
+        (evtx_status::BadRecordMagic, ErrorKind::BadRecordMagic),
+        (
+            evtx_status::TruncatedRecordHeader,
+            ErrorKind::TruncatedRecordHeader,
+        ),
+        (
+            evtx_status::BadRecordTimestamp,
+            ErrorKind::BadRecordTimestamp,
+        ),
+        (evtx_status::BadRecordSize, ErrorKind::BadRecordSize),
+        (evtx_status::BadBinxml, ErrorKind::BadBinxml),
+    ];
+    for (status, kind) in kinds {
+        assert_eq!(text(evtx_status_name(status as u32)), kind.as_str());
+    }
+    assert_eq!(text(evtx_status_name(999)), "unknown status");
+    assert_eq!(evtx_abi_version(), evtx_rs::abi::EVTX_ABI_VERSION);
+    assert_eq!(text(evtx_backend_name()), "rust");
+}
+
+#[test]
+fn null_and_bad_inputs_are_refused() {
+    let options = defaults();
+    let mut parser = null_mut();
+    // SAFETY: NULL pointers are part of the contract under test.
+    unsafe {
+        assert_eq!(
+            evtx_parser_open_path(null(), &options, &mut parser),
+            evtx_status::NullArgument
+        );
+        assert_eq!(
+            evtx_parser_open_buffer(null(), 0, null(), &mut parser),
+            evtx_status::NullArgument
+        );
+        assert_eq!(
+            evtx_parser_next(null_mut(), null_mut()),
+            evtx_status::NullArgument
+        );
+        assert_eq!(
+            evtx_parser_dump(null_mut(), None, None, null_mut(), null_mut()),
+            evtx_status::NullArgument
+        );
+        evtx_parser_free(null_mut());
+        let missing = c"/nonexistent/evtx-twin.evtx";
+        assert_eq!(
+            evtx_parser_open_path(missing.as_ptr(), null(), &mut parser),
+            evtx_status::Io
+        );
+        assert!(!text(evtx_last_error()).is_empty());
+    }
+    assert_eq!(open(&[], &options).unwrap_err(), evtx_status::NotEvtx);
+    assert_eq!(
+        open(&[0x5a; 5000], &options).unwrap_err(),
+        evtx_status::NotEvtx
+    );
+
+    let data = std::fs::read(fixture("basic.evtx")).unwrap();
+    let mut bad = defaults();
+    bad.format = 9;
+    assert_eq!(open(&data, &bad).unwrap_err(), evtx_status::InvalidOptions);
+    let mut bad = defaults();
+    bad.ansi_codec = c"utf-16le".as_ptr();
+    assert_eq!(open(&data, &bad).unwrap_err(), evtx_status::InvalidOptions);
+    let mut bad = defaults();
+    bad.event_ranges_count = 2;
+    assert_eq!(open(&data, &bad).unwrap_err(), evtx_status::InvalidOptions);
+    let mut bad = defaults();
+    bad.recover_records = 1;
+    assert_eq!(open(&data, &bad).unwrap_err(), evtx_status::Unsupported);
+}
+
+#[test]
+fn pull_and_push_give_the_same_bytes_in_every_format() {
+    let data = std::fs::read(fixture("basic.evtx")).unwrap();
+    for format in [evtx_format::Xml, evtx_format::Json, evtx_format::Jsonl] {
+        for threads in [1, 2] {
+            let mut options = defaults();
+            options.format = format as u32;
+            options.threads = threads;
+            let parser = open(&data, &options).unwrap();
+            let (pulled, records, errors) = pull(parser);
+            // SAFETY: created above, freed once.
+            unsafe { evtx_parser_free(parser) };
+            let parser = open(&data, &options).unwrap();
+            let (pushed, stats, status) = push(parser);
+            // SAFETY: created above, freed once.
+            unsafe { evtx_parser_free(parser) };
+            assert_eq!(status, evtx_status::Ok);
+            assert!(records > 0);
+            assert_eq!(pulled, pushed, "{format:?} -t {threads}");
+            assert_eq!((stats.records_ok, stats.records_failed), (records, errors));
+            assert_eq!(stats.bytes_written, pushed.len() as u64);
+            if format == evtx_format::Jsonl {
+                let lines = pushed.iter().filter(|&&b| b == b'\n').count() as u64;
+                assert_eq!(lines, records, "one line per record");
+            } else {
+                assert!(pushed.starts_with(b"Record "), "banner");
+            }
+        }
+    }
+}
+
+#[test]
+fn event_ranges_keep_only_those_records() {
+    let data = std::fs::read(fixture("basic.evtx")).unwrap();
+    let ranges = [evtx_event_range { first: 2, last: 3 }];
+    let mut options = defaults();
+    options.format = evtx_format::Json as u32;
+    options.event_ranges = ranges.as_ptr();
+    options.event_ranges_count = ranges.len();
+    let parser = open(&data, &options).unwrap();
+    let (out, stats, status) = push(parser);
+    // SAFETY: created above, freed once.
+    unsafe { evtx_parser_free(parser) };
+    assert_eq!(status, evtx_status::Ok);
+    assert_eq!(stats.records_ok, 2);
+    let banners: Vec<&[u8]> = out
+        .split(|&b| b == b'\n')
+        .filter(|l| l.starts_with(b"Record "))
+        .collect();
+    assert_eq!(banners, vec![&b"Record 2"[..], &b"Record 3"[..]]);
+}
+
+#[test]
+fn a_refusing_callback_stops_the_dump() {
+    let data = std::fs::read(fixture("basic.evtx")).unwrap();
+    let parser = open(&data, &defaults()).unwrap();
+    let mut stats = evtx_stats::default();
+    // SAFETY: a live parser; `refuse` ignores its arguments.
+    let status = unsafe { evtx_parser_dump(parser, Some(refuse), None, null_mut(), &mut stats) };
+    // SAFETY: created above, freed once.
+    unsafe { evtx_parser_free(parser) };
+    assert_eq!(status, evtx_status::CallbackAborted);
+    assert_eq!(stats.bytes_written, 0);
+}
