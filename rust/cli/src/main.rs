@@ -120,11 +120,12 @@ fn main() -> ExitCode {
         threads: cli.threads,
     };
 
-    let data = match read_input(&input) {
+    let input_data = match open_input(&input) {
         Ok(d) => d,
         Err(e) => return fatal(e),
     };
-    let file = match EvtxFile::open(&data) {
+    let data = input_data.bytes();
+    let file = match EvtxFile::open(data) {
         Ok(f) => f,
         Err(e) => return fatal(e),
     };
@@ -146,7 +147,7 @@ fn main() -> ExitCode {
     let mut stopped = false;
     let stderr = io::stderr();
 
-    dump(&file, &opts, |chunk: ChunkOutput| {
+    dump(&file, &opts, |chunk: &ChunkOutput| {
         let first_failure = if cli.stop_after_one_error {
             chunk.first_failure().map(|(i, _)| i)
         } else {
@@ -185,7 +186,7 @@ fn main() -> ExitCode {
         }
         drop(err);
         if let Some(p) = &mut progress {
-            p.chunk_done(&chunk);
+            p.chunk_done(chunk);
         }
         if first_failure.is_some() {
             stopped = true;
@@ -218,7 +219,93 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Reads the whole input: a path, or `-` (and the usual stdin aliases) for standard input.
+/// The input bytes: a read-only mapping of the file, or a buffer (standard input, or when
+/// mapping fails).
+enum Input {
+    Mapped(Mapping),
+    Owned(Vec<u8>),
+}
+
+impl Input {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Input::Mapped(m) => m.bytes(),
+            Input::Owned(v) => v,
+        }
+    }
+}
+
+/// A private read-only memory mapping of a whole file.
+///
+/// Mapping instead of reading avoids faulting in and copying a fresh buffer as large as the
+/// file (measured: ~1.7 ms of system time for a 2 MB log, more than the parse itself). The
+/// usual caveat of mappings applies: another process truncating the file while we read it can
+/// kill us with SIGBUS; `evtx-rs` reads logs that are not being written (as `ripgrep` does).
+struct Mapping {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapping {
+    fn new(file: &fs::File) -> Option<Mapping> {
+        use std::os::fd::AsRawFd;
+        let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        if len == 0 {
+            return None;
+        }
+        // SAFETY: mmap with a null hint, a valid open descriptor and a non-zero length either
+        // fails (MAP_FAILED, handled) or returns a new mapping of `len` readable bytes that no
+        // Rust object aliases. PROT_READ + MAP_PRIVATE: we never write through it.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return None;
+        }
+        Some(Mapping { ptr, len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is the start of a live mapping of `len` readable bytes (see `new`),
+        // unmapped only in `drop`; the returned slice borrows `self`, so it cannot outlive the
+        // mapping, and nothing writes to a private read-only mapping.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr`/`len` describe a mapping made in `new` and not unmapped before; no
+        // slice of it can be alive here (they borrow `self`).
+        unsafe {
+            libc::munmap(self.ptr, self.len);
+        }
+    }
+}
+
+/// Reads the whole input: a path (mapped), or `-` (and the usual stdin aliases) for standard
+/// input.
+fn open_input(input: &str) -> Result<Input, String> {
+    if !matches!(input, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0") {
+        if let Ok(file) = fs::File::open(input) {
+            if file.metadata().is_ok_and(|m| m.is_file()) {
+                if let Some(m) = Mapping::new(&file) {
+                    return Ok(Input::Mapped(m));
+                }
+            }
+        }
+    }
+    read_input(input).map(Input::Owned)
+}
+
+/// Reads the whole input into memory.
 fn read_input(input: &str) -> Result<Vec<u8>, String> {
     if matches!(input, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0") {
         let mut data = Vec::new();

@@ -209,13 +209,20 @@ impl Renderer {
 
     /// Renders chunk slot `slot` of `file` (3.2, 5.2).
     pub fn render_chunk(&mut self, file: &EvtxFile<'_>, slot: u32) -> ChunkOutput {
+        let mut out = ChunkOutput::default();
+        self.render_chunk_into(file, slot, &mut out);
+        out
+    }
+
+    /// Like [`Renderer::render_chunk`], reusing the buffers of `out` (its previous content is
+    /// discarded).
+    pub fn render_chunk_into(&mut self, file: &EvtxFile<'_>, slot: u32, out: &mut ChunkOutput) {
         let file_offset = EvtxFile::chunk_offset(slot);
-        let mut out = ChunkOutput {
-            slot,
-            file_offset,
-            bytes: Vec::new(),
-            records: Vec::new(),
-        };
+        out.slot = slot;
+        out.file_offset = file_offset;
+        out.bytes.clear();
+        out.records.clear();
+        let out = &mut *out;
         let chunk = file.chunk_bytes(slot);
         let chunk_error = |out: &mut ChunkOutput, kind, detail: String| {
             out.records.push(RecordEntry {
@@ -228,27 +235,27 @@ impl Renderer {
         };
         if chunk.len() < CHUNK_SIZE {
             chunk_error(
-                &mut out,
+                out,
                 ErrorKind::IncompleteChunk,
                 format!("{} bytes", chunk.len()),
             );
-            return out;
+            return;
         }
         let Some(header) = ChunkHeader::parse(chunk) else {
             if !chunk.iter().all(|&b| b == 0) {
-                chunk_error(&mut out, ErrorKind::BadChunkMagic, String::new());
+                chunk_error(out, ErrorKind::BadChunkMagic, String::new());
             }
-            return out;
+            return;
         };
         if self.opts.validate_checksums {
             if let Err(f) = header.validate_checksums(chunk) {
-                chunk_error(&mut out, f.kind, f.detail);
-                return out;
+                chunk_error(out, f.kind, f.detail);
+                return;
             }
         }
         if let Err(f) = chunk::check_string_table(chunk, &mut self.visited) {
-            chunk_error(&mut out, f.kind, f.detail);
-            return out;
+            chunk_error(out, f.kind, f.detail);
+            return;
         }
         self.names.clear();
         self.templates.clear();
@@ -295,7 +302,6 @@ impl Renderer {
             }
         }
         self.last_output = out.bytes.len().max(4096);
-        out
     }
 
     /// Renders one record with its framing (11.2) onto `buf`: replays a program when one
@@ -381,14 +387,16 @@ impl Renderer {
 /// With one thread everything runs inline on the caller's thread.
 pub fn dump<F>(file: &EvtxFile<'_>, opts: &Options, mut sink: F)
 where
-    F: FnMut(ChunkOutput) -> ControlFlow<()>,
+    F: FnMut(&ChunkOutput) -> ControlFlow<()>,
 {
     let order = file.chunk_order(opts.validate_checksums);
     let threads = opts.effective_threads().min(order.len().max(1));
     if threads <= 1 {
         let mut r = Renderer::new(opts);
+        let mut out = ChunkOutput::default();
         for &slot in &order {
-            if sink(r.render_chunk(file, slot)).is_break() {
+            r.render_chunk_into(file, slot, &mut out);
+            if sink(&out).is_break() {
                 return;
             }
         }
@@ -398,8 +406,10 @@ where
         Ok(pool) => pool,
         Err(_) => {
             let mut r = Renderer::new(opts);
+            let mut out = ChunkOutput::default();
             for &slot in &order {
-                if sink(r.render_chunk(file, slot)).is_break() {
+                r.render_chunk_into(file, slot, &mut out);
+                if sink(&out).is_break() {
                     return;
                 }
             }
@@ -413,6 +423,9 @@ where
     let emitted = Mutex::new(0usize);
     let advanced = Condvar::new();
     let (tx, rx) = mpsc::channel::<(usize, ChunkOutput)>();
+    // Rendered outputs go back to the workers once the sink is done with them.
+    let recycled: Mutex<Vec<ChunkOutput>> = Mutex::new(Vec::new());
+    let recycled = &recycled;
     let order = &order;
     pool.in_place_scope(|scope| {
         for _ in 0..threads {
@@ -434,7 +447,12 @@ where
                     if stop.load(Ordering::Relaxed) {
                         return;
                     }
-                    let output = r.render_chunk(file, order[i]);
+                    let mut output = recycled
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .pop()
+                        .unwrap_or_default();
+                    r.render_chunk_into(file, order[i], &mut output);
                     if tx.send((i, output)).is_err() {
                         return;
                     }
@@ -451,7 +469,11 @@ where
             pending.insert(i, output);
             while let Some(output) = pending.remove(&next) {
                 next += 1;
-                let flow = sink(output);
+                let flow = sink(&output);
+                recycled
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(output);
                 {
                     let mut e = emitted.lock().unwrap_or_else(|p| p.into_inner());
                     *e = next;

@@ -11,7 +11,7 @@
 //! let data = std::fs::read("security.evtx").unwrap();
 //! let file = EvtxFile::open(&data).unwrap();
 //! let opts = Options { format: evtx_core::Format::Jsonl, ..Options::default() };
-//! dump(&file, &opts, |chunk| {
+//! dump(&file, &opts, |chunk: &evtx_core::ChunkOutput| {
 //!     for r in &chunk.records {
 //!         if let Outcome::Rendered(range) = &r.outcome {
 //!             print!("{}", String::from_utf8_lossy(&chunk.bytes[range.clone()]));
