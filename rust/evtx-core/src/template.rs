@@ -103,22 +103,31 @@ impl Templates {
 
 /// Content identities of template definitions, shared by every chunk a renderer sees.
 ///
-/// Two definitions get the same identity exactly when they sit at the same chunk offset (which
-/// decides which name references are inline), their bodies are byte-identical and every name
-/// they use has the same text, so they render the same way in any chunk. A known definition is
-/// recognised without parsing it again: only its names are compared.
+/// Two definitions get the same identity when they parse to the same tree with the same name
+/// texts, wherever they sit: their bodies are byte-identical except for the name references
+/// (absolute chunk offsets) and the chain links of inline name entries, every reference is
+/// inline in both or in neither, and referenced names have the same text. A known definition is
+/// recognised without parsing it again: candidates with the same GUID and size are checked
+/// against the recorded reference positions.
 #[derive(Debug, Default)]
 pub struct Identities {
-    /// Key: definition offset (4 bytes LE) followed by the body.
-    by_body: HashMap<Vec<u8>, Vec<Variant>>,
-    key: Vec<u8>,
+    by_guid: HashMap<([u8; 16], u32), Vec<Variant>>,
     by_offset: HashMap<u32, Option<u32>>,
+    scratch: Vec<u8>,
     next: u32,
     bytes: usize,
 }
 
-/// One known definition: the names it uses (entry offset, UTF-16 text) and its identity.
-type Variant = (Vec<(u32, Vec<u8>)>, u32);
+/// One known definition shape.
+#[derive(Debug)]
+struct Variant {
+    /// The body with reference fields (and inline entries' link and hash) zeroed.
+    normalized: Vec<u8>,
+    /// Per reference: position of its offset field in the body, inline or not, and for
+    /// references to names elsewhere, the UTF-16 bytes of the name.
+    refs: Vec<(u32, bool, Vec<u8>)>,
+    id: u32,
+}
 
 /// Bound on the bytes [`Identities`] keeps (bodies and names).
 const MAX_IDENTITY_BYTES: usize = 16 << 20;
@@ -128,6 +137,14 @@ fn name_bytes(chunk: &[u8], off: u32) -> Option<&[u8]> {
     let o = off as usize;
     let count = usize::from(crate::bytes::get_u16(chunk, o.checked_add(6)?)?);
     chunk.get(o + 8..o + 8 + 2 * count)
+}
+
+/// Zeroes, in `body`, the reference field at `pos` and, for an inline entry, its link and hash.
+fn mask_ref(body: &mut [u8], pos: usize, inline: bool) {
+    let end = if inline { pos + 10 } else { pos + 4 };
+    if let Some(field) = body.get_mut(pos..end.min(body.len())) {
+        field.fill(0);
+    }
 }
 
 impl Identities {
@@ -165,28 +182,50 @@ impl Identities {
     ) -> Option<u32> {
         let chunk = cx.chunk;
         let o = def_off as usize;
-        let size = crate::bytes::get_u32(chunk, o.checked_add(20)?)? as usize;
-        let body = chunk.get(o + 24..(o + 24).checked_add(size)?)?;
-        self.key.clear();
-        self.key.extend_from_slice(&def_off.to_le_bytes());
-        self.key.extend_from_slice(body);
-        if let Some(variants) = self.by_body.get(&self.key) {
-            for (used, id) in variants {
-                if used
-                    .iter()
-                    .all(|(off, text)| name_bytes(chunk, *off) == Some(&text[..]))
-                {
-                    return Some(*id);
+        let mut guid = [0u8; 16];
+        guid.copy_from_slice(chunk.get(o.checked_add(4)?..o + 20)?);
+        let size = crate::bytes::get_u32(chunk, o + 20)?;
+        let start = o + 24;
+        let body = chunk.get(start..start.checked_add(size as usize)?)?;
+        if let Some(variants) = self.by_guid.get(&(guid, size)) {
+            'variants: for v in variants {
+                self.scratch.clear();
+                self.scratch.extend_from_slice(body);
+                for (pos, inline, text) in &v.refs {
+                    let p = *pos as usize;
+                    let Some(off) = crate::bytes::get_u32(body, p) else {
+                        continue 'variants;
+                    };
+                    let is_inline = off as usize == start + p + 4;
+                    if is_inline != *inline
+                        || (!inline && name_bytes(chunk, off) != Some(&text[..]))
+                    {
+                        continue 'variants;
+                    }
+                    mask_ref(&mut self.scratch, p, *inline);
+                }
+                if self.scratch == v.normalized {
+                    return Some(v.id);
                 }
             }
         }
         let def = templates.get_def(cx, names, s, def_off, depth).ok()?;
-        let mut used = Vec::new();
+        let mut normalized = body.to_vec();
+        let mut refs = Vec::new();
         let mut cost = body.len();
-        for &off in &names.log[def.names.range()] {
-            let text = name_bytes(chunk, off)?;
-            cost += text.len() + 8;
-            used.push((off, text.to_vec()));
+        for r in &names.log[def.names.range()] {
+            // References outside the body (cannot happen for a parsed body) make it unique.
+            let p = (r.field as usize)
+                .checked_sub(start)
+                .filter(|&p| p + 4 <= body.len())?;
+            let text = if r.inline {
+                Vec::new()
+            } else {
+                name_bytes(chunk, r.offset)?.to_vec()
+            };
+            mask_ref(&mut normalized, p, r.inline);
+            cost += text.len() + 16;
+            refs.push((p as u32, r.inline, text));
         }
         if self.bytes + cost > MAX_IDENTITY_BYTES {
             return None;
@@ -194,10 +233,11 @@ impl Identities {
         self.bytes += cost;
         let id = self.next;
         self.next += 1;
-        self.by_body
-            .entry(self.key.clone())
-            .or_default()
-            .push((used, id));
+        self.by_guid.entry((guid, size)).or_default().push(Variant {
+            normalized,
+            refs,
+            id,
+        });
         Some(id)
     }
 }

@@ -95,15 +95,24 @@ fn u32_at(chunk: &[u8], pos: usize) -> BinXmlResult<u32> {
 
 /// Reads a name reference at `*pos` (6.3), skipping an inline name entry.
 fn read_name_ref(cx: Cx<'_>, names: &mut Names, pos: &mut usize) -> BinXmlResult<u32> {
+    let field = *pos;
     let off = u32_at(cx.chunk, *pos)?;
     *pos += 4;
-    if *pos == off as usize {
+    let inline = *pos == off as usize;
+    if inline {
         let count = usize::from(u16_at(cx.chunk, *pos + 6)?);
         let next = *pos + 10 + 2 * count;
         if next > cx.chunk.len() {
             return Err(err("inline name past the end of the chunk", *pos));
         }
         *pos = next;
+    }
+    if names.logging {
+        names.log.push(crate::tree::NameRef {
+            field: field as u32,
+            offset: off,
+            inline,
+        });
     }
     names.resolve(cx.chunk, off)
 }

@@ -143,16 +143,25 @@ impl Tree {
     }
 }
 
+/// A name reference as read from a stream: where its offset field is, the offset it holds,
+/// and whether the entry was inline (6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameRef {
+    pub field: u32,
+    pub offset: u32,
+    pub inline: bool,
+}
+
 /// Name id of the synthetic `Event` root (6.9).
 pub const NAME_EVENT: NameId = 0;
 
 /// Resolved element/attribute/entity names of one chunk, by chunk offset (6.3).
 #[derive(Debug)]
 pub struct Names {
-    /// While set, every resolved name's entry offset is appended to `log`.
+    /// While set, the token reader appends every name reference it reads to `log`.
     pub logging: bool,
-    /// Name offsets resolved while `logging` (template definitions, for their identities).
-    pub log: Vec<u32>,
+    /// Name references read while `logging` (template definitions, for their identities).
+    pub log: Vec<NameRef>,
     by_offset: HashMap<u32, NameId>,
     spans: Vec<(u32, u32)>,
     text: String,
@@ -195,9 +204,6 @@ impl Names {
     /// cut at the first NUL; the whole entry (with terminator) must lie in the chunk and the
     /// text must be valid UTF-16.
     pub fn resolve(&mut self, chunk: &[u8], offset: u32) -> BinXmlResult<NameId> {
-        if self.logging {
-            self.log.push(offset);
-        }
         if let Some(&id) = self.by_offset.get(&offset) {
             return Ok(id);
         }
