@@ -134,13 +134,15 @@ fn main() -> ExitCode {
     }
 
     let (sink, progress): (Box<dyn Write>, bool) = match &cli.output {
-        None => (Box::new(io::stdout().lock()), false),
+        None => (stdout_writer(), false),
         Some(path) => match open_output(path, cli.no_confirm_overwrite) {
             Ok(f) => (Box::new(f), io::stderr().is_terminal()),
             Err(e) => return fatal(e),
         },
     };
-    let mut out = io::BufWriter::with_capacity(1 << 20, sink);
+    // Chunk outputs (usually 60–250 KiB) at least this large go straight to the descriptor in
+    // one write; smaller ones are gathered.
+    let mut out = io::BufWriter::with_capacity(64 << 10, sink);
     let mut progress = progress.then(|| Progress::new(data.len()));
     let mut broken_pipe = false;
     let mut write_error: Option<io::Error> = None;
@@ -287,6 +289,16 @@ impl Drop for Mapping {
         unsafe {
             libc::munmap(self.ptr, self.len);
         }
+    }
+}
+
+/// Standard output as a plain file descriptor: `io::stdout()` is line-buffered, which would
+/// scan and copy every chunk; we already hand it whole chunks.
+fn stdout_writer() -> Box<dyn Write> {
+    use std::os::fd::AsFd;
+    match io::stdout().as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(fs::File::from(fd)),
+        Err(_) => Box::new(io::stdout().lock()),
     }
 }
 

@@ -31,3 +31,32 @@ pub(crate) fn get_u32(data: &[u8], off: usize) -> Option<u32> {
     let b = data.get(off..off.checked_add(4)?)?;
     Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
+
+/// A small fast hasher for the engine's maps (keys are chunk offsets and signatures, not
+/// attacker-chosen keys of a long-lived service: a collision only costs a probe, equality is
+/// still checked on the full key).
+#[derive(Default, Clone, Copy)]
+pub struct SigHasher(u64);
+
+impl std::hash::Hasher for SigHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+        self.0 = h;
+    }
+}
+
+/// A `HashMap` with [`SigHasher`].
+pub(crate) type FastMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<SigHasher>>;

@@ -95,15 +95,18 @@ impl ChunkHeader {
 /// Checks that every entry of the chunk's string table can be read (section 4.3): walks all 64
 /// bucket chains, each entry must lie in the chunk and hold valid UTF-16. `visited` is scratch
 /// (reused between chunks).
-pub fn check_string_table(chunk: &[u8], visited: &mut Vec<u32>) -> Result<(), Failure> {
+pub fn check_string_table(chunk: &[u8], visited: &mut Vec<u64>) -> Result<(), Failure> {
+    // One bit per possible entry offset in the chunk; offsets past it fail when read.
     visited.clear();
+    visited.resize(CHUNK_SIZE / 64 + 1, 0);
     for bucket in 0..64 {
         let mut offset = le_u32(chunk, 128 + bucket * 4);
         while offset != 0 {
-            if visited.contains(&offset) {
+            let (word, bit) = ((offset as usize / 64).min(CHUNK_SIZE / 64), offset % 64);
+            if visited[word] & (1 << bit) != 0 && (offset as usize) < CHUNK_SIZE {
                 break;
             }
-            visited.push(offset);
+            visited[word] |= 1 << bit;
             let next = read_name_entry_check(chunk, offset as usize).ok_or_else(|| {
                 Failure::new(
                     ErrorKind::BadStringTable,

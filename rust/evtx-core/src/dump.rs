@@ -186,7 +186,7 @@ pub struct Renderer {
     identities: Identities,
     tree: Tree,
     scratch: Scratch,
-    visited: Vec<u32>,
+    visited: Vec<u64>,
     /// Size of the last chunk's output, to pre-size the next.
     last_output: usize,
 }

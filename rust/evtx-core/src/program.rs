@@ -23,7 +23,6 @@ use crate::tree::{Names, Node};
 use crate::values::{self, Flavor, Slot};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
-use std::collections::HashMap;
 
 /// Records with more values than this (all instances together) are not recorded.
 const MAX_FLAT_VALUES: usize = 60_000;
@@ -197,31 +196,7 @@ pub struct Defs<'a> {
     pub identities: &'a mut Identities,
 }
 
-/// A small fast hasher for signatures (they are not attacker-chosen keys of a long-lived
-/// service: a collision only costs a lookup, equality is still checked on the full key).
-#[derive(Default, Clone, Copy)]
-pub struct SigHasher(u64);
-
-impl std::hash::Hasher for SigHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = self.0;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
-            h = (h.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-        for &b in chunks.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-        self.0 = h;
-    }
-}
-
-type SigMap = HashMap<Vec<u8>, (u32, u32, u32, u32), std::hash::BuildHasherDefault<SigHasher>>;
+type SigMap = crate::bytes::FastMap<Vec<u8>, (u32, u32, u32, u32)>;
 
 /// Programs are kept across chunks (signatures name definitions by content); these caps bound
 /// the memory a crafted file can make them take.

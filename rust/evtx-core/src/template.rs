@@ -5,14 +5,13 @@ use crate::error::{BinXmlError, BinXmlResult};
 use crate::tokens::{self, Cx, Scratch, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES};
 use crate::tree::{Attr, Element, Names, Node, Span, Tree};
 use crate::values::{self, Item, Slot, Value};
-use std::collections::HashMap;
 
 /// The parsed template definitions of one chunk.
 #[derive(Debug, Default)]
 pub struct Templates {
     /// Definition trees (elements keep their dependency ids, substitutions are placeholders).
     pub tree: Tree,
-    by_offset: HashMap<u32, Result<Def, BinXmlError>>,
+    by_offset: crate::bytes::FastMap<u32, Result<Def, BinXmlError>>,
 }
 
 /// A parsed definition: its root element in [`Templates::tree`] and the names it uses.
@@ -111,8 +110,8 @@ impl Templates {
 /// against the recorded reference positions.
 #[derive(Debug, Default)]
 pub struct Identities {
-    by_guid: HashMap<([u8; 16], u32), Vec<Variant>>,
-    by_offset: HashMap<u32, Option<u32>>,
+    by_guid: crate::bytes::FastMap<([u8; 16], u32), Vec<Variant>>,
+    by_offset: crate::bytes::FastMap<u32, Option<u32>>,
     scratch: Vec<u8>,
     next: u32,
     bytes: usize,

@@ -8,7 +8,6 @@
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape;
 use crate::values::Value;
-use std::collections::HashMap;
 
 /// A contiguous run in one of the tree's vectors.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -162,7 +161,7 @@ pub struct Names {
     pub logging: bool,
     /// Name references read while `logging` (template definitions, for their identities).
     pub log: Vec<NameRef>,
-    by_offset: HashMap<u32, NameId>,
+    by_offset: crate::bytes::FastMap<u32, NameId>,
     spans: Vec<(u32, u32)>,
     text: String,
 }
@@ -172,7 +171,7 @@ impl Default for Names {
         let mut names = Names {
             logging: false,
             log: Vec::new(),
-            by_offset: HashMap::new(),
+            by_offset: Default::default(),
             spans: Vec::new(),
             text: String::new(),
         };
@@ -221,11 +220,24 @@ impl Names {
         }
         let raw = &chunk[start..start + 2 * count];
         let units = escape::units_until_nul(raw);
-        let text = escape::decode_utf16_strict(&raw[..2 * units])
-            .ok_or_else(|| BinXmlError::new("name is not valid UTF-16", o))?;
+        let text_start = self.text.len();
+        let decoded = char::decode_utf16(
+            raw[..2 * units]
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]])),
+        );
+        for c in decoded {
+            match c {
+                Ok(c) => self.text.push(c),
+                Err(_) => {
+                    self.text.truncate(text_start);
+                    return Err(BinXmlError::new("name is not valid UTF-16", o));
+                }
+            }
+        }
         let id = self.spans.len() as NameId;
-        self.spans.push((self.text.len() as u32, text.len() as u32));
-        self.text.push_str(&text);
+        self.spans
+            .push((text_start as u32, (self.text.len() - text_start) as u32));
         self.by_offset.insert(offset, id);
         Ok(id)
     }
