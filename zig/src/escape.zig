@@ -274,6 +274,11 @@ pub fn writeCodepoint(out: *Out, cp: u21, comptime mode: Mode) Error!void {
 pub fn unitsBeforeNul(src: []const u8) usize {
     const n = src.len / 2;
     var i: usize = 0;
+    while (i + 8 <= n) : (i += 8) {
+        const v: @Vector(8, u16) = @bitCast(src[i * 2 ..][0..16].*);
+        const zero: u8 = @bitCast(v == @as(@Vector(8, u16), @splat(0)));
+        if (zero != 0) return i + @ctz(zero);
+    }
     while (i < n) : (i += 1) {
         if (src[2 * i] == 0 and src[2 * i + 1] == 0) return i;
     }
@@ -336,6 +341,15 @@ test "vector path: long ASCII runs, surrogate pairs and non-ASCII" {
     const s = [_]u16{ 'H', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', 0xE9, 0xD83D, 0xDE00, 'x', 'y', 'z', 'a', 'b', 'c', 'd', 'e', 'f' };
     try expectEscaped(.json, &s, "Hello world!\xC3\xA9\xF0\x9F\x98\x80xyzabcdef");
     try expectEscaped(.raw, &[_]u16{ 'a', 0xD800, '<' }, "a\xEF\xBF\xBD<");
+}
+
+test "unitsBeforeNul finds the first NUL unit in and after the vector loop" {
+    const a = u16le(&[_]u16{ 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 0, 'k' });
+    try std.testing.expectEqual(@as(usize, 9), unitsBeforeNul(&a));
+    const b = u16le(&[_]u16{ 'a', 0x100, 0, 'd', 'e', 'f', 'g', 'h', 'i' });
+    try std.testing.expectEqual(@as(usize, 2), unitsBeforeNul(&b));
+    const c = u16le(&[_]u16{ 'a', 'b' });
+    try std.testing.expectEqual(@as(usize, 2), unitsBeforeNul(&c));
 }
 
 test "codepoint escaping uses lowercase hex in JSON" {

@@ -24,10 +24,17 @@ pub const Mode = enum(u8) { json, xml_text, xml_attr };
 /// Substitution values one program may reference.
 pub const slots_max = 4096;
 
+/// Array items a signature describes one by one; longer arrays take the slow path.
+pub const array_items_max = 64;
+/// `Op.item` of a whole value (not an array item).
+pub const whole_value: u16 = 0xFFFF;
+
 const Op = struct {
     literal_start: u32,
     literal_len: u32,
     slot: u16,
+    /// Array item index (array expansion), or `whole_value`.
+    item: u16,
     mode: Mode,
 };
 
@@ -47,7 +54,7 @@ pub const Capture = struct {
     /// A substitution influenced the output beyond its own text (e.g. a Data name).
     poisoned: bool = false,
 
-    pub const Write = struct { begin: u32, end: u32, slot: u16, mode: Mode };
+    pub const Write = struct { begin: u32, end: u32, slot: u16, item: u16, mode: Mode };
 };
 
 /// Per-renderer cache of compiled programs, cleared for every chunk.
@@ -121,12 +128,28 @@ pub const Cache = struct {
                 continue;
             }
             var empty: u32 = undefined;
+            var count: usize = 0;
             if (v.vtype > T.array) {
-                const count = values.itemCount(p.chunk, v.value());
-                if (count > 1) return false;
+                count = values.itemCount(p.chunk, v.value());
+                if (count > array_items_max) return false;
                 empty = @intFromBool(count == 0);
             } else empty = @intFromBool(values.isEmpty(p.chunk, v.value()));
             c.signature.appendAssumeCapacity(v.vtype | (empty << 8));
+            if (count > 1) {
+                // Expanded arrays: the item count and which string items are empty (an
+                // empty item produces no node) decide the structure.
+                try c.signature.ensureUnusedCapacity(c.gpa, 2 + inst.kids.len);
+                var mask: u64 = 0;
+                var it = values.Items.init(p.chunk, v.value());
+                var k: u6 = 0;
+                while (it.next()) |item| : (k +%= 1) {
+                    if (values.isEmpty(p.chunk, item)) mask |= @as(u64, 1) << k;
+                }
+                c.signature.appendAssumeCapacity(@intCast(count));
+                c.signature.appendAssumeCapacity(@truncate(mask));
+                try c.signature.append(c.gpa, @truncate(mask >> 32));
+                try c.signature.ensureUnusedCapacity(c.gpa, inst.kids.len);
+            }
             if (c.slots.items.len >= slots_max) return false;
             const vm = p.nodeMut(vi);
             vm.dep = @intCast(c.slots.items.len);
@@ -153,7 +176,8 @@ pub const Cache = struct {
     pub fn replay(c: *const Cache, prog: *const Program, p: *const Parser, out: *Out, f: values.Format) values.Error!void {
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
             try out.write(c.literals.items[op.literal_start..][0..op.literal_len]);
-            const v = p.node(c.slots.items[op.slot]).value();
+            var v = p.node(c.slots.items[op.slot]).value();
+            if (op.item != whole_value) v = arrayItem(p.chunk, v, op.item);
             switch (op.mode) {
                 .json => try values.writeText(out, f, v, .json),
                 .xml_text => try values.writeText(out, f, v, .xml_text),
@@ -161,6 +185,16 @@ pub const Cache = struct {
             }
         }
         try out.write(c.literals.items[prog.tail_start..][0..prog.tail_len]);
+    }
+
+    fn arrayItem(chunk: []const u8, v: values.Value, index: u16) values.Value {
+        var it = values.Items.init(chunk, v);
+        var k: u16 = 0;
+        while (it.next()) |item| : (k += 1) {
+            if (k == index) return item;
+        }
+        // The signature fixed the item count, so the item exists.
+        return .{ .vtype = T.null_type, .start = v.start, .len = 0 };
     }
 
     /// Starts capturing a slow-path rendering that begins at output offset `start`.
@@ -191,7 +225,7 @@ pub const Cache = struct {
             assert(w.begin >= at);
             const lit_start: u32 = @intCast(c.literals.items.len);
             try c.literals.appendSlice(c.gpa, text[at..w.begin]);
-            try c.ops.append(c.gpa, .{ .literal_start = lit_start, .literal_len = w.begin - at, .slot = w.slot, .mode = w.mode });
+            try c.ops.append(c.gpa, .{ .literal_start = lit_start, .literal_len = w.begin - at, .slot = w.slot, .item = w.item, .mode = w.mode });
             at = w.end;
         }
         var p2 = prog;
@@ -215,7 +249,8 @@ pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: e
                 .xml_attr => .xml_attr,
                 .raw => @compileError("raw text is never a substitution value"),
             };
-            try cap.ops.append(out.gpa, .{ .begin = @intCast(begin), .end = @intCast(out.len() - cap.start), .slot = n.dep, .mode = m });
+            const item: u16 = if (n.kids.len > 0) @intCast(n.kids.len - 1) else whole_value;
+            try cap.ops.append(out.gpa, .{ .begin = @intCast(begin), .end = @intCast(out.len() - cap.start), .slot = n.dep, .item = item, .mode = m });
             return;
         }
     }

@@ -201,11 +201,20 @@ fn expandArrays(p: *Parser, el_index: u32) Error!void {
     }
     if (found_kid == null and found_attr == null) return p.push(el_index);
     const array_index = if (found_kid) |k| p.edges(el.kids)[k] else p.edges(p.node(p.edges(el.attrs)[found_attr.?]).kids)[found_item];
-    const array = p.node(array_index).value();
+    const array_node = p.node(array_index).*;
+    const array = array_node.value();
     var it = values.Items.init(p.chunk, array);
-    while (it.next()) |item| {
+    var item_index: u32 = 0;
+    while (it.next()) |item| : (item_index += 1) {
         const skip = (item.vtype == T.string or item.vtype == T.ansi) and values.isEmpty(p.chunk, item);
-        const item_node: ?u32 = if (skip) null else try p.newNode(.{ .kind = .value, .vtype = item.vtype, .a = item.start, .b = item.len });
+        var n: tokens.Node = .{ .kind = .value, .vtype = item.vtype, .a = item.start, .b = item.len };
+        if (array_node.flags & tokens.flag_slot != 0) {
+            // Numbered for a compiled program: same slot, item index + 1 in `kids.len`.
+            n.flags = tokens.flag_slot;
+            n.dep = array_node.dep;
+            n.kids.len = item_index + 1;
+        }
+        const item_node: ?u32 = if (skip) null else try p.newNode(n);
         var copy = el;
         if (found_kid) |k| {
             copy.kids = try replaced(p, el.kids, k, item_node);

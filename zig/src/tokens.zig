@@ -58,7 +58,8 @@ pub const flag_self_closing: u8 = 1;
 pub const flag_dynamic: u8 = 2;
 /// Record-stream elements: the subtree holds `instance` nodes (see `materialize`).
 pub const flag_lazy: u8 = 4;
-/// Substitution values numbered for a compiled program: `dep` holds the slot.
+/// Substitution values numbered for a compiled program: `dep` holds the slot, and for
+/// items made by array expansion `kids.len` holds the item index + 1.
 pub const flag_slot: u8 = 8;
 
 pub const Span = struct {
@@ -355,7 +356,8 @@ pub const Parser = struct {
                     try p.finishStartTag(pe);
                     pending = null;
                     if (p.frames.items.len - frames_base >= open_elements_max) return error.NestingTooDeep;
-                    try p.frames.append(p.gpa, .{ .node = pe.node, .children_mark = @intCast(p.stack.items.len) });
+                    if (p.frames.items.len == p.frames.capacity) try p.frames.ensureUnusedCapacity(p.gpa, 1);
+                    p.frames.appendAssumeCapacity(.{ .node = pe.node, .children_mark = @intCast(p.stack.items.len) });
                 },
                 0x03 => {
                     const pe = pending orelse return error.BadState;
