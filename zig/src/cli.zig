@@ -46,6 +46,8 @@ const Cli = struct {
 };
 
 var stderr_buffer: [4096]u8 = undefined;
+/// A progress line is on the terminal (ended with a newline at exit).
+var progress_shown = false;
 
 fn stderrPrint(comptime fmt: []const u8, args: anytype) void {
     var w = std.fs.File.stderr().writerStreaming(&stderr_buffer);
@@ -215,7 +217,10 @@ const Sink = struct {
             if (e.printed) try s.writer.writeAll(result.text(e));
         }
         s.chunks_done += 1;
-        if (s.progress) stderrPrint("\r[{d}/{d}] chunks", .{ s.chunks_done, s.chunks_total });
+        if (s.progress) {
+            progress_shown = true;
+            stderrPrint("\r[{d}/{d}] chunks", .{ s.chunks_done, s.chunks_total });
+        }
     }
 };
 
@@ -244,14 +249,16 @@ pub fn main() u8 {
     const cli = parseArgs(gpa, args) catch fatal("out of memory", .{});
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path (try `--help`).", .{});
     const file = readInput(gpa, input);
-    const header = evtx.file_header.parse(file) catch |e| switch (e) {
+    const evtx_file = dump.File.open(gpa, file, &cli.settings) catch |e| switch (e) {
         error.FileTooShort => fatal("Failed to parse evtx file header: the file is shorter than its header", .{}),
         error.BadFileMagic => fatal("Failed to parse evtx file header: invalid magic (expected `ElfFile\\0`)", .{}),
+        error.OutOfMemory => fatal("out of memory", .{}),
     };
+    const header = evtx_file.header;
     if (header.checksumMismatch()) {
         stderrPrint("warning: the file header's CRC32 is invalid (stored 0x{x:0>8}, computed 0x{x:0>8}); reading the file anyway\n", .{ header.checksum_stored, header.checksum_computed });
     }
-    const order = dump.chunkOrder(gpa, file, &header, &cli.settings) catch fatal("out of memory", .{});
+    const order = evtx_file.order;
     const out_file = if (cli.output) |path| openOutput(path, cli.no_confirm_overwrite) else std.fs.File.stdout();
     const buffer = gpa.alloc(u8, 1 << 18) catch fatal("out of memory", .{});
     var fw = out_file.writerStreaming(buffer);
@@ -270,6 +277,7 @@ pub fn main() u8 {
 }
 
 fn finish(fw: *std.fs.File.Writer, err: ?anyerror) u8 {
+    if (progress_shown) stderrPrint("\n", .{});
     const flushed = fw.interface.flush();
     if (err == null) flushed catch {};
     const write_error = fw.err;

@@ -228,6 +228,26 @@ pub const Renderer = struct {
     }
 };
 
+/// An EVTX file held in memory (never copied) and its chunk slots in output order: the
+/// entry point of the library. Render with `run` (all chunks, N threads, in order) or
+/// chunk by chunk with a `Renderer`.
+pub const File = struct {
+    bytes: []const u8,
+    header: file_header.FileHeader,
+    /// Chunk slots in output order (3.3).
+    order: []u32,
+
+    pub fn open(gpa: Allocator, bytes: []const u8, settings: *const Settings) (file_header.Error || Allocator.Error)!File {
+        const header = try file_header.parse(bytes);
+        const order = try chunkOrder(gpa, bytes, &header, settings);
+        return .{ .bytes = bytes, .header = header, .order = order };
+    }
+
+    pub fn deinit(f: *File, gpa: Allocator) void {
+        gpa.free(f.order);
+    }
+};
+
 /// The slots to process, in output order (3.3).
 pub fn chunkOrder(gpa: Allocator, file: []const u8, header: *const file_header.FileHeader, settings: *const Settings) Allocator.Error![]u32 {
     const slots = header.chunk_slots;
