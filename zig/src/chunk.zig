@@ -213,19 +213,14 @@ pub const Walker = struct {
     bytes: *const [size]u8,
     header: Header,
     pos: u32 = header_size,
+    /// Set after the record whose id is the chunk's last id, or when nothing live is left.
     done: bool = false,
-    /// A record id equal to the chunk's last id ends the walk after it.
-    pending_err: ?Step = null,
 
     pub fn init(bytes: *const [size]u8) Walker {
         return .{ .bytes = bytes, .header = Header.read(bytes) };
     }
 
     pub fn next(w: *Walker) ?Step {
-        if (w.pending_err) |s| {
-            w.pending_err = null;
-            return s;
-        }
         const live_end = w.header.liveEnd();
         while (!w.done) {
             if (w.pos >= live_end) {

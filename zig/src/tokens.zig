@@ -385,7 +385,7 @@ pub const Parser = struct {
                         if (pending != null) return error.BadState;
                         const frag = try p.parseStream(pos, pos + len, .record);
                         pos += len;
-                        try p.attachElements(frag, frames_base);
+                        try p.attachElements(frag);
                         continue;
                     }
                     const d = try values.decodeUnsized(p.chunk, pos, vtype);
@@ -423,7 +423,7 @@ pub const Parser = struct {
                     if (kind == .definition) return error.TemplateInDefinition;
                     if (pending != null) return error.BadState;
                     const root = try template.readInstance(p, &pos);
-                    try p.attach(root, frames_base);
+                    try p.push(root);
                 },
                 0x0D, 0x0E => {
                     if (kind != .definition) return error.InvalidToken;
@@ -442,14 +442,9 @@ pub const Parser = struct {
         return p.commit(base);
     }
 
-    /// Attaches an element at the current position (open element or top level).
-    fn attach(p: *Parser, n: u32, frames_base: usize) Error!void {
-        _ = frames_base;
-        try p.push(n);
-    }
-
-    fn attachElements(p: *Parser, frag: Span, frames_base: usize) Error!void {
-        _ = frames_base;
+    /// Attaches a nested stream's elements at the current position (open element or top
+    /// level: both are the top of the scratch stack).
+    fn attachElements(p: *Parser, frag: Span) Error!void {
         // Edges may move while pushing; copy indices one at a time through the span.
         var i: u32 = 0;
         while (i < frag.len) : (i += 1) try p.push(p.edges(frag)[i]);
