@@ -424,3 +424,131 @@ const Pipeline = struct {
         }
     }
 };
+
+// ---------------------------------------------------------------------------------------
+const testing = @import("testing.zig");
+
+/// A Security-like record: a template with dependency ids, optional substitutions, an
+/// attribute, an array and a nested BinXml instance.
+fn buildSample(b: *testing.Builder) void {
+    const T = values.T;
+    b.start = 536;
+    b.pos = 536;
+    b.fragment();
+    const size_at = b.beginInstance();
+    b.fragment();
+    b.open("Event", 0xFFFF, true);
+    b.attribute("xmlns");
+    b.text("urn:x");
+    b.closeStart();
+    b.open("System", 0xFFFF, false);
+    b.closeStart();
+    b.open("EventID", 0, true);
+    b.attribute("Qualifiers");
+    b.sub(1, true, T.uint16);
+    b.closeStart();
+    b.sub(0, true, T.uint16);
+    b.end();
+    b.open("Keywords", 0xFFFF, false);
+    b.closeStart();
+    b.sub(2, true, T.hex64);
+    b.end();
+    b.end();
+    b.open("Data", 3, false);
+    b.closeStart();
+    b.sub(3, false, T.array | T.string);
+    b.end();
+    b.sub(4, true, T.binxml);
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    // Values; value 4 is a nested instance `<EventData><Data Name="N">%0</Data></EventData>`
+    // built in place, its declared size patched afterwards.
+    const list = [_]testing.Builder.Value{
+        .{ .vtype = T.uint16, .bytes = &.{ 0x00, 0x12 } },
+        .{ .vtype = T.null_type, .bytes = &.{} },
+        .{ .vtype = T.hex64, .bytes = &.{ 0, 0, 0, 0, 0, 0, 0x20, 0x80 } },
+        .{ .vtype = T.array | T.string, .bytes = &.{ 'a', 0, 0, 0, 'b', 0, 0, 0 } },
+    };
+    b.u32le(list.len + 1);
+    for (list) |v| {
+        b.u16le(@intCast(v.bytes.len));
+        b.byte(v.vtype);
+        b.byte(0);
+    }
+    const nested_descriptor = b.pos;
+    b.u16le(0);
+    b.byte(T.binxml);
+    b.byte(0);
+    for (list) |v| b.raw(v.bytes);
+    const nested_start = b.pos;
+    b.fragment();
+    const nested_size_at = b.beginInstance();
+    b.fragment();
+    b.open("EventData", 0xFFFF, false);
+    b.closeStart();
+    b.open("Data", 0xFFFF, true);
+    b.attribute("Name");
+    b.text("N");
+    b.closeStart();
+    b.sub(0, false, T.uint32);
+    b.end();
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(nested_size_at);
+    b.valueList(&.{.{ .vtype = T.uint32, .bytes = &.{ 5, 0, 0, 0 } }});
+    b.byte(0x00);
+    std.mem.writeInt(u16, b.chunk[nested_descriptor..][0..2], @intCast(b.pos - nested_start), .little);
+    b.byte(0x00);
+}
+
+test "renderChunk: one record in every format; mutated chunks never crash" {
+    const gpa = std.testing.allocator;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    buildSample(&b);
+    const file = try testing.fileWithOneRecord(gpa, &b);
+    defer gpa.free(file);
+
+    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var f = try File.open(gpa, file, &settings);
+    defer f.deinit(gpa);
+    try std.testing.expectEqualSlices(u32, &.{0}, f.order);
+    const renderer = try gpa.create(Renderer);
+    defer gpa.destroy(renderer);
+    renderer.init(gpa, &settings);
+    defer renderer.deinit();
+    var result = Result.init(gpa);
+    defer result.deinit();
+    // Twice: a renderer is reused across chunks.
+    for (0..2) |_| {
+        try renderer.renderChunk(file, 0, &result);
+        try std.testing.expectEqual(@as(usize, 1), result.entries.items.len);
+        try std.testing.expectEqualStrings(
+            "{\"Event\":{\"#attributes\":{\"xmlns\":\"urn:x\"},\"System\":{\"EventID\":4608," ++
+                "\"Keywords\":\"0x8020000000000000\"},\"Data\":\"a\",\"Data_1\":\"b\",\"EventData\":{\"N\":5}}}\n",
+            result.text(&result.entries.items[0]),
+        );
+    }
+
+    // Mutations: every outcome is fine except a crash, a leak or unbounded work.
+    var prng = std.Random.DefaultPrng.init(0x5eed);
+    const random = prng.random();
+    const mutated = try gpa.dupe(u8, file);
+    defer gpa.free(mutated);
+    const formats = [_]OutputFormat{ .jsonl, .xml, .json };
+    for (0..300) |round| {
+        @memcpy(mutated, file);
+        const flips = 1 + random.uintLessThan(usize, 8);
+        for (0..flips) |_| {
+            const at = 4096 + 512 + random.uintLessThan(usize, b.pos + 64 - 512);
+            mutated[at] = random.int(u8);
+        }
+        settings.format = formats[round % formats.len];
+        settings.separate_attributes = round % 2 == 0;
+        try renderer.renderChunk(mutated, 0, &result);
+        for (result.entries.items) |*e| {
+            if (e.kind == null) try std.testing.expect(e.len > 0);
+        }
+    }
+}

@@ -10,6 +10,8 @@ const render_xml = @import("render_xml.zig");
 
 pub const Builder = struct {
     chunk: []u8,
+    /// Where the stream starts (and `render` starts parsing).
+    start: u32 = 512,
     pos: u32 = 512,
 
     pub fn init(gpa: std.mem.Allocator) !Builder {
@@ -141,6 +143,29 @@ pub const Builder = struct {
     }
 };
 
+/// Wraps the builder's chunk (whose stream starts at 536) into a file: a file header, a
+/// chunk header and one record (id 1) around the stream. Caller frees the file.
+pub fn fileWithOneRecord(gpa: std.mem.Allocator, b: *const Builder) ![]u8 {
+    std.debug.assert(b.start == 512 + 24);
+    const file = try gpa.alloc(u8, 4096 + 65536);
+    @memset(file, 0);
+    @memcpy(file[0..8], "ElfFile\x00");
+    std.mem.writeInt(u16, file[40..42], 4096, .little);
+    const c = file[4096..];
+    @memcpy(c, b.chunk);
+    @memcpy(c[0..8], "ElfChnk\x00");
+    const size: u32 = b.pos + 4 - 512;
+    std.mem.writeInt(u64, c[24..32], 1, .little); // first record id
+    std.mem.writeInt(u64, c[32..40], 1, .little); // last record id
+    std.mem.writeInt(u32, c[44..48], 512, .little); // last record offset
+    std.mem.writeInt(u32, c[48..52], 512 + size, .little); // free space offset
+    @memcpy(c[512..516], "\x2a\x2a\x00\x00");
+    std.mem.writeInt(u32, c[516..520], size, .little);
+    std.mem.writeInt(u64, c[520..528], 1, .little);
+    std.mem.writeInt(u32, c[b.pos..][0..4], size, .little);
+    return file;
+}
+
 pub const Format = enum { json, json_separate, xml, xml_flat };
 
 /// Parses the record stream `512..b.pos` and renders it; caller frees the result.
@@ -149,7 +174,7 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
     defer p.deinit();
     try p.resetChunk(b.chunk);
     p.resetRecord();
-    const top = try p.parseStream(512, b.pos, .record);
+    const top = try p.parseStream(b.start, b.pos, .record);
     const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .a = p.event_name });
     var out = escape.Out.init(gpa);
     errdefer out.deinit();
