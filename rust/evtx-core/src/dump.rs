@@ -324,7 +324,13 @@ impl Renderer {
         let prescan = self.programs.prescan(cx, &mut defs, bstart, bend);
         if let Prescan::Hit(a, b, c, d) = prescan {
             self.banner(buf, rec.id);
-            self.programs.replay(buf, cx, (a, b, c, d));
+            let limit = (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT);
+            if !self.programs.replay(buf, cx, (a, b, c, d), limit) {
+                return Err(Failure::new(
+                    ErrorKind::BadBinxml,
+                    "record output too large",
+                ));
+            }
             return Self::check_size(buf, start);
         }
         let root = tokens::parse_record(
@@ -345,6 +351,7 @@ impl Renderer {
             names: &self.names,
             tree: &self.tree,
             rec: recorder.as_ref(),
+            limit: (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT),
         };
         match self.opts.format {
             Format::Xml => {

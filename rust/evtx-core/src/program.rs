@@ -356,8 +356,15 @@ impl Programs {
         }
     }
 
-    /// Replays program `(op_start, op_len, ..)` over `self.flat`.
-    pub fn replay(&self, out: &mut Vec<u8>, cx: Cx<'_>, hit: (u32, u32, u32, u32)) {
+    /// Replays program `(op_start, op_len, ..)` over `self.flat`; `false` (output unfinished)
+    /// when the output passes `limit`.
+    pub fn replay(
+        &self,
+        out: &mut Vec<u8>,
+        cx: Cx<'_>,
+        hit: (u32, u32, u32, u32),
+        limit: usize,
+    ) -> bool {
         let (op_start, op_len, lit_start, lit_len) = hit;
         out.reserve(lit_len as usize + 64 * op_len as usize);
         let _ = lit_start;
@@ -367,6 +374,9 @@ impl Programs {
                     out.extend_from_slice(&self.lits[start as usize..(start + len) as usize])
                 }
                 Op::Val { src, item, flavor } => {
+                    if out.len() > limit {
+                        return false;
+                    }
                     if let Some(slot) = self.flat.get(usize::from(src) - 1) {
                         if item == 0 {
                             write_slot(out, cx.chunk, cx.codec, slot, flavor);
@@ -377,5 +387,6 @@ impl Programs {
                 }
             }
         }
+        out.len() <= limit
     }
 }

@@ -1,11 +1,12 @@
 //! JSON rendering of a record tree (contract section 10). Output is always compact.
 
-use crate::error::BinXmlResult;
+use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape::{self, Mode};
 use crate::program::emit_node;
-use crate::render_xml::Ctx;
+use crate::render_xml::{Ctx, MAX_RENDER_DEPTH};
 use crate::tree::{Element, Node};
 use crate::values::{self, Flavor, Value};
+use std::cell::Cell;
 use std::collections::HashMap;
 
 /// Renders the record whose root element is `root` (10.1), without trailing newline.
@@ -15,7 +16,12 @@ pub fn render_record(
     root: u32,
     separate: bool,
 ) -> BinXmlResult<()> {
-    let r = Renderer { cx, separate };
+    let r = Renderer {
+        cx,
+        separate,
+        overflow: Cell::new(false),
+        depth: Cell::new(0),
+    };
     let e = &cx.tree.elems[root as usize];
     let name = cx.names.get(e.name).as_bytes();
     out.push(b'{');
@@ -38,6 +44,9 @@ pub fn render_record(
         r.value(out, e, false, false);
     }
     out.push(b'}');
+    if r.overflow.get() {
+        return Err(BinXmlError::new("record output too large or too deep", 0));
+    }
     Ok(())
 }
 
@@ -91,9 +100,22 @@ fn write_key(out: &mut Vec<u8>, key: &[u8], n: u32, suffix: &[u8]) {
 struct Renderer<'c, 'a> {
     cx: &'c Ctx<'a>,
     separate: bool,
+    /// Set once the output passed `cx.limit` or elements nested too deeply; from then on
+    /// nothing more is written and the record fails.
+    overflow: Cell<bool>,
+    depth: Cell<usize>,
 }
 
 impl Renderer<'_, '_> {
+    /// Whether rendering must stop (output limit reached).
+    #[inline]
+    fn over(&self, out: &[u8]) -> bool {
+        if out.len() > self.cx.limit {
+            self.overflow.set(true);
+        }
+        self.overflow.get()
+    }
+
     #[inline]
     fn children(&self, e: &Element) -> &[Node] {
         self.cx.tree.children(e)
@@ -119,6 +141,20 @@ impl Renderer<'_, '_> {
     /// The value of an element: 10.2 (`ignore_attrs == false`) or the attribute-less value of
     /// 10.6. `container` marks an `EventData`/`UserData` member (10.5).
     fn value(&self, out: &mut Vec<u8>, e: &Element, ignore_attrs: bool, container: bool) {
+        if self.over(out) {
+            return;
+        }
+        let depth = self.depth.get() + 1;
+        if depth > MAX_RENDER_DEPTH {
+            self.overflow.set(true);
+            return;
+        }
+        self.depth.set(depth);
+        self.value_inner(out, e, ignore_attrs, container);
+        self.depth.set(depth - 1);
+    }
+
+    fn value_inner(&self, out: &mut Vec<u8>, e: &Element, ignore_attrs: bool, container: bool) {
         let children = self.children(e);
         let has_elements = self.has_elements(e);
         if (ignore_attrs || e.attrs.len == 0) && !has_elements && children.len() == 1 {
@@ -206,6 +242,9 @@ impl Renderer<'_, '_> {
         } else {
             let mut counter = Counter::new();
             for n in self.children(e) {
+                if self.over(out) {
+                    return;
+                }
                 if let Node::Element(c) = *n {
                     let child = &self.cx.tree.elems[c as usize];
                     self.member(out, child, &mut counter, &mut first);
@@ -263,7 +302,7 @@ impl Renderer<'_, '_> {
         let mut first = true;
         for a in tree.attrs(e) {
             let items = tree.items(a);
-            if !items.iter().any(Node::has_content) {
+            if !items.iter().any(Node::has_content) || self.over(out) {
                 continue;
             }
             if !first {
@@ -288,6 +327,9 @@ impl Renderer<'_, '_> {
         }
         out.push(b'"');
         for n in nodes {
+            if self.over(out) {
+                return;
+            }
             self.json_text(out, n, true);
         }
         out.push(b'"');
@@ -304,6 +346,9 @@ impl Renderer<'_, '_> {
         }
         out.push(b'"');
         for n in nodes {
+            if self.over(out) {
+                return;
+            }
             self.json_text(out, n, true);
         }
         out.push(b'"');
@@ -380,6 +425,10 @@ impl Renderer<'_, '_> {
                 }
             }
             self.json_text(buf, n, false);
+            if buf.len() > crate::dump::MAX_RECORD_OUTPUT {
+                self.overflow.set(true);
+                return false;
+            }
         }
         true
     }
@@ -419,6 +468,9 @@ impl Renderer<'_, '_> {
         let mut i = 0;
         let mut positional_done = false;
         while i < elems.len() {
+            if self.over(out) {
+                return;
+            }
             let x = elems[i];
             if !is_data(x) {
                 self.member(out, x, &mut counter, &mut first);
@@ -449,6 +501,9 @@ impl Renderer<'_, '_> {
                 } else {
                     out.push(b'[');
                     for (k, d) in elems[i..j].iter().enumerate() {
+                        if self.over(out) {
+                            return;
+                        }
                         if k > 0 {
                             out.push(b',');
                         }
@@ -474,6 +529,9 @@ impl Renderer<'_, '_> {
                     } else {
                         out.push(b'[');
                         for (k, d) in datas.iter().enumerate() {
+                            if self.over(out) {
+                                return;
+                            }
                             if k > 0 {
                                 out.push(b',');
                             }

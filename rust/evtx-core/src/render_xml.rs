@@ -14,6 +14,16 @@ pub struct Ctx<'a> {
     pub tree: &'a Tree,
     /// Set while recording a replay program (see `program`).
     pub rec: Option<&'a std::cell::RefCell<crate::program::Recorder>>,
+    /// Output length past which rendering fails (record and chunk output limits, section 12).
+    pub limit: usize,
+}
+
+/// Elements nested deeper than this fail the record when rendered (section 12).
+pub const MAX_RENDER_DEPTH: usize = 512;
+
+#[cold]
+fn too_large() -> BinXmlError {
+    BinXmlError::new("record output too large or too deep", 0)
 }
 
 const DECLARATION: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
@@ -36,6 +46,9 @@ fn spaces(out: &mut Vec<u8>, n: usize) {
 }
 
 fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> BinXmlResult<()> {
+    if out.len() > cx.limit || k / 2 > MAX_RENDER_DEPTH {
+        return Err(too_large());
+    }
     let tree = cx.tree;
     let e: &Element = &tree.elems[id as usize];
     let name = cx.names.get(e.name).as_bytes();
@@ -65,6 +78,9 @@ fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> 
         out.extend_from_slice(b"=\"");
         for n in items {
             node_text(out, cx, n, Flavor::XmlAttr)?;
+            if out.len() > cx.limit {
+                return Err(too_large());
+            }
         }
         out.push(b'"');
     }
@@ -103,6 +119,9 @@ fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> 
                 }
                 ref n => node_text(out, cx, n, Flavor::XmlText)?,
             }
+            if out.len() > cx.limit {
+                return Err(too_large());
+            }
             i += 1;
         }
         out.extend_from_slice(b"</");
@@ -127,6 +146,9 @@ fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> 
                 node_text(out, cx, n, Flavor::XmlText)?;
                 if indent {
                     out.push(b'\n');
+                }
+                if out.len() > cx.limit {
+                    return Err(too_large());
                 }
             }
         }
