@@ -94,7 +94,7 @@ pub const Json = struct {
 
     fn hasContent(j: *const Json, n: *const Node) bool {
         return switch (n.kind) {
-            .value => !values.isEmpty(j.p.chunk, n.value()),
+            .value => !tokens.isFragment(n) and !values.isEmpty(j.p.chunk, n.value()),
             .cdata => n.b > 0,
             .char_ref, .entity_ref => true,
             else => false,
@@ -135,7 +135,7 @@ pub const Json = struct {
     fn writeLeaf(j: *Json, n: *const Node) Error!bool {
         if (n.kids.len != 1) return false;
         const kid = j.p.node(j.p.edges(n.kids)[0]);
-        if (kid.kind != .value) return false;
+        if (kid.kind != .value or tokens.isFragment(kid)) return false;
         try j.writeScalar(kid, "null");
         return true;
     }
@@ -453,7 +453,7 @@ pub const Json = struct {
         try j.checkLimits(depth);
         if (d.kids.len == 1) {
             const kid = j.p.node(j.p.edges(d.kids)[0]);
-            if (kid.kind == .value) return j.writeScalar(kid, "\"\"");
+            if (kid.kind == .value and !tokens.isFragment(kid)) return j.writeScalar(kid, "\"\"");
         }
         const s = j.shape(d);
         if (!s.has_text and s.element_kids == 0) return j.out.write("\"\"");

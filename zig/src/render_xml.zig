@@ -37,7 +37,7 @@ pub const Xml = struct {
 
     fn hasContent(x: *const Xml, n: *const Node) bool {
         return switch (n.kind) {
-            .value => !values.isEmpty(x.p.chunk, n.value()),
+            .value => !tokens.isFragment(n) and !values.isEmpty(x.p.chunk, n.value()),
             .cdata => n.b > 0,
             .char_ref, .entity_ref => true,
             else => false,
@@ -70,7 +70,8 @@ pub const Xml = struct {
         }
         var has_element = false;
         for (kids) |k| {
-            if (x.p.node(k).kind == .element) has_element = true;
+            const kid = x.p.node(k);
+            if (kid.kind == .element or tokens.isFragment(kid)) has_element = true;
         }
         try x.out.byte('>');
         if (!has_element) {
@@ -83,6 +84,7 @@ pub const Xml = struct {
                     try x.writeElement(kid, level + 2, depth + 1);
                     continue;
                 }
+                if (tokens.isFragment(kid)) continue;
                 if (x.indent) try x.out.spaces(level + 2);
                 if (kid.kind != .pi_target and kid.kind != .pi_data) try x.writeText(kid, .xml_text);
                 try x.newline();
@@ -100,6 +102,7 @@ pub const Xml = struct {
         var content = false;
         for (items) |i| {
             const item = x.p.node(i);
+            if (tokens.isFragment(item)) return error.ElementInAttribute;
             switch (item.kind) {
                 .element => return error.ElementInAttribute,
                 .pi_target, .pi_data => return error.PiInAttribute,

@@ -118,6 +118,13 @@ fn resolvePlaceholder(p: *Parser, ph: tokens.Node, vals: tokens.Span) Error!void
     const vi = p.edges(vals)[ph.a];
     const v = p.node(vi).*;
     if (v.vtype == T.binxml) {
+        // A fragment without elements in a substitution not declared as BinXml still
+        // occupies the position (as in the reference): XML lays its parent out as having
+        // element children, JSON ignores it. See `tokens.isFragment`.
+        if (v.kids.len == 0) {
+            if (ph.b != T.binxml) try p.push(vi);
+            return;
+        }
         var i: u32 = 0;
         while (i < v.kids.len) : (i += 1) try p.push(p.edges(v.kids)[i]);
         return;

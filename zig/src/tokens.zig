@@ -46,7 +46,8 @@ pub const Kind = enum(u8) {
     entity_ref,
     pi_target,
     pi_data,
-    /// Substitution in a template definition: `a` = index, `vtype` = 1 if optional.
+    /// Substitution in a template definition: `a` = index, `vtype` = 1 if optional,
+    /// `b` = the type declared by the token.
     placeholder,
     /// A template instance not copied yet (record streams only): `a` = definition root,
     /// `kids` = its values. `materialize` replaces it by the instantiated element.
@@ -89,6 +90,13 @@ pub const Node = struct {
 };
 
 pub const def_bit: u32 = 1 << 31;
+
+/// A substituted BinXml value whose stream yielded no element: it renders nothing, is not
+/// content, but makes an XML parent use the one-child-per-line layout (and is an
+/// element-like item inside attributes).
+pub fn isFragment(n: *const Node) bool {
+    return n.kind == .value and n.vtype == values.T.binxml;
+}
 
 const Store = struct {
     nodes: std.ArrayList(Node) = .empty,
@@ -430,7 +438,7 @@ pub const Parser = struct {
                     const index = try p.readU16(&pos);
                     const vtype = try p.readU8(&pos);
                     if (!values.isKnownType(vtype)) return error.InvalidValueType;
-                    const n = try p.newNode(.{ .kind = .placeholder, .a = index, .vtype = @intFromBool(token == 0x0E) });
+                    const n = try p.newNode(.{ .kind = .placeholder, .a = index, .b = vtype, .vtype = @intFromBool(token == 0x0E) });
                     try p.content(n, &pending, frames_base);
                 },
                 0x0F => pos += 3,
