@@ -2,8 +2,9 @@
 //!
 //! Built once per backend (evtx-bench-rs, evtx-bench-zig, evtx-bench-ref link one library
 //! statically) and once as evtx-bench, which dlopens any number of libraries given with --lib.
-//! Each input is read into memory once; then, per backend, N timed runs of open + render +
-//! free through the C ABI into a sink that only hashes the bytes (no I/O in the timed region).
+//! Each input is read into memory once; then N timed rounds, each running every backend once
+//! (open + render + free through the C ABI into a sink that only hashes the bytes; no I/O in
+//! the timed region), so load changes on a shared machine hit all backends alike.
 //! Prints records, failed records, output bytes, output hash, median and min time, MB/s of
 //! input, ns per record and the ratio to the reference; --json writes the same for the gap
 //! report. Exits 1 when backends disagree on the output hash or counts, or a backend fails.
@@ -204,6 +205,11 @@ pub fn main() !void {
     if (dynamic) {
         if (library_paths.items.len == 0) try defaultLibraries(arena, &library_paths);
         for (library_paths.items) |path| {
+            // A library that was not built (yet) is left out, as the default list does.
+            std.fs.cwd().access(path, .{}) catch {
+                std.debug.print("evtx-bench: no {s}; skipped\n", .{path});
+                continue;
+            };
             const library = try arena.create(std.DynLib);
             library.* = std.DynLib.open(path) catch |err| {
                 fatal("cannot load {s}: {s}", .{ path, @errorName(err) });
@@ -243,27 +249,23 @@ pub fn main() !void {
         try stdout.flush();
 
         const first_row = rows.items.len;
-        for (backends.items) |backend| {
-            const row = measure(arena, backend, data, fixture, settings) catch |err| switch (err) {
-                error.NotImplemented => {
-                    try stdout.print("{s:<10} {s:<8} skipped: {s}\n", .{
-                        backend.name, backend.version, std.mem.span(backend.api.last_error()),
-                    });
-                    try stdout.flush();
-                    continue;
-                },
-                error.BackendFailed => {
+        const measurements = try measure(arena, backends.items, data, settings);
+        for (measurements) |measurement| {
+            const backend = measurement.backend;
+            switch (measurement.state) {
+                .ok => try rows.append(arena, try summarize(arena, measurement, data, fixture, settings)),
+                .skipped => try stdout.print("{s:<10} {s:<8} skipped: {s}\n", .{
+                    backend.name, backend.version, measurement.message,
+                }),
+                .failed => {
                     failures += 1;
                     try stdout.print("{s:<10} {s:<8} FAILED: {s}\n", .{
-                        backend.name, backend.version, std.mem.span(backend.api.last_error()),
+                        backend.name, backend.version, measurement.message,
                     });
-                    try stdout.flush();
-                    continue;
                 },
-                else => return err,
-            };
-            try rows.append(arena, row);
+            }
         }
+        try stdout.flush();
 
         // The reference, when measured, is what the others are compared with; else the first.
         const measured = rows.items[first_row..];
@@ -363,38 +365,84 @@ fn defaultLibraries(arena: std.mem.Allocator, paths: *std.ArrayList([]const u8))
     }
 }
 
+/// One backend's runs over one input.
+const Measurement = struct {
+    backend: Backend,
+    options: c.evtx_options,
+    state: enum { ok, skipped, failed } = .ok,
+    /// Why it was skipped or failed.
+    message: []const u8 = "",
+    first: ?Outcome = null,
+    times_ns: []u64,
+
+    fn run(measurement: *Measurement, arena: std.mem.Allocator, data: []const u8, kind: ApiKind) !?u64 {
+        if (measurement.state != .ok) return null;
+        var timer = std.time.Timer.start() catch @panic("no monotonic clock");
+        const outcome = runOnce(measurement.backend.api, &measurement.options, data, kind) catch |err| {
+            measurement.state = if (err == error.NotImplemented) .skipped else .failed;
+            measurement.message = try arena.dupe(u8, std.mem.span(measurement.backend.api.last_error()));
+            return null;
+        };
+        const time_ns = timer.read();
+        expectSame(&measurement.first, outcome, measurement.backend) catch {
+            measurement.state = .failed;
+            measurement.message = "two runs gave different output";
+            return null;
+        };
+        return time_ns;
+    }
+};
+
+/// Warm-up runs, then the timed runs in rounds: each round runs every backend once, so a
+/// machine that gets busier or quieter during the measurement affects all backends alike and
+/// their ratio stays meaningful.
 fn measure(
     arena: std.mem.Allocator,
-    backend: Backend,
+    backends: []const Backend,
+    data: []const u8,
+    settings: Settings,
+) ![]Measurement {
+    const measurements = try arena.alloc(Measurement, backends.len);
+    for (measurements, backends) |*measurement, backend| {
+        var options: c.evtx_options = undefined;
+        backend.api.options_init(&options);
+        options.format = settings.format;
+        options.threads = settings.threads;
+        measurement.* = .{
+            .backend = backend,
+            .options = options,
+            .times_ns = try arena.alloc(u64, settings.runs),
+        };
+    }
+    for (0..settings.warmup) |_| {
+        for (measurements) |*measurement| _ = try measurement.run(arena, data, settings.api);
+    }
+    for (0..settings.runs) |round| {
+        for (measurements) |*measurement| {
+            if (try measurement.run(arena, data, settings.api)) |time_ns| {
+                measurement.times_ns[round] = time_ns;
+            }
+        }
+    }
+    return measurements;
+}
+
+fn summarize(
+    arena: std.mem.Allocator,
+    measurement: Measurement,
     data: []const u8,
     fixture: []const u8,
     settings: Settings,
-) (RunError || std.mem.Allocator.Error)!Row {
-    var options: c.evtx_options = undefined;
-    backend.api.options_init(&options);
-    options.format = settings.format;
-    options.threads = settings.threads;
-
-    var first: ?Outcome = null;
-    var warmup: u32 = 0;
-    while (warmup < settings.warmup) : (warmup += 1) {
-        const outcome = try runOnce(backend.api, &options, data, settings.api);
-        try expectSame(&first, outcome, backend);
-    }
-    const times_ns = try arena.alloc(u64, settings.runs);
-    for (times_ns) |*time_ns| {
-        var timer = std.time.Timer.start() catch @panic("no monotonic clock");
-        const outcome = try runOnce(backend.api, &options, data, settings.api);
-        time_ns.* = timer.read();
-        try expectSame(&first, outcome, backend);
-    }
+) !Row {
+    const backend = measurement.backend;
+    const times_ns = measurement.times_ns;
     std.mem.sort(u64, times_ns, {}, std.sort.asc(u64));
     const median_ns: f64 = if (times_ns.len % 2 == 1)
         @floatFromInt(times_ns[times_ns.len / 2])
     else
         (@as(f64, @floatFromInt(times_ns[times_ns.len / 2 - 1])) +
             @as(f64, @floatFromInt(times_ns[times_ns.len / 2]))) / 2;
-    const outcome = first.?;
+    const outcome = measurement.first.?;
     return .{
         .fixture = fixture,
         .input_bytes = data.len,
