@@ -199,6 +199,109 @@ const Pending = struct {
     items_mark: u32 = 0,
 };
 
+/// The state of one stream being parsed: the pending start tag and where its open
+/// elements begin on `Parser.frames`. One method per token kind.
+const Stream = struct {
+    kind: StreamKind,
+    frames_base: usize,
+    pos: u32,
+    pending: ?Pending = null,
+
+    fn openStart(st: *Stream, p: *Parser, has_attributes: bool) Error!void {
+        if (st.pending != null) return error.BadState;
+        const dep: u16 = if (st.kind == .definition) try p.readU16(&st.pos) else 0xFFFF;
+        _ = try p.readU32(&st.pos); // Element data size: ignored.
+        const name = try p.readName(&st.pos);
+        if (has_attributes) _ = try p.readU32(&st.pos); // Attribute list size: ignored.
+        const n = try p.newNode(.{ .kind = .element, .a = name, .dep = dep });
+        st.pending = .{ .node = n, .attrs_mark = @intCast(p.stack.items.len) };
+    }
+
+    fn closeStart(st: *Stream, p: *Parser) Error!void {
+        const pe = st.pending orelse return error.BadState;
+        try p.finishStartTag(pe);
+        st.pending = null;
+        if (p.frames.items.len - st.frames_base >= open_elements_max) return error.NestingTooDeep;
+        if (p.frames.items.len == p.frames.capacity) try p.frames.ensureUnusedCapacity(p.gpa, 1);
+        p.frames.appendAssumeCapacity(.{ .node = pe.node, .children_mark = @intCast(p.stack.items.len) });
+    }
+
+    fn closeEmpty(st: *Stream, p: *Parser) Error!void {
+        const pe = st.pending orelse return error.BadState;
+        try p.finishStartTag(pe);
+        st.pending = null;
+        p.nodeMut(pe.node).flags |= flag_self_closing;
+        if (st.kind == .definition) p.markDynamic(pe.node);
+        try p.push(pe.node);
+    }
+
+    fn endElement(st: *Stream, p: *Parser) Error!void {
+        if (st.pending != null) return error.BadState;
+        if (p.frames.items.len == st.frames_base) return error.BadState;
+        const frame = p.frames.pop().?;
+        const kids = try p.commit(frame.children_mark);
+        p.nodeMut(frame.node).kids = kids;
+        if (st.kind == .definition) p.markDynamic(frame.node) else p.markLazy(frame.node);
+        try p.push(frame.node);
+    }
+
+    fn valueText(st: *Stream, p: *Parser) Error!void {
+        const vtype = try p.readU8(&st.pos);
+        if (vtype == values.T.binxml) {
+            const len = try p.readU16(&st.pos);
+            if (p.chunk.len - st.pos < len) return error.OutOfBounds;
+            if (st.pending != null) return error.BadState;
+            const frag = try p.parseStream(st.pos, st.pos + len, .record);
+            st.pos += len;
+            return p.attachElements(frag);
+        }
+        const d = try values.decodeUnsized(p.chunk, st.pos, vtype);
+        st.pos = d.end;
+        const n = try p.newNode(.{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len });
+        try st.content(p, n);
+    }
+
+    fn attribute(st: *Stream, p: *Parser) Error!void {
+        var pe = st.pending orelse return error.BadState;
+        const name = try p.readName(&st.pos);
+        try p.finishAttribute(&pe);
+        pe.attr_name = name;
+        pe.items_mark = @intCast(p.stack.items.len);
+        st.pending = pe;
+    }
+
+    /// CDATA and PI data: u16 count, then UTF-16 units (cut at the first NUL).
+    fn units(st: *Stream, p: *Parser, kind: Kind) Error!void {
+        const count: u32 = try p.readU16(&st.pos);
+        if (p.chunk.len - st.pos < 2 * count) return error.OutOfBounds;
+        const n_units = escape.unitsBeforeNul(p.chunk[st.pos..][0 .. 2 * count]);
+        const n = try p.newNode(.{ .kind = kind, .a = st.pos, .b = @intCast(2 * n_units) });
+        st.pos += 2 * count;
+        try st.content(p, n);
+    }
+
+    fn substitution(st: *Stream, p: *Parser, optional: bool) Error!void {
+        if (st.kind != .definition) return error.InvalidToken;
+        const index = try p.readU16(&st.pos);
+        const vtype = try p.readU8(&st.pos);
+        if (!values.isKnownType(vtype)) return error.InvalidValueType;
+        const n = try p.newNode(.{ .kind = .placeholder, .a = index, .b = vtype, .vtype = @intFromBool(optional) });
+        try st.content(p, n);
+    }
+
+    /// A content item (value, CDATA, reference, PI, placeholder): into the current
+    /// attribute while a start tag is pending (dropped before any attribute), else into
+    /// the innermost open element.
+    fn content(st: *Stream, p: *Parser, n: u32) Error!void {
+        if (st.pending) |pe| {
+            if (pe.attr_name != null) try p.push(n);
+            return;
+        }
+        if (p.frames.items.len == st.frames_base) return error.ValueOutsideElement;
+        try p.push(n);
+    }
+};
+
 /// Parses BinXML streams of one chunk. Owned by one thread; reused across chunks.
 pub const Parser = struct {
     gpa: Allocator,
@@ -341,112 +444,41 @@ pub const Parser = struct {
         p.depth += 1;
         defer p.depth -= 1;
         const base: u32 = @intCast(p.stack.items.len);
-        const frames_base = p.frames.items.len;
-        defer p.frames.shrinkRetainingCapacity(frames_base);
-        var pending: ?Pending = null;
-        var pos = start;
-        while (pos < end) {
-            const token = p.chunk[pos];
-            pos += 1;
+        var st: Stream = .{ .kind = kind, .frames_base = p.frames.items.len, .pos = start };
+        defer p.frames.shrinkRetainingCapacity(st.frames_base);
+        while (st.pos < end) {
+            const token = p.chunk[st.pos];
+            st.pos += 1;
             switch (token) {
                 0x00 => break,
-                0x01, 0x41 => {
-                    if (pending != null) return error.BadState;
-                    const dep: u16 = if (kind == .definition) try p.readU16(&pos) else 0xFFFF;
-                    _ = try p.readU32(&pos);
-                    const name = try p.readName(&pos);
-                    if (token == 0x41) _ = try p.readU32(&pos);
-                    const n = try p.newNode(.{ .kind = .element, .a = name, .dep = dep });
-                    pending = .{ .node = n, .attrs_mark = @intCast(p.stack.items.len) };
-                },
-                0x02 => {
-                    const pe = pending orelse return error.BadState;
-                    try p.finishStartTag(pe);
-                    pending = null;
-                    if (p.frames.items.len - frames_base >= open_elements_max) return error.NestingTooDeep;
-                    if (p.frames.items.len == p.frames.capacity) try p.frames.ensureUnusedCapacity(p.gpa, 1);
-                    p.frames.appendAssumeCapacity(.{ .node = pe.node, .children_mark = @intCast(p.stack.items.len) });
-                },
-                0x03 => {
-                    const pe = pending orelse return error.BadState;
-                    try p.finishStartTag(pe);
-                    pending = null;
-                    p.nodeMut(pe.node).flags |= flag_self_closing;
-                    if (kind == .definition) p.markDynamic(pe.node);
-                    try p.push(pe.node);
-                },
-                0x04 => {
-                    if (pending != null) return error.BadState;
-                    if (p.frames.items.len == frames_base) return error.BadState;
-                    const frame = p.frames.pop().?;
-                    const kids = try p.commit(frame.children_mark);
-                    const el = p.nodeMut(frame.node);
-                    el.kids = kids;
-                    if (kind == .definition) p.markDynamic(frame.node) else p.markLazy(frame.node);
-                    try p.push(frame.node);
-                },
-                0x05, 0x45 => {
-                    const vtype = try p.readU8(&pos);
-                    if (vtype == values.T.binxml) {
-                        const len = try p.readU16(&pos);
-                        if (p.chunk.len - pos < len) return error.OutOfBounds;
-                        if (pending != null) return error.BadState;
-                        const frag = try p.parseStream(pos, pos + len, .record);
-                        pos += len;
-                        try p.attachElements(frag);
-                        continue;
-                    }
-                    const d = try values.decodeUnsized(p.chunk, pos, vtype);
-                    pos = d.end;
-                    const n = try p.newNode(.{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len });
-                    try p.content(n, &pending, frames_base);
-                },
-                0x06, 0x46 => {
-                    var pe = pending orelse return error.BadState;
-                    const name = try p.readName(&pos);
-                    try p.finishAttribute(&pe);
-                    pe.attr_name = name;
-                    pe.items_mark = @intCast(p.stack.items.len);
-                    pending = pe;
-                },
-                0x07, 0x47, 0x0B => {
-                    const count: u32 = try p.readU16(&pos);
-                    if (p.chunk.len - pos < 2 * count) return error.OutOfBounds;
-                    const units = escape.unitsBeforeNul(p.chunk[pos..][0 .. 2 * count]);
-                    const n = try p.newNode(.{ .kind = if (token == 0x0B) .pi_data else .cdata, .a = pos, .b = @intCast(2 * units) });
-                    pos += 2 * count;
-                    try p.content(n, &pending, frames_base);
-                },
+                0x01, 0x41 => try st.openStart(p, token == 0x41),
+                0x02 => try st.closeStart(p),
+                0x03 => try st.closeEmpty(p),
+                0x04 => try st.endElement(p),
+                0x05, 0x45 => try st.valueText(p),
+                0x06, 0x46 => try st.attribute(p),
+                0x07, 0x47, 0x0B => try st.units(p, if (token == 0x0B) .pi_data else .cdata),
                 0x08, 0x48 => {
-                    const code = try p.readU16(&pos);
-                    const n = try p.newNode(.{ .kind = .char_ref, .a = code });
-                    try p.content(n, &pending, frames_base);
+                    const code = try p.readU16(&st.pos);
+                    try st.content(p, try p.newNode(.{ .kind = .char_ref, .a = code }));
                 },
                 0x09, 0x49, 0x0A => {
-                    const name = try p.readName(&pos);
+                    const name = try p.readName(&st.pos);
                     const n = try p.newNode(.{ .kind = if (token == 0x0A) .pi_target else .entity_ref, .a = name });
-                    try p.content(n, &pending, frames_base);
+                    try st.content(p, n);
                 },
                 0x0C => {
                     if (kind == .definition) return error.TemplateInDefinition;
-                    if (pending != null) return error.BadState;
-                    const root = try template.readInstance(p, &pos);
-                    try p.push(root);
+                    if (st.pending != null) return error.BadState;
+                    try p.push(try template.readInstance(p, &st.pos));
                 },
-                0x0D, 0x0E => {
-                    if (kind != .definition) return error.InvalidToken;
-                    const index = try p.readU16(&pos);
-                    const vtype = try p.readU8(&pos);
-                    if (!values.isKnownType(vtype)) return error.InvalidValueType;
-                    const n = try p.newNode(.{ .kind = .placeholder, .a = index, .b = vtype, .vtype = @intFromBool(token == 0x0E) });
-                    try p.content(n, &pending, frames_base);
-                },
-                0x0F => pos += 3,
+                0x0D, 0x0E => try st.substitution(p, token == 0x0E),
+                0x0F => st.pos += 3,
                 else => return error.InvalidToken,
             }
         }
-        if (pending != null) return error.BadState;
-        if (p.frames.items.len != frames_base) return error.BadState;
+        if (st.pending != null) return error.BadState;
+        if (p.frames.items.len != st.frames_base) return error.BadState;
         return p.commit(base);
     }
 
@@ -456,16 +488,6 @@ pub const Parser = struct {
         // Edges may move while pushing; copy indices one at a time through the span.
         var i: u32 = 0;
         while (i < frag.len) : (i += 1) try p.push(p.edges(frag)[i]);
-    }
-
-    /// A content item (value, CDATA, reference, PI, placeholder).
-    fn content(p: *Parser, n: u32, pending: *?Pending, frames_base: usize) Error!void {
-        if (pending.*) |pe| {
-            if (pe.attr_name != null) try p.push(n);
-            return;
-        }
-        if (p.frames.items.len == frames_base) return error.ValueOutsideElement;
-        try p.push(n);
     }
 
     fn finishAttribute(p: *Parser, pe: *Pending) Error!void {
