@@ -159,17 +159,10 @@ pub const Names = struct {
         if (n.by_offset.get(offset)) |id| return id;
         const units = try nameUnits(chunk, offset);
         if (!escape.isValidUtf16(units)) return error.InvalidName;
-        var buf: [1024]u8 = undefined;
-        var id: u32 = undefined;
-        if (units.len / 2 * escape.bytes_per_unit_max + 8 <= buf.len) {
-            var fba = std.heap.FixedBufferAllocator.init(&buf);
-            const utf8 = try escape.utf16ToUtf8(fba.allocator(), units);
-            id = try n.internText(gpa, utf8);
-        } else {
-            const utf8 = try escape.utf16ToUtf8(gpa, units);
-            defer gpa.free(utf8);
-            id = try n.internText(gpa, utf8);
-        }
+        // Once per name offset and chunk: a temporary heap copy is cheap enough.
+        const utf8 = try escape.utf16ToUtf8(gpa, units);
+        defer gpa.free(utf8);
+        const id = try n.internText(gpa, utf8);
         try n.by_offset.put(gpa, offset, id);
         return id;
     }
