@@ -5,7 +5,8 @@
 //! Steps declared here:
 //!   header                 regenerate include/evtx.h with cbindgen; with CI set, only diff it
 //!   test-abi               everything below plus `header`: what `make test` runs
-//!   test-abi-smoke         compare/capi-tests/smoke.c linked against each library
+//!   test-abi-smoke         compare/capi-tests/smoke.c linked against each library, and
+//!                          smoke.py (ctypes) against each shared library
 //!   test-abi-valgrind      the same under valgrind --leak-check=full (zero errors, zero leaks)
 //!   test-abi-conformance   compile-time check of the Zig exports against include/evtx.h
 //!   bench                  evtx-bench over every library on the benchmark inputs
@@ -111,6 +112,7 @@ pub fn addCompare(b: *std.Build, options: Options) void {
         }) catch @panic("OOM");
     }
     const smoke_inputs = smokeInputs(b);
+    const python = b.findProgram(&.{"python3"}, &.{}) catch null;
 
     for (libraries.items) |library| {
         // The harness, linked with this library.
@@ -130,6 +132,18 @@ pub fn addCompare(b: *std.Build, options: Options) void {
         run_smoke.has_side_effects = true;
         run_smoke.expectExitCode(0);
         test_smoke.dependOn(&run_smoke.step);
+
+        // The same from Python ctypes, against the shared library.
+        if (python) |python_path| {
+            const run_python = b.addSystemCommand(&.{python_path});
+            run_python.addFileArg(b.path("compare/capi-tests/smoke.py"));
+            run_python.addFileArg(library.shared);
+            run_python.addArgs(smoke_inputs);
+            run_python.has_side_effects = true;
+            run_python.expectExitCode(0);
+            if (library.dependency) |dependency| run_python.step.dependOn(dependency);
+            test_smoke.dependOn(&run_python.step);
+        }
 
         var library_valgrind = library;
         if (library.static_valgrind) |lib| library_valgrind.static = .{ .zig = lib };
