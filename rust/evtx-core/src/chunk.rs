@@ -157,26 +157,28 @@ impl RecordHeader {
 pub struct RecordReadError {
     pub kind: ErrorKind,
     pub blank: bool,
+    /// The record id, when the header was read past its magic.
+    pub id: Option<u64>,
 }
 
 /// Reads and checks the record header at chunk offset `pos`.
 pub fn read_record_header(chunk: &[u8], pos: usize) -> Result<RecordHeader, RecordReadError> {
-    let err = |kind, blank| RecordReadError { kind, blank };
+    let err = |kind, blank, id| RecordReadError { kind, blank, id };
     if chunk.len().saturating_sub(pos) < 24 {
-        return Err(err(ErrorKind::TruncatedRecordHeader, true));
+        return Err(err(ErrorKind::TruncatedRecordHeader, true, None));
     }
     let magic = &chunk[pos..pos + 4];
     if magic != RECORD_MAGIC {
-        return Err(err(ErrorKind::BadRecordMagic, magic == [0, 0, 0, 0]));
+        return Err(err(ErrorKind::BadRecordMagic, magic == [0, 0, 0, 0], None));
     }
     let size = le_u32(chunk, pos + 4);
     let id = le_u64(chunk, pos + 8);
     let filetime = le_u64(chunk, pos + 16);
     if filetime > MAX_RECORD_FILETIME {
-        return Err(err(ErrorKind::BadRecordTimestamp, false));
+        return Err(err(ErrorKind::BadRecordTimestamp, false, Some(id)));
     }
     if size < 28 || pos as u64 + u64::from(size) - 4 > CHUNK_SIZE as u64 {
-        return Err(err(ErrorKind::BadRecordSize, false));
+        return Err(err(ErrorKind::BadRecordSize, false, Some(id)));
     }
     Ok(RecordHeader {
         offset: pos as u32,
@@ -190,7 +192,12 @@ pub fn read_record_header(chunk: &[u8], pos: usize) -> Result<RecordHeader, Reco
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WalkItem {
     Record(RecordHeader),
-    Error { offset: u32, kind: ErrorKind },
+    /// A record read error at chunk offset `offset`; `id` when the header was readable.
+    Error {
+        offset: u32,
+        kind: ErrorKind,
+        id: Option<u64>,
+    },
 }
 
 /// Walks the records of one chunk (sections 5.2 and 5.3).
@@ -270,6 +277,7 @@ impl Iterator for RecordWalker<'_> {
                         Some(WalkItem::Error {
                             offset,
                             kind: e.kind,
+                            id: e.id,
                         })
                     }
                     None => {
@@ -277,6 +285,7 @@ impl Iterator for RecordWalker<'_> {
                         (!e.blank).then_some(WalkItem::Error {
                             offset,
                             kind: e.kind,
+                            id: e.id,
                         })
                     }
                 }
@@ -341,7 +350,8 @@ mod tests {
             items[0],
             WalkItem::Error {
                 offset: 512,
-                kind: ErrorKind::BadRecordSize
+                kind: ErrorKind::BadRecordSize,
+                id: Some(1)
             }
         );
         assert!(matches!(items[1], WalkItem::Record(r) if r.id == 2));
@@ -359,7 +369,8 @@ mod tests {
             items,
             vec![WalkItem::Error {
                 offset: 512,
-                kind: ErrorKind::BadRecordTimestamp
+                kind: ErrorKind::BadRecordTimestamp,
+                id: Some(1)
             }]
         );
     }

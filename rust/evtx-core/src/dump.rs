@@ -267,8 +267,8 @@ impl Renderer {
         };
         for item in RecordWalker::new(chunk, header) {
             match item {
-                WalkItem::Error { offset, kind } => out.records.push(RecordEntry {
-                    record_id: None,
+                WalkItem::Error { offset, kind, id } => out.records.push(RecordEntry {
+                    record_id: id,
                     filetime: 0,
                     chunk_slot: slot,
                     file_offset: file_offset + u64::from(offset),
@@ -315,6 +315,10 @@ impl Renderer {
     ) -> Result<(), Failure> {
         let start = buf.len();
         let (bstart, bend) = rec.binxml_window();
+        if bstart == bend {
+            // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
+            return Err(Failure::new(ErrorKind::BadBinxml, "empty BinXML window"));
+        }
         let mut defs = Defs {
             names: &mut self.names,
             scratch: &mut self.scratch,

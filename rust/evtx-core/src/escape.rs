@@ -139,13 +139,16 @@ pub fn write_utf16(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
     let base = out.len();
     out.resize(base + n, 0);
     let mut i = 0;
-    for (d, c) in out[base..].iter_mut().zip(bytes.chunks_exact(2)) {
-        let lo = c[0];
-        if c[1] != 0 || lo >= 0x80 || t[usize::from(lo)] != 0 {
-            break;
+    {
+        let dst = &mut out[base..];
+        for (d, c) in dst[i..].iter_mut().zip(bytes[2 * i..].chunks_exact(2)) {
+            let lo = c[0];
+            if c[1] != 0 || lo >= 0x80 || t[usize::from(lo)] != 0 {
+                break;
+            }
+            *d = lo;
+            i += 1;
         }
-        *d = lo;
-        i += 1;
     }
     out.truncate(base + i);
     if i == n {

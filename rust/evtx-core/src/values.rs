@@ -674,21 +674,18 @@ pub fn write_hex_upper(out: &mut Vec<u8>, b: &[u8]) {
 
 /// `{d1-d2-d3-d4a-d4b}` lowercase.
 pub fn write_guid(out: &mut Vec<u8>, b: &[u8]) {
-    // Byte order of the digits: d1 (LE u32), d2 (LE u16), d3 (LE u16), then as stored.
-    const ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
-    let mut buf = [0u8; 38];
-    buf[0] = b'{';
-    let mut p = 1;
-    for (i, &k) in ORDER.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            buf[p] = b'-';
-            p += 1;
-        }
-        buf[p] = HEX_LOWER[usize::from(b[k] >> 4)];
-        buf[p + 1] = HEX_LOWER[usize::from(b[k] & 0xf)];
-        p += 2;
+    // Output position of the two hex digits of each input byte: d1 is bytes 3..0 (LE u32),
+    // d2 bytes 5,4, d3 bytes 7,6, then bytes 8..15 as stored.
+    const AT: [usize; 16] = [7, 5, 3, 1, 12, 10, 17, 15, 20, 22, 25, 27, 29, 31, 33, 35];
+    let Some(b) = b.get(..16) else {
+        return;
+    };
+    let mut buf = *b"{00000000-0000-0000-0000-000000000000}";
+    for (i, &x) in b.iter().enumerate() {
+        let at = AT[i];
+        buf[at] = HEX_LOWER[usize::from(x >> 4)];
+        buf[at + 1] = HEX_LOWER[usize::from(x & 0xf)];
     }
-    buf[37] = b'}';
     out.extend_from_slice(&buf);
 }
 
