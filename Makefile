@@ -17,6 +17,18 @@ FIXTURES   := $(ROOT)/target/fixtures
 BENCH_LOG  := $(FIXTURES)/security-30mb.evtx
 CORPUS_LOG := $(FIXTURES)/corpus-30mb.evtx
 TEST_LOG   := $(ROOT)/target/test-steps.log
+CARGO_FUZZ := $(ROOT)/target/tools/bin/cargo-fuzz
+CARGO_FUZZ_VERSION := 0.13.1
+# LLVM's libFuzzer runtime for the Zig drivers (Debian's libclang-rt-14-dev).
+LIBFUZZER  = $(firstword $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a))
+FUZZERS    := $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_api \
+              $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_abi \
+              $(ROOT)/zig-out/fuzz/fuzz-zig-api $(ROOT)/zig-out/fuzz/fuzz-zig-abi
+FUZZ_SEEDS := $(ROOT)/shared-fixtures/synthetic $(ROOT)/shared-fixtures/damaged $(ROOT)/shared-fixtures/regressions
+FUZZ_FLAGS := -max_len=200000 -rss_limit_mb=1024 -timeout=10
+# make fuzz: seconds per target. make test: a deterministic smoke of this many runs per target.
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_RUNS ?= 12000
 
 # The public corpus, when present. EVTX_SAMPLES may point elsewhere.
 EVTX_SAMPLES ?= $(abspath ../shared/evtx-samples)
@@ -27,7 +39,7 @@ export EVTX_SAMPLES
 export EVTX_REFERENCE := $(REF)
 export CBINDGEN
 
-.PHONY: help setup toolchains build test parity bench compare fixtures fmt lint clean
+.PHONY: help setup toolchains build test parity bench compare fixtures fuzz fuzz-build fuzz-smoke fmt lint clean
 
 help:
 	@echo "evtx-twin targets:"
@@ -38,6 +50,7 @@ help:
 	@echo "  make bench     the evtx-bench harness over the C ABI, then hyperfine of the CLIs"
 	@echo "  make compare   the main job: parity + speed + gap report in target/compare/ (CORPUS=DIR adds files)"
 	@echo "  make fixtures  regenerate the 30 MB benchmark logs in target/fixtures/"
+	@echo "  make fuzz      libFuzzer on both engines, own API and C ABI (FUZZ_SECONDS=$(FUZZ_SECONDS) per target)"
 	@echo "  make fmt       format Rust and Zig sources"
 	@echo "  make lint      format checks, clippy, header freshness"
 	@echo "  make clean     remove build outputs (keeps the cached reference and tools)"
@@ -60,10 +73,16 @@ $(CBINDGEN):
 	@echo "==> installing cbindgen $(CBINDGEN_VERSION) into target/tools"
 	$(CARGO) install --quiet --locked --root $(ROOT)/target/tools cbindgen --version $(CBINDGEN_VERSION)
 
+$(CARGO_FUZZ):
+	@echo "==> installing cargo-fuzz $(CARGO_FUZZ_VERSION) into target/tools"
+	$(CARGO) install --quiet --locked --root $(ROOT)/target/tools cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+
 # valgrind is needed by the tests (memcheck of the C ABI); hyperfine only by bench/compare.
 .PHONY: system-tools
 system-tools:
 	@missing=""; for t in valgrind hyperfine; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	[ -x /usr/bin/time ] || missing="$$missing time"; \
+	[ -n "$(LIBFUZZER)" ] || missing="$$missing libclang-rt-14-dev"; \
 	if [ -n "$$missing" ]; then \
 	  echo "==> installing$$missing from Debian's packages"; \
 	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
@@ -94,6 +113,7 @@ test: setup
 	$(call step,abi,$(ZIG) build test-abi -Doptimize=ReleaseFast)
 	$(call step,parity,$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity)
 	$(call step,mutate,$(COMPARE) mutate --fixtures shared-fixtures --out target/mutate)
+	$(call step,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
 	@passed=$$(grep -c '^pass' $(TEST_LOG) || true); failed=$$(grep -c '^FAIL' $(TEST_LOG) || true); \
 	grep '^FAIL' $(TEST_LOG) | sed 's/^FAIL /failed step: /' || true; \
 	echo "test: $$passed passed, $$failed failed"; test "$$failed" -eq 0
@@ -122,6 +142,28 @@ compare: setup build fixtures
 	$(COMPARE) all --fixtures shared-fixtures --reference $(REF) --out target/compare \
 	  --bench-input $(BENCH_LOG) $(if $(wildcard $(CORPUS_LOG)),--bench-input $(CORPUS_LOG)) \
 	  $(if $(CORPUS),--corpus $(CORPUS))
+
+# ---------------------------------------------------------------------------------------------
+# Fuzzing: libFuzzer on the Rust engine (cargo-fuzz: own API, C ABI) and the Zig engine (driver
+# built by `zig build fuzz-zig`: own API, C ABI). Findings land in target/fuzz/artifacts/.
+
+fuzz-build: $(CARGO_FUZZ) system-tools
+	cd compare/fuzz && PATH="$(ROOT)/target/tools/bin:$$PATH" RUSTC_BOOTSTRAP=1 $(CARGO) fuzz build --fuzz-dir . -O
+	$(ZIG) build fuzz-zig -Dlibfuzzer=$(LIBFUZZER)
+
+fuzz: fuzz-build
+	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p target/fuzz/corpus/$$n target/fuzz/artifacts/$$n; \
+	  echo "==> $$n for $(FUZZ_SECONDS)s"; \
+	  $$f target/fuzz/corpus/$$n $(FUZZ_SEEDS) -artifact_prefix=target/fuzz/artifacts/$$n/ $(FUZZ_FLAGS) \
+	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 2>&1 | grep -E '^(Done|#[0-9]+ *DONE|SUMMARY|artifact|==)|panic|Test unit' || true; \
+	  test -z "$$(ls target/fuzz/artifacts/$$n)" || { echo "fuzz: findings in target/fuzz/artifacts/$$n"; exit 1; }; done
+
+# Deterministic (-seed=1, fixed number of runs, a fresh corpus each time), so CI is not flaky.
+fuzz-smoke: fuzz-build
+	@for f in $(FUZZERS); do n=$$(basename $$f); d=$$(mktemp -d); \
+	  if $$f $$d $(FUZZ_SEEDS) -artifact_prefix=$$d/ $(FUZZ_FLAGS) -seed=1 -runs=$(FUZZ_SMOKE_RUNS) > $$d/log 2>&1; \
+	  then echo "fuzz-smoke $$n: $$(grep -E '^Done' $$d/log)"; rm -rf $$d; \
+	  else echo "fuzz-smoke $$n: FAILED"; grep -E 'panic|ERROR|SUMMARY|Test unit' $$d/log | head -5; exit 1; fi; done
 
 # ---------------------------------------------------------------------------------------------
 # Housekeeping

@@ -6,6 +6,7 @@ const std = @import("std");
 const builtin = @import("builtin");
 const engine = @import("zig/build_engine.zig");
 const compare = @import("compare/build_compare.zig");
+const fuzz = @import("compare/build_fuzz.zig");
 
 comptime {
     const want: std.SemanticVersion = .{ .major = 0, .minor = 15, .patch = 2 };
@@ -39,6 +40,7 @@ pub fn build(b: *std.Build) void {
         .rust = rust,
         .zig = zig_artifacts,
     });
+    fuzz.addFuzz(b, target);
 }
 
 /// The Rust artifacts, built by cargo in release mode. Cargo does its own up-to-date checks,
