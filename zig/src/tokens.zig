@@ -675,3 +675,26 @@ test "token errors: invalid token, value outside element, unbalanced end" {
     b.closeStart();
     try testing.expectError(&b, .json, error.BadState);
 }
+
+test "nesting limit: 512 open elements render, 513 fail (6.6)" {
+    const gpa = std.testing.allocator;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    for ([_]u32{ open_elements_max, open_elements_max + 1 }) |depth| {
+        b.pos = 512;
+        b.open("A", null, false); // Defines the name inline once; later ones refer to it.
+        b.closeStart();
+        for (1..depth) |_| {
+            b.byte(0x01);
+            b.u32le(0);
+            b.u32le(512 + 9); // The first element's inline name.
+            b.closeStart();
+        }
+        for (0..depth) |_| b.end();
+        if (depth == open_elements_max) {
+            const text = try testing.render(gpa, &b, .json);
+            defer gpa.free(text);
+            try std.testing.expect(std.mem.startsWith(u8, text, "{\"A\":{\"A\":{"));
+        } else try testing.expectError(&b, .json, error.NestingTooDeep);
+    }
+}
