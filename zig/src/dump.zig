@@ -136,7 +136,7 @@ pub const Renderer = struct {
         }
         if (!chunk.stringTableValid(bytes, &r.visited)) return chunkError(res, slot, .bad_string_table, "unreadable name entry");
         try r.parser.resetChunk(bytes);
-        r.programs.clear();
+        r.programs.trim();
         var walker = chunk.Walker.init(bytes);
         while (walker.next()) |step| switch (step) {
             .record => |rec| try r.renderRecord(res, slot, &rec),

@@ -6,7 +6,8 @@
 //! The first record with a signature renders the slow way (tree copy + renderer) while a
 //! `Capture` records where each substitution value was written; later records with the
 //! same signature replay literals and format their values directly. Programs are per
-//! chunk (definitions and names are chunk-relative). Records the signature cannot describe
+//! run, shared across chunks: definitions are identified by a content fingerprint (names
+//! by text), not by their chunk offset. Records the signature cannot describe
 //! (arrays with several items, fragments that are not template instances, Data names built
 //! from substitutions) always take the slow path.
 const std = @import("std");
@@ -15,6 +16,7 @@ const Allocator = std.mem.Allocator;
 const values = @import("values.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const template = @import("template.zig");
 const Parser = tokens.Parser;
 const Out = escape.Out;
 const T = values.T;
@@ -57,7 +59,11 @@ pub const Capture = struct {
     pub const Write = struct { begin: u32, end: u32, slot: u16, item: u16, mode: Mode };
 };
 
-/// Per-renderer cache of compiled programs, cleared for every chunk.
+/// Limits of one renderer's program cache; past them it starts over.
+pub const programs_max = 16384;
+pub const literal_bytes_max = 32 << 20;
+
+/// Per-renderer cache of compiled programs, kept across chunks.
 pub const Cache = struct {
     gpa: Allocator,
     programs: std.ArrayList(Program) = .empty,
@@ -85,6 +91,11 @@ pub const Cache = struct {
         c.capture.ops.deinit(c.gpa);
     }
 
+    /// Starts over when the cache has grown past its limits (called between chunks).
+    pub fn trim(c: *Cache) void {
+        if (c.programs.items.len > programs_max or c.literals.items.len > literal_bytes_max) c.clear();
+    }
+
     pub fn clear(c: *Cache) void {
         c.programs.clearRetainingCapacity();
         c.by_hash.clearRetainingCapacity();
@@ -106,9 +117,11 @@ pub const Cache = struct {
         assert(inst.kind == .instance);
         if (inst.kids.len > slots_max) return false;
         // Reserve once per instance so the per-value appends need no capacity checks.
-        try c.signature.ensureUnusedCapacity(c.gpa, 2 + inst.kids.len);
+        try c.signature.ensureUnusedCapacity(c.gpa, 3 + inst.kids.len);
         try c.slots.ensureUnusedCapacity(c.gpa, inst.kids.len);
-        c.signature.appendAssumeCapacity(inst.a);
+        const fp = template.fingerprint(p, inst.a);
+        c.signature.appendAssumeCapacity(@truncate(fp));
+        c.signature.appendAssumeCapacity(@truncate(fp >> 32));
         c.signature.appendAssumeCapacity(inst.kids.len);
         const vals = p.edges(inst.kids);
         for (vals) |vi| {

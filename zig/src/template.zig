@@ -99,7 +99,49 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
     defer p.target_def = saved;
     const top = try p.parseStream(body, body + data_size, .definition);
     if (top.len != 1) return error.TemplateRoot;
-    return p.edges(top)[0];
+    const root = p.edges(top)[0];
+    var hasher = std.hash.Wyhash.init(0);
+    fingerprintNode(p, &hasher, root);
+    p.nodeMut(root).b = @intCast(p.fingerprints.items.len);
+    try p.fingerprints.append(p.gpa, hasher.final());
+    return root;
+}
+
+/// The fingerprint of definition `root` (computed when it was parsed).
+pub fn fingerprint(p: *const Parser, root: u32) u64 {
+    return p.fingerprints.items[p.node(root).b];
+}
+
+/// Hashes everything of a definition tree that can reach the output: structure, names by
+/// text (not by offset), literal bytes, dependency ids and substitutions. Equal
+/// fingerprints in different chunks mean the same template, so compiled programs can be
+/// shared across chunks.
+fn fingerprintNode(p: *const Parser, h: *std.hash.Wyhash, index: u32) void {
+    const n = p.node(index);
+    const head = [_]u32{ @intFromEnum(n.kind), n.vtype, n.flags & tokens.flag_self_closing, n.dep };
+    h.update(std.mem.sliceAsBytes(&head));
+    switch (n.kind) {
+        .element, .attribute, .entity_ref, .pi_target => {
+            const name = p.nameText(n.a);
+            h.update(std.mem.asBytes(&@as(u32, @intCast(name.len))));
+            h.update(name);
+        },
+        .value, .cdata, .pi_data => {
+            h.update(std.mem.asBytes(&n.b));
+            h.update(p.chunk[n.a..][0..n.b]);
+        },
+        .char_ref => h.update(std.mem.asBytes(&n.a)),
+        .placeholder => h.update(std.mem.sliceAsBytes(&[_]u32{ n.a, n.b })),
+        .instance => {},
+    }
+    const counts = [_]u32{ n.attrs.len, n.kids.len };
+    h.update(std.mem.sliceAsBytes(&counts));
+    if (n.kind == .element) {
+        for (p.edges(n.attrs)) |a| fingerprintNode(p, h, a);
+    }
+    if (n.kind == .element or n.kind == .attribute or (n.kind == .value and n.vtype == T.binxml)) {
+        for (p.edges(n.kids)) |k| fingerprintNode(p, h, k);
+    }
 }
 
 /// Copies definition `root` with the instance values `vals` (6.7).

@@ -305,6 +305,8 @@ pub const Parser = struct {
     target_def: bool = false,
     names: Names,
     templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
+    /// Content hash of each parsed definition (indexed by the root element's `b`).
+    fingerprints: std.ArrayList(u64) = .empty,
     /// Scratch stack of node indices (children / attributes being collected).
     stack: std.ArrayList(u32) = .empty,
     frames: std.ArrayList(Frame) = .empty,
@@ -323,6 +325,7 @@ pub const Parser = struct {
         p.def.deinit(p.gpa);
         p.names.deinit(p.gpa);
         p.templates.deinit(p.gpa);
+        p.fingerprints.deinit(p.gpa);
         p.stack.deinit(p.gpa);
         p.frames.deinit(p.gpa);
     }
@@ -335,6 +338,7 @@ pub const Parser = struct {
         p.rec.clear();
         p.names.clear();
         p.templates.clearRetainingCapacity();
+        p.fingerprints.clearRetainingCapacity();
         p.event_name = try p.names.internText(p.gpa, "Event");
     }
 
