@@ -25,52 +25,65 @@ pub struct Mode {
     pub json: bool,
     /// Also compared at `-t 2` against `-t 1`.
     pub threads: bool,
+    /// For banner-less modes: the same output with `Record N` banners (`-o json`), run only
+    /// when two outputs differ, so records can be aligned by id rather than by position.
+    pub with_banner: &'static [&'static str],
 }
 
 pub const MODES: &[Mode] = &[
-    Mode {
-        name: "jsonl",
-        args: &["-o", "jsonl"],
-        banner: false,
-        json: true,
-        threads: true,
-    },
-    Mode {
-        name: "json",
-        args: &["-o", "json"],
-        banner: true,
-        json: true,
-        threads: false,
-    },
-    Mode {
-        name: "xml",
-        args: &["-o", "xml"],
-        banner: true,
-        json: false,
-        threads: true,
-    },
-    Mode {
-        name: "jsonl-separate-attributes",
-        args: &["-o", "jsonl", "--separate-json-attributes"],
-        banner: false,
-        json: true,
-        threads: false,
-    },
-    Mode {
-        name: "xml-no-indent",
-        args: &["-o", "xml", "--no-indent"],
-        banner: true,
-        json: false,
-        threads: false,
-    },
-    Mode {
-        name: "jsonl-validate-checksums",
-        args: &["-o", "jsonl", "--validate-checksums"],
-        banner: false,
-        json: true,
-        threads: false,
-    },
+    mode(
+        "jsonl",
+        &["-o", "jsonl"],
+        false,
+        true,
+        true,
+        &["-o", "json"],
+    ),
+    mode("json", &["-o", "json"], true, true, false, &[]),
+    mode("xml", &["-o", "xml"], true, false, true, &[]),
+    mode(
+        "jsonl-separate-attributes",
+        &["-o", "jsonl", "--separate-json-attributes"],
+        false,
+        true,
+        false,
+        &["-o", "json", "--separate-json-attributes"],
+    ),
+    mode(
+        "xml-no-indent",
+        &["-o", "xml", "--no-indent"],
+        true,
+        false,
+        false,
+        &[],
+    ),
+    mode(
+        "jsonl-validate-checksums",
+        &["-o", "jsonl", "--validate-checksums"],
+        false,
+        true,
+        false,
+        &["-o", "json", "--validate-checksums"],
+    ),
 ];
+
+const fn mode(
+    name: &'static str,
+    args: &'static [&'static str],
+    banner: bool,
+    json: bool,
+    threads: bool,
+    with_banner: &'static [&'static str],
+) -> Mode {
+    Mode {
+        name,
+        args,
+        banner,
+        json,
+        threads,
+        with_banner,
+    }
+}
 
 /// The three command-line backends.
 pub struct Backends {
@@ -133,12 +146,19 @@ impl ParityReport {
 struct Run {
     output: Output,
     stdout: String,
+    program: PathBuf,
+    threads: &'static str,
+    input: PathBuf,
 }
 
-fn run_backend(program: &Path, mode: &Mode, threads: &str, input: &Path) -> Run {
+fn run_backend(program: &Path, mode: &Mode, threads: &'static str, input: &Path) -> Run {
+    run_with_args(program, mode.args, threads, input)
+}
+
+fn run_with_args(program: &Path, mode_args: &[&str], threads: &'static str, input: &Path) -> Run {
     let path = input.to_string_lossy();
     let mut args: Vec<&str> = vec!["-t", threads];
-    args.extend_from_slice(mode.args);
+    args.extend_from_slice(mode_args);
     args.push(&path);
     let output = run(program, &args, TIME_LIMIT).unwrap_or_else(|e| Output {
         stdout: Vec::new(),
@@ -146,7 +166,13 @@ fn run_backend(program: &Path, mode: &Mode, threads: &str, input: &Path) -> Run 
         status: None,
     });
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    Run { output, stdout }
+    Run {
+        output,
+        stdout,
+        program: program.to_path_buf(),
+        threads,
+        input: input.to_path_buf(),
+    }
 }
 
 /// Runs every check over `inputs`, printing one progress line per file.
@@ -291,8 +317,20 @@ fn record_differences(expected: &Run, actual: &Run, mode: &Mode) -> Vec<Differen
             ),
         ));
     }
-    let left = split(&expected.stdout, mode.banner);
-    let right = split(&actual.stdout, mode.banner);
+    if expected.stdout == actual.stdout {
+        return differences;
+    }
+    if mode.banner || mode.with_banner.is_empty() {
+        let left = split(&expected.stdout, mode.banner);
+        let right = split(&actual.stdout, mode.banner);
+        differences.extend(compare_records(&left, &right, mode.json));
+        return differences;
+    }
+    // Align by record id: the banner mode prints the same records, each behind `Record N`.
+    let rerun = |r: &Run| run_with_args(&r.program, mode.with_banner, r.threads, &r.input);
+    let (left_run, right_run) = (rerun(expected), rerun(actual));
+    let left = split(&left_run.stdout, true);
+    let right = split(&right_run.stdout, true);
     differences.extend(compare_records(&left, &right, mode.json));
     differences
 }

@@ -130,10 +130,20 @@ fn harness_section(speed: &SpeedReport) -> String {
         );
         return md;
     }
-    let columns: Vec<String> = rows[0]
-        .as_object()
-        .map(|o| o.keys().cloned().collect())
-        .unwrap_or_default();
+    let columns = [
+        "fixture",
+        "format",
+        "backend",
+        "records",
+        "failed",
+        "output_bytes",
+        "hash",
+        "median_ms",
+        "min_ms",
+        "mb_per_s",
+        "ns_per_record",
+        "ratio_to_reference",
+    ];
     let _ = writeln!(
         md,
         "| {} |\n|{}",
@@ -143,17 +153,20 @@ fn harness_section(speed: &SpeedReport) -> String {
     for row in &rows {
         let cells: Vec<String> = columns
             .iter()
-            .map(|c| match &row[c] {
-                serde_json::Value::Number(n) => match n.as_f64() {
-                    Some(f) if n.is_f64() => format!("{f:.3}"),
-                    _ => n.to_string(),
-                },
+            .map(|c| match &row[*c] {
+                serde_json::Value::Number(n) if n.is_f64() => {
+                    format!("{:.2}", n.as_f64().unwrap_or(f64::NAN))
+                }
                 serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Null => "–".into(),
                 other => other.to_string(),
             })
             .collect();
         let _ = writeln!(md, "| {} |", cells.join(" | "));
     }
+    md.push_str(
+        "\n`ratio_to_reference` is the reference's median over the backend's: above 1 = faster than the reference.\n",
+    );
     md
 }
 
