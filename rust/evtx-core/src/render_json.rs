@@ -53,14 +53,19 @@ pub fn render_record(
 /// Occurrence counter for member keys of one object (10.3 key numbering): inline for the usual
 /// handful of keys, hashed beyond that so huge sibling lists stay linear.
 struct Counter<'k> {
-    small: Vec<(&'k [u8], u32)>,
+    small: [(&'k [u8], u32); COUNTER_INLINE],
+    len: usize,
     big: Option<HashMap<&'k [u8], u32>>,
 }
+
+/// Keys counted without allocating; more go to a hash map.
+const COUNTER_INLINE: usize = 16;
 
 impl<'k> Counter<'k> {
     fn new() -> Self {
         Counter {
-            small: Vec::new(),
+            small: [(&[], 0); COUNTER_INLINE],
+            len: 0,
             big: None,
         }
     }
@@ -72,15 +77,19 @@ impl<'k> Counter<'k> {
             *c += 1;
             return *c - 1;
         }
-        for (k, c) in self.small.iter_mut() {
+        for (k, c) in self.small[..self.len].iter_mut() {
             if *k == key {
                 *c += 1;
                 return *c - 1;
             }
         }
-        self.small.push((key, 1));
-        if self.small.len() > 32 {
-            self.big = Some(self.small.drain(..).collect());
+        if self.len < COUNTER_INLINE {
+            self.small[self.len] = (key, 1);
+            self.len += 1;
+        } else {
+            let mut big: HashMap<&'k [u8], u32> = self.small.iter().copied().collect();
+            big.insert(key, 1);
+            self.big = Some(big);
         }
         0
     }
@@ -573,5 +582,27 @@ impl Renderer<'_, '_> {
         } else {
             self.content_value(out, children);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Counter;
+
+    #[test]
+    fn counter_numbers_repeats_inline_and_spilled() {
+        let keys: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+        let mut c = Counter::new();
+        for k in &keys {
+            assert_eq!(c.next(k.as_bytes()), 0);
+        }
+        assert_eq!(c.next(b"k3"), 1);
+        assert_eq!(c.next(b"k18"), 1);
+        assert_eq!(c.next(b"k3"), 2);
+        let mut c = Counter::new();
+        assert_eq!(c.next(b"Header"), 0);
+        assert_eq!(c.next(b"Header"), 1);
+        assert_eq!(c.next(b"Other"), 0);
+        assert_eq!(c.next(b"Header"), 2);
     }
 }
