@@ -175,7 +175,7 @@ fn eq(a: []const u8, b: []const u8) bool {
     return std.mem.eql(u8, a, b);
 }
 
-fn readInput(gpa: std.mem.Allocator, path: []const u8) []u8 {
+fn readInput(gpa: std.mem.Allocator, path: []const u8) []const u8 {
     const stdin_names = [_][]const u8{ "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
     for (stdin_names) |n| {
         if (eq(path, n)) {
@@ -187,8 +187,21 @@ fn readInput(gpa: std.mem.Allocator, path: []const u8) []u8 {
             return data;
         }
     }
+    if (mapFile(path)) |mapped| return mapped;
     return std.fs.cwd().readFileAlloc(gpa, path, std.math.maxInt(usize)) catch |e|
         fatal("Failed to open evtx file at: {s}\n\nCaused by:\n    {s}", .{ path, @errorName(e) });
+}
+
+/// Maps a regular file read-only (no copy; pages prefaulted). Null when that is not
+/// possible (pipes, empty files, platforms without mmap): the caller reads it instead.
+fn mapFile(path: []const u8) ?[]const u8 {
+    if (builtin.os.tag != .linux) return null;
+    const file = std.fs.cwd().openFile(path, .{}) catch return null;
+    defer file.close();
+    const stat = file.stat() catch return null;
+    if (stat.kind != .file or stat.size == 0 or stat.size > std.math.maxInt(usize)) return null;
+    const mapped = std.posix.mmap(null, @intCast(stat.size), std.posix.PROT.READ, .{ .TYPE = .PRIVATE, .POPULATE = true }, file.handle, 0) catch return null;
+    return mapped;
 }
 
 /// Writes chunk results: record text to the output, one line per error to stderr.

@@ -100,10 +100,11 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
     const top = try p.parseStream(body, body + data_size, .definition);
     if (top.len != 1) return error.TemplateRoot;
     const root = p.edges(top)[0];
-    var hasher = std.hash.Wyhash.init(0);
-    fingerprintNode(p, &hasher, root);
+    // Serialise the tree into scratch bytes and hash them once.
+    p.scratch.clearRetainingCapacity();
+    try fingerprintNode(p, root);
     p.nodeMut(root).b = @intCast(p.fingerprints.items.len);
-    try p.fingerprints.append(p.gpa, hasher.final());
+    try p.fingerprints.append(p.gpa, std.hash.Wyhash.hash(0, p.scratch.items));
     return root;
 }
 
@@ -116,31 +117,31 @@ pub fn fingerprint(p: *const Parser, root: u32) u64 {
 /// text (not by offset), literal bytes, dependency ids and substitutions. Equal
 /// fingerprints in different chunks mean the same template, so compiled programs can be
 /// shared across chunks.
-fn fingerprintNode(p: *const Parser, h: *std.hash.Wyhash, index: u32) void {
-    const n = p.node(index);
-    const head = [_]u32{ @intFromEnum(n.kind), n.vtype, n.flags & tokens.flag_self_closing, n.dep };
-    h.update(std.mem.sliceAsBytes(&head));
+fn fingerprintNode(p: *Parser, index: u32) std.mem.Allocator.Error!void {
+    const n = p.node(index).*;
+    const head = [_]u32{ @intFromEnum(n.kind), n.vtype, n.flags & tokens.flag_self_closing, n.dep, n.attrs.len, n.kids.len };
+    try p.scratch.appendSlice(p.gpa, std.mem.sliceAsBytes(&head));
     switch (n.kind) {
         .element, .attribute, .entity_ref, .pi_target => {
             const name = p.nameText(n.a);
-            h.update(std.mem.asBytes(&@as(u32, @intCast(name.len))));
-            h.update(name);
+            try p.scratch.appendSlice(p.gpa, std.mem.asBytes(&@as(u32, @intCast(name.len))));
+            try p.scratch.appendSlice(p.gpa, name);
         },
         .value, .cdata, .pi_data => {
-            h.update(std.mem.asBytes(&n.b));
-            h.update(p.chunk[n.a..][0..n.b]);
+            try p.scratch.appendSlice(p.gpa, std.mem.asBytes(&n.b));
+            try p.scratch.appendSlice(p.gpa, p.chunk[n.a..][0..n.b]);
         },
-        .char_ref => h.update(std.mem.asBytes(&n.a)),
-        .placeholder => h.update(std.mem.sliceAsBytes(&[_]u32{ n.a, n.b })),
+        .char_ref => try p.scratch.appendSlice(p.gpa, std.mem.asBytes(&n.a)),
+        .placeholder => try p.scratch.appendSlice(p.gpa, std.mem.sliceAsBytes(&[_]u32{ n.a, n.b })),
         .instance => {},
     }
-    const counts = [_]u32{ n.attrs.len, n.kids.len };
-    h.update(std.mem.sliceAsBytes(&counts));
     if (n.kind == .element) {
-        for (p.edges(n.attrs)) |a| fingerprintNode(p, h, a);
+        var i: u32 = 0;
+        while (i < n.attrs.len) : (i += 1) try fingerprintNode(p, p.edges(n.attrs)[i]);
     }
     if (n.kind == .element or n.kind == .attribute or (n.kind == .value and n.vtype == T.binxml)) {
-        for (p.edges(n.kids)) |k| fingerprintNode(p, h, k);
+        var i: u32 = 0;
+        while (i < n.kids.len) : (i += 1) try fingerprintNode(p, p.edges(n.kids)[i]);
     }
 }
 

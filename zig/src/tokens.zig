@@ -307,6 +307,8 @@ pub const Parser = struct {
     templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
     /// Content hash of each parsed definition (indexed by the root element's `b`).
     fingerprints: std.ArrayList(u64) = .empty,
+    /// Scratch bytes (definition fingerprints).
+    scratch: std.ArrayList(u8) = .empty,
     /// Scratch stack of node indices (children / attributes being collected).
     stack: std.ArrayList(u32) = .empty,
     frames: std.ArrayList(Frame) = .empty,
@@ -326,6 +328,7 @@ pub const Parser = struct {
         p.names.deinit(p.gpa);
         p.templates.deinit(p.gpa);
         p.fingerprints.deinit(p.gpa);
+        p.scratch.deinit(p.gpa);
         p.stack.deinit(p.gpa);
         p.frames.deinit(p.gpa);
     }
