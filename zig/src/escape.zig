@@ -157,25 +157,37 @@ pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
     var i: usize = 0;
     const table = tableFor(mode, true);
     while (i < n) {
-        if (i + 8 <= n) {
-            const v: @Vector(8, u16) = @bitCast(src[i * 2 ..][0..16].*);
-            const m: u8 = @bitCast(dirtyLanes(v, mode));
-            const narrow: @Vector(8, u8) = @truncate(v);
-            dst[d..][0..8].* = @bitCast(narrow);
-            if (m == 0) {
-                i += 8;
-                d += 8;
-                continue;
-            }
-            const clean = @ctz(m);
-            i += clean;
-            d += clean;
+        // Eight units per step; a short tail is zero-padded and its padding lanes count
+        // as dirty, so the clean prefix never runs past the string.
+        const rest = n - i;
+        var v: @Vector(8, u16) = undefined;
+        var m: u8 = undefined;
+        if (rest >= 8) {
+            v = @bitCast(src[i * 2 ..][0..16].*);
+            m = @bitCast(dirtyLanes(v, mode));
+        } else {
+            var tail: [16]u8 = @splat(0);
+            copyShort(&tail, src[i * 2 ..][0 .. rest * 2]);
+            v = @bitCast(tail);
+            const past_end: u8 = @truncate(@as(u16, 0xFF) << @intCast(rest));
+            m = @as(u8, @bitCast(dirtyLanes(v, mode))) | past_end;
         }
+        const narrow: @Vector(8, u8) = @truncate(v);
+        dst[d..][0..8].* = @bitCast(narrow);
+        if (m == 0) {
+            i += 8;
+            d += 8;
+            continue;
+        }
+        const clean = @ctz(m);
+        i += clean;
+        d += clean;
+        if (i >= n) break;
         const u = unitAt(src, i);
         i += 1;
         if (u < 0x80) {
             if (table[u]) |esc| {
-                @memcpy(dst[d..][0..esc.len], esc);
+                copyShort(dst + d, esc);
                 d += esc.len;
             } else {
                 dst[d] = @intCast(u);
