@@ -110,16 +110,9 @@ impl<'a> EvtxFile<'a> {
         let oldest = self.oldest_slot();
         let mut order = Vec::with_capacity(self.slots + 1);
         let mut n = oldest;
-        loop {
-            if n as usize >= self.slots && self.slot_fails(n, validate_checksums) {
-                let bytes = self.chunk_bytes(n);
-                // An all-zero complete slot past the count is skipped, not an end.
-                if bytes.len() == CHUNK_SIZE && bytes.iter().all(|&b| b == 0) {
-                    n += 1;
-                    continue;
-                }
-                break;
-            }
+        // First pass: to the end of the file. Past `chunk_slots`, a slot that fails steps 1–4
+        // ends the pass silently (an all-zero slot does not fail: it renders nothing).
+        while (n as usize) < self.slots || !self.slot_fails(n, validate_checksums) {
             order.push(n);
             n += 1;
         }

@@ -212,7 +212,6 @@ pub struct Programs {
     /// Scratch: the current record's signature and flattened values.
     pub sig: Vec<u8>,
     pub flat: Vec<Slot>,
-    descs: Vec<(u16, u8)>,
 }
 
 /// Result of [`Programs::prescan`].
@@ -277,8 +276,7 @@ impl Programs {
         }
         pos += 1;
         let base = self.flat.len();
-        let (def_off, n) =
-            tokens::read_instance_values(cx, &mut pos, &mut self.descs, &mut self.flat).ok()?;
+        let (def_off, n) = tokens::read_instance_values(cx, &mut pos, &mut self.flat).ok()?;
         if pos < end && *chunk.get(pos)? != 0x00 {
             return None;
         }

@@ -46,8 +46,6 @@ pub struct Scratch {
     /// Attributes of pending start tags: name and start in `items`.
     attrs: Vec<(u32, u32)>,
     frames: Vec<Frame>,
-    /// Value descriptors being read.
-    descs: Vec<(u16, u8)>,
     /// Instance value stacks.
     pub values: Vec<Slot>,
     /// Array items being expanded.
@@ -63,7 +61,6 @@ impl Scratch {
         self.items.clear();
         self.attrs.clear();
         self.frames.clear();
-        self.descs.clear();
         self.values.clear();
         self.array_items.clear();
         self.flat_count = 0;
@@ -412,7 +409,6 @@ pub fn parse_stream(
 pub fn read_instance_values(
     cx: Cx<'_>,
     pos: &mut usize,
-    descs: &mut Vec<(u16, u8)>,
     out: &mut Vec<Slot>,
 ) -> BinXmlResult<(u32, usize)> {
     let chunk = cx.chunk;
@@ -436,7 +432,6 @@ pub fn read_instance_values(
     if n > (chunk.len() - p) / 4 {
         return Err(err("value descriptors past the end of the chunk", p));
     }
-    descs.clear();
     let table = &chunk[p..p + 4 * n];
     // All descriptors are checked before any value is read (6.4 step 1).
     for (i, d) in table.chunks_exact(4).enumerate() {
@@ -493,7 +488,7 @@ fn read_instance(
     depth: usize,
 ) -> BinXmlResult<u32> {
     let val_base = s.values.len();
-    let (def_off, n) = read_instance_values(cx, pos, &mut s.descs, &mut s.values)?;
+    let (def_off, n) = read_instance_values(cx, pos, &mut s.values)?;
     // Record-wide value numbering: this instance's values first, then nested instances'.
     let flat_base = s.flat_count;
     s.flat_count += n as u32;
