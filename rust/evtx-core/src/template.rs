@@ -128,6 +128,9 @@ struct Variant {
     id: u32,
 }
 
+/// Bound on the definitions kept per GUID and size (each lookup tries them all).
+const MAX_VARIANTS: usize = 16;
+
 /// Bound on the bytes [`Identities`] keeps (bodies and names).
 const MAX_IDENTITY_BYTES: usize = 16 << 20;
 
@@ -226,7 +229,8 @@ impl Identities {
             cost += text.len() + 16;
             refs.push((p as u32, r.inline, text));
         }
-        if self.bytes + cost > MAX_IDENTITY_BYTES {
+        let known = self.by_guid.get(&(guid, size)).map_or(0, Vec::len);
+        if self.bytes + cost > MAX_IDENTITY_BYTES || known >= MAX_VARIANTS {
             return None;
         }
         self.bytes += cost;
