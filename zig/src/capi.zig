@@ -101,14 +101,18 @@ pub const evtx_error_fn = ?*const fn (?*anyopaque, ?*const evtx_record) callconv
 
 const gpa = std.heap.c_allocator;
 
-threadlocal var last_error: [256:0]u8 = [_:0]u8{0} ** 256;
+/// The detail of the last failing call. A process-wide buffer rather than a thread-local
+/// one: thread-local storage of a dlopen'ed Zig library faulted under Python's ctypes
+/// (compare/capi-tests/smoke.py). Concurrent failures may interleave their messages.
+var last_error: [256:0]u8 = [_:0]u8{0} ** 256;
+var last_error_lock: std.Thread.Mutex = .{};
 
 fn fail(status: evtx_status, comptime fmt: []const u8, args: anytype) evtx_status {
-    const text = std.fmt.bufPrintZ(&last_error, fmt, args) catch blk: {
+    last_error_lock.lock();
+    defer last_error_lock.unlock();
+    _ = std.fmt.bufPrintZ(&last_error, fmt, args) catch {
         last_error[last_error.len - 1] = 0;
-        break :blk last_error[0 .. last_error.len - 1 :0];
     };
-    _ = text;
     return status;
 }
 
