@@ -182,7 +182,12 @@ pub struct Renderer {
     visited: Vec<u64>,
     /// Size of the last chunk's output, to pre-size the next.
     last_output: usize,
+    /// Tree nodes built for this chunk's records (see [`MAX_CHUNK_NODES`]).
+    chunk_nodes: usize,
 }
+
+/// Tree nodes all records of one chunk may build (section 12: only crafted files reach it).
+pub const MAX_CHUNK_NODES: usize = 4 * tokens::MAX_RECORD_NODES;
 
 impl Renderer {
     /// A renderer for `opts`.
@@ -197,6 +202,7 @@ impl Renderer {
             scratch: Scratch::default(),
             visited: Vec::new(),
             last_output: 128 << 10,
+            chunk_nodes: 0,
         }
     }
 
@@ -253,6 +259,7 @@ impl Renderer {
         self.names.clear();
         self.templates.clear();
         self.identities.new_chunk();
+        self.chunk_nodes = 0;
         out.bytes.reserve(self.last_output + self.last_output / 4);
         let cx = Cx {
             chunk,
@@ -330,7 +337,13 @@ impl Renderer {
             }
             return Self::check_size(buf, start);
         }
-        let root = tokens::parse_record(
+        if self.chunk_nodes > MAX_CHUNK_NODES {
+            return Err(Failure::new(
+                ErrorKind::BadBinxml,
+                "too many nodes in chunk",
+            ));
+        }
+        let parsed = tokens::parse_record(
             cx,
             &mut self.names,
             &mut self.scratch,
@@ -338,8 +351,9 @@ impl Renderer {
             &mut self.templates,
             bstart,
             bend,
-        )
-        .map_err(|e| e.into_failure())?;
+        );
+        self.chunk_nodes += self.tree.nodes.len() + self.tree.elems.len();
+        let root = parsed.map_err(|e| e.into_failure())?;
         self.banner(buf, rec.id);
         let recorder = (prescan == Prescan::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
         let rcx = Ctx {

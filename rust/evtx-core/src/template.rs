@@ -12,7 +12,13 @@ pub struct Templates {
     /// Definition trees (elements keep their dependency ids, substitutions are placeholders).
     pub tree: Tree,
     by_offset: crate::bytes::FastMap<u32, Result<Def, BinXmlError>>,
+    /// Body bytes parsed in this chunk (see [`MAX_DEFINITION_BYTES`]).
+    parsed_bytes: usize,
 }
+
+/// Definition bodies parsed per chunk are capped: a real chunk's definitions add up to less
+/// than the chunk; a crafted one could otherwise make every record point at a new 64 KiB body.
+const MAX_DEFINITION_BYTES: usize = 16 * crate::chunk::CHUNK_SIZE;
 
 /// A parsed definition: its root element in [`Templates::tree`] and the names it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +33,7 @@ impl Templates {
     pub fn clear(&mut self) {
         self.tree.clear();
         self.by_offset.clear();
+        self.parsed_bytes = 0;
     }
 
     /// The root element of the definition at chunk offset `def_off`, parsing it on first use.
@@ -54,6 +61,12 @@ impl Templates {
         if let Some(r) = self.by_offset.get(&def_off) {
             return *r;
         }
+        if self.parsed_bytes > MAX_DEFINITION_BYTES {
+            return Err(BinXmlError::new(
+                "too many template definitions in chunk",
+                def_off as usize,
+            ));
+        }
         let r = self.parse(cx, names, s, def_off, depth);
         self.by_offset.insert(def_off, r);
         r
@@ -75,6 +88,7 @@ impl Templates {
         if end > cx.chunk.len() {
             return Err(BinXmlError::new("template data out of bounds", o));
         }
+        self.parsed_bytes += data_size as usize;
         let base = s.children.len();
         let log_start = names.log.len();
         names.logging = true;
