@@ -83,7 +83,7 @@ impl<'a> EvtxFile<'a> {
             return true;
         }
         match ChunkHeader::parse(bytes) {
-            None => !bytes.iter().all(|&b| b == 0),
+            None => !crate::bytes::all_zero(bytes),
             Some(h) => validate && h.validate_checksums(bytes).is_err(),
         }
     }
@@ -241,7 +241,7 @@ impl Renderer {
             return;
         }
         let Some(header) = ChunkHeader::parse(chunk) else {
-            if !chunk.iter().all(|&b| b == 0) {
+            if !crate::bytes::all_zero(chunk) {
                 chunk_error(out, ErrorKind::BadChunkMagic, String::new());
             }
             return;
