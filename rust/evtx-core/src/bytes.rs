@@ -23,8 +23,8 @@ pub(crate) fn le_u64(data: &[u8], off: usize) -> u64 {
 /// Whether every byte is zero (word at a time: empty chunk slots are 64 KiB).
 pub(crate) fn all_zero(bytes: &[u8]) -> bool {
     let mut words = bytes.chunks_exact(8);
-    let zero_words = (&mut words)
-        .all(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) == 0);
+    let zero_words =
+        words.all(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) == 0);
     zero_words && words.remainder().iter().all(|&b| b == 0)
 }
 
