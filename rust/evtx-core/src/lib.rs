@@ -24,7 +24,12 @@
 //! Layout: [`file_header`] and [`chunk`] read the containers, [`tokens`] builds element trees
 //! from BinXML, [`template`] caches and instantiates template definitions, [`values`] decodes
 //! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
-//! turn trees into text, and [`dump`] drives it all per chunk.
+//! turn trees into text, [`program`] records per-template replay programs (the compiled
+//! fast path: most records are produced without building a tree), and [`dump`] drives it all
+//! per chunk, in order, on one or more threads.
+//!
+//! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
+//! sizes are capped (section 12 of the contract), and the crate has no `unsafe`.
 #![forbid(unsafe_code)]
 
 mod bytes;
