@@ -25,7 +25,7 @@
 //! from BinXML, [`template`] caches and instantiates template definitions, [`values`] decodes
 //! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
 //! turn trees into text, [`program`] records per-template replay programs (the compiled
-//! fast path: most records are produced without building a tree), and [`dump`] drives it all
+//! fast path: most records are produced without building a tree), and [`mod@dump`] drives it all
 //! per chunk, in order, on one or more threads.
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
