@@ -9,7 +9,7 @@
 //!
 //! The first record of a signature in a chunk is rendered the slow way (tree building and the
 //! tree renderers) while a [`Recorder`] notes which output bytes came from which value. The
-//! result is a [`Program`]: literal byte runs and "write value N with this escaping" steps.
+//! result is a program: literal byte runs and "write value N with this escaping" steps.
 //! Every later record with the same signature is produced by replaying the program over its own
 //! values, without building a tree. Both paths share the renderers, so they are byte-identical
 //! by construction; records whose output could depend on value text beyond its position (a
