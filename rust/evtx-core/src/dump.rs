@@ -400,6 +400,20 @@ impl Renderer {
     }
 }
 
+fn render_inline<F>(file: &EvtxFile<'_>, opts: &Options, order: &[u32], sink: &mut F)
+where
+    F: FnMut(&ChunkOutput) -> ControlFlow<()>,
+{
+    let mut r = Renderer::new(opts);
+    let mut out = ChunkOutput::default();
+    for &slot in order {
+        r.render_chunk_into(file, slot, &mut out);
+        if sink(&out).is_break() {
+            return;
+        }
+    }
+}
+
 /// Renders every chunk of `file` in output order (3.3) with `opts.threads` workers and hands
 /// each chunk's output to `sink`, strictly in order. `sink` returning `Break` stops the dump.
 /// With one thread everything runs inline on the caller's thread.
@@ -410,30 +424,9 @@ where
     let order = file.chunk_order(opts.validate_checksums);
     let threads = opts.effective_threads().min(order.len().max(1));
     if threads <= 1 {
-        let mut r = Renderer::new(opts);
-        let mut out = ChunkOutput::default();
-        for &slot in &order {
-            r.render_chunk_into(file, slot, &mut out);
-            if sink(&out).is_break() {
-                return;
-            }
-        }
+        render_inline(file, opts, &order, &mut sink);
         return;
     }
-    let pool = match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-        Ok(pool) => pool,
-        Err(_) => {
-            let mut r = Renderer::new(opts);
-            let mut out = ChunkOutput::default();
-            for &slot in &order {
-                r.render_chunk_into(file, slot, &mut out);
-                if sink(&out).is_break() {
-                    return;
-                }
-            }
-            return;
-        }
-    };
     let window = 2 * threads;
     let next_index = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -445,11 +438,14 @@ where
     let recycled: Mutex<Vec<ChunkOutput>> = Mutex::new(Vec::new());
     let recycled = &recycled;
     let order = &order;
-    pool.in_place_scope(|scope| {
+    // Scoped threads, not a pool: every worker is joined before `dump` returns, so an embedder
+    // may unload the library right after (a dropped rayon pool lets its threads run on).
+    std::thread::scope(|scope| {
+        let mut spawned = 0;
         for _ in 0..threads {
             let tx = tx.clone();
             let (next_index, stop, emitted, advanced) = (&next_index, &stop, &emitted, &advanced);
-            scope.spawn(move |_| {
+            let worker = std::thread::Builder::new().spawn_scoped(scope, move || {
                 let mut r = Renderer::new(opts);
                 loop {
                     let i = next_index.fetch_add(1, Ordering::Relaxed);
@@ -476,8 +472,14 @@ where
                     }
                 }
             });
+            spawned += usize::from(worker.is_ok());
         }
         drop(tx);
+        if spawned == 0 {
+            // No thread could be started: render on the caller's thread instead.
+            render_inline(file, opts, order, &mut sink);
+            return;
+        }
         let mut pending: BTreeMap<usize, ChunkOutput> = BTreeMap::new();
         let mut next = 0usize;
         for (i, output) in rx.iter() {
