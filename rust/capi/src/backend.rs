@@ -164,17 +164,7 @@ impl Engine for Backend {
     fn dump(&mut self, sink: &mut dyn Sink) -> Result<(), Failure> {
         if !matches!(self.state, State::Fresh) {
             // Carry on from where pulling left off.
-            while let Some(item) = self.next()? {
-                let flow = if item.status == evtx_status::Ok {
-                    sink.record(&item)
-                } else {
-                    sink.error(&item)
-                };
-                if flow.is_break() {
-                    break;
-                }
-            }
-            return Ok(());
+            return self.drain(sink);
         }
         self.state = State::Done;
         let file = open_file(self.bytes.as_slice())?;

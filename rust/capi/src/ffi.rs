@@ -98,8 +98,15 @@ pub(crate) trait Engine: Sized {
     /// `None` at the end. `Err` only for fatal failures.
     fn next(&mut self) -> Result<Option<Item<'_>>, Failure>;
 
-    /// Everything `next` has not yielded yet, into `sink`, until it breaks.
+    /// Everything `next` has not yielded yet, into `sink`, until it breaks. Backends with a
+    /// faster whole-input path override this and fall back to [`Backend::drain`] once pulling
+    /// has started.
     fn dump(&mut self, sink: &mut dyn Sink) -> Result<(), Failure> {
+        self.drain(sink)
+    }
+
+    /// Pulls the remaining items one by one into `sink`, until it breaks.
+    fn drain(&mut self, sink: &mut dyn Sink) -> Result<(), Failure> {
         while let Some(item) = self.next()? {
             let flow = if item.status == evtx_status::Ok {
                 sink.record(&item)
