@@ -215,7 +215,21 @@ const Sink = struct {
 
     fn consume(context: *anyopaque, result: *const dump.Result) anyerror!void {
         const s: *Sink = @ptrCast(@alignCast(context));
+        // Printed records are contiguous in the result's buffer: write runs of them at once.
+        var run_start: usize = 0;
+        var run_end: usize = 0;
         for (result.entries.items) |*e| {
+            if (e.kind == null) {
+                if (!e.printed) continue;
+                if (run_end != e.start) {
+                    try s.writer.writeAll(result.out.list.items[run_start..run_end]);
+                    run_start = e.start;
+                }
+                run_end = e.start + e.len;
+                continue;
+            }
+            try s.writer.writeAll(result.out.list.items[run_start..run_end]);
+            run_start = run_end;
             if (e.kind) |kind| {
                 s.writer.flush() catch return error.WriteFailed;
                 var buf: [512]u8 = undefined;
@@ -225,10 +239,9 @@ const Sink = struct {
                 w.interface.print("error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n", .{ s.path, e.slot, id, e.file_offset, kind.text(), e.detail }) catch {};
                 w.interface.flush() catch {};
                 if (s.stop_after_one_error) return error.StoppedAfterError;
-                continue;
             }
-            if (e.printed) try s.writer.writeAll(result.text(e));
         }
+        try s.writer.writeAll(result.out.list.items[run_start..run_end]);
         s.chunks_done += 1;
         if (s.progress) {
             progress_shown = true;
@@ -273,7 +286,9 @@ pub fn main() u8 {
     }
     const order = evtx_file.order;
     const out_file = if (cli.output) |path| openOutput(path, cli.no_confirm_overwrite) else std.fs.File.stdout();
-    const buffer = gpa.alloc(u8, 1 << 18) catch fatal("out of memory", .{});
+    // Chunks are written in runs of whole records, most larger than this buffer, which
+    // then go to the file without an extra copy.
+    const buffer = gpa.alloc(u8, 1 << 14) catch fatal("out of memory", .{});
     var fw = out_file.writerStreaming(buffer);
     var sink: Sink = .{
         .writer = &fw.interface,
