@@ -476,6 +476,9 @@ pub const Parser = struct {
                 0x0F => st.pos += 3,
                 else => return error.InvalidToken,
             }
+            // Skips (inline definitions and names, declared value sizes) may jump past
+            // the chunk: the reference fails the record then, even at the window's end.
+            if (st.pos > p.chunk.len) return error.OutOfBounds;
         }
         if (st.pending != null) return error.BadState;
         if (p.frames.items.len != st.frames_base) return error.BadState;
@@ -704,4 +707,13 @@ test "nesting limit: 512 open elements render, 513 fail (6.6)" {
             try std.testing.expect(std.mem.startsWith(u8, text, "{\"A\":{\"A\":{"));
         } else try testing.expectError(&b, .json, error.NestingTooDeep);
     }
+}
+
+test "a skip past the chunk end fails the record, even at the end of its window" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.start = 65535;
+    b.pos = 65535;
+    b.byte(0x0F); // Fragment header: skips 3 bytes, past the chunk's 65536.
+    try testing.expectError(&b, .json, error.OutOfBounds);
 }
