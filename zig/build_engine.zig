@@ -46,6 +46,30 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     });
     const cli = b.addExecutable(.{ .name = "evtx-zig", .root_module = cli_module });
     b.installArtifact(cli);
+    // The same CLI for a baseline x86-64-v3 CPU, for callgrind: valgrind 3.19 cannot decode
+    // the AVX-512 a native build may use on these machines (`make compare` profiles with it).
+    if (options.target.result.cpu.arch == .x86_64) {
+        const v3 = b.resolveTargetQuery(.{
+            .cpu_arch = .x86_64,
+            .os_tag = options.target.result.os.tag,
+            .cpu_model = .{ .explicit = &std.Target.x86.cpu.x86_64_v3 },
+        });
+        const evtx_v3 = b.createModule(.{
+            .root_source_file = b.path("zig/src/evtx.zig"),
+            .target = v3,
+            .optimize = options.optimize,
+        });
+        const cli_v3 = b.addExecutable(.{
+            .name = "evtx-zig-valgrind",
+            .root_module = b.createModule(.{
+                .root_source_file = b.path("zig/src/cli.zig"),
+                .target = v3,
+                .optimize = options.optimize,
+                .imports = &.{.{ .name = "evtx", .module = evtx_v3 }},
+            }),
+        });
+        b.installArtifact(cli_v3);
+    }
     // `zig build zig`: only the Zig engine (no cargo), for quick iteration.
     const zig_only = b.step("zig", "Build and install only the Zig engine");
     zig_only.dependOn(&b.addInstallArtifact(cli, .{}).step);

@@ -121,6 +121,9 @@ struct AllArgs {
     lib_dir: PathBuf,
     #[arg(long, default_value_t = 10)]
     runs: u32,
+    /// The Zig CLI built for a CPU valgrind can decode, used for callgrind.
+    #[arg(long, default_value = "zig-out/bin/evtx-zig-valgrind")]
+    zig_callgrind: PathBuf,
     /// Skip the callgrind step (it is the slowest).
     #[arg(long)]
     no_callgrind: bool,
@@ -213,6 +216,7 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
     eprintln!("== 2/3 speed");
     let speed_report = speed::run_speed(&speed::SpeedPlan {
         backends: args.backends.backends(),
+        zig_callgrind: args.zig_callgrind.clone(),
         inputs: args.bench_inputs.clone(),
         harness: args.harness.clone(),
         lib_dir: args.lib_dir.clone(),

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 pub struct SpeedPlan {
     pub backends: Backends,
+    /// The Zig CLI built for a CPU valgrind can decode (no AVX-512), for callgrind.
+    pub zig_callgrind: PathBuf,
     pub inputs: Vec<PathBuf>,
     pub harness: PathBuf,
     pub lib_dir: PathBuf,
@@ -122,6 +124,11 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
         let records = count_records(&plan.backends.reference, input);
         for format in FORMATS {
             for (backend, program) in backend_list(&plan.backends) {
+                let program = if backend == "zig" && plan.zig_callgrind.is_file() {
+                    &plan.zig_callgrind
+                } else {
+                    program
+                };
                 eprintln!("callgrind: {backend} -o {format}");
                 match callgrind(program, input, format, &plan.out, backend) {
                     Ok((instructions, top_functions)) => report.profiles.push(Profile {
@@ -157,6 +164,7 @@ pub fn bench_cli_command(
             zig: backends.zig.clone(),
         },
         inputs: inputs.to_vec(),
+        zig_callgrind: PathBuf::new(),
         harness: PathBuf::new(),
         lib_dir: PathBuf::new(),
         runs,
