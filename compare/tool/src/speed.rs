@@ -401,17 +401,15 @@ fn parse_annotate(text: &str) -> Result<(u64, Vec<HotFunction>), String> {
         if !in_functions || line.trim().is_empty() || line.starts_with("--") {
             continue;
         }
-        let mut parts = line.split_whitespace();
-        let Some(count) = parts.next().and_then(number) else {
+        // `50,386,580 ( 7.15%)  file:function [binary]`: the name follows the percentage.
+        let trimmed = line.trim_start();
+        let Some(count) = trimmed.split_whitespace().next().and_then(number) else {
             continue;
         };
-        let rest: Vec<&str> = parts.collect();
-        let name = rest
-            .iter()
-            .skip_while(|p| p.starts_with('('))
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let Some(close) = trimmed.find(')') else {
+            continue;
+        };
+        let name = trimmed[close + 1..].trim().to_string();
         top.push((name, count, 100.0 * count as f64 / total.max(1) as f64));
         if top.len() == 8 {
             break;
@@ -426,11 +424,12 @@ mod tests {
 
     #[test]
     fn reads_totals_and_top_functions_from_callgrind_annotate() {
-        let text = "--------\nIr\n--------\n3,000 (100.0%)  PROGRAM TOTALS\n\n--------\nIr  file:function\n--------\n2,000 (66.67%)  src/a.rs:evtx::render [/bin/x]\n  500 (16.67%)  ???:memcpy [/lib/libc.so]\n";
+        let text = "--------\nIr\n--------\n3,000 (100.0%)  PROGRAM TOTALS\n\n--------\nIr  file:function\n--------\n2,000 (66.67%)  src/a.rs:evtx::render [/bin/x]\n  500 ( 6.67%)  ???:memcpy [/lib/libc.so]\n";
         let (total, top) = parse_annotate(text).unwrap();
         assert_eq!(total, 3000);
         assert_eq!(top[0].0, "src/a.rs:evtx::render [/bin/x]");
         assert_eq!(top[1].1, 500);
+        assert_eq!(top[1].0, "???:memcpy [/lib/libc.so]");
         assert!((top[0].2 - 66.666).abs() < 0.01);
     }
 }
