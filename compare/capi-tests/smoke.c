@@ -12,6 +12,7 @@
  */
 #include "evtx.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -389,12 +390,43 @@ static void check_file(const char *path) {
     free(data);
 }
 
+/* evtx_last_error is per thread: a failure on another thread must not replace this
+ * thread's message. Deterministic: the other thread fails and is joined in between. */
+static const char thread_a_path[] = "/nonexistent/evtx-smoke-thread-a.evtx";
+static const char thread_b_path[] = "/nonexistent/evtx-smoke-thread-b.evtx";
+
+static void *fail_on_b(void *arg) {
+    evtx_options options;
+    evtx_parser *parser = NULL;
+    int *saw_b = arg;
+    evtx_options_init(&options);
+    *saw_b = evtx_parser_open_path(thread_b_path, &options, &parser) == EVTX_STATUS_IO &&
+             strstr(evtx_last_error(), thread_b_path) != NULL;
+    evtx_parser_free(parser);
+    return NULL;
+}
+
+static void check_last_error_per_thread(void) {
+    evtx_options options;
+    evtx_parser *parser = NULL;
+    pthread_t thread_b;
+    int saw_b = 0;
+    evtx_options_init(&options);
+    CHECK(evtx_parser_open_path(thread_a_path, &options, &parser) == EVTX_STATUS_IO);
+    CHECK(strstr(evtx_last_error(), thread_a_path) != NULL);
+    CHECK(pthread_create(&thread_b, NULL, fail_on_b, &saw_b) == 0);
+    CHECK(pthread_join(thread_b, NULL) == 0);
+    CHECK(saw_b);
+    CHECK(strstr(evtx_last_error(), thread_a_path) != NULL);
+}
+
 int main(int argc, char **argv) {
     int i;
     check_library();
     check_options();
     check_null_arguments();
     check_bad_inputs();
+    check_last_error_per_thread();
     for (i = 1; i < argc; i++) check_file(argv[i]);
     printf("smoke: %u passed, %u failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -101,17 +101,43 @@ pub const evtx_error_fn = ?*const fn (?*anyopaque, ?*const evtx_record) callconv
 
 const gpa = std.heap.c_allocator;
 
-/// The detail of the last failing call. A process-wide buffer rather than a thread-local
-/// one: thread-local storage of a dlopen'ed Zig library faulted under Python's ctypes
-/// (compare/capi-tests/smoke.py). Concurrent failures may interleave their messages.
-var last_error: [256:0]u8 = [_:0]u8{0} ** 256;
-var last_error_lock: std.Thread.Mutex = .{};
+/// The detail of the last failing call, per thread as the header promises. The buffer hangs
+/// off a pthread key rather than a Zig `threadlocal`: thread-local storage of a dlopen'ed Zig
+/// library faulted under Python's ctypes (compare/capi-tests/smoke.py), a pthread key does not.
+const ErrorBuffer = [256:0]u8;
+var error_key: std.c.pthread_key_t = undefined;
+var error_key_ready = false;
+var error_key_once = std.once(createErrorKey);
+
+fn createErrorKey() void {
+    error_key_ready = std.c.pthread_key_create(&error_key, freeErrorBuffer) == .SUCCESS;
+}
+
+fn freeErrorBuffer(buffer: *anyopaque) callconv(.c) void {
+    std.c.free(buffer);
+}
+
+/// This thread's buffer, or null when there is none yet and `create` is false (or creating
+/// it failed: then the detail is dropped, the status still returned).
+fn errorBuffer(create: bool) ?*ErrorBuffer {
+    error_key_once.call();
+    if (!error_key_ready) return null;
+    if (std.c.pthread_getspecific(error_key)) |existing| return @ptrCast(@alignCast(existing));
+    if (!create) return null;
+    const raw = std.c.malloc(@sizeOf(ErrorBuffer)) orelse return null;
+    const buffer: *ErrorBuffer = @ptrCast(@alignCast(raw));
+    buffer.* = [_:0]u8{0} ** 256;
+    if (std.c.pthread_setspecific(error_key, raw) != 0) {
+        std.c.free(raw);
+        return null;
+    }
+    return buffer;
+}
 
 fn fail(status: evtx_status, comptime fmt: []const u8, args: anytype) evtx_status {
-    last_error_lock.lock();
-    defer last_error_lock.unlock();
-    _ = std.fmt.bufPrintZ(&last_error, fmt, args) catch {
-        last_error[last_error.len - 1] = 0;
+    const buffer = errorBuffer(true) orelse return status;
+    _ = std.fmt.bufPrintZ(buffer, fmt, args) catch {
+        buffer[buffer.len - 1] = 0;
     };
     return status;
 }
@@ -198,7 +224,8 @@ fn kindName(kind: chunk.Kind) [*:0]const u8 {
 }
 
 pub export fn evtx_last_error() callconv(.c) [*:0]const u8 {
-    return &last_error;
+    const buffer = errorBuffer(false) orelse return "";
+    return buffer;
 }
 
 pub export fn evtx_options_init(options: ?*evtx_options) callconv(.c) void {
