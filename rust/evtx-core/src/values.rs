@@ -237,15 +237,8 @@ pub fn read_sized(
     size: usize,
     codec: &'static Encoding,
 ) -> BinXmlResult<(Slot, usize)> {
-    let w = fixed_width(t);
-    if w != 0 {
-        need(chunk, pos, w)?;
-        let slot = if t == ty::BOOL {
-            bool_slot(chunk, pos)
-        } else {
-            value(t, pos, w, 1)
-        };
-        return Ok((slot, pos + w));
+    if let Some(fixed) = read_fixed(chunk, pos, t) {
+        return fixed;
     }
     match t {
         ty::NULL => Ok((Slot::Null, pos)),
@@ -391,19 +384,30 @@ fn bool_slot(chunk: &[u8], pos: usize) -> Slot {
     value(t, pos, 4, 1)
 }
 
-/// Decodes the payload of a value-text token (type `t`, no declared size) at `pos`
-/// (section 7.2, "without size"). BinXML payloads come back as [`Slot::BinXml`] (or `Null`
-/// when empty).
-pub fn read_unsized(chunk: &[u8], pos: usize, t: u8) -> BinXmlResult<(Slot, usize)> {
+/// Fixed-width types (integers, floats, bools, GUIDs, times, hex) read the same with or
+/// without a declared size; `None` for every other type.
+#[inline]
+fn read_fixed(chunk: &[u8], pos: usize, t: u8) -> Option<BinXmlResult<(Slot, usize)>> {
     let w = fixed_width(t);
-    if w != 0 {
-        need(chunk, pos, w)?;
+    if w == 0 {
+        return None;
+    }
+    Some(need(chunk, pos, w).map(|()| {
         let slot = if t == ty::BOOL {
             bool_slot(chunk, pos)
         } else {
             value(t, pos, w, 1)
         };
-        return Ok((slot, pos + w));
+        (slot, pos + w)
+    }))
+}
+
+/// Decodes the payload of a value-text token (type `t`, no declared size) at `pos`
+/// (section 7.2, "without size"). BinXML payloads come back as [`Slot::BinXml`] (or `Null`
+/// when empty).
+pub fn read_unsized(chunk: &[u8], pos: usize, t: u8) -> BinXmlResult<(Slot, usize)> {
+    if let Some(fixed) = read_fixed(chunk, pos, t) {
+        return fixed;
     }
     match t {
         ty::NULL => Ok((Slot::Null, pos)),
