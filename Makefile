@@ -112,6 +112,7 @@ test: setup
 	$(call step,zig-test,$(ZIG) build test -Doptimize=ReleaseSafe)
 	$(call step,abi,$(ZIG) build test-abi -Doptimize=ReleaseFast)
 	$(call step,parity,$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity)
+	$(call step,abi-parity,$(MAKE) --no-print-directory abi-parity)
 	$(call step,mutate,$(COMPARE) mutate --fixtures shared-fixtures --out target/mutate)
 	$(call step,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
 	@passed=$$(grep -c '^pass' $(TEST_LOG) || true); failed=$$(grep -c '^FAIL' $(TEST_LOG) || true); \
@@ -120,6 +121,19 @@ test: setup
 
 # ---------------------------------------------------------------------------------------------
 # Parity, benchmarks, the gap report
+
+# Both engines' libraries through the C ABI on every input that opens (the two fatal-header
+# fixtures are the smoke test's job): evtx-bench fails when their output hashes differ.
+ABI_PARITY_INPUTS = $(filter-out %/bad-file-magic.evtx %/short-file.evtx,$(wildcard shared-fixtures/*/*.evtx)) \
+                    $(wildcard $(EVTX_SAMPLES)/*.evtx)
+
+.PHONY: abi-parity
+abi-parity:
+	@for format in jsonl json xml; do \
+	  zig-out/bin/evtx-bench --lib zig-out/lib/libevtx_rs.so --lib zig-out/lib/libevtx_zig.so \
+	    --runs 1 --warmup 0 --format $$format $(ABI_PARITY_INPUTS) > target/abi-parity-$$format.txt 2>&1 \
+	  || { grep -E 'differs|evtx-bench:' target/abi-parity-$$format.txt; exit 1; }; \
+	  echo "abi-parity $$format: $$(tail -n 1 target/abi-parity-$$format.txt)"; done
 
 parity: setup build
 	$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity $(if $(CORPUS),--corpus $(CORPUS))
