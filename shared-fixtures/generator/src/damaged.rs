@@ -526,35 +526,9 @@ fn invalid_binxml() -> Fixture {
             .stream(),
     );
     // 23: 513 nested elements.
-    let mut deep = vec![Tok::Frag];
-    for _ in 0..513 {
-        deep.extend([
-            Tok::Open {
-                name: Name::from("D"),
-                dep: 0xFFFF,
-                attrs: false,
-            },
-            Tok::CloseStart,
-        ]);
-    }
-    deep.extend(std::iter::repeat_n(Tok::End, 513));
-    deep.push(Tok::Eof);
-    add(&mut c, deep);
+    add(&mut c, nested_elements(513));
     // 25: 512 nested elements: allowed.
-    let mut deep = vec![Tok::Frag];
-    for _ in 0..512 {
-        deep.extend([
-            Tok::Open {
-                name: Name::from("D"),
-                dep: 0xFFFF,
-                attrs: false,
-            },
-            Tok::CloseStart,
-        ]);
-    }
-    deep.extend(std::iter::repeat_n(Tok::End, 512));
-    deep.push(Tok::Eof);
-    add(&mut c, deep);
+    add(&mut c, nested_elements(512));
     // 27: BinXml value text nested 70 levels deep.
     let mut inner = e("Leaf").text("deep").stream();
     for _ in 0..70 {
@@ -748,4 +722,22 @@ fn unsupported_types() -> Fixture {
     );
     f.twin = Some(unsupported_log(true));
     f
+}
+
+/// A record stream of `depth` nested `<D>` elements (the contract allows 512 open elements).
+fn nested_elements(depth: usize) -> Vec<Tok> {
+    let mut stream = vec![Tok::Frag];
+    for _ in 0..depth {
+        stream.extend([
+            Tok::Open {
+                name: Name::from("D"),
+                dep: 0xFFFF,
+                attrs: false,
+            },
+            Tok::CloseStart,
+        ]);
+    }
+    stream.extend(std::iter::repeat_n(Tok::End, depth));
+    stream.push(Tok::Eof);
+    stream
 }
