@@ -88,6 +88,9 @@ pub const Renderer = struct {
     settings: *const Settings,
     visited: std.bit_set.ArrayBitSet(usize, chunk.size) = .initEmpty(),
     programs: program.Cache,
+    /// Compiled programs (scan and replay); off only in tests, to compare with the full
+    /// parse of every record.
+    compiled: bool = true,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
     pub fn init(r: *Renderer, gpa: Allocator, settings: *const Settings) void {
@@ -183,9 +186,10 @@ pub const Renderer = struct {
     fn writeRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record) tokens.Error!void {
         const p = &r.parser;
         p.resetRecord();
+        const start = rec.offset + chunk.record_header_size;
+        const end = rec.binxmlEnd();
         // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
-        if (rec.binxmlEnd() == rec.offset + chunk.record_header_size) return error.EmptyBinXml;
-        const top = try p.parseStream(rec.offset + chunk.record_header_size, rec.binxmlEnd(), .record);
+        if (end == start) return error.EmptyBinXml;
         const s = r.settings;
         if (s.show_record_number and s.format != .jsonl) {
             try out.write("Record ");
@@ -193,14 +197,17 @@ pub const Renderer = struct {
             try out.byte('\n');
         }
         const text_start = out.len();
+        const format: values.Format = .{ .chunk = p.chunk, .ansi = s.ansi };
+        // Fast path: a compiled program for the record's signature, read from the bytes.
+        if (r.compiled and try r.programs.scan(p, start, end)) {
+            if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, text_start);
+        }
+        p.resetRecord();
+        const top = try p.parseStream(start, end, .record);
         var capture: ?*program.Capture = null;
-        if (top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
+        if (r.compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             if (try r.programs.sign(p, p.edges(top)[0])) {
-                if (r.programs.find()) |prog| {
-                    try r.programs.replay(prog, p, out, .{ .chunk = p.chunk, .ansi = s.ansi });
-                    if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
-                    return r.finishRecord(out);
-                }
+                if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, text_start);
                 capture = r.programs.beginCapture(text_start);
             }
         }
@@ -219,6 +226,12 @@ pub const Renderer = struct {
         }
         if (capture != null) try r.programs.endCapture(out);
         try r.finishRecord(out);
+    }
+
+    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values.Format, text_start: usize) tokens.Error!void {
+        try r.programs.replay(prog, out, format);
+        if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
+        return r.finishRecord(out);
     }
 
     fn finishRecord(r: *Renderer, out: *escape.Out) tokens.Error!void {
@@ -531,7 +544,9 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         );
     }
 
-    // Mutations: every outcome is fine except a crash, a leak or unbounded work.
+    // Mutations: every outcome is fine except a crash, a leak or unbounded work. The
+    // renderer is warm (compiled programs, known definitions: the scan path); a fresh one
+    // for each mutant takes the full parse, and both must agree entry by entry.
     var prng = std.Random.DefaultPrng.init(0x5eed);
     const random = prng.random();
     const mutated = try gpa.dupe(u8, file);
@@ -546,9 +561,154 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         }
         settings.format = formats[round % formats.len];
         settings.separate_attributes = round % 2 == 0;
+        // A renderer takes its settings at `init`: start one for these, warm it up.
+        renderer.deinit();
+        renderer.init(gpa, &settings);
+        try renderer.renderChunk(file, 0, &result);
         try renderer.renderChunk(mutated, 0, &result);
         for (result.entries.items) |*e| {
             if (e.kind == null) try std.testing.expect(e.len > 0);
         }
+        const cold = try gpa.create(Renderer);
+        defer gpa.destroy(cold);
+        cold.init(gpa, &settings);
+        defer cold.deinit();
+        var cold_result = Result.init(gpa);
+        defer cold_result.deinit();
+        try cold.renderChunk(mutated, 0, &cold_result);
+        try std.testing.expectEqual(cold_result.entries.items.len, result.entries.items.len);
+        for (cold_result.entries.items, result.entries.items) |*c, *w| {
+            try std.testing.expectEqual(c.kind, w.kind);
+            try std.testing.expectEqualStrings(c.detail, w.detail);
+            try std.testing.expectEqualStrings(cold_result.text(c), result.text(w));
+        }
+    }
+}
+
+/// Record `id` of the scan test: an instance of `E` (defined inline when `e_def` is null)
+/// with values `A` (u32), `B` (ASCII `b_text` as UTF-16, declared size `b_size`) and `N`, a
+/// BinXml value holding one instance of `U` per entry of `u_texts`. `trailer` follows the
+/// instance.
+fn scanTestRecord(b: *testing.Builder, id: u64, e_def: *?u32, u_def: *?u32, a: u8, b_text: []const u8, b_size: u16, u_texts: []const []const u8, trailer: []const u8) u32 {
+    const T = values.T;
+    const at = b.beginRecord();
+    b.fragment();
+    if (e_def.*) |d| b.instanceOf(d) else {
+        const size_at = b.beginInstance();
+        e_def.* = size_at - 20;
+        b.fragment();
+        b.open("E", 0xFFFF, false);
+        b.closeStart();
+        inline for (.{ "A", "B", "N" }, 0..) |label, i| {
+            b.open(label, 0xFFFF, false);
+            b.closeStart();
+            b.sub(i, false, if (i == 0) T.uint32 else if (i == 1) T.string else T.binxml);
+            b.end();
+        }
+        b.end();
+        b.byte(0x00);
+        b.endDefinition(size_at);
+    }
+    b.u32le(3);
+    b.u16le(4);
+    b.raw(&.{ T.uint32, 0 });
+    b.u16le(b_size);
+    b.raw(&.{ T.string, 0 });
+    const n_size_at = b.pos;
+    b.u16le(0);
+    b.raw(&.{ T.binxml, 0 });
+    b.raw(&.{ a, 0, 0, 0 });
+    b.units(b_text);
+    for (2 * b_text.len..@max(b_size, 2 * b_text.len)) |_| b.byte(0);
+    const n_start = b.pos;
+    for (u_texts) |u| {
+        b.fragment();
+        if (u_def.*) |d| b.instanceOf(d) else {
+            const size_at = b.beginInstance();
+            u_def.* = size_at - 20;
+            b.fragment();
+            b.open("U", 0xFFFF, false);
+            b.closeStart();
+            b.sub(0, false, T.string);
+            b.end();
+            b.byte(0x00);
+            b.endDefinition(size_at);
+        }
+        b.u32le(1);
+        b.u16le(@intCast(2 * u.len));
+        b.raw(&.{ T.string, 0 });
+        b.units(u);
+    }
+    b.byte(0x00);
+    std.mem.writeInt(u16, b.chunk[n_size_at..][0..2], @intCast(b.pos - n_start), .little);
+    b.raw(trailer);
+    b.endRecord(at, id);
+    return at;
+}
+
+test "the scan path agrees with the full parse, record by record" {
+    const gpa = std.testing.allocator;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    b.pos = 512;
+    var e_def: ?u32 = null;
+    var u_def: ?u32 = null;
+    const in_u = [_][]const u8{"in"};
+    const x_u = [_][]const u8{"x"};
+    const two_u = [_][]const u8{ "p", "q" };
+    const cases = .{
+        // Compiles the program (inline definitions).
+        .{ 7, "ok", 4, &in_u, "", "{\"E\":{\"A\":7,\"B\":\"ok\",\"N\":{\"U\":\"in\"}}}" },
+        // Scan path: definitions by reference, a NUL inside B's declared size.
+        .{ 8, "a\x00b", 6, &x_u, "", "{\"E\":{\"A\":8,\"B\":\"a\",\"N\":{\"U\":\"x\"}}}" },
+        // An invalid token after the instance: the full parse fails the record.
+        .{ 9, "ok", 4, &x_u, "\x4a", null },
+        // An odd string size fails the record.
+        .{ 10, "ok", 3, &x_u, "", null },
+        // A fragment header after the instance: the scan gives up, the parse goes on.
+        .{ 11, "ok", 4, &x_u, "\x0f\x01\x01\x00", "{\"E\":{\"A\":11,\"B\":\"ok\",\"N\":{\"U\":\"x\"}}}" },
+        // Two instances in N: a signature the scan does not describe.
+        .{ 12, "two", 6, &two_u, "", null },
+        // An empty B: another signature, compiled on first use.
+        .{ 13, "", 0, &x_u, "", "{\"E\":{\"A\":13,\"B\":null,\"N\":{\"U\":\"x\"}}}" },
+        .{ 14, "", 0, &x_u, "", "{\"E\":{\"A\":14,\"B\":null,\"N\":{\"U\":\"x\"}}}" },
+    };
+    var last: u32 = 0;
+    inline for (cases, 1..) |c, id| {
+        last = scanTestRecord(&b, id, &e_def, &u_def, c[0], c[1], c[2], c[3], c[4]);
+    }
+    const file = try testing.fileWithRecords(gpa, &b, cases.len, last);
+    defer gpa.free(file);
+
+    for ([_]OutputFormat{ .jsonl, .xml }) |format| {
+        const settings: Settings = .{ .format = format, .indent = false, .show_record_number = false };
+        var results: [2]Result = .{ Result.init(gpa), Result.init(gpa) };
+        defer for (&results) |*res| res.deinit();
+        for ([_]bool{ true, false }, &results) |compiled, *res| {
+            const renderer = try gpa.create(Renderer);
+            defer gpa.destroy(renderer);
+            renderer.init(gpa, &settings);
+            defer renderer.deinit();
+            renderer.compiled = compiled;
+            // Twice: the second pass starts with every program and definition known.
+            try renderer.renderChunk(file, 0, res);
+            try renderer.renderChunk(file, 0, res);
+        }
+        const scanned = &results[0];
+        const parsed = &results[1];
+        try std.testing.expectEqual(@as(usize, cases.len), scanned.entries.items.len);
+        for (scanned.entries.items, parsed.entries.items) |*s, *f| {
+            try std.testing.expectEqual(f.kind, s.kind);
+            try std.testing.expectEqualStrings(f.detail, s.detail);
+            try std.testing.expectEqualStrings(parsed.text(f), scanned.text(s));
+        }
+        const e = scanned.entries.items;
+        try std.testing.expectEqualStrings("InvalidToken", e[2].detail);
+        try std.testing.expectEqualStrings("OddStringSize", e[3].detail);
+        try std.testing.expectEqual(@as(?chunk.Kind, null), e[4].kind);
+        try std.testing.expectEqual(@as(?chunk.Kind, null), e[5].kind);
+        if (format == .jsonl) inline for (cases, 0..) |c, i| {
+            if (@TypeOf(c[5]) != @TypeOf(null)) try std.testing.expectEqualStrings(c[5] ++ "\n", scanned.text(&e[i]));
+        };
     }
 }

@@ -146,8 +146,10 @@ fn tableFor(comptime mode: Mode, comptime upper: bool) *const [128]?[]const u8 {
 /// Worst-case output bytes per UTF-16 unit (`\u00XX` / `&quot;`).
 pub const bytes_per_unit_max = 6;
 
-/// Writes UTF-16LE `src` (even length; the caller has already cut it at the first NUL)
-/// escaped for `mode`. Lone surrogates become `_` (XML) or U+FFFD (JSON, raw).
+/// Writes UTF-16LE `src` (even length) up to its first NUL unit, escaped for `mode`. Lone
+/// surrogates become `_` (XML) or U+FFFD (JSON, raw). Stopping at NUL here spares the
+/// callers a scan: NUL is a dirty lane in every mode, so the check costs nothing on clean
+/// runs.
 pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
     assert(src.len % 2 == 0);
     const n = src.len / 2;
@@ -185,6 +187,7 @@ pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
         if (i >= n) break;
         const u = unitAt(src, i);
         i += 1;
+        if (u == 0) break;
         if (u < 0x80) {
             if (table[u]) |esc| {
                 copyShort(dst + d, esc);
@@ -240,7 +243,7 @@ inline fn unitAt(src: []const u8, i: usize) u16 {
 
 inline fn dirtyLanes(v: @Vector(8, u16), comptime mode: Mode) @Vector(8, bool) {
     const high = v >= @as(@Vector(8, u16), @splat(0x80));
-    if (mode == .raw) return high;
+    if (mode == .raw) return high | (v == @as(@Vector(8, u16), @splat(0)));
     const ctl = v < @as(@Vector(8, u16), @splat(0x20));
     var m = high | ctl;
     const specials: []const u16 = switch (mode) {
@@ -353,6 +356,16 @@ test "vector path: long ASCII runs, surrogate pairs and non-ASCII" {
     const s = [_]u16{ 'H', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', 0xE9, 0xD83D, 0xDE00, 'x', 'y', 'z', 'a', 'b', 'c', 'd', 'e', 'f' };
     try expectEscaped(.json, &s, "Hello world!\xC3\xA9\xF0\x9F\x98\x80xyzabcdef");
     try expectEscaped(.raw, &[_]u16{ 'a', 0xD800, '<' }, "a\xEF\xBF\xBD<");
+}
+
+test "writing stops at the first NUL unit, inside a vector step and in the tail" {
+    const long = [_]u16{ 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 0, 'x', 'y', 'z', 'w', 'v', 'u' };
+    const short = [_]u16{ 'a', '<', 0, 'x' };
+    inline for (.{ Mode.json, Mode.xml_text, Mode.xml_attr, Mode.raw }) |mode| {
+        try expectEscaped(mode, &long, "abcdefghij");
+        try expectEscaped(mode, &short, if (mode == .json or mode == .raw) "a<" else "a&lt;");
+        try expectEscaped(mode, &[_]u16{ 0, 'a' }, "");
+    }
 }
 
 test "unitsBeforeNul finds the first NUL unit in and after the vector loop" {

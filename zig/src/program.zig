@@ -40,7 +40,7 @@ const Op = struct {
     mode: Mode,
 };
 
-const Program = struct {
+pub const Program = struct {
     signature_start: u32,
     signature_len: u32,
     ops_start: u32,
@@ -71,9 +71,9 @@ pub const Cache = struct {
     signatures: std.ArrayList(u32) = .empty,
     ops: std.ArrayList(Op) = .empty,
     literals: std.ArrayList(u8) = .empty,
-    /// Scratch: the current record's signature and its slot -> value node table.
+    /// Scratch: the current record's signature and its substitution values by slot.
     signature: std.ArrayList(u32) = .empty,
-    slots: std.ArrayList(u32) = .empty,
+    slots: std.ArrayList(values.Value) = .empty,
     capture: Capture = .{ .start = 0 },
 
     pub fn init(gpa: Allocator) Cache {
@@ -116,58 +116,126 @@ pub const Cache = struct {
         const inst = p.node(inst_index).*;
         assert(inst.kind == .instance);
         if (inst.kids.len > slots_max) return false;
-        // Reserve once per instance so the per-value appends need no capacity checks.
-        try c.signature.ensureUnusedCapacity(c.gpa, 3 + inst.kids.len);
-        try c.slots.ensureUnusedCapacity(c.gpa, inst.kids.len);
-        const fp = template.fingerprint(p, inst.a);
-        c.signature.appendAssumeCapacity(@truncate(fp));
-        c.signature.appendAssumeCapacity(@truncate(fp >> 32));
-        c.signature.appendAssumeCapacity(inst.kids.len);
+        try c.signHead(template.fingerprint(p, inst.a), inst.kids.len);
         const vals = p.edges(inst.kids);
         for (vals) |vi| {
             const v = p.node(vi);
             if (v.vtype == T.binxml) {
-                c.signature.appendAssumeCapacity(T.binxml | (v.kids.len << 8));
                 const kids = v.kids;
+                try c.reserve(1);
+                c.signature.appendAssumeCapacity(T.binxml | (kids.len << 8));
                 var k: u32 = 0;
                 while (k < kids.len) : (k += 1) {
                     const kid = p.edges(kids)[k];
                     if (p.node(kid).kind != .instance) return false;
                     if (!try c.signInstance(p, kid)) return false;
                 }
-                // Nested signing may have grown the scratch lists; reserve again.
-                try c.signature.ensureUnusedCapacity(c.gpa, inst.kids.len);
-                try c.slots.ensureUnusedCapacity(c.gpa, inst.kids.len);
                 continue;
             }
-            var empty: u32 = undefined;
-            var count: usize = 0;
-            if (v.vtype > T.array) {
-                count = values.itemCount(p.chunk, v.value());
-                if (count > array_items_max) return false;
-                empty = @intFromBool(count == 0);
-            } else empty = @intFromBool(values.isEmpty(p.chunk, v.value()));
-            c.signature.appendAssumeCapacity(v.vtype | (empty << 8));
-            if (count > 1) {
-                // Expanded arrays: the item count and which string items are empty (an
-                // empty item produces no node) decide the structure.
-                try c.signature.ensureUnusedCapacity(c.gpa, 2 + inst.kids.len);
-                var mask: u64 = 0;
-                var it = values.Items.init(p.chunk, v.value());
-                var k: u6 = 0;
-                while (it.next()) |item| : (k +%= 1) {
-                    if (values.isEmpty(p.chunk, item)) mask |= @as(u64, 1) << k;
-                }
-                c.signature.appendAssumeCapacity(@intCast(count));
-                c.signature.appendAssumeCapacity(@truncate(mask));
-                try c.signature.append(c.gpa, @truncate(mask >> 32));
-                try c.signature.ensureUnusedCapacity(c.gpa, inst.kids.len);
-            }
-            if (c.slots.items.len >= slots_max) return false;
+            if (!try c.signValue(p.chunk, v.value())) return false;
             const vm = p.nodeMut(vi);
-            vm.dep = @intCast(c.slots.items.len);
+            vm.dep = @intCast(c.slots.items.len - 1);
             vm.flags |= tokens.flag_slot;
-            c.slots.appendAssumeCapacity(vi);
+        }
+        return true;
+    }
+
+    /// Signature words of an instance: its definition's fingerprint and value count.
+    fn signHead(c: *Cache, fp: u64, count: u32) Allocator.Error!void {
+        assert(count <= slots_max);
+        // Most values then find their room already reserved.
+        try c.signature.ensureUnusedCapacity(c.gpa, 3 + count);
+        try c.slots.ensureUnusedCapacity(c.gpa, count);
+        c.signature.appendAssumeCapacity(@truncate(fp));
+        c.signature.appendAssumeCapacity(@truncate(fp >> 32));
+        c.signature.appendAssumeCapacity(count);
+    }
+
+    /// Signs substitution value `v` (not BinXml) and numbers it as the next slot.
+    inline fn signValue(c: *Cache, chunk: []const u8, v: values.Value) Allocator.Error!bool {
+        assert(v.vtype != T.binxml);
+        if (c.slots.items.len >= slots_max) return false;
+        if (v.vtype > T.array) return c.signArray(chunk, v);
+        const empty: u32 = @intFromBool(values.isEmptyScalar(chunk, v));
+        try c.reserve(1);
+        c.signature.appendAssumeCapacity(v.vtype | (empty << 8));
+        c.slots.appendAssumeCapacity(v);
+        return true;
+    }
+
+    fn signArray(c: *Cache, chunk: []const u8, v: values.Value) Allocator.Error!bool {
+        assert(v.vtype > T.array);
+        const count = values.itemCount(chunk, v);
+        if (count > array_items_max) return false;
+        try c.reserve(4);
+        c.signature.appendAssumeCapacity(v.vtype | (@as(u32, @intFromBool(count == 0)) << 8));
+        if (count > 1) {
+            // Expanded arrays: the item count and which string items are empty (an
+            // empty item produces no node) decide the structure.
+            var mask: u64 = 0;
+            var it = values.Items.init(chunk, v);
+            var k: u6 = 0;
+            while (it.next()) |item| : (k +%= 1) {
+                if (values.isEmpty(chunk, item)) mask |= @as(u64, 1) << k;
+            }
+            c.signature.appendSliceAssumeCapacity(&.{ @intCast(count), @truncate(mask), @truncate(mask >> 32) });
+        }
+        c.slots.appendAssumeCapacity(v);
+        return true;
+    }
+
+    /// Room for `words` more signature words and one more slot.
+    inline fn reserve(c: *Cache, words: usize) Allocator.Error!void {
+        if (c.signature.capacity - c.signature.items.len < words) try c.signature.ensureUnusedCapacity(c.gpa, words);
+        if (c.slots.capacity == c.slots.items.len) try c.slots.ensureUnusedCapacity(c.gpa, 1);
+    }
+
+    /// The fast path of a record stream `start..end` that is one template instance: signs
+    /// it and numbers its values straight from the chunk bytes, building no tree. Reads in
+    /// the token parser's order with its checks (definitions are parsed and cached as the
+    /// parser would), and gives up (false) on anything else: other token shapes and every
+    /// error, which the full parse then reproduces and reports.
+    pub fn scan(c: *Cache, p: *Parser, start: u32, end: u32) Allocator.Error!bool {
+        c.signature.clearRetainingCapacity();
+        c.slots.clearRetainingCapacity();
+        return c.scanStream(p, start, end) catch |e| switch (e) {
+            error.OutOfMemory => error.OutOfMemory,
+            else => false,
+        };
+    }
+
+    /// A stream of exactly: fragment headers, one template instance, then the end of the
+    /// window or an end-of-stream token.
+    fn scanStream(c: *Cache, p: *Parser, start: u32, end: u32) tokens.Error!bool {
+        assert(end <= p.chunk.len);
+        if (p.depth >= tokens.stream_depth_max) return false;
+        p.depth += 1;
+        defer p.depth -= 1;
+        var pos = start;
+        while (pos < end and p.chunk[pos] == 0x0F) pos += 4;
+        if (pos >= end or p.chunk[pos] != 0x0C) return false;
+        pos += 1;
+        if (!try c.scanInstance(p, &pos)) return false;
+        if (pos > p.chunk.len) return false;
+        return pos >= end or p.chunk[pos] == 0x00;
+    }
+
+    fn scanInstance(c: *Cache, p: *Parser, pos: *u32) tokens.Error!bool {
+        const head = try template.readInstanceHead(p, pos, .fingerprint);
+        if (head.count > slots_max) return false;
+        try c.signHead(head.fingerprint, head.count);
+        var i: u32 = 0;
+        while (i < head.count) : (i += 1) {
+            const size = head.size(p.chunk, i);
+            const start = pos.*;
+            if (start > p.chunk.len) return false;
+            const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .declared);
+            if (d.value.vtype == T.binxml) {
+                try c.reserve(1);
+                c.signature.appendAssumeCapacity(T.binxml | (1 << 8));
+                if (!try c.scanStream(p, start, start + size)) return false;
+            } else if (!try c.signValue(p.chunk, d.value)) return false;
+            pos.* = @max(d.end, start + size);
         }
         return true;
     }
@@ -186,11 +254,11 @@ pub const Cache = struct {
     }
 
     /// Writes a record with program `prog`.
-    pub fn replay(c: *const Cache, prog: *const Program, p: *const Parser, out: *Out, f: values.Format) values.Error!void {
+    pub fn replay(c: *const Cache, prog: *const Program, out: *Out, f: values.Format) values.Error!void {
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
             try out.write(c.literals.items[op.literal_start..][0..op.literal_len]);
-            var v = p.node(c.slots.items[op.slot]).value();
-            if (op.item != whole_value) v = arrayItem(p.chunk, v, op.item);
+            var v = c.slots.items[op.slot];
+            if (op.item != whole_value) v = arrayItem(f.chunk, v, op.item);
             switch (op.mode) {
                 .json => try values.writeText(out, f, v, .json),
                 .xml_text => try values.writeText(out, f, v, .xml_text),

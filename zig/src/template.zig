@@ -12,15 +12,45 @@ const Parser = tokens.Parser;
 const Error = tokens.Error;
 const T = values.T;
 
-/// A definition parse result, cached per chunk by definition offset.
+/// What is known of the definition at a chunk offset, cached per chunk.
 pub const Cached = union(enum) {
-    /// Root element of the definition (a `def` store index).
+    /// Parsed: the root element (a `def` store index).
     root: u32,
     failed: Error,
+    /// Not parsed yet, but its token fingerprint (held here) is one a successful parse
+    /// produced before: it parses, and is parsed when a tree is first needed.
+    known: u64,
 };
 
-/// Reads a template instance (after its 0x0C byte) and returns the instantiated root.
-pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
+/// Run-wide fingerprints of definitions kept per parser; past this many it starts over.
+pub const known_definitions_max = 1 << 16;
+
+/// An instance read up to its values: the definition and the value descriptor table.
+pub const InstanceHead = struct {
+    /// Root element of the definition (a `def` store index), when a tree was asked for.
+    root: ?u32,
+    fingerprint: u64,
+    /// Number of values.
+    count: u32,
+    /// Chunk offset of the descriptor table (`count` entries of size u16, type u8, pad).
+    descriptors: u32,
+
+    pub fn size(h: InstanceHead, chunk: []const u8, i: u32) u16 {
+        assert(i < h.count);
+        return std.mem.readInt(u16, chunk[h.descriptors + 4 * i ..][0..2], .little);
+    }
+
+    pub fn vtype(h: InstanceHead, chunk: []const u8, i: u32) u8 {
+        assert(i < h.count);
+        return chunk[h.descriptors + 4 * i + 2];
+    }
+};
+
+/// Reads a template instance (after its 0x0C byte) up to its first value: skips an inline
+/// definition, parses the definition on first use in the chunk, checks every descriptor's
+/// type. Shared by the token parser (`.tree`) and the compiled-program scan
+/// (`.fingerprint`, program.zig), so both fail the same records at the same point.
+pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, fingerprint }) Error!InstanceHead {
     pos.* += 5; // Unknown byte and template id: ignored.
     const def_offset = try p.readU32(pos);
     if (def_offset == pos.*) {
@@ -29,23 +59,35 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         if (data_size > p.chunk.len) return error.OutOfBounds;
         pos.* += 24 + data_size;
     }
-    const root = try definition(p, def_offset);
+    const root: ?u32, const fp = switch (need) {
+        .tree => tree: {
+            const root = try definition(p, def_offset);
+            break :tree .{ root, fingerprint(p, root) };
+        },
+        .fingerprint => .{ null, try fingerprintAt(p, def_offset) },
+    };
     const count = try p.readU32(pos);
     if (count > (p.chunk.len - @min(pos.*, p.chunk.len)) / 4) return error.OutOfBounds;
-    const descriptors = pos.*;
+    const head: InstanceHead = .{ .root = root, .fingerprint = fp, .count = count, .descriptors = pos.* };
     pos.* += 4 * count;
-    for (0..count) |i| {
-        const t = p.chunk[descriptors + 4 * i + 2];
-        if (!values.isKnownType(t)) return error.InvalidValueType;
+    var i: u32 = 0;
+    while (i < count) : (i += 1) {
+        if (!values.isKnownType(head.vtype(p.chunk, i))) return error.InvalidValueType;
     }
+    return head;
+}
+
+/// Reads a template instance (after its 0x0C byte) and returns the instantiated root.
+pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
+    const head = try readInstanceHead(p, pos, .tree);
     // Values go to the scratch stack; their indices form the instance's value list.
     const mark = p.stack.items.len;
-    for (0..count) |i| {
-        const size = std.mem.readInt(u16, p.chunk[descriptors + 4 * i ..][0..2], .little);
-        const t = p.chunk[descriptors + 4 * i + 2];
+    var i: u32 = 0;
+    while (i < head.count) : (i += 1) {
+        const size = head.size(p.chunk, i);
         const start = pos.*;
         if (start > p.chunk.len) return error.OutOfBounds;
-        const d = try values.decodeSized(p.chunk, start, size, t);
+        const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .cut);
         var n: tokens.Node = .{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len };
         if (n.vtype == T.binxml) {
             n.kids = try p.parseStream(start, start + size, .record);
@@ -55,8 +97,8 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
     }
     const vals = try p.commit(mark);
     // Record streams defer the copy: a compiled program may make it unnecessary.
-    if (!p.target_def) return p.newNode(.{ .kind = .instance, .a = root, .kids = vals });
-    return instantiate(p, root, vals);
+    if (!p.target_def) return p.newNode(.{ .kind = .instance, .a = head.root.?, .kids = vals });
+    return instantiate(p, head.root.?, vals);
 }
 
 /// Instantiates a deferred template instance (its BinXml values first).
@@ -80,9 +122,14 @@ pub fn materializeInstance(p: *Parser, inst_index: u32) Error!u32 {
 
 /// The root element of the definition at `offset`, parsing it on first use in the chunk.
 fn definition(p: *Parser, offset: u32) Error!u32 {
+    const saved_depth = p.depth;
+    defer p.depth = saved_depth;
     if (p.templates.get(offset)) |c| switch (c) {
         .root => |r| return r,
         .failed => |e| return e,
+        // A known body has no nested streams: it needs one level, which it had at its
+        // first use (`fingerprintAt`), whatever the depth of this one.
+        .known => p.depth = 0,
     };
     const result = parseDefinition(p, offset);
     try p.templates.put(p.gpa, offset, if (result) |r| .{ .root = r } else |e| .{ .failed = e });
@@ -100,11 +147,13 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
     const top = try p.parseStream(body, body + data_size, .definition);
     if (top.len != 1) return error.TemplateRoot;
     const root = p.edges(top)[0];
-    // Serialise the tree into scratch bytes and hash them once.
-    p.scratch.clearRetainingCapacity();
-    try fingerprintNode(p, root);
+    const fp = if (tokenFingerprint(p.chunk, offset)) |fp| fp: {
+        if (p.known_definitions.count() >= known_definitions_max) p.known_definitions.clearRetainingCapacity();
+        try p.known_definitions.put(p.gpa, fp, {});
+        break :fp fp;
+    } else p.uniqueFingerprint();
     p.nodeMut(root).b = @intCast(p.fingerprints.items.len);
-    try p.fingerprints.append(p.gpa, std.hash.Wyhash.hash(0, p.scratch.items));
+    try p.fingerprints.append(p.gpa, fp);
     return root;
 }
 
@@ -113,37 +162,127 @@ pub fn fingerprint(p: *const Parser, root: u32) u64 {
     return p.fingerprints.items[p.node(root).b];
 }
 
-/// Hashes everything of a definition tree that can reach the output: structure, names by
-/// text (not by offset), literal bytes, dependency ids and substitutions. Equal
-/// fingerprints in different chunks mean the same template, so compiled programs can be
-/// shared across chunks.
-fn fingerprintNode(p: *Parser, index: u32) std.mem.Allocator.Error!void {
-    const n = p.node(index).*;
-    const head = [_]u32{ @intFromEnum(n.kind), n.vtype, n.flags & tokens.flag_self_closing, n.dep, n.attrs.len, n.kids.len };
-    try p.scratch.appendSlice(p.gpa, std.mem.sliceAsBytes(&head));
-    switch (n.kind) {
-        .element, .attribute, .entity_ref, .pi_target => {
-            const name = p.nameText(n.a);
-            try p.scratch.appendSlice(p.gpa, std.mem.asBytes(&@as(u32, @intCast(name.len))));
-            try p.scratch.appendSlice(p.gpa, name);
-        },
-        .value, .cdata, .pi_data => {
-            try p.scratch.appendSlice(p.gpa, std.mem.asBytes(&n.b));
-            try p.scratch.appendSlice(p.gpa, p.chunk[n.a..][0..n.b]);
-        },
-        .char_ref => try p.scratch.appendSlice(p.gpa, std.mem.asBytes(&n.a)),
-        .placeholder => try p.scratch.appendSlice(p.gpa, std.mem.sliceAsBytes(&[_]u32{ n.a, n.b })),
-        .instance => {},
+/// The fingerprint of the definition at `offset`, for the compiled-program scan. A body
+/// whose token fingerprint a successful parse has produced before (in any chunk) is not
+/// parsed: equal tokens parse the same way. Any other body is parsed and cached as
+/// `definition` does, errors included, so the scan fails where the parser would.
+pub fn fingerprintAt(p: *Parser, offset: u32) Error!u64 {
+    if (p.templates.get(offset)) |c| switch (c) {
+        .root => |r| return fingerprint(p, r),
+        .failed => |e| return e,
+        .known => |fp| return fp,
+    };
+    if (p.depth < tokens.stream_depth_max) {
+        if (tokenFingerprint(p.chunk, offset)) |fp| {
+            if (p.known_definitions.contains(fp)) {
+                try p.templates.put(p.gpa, offset, .{ .known = fp });
+                return fp;
+            }
+        }
     }
-    if (n.kind == .element) {
-        var i: u32 = 0;
-        while (i < n.attrs.len) : (i += 1) try fingerprintNode(p, p.edges(n.attrs)[i]);
-    }
-    if (n.kind == .element or n.kind == .attribute or (n.kind == .value and n.vtype == T.binxml)) {
-        var i: u32 = 0;
-        while (i < n.kids.len) : (i += 1) try fingerprintNode(p, p.edges(n.kids)[i]);
-    }
+    return fingerprint(p, try definition(p, offset));
 }
+
+/// The content fingerprint of the definition at `offset`, hashed from its tokens: every
+/// byte the parser turns into the tree (structure, literal values, dependency ids,
+/// substitutions), names by their characters instead of their offsets, and none of the
+/// bytes it ignores (element and attribute-list sizes, fragment headers). Equal
+/// fingerprints in different chunks mean the same tree, so compiled programs are shared
+/// across chunks. Null when the walk cannot go on (bounds, a token the parser rejects)
+/// and for bodies with a nested BinXml value, which it does not follow.
+pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
+    if (offset > chunk.len or chunk.len - offset < 24) return null;
+    const data_size = std.mem.readInt(u32, chunk[offset + 20 ..][0..4], .little);
+    const body = offset + 24;
+    if (data_size > chunk.len - body) return null;
+    const end = body + data_size;
+    var w: TokenWalk = .{ .chunk = chunk, .pos = body, .run = body, .hasher = .init(0) };
+    while (w.pos < end) {
+        const token = chunk[w.pos];
+        w.pos += 1;
+        switch (token) {
+            0x00 => break,
+            0x01, 0x41 => {
+                w.pos += 2; // Dependency id: hashed.
+                w.skip(4) orelse return null; // Element data size: ignored.
+                w.name() orelse return null;
+                if (token == 0x41) w.skip(4) orelse return null; // Attribute list size.
+            },
+            0x02, 0x03, 0x04 => {},
+            0x05, 0x45 => {
+                const vtype = w.byte() orelse return null;
+                if (vtype == T.binxml) return null;
+                const d = values.decodeUnsized(chunk, w.pos, vtype) catch return null;
+                w.pos = d.end;
+            },
+            0x06, 0x46, 0x09, 0x49, 0x0A => w.name() orelse return null,
+            0x07, 0x47, 0x0B => {
+                const count = w.u16le() orelse return null;
+                w.pos += 2 * @as(u32, count);
+            },
+            0x08, 0x48 => w.pos += 2,
+            0x0D, 0x0E => {
+                w.pos += 2; // Value index.
+                const vtype = w.byte() orelse return null;
+                if (!values.isKnownType(vtype)) return null;
+            },
+            0x0F => w.skip(3) orelse return null,
+            else => return null, // Includes 0x0C: no template inside a definition.
+        }
+        if (w.pos > chunk.len) return null;
+    }
+    if (w.pos > chunk.len) return null;
+    w.hasher.update(chunk[w.run..w.pos]);
+    return w.hasher.final();
+}
+
+/// Hashes a definition body in runs of raw bytes, broken where a field is left out or a
+/// name offset is replaced by the name's characters.
+const TokenWalk = struct {
+    chunk: []const u8,
+    pos: u32,
+    /// Start of the raw bytes not hashed yet.
+    run: u32,
+    hasher: std.hash.Wyhash,
+
+    fn byte(w: *TokenWalk) ?u8 {
+        if (w.pos >= w.chunk.len) return null;
+        w.pos += 1;
+        return w.chunk[w.pos - 1];
+    }
+
+    fn u16le(w: *TokenWalk) ?u16 {
+        if (w.pos > w.chunk.len - 2) return null;
+        w.pos += 2;
+        return std.mem.readInt(u16, w.chunk[w.pos - 2 ..][0..2], .little);
+    }
+
+    /// Leaves `n` bytes out of the hash.
+    fn skip(w: *TokenWalk, n: u32) ?void {
+        if (w.pos > w.chunk.len or w.chunk.len - w.pos < n) return null;
+        w.hasher.update(w.chunk[w.run..w.pos]);
+        w.pos += n;
+        w.run = w.pos;
+    }
+
+    /// A name reference (6.3): hashes the name's length and characters, skips an inline
+    /// entry as `Parser.readName` does.
+    fn name(w: *TokenWalk) ?void {
+        if (w.pos > w.chunk.len - 4) return null;
+        w.hasher.update(w.chunk[w.run..w.pos]);
+        const offset = std.mem.readInt(u32, w.chunk[w.pos..][0..4], .little);
+        w.pos += 4;
+        if (offset == w.pos) {
+            if (offset > w.chunk.len - 8) return null;
+            const count: u32 = std.mem.readInt(u16, w.chunk[offset + 6 ..][0..2], .little);
+            w.pos += 10 + 2 * count;
+        }
+        w.run = w.pos;
+        const units = tokens.nameUnits(w.chunk, offset) catch return null;
+        w.hasher.update(std.mem.asBytes(&@as(u32, @intCast(units.len))));
+        w.hasher.update(units);
+    }
+};
 
 /// Copies definition `root` with the instance values `vals` (6.7).
 fn instantiate(p: *Parser, root: u32, vals: tokens.Span) Error!u32 {
@@ -484,4 +623,61 @@ test "a template definition needs exactly one root element (6.5)" {
     b.valueList(&.{});
     b.byte(0x00);
     try testing.expectError(&b, .json, error.TemplateRoot);
+}
+
+/// Writes the definition `<E A="{literal}">%0</E>` at the builder's position and returns its
+/// offset. Names are inline when `names` is null, else references to the entries at
+/// `names` (E, A), which are set to this definition's entries when it writes them inline.
+/// `ignored` goes into the element and attribute-list size fields the parser skips.
+fn writeDefinition(b: *testing.Builder, names: *?[2]u32, ignored: u32, literal: []const u8) u32 {
+    const offset = b.pos;
+    b.u32le(0); // Next definition.
+    b.raw(&([_]u8{0xAB} ** 16)); // GUID.
+    const size_at = b.pos;
+    b.u32le(0);
+    b.fragment();
+    b.byte(0x41);
+    b.u16le(0xFFFF);
+    b.u32le(ignored);
+    const refs = names.*;
+    var entries: [2]u32 = undefined;
+    if (refs) |r| b.u32le(r[0]) else {
+        entries[0] = b.pos + 4;
+        b.name("E");
+    }
+    b.u32le(ignored);
+    b.byte(0x06);
+    if (refs) |r| b.u32le(r[1]) else {
+        entries[1] = b.pos + 4;
+        b.name("A");
+    }
+    b.text(literal);
+    b.closeStart();
+    b.sub(0, false, T.string);
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    if (refs == null) names.* = entries;
+    return offset;
+}
+
+test "token fingerprints: names by their characters, skipped fields left out" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.pos = 512;
+    var names: ?[2]u32 = null;
+    const inline_names = writeDefinition(&b, &names, 0, "v");
+    const referenced = writeDefinition(&b, &names, 0x1234, "v");
+    const other_literal = writeDefinition(&b, &names, 0, "w");
+    const fp = tokenFingerprint(b.chunk, inline_names).?;
+    try std.testing.expectEqual(fp, tokenFingerprint(b.chunk, referenced).?);
+    try std.testing.expect(fp != tokenFingerprint(b.chunk, other_literal).?);
+    // A renamed element is another template.
+    const e_entry = names.?[0];
+    b.chunk[e_entry + 8] = 'F';
+    try std.testing.expect(fp != tokenFingerprint(b.chunk, referenced).?);
+    // Bodies the walk cannot finish have none.
+    try std.testing.expectEqual(@as(?u64, null), tokenFingerprint(b.chunk, 65536 - 10));
+    b.chunk[inline_names + 24 + 4] = 0x0C; // A template token inside the definition.
+    try std.testing.expectEqual(@as(?u64, null), tokenFingerprint(b.chunk, inline_names));
 }

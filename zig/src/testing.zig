@@ -115,8 +115,34 @@ pub const Builder = struct {
         return size_at;
     }
 
+    /// A template instance of the definition at `def_offset` written earlier in the chunk
+    /// (`beginInstance` returned `def_offset + 20`); its value list follows.
+    pub fn instanceOf(b: *Builder, def_offset: u32) void {
+        b.byte(0x0C);
+        b.byte(0x01);
+        b.u32le(0);
+        b.u32le(def_offset);
+    }
+
     pub fn endDefinition(b: *Builder, size_at: u32) void {
         std.mem.writeInt(u32, b.chunk[size_at..][0..4], b.pos - size_at - 4, .little);
+    }
+
+    /// Writes a record header at `pos` (size and id patched by `endRecord`); the record's
+    /// stream follows.
+    pub fn beginRecord(b: *Builder) u32 {
+        const at = b.pos;
+        b.raw("\x2a\x2a\x00\x00");
+        b.raw(&([_]u8{0} ** 20)); // Size, id, FILETIME.
+        return at;
+    }
+
+    /// Ends the record whose header is at `at`: size at both ends, and its id.
+    pub fn endRecord(b: *Builder, at: u32, id: u64) void {
+        const size = b.pos + 4 - at;
+        std.mem.writeInt(u32, b.chunk[at + 4 ..][0..4], size, .little);
+        std.mem.writeInt(u64, b.chunk[at + 8 ..][0..8], id, .little);
+        b.u32le(size);
     }
 
     pub const Value = struct { vtype: u8, bytes: []const u8 };
@@ -145,8 +171,16 @@ pub const Builder = struct {
 
 /// Wraps the builder's chunk (whose stream starts at 536) into a file: a file header, a
 /// chunk header and one record (id 1) around the stream. Caller frees the file.
-pub fn fileWithOneRecord(gpa: std.mem.Allocator, b: *const Builder) ![]u8 {
+pub fn fileWithOneRecord(gpa: std.mem.Allocator, b: *Builder) ![]u8 {
     std.debug.assert(b.start == 512 + 24);
+    @memcpy(b.chunk[512..516], "\x2a\x2a\x00\x00");
+    b.endRecord(512, 1);
+    return fileWithRecords(gpa, b, 1, 512);
+}
+
+/// Wraps the builder's chunk into a file whose one chunk holds records 1..`last_id`
+/// (written with `beginRecord`/`endRecord` from offset 512), the last at `last_offset`.
+pub fn fileWithRecords(gpa: std.mem.Allocator, b: *const Builder, last_id: u64, last_offset: u32) ![]u8 {
     const file = try gpa.alloc(u8, 4096 + 65536);
     @memset(file, 0);
     @memcpy(file[0..8], "ElfFile\x00");
@@ -154,15 +188,10 @@ pub fn fileWithOneRecord(gpa: std.mem.Allocator, b: *const Builder) ![]u8 {
     const c = file[4096..];
     @memcpy(c, b.chunk);
     @memcpy(c[0..8], "ElfChnk\x00");
-    const size: u32 = b.pos + 4 - 512;
     std.mem.writeInt(u64, c[24..32], 1, .little); // first record id
-    std.mem.writeInt(u64, c[32..40], 1, .little); // last record id
-    std.mem.writeInt(u32, c[44..48], 512, .little); // last record offset
-    std.mem.writeInt(u32, c[48..52], 512 + size, .little); // free space offset
-    @memcpy(c[512..516], "\x2a\x2a\x00\x00");
-    std.mem.writeInt(u32, c[516..520], size, .little);
-    std.mem.writeInt(u64, c[520..528], 1, .little);
-    std.mem.writeInt(u32, c[b.pos..][0..4], size, .little);
+    std.mem.writeInt(u64, c[32..40], last_id, .little);
+    std.mem.writeInt(u32, c[44..48], last_offset, .little);
+    std.mem.writeInt(u32, c[48..52], b.pos, .little); // free space offset
     return file;
 }
 

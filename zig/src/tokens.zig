@@ -307,8 +307,11 @@ pub const Parser = struct {
     templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
     /// Content hash of each parsed definition (indexed by the root element's `b`).
     fingerprints: std.ArrayList(u64) = .empty,
-    /// Scratch bytes (definition fingerprints).
-    scratch: std.ArrayList(u8) = .empty,
+    /// Token fingerprints of every definition parsed successfully in the run (bounded
+    /// by `template.known_definitions_max`): those need no parse to be identified.
+    known_definitions: std.AutoHashMapUnmanaged(u64, void) = .empty,
+    /// Fingerprints handed out to definitions without a token fingerprint: never shared.
+    unique_definitions: u64 = 0,
     /// Scratch stack of node indices (children / attributes being collected).
     stack: std.ArrayList(u32) = .empty,
     frames: std.ArrayList(Frame) = .empty,
@@ -328,7 +331,7 @@ pub const Parser = struct {
         p.names.deinit(p.gpa);
         p.templates.deinit(p.gpa);
         p.fingerprints.deinit(p.gpa);
-        p.scratch.deinit(p.gpa);
+        p.known_definitions.deinit(p.gpa);
         p.stack.deinit(p.gpa);
         p.frames.deinit(p.gpa);
     }
@@ -343,6 +346,13 @@ pub const Parser = struct {
         p.templates.clearRetainingCapacity();
         p.fingerprints.clearRetainingCapacity();
         p.event_name = try p.names.internText(p.gpa, "Event");
+    }
+
+    /// A fingerprint no other definition has (one that `template.tokenFingerprint` does
+    /// not describe): its programs are never shared.
+    pub fn uniqueFingerprint(p: *Parser) u64 {
+        p.unique_definitions += 1;
+        return std.hash.Wyhash.hash(0x756e69717565, std.mem.asBytes(&p.unique_definitions));
     }
 
     /// Starts a new record: drops the record store.

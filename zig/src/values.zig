@@ -105,8 +105,17 @@ fn readI32(chunk: []const u8, pos: usize) i32 {
     return std.mem.readInt(i32, chunk[pos..][0..4], .little);
 }
 
+/// What `decodeSized` does with a string's first NUL unit.
+pub const StringEnd = enum {
+    /// The value ends there (its `len` is exact).
+    cut,
+    /// The value keeps its declared size: for writers that stop at the first NUL
+    /// themselves (`escape.writeUtf16`), which saves a scan of every string.
+    declared,
+};
+
 /// Decodes a substitution value of declared `size` at chunk offset `pos` (7.2).
-pub fn decodeSized(chunk: []const u8, pos: u32, size: u16, vtype: u8) Error!Decoded {
+pub fn decodeSized(chunk: []const u8, pos: u32, size: u16, vtype: u8, comptime string_end: StringEnd) Error!Decoded {
     const size32: u32 = size;
     switch (vtype) {
         T.null_type, T.ansi, T.binary => {
@@ -120,8 +129,11 @@ pub fn decodeSized(chunk: []const u8, pos: u32, size: u16, vtype: u8) Error!Deco
         T.string, T.evt_xml => {
             if (size % 2 != 0) return error.OddStringSize;
             try need(chunk, pos, size32);
-            const units = escape.unitsBeforeNul(chunk[pos..][0..size32]);
-            return .{ .value = .{ .vtype = T.string, .start = pos, .len = @intCast(units * 2) }, .end = pos + size32 };
+            const len = switch (string_end) {
+                .cut => 2 * escape.unitsBeforeNul(chunk[pos..][0..size32]),
+                .declared => size32,
+            };
+            return .{ .value = .{ .vtype = T.string, .start = pos, .len = @intCast(len) }, .end = pos + size32 };
         },
         T.size_t, T.evt_handle => {
             if (size != 4 and size != 8) return error.BadSizeTSize;
@@ -301,11 +313,20 @@ pub fn itemCount(chunk: []const u8, v: Value) usize {
 
 /// Emptiness (7.4).
 pub fn isEmpty(chunk: []const u8, v: Value) bool {
+    if (v.vtype > T.array) return itemCount(chunk, v) == 0;
+    return isEmptyScalar(chunk, v);
+}
+
+/// Emptiness of a value that is not an array. A string is empty when its first unit is
+/// NUL, so this holds for either `StringEnd`.
+pub inline fn isEmptyScalar(chunk: []const u8, v: Value) bool {
+    assert(v.vtype < T.array);
     return switch (v.vtype) {
         T.null_type => true,
-        T.string, T.binary, T.binxml => v.len == 0,
+        T.string => v.len == 0 or (chunk[v.start] == 0 and chunk[v.start + 1] == 0),
+        T.binary, T.binxml => v.len == 0,
         T.ansi => std.mem.indexOfNone(u8, chunk[v.start..][0..v.len], "\x00") == null,
-        else => v.vtype > T.array and itemCount(chunk, v) == 0,
+        else => false,
     };
 }
 
@@ -607,12 +628,16 @@ pub fn writeFloat(out: *Out, comptime F: type, value: F) Error!void {
 // ---------------------------------------------------------------------------------------
 // Tests: expected strings come from the contract's examples (7.3, 14).
 
+/// Both string ends must write the same text: the compiled-program scan keeps declared
+/// sizes and relies on the writer stopping at the first NUL.
 fn expectText(bytes: []const u8, vtype: u8, expected: []const u8) !void {
-    var out = Out.init(std.testing.allocator);
-    defer out.deinit();
-    const d = try decodeSized(bytes, 0, @intCast(bytes.len), vtype);
-    try writeText(&out, .{ .chunk = bytes, .ansi = &windows_1252 }, d.value, .json);
-    try std.testing.expectEqualStrings(expected, out.list.items);
+    inline for (.{ StringEnd.cut, StringEnd.declared }) |string_end| {
+        var out = Out.init(std.testing.allocator);
+        defer out.deinit();
+        const d = try decodeSized(bytes, 0, @intCast(bytes.len), vtype, string_end);
+        try writeText(&out, .{ .chunk = bytes, .ansi = &windows_1252 }, d.value, .json);
+        try std.testing.expectEqualStrings(expected, out.list.items);
+    }
 }
 
 test "integers" {
@@ -629,7 +654,7 @@ test "hex, SizeT, EvtHandle" {
     try expectText(&.{ 0, 0, 0, 0 }, T.hex32, "0x0");
     try expectText(&.{ 0xEC, 0x7E, 0, 0 }, T.size_t, "0x7eec");
     try expectText(&.{ 0xEC, 0x7E, 0, 0, 0, 0, 0, 0 }, T.evt_handle, "0x7eec");
-    try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 2 }, 0, 2, T.size_t));
+    try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 2 }, 0, 2, T.size_t, .cut));
 }
 
 test "bool: 0/1 are booleans, anything else an Int32" {
@@ -697,7 +722,7 @@ test "floats (7.3)" {
 }
 
 test "strings: odd size fails, NUL truncates, string arrays" {
-    try std.testing.expectError(error.OddStringSize, decodeSized(&.{ 'a', 0, 'b' }, 0, 3, T.string));
+    try std.testing.expectError(error.OddStringSize, decodeSized(&.{ 'a', 0, 'b' }, 0, 3, T.string, .cut));
     try expectText(&.{ 'a', 0, 0, 0, 'b', 0 }, T.string, "a");
     try expectText(&.{ 'a', 0, 0, 0, 0, 0, 'c', 0, ',', 0, 'd', 0, 0, 0 }, T.array | T.string, "a,,c,d");
 }
@@ -713,8 +738,8 @@ test "numeric arrays and misalignment" {
     try expectText(&.{ 1, 0, 0, 0, 0, 0, 0, 0 }, T.array | T.boolean, "true,false");
     try expectText(&.{ 1, 0, 0, 0, 0, 0, 0, 0 }, T.array | T.size_t, "0x1");
     try expectText(&.{ 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0 }, T.array | T.size_t, "0x1,0x2,0x3");
-    try std.testing.expectError(error.MisalignedArray, decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.int16));
-    try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.size_t));
+    try std.testing.expectError(error.MisalignedArray, decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.int16, .cut));
+    try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.size_t, .cut));
 }
 
 test "emptiness (7.4)" {
@@ -723,7 +748,7 @@ test "emptiness (7.4)" {
     try std.testing.expect(isEmpty(&c, .{ .vtype = T.ansi, .start = 0, .len = 4 }));
     try std.testing.expect(!isEmpty(&c, .{ .vtype = T.uint32, .start = 0, .len = 4 }));
     try std.testing.expect(isEmpty(&c, .{ .vtype = T.array | T.int32, .start = 0, .len = 0 }));
-    try std.testing.expectEqual(T.null_type, (try decodeSized(&c, 0, 0, T.binxml)).value.vtype);
+    try std.testing.expectEqual(T.null_type, (try decodeSized(&c, 0, 0, T.binxml, .cut)).value.vtype);
 }
 
 test "unknown types are invalid; value-text rejects sized-only types" {
