@@ -141,7 +141,7 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) !Cli {
             const v = Takes.value(args, &i, inline_value, "--ansi-codec <ansi-codec>");
             cli.settings.ansi = evtx.code_pages.lookup(v) orelse usageError(
                 "invalid value '{s}' for '--ansi-codec <ansi-codec>': unknown or unsupported encoding `{s}`; " ++
-                    "supported: windows-1252 and the single-byte Encoding Standard labels",
+                    "supported: the ASCII-compatible Encoding Standard labels",
                 .{ v, v },
             );
         } else if (eq(name, "--no-confirm-overwrite")) {

@@ -1,7 +1,14 @@
-//! ANSI code pages for `--ansi-codec`: the WHATWG single-byte encodings (generated from
-//! Python's codecs; bytes 0x80..0x9F that a Windows code page leaves undefined map to the C1
-//! control of the same value, as in the WHATWG indexes; other undefined bytes are errors).
+//! ANSI code pages for `--ansi-codec`: every ASCII-compatible WHATWG encoding.
+//!
+//! Single-byte ones are tables of bytes 0x80..0xFF (generated from Python's codecs; bytes
+//! 0x80..0x9F that a Windows code page leaves undefined map to the C1 control of the same
+//! value, as in the WHATWG indexes; other undefined bytes are errors). Multi-byte ones
+//! (UTF-8, gb18030/GBK, Big5, EUC-JP, EUC-KR, Shift_JIS) are the Encoding Standard's
+//! decoders, strict (any error fails the value), over the index tables in `code_pages/`
+//! (written by `evtx-fixture-gen code-pages` from the reference's decoder; a cargo test
+//! fails when they are stale).
 const std = @import("std");
+const assert = std.debug.assert;
 const values = @import("values.zig");
 
 const ibm866: values.AnsiTable = .{
@@ -498,6 +505,13 @@ const x_mac_cyrillic: values.AnsiTable = .{
     0x0448, 0x0449, 0x044A, 0x044B, 0x044C, 0x044D, 0x044E, 0x20AC,
 };
 
+/// x-user-defined: bytes 0x80..0xFF are U+F780..U+F7FF.
+const x_user_defined: values.AnsiTable = blk: {
+    var t: values.AnsiTable = undefined;
+    for (0..128) |i| t[i] = 0xF780 + i;
+    break :blk t;
+};
+
 const Entry = struct { label: []const u8, table: *const values.AnsiTable };
 
 const labels = [_]Entry{
@@ -669,23 +683,325 @@ const labels = [_]Entry{
     .{ .label = "x-cp1258", .table = &windows_1258 },
     .{ .label = "x-mac-cyrillic", .table = &x_mac_cyrillic },
     .{ .label = "x-mac-ukrainian", .table = &x_mac_cyrillic },
+    .{ .label = "x-user-defined", .table = &x_user_defined },
 };
 
-/// The table for a WHATWG label (case-insensitive, surrounding whitespace ignored), or
-/// null for unknown labels and for encodings that are not single-byte.
-pub fn lookup(label: []const u8) ?*const values.AnsiTable {
+const MultiByteEntry = struct { label: []const u8, codec: MultiByte };
+
+/// WHATWG labels of the multi-byte encodings (GBK decodes as gb18030).
+const multi_byte_labels = [_]MultiByteEntry{
+    .{ .label = "unicode-1-1-utf-8", .codec = .utf8 },
+    .{ .label = "unicode11utf8", .codec = .utf8 },
+    .{ .label = "unicode20utf8", .codec = .utf8 },
+    .{ .label = "utf-8", .codec = .utf8 },
+    .{ .label = "utf8", .codec = .utf8 },
+    .{ .label = "x-unicode20utf8", .codec = .utf8 },
+    .{ .label = "chinese", .codec = .gb18030 },
+    .{ .label = "csgb2312", .codec = .gb18030 },
+    .{ .label = "csiso58gb231280", .codec = .gb18030 },
+    .{ .label = "gb2312", .codec = .gb18030 },
+    .{ .label = "gb_2312", .codec = .gb18030 },
+    .{ .label = "gb_2312-80", .codec = .gb18030 },
+    .{ .label = "gbk", .codec = .gb18030 },
+    .{ .label = "iso-ir-58", .codec = .gb18030 },
+    .{ .label = "x-gbk", .codec = .gb18030 },
+    .{ .label = "gb18030", .codec = .gb18030 },
+    .{ .label = "big5", .codec = .big5 },
+    .{ .label = "big5-hkscs", .codec = .big5 },
+    .{ .label = "cn-big5", .codec = .big5 },
+    .{ .label = "csbig5", .codec = .big5 },
+    .{ .label = "x-x-big5", .codec = .big5 },
+    .{ .label = "cseucpkdfmtjapanese", .codec = .euc_jp },
+    .{ .label = "euc-jp", .codec = .euc_jp },
+    .{ .label = "x-euc-jp", .codec = .euc_jp },
+    .{ .label = "cseuckr", .codec = .euc_kr },
+    .{ .label = "csksc56011987", .codec = .euc_kr },
+    .{ .label = "euc-kr", .codec = .euc_kr },
+    .{ .label = "iso-ir-149", .codec = .euc_kr },
+    .{ .label = "korean", .codec = .euc_kr },
+    .{ .label = "ks_c_5601-1987", .codec = .euc_kr },
+    .{ .label = "ks_c_5601-1989", .codec = .euc_kr },
+    .{ .label = "ksc5601", .codec = .euc_kr },
+    .{ .label = "ksc_5601", .codec = .euc_kr },
+    .{ .label = "windows-949", .codec = .euc_kr },
+    .{ .label = "csshiftjis", .codec = .shift_jis },
+    .{ .label = "ms932", .codec = .shift_jis },
+    .{ .label = "ms_kanji", .codec = .shift_jis },
+    .{ .label = "shift-jis", .codec = .shift_jis },
+    .{ .label = "shift_jis", .codec = .shift_jis },
+    .{ .label = "sjis", .codec = .shift_jis },
+    .{ .label = "windows-31j", .codec = .shift_jis },
+    .{ .label = "x-sjis", .codec = .shift_jis },
+};
+
+/// The ASCII-compatible multi-byte encodings.
+pub const MultiByte = enum { utf8, gb18030, big5, euc_jp, euc_kr, shift_jis };
+
+/// Index tables: one entry per pointer (little-endian), 0 = no code point.
+const index_jis0208 = @embedFile("code_pages/jis0208.bin");
+const index_jis0212 = @embedFile("code_pages/jis0212.bin");
+const index_euc_kr = @embedFile("code_pages/euc_kr.bin");
+const index_gb18030 = @embedFile("code_pages/gb18030.bin");
+const index_big5 = @embedFile("code_pages/big5.bin");
+/// gb18030 four-byte pointers below 39420: (first pointer, its code point) u32 pairs, each
+/// range running on by one code point per pointer.
+const index_gb18030_ranges = @embedFile("code_pages/gb18030_ranges.bin");
+
+comptime {
+    assert(index_jis0208.len == 11280 * 2);
+    assert(index_jis0212.len == 94 * 94 * 2);
+    assert(index_euc_kr.len == 126 * 190 * 2);
+    assert(index_gb18030.len == 126 * 190 * 2);
+    assert(index_big5.len == 126 * 157 * 4);
+    assert(index_gb18030_ranges.len % 8 == 0);
+}
+
+pub const DecodeError = error{InvalidAnsi};
+
+fn index16(table: []const u8, pointer: u32) DecodeError!u21 {
+    if (pointer >= table.len / 2) return error.InvalidAnsi;
+    const cp = std.mem.readInt(u16, table[2 * pointer ..][0..2], .little);
+    if (cp == 0) return error.InvalidAnsi;
+    return cp;
+}
+
+fn index32(table: []const u8, pointer: u32) DecodeError!u21 {
+    if (pointer >= table.len / 4) return error.InvalidAnsi;
+    const cp = std.mem.readInt(u32, table[4 * pointer ..][0..4], .little);
+    if (cp == 0 or cp > 0x10FFFF) return error.InvalidAnsi;
+    return @intCast(cp);
+}
+
+/// The code point of gb18030 four-byte pointer `pointer` (index gb18030 ranges).
+fn gb18030Range(pointer: u32) DecodeError!u21 {
+    if (pointer >= 189000 and pointer <= 1237575) return @intCast(0x10000 + pointer - 189000);
+    if (pointer >= 39420) return error.InvalidAnsi;
+    // The last range starting at or before `pointer`.
+    const count = index_gb18030_ranges.len / 8;
+    var lo: usize = 0;
+    var hi: usize = count;
+    while (hi - lo > 1) {
+        const mid = lo + (hi - lo) / 2;
+        if (rangeStart(mid) <= pointer) lo = mid else hi = mid;
+    }
+    assert(rangeStart(lo) <= pointer);
+    const first_cp = std.mem.readInt(u32, index_gb18030_ranges[8 * lo + 4 ..][0..4], .little);
+    return @intCast(first_cp + pointer - rangeStart(lo));
+}
+
+fn rangeStart(i: usize) u32 {
+    return std.mem.readInt(u32, index_gb18030_ranges[8 * i ..][0..4], .little);
+}
+
+fn inRange(b: u8, lo: u8, hi: u8) bool {
+    return b >= lo and b <= hi;
+}
+
+/// Decodes ANSI bytes with a multi-byte code page, strictly: NUL bytes are skipped (they
+/// are removed before decoding, 7.2), and the first invalid or cut sequence is an error.
+pub const Decoder = struct {
+    codec: MultiByte,
+    bytes: []const u8,
+    at: usize = 0,
+    /// The second code point of a Big5 pair, still to return.
+    pending: u21 = 0,
+
+    pub fn init(codec: MultiByte, bytes: []const u8) Decoder {
+        return .{ .codec = codec, .bytes = bytes };
+    }
+
+    /// The next code point; null at the end.
+    pub fn next(d: *Decoder) DecodeError!?u21 {
+        if (d.pending != 0) {
+            defer d.pending = 0;
+            return d.pending;
+        }
+        const lead = d.byte() orelse return null;
+        if (lead < 0x80) return lead;
+        return switch (d.codec) {
+            .utf8 => try d.utf8(lead),
+            .gb18030 => try d.gb18030(lead),
+            .big5 => try d.big5(lead),
+            .euc_jp => try d.eucJp(lead),
+            .euc_kr => try d.eucKr(lead),
+            .shift_jis => try d.shiftJis(lead),
+        };
+    }
+
+    fn byte(d: *Decoder) ?u8 {
+        while (d.at < d.bytes.len) {
+            const b = d.bytes[d.at];
+            d.at += 1;
+            if (b != 0) return b;
+        }
+        return null;
+    }
+
+    /// A byte that must follow in `lo..hi`.
+    fn trail(d: *Decoder, lo: u8, hi: u8) DecodeError!u8 {
+        const b = d.byte() orelse return error.InvalidAnsi;
+        if (!inRange(b, lo, hi)) return error.InvalidAnsi;
+        return b;
+    }
+
+    fn utf8(d: *Decoder, lead: u8) DecodeError!u21 {
+        var lower: u8 = 0x80;
+        var upper: u8 = 0xBF;
+        var needed: u2 = undefined;
+        var cp: u21 = undefined;
+        switch (lead) {
+            0xC2...0xDF => {
+                needed = 1;
+                cp = lead & 0x1F;
+            },
+            0xE0...0xEF => {
+                if (lead == 0xE0) lower = 0xA0;
+                if (lead == 0xED) upper = 0x9F; // No surrogates.
+                needed = 2;
+                cp = lead & 0x0F;
+            },
+            0xF0...0xF4 => {
+                if (lead == 0xF0) lower = 0x90;
+                if (lead == 0xF4) upper = 0x8F; // Nothing past U+10FFFF.
+                needed = 3;
+                cp = lead & 0x07;
+            },
+            else => return error.InvalidAnsi,
+        }
+        while (needed > 0) : (needed -= 1) {
+            const b = try d.trail(lower, upper);
+            lower = 0x80;
+            upper = 0xBF;
+            cp = (cp << 6) | (b & 0x3F);
+        }
+        return cp;
+    }
+
+    fn gb18030(d: *Decoder, lead: u8) DecodeError!u21 {
+        if (lead == 0x80) return 0x20AC;
+        if (lead == 0xFF) return error.InvalidAnsi;
+        const second = d.byte() orelse return error.InvalidAnsi;
+        if (inRange(second, 0x30, 0x39)) {
+            const third = try d.trail(0x81, 0xFE);
+            const fourth = try d.trail(0x30, 0x39);
+            const pointer = ((@as(u32, lead) - 0x81) * 10 + (second - 0x30)) * 1260 +
+                (@as(u32, third) - 0x81) * 10 + (fourth - 0x30);
+            return gb18030Range(pointer);
+        }
+        if (!inRange(second, 0x40, 0x7E) and !inRange(second, 0x80, 0xFE)) return error.InvalidAnsi;
+        const offset: u32 = if (second < 0x7F) 0x40 else 0x41;
+        return index16(index_gb18030, (@as(u32, lead) - 0x81) * 190 + second - offset);
+    }
+
+    fn big5(d: *Decoder, lead: u8) DecodeError!u21 {
+        if (!inRange(lead, 0x81, 0xFE)) return error.InvalidAnsi;
+        const second = d.byte() orelse return error.InvalidAnsi;
+        if (!inRange(second, 0x40, 0x7E) and !inRange(second, 0xA1, 0xFE)) return error.InvalidAnsi;
+        const offset: u32 = if (second < 0x7F) 0x40 else 0x62;
+        const pointer = (@as(u32, lead) - 0x81) * 157 + second - offset;
+        // The four pointers that decode to two code points.
+        const pair: ?[2]u21 = switch (pointer) {
+            1133 => .{ 0xCA, 0x304 },
+            1135 => .{ 0xCA, 0x30C },
+            1164 => .{ 0xEA, 0x304 },
+            1166 => .{ 0xEA, 0x30C },
+            else => null,
+        };
+        if (pair) |p| {
+            d.pending = p[1];
+            return p[0];
+        }
+        return index32(index_big5, pointer);
+    }
+
+    fn eucJp(d: *Decoder, lead: u8) DecodeError!u21 {
+        if (lead == 0x8E) return 0xFF61 - 0xA1 + @as(u21, try d.trail(0xA1, 0xDF));
+        if (lead == 0x8F) {
+            const row = try d.trail(0xA1, 0xFE);
+            const cell = try d.trail(0xA1, 0xFE);
+            return index16(index_jis0212, (@as(u32, row) - 0xA1) * 94 + cell - 0xA1);
+        }
+        if (!inRange(lead, 0xA1, 0xFE)) return error.InvalidAnsi;
+        const cell = try d.trail(0xA1, 0xFE);
+        return index16(index_jis0208, (@as(u32, lead) - 0xA1) * 94 + cell - 0xA1);
+    }
+
+    fn eucKr(d: *Decoder, lead: u8) DecodeError!u21 {
+        if (!inRange(lead, 0x81, 0xFE)) return error.InvalidAnsi;
+        const second = try d.trail(0x41, 0xFE);
+        return index16(index_euc_kr, (@as(u32, lead) - 0x81) * 190 + second - 0x41);
+    }
+
+    fn shiftJis(d: *Decoder, lead: u8) DecodeError!u21 {
+        if (lead == 0x80) return 0x80;
+        if (inRange(lead, 0xA1, 0xDF)) return 0xFF61 - 0xA1 + @as(u21, lead);
+        if (!inRange(lead, 0x81, 0x9F) and !inRange(lead, 0xE0, 0xFC)) return error.InvalidAnsi;
+        const second = d.byte() orelse return error.InvalidAnsi;
+        if (!inRange(second, 0x40, 0x7E) and !inRange(second, 0x80, 0xFC)) return error.InvalidAnsi;
+        const lead_offset: u32 = if (lead < 0xA0) 0x81 else 0xC1;
+        const offset: u32 = if (second < 0x7F) 0x40 else 0x41;
+        return index16(index_jis0208, (@as(u32, lead) - lead_offset) * 188 + second - offset);
+    }
+};
+
+/// The code page for a WHATWG label (case-insensitive, surrounding whitespace ignored), or
+/// null for unknown labels and encodings that are not ASCII-compatible.
+pub fn lookup(label: []const u8) ?values.Codec {
     const trimmed = std.mem.trim(u8, label, " \t\n\r\x0c");
     for (labels) |e| {
-        if (std.ascii.eqlIgnoreCase(trimmed, e.label)) return e.table;
+        if (std.ascii.eqlIgnoreCase(trimmed, e.label)) return .{ .single_byte = e.table };
+    }
+    for (multi_byte_labels) |e| {
+        if (std.ascii.eqlIgnoreCase(trimmed, e.label)) return .{ .multi_byte = e.codec };
     }
     return null;
 }
 
 test "labels" {
-    try std.testing.expect(lookup("Windows-1252") == &values.windows_1252);
-    try std.testing.expect(lookup(" latin1 ") == &values.windows_1252);
-    try std.testing.expect(lookup("gbk") == null);
-    try std.testing.expect(lookup("utf-8") == null);
+    try std.testing.expect(lookup("Windows-1252").?.single_byte == &values.windows_1252);
+    try std.testing.expect(lookup(" latin1 ").?.single_byte == &values.windows_1252);
+    try std.testing.expectEqual(MultiByte.gb18030, lookup("GBK").?.multi_byte);
+    try std.testing.expectEqual(MultiByte.utf8, lookup("utf-8").?.multi_byte);
+    try std.testing.expectEqual(MultiByte.shift_jis, lookup("windows-31j").?.multi_byte);
+    try std.testing.expect(lookup("utf-16le") == null);
+    try std.testing.expect(lookup("iso-2022-jp") == null);
     // windows-1251: 0xC0 is CYRILLIC CAPITAL LETTER A.
-    try std.testing.expectEqual(@as(u21, 0x0410), lookup("windows-1251").?[0xC0 - 0x80]);
+    try std.testing.expectEqual(@as(u21, 0x0410), lookup("windows-1251").?.single_byte[0xC0 - 0x80]);
+}
+
+fn expectDecoded(codec: MultiByte, bytes: []const u8, expected: []const u21) !void {
+    var d = Decoder.init(codec, bytes);
+    for (expected) |cp| try std.testing.expectEqual(@as(?u21, cp), try d.next());
+    try std.testing.expectEqual(@as(?u21, null), try d.next());
+}
+
+fn expectInvalid(codec: MultiByte, bytes: []const u8) !void {
+    var d = Decoder.init(codec, bytes);
+    while (d.next()) |cp| {
+        if (cp == null) return error.TestExpectedError;
+    } else |e| try std.testing.expectEqual(error.InvalidAnsi, e);
+}
+
+// Expected code points are the Encoding Standard's (its indexes and worked examples).
+test "multi-byte decoders: valid sequences, NULs skipped inside them" {
+    try expectDecoded(.utf8, "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", &.{ 'a', 0xE9, 0x20AC, 0x1F600 });
+    try expectDecoded(.shift_jis, "\x93\x00\xFA\xB6\x80", &.{ 0x65E5, 0xFF76, 0x80 });
+    try expectDecoded(.euc_jp, "\xC6\xFC\x8E\xB6\x8F\xB0\xA1", &.{ 0x65E5, 0xFF76, 0x4E02 });
+    try expectDecoded(.gb18030, "\xD6\xD0\x80\x81\x30\x81\x30\x94\x39\xFC\x36", &.{ 0x4E2D, 0x20AC, 0x80, 0x1F600 });
+    try expectDecoded(.big5, "\xA4\xA4\x88\x62", &.{ 0x4E2D, 0xCA, 0x304 });
+    try expectDecoded(.euc_kr, "\xB0\xA1\x81\x41", &.{ 0xAC00, 0xAC02 });
+}
+
+test "multi-byte decoders: cut and invalid sequences fail" {
+    try expectInvalid(.utf8, "\xC0\xAF");
+    try expectInvalid(.utf8, "\xED\xA0\x80"); // A surrogate.
+    try expectInvalid(.utf8, "\xE2\x82");
+    try expectInvalid(.shift_jis, "ok\x82");
+    try expectInvalid(.shift_jis, "\x81\x20");
+    try expectInvalid(.euc_jp, "\x8E\xE0");
+    try expectInvalid(.gb18030, "\x81\x30\x81");
+    try expectInvalid(.gb18030, "\xFF");
+    try expectInvalid(.gb18030, "\x84\x31\xA5\x30"); // Pointer 39420: past the BMP ranges.
+    try expectInvalid(.big5, "\x80");
+    try expectInvalid(.euc_kr, "\xB0");
 }

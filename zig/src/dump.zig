@@ -29,7 +29,7 @@ pub const Settings = struct {
     show_record_number: bool = true,
     separate_attributes: bool = false,
     validate_checksums: bool = false,
-    ansi: *const values.AnsiTable = &values.windows_1252,
+    ansi: values.Codec = values.default_codec,
     /// Records to print (by record header id); empty = all.
     events: []const Range = &.{},
 

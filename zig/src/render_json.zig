@@ -25,7 +25,7 @@ const KeyRef = struct { start: u32, len: u32 };
 pub const Json = struct {
     p: *Parser,
     out: *Out,
-    ansi: *const values.AnsiTable,
+    ansi: values.Codec,
     separate: bool,
     record_start: usize = 0,
     /// Name id -> (object stamp, occurrences) for `_N` key numbering.
@@ -40,7 +40,7 @@ pub const Json = struct {
     /// Set while a compiled program is being captured.
     capture: ?*program.Capture = null,
 
-    pub fn init(p: *Parser, out: *Out, ansi: *const values.AnsiTable, separate: bool) Json {
+    pub fn init(p: *Parser, out: *Out, ansi: values.Codec, separate: bool) Json {
         return .{
             .p = p,
             .out = out,

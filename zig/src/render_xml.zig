@@ -18,7 +18,7 @@ pub const declaration = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
 pub const Xml = struct {
     p: *Parser,
     out: *Out,
-    ansi: *const values.AnsiTable,
+    ansi: values.Codec,
     indent: bool,
     record_start: usize = 0,
     /// Set while a compiled program is being captured.

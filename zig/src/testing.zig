@@ -209,12 +209,12 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
     errdefer out.deinit();
     switch (format) {
         .json, .json_separate => {
-            var j = render_json.Json.init(&p, &out, &values.windows_1252, format == .json_separate);
+            var j = render_json.Json.init(&p, &out, values.default_codec, format == .json_separate);
             defer j.deinit();
             try j.writeRecord(root);
         },
         .xml, .xml_flat => {
-            var x: render_xml.Xml = .{ .p = &p, .out = &out, .ansi = &values.windows_1252, .indent = format == .xml };
+            var x: render_xml.Xml = .{ .p = &p, .out = &out, .ansi = values.default_codec, .indent = format == .xml };
             try x.writeRecord(root);
         },
     }

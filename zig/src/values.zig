@@ -10,6 +10,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const escape = @import("escape.zig");
+const code_pages = @import("code_pages.zig");
 const Out = escape.Out;
 
 pub const Error = error{
@@ -347,10 +348,19 @@ pub const windows_1252: AnsiTable = blk: {
     break :blk t;
 };
 
+/// The code page of AnsiString values (`--ansi-codec`; code_pages.zig).
+pub const Codec = union(enum) {
+    /// Bytes 0x80..0xFF of a single-byte code page.
+    single_byte: *const AnsiTable,
+    multi_byte: code_pages.MultiByte,
+};
+
+pub const default_codec: Codec = .{ .single_byte = &windows_1252 };
+
 /// Formatting context shared by both renderers.
 pub const Format = struct {
     chunk: []const u8,
-    ansi: *const AnsiTable,
+    ansi: Codec,
 };
 
 /// Writes the text form (7.3) of `v`; strings are escaped for `mode`.
@@ -392,19 +402,20 @@ pub fn writeText(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Err
     }
 }
 
+/// NUL bytes are removed first (7.2); a byte or sequence the code page does not define
+/// fails the record.
 fn writeAnsi(out: *Out, f: Format, bytes: []const u8, comptime mode: escape.Mode) Error!void {
-    for (bytes) |b| {
-        if (b == 0) continue;
-        const cp: u21 = if (b < 0x80) b else f.ansi[b - 0x80];
-        if (cp == 0) return error.InvalidAnsi;
-        try escape.writeCodepoint(out, cp, mode);
-    }
-}
-
-/// Validates ANSI bytes against the code page (undefined bytes fail the record).
-pub fn checkAnsi(f: Format, bytes: []const u8) Error!void {
-    for (bytes) |b| {
-        if (b >= 0x80 and f.ansi[b - 0x80] == 0) return error.InvalidAnsi;
+    switch (f.ansi) {
+        .single_byte => |table| for (bytes) |b| {
+            if (b == 0) continue;
+            const cp: u21 = if (b < 0x80) b else table[b - 0x80];
+            if (cp == 0) return error.InvalidAnsi;
+            try escape.writeCodepoint(out, cp, mode);
+        },
+        .multi_byte => |codec| {
+            var decoder = code_pages.Decoder.init(codec, bytes);
+            while (try decoder.next()) |cp| try escape.writeCodepoint(out, cp, mode);
+        },
     }
 }
 
@@ -635,7 +646,7 @@ fn expectText(bytes: []const u8, vtype: u8, expected: []const u8) !void {
         var out = Out.init(std.testing.allocator);
         defer out.deinit();
         const d = try decodeSized(bytes, 0, @intCast(bytes.len), vtype, string_end);
-        try writeText(&out, .{ .chunk = bytes, .ansi = &windows_1252 }, d.value, .json);
+        try writeText(&out, .{ .chunk = bytes, .ansi = default_codec }, d.value, .json);
         try std.testing.expectEqualStrings(expected, out.list.items);
     }
 }

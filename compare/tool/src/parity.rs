@@ -67,6 +67,41 @@ pub const MODES: &[Mode] = &[
     ),
 ];
 
+/// A jsonl mode under `--ansi-codec $label`.
+macro_rules! codec_mode {
+    ($label:literal) => {
+        Mode {
+            name: concat!("jsonl-ansi-", $label),
+            args: &["-o", "jsonl", "--ansi-codec", $label],
+            banner: false,
+            json: true,
+            threads: false,
+            with_banner: &["-o", "json", "--ansi-codec", $label],
+        }
+    };
+}
+
+/// Extra modes for the `ansi-*` fixtures: one per multi-byte code page (and one single-byte
+/// one), so decoding and its failures are compared under every `--ansi-codec` decoder.
+pub const CODEC_MODES: &[Mode] = &[
+    codec_mode!("utf-8"),
+    codec_mode!("shift_jis"),
+    codec_mode!("euc-jp"),
+    codec_mode!("gbk"),
+    codec_mode!("gb18030"),
+    codec_mode!("big5"),
+    codec_mode!("euc-kr"),
+    codec_mode!("windows-1251"),
+    Mode {
+        name: "xml-ansi-shift_jis",
+        args: &["-o", "xml", "--ansi-codec", "shift_jis"],
+        banner: true,
+        json: false,
+        threads: false,
+        with_banner: &[],
+    },
+];
+
 const fn mode(
     name: &'static str,
     args: &'static [&'static str],
@@ -181,7 +216,12 @@ pub fn run_parity(backends: &Backends, inputs: &[Input], gaps: &KnownGaps) -> Pa
     for (n, input) in inputs.iter().enumerate() {
         eprint!("[{}/{}] {} ", n + 1, inputs.len(), input.label);
         let mut failed_modes = Vec::new();
-        for mode in MODES {
+        let extra = if input.file_name().starts_with("ansi-") {
+            CODEC_MODES
+        } else {
+            &[]
+        };
+        for mode in MODES.iter().chain(extra) {
             let before = report.checks.len();
             check_mode(backends, input, mode, gaps, &mut report.checks);
             if report.checks[before..].iter().any(|c| !c.passed) {

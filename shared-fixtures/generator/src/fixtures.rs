@@ -69,6 +69,7 @@ pub fn all() -> Vec<Fixture> {
         empty_null(),
     ];
     v.extend(crate::more::synthetic());
+    v.push(crate::code_pages::fixture());
     v.extend(crate::damaged::all());
     v
 }

@@ -1,13 +1,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evtx_fixture_gen::{bench, corpus, expected};
+use evtx_fixture_gen::{bench, code_pages, corpus, expected};
 
 const USAGE: &str = "usage:
   evtx-fixture-gen synthetic --out-dir DIR
   evtx-fixture-gen expected --fixtures DIR [--reference PATH]
   evtx-fixture-gen bench --out FILE [--seed N] [--size-mb N]
-  evtx-fixture-gen corpus --samples DIR --out FILE [--reference PATH] [--size-mb N]";
+  evtx-fixture-gen corpus --samples DIR --out FILE [--reference PATH] [--size-mb N]
+  evtx-fixture-gen code-pages --out DIR     (the Zig engine's multi-byte decode tables)";
 
 struct Args {
     cmd: String,
@@ -87,6 +88,10 @@ fn run() -> Result<(), String> {
                 .map(PathBuf::from)
                 .unwrap_or_else(expected::default_reference);
             corpus::write(&samples, &out, &reference, mb).map_err(|e| e.to_string())
+        }
+        "code-pages" => {
+            let out = PathBuf::from(a.need("out")?);
+            code_pages::write_tables(&out).map_err(|e| e.to_string())
         }
         _ => Err(USAGE.to_string()),
     }
