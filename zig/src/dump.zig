@@ -101,6 +101,7 @@ pub const Renderer = struct {
             .settings = settings,
             .programs = program.Cache.init(gpa),
         };
+        r.parser.ansi = settings.ansi;
         r.json = render_json.Json.init(&r.parser, undefined, settings.ansi, settings.separate_attributes);
     }
 

@@ -230,6 +230,7 @@ pub const Cache = struct {
             const start = pos.*;
             if (start > p.chunk.len) return false;
             const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .declared);
+            if (template.isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
             if (d.value.vtype == T.binxml) {
                 try c.reserve(1);
                 c.signature.appendAssumeCapacity(T.binxml | (1 << 8));

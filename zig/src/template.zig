@@ -88,6 +88,7 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         const start = pos.*;
         if (start > p.chunk.len) return error.OutOfBounds;
         const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .cut);
+        if (isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
         var n: tokens.Node = .{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len };
         if (n.vtype == T.binxml) {
             n.kids = try p.parseStream(start, start + size, .record);
@@ -99,6 +100,10 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
     // Record streams defer the copy: a compiled program may make it unnecessary.
     if (!p.target_def) return p.newNode(.{ .kind = .instance, .a = head.root.?, .kids = vals });
     return instantiate(p, head.root.?, vals);
+}
+
+pub fn isAnsi(vtype: u8) bool {
+    return vtype == T.ansi or vtype == T.array | T.ansi;
 }
 
 /// Instantiates a deferred template instance (its BinXml values first).

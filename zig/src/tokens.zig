@@ -303,6 +303,8 @@ pub const Parser = struct {
     def: Store = .{},
     /// Which store new nodes go to.
     target_def: bool = false,
+    /// The code page every ANSI value is checked against as it is read.
+    ansi: values.Codec = values.default_codec,
     names: Names,
     templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
     /// Content hash of each parsed definition (indexed by the root element's `b`).

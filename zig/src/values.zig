@@ -402,6 +402,29 @@ pub fn writeText(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Err
     }
 }
 
+/// Fails when ANSI value `v`, or an item of an ANSI array, is not valid in the code page.
+/// The reference decodes every value of an instance, used or not, so both the parser and
+/// the compiled-program scan check each one as they read it.
+pub fn checkAnsi(codec: Codec, chunk: []const u8, v: Value) Error!void {
+    assert(v.vtype == T.ansi or v.vtype == T.array | T.ansi);
+    if (codec == .single_byte and codec.single_byte == &windows_1252) return; // Maps every byte.
+    if (v.vtype == T.ansi) return checkAnsiBytes(codec, chunk[v.start..][0..v.len]);
+    var it = Items.init(chunk, v);
+    while (it.next()) |item| try checkAnsiBytes(codec, chunk[item.start..][0..item.len]);
+}
+
+fn checkAnsiBytes(codec: Codec, bytes: []const u8) Error!void {
+    switch (codec) {
+        .single_byte => |table| for (bytes) |b| {
+            if (b >= 0x80 and table[b - 0x80] == 0) return error.InvalidAnsi;
+        },
+        .multi_byte => |multi_byte| {
+            var decoder = code_pages.Decoder.init(multi_byte, bytes);
+            while (try decoder.next()) |_| {}
+        },
+    }
+}
+
 /// NUL bytes are removed first (7.2); a byte or sequence the code page does not define
 /// fails the record.
 fn writeAnsi(out: *Out, f: Format, bytes: []const u8, comptime mode: escape.Mode) Error!void {
@@ -741,6 +764,20 @@ test "strings: odd size fails, NUL truncates, string arrays" {
 test "ansi: NUL removal and windows-1252" {
     try expectText(&.{ 'a', 0, 'b', 0x80, 0x81 }, T.ansi, "ab\xE2\x82\xAC\xC2\x81");
     try expectText(&.{ 'x', 0, 0, 'y', 0 }, T.array | T.ansi, "x,,y");
+}
+
+test "checkAnsi: every value and array item against the code page" {
+    const sjis: Codec = .{ .multi_byte = .shift_jis };
+    const ok = "\x93\x00\xFAx";
+    try checkAnsi(sjis, ok, .{ .vtype = T.ansi, .start = 0, .len = ok.len });
+    const cut = "ok\x82";
+    try std.testing.expectError(error.InvalidAnsi, checkAnsi(sjis, cut, .{ .vtype = T.ansi, .start = 0, .len = cut.len }));
+    try checkAnsi(default_codec, cut, .{ .vtype = T.ansi, .start = 0, .len = cut.len });
+    // Array items are decoded one by one: a sequence cannot run across the NUL between them.
+    const items = "\x93\x00\xFA\x00";
+    try std.testing.expectError(error.InvalidAnsi, checkAnsi(sjis, items, .{ .vtype = T.array | T.ansi, .start = 0, .len = items.len }));
+    const greek: Codec = .{ .single_byte = @import("code_pages.zig").lookup("windows-1253").?.single_byte };
+    try std.testing.expectError(error.InvalidAnsi, checkAnsi(greek, "\xAA", .{ .vtype = T.ansi, .start = 0, .len = 1 }));
 }
 
 test "numeric arrays and misalignment" {

@@ -276,6 +276,13 @@ pub fn fixture() -> Fixture {
     for (name, bytes) in broken {
         log.rec(typed_record(name, &[("Bytes", v_ansi(bytes))], false));
     }
+    // An ANSI value no substitution uses: the reference decodes every value of an instance,
+    // so a sequence invalid in the code page fails the record all the same.
+    log.rec(inst_record(
+        "unused-ansi",
+        e("Event").kid(e("Used").push(sub(0, ty::STRING))),
+        vec![v_str("shown"), v_ansi(b"ok\x82")],
+    ));
     Fixture {
         dir: "synthetic",
         name: "ansi-code-pages",
