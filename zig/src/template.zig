@@ -102,8 +102,9 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
     return instantiate(p, head.root.?, vals);
 }
 
-pub fn isAnsi(vtype: u8) bool {
-    return vtype == T.ansi or vtype == T.array | T.ansi;
+/// AnsiString or an AnsiString array.
+pub inline fn isAnsi(vtype: u8) bool {
+    return vtype & 0x7F == T.ansi;
 }
 
 /// Instantiates a deferred template instance (its BinXml values first).
