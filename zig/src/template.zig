@@ -202,7 +202,7 @@ pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
     const body = offset + 24;
     if (data_size > chunk.len - body) return null;
     const end = body + data_size;
-    var w: TokenWalk = .{ .chunk = chunk, .pos = body, .run = body, .hasher = .init(0) };
+    var w: TokenWalk = .init(chunk, body);
     while (w.pos < end) {
         const token = chunk[w.pos];
         w.pos += 1;
@@ -238,8 +238,7 @@ pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
         if (w.pos > chunk.len) return null;
     }
     if (w.pos > chunk.len) return null;
-    w.hasher.update(chunk[w.run..w.pos]);
-    return w.hasher.final();
+    return w.final();
 }
 
 /// Hashes a definition body in runs of raw bytes, broken where a field is left out or a
@@ -250,6 +249,44 @@ const TokenWalk = struct {
     /// Start of the raw bytes not hashed yet.
     run: u32,
     hasher: std.hash.Wyhash,
+    /// Bytes gathered for the hasher: runs between skipped fields are short, and one
+    /// `update` per run cost more than the walk itself.
+    buffer: [buffer_size]u8 = undefined,
+    buffered: usize = 0,
+    /// The hashes of the names seen so far, direct-mapped by offset (a definition refers to
+    /// a few names, "Data" and "Name" again and again).
+    names: [names_cached]NameHash = @splat(.{ .offset = no_offset, .hash = 0 }),
+
+    const buffer_size = 1024;
+    const names_cached = 64;
+    const no_offset = std.math.maxInt(u32);
+    const NameHash = struct { offset: u32, hash: u64 };
+
+    fn init(chunk: []const u8, body: u32) TokenWalk {
+        return .{ .chunk = chunk, .pos = body, .run = body, .hasher = .init(0) };
+    }
+
+    fn feed(w: *TokenWalk, bytes: []const u8) void {
+        if (w.buffered + bytes.len > buffer_size) {
+            w.hasher.update(w.buffer[0..w.buffered]);
+            w.buffered = 0;
+            if (bytes.len > buffer_size) return w.hasher.update(bytes);
+        }
+        @memcpy(w.buffer[w.buffered..][0..bytes.len], bytes);
+        w.buffered += bytes.len;
+    }
+
+    /// Feeds the raw bytes up to `pos`.
+    fn flushRun(w: *TokenWalk) void {
+        assert(w.run <= w.pos and w.pos <= w.chunk.len);
+        w.feed(w.chunk[w.run..w.pos]);
+    }
+
+    fn final(w: *TokenWalk) u64 {
+        w.flushRun();
+        w.hasher.update(w.buffer[0..w.buffered]);
+        return w.hasher.final();
+    }
 
     fn byte(w: *TokenWalk) ?u8 {
         if (w.pos >= w.chunk.len) return null;
@@ -266,16 +303,16 @@ const TokenWalk = struct {
     /// Leaves `n` bytes out of the hash.
     fn skip(w: *TokenWalk, n: u32) ?void {
         if (w.pos > w.chunk.len or w.chunk.len - w.pos < n) return null;
-        w.hasher.update(w.chunk[w.run..w.pos]);
+        w.flushRun();
         w.pos += n;
         w.run = w.pos;
     }
 
-    /// A name reference (6.3): hashes the name's length and characters, skips an inline
+    /// A name reference (6.3): hashes a hash of the name's characters, skips an inline
     /// entry as `Parser.readName` does.
     fn name(w: *TokenWalk) ?void {
         if (w.pos > w.chunk.len - 4) return null;
-        w.hasher.update(w.chunk[w.run..w.pos]);
+        w.flushRun();
         const offset = std.mem.readInt(u32, w.chunk[w.pos..][0..4], .little);
         w.pos += 4;
         if (offset == w.pos) {
@@ -284,9 +321,12 @@ const TokenWalk = struct {
             w.pos += 10 + 2 * count;
         }
         w.run = w.pos;
-        const units = tokens.nameUnits(w.chunk, offset) catch return null;
-        w.hasher.update(std.mem.asBytes(&@as(u32, @intCast(units.len))));
-        w.hasher.update(units);
+        const slot = &w.names[offset % names_cached];
+        if (slot.offset != offset) {
+            const units = tokens.nameUnits(w.chunk, offset) catch return null;
+            slot.* = .{ .offset = offset, .hash = std.hash.Wyhash.hash(0x6e616d65, units) };
+        }
+        w.feed(std.mem.asBytes(&slot.hash));
     }
 };
 
