@@ -45,7 +45,28 @@ fn fuzzApi(input: []const u8) void {
         defer renderer.deinit();
         var result = evtx.dump.Result.init(gpa);
         defer result.deinit();
-        for (order) |slot| renderer.renderChunk(input, slot, &result) catch @panic("out of memory");
+        // The same chunks through the full parse only: compiled programs (the scan, replay)
+        // must never change an entry, so any difference is a finding.
+        var parsed: evtx.dump.Renderer = undefined;
+        parsed.init(gpa, settings);
+        defer parsed.deinit();
+        parsed.compiled = false;
+        var parsed_result = evtx.dump.Result.init(gpa);
+        defer parsed_result.deinit();
+        for (order) |slot| {
+            renderer.renderChunk(input, slot, &result) catch @panic("out of memory");
+            parsed.renderChunk(input, slot, &parsed_result) catch @panic("out of memory");
+            expectSameEntries(&result, &parsed_result);
+        }
+    }
+}
+
+fn expectSameEntries(compiled: *const evtx.dump.Result, parsed: *const evtx.dump.Result) void {
+    if (compiled.entries.items.len != parsed.entries.items.len) @panic("compiled programs changed the entry count");
+    for (compiled.entries.items, parsed.entries.items) |*c, *p| {
+        if (c.kind != p.kind) @panic("compiled programs changed an entry's outcome");
+        if (!std.mem.eql(u8, c.detail, p.detail)) @panic("compiled programs changed an error");
+        if (!std.mem.eql(u8, compiled.text(c), parsed.text(p))) @panic("compiled programs changed a record's text");
     }
 }
 
