@@ -5,11 +5,13 @@
 //!
 //! The first record with a signature renders the slow way (tree copy + renderer) while a
 //! `Capture` records where each substitution value was written; later records with the
-//! same signature replay literals and format their values directly. Programs are per
-//! run, shared across chunks: definitions are identified by a content fingerprint (names
-//! by text), not by their chunk offset. Records the signature cannot describe
-//! (arrays with several items, fragments that are not template instances, Data names built
-//! from substitutions) always take the slow path.
+//! same signature replay literals and format their values directly. `scan` finds the
+//! signature and the values of such a record from its bytes, without a tree; `sign` does
+//! the same over a parsed tree when the scan gives up. Programs are per run, shared across
+//! chunks: definitions are identified by a content fingerprint (names by text), not by
+//! their chunk offset. Records the signature cannot describe (arrays with several items,
+//! fragments that are not template instances, Data names built from substitutions) always
+//! take the slow path.
 const std = @import("std");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
