@@ -142,15 +142,23 @@ fn definition(p: *Parser, offset: u32) Error!u32 {
     return result;
 }
 
+/// The token window of the definition at `offset`: after its 24-byte header (next
+/// offset, GUID, data size), `data size` bytes, all inside the chunk. Shared by the parser
+/// and the token walk, so both refuse the same definitions.
+fn definitionBody(chunk: []const u8, offset: u32) error{OutOfBounds}!struct { start: u32, end: u32 } {
+    if (offset > chunk.len or chunk.len - offset < 24) return error.OutOfBounds;
+    const data_size = std.mem.readInt(u32, chunk[offset + 20 ..][0..4], .little);
+    const start = offset + 24;
+    if (data_size > chunk.len - start) return error.OutOfBounds;
+    return .{ .start = start, .end = start + data_size };
+}
+
 fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
-    if (offset > p.chunk.len or p.chunk.len - offset < 24) return error.OutOfBounds;
-    const data_size = std.mem.readInt(u32, p.chunk[offset + 20 ..][0..4], .little);
-    const body = offset + 24;
-    if (data_size > p.chunk.len - body) return error.OutOfBounds;
+    const body = try definitionBody(p.chunk, offset);
     const saved = p.target_def;
     p.target_def = true;
     defer p.target_def = saved;
-    const top = try p.parseStream(body, body + data_size, .definition);
+    const top = try p.parseStream(body.start, body.end, .definition);
     if (top.len != 1) return error.TemplateRoot;
     const root = p.edges(top)[0];
     const fp = if (tokenFingerprint(p.chunk, offset)) |fp| fp: {
@@ -197,12 +205,9 @@ pub fn fingerprintAt(p: *Parser, offset: u32) Error!u64 {
 /// across chunks. Null when the walk cannot go on (bounds, a token the parser rejects)
 /// and for bodies with a nested BinXml value, which it does not follow.
 pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
-    if (offset > chunk.len or chunk.len - offset < 24) return null;
-    const data_size = std.mem.readInt(u32, chunk[offset + 20 ..][0..4], .little);
-    const body = offset + 24;
-    if (data_size > chunk.len - body) return null;
-    const end = body + data_size;
-    var w: TokenWalk = .init(chunk, body);
+    const body = definitionBody(chunk, offset) catch return null;
+    const end = body.end;
+    var w: TokenWalk = .init(chunk, body.start);
     while (w.pos < end) {
         const token = chunk[w.pos];
         w.pos += 1;
