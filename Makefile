@@ -10,6 +10,8 @@ CARGO      := cargo
 ROOT       := $(abspath .)
 REF        := $(ROOT)/target/reference/bin/evtx_dump
 REF_VERSION := 0.15.1
+# The reference is built as its own benchmarks build it (jemalloc); the stamp names the build.
+REF_STAMP  := $(ROOT)/target/reference/.evtx-$(REF_VERSION)-fast-alloc
 CBINDGEN   := $(ROOT)/target/tools/bin/cbindgen
 CBINDGEN_VERSION := 0.29.4
 COMPARE    := $(ROOT)/target/release/evtx-compare
@@ -58,16 +60,17 @@ help:
 # ---------------------------------------------------------------------------------------------
 # Setup: everything a fresh machine needs, installed by the project itself.
 
-setup: toolchains $(REF) $(CBINDGEN) system-tools
+setup: toolchains $(REF_STAMP) $(CBINDGEN) system-tools
 
 toolchains:
 	@rustc --version
 	@$(ZIG) version | sed 's/^/zig /'
 
 # The reference, built once from crates.io with its own published lock file and cached in target/.
-$(REF):
-	@echo "==> building the reference evtx_dump $(REF_VERSION) (cached in target/reference)"
-	$(CARGO) install --quiet --locked --root $(ROOT)/target/reference evtx --version $(REF_VERSION)
+$(REF_STAMP):
+	@echo "==> building the reference evtx_dump $(REF_VERSION) --features fast-alloc (cached in target/reference)"
+	$(CARGO) install --quiet --locked --force --root $(ROOT)/target/reference evtx --version $(REF_VERSION) --features fast-alloc
+	@touch $@
 
 $(CBINDGEN):
 	@echo "==> installing cbindgen $(CBINDGEN_VERSION) into target/tools"
