@@ -3,30 +3,38 @@
 //! The push path is `evtx_core::dump` (its ordered multi-threaded driver) with one write per
 //! chunk that has no errors, as `evtx_dump` writes. The pull path renders one chunk at a time
 //! on the caller's thread with a `Renderer` kept in the handle and hands out its entries.
+//!
+//! A path is read through `evtx_core::Input` (one 64 KiB window per worker, positioned reads),
+//! never into the heap whole nor mapped: memory stays bounded and a file that shrinks under the
+//! host gives `incomplete chunk` items, not SIGBUS in the host process. A buffer is used in
+//! place (`EvtxFile`, zero-copy). Both are a `ChunkSource` to the rest of the code.
 
 use crate::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
 use crate::ffi::{Engine, Failure, Input, Item, Settings, Sink};
-use evtx_core::{ChunkOutput, ErrorKind, EvtxFile, Format, Options, Outcome, Renderer};
+use evtx_core::{
+    ChunkOrder, ChunkOutput, ChunkSource, ErrorKind, EvtxFile, FatalError, Format, Options,
+    Outcome, Renderer,
+};
 use std::ffi::CStr;
 use std::ops::ControlFlow;
 
-/// The input: the caller's buffer, or a file read into memory.
-enum Bytes {
-    Borrowed(&'static [u8]),
-    Owned(Vec<u8>),
+/// The input: the caller's buffer (borrowed), or a file read through windows.
+enum Source {
+    Borrowed(EvtxFile<'static>),
+    File(evtx_core::Input),
 }
 
-impl Bytes {
-    fn as_slice(&self) -> &[u8] {
+impl Source {
+    fn get(&self) -> &dyn ChunkSource {
         match self {
-            Bytes::Borrowed(bytes) => bytes,
-            Bytes::Owned(bytes) => bytes,
+            Source::Borrowed(file) => file,
+            Source::File(input) => input,
         }
     }
 }
 
 pub(crate) struct Backend {
-    bytes: Bytes,
+    source: Source,
     options: Options,
     /// Whether `dump` may write a chunk's bytes in one call (no event filter).
     plain: bool,
@@ -41,7 +49,7 @@ enum State {
 
 /// Where a pull is: the chunk order, the renderer, the current chunk and entry.
 struct Puller {
-    order: Vec<u32>,
+    order: ChunkOrder,
     next_slot: usize,
     renderer: Renderer,
     chunk: ChunkOutput,
@@ -71,16 +79,12 @@ impl Engine for Backend {
             Some(label) => evtx_core::parse_ansi_codec(label)
                 .map_err(|message| Failure::new(evtx_status::InvalidOptions, message))?,
         };
-        let bytes = match input {
-            Input::Buffer(bytes) => Bytes::Borrowed(bytes),
-            Input::Path(path) => Bytes::Owned(std::fs::read(path).map_err(|error| {
-                Failure::new(
-                    evtx_status::Io,
-                    format!("cannot read {}: {error}", path.display()),
-                )
-            })?),
+        let source = match input {
+            Input::Buffer(bytes) => {
+                Source::Borrowed(EvtxFile::open(bytes).map_err(|error| fatal_failure(&error))?)
+            }
+            Input::Path(path) => Source::File(open_path(path)?),
         };
-        open_file(bytes.as_slice())?;
         let options = Options {
             format: match settings.format {
                 evtx_format::Xml => Format::Xml,
@@ -97,7 +101,7 @@ impl Engine for Backend {
             threads: settings.threads,
         };
         Ok(Backend {
-            bytes,
+            source,
             options,
             plain: settings.event_ranges.is_empty(),
             state: State::Fresh,
@@ -106,9 +110,11 @@ impl Engine for Backend {
 
     fn next(&mut self) -> Result<Option<Item<'_>>, Failure> {
         if let State::Fresh = self.state {
-            let file = open_file(self.bytes.as_slice())?;
             self.state = State::Pulling(Box::new(Puller {
-                order: file.chunk_order(self.options.validate_checksums),
+                order: self
+                    .source
+                    .get()
+                    .chunk_order(self.options.validate_checksums),
                 next_slot: 0,
                 renderer: Renderer::new(&self.options),
                 chunk: ChunkOutput::default(),
@@ -124,12 +130,14 @@ impl Engine for Backend {
                 if puller.next_entry < puller.chunk.records.len() {
                     break false;
                 }
-                let Some(&slot) = puller.order.get(puller.next_slot) else {
+                let Some(slot) = puller.order.get(puller.next_slot) else {
                     break true;
                 };
                 puller.next_slot += 1;
-                let file = open_file(self.bytes.as_slice())?;
-                puller.chunk = puller.renderer.render_chunk(&file, slot);
+                let source = self.source.get();
+                puller
+                    .renderer
+                    .render_chunk_into(source, slot, &mut puller.chunk);
                 puller.next_entry = 0;
             }
         };
@@ -167,9 +175,8 @@ impl Engine for Backend {
             return self.drain(sink);
         }
         self.state = State::Done;
-        let file = open_file(self.bytes.as_slice())?;
         let plain = self.plain;
-        evtx_core::dump(&file, &self.options, |chunk| {
+        evtx_core::dump(self.source.get(), &self.options, |chunk| {
             let failed = chunk.first_failure().is_some();
             if plain && !failed {
                 if chunk.bytes.is_empty() {
@@ -206,9 +213,33 @@ impl Engine for Backend {
     }
 }
 
-/// Checks the file header; every failure is fatal (`NotEvtx`), as for the CLI.
-fn open_file(bytes: &[u8]) -> Result<EvtxFile<'_>, Failure> {
-    EvtxFile::open(bytes).map_err(|error| Failure::new(evtx_status::NotEvtx, error.to_string()))
+/// Opens `path` read-only as chunk windows: a regular file directly, anything else (a pipe)
+/// spooled to an unlinked temporary file first.
+fn open_path(path: &std::path::Path) -> Result<evtx_core::Input, Failure> {
+    let io_failure = |error: std::io::Error| {
+        Failure::new(
+            evtx_status::Io,
+            format!("cannot read {}: {error}", path.display()),
+        )
+    };
+    let file = std::fs::File::open(path).map_err(io_failure)?;
+    let file = if evtx_core::input::is_regular(&file) {
+        file
+    } else {
+        evtx_core::input::spool(&mut &file, &std::env::temp_dir())
+            .map_err(io_failure)?
+            .ok_or_else(|| fatal_failure(&FatalError::TooShort(0)))?
+    };
+    evtx_core::Input::open(file).map_err(|error| fatal_failure(&error))
+}
+
+/// A header failure is `NotEvtx`, as for the CLI; failing to read the input at all is `Io`.
+fn fatal_failure(error: &FatalError) -> Failure {
+    let status = match error {
+        FatalError::Other(_) => evtx_status::Io,
+        _ => evtx_status::NotEvtx,
+    };
+    Failure::new(status, error.to_string())
 }
 
 fn status_of(kind: ErrorKind) -> evtx_status {

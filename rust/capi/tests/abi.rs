@@ -264,3 +264,78 @@ fn a_refusing_callback_stops_the_dump() {
     assert_eq!(status, evtx_status::CallbackAborted);
     assert_eq!(stats.bytes_written, 0);
 }
+
+fn open_path(path: &std::path::Path, options: &evtx_options) -> *mut evtx_parser {
+    let c_path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    let mut parser = null_mut();
+    // SAFETY: a NUL-terminated path, valid options and a writable out pointer.
+    let status = unsafe { evtx_parser_open_path(c_path.as_ptr(), options, &mut parser) };
+    assert_eq!(status, evtx_status::Ok, "{}", text(evtx_last_error()));
+    parser
+}
+
+/// A path is read through chunk windows, a buffer in place: the same items either way, on a
+/// wrapped log (oldest chunk in the middle, an empty slot).
+#[test]
+fn open_path_reads_through_windows_like_open_buffer() {
+    let path = fixture("../damaged/wrapped.evtx");
+    let data = std::fs::read(&path).unwrap();
+    for threads in [1, 2] {
+        let mut options = defaults();
+        options.format = evtx_format::Jsonl as u32;
+        options.threads = threads;
+        let from_buffer = pull(open(&data, &options).unwrap());
+        let parser = open_path(&path, &options);
+        let from_path = pull(parser);
+        // SAFETY: created above, freed once.
+        unsafe { evtx_parser_free(parser) };
+        assert_eq!(from_path, from_buffer, "-t {threads}");
+        assert!(from_path.1 > 30);
+        let parser = open_path(&path, &options);
+        let (pushed, stats, status) = push(parser);
+        // SAFETY: created above, freed once.
+        unsafe { evtx_parser_free(parser) };
+        assert_eq!(status, evtx_status::Ok);
+        assert_eq!(
+            (pushed, stats.records_ok, stats.records_failed),
+            from_buffer
+        );
+    }
+}
+
+/// A file that shrinks after `open_path` gives one `incomplete chunk` item per lost slot (the
+/// host process gets no SIGBUS), and bytes appended later are ignored.
+#[test]
+fn open_path_on_a_file_that_shrinks_gives_incomplete_chunks() {
+    let data = std::fs::read(fixture("../damaged/wrapped.evtx")).unwrap();
+    assert_eq!(data.len(), 4096 + 4 * 65536);
+    let path = std::env::temp_dir().join(format!("evtx-capi-shrink-{}.evtx", std::process::id()));
+    std::fs::write(&path, &data).unwrap();
+    let parser = open_path(&path, &defaults());
+    // Keep slots 0 and 1 and half of slot 2; slot 3 is gone.
+    let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(4096 + 2 * 65536 + 32768).unwrap();
+    let mut incomplete = Vec::new();
+    loop {
+        let mut record = std::mem::MaybeUninit::<evtx_record>::uninit();
+        // SAFETY: a live parser and a writable record.
+        let status = unsafe { evtx_parser_next(parser, record.as_mut_ptr()) };
+        // SAFETY: `evtx_parser_next` always fills the record of a non-NULL parser.
+        let record = unsafe { record.assume_init() };
+        match status {
+            evtx_status::End => break,
+            evtx_status::IncompleteChunk => {
+                incomplete.push((record.chunk_index, record.file_offset))
+            }
+            _ => {}
+        }
+    }
+    // SAFETY: created above, freed once.
+    unsafe { evtx_parser_free(parser) };
+    let _ = std::fs::remove_file(&path);
+    incomplete.sort_unstable();
+    assert_eq!(
+        incomplete,
+        vec![(2, 4096 + 2 * 65536), (3, 4096 + 3 * 65536)]
+    );
+}

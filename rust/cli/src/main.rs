@@ -1,13 +1,18 @@
 //! `evtx-rs`: a drop-in for `evtx_dump` 0.15.1 (contract section 11), built on `evtx-core`.
 //!
 //! Differences from the reference, on purpose: one `error: ...` line per failed chunk or record
-//! (format in `shared-fixtures/README.md`) instead of a multi-line block, stdin is read into
-//! memory instead of a temporary file, and `-V` names this tool.
+//! (format in `shared-fixtures/README.md`) instead of a multi-line block, `-f` naming the input
+//! file is refused before anything is written, and `-V` names this tool.
+//!
+//! The input is read through 64 KiB windows (`evtx_core::Input`), never mapped: memory stays at
+//! a few chunks per worker and a file that shrinks under us gives `incomplete chunk` errors, not
+//! SIGBUS. Standard input is spooled to an unlinked temporary file first, as the reference does
+//! (the wrapped-log order needs every chunk header before the first chunk is written).
 
 use clap::{ArgAction, Parser, ValueEnum};
-use evtx_core::{dump, ChunkOutput, EvtxFile, Format, Options, Outcome};
+use evtx_core::{dump, ChunkOutput, ChunkSource, Format, Input, Options, Outcome};
 use std::fs;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Write};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -120,12 +125,7 @@ fn main() -> ExitCode {
         threads: cli.threads,
     };
 
-    let input_data = match open_input(&input) {
-        Ok(d) => d,
-        Err(e) => return fatal(e),
-    };
-    let data = input_data.bytes();
-    let file = match EvtxFile::open(data) {
+    let file = match open_input(&input, cli.output.as_deref()) {
         Ok(f) => f,
         Err(e) => return fatal(e),
     };
@@ -143,7 +143,8 @@ fn main() -> ExitCode {
     // Chunk outputs (usually 60–250 KiB) at least this large go straight to the descriptor in
     // one write; smaller ones are gathered.
     let mut out = io::BufWriter::with_capacity(64 << 10, sink);
-    let mut progress = progress.then(|| Progress::new(data.len()));
+    let mut progress =
+        progress.then(|| Progress::new(usize::try_from(file.len()).unwrap_or(usize::MAX)));
     let mut broken_pipe = false;
     let mut write_error: Option<io::Error> = None;
     let mut stopped = false;
@@ -221,77 +222,6 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The input bytes: a read-only mapping of the file, or a buffer (standard input, or when
-/// mapping fails).
-enum Input {
-    Mapped(Mapping),
-    Owned(Vec<u8>),
-}
-
-impl Input {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Input::Mapped(m) => m.bytes(),
-            Input::Owned(v) => v,
-        }
-    }
-}
-
-/// A private read-only memory mapping of a whole file.
-///
-/// Mapping instead of reading avoids faulting in and copying a fresh buffer as large as the
-/// file (measured: ~1.7 ms of system time for a 2 MB log, more than the parse itself). The
-/// usual caveat of mappings applies: another process truncating the file while we read it can
-/// kill us with SIGBUS; `evtx-rs` reads logs that are not being written (as `ripgrep` does).
-struct Mapping {
-    ptr: *mut libc::c_void,
-    len: usize,
-}
-
-impl Mapping {
-    fn new(file: &fs::File) -> Option<Mapping> {
-        use std::os::fd::AsRawFd;
-        let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
-        if len == 0 {
-            return None;
-        }
-        // SAFETY: mmap with a null hint, a valid open descriptor and a non-zero length either
-        // fails (MAP_FAILED, handled) or returns a new mapping of `len` readable bytes that no
-        // Rust object aliases. PROT_READ + MAP_PRIVATE: we never write through it.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return None;
-        }
-        Some(Mapping { ptr, len })
-    }
-
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: `ptr` is the start of a live mapping of `len` readable bytes (see `new`),
-        // unmapped only in `drop`; the returned slice borrows `self`, so it cannot outlive the
-        // mapping, and nothing writes to a private read-only mapping.
-        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` describe a mapping made in `new` and not unmapped before; no
-        // slice of it can be alive here (they borrow `self`).
-        unsafe {
-            libc::munmap(self.ptr, self.len);
-        }
-    }
-}
-
 /// Standard output as a plain file descriptor: `io::stdout()` is line-buffered, which would
 /// scan and copy every chunk; we already hand it whole chunks.
 fn stdout_writer() -> Box<dyn Write> {
@@ -302,35 +232,57 @@ fn stdout_writer() -> Box<dyn Write> {
     }
 }
 
-/// Reads the whole input: a path (mapped), or `-` (and the usual stdin aliases) for standard
-/// input.
-fn open_input(input: &str) -> Result<Input, String> {
-    if !matches!(input, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0") {
-        if let Ok(file) = fs::File::open(input) {
-            if file.metadata().is_ok_and(|m| m.is_file()) {
-                if let Some(m) = Mapping::new(&file) {
-                    return Ok(Input::Mapped(m));
-                }
-            }
-        }
-    }
-    read_input(input).map(Input::Owned)
+/// Whether `input` names standard input.
+fn is_stdin(input: &str) -> bool {
+    matches!(input, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
 }
 
-/// Reads the whole input into memory.
-fn read_input(input: &str) -> Result<Vec<u8>, String> {
-    if matches!(input, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0") {
-        let mut data = Vec::new();
-        io::stdin()
-            .lock()
-            .read_to_end(&mut data)
+/// Opens the input read-only (the input is evidence: nothing here can write to it) as chunk
+/// windows: a regular file directly, standard input or any other stream spooled to an unlinked
+/// temporary file in `$TMPDIR` first. Refuses, before anything is opened for writing, an output
+/// path that is the input file (same device and inode: through a symlink or a hard link too).
+fn open_input(input: &str, output: Option<&Path>) -> Result<Input, String> {
+    use std::os::fd::AsFd;
+    let (file, what) = if is_stdin(input) {
+        let stdin = io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(fs::File::from)
             .map_err(|e| format!("failed to read standard input: {e}"))?;
-        if data.is_empty() {
-            return Err("standard input is empty".to_string());
-        }
-        return Ok(data);
+        (stdin, "standard input".to_string())
+    } else {
+        let file = fs::File::open(input).map_err(|e| format!("failed to open {input}: {e}"))?;
+        (file, input.to_string())
+    };
+    if let Some(output) = output {
+        refuse_output_on_input(&file, output, input)?;
     }
-    fs::read(input).map_err(|e| format!("failed to open {input}: {e}"))
+    if !is_stdin(input) && evtx_core::input::is_regular(&file) {
+        return Input::open(file).map_err(|e| e.to_string());
+    }
+    let spooled = evtx_core::input::spool(&mut &file, &std::env::temp_dir())
+        .map_err(|e| format!("failed to read {what}: {e}"))?;
+    match spooled {
+        Some(spooled) => Input::open(spooled).map_err(|e| e.to_string()),
+        None if is_stdin(input) => Err("standard input is empty".to_string()),
+        None => Err(evtx_core::FatalError::TooShort(0).to_string()),
+    }
+}
+
+/// Fails when `output` exists and is the same file as `input_file` (device and inode).
+#[cfg(unix)]
+fn refuse_output_on_input(input_file: &fs::File, output: &Path, input: &str) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(out), Ok(inp)) = (fs::metadata(output), input_file.metadata()) else {
+        return Ok(());
+    };
+    if out.dev() == inp.dev() && out.ino() == inp.ino() {
+        return Err(format!(
+            "refusing to write the output to `{}`: it is the input file `{input}`",
+            output.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Opens `-f PATH` per 11.1: parent directories created, directories refused, an existing file

@@ -20,12 +20,15 @@ pub(crate) fn le_u64(data: &[u8], off: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
-/// Whether every byte is zero (word at a time: empty chunk slots are 64 KiB).
+/// A block of zeros to compare chunk slots with.
+static ZEROS: [u8; 4096] = [0; 4096];
+
+/// Whether every byte is zero. Empty chunk slots are 64 KiB and a sparse log has tens of
+/// thousands of them: slice equality is `memcmp` (vectorised, and fast in debug builds too).
 pub(crate) fn all_zero(bytes: &[u8]) -> bool {
-    let mut words = bytes.chunks_exact(8);
-    let zero_words =
-        words.all(|w| u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]) == 0);
-    zero_words && words.remainder().iter().all(|&b| b == 0)
+    bytes
+        .chunks(ZEROS.len())
+        .all(|block| block == &ZEROS[..block.len()])
 }
 
 #[inline]
@@ -68,3 +71,21 @@ impl std::hash::Hasher for SigHasher {
 /// A `HashMap` with [`SigHasher`].
 pub(crate) type FastMap<K, V> =
     std::collections::HashMap<K, V, std::hash::BuildHasherDefault<SigHasher>>;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn all_zero_sees_any_nonzero_byte() {
+        for len in [0, 1, 4095, 4096, 4097, 65536] {
+            let mut bytes = vec![0u8; len];
+            assert!(super::all_zero(&bytes), "{len}");
+            for at in [0, len / 2, len.saturating_sub(1)] {
+                if at < len {
+                    bytes[at] = 1;
+                    assert!(!super::all_zero(&bytes), "{len} {at}");
+                    bytes[at] = 0;
+                }
+            }
+        }
+    }
+}

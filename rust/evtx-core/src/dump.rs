@@ -3,7 +3,8 @@
 
 use crate::chunk::{self, ChunkHeader, RecordWalker, WalkItem, CHUNK_SIZE};
 use crate::error::{ErrorKind, Failure, FatalError};
-use crate::file_header::{FileHeader, FILE_HEADER_BLOCK};
+use crate::file_header::FileHeader;
+use crate::input::{ChunkOrder, ChunkSlot, ChunkSource};
 use crate::options::{Format, Options};
 use crate::program::{Defs, Prescan, Programs, Recorder};
 use crate::render_xml::Ctx;
@@ -22,24 +23,19 @@ pub const MAX_RECORD_OUTPUT: usize = 16 << 20;
 /// A chunk's output may not grow beyond this (section 12).
 pub const MAX_CHUNK_OUTPUT: usize = 64 << 20;
 
-/// An EVTX file opened over borrowed bytes (no copy).
+/// An EVTX file opened over borrowed bytes (no copy). Its order scan and chunk access are those
+/// of [`ChunkSource`], shared with [`crate::Input`] (a file read through windows).
 #[derive(Debug, Clone)]
 pub struct EvtxFile<'a> {
     data: &'a [u8],
     header: FileHeader,
-    slots: usize,
 }
 
 impl<'a> EvtxFile<'a> {
     /// Checks the file header (fatal errors of section 2).
     pub fn open(data: &'a [u8]) -> Result<EvtxFile<'a>, FatalError> {
         let header = FileHeader::parse(data)?;
-        let slots = header.chunk_slots(data.len());
-        Ok(EvtxFile {
-            data,
-            header,
-            slots,
-        })
+        Ok(EvtxFile { data, header })
     }
 
     /// The whole file.
@@ -52,21 +48,9 @@ impl<'a> EvtxFile<'a> {
         &self.header
     }
 
-    /// The warning line to print when the header CRC is wrong (section 2), if it is.
-    pub fn checksum_warning(&self) -> Option<String> {
-        self.header
-            .checksum_mismatch()
-            .then(|| self.header.checksum_warning())
-    }
-
-    /// Number of chunk slots (3.1).
-    pub fn chunk_slots(&self) -> usize {
-        self.slots
-    }
-
     /// File offset of chunk slot `slot`.
     pub fn chunk_offset(slot: u32) -> u64 {
-        FILE_HEADER_BLOCK as u64 + u64::from(slot) * CHUNK_SIZE as u64
+        crate::input::chunk_offset(slot)
     }
 
     /// The bytes of slot `slot` (shorter than 65536 when the file ends inside it).
@@ -74,50 +58,6 @@ impl<'a> EvtxFile<'a> {
         let start = Self::chunk_offset(slot).min(self.data.len() as u64) as usize;
         let end = (start + CHUNK_SIZE).min(self.data.len());
         &self.data[start..end]
-    }
-
-    /// Whether slot `n` would fail steps 1–4 of 3.2 (or is empty).
-    fn slot_fails(&self, slot: u32, validate: bool) -> bool {
-        let bytes = self.chunk_bytes(slot);
-        if bytes.len() < CHUNK_SIZE {
-            return true;
-        }
-        match ChunkHeader::parse(bytes) {
-            None => !crate::bytes::all_zero(bytes),
-            Some(h) => validate && h.validate_checksums(bytes).is_err(),
-        }
-    }
-
-    /// The oldest chunk (3.3 step 1).
-    pub fn oldest_slot(&self) -> u32 {
-        let mut best: Option<(u64, u32)> = None;
-        for slot in 0..self.slots as u32 {
-            if let Some(h) = ChunkHeader::parse(self.chunk_bytes(slot)) {
-                if h.first_record_id > h.last_record_id {
-                    continue;
-                }
-                if best.is_none_or(|(id, _)| h.first_record_id < id) {
-                    best = Some((h.first_record_id, slot));
-                }
-            }
-        }
-        best.map_or(0, |(_, slot)| slot)
-    }
-
-    /// The chunk slots in output order (3.3), including failing slots inside the file (they
-    /// become chunk errors) and excluding slots past `chunk_slots` that fail.
-    pub fn chunk_order(&self, validate_checksums: bool) -> Vec<u32> {
-        let oldest = self.oldest_slot();
-        let mut order = Vec::with_capacity(self.slots + 1);
-        let mut n = oldest;
-        // First pass: to the end of the file. Past `chunk_slots`, a slot that fails steps 1–4
-        // ends the pass silently (an all-zero slot does not fail: it renders nothing).
-        while (n as usize) < self.slots || !self.slot_fails(n, validate_checksums) {
-            order.push(n);
-            n += 1;
-        }
-        order.extend(0..oldest.min(self.slots as u32));
-        order
     }
 }
 
@@ -184,6 +124,8 @@ pub struct Renderer {
     last_output: usize,
     /// Tree nodes built for this chunk's records (see [`MAX_CHUNK_NODES`]).
     chunk_nodes: usize,
+    /// This worker's chunk buffer when the source is a file (64 KiB, allocated on first use).
+    window: ChunkSlot,
 }
 
 /// Tree nodes all records of one chunk may build (section 12: only crafted files reach it).
@@ -203,26 +145,39 @@ impl Renderer {
             visited: Vec::new(),
             last_output: 128 << 10,
             chunk_nodes: 0,
+            window: ChunkSlot::default(),
         }
     }
 
     /// Renders chunk slot `slot` of `file` (3.2, 5.2).
-    pub fn render_chunk(&mut self, file: &EvtxFile<'_>, slot: u32) -> ChunkOutput {
+    pub fn render_chunk<S: ChunkSource + ?Sized>(&mut self, file: &S, slot: u32) -> ChunkOutput {
         let mut out = ChunkOutput::default();
         self.render_chunk_into(file, slot, &mut out);
         out
     }
 
     /// Like [`Renderer::render_chunk`], reusing the buffers of `out` (its previous content is
-    /// discarded).
-    pub fn render_chunk_into(&mut self, file: &EvtxFile<'_>, slot: u32, out: &mut ChunkOutput) {
+    /// discarded). A file source is read into this renderer's own 64 KiB window.
+    pub fn render_chunk_into<S: ChunkSource + ?Sized>(
+        &mut self,
+        file: &S,
+        slot: u32,
+        out: &mut ChunkOutput,
+    ) {
+        let mut window = std::mem::take(&mut self.window);
+        let chunk = file.chunk(slot, &mut window);
+        self.render_slot(slot, chunk, out);
+        self.window = window;
+    }
+
+    /// Renders the bytes `chunk` of slot `slot` into `out`.
+    fn render_slot(&mut self, slot: u32, chunk: &[u8], out: &mut ChunkOutput) {
         let file_offset = EvtxFile::chunk_offset(slot);
         out.slot = slot;
         out.file_offset = file_offset;
         out.bytes.clear();
         out.records.clear();
         let out = &mut *out;
-        let chunk = file.chunk_bytes(slot);
         let chunk_error = |out: &mut ChunkOutput, kind, detail: String| {
             out.records.push(RecordEntry {
                 record_id: None,
@@ -400,13 +355,14 @@ impl Renderer {
     }
 }
 
-fn render_inline<F>(file: &EvtxFile<'_>, opts: &Options, order: &[u32], sink: &mut F)
+fn render_inline<S, F>(file: &S, opts: &Options, order: &ChunkOrder, sink: &mut F)
 where
+    S: ChunkSource + ?Sized,
     F: FnMut(&ChunkOutput) -> ControlFlow<()>,
 {
     let mut r = Renderer::new(opts);
     let mut out = ChunkOutput::default();
-    for &slot in order {
+    for slot in order.iter() {
         r.render_chunk_into(file, slot, &mut out);
         if sink(&out).is_break() {
             return;
@@ -417,8 +373,12 @@ where
 /// Renders every chunk of `file` in output order (3.3) with `opts.threads` workers and hands
 /// each chunk's output to `sink`, strictly in order. `sink` returning `Break` stops the dump.
 /// With one thread everything runs inline on the caller's thread.
-pub fn dump<F>(file: &EvtxFile<'_>, opts: &Options, mut sink: F)
+///
+/// Memory is bounded whatever the file size: each worker reads one chunk at a time into its own
+/// window (for a file source), and at most `2 * threads` rendered chunks wait for the sink.
+pub fn dump<S, F>(file: &S, opts: &Options, mut sink: F)
 where
+    S: ChunkSource + ?Sized,
     F: FnMut(&ChunkOutput) -> ControlFlow<()>,
 {
     let order = file.chunk_order(opts.validate_checksums);
@@ -449,9 +409,9 @@ where
                 let mut r = Renderer::new(opts);
                 loop {
                     let i = next_index.fetch_add(1, Ordering::Relaxed);
-                    if i >= order.len() {
+                    let Some(slot) = order.get(i) else {
                         return;
-                    }
+                    };
                     {
                         let mut e = emitted.lock().unwrap_or_else(|p| p.into_inner());
                         while i >= *e + window && !stop.load(Ordering::Relaxed) {
@@ -466,7 +426,7 @@ where
                         .unwrap_or_else(|p| p.into_inner())
                         .pop()
                         .unwrap_or_default();
-                    r.render_chunk_into(file, order[i], &mut output);
+                    r.render_chunk_into(file, slot, &mut output);
                     if tx.send((i, output)).is_err() {
                         return;
                     }

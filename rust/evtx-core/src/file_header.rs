@@ -35,6 +35,16 @@ impl FileHeader {
         if data.len() < FILE_HEADER_BLOCK {
             return Err(FatalError::TooShort(data.len()));
         }
+        FileHeader::parse_block(&data[..FILE_HEADER_BLOCK], data.len() as u64)
+    }
+
+    /// Parses and checks the first 4096 bytes `block` of a file of `file_len` bytes (the same
+    /// checks as [`FileHeader::parse`], for input read through windows).
+    pub fn parse_block(block: &[u8], file_len: u64) -> Result<FileHeader, FatalError> {
+        if block.len() < FILE_HEADER_BLOCK {
+            return Err(FatalError::TooShort(block.len()));
+        }
+        let data = block;
         if &data[..8] != FILE_MAGIC {
             return Err(FatalError::BadMagic);
         }
@@ -51,9 +61,9 @@ impl FileHeader {
             stored_checksum: le_u32(data, 124),
             computed_checksum: crc32fast::hash(&data[..120]),
         };
-        if data.len() < usize::from(header.header_block_size) {
+        if file_len < u64::from(header.header_block_size) {
             return Err(FatalError::ShorterThanHeaderBlock {
-                len: data.len(),
+                len: file_len as usize,
                 header_block_size: header.header_block_size,
             });
         }

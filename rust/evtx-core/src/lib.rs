@@ -21,7 +21,10 @@
 //! });
 //! ```
 //!
-//! Layout: [`file_header`] and [`chunk`] read the containers, [`tokens`] builds element trees
+//! A file on disk is better opened as an [`Input`] (positioned reads into one 64 KiB window per
+//! worker, bounded memory, no signal when the file shrinks); both implement [`ChunkSource`].
+//!
+//! Layout: [`file_header`] and [`chunk`] read the containers, [`input`] gives their bytes, [`tokens`] builds element trees
 //! from BinXML, [`template`] caches and instantiates template definitions, [`values`] decodes
 //! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
 //! turn trees into text, [`program`] records per-template replay programs (the compiled
@@ -38,6 +41,7 @@ pub mod dump;
 pub mod error;
 pub mod escape;
 pub mod file_header;
+pub mod input;
 pub mod options;
 pub mod program;
 pub mod render_json;
@@ -50,6 +54,7 @@ pub mod values;
 pub use dump::{dump, ChunkOutput, EvtxFile, Outcome, RecordEntry, Renderer};
 pub use encoding_rs::Encoding;
 pub use error::{ErrorKind, Failure, FatalError};
+pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};
 pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options};
 
 /// Version of the reference this crate reproduces.

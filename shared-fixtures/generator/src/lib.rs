@@ -10,5 +10,6 @@ pub mod fixtures;
 pub mod log;
 pub mod more;
 pub mod rng;
+pub mod sparse;
 pub mod windows;
 pub mod writer;

@@ -1,13 +1,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evtx_fixture_gen::{bench, code_pages, corpus, expected};
+use evtx_fixture_gen::{bench, code_pages, corpus, expected, sparse};
 
 const USAGE: &str = "usage:
   evtx-fixture-gen synthetic --out-dir DIR
   evtx-fixture-gen expected --fixtures DIR [--reference PATH]
   evtx-fixture-gen bench --out FILE [--seed N] [--size-mb N]
   evtx-fixture-gen corpus --samples DIR --out FILE [--reference PATH] [--size-mb N]
+  evtx-fixture-gen sparse --out FILE      (a 4.0 GiB sparse wrapped log, ~1 MiB on disk)
   evtx-fixture-gen code-pages --out DIR     (the Zig engine's multi-byte decode tables)";
 
 struct Args {
@@ -88,6 +89,10 @@ fn run() -> Result<(), String> {
                 .map(PathBuf::from)
                 .unwrap_or_else(expected::default_reference);
             corpus::write(&samples, &out, &reference, mb).map_err(|e| e.to_string())
+        }
+        "sparse" => {
+            let out = PathBuf::from(a.need("out")?);
+            sparse::write(&out).map_err(|e| e.to_string())
         }
         "code-pages" => {
             let out = PathBuf::from(a.need("out")?);
