@@ -85,6 +85,24 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     run_tests.has_side_effects = true;
     options.steps.test_all.dependOn(&run_tests.step);
 
+    // The CLI run as a user would (zig/tests/cli_input.zig): a file cut under it, `-f`
+    // naming the input, standard input.
+    const cli_input_options = b.addOptions();
+    cli_input_options.addOptionPath("cli", cli.getEmittedBin());
+    cli_input_options.addOptionPath("fixtures", b.path("shared-fixtures"));
+    const cli_tests = b.addTest(.{
+        .name = "evtx-zig-cli-tests",
+        .root_module = b.createModule(.{
+            .root_source_file = b.path("zig/tests/cli_input.zig"),
+            .target = options.target,
+            .optimize = options.optimize,
+            .imports = &.{.{ .name = "cli_input_options", .module = cli_input_options.createModule() }},
+        }),
+    });
+    const run_cli_tests = b.addRunArtifact(cli_tests);
+    run_cli_tests.has_side_effects = true;
+    options.steps.test_all.dependOn(&run_cli_tests.step);
+
     // The C ABI (include/evtx.h): capi.zig is the root; libc for pthreads and malloc, since
     // the libraries live inside C processes.
     const evtx_libc = b.createModule(.{

@@ -37,8 +37,9 @@ const settings_list = [_]evtx.dump.Settings{
 fn fuzzApi(input: []const u8) void {
     const gpa = std.heap.c_allocator;
     const header = evtx.file_header.parse(input) catch return;
+    const in = evtx.dump.Input.fromBytes(input);
     for (&settings_list) |*settings| {
-        const order = evtx.dump.chunkOrder(gpa, input, &header, settings) catch @panic("out of memory");
+        const order = evtx.dump.chunkOrder(gpa, &in, &header, settings) catch @panic("out of memory");
         defer gpa.free(order);
         var renderer: evtx.dump.Renderer = undefined;
         renderer.init(gpa, settings);
@@ -54,8 +55,8 @@ fn fuzzApi(input: []const u8) void {
         var parsed_result = evtx.dump.Result.init(gpa);
         defer parsed_result.deinit();
         for (order) |slot| {
-            renderer.renderChunk(input, slot, &result) catch @panic("out of memory");
-            parsed.renderChunk(input, slot, &parsed_result) catch @panic("out of memory");
+            renderer.renderChunk(&in, slot, &result) catch @panic("out of memory");
+            parsed.renderChunk(&in, slot, &parsed_result) catch @panic("out of memory");
             expectSameEntries(&result, &parsed_result);
         }
     }

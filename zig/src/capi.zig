@@ -144,9 +144,10 @@ fn fail(status: evtx_status, comptime fmt: []const u8, args: anytype) evtx_statu
 
 /// The state behind an `evtx_parser` handle.
 const Parser = struct {
-    file: []const u8,
-    /// Set when the parser read the file itself (freed with the parser).
-    owned: ?[]u8,
+    /// Lent bytes (`open_buffer`) or a file read by chunk windows (`open_path`).
+    input: dump.Input,
+    /// Set when the parser opened the file itself (closed with the parser).
+    owned: ?std.fs.File,
     settings: dump.Settings,
     events: []dump.Range,
     threads: usize,
@@ -168,7 +169,7 @@ const Parser = struct {
         p.result.deinit();
         gpa.free(p.order);
         gpa.free(p.events);
-        if (p.owned) |o| gpa.free(o);
+        if (p.owned) |f| f.close();
         gpa.destroy(p);
     }
 };
@@ -250,29 +251,33 @@ pub export fn evtx_parser_open_path(path: ?[*:0]const u8, options: ?*const evtx_
     const o = out orelse return @intFromEnum(fail(.null_argument, "out is NULL", .{}));
     o.* = null;
     const p = path orelse return @intFromEnum(fail(.null_argument, "path is NULL", .{}));
-    const bytes = std.fs.cwd().readFileAlloc(gpa, std.mem.span(p), std.math.maxInt(usize)) catch |e|
+    // Read-only, and read by 64 KiB windows: never the whole file in memory (PERF.md H10).
+    const file = std.fs.cwd().openFile(std.mem.span(p), .{}) catch |e|
         return @intFromEnum(fail(.io, "Failed to open file {s}: {s}", .{ p, @errorName(e) }));
-    return @intFromEnum(open(bytes, bytes, options, o));
+    const in = dump.Input.fromFile(file) catch |e| {
+        file.close();
+        return @intFromEnum(fail(.io, "Failed to open file {s}: {s}", .{ p, @errorName(e) }));
+    };
+    return @intFromEnum(open(in, file, options, o));
 }
 
 pub export fn evtx_parser_open_buffer(data: ?[*]const u8, len: usize, options: ?*const evtx_options, out: ?*?*evtx_parser) callconv(.c) u32 {
     const o = out orelse return @intFromEnum(fail(.null_argument, "out is NULL", .{}));
     o.* = null;
     const d = data orelse return @intFromEnum(fail(.null_argument, "data is NULL", .{}));
-    return @intFromEnum(open(d[0..len], null, options, o));
+    return @intFromEnum(open(dump.Input.fromBytes(d[0..len]), null, options, o));
 }
 
-fn open(file: []const u8, owned: ?[]u8, options: ?*const evtx_options, out: *?*evtx_parser) evtx_status {
-    errdefer if (owned) |b| gpa.free(b);
+fn open(in: dump.Input, owned: ?std.fs.File, options: ?*const evtx_options, out: *?*evtx_parser) evtx_status {
     var defaults: evtx_options = undefined;
     evtx_options_init(&defaults);
     const o = options orelse &defaults;
-    const status = openChecked(file, owned, o, out);
-    if (status != .ok) if (owned) |b| gpa.free(b);
+    const status = openChecked(in, owned, o, out);
+    if (status != .ok) if (owned) |f| f.close();
     return status;
 }
 
-fn openChecked(file: []const u8, owned: ?[]u8, o: *const evtx_options, out: *?*evtx_parser) evtx_status {
+fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out: *?*evtx_parser) evtx_status {
     if (o.format > 2) return fail(.invalid_options, "unknown format {d}", .{o.format});
     if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(.invalid_options, "reserved bytes must be zero", .{});
     if (o.event_ranges == null and o.event_ranges_count != 0) return fail(.invalid_options, "event_ranges is NULL", .{});
@@ -292,12 +297,13 @@ fn openChecked(file: []const u8, owned: ?[]u8, o: *const evtx_options, out: *?*e
     settings.show_record_number = o.show_record_number != 0 and format != .jsonl;
     settings.separate_attributes = o.separate_json_attributes != 0;
     settings.validate_checksums = o.validate_checksums != 0;
-    const header = evtx.file_header.parse(file) catch |e|
+    var block: [evtx.file_header.block_size]u8 = undefined;
+    const header = evtx.file_header.parseBlock(in.read(0, &block), in.size) catch |e|
         return fail(.not_evtx, "Failed to parse evtx file header: {s}", .{@errorName(e)});
     const events = gpa.alloc(dump.Range, o.event_ranges_count) catch return fail(.internal, "out of memory", .{});
     for (events, 0..) |*r, i| r.* = .{ .first = o.event_ranges.?[i].first, .last = o.event_ranges.?[i].last };
     settings.events = events;
-    const order = dump.chunkOrder(gpa, file, &header, &settings) catch {
+    const order = dump.chunkOrder(gpa, &in, &header, &settings) catch {
         gpa.free(events);
         return fail(.internal, "out of memory", .{});
     };
@@ -307,7 +313,7 @@ fn openChecked(file: []const u8, owned: ?[]u8, o: *const evtx_options, out: *?*e
         return fail(.internal, "out of memory", .{});
     };
     p.* = .{
-        .file = file,
+        .input = in,
         .owned = owned,
         .settings = settings,
         .events = events,
@@ -358,7 +364,7 @@ pub export fn evtx_parser_next(parser: ?*evtx_parser, record: ?*evtx_record) cal
             p.renderer = new;
             break :blk new;
         };
-        renderer.renderChunk(p.file, p.order[p.job], &p.result) catch {
+        renderer.renderChunk(&p.input, p.order[p.job], &p.result) catch {
             p.failed = true;
             return @intFromEnum(fail(.internal, "out of memory", .{}));
         };
@@ -443,7 +449,7 @@ pub export fn evtx_parser_dump(parser: ?*evtx_parser, write: evtx_write_fn, on_e
     }
     const remaining = p.order[p.job..];
     p.job = p.order.len;
-    dump.run(gpa, p.file, remaining, &p.settings, p.threads, .{ .context = &ctx, .consume = DumpContext.consume }) catch |e| {
+    dump.run(gpa, &p.input, remaining, &p.settings, p.threads, .{ .context = &ctx, .consume = DumpContext.consume }) catch |e| {
         p.failed = true;
         if (ctx.stopped_status) |s| return @intFromEnum(s);
         return @intFromEnum(fail(.internal, "{s}", .{@errorName(e)}));

@@ -2,7 +2,6 @@
 //! Usage errors exit 2, fatal errors exit 1 with `Error: ...`, record and chunk errors
 //! are reported one line each on stderr (shared-fixtures/README.md) and keep status 0.
 const std = @import("std");
-const builtin = @import("builtin");
 const evtx = @import("evtx");
 const dump = evtx.dump;
 const chunk = evtx.chunk;
@@ -175,34 +174,59 @@ fn eq(a: []const u8, b: []const u8) bool {
     return std.mem.eql(u8, a, b);
 }
 
-fn readInput(gpa: std.mem.Allocator, path: []const u8) []const u8 {
+/// The input, opened read-only and read by chunk windows (never mapped, never read whole),
+/// and the identity of the file behind it (for `refuseInputAsOutput`; null for stdin).
+const Opened = struct {
+    input: dump.Input,
+    identity: ?Identity,
+};
+
+const Identity = struct { dev: u64, ino: u64 };
+
+fn openInput(path: []const u8) Opened {
     const stdin_names = [_][]const u8{ "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
     for (stdin_names) |n| {
         if (eq(path, n)) {
-            var buf: [65536]u8 = undefined;
-            var r = std.fs.File.stdin().readerStreaming(&buf);
-            const data = r.interface.allocRemaining(gpa, .unlimited) catch |e|
-                fatal("Failed to read evtx data from stdin: {s}", .{@errorName(e)});
-            if (data.len == 0) fatal("No input received on stdin", .{});
-            return data;
+            const in = spoolInput(std.fs.File.stdin(), "Failed to read evtx data from stdin");
+            if (in.size == 0) fatal("No input received on stdin", .{});
+            return .{ .input = in, .identity = null };
         }
     }
-    if (mapFile(path)) |mapped| return mapped;
-    return std.fs.cwd().readFileAlloc(gpa, path, std.math.maxInt(usize)) catch |e|
-        fatal("Failed to open evtx file at: {s}\n\nCaused by:\n    {s}", .{ path, @errorName(e) });
+    const file = std.fs.cwd().openFile(path, .{ .mode = .read_only }) catch |e| openFailed(path, e);
+    const st = std.posix.fstat(file.handle) catch |e| openFailed(path, e);
+    const identity: Identity = .{ .dev = @intCast(st.dev), .ino = @intCast(st.ino) };
+    const kind = st.mode & std.posix.S.IFMT;
+    if (kind == std.posix.S.IFDIR) openFailed(path, error.IsDir);
+    if (kind == std.posix.S.IFREG) {
+        const in = dump.Input.fromFile(file) catch |e| openFailed(path, e);
+        return .{ .input = in, .identity = identity };
+    }
+    // A pipe or device named by path (`<(cat log)`): spooled as stdin is.
+    const in = spoolInput(file, "Failed to read evtx data from the input");
+    file.close();
+    return .{ .input = in, .identity = identity };
 }
 
-/// Maps a regular file read-only (no copy; pages fault in as chunks are read, as in the
-/// Rust CLI: prefaulting measured no faster, PERF.md H15). Null when that is not possible
-/// (pipes, empty files, platforms without mmap): the caller reads it instead.
-fn mapFile(path: []const u8) ?[]const u8 {
-    if (builtin.os.tag != .linux) return null;
-    const file = std.fs.cwd().openFile(path, .{}) catch return null;
-    defer file.close();
-    const stat = file.stat() catch return null;
-    if (stat.kind != .file or stat.size == 0 or stat.size > std.math.maxInt(usize)) return null;
-    const mapped = std.posix.mmap(null, @intCast(stat.size), std.posix.PROT.READ, .{ .TYPE = .PRIVATE }, file.handle, 0) catch return null;
-    return mapped;
+fn openFailed(path: []const u8, e: anyerror) noreturn {
+    fatal("Failed to open evtx file at: {s}\n\nCaused by:\n    {s}", .{ path, @errorName(e) });
+}
+
+/// Copies a stream to an unlinked file in $TMPDIR in 64 KiB blocks (the reference spools
+/// stdin too): wrapped-log order needs every chunk header before the first record, and a
+/// file is then read by the same windows as a path, with bounded memory.
+fn spoolInput(source: std.fs.File, comptime what: []const u8) dump.Input {
+    var block: [evtx.input.spool_block_size]u8 = undefined;
+    const spooled = evtx.input.spool(source, evtx.input.tempDir(), &block) catch |e|
+        fatal(what ++ ": {s}", .{@errorName(e)});
+    return dump.Input.fromFile(spooled) catch |e| fatal(what ++ ": {s}", .{@errorName(e)});
+}
+
+/// The input is evidence: `-f` naming it (the same file through any path, symlink or hard
+/// link) is refused before anything is opened for writing.
+fn refuseInputAsOutput(output: []const u8, input: []const u8, identity: Identity) void {
+    const st = std.posix.fstatat(std.fs.cwd().fd, output, 0) catch return;
+    if (@as(u64, @intCast(st.dev)) != identity.dev or @as(u64, @intCast(st.ino)) != identity.ino) return;
+    fatal("refusing to write the output to `{s}`: it is the input file `{s}`", .{ output, input });
 }
 
 /// Writes chunk results: record text to the output, one line per error to stderr.
@@ -275,8 +299,9 @@ pub fn main() u8 {
     const args = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
     const cli = parseArgs(gpa, args) catch fatal("out of memory", .{});
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path (try `--help`).", .{});
-    const file = readInput(gpa, input);
-    const evtx_file = dump.File.open(gpa, file, &cli.settings) catch |e| switch (e) {
+    const opened = openInput(input);
+    if (cli.output) |path| if (opened.identity) |id| refuseInputAsOutput(path, input, id);
+    const evtx_file = dump.File.open(gpa, opened.input, &cli.settings) catch |e| switch (e) {
         error.FileTooShort => fatal("Failed to parse evtx file header: the file is shorter than its header", .{}),
         error.BadFileMagic => fatal("Failed to parse evtx file header: invalid magic (expected `ElfFile\\0`)", .{}),
         error.OutOfMemory => fatal("out of memory", .{}),
@@ -299,7 +324,7 @@ pub fn main() u8 {
         .chunks_total = order.len,
     };
     const threads = if (cli.threads == 0) std.Thread.getCpuCount() catch 1 else cli.threads;
-    dump.run(gpa, file, order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
+    dump.run(gpa, &evtx_file.input, order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
         return finish(&fw, e);
     };
     return finish(&fw, null);

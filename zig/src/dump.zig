@@ -3,7 +3,9 @@
 //! a consumer strictly in chunk order.
 //!
 //! Memory: each renderer owns a parser (per-chunk caches, reset with retained capacity)
-//! and each in-flight result owns its output buffer; nothing is freed between chunks.
+//! and one 64 KiB chunk window it reads its chunk into (`input.zig`); each in-flight result
+//! owns its output buffer; nothing is freed between chunks. At most `2 x threads` results
+//! are in flight, so memory does not grow with the file.
 const std = @import("std");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
@@ -15,6 +17,8 @@ const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
 const render_xml = @import("render_xml.zig");
 const program = @import("program.zig");
+const input = @import("input.zig");
+pub const Input = input.Input;
 
 pub const OutputFormat = enum { xml, json, jsonl };
 
@@ -87,6 +91,8 @@ pub const Renderer = struct {
     json: render_json.Json,
     settings: *const Settings,
     visited: std.bit_set.ArrayBitSet(usize, chunk.size) = .initEmpty(),
+    /// The chunk being rendered, when the input is read rather than lent.
+    window: input.ChunkSlot = .{},
     programs: program.Cache,
     /// Compiled programs (scan and replay); off only in tests, to compare with the full
     /// parse of every record.
@@ -125,12 +131,13 @@ pub const Renderer = struct {
         });
     }
 
-    /// Renders chunk slot `slot` of `file` into `res` (cleared first).
-    pub fn renderChunk(r: *Renderer, file: []const u8, slot: u32, res: *Result) Allocator.Error!void {
+    /// Renders chunk slot `slot` of `in` into `res` (cleared first). A slot that cannot be
+    /// read whole (past the end, or cut since the input was opened) is `incomplete chunk`.
+    pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
         res.out.truncate(0);
         res.entries.clearRetainingCapacity();
         res.slot = slot;
-        const bytes = file_header.chunkBytes(file, slot) orelse
+        const bytes = in.chunk(slot, &r.window) orelse
             return chunkError(res, slot, .incomplete_chunk, "fewer than 65536 bytes");
         if (chunk.isEmpty(bytes)) return;
         if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, "not ElfChnk");
@@ -242,19 +249,21 @@ pub const Renderer = struct {
     }
 };
 
-/// An EVTX file held in memory (never copied) and its chunk slots in output order: the
-/// entry point of the library. Render with `run` (all chunks, N threads, in order) or
-/// chunk by chunk with a `Renderer`.
+/// An EVTX input (a file read by windows, or lent bytes), its header and its chunk slots in
+/// output order: the entry point of the library. Render with `run` (all chunks, N threads,
+/// in order) or chunk by chunk with a `Renderer`.
 pub const File = struct {
-    bytes: []const u8,
+    input: Input,
     header: file_header.FileHeader,
     /// Chunk slots in output order (3.3).
     order: []u32,
 
-    pub fn open(gpa: Allocator, bytes: []const u8, settings: *const Settings) (file_header.Error || Allocator.Error)!File {
-        const header = try file_header.parse(bytes);
-        const order = try chunkOrder(gpa, bytes, &header, settings);
-        return .{ .bytes = bytes, .header = header, .order = order };
+    /// Reads the file header and every chunk header (not the chunks).
+    pub fn open(gpa: Allocator, in: Input, settings: *const Settings) (file_header.Error || Allocator.Error)!File {
+        var block: [file_header.block_size]u8 = undefined;
+        const header = try file_header.parseBlock(in.read(0, &block), in.size);
+        const order = try chunkOrder(gpa, &in, &header, settings);
+        return .{ .input = in, .header = header, .order = order };
     }
 
     pub fn deinit(f: *File, gpa: Allocator) void {
@@ -262,16 +271,18 @@ pub const File = struct {
     }
 };
 
-/// The slots to process, in output order (3.3).
-pub fn chunkOrder(gpa: Allocator, file: []const u8, header: *const file_header.FileHeader, settings: *const Settings) Allocator.Error![]u32 {
+/// The slots to process, in output order (3.3), from the chunk headers (one 512-byte read
+/// each); whole chunks are read only for slots past `chunk_slots` (a header block larger
+/// than 4096 bytes).
+pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.FileHeader, settings: *const Settings) Allocator.Error![]u32 {
     const slots = header.chunk_slots;
     var oldest: u64 = 0;
     var oldest_id: ?u64 = null;
     var n: u64 = 0;
+    var head: [chunk.header_size]u8 = undefined;
     while (n < slots) : (n += 1) {
-        const start = file_header.chunkOffset(n);
-        if (start > file.len or file.len - start < chunk.header_size) continue;
-        const bytes = file[start..];
+        const bytes = in.read(file_header.chunkOffset(n), &head);
+        if (bytes.len < chunk.header_size) continue;
         if (!chunk.hasMagic(bytes)) continue;
         const first = std.mem.readInt(u64, bytes[24..32], .little);
         const last = std.mem.readInt(u64, bytes[32..40], .little);
@@ -283,10 +294,15 @@ pub fn chunkOrder(gpa: Allocator, file: []const u8, header: *const file_header.F
     }
     var order: std.ArrayList(u32) = .empty;
     errdefer order.deinit(gpa);
+    var window: ?*input.ChunkSlot = null;
+    defer if (window) |w| gpa.destroy(w);
     n = oldest;
     while (n < std.math.maxInt(u32)) : (n += 1) {
         if (n >= slots) {
-            const bytes = file_header.chunkBytes(file, n) orelse break;
+            if (file_header.chunkOffset(n) >= in.size) break;
+            const w = window orelse try gpa.create(input.ChunkSlot);
+            window = w;
+            const bytes = in.chunk(n, w) orelse break;
             if (chunk.isEmpty(bytes)) continue;
             if (!chunk.hasMagic(bytes)) break;
             if (settings.validate_checksums) {
@@ -301,6 +317,9 @@ pub fn chunkOrder(gpa: Allocator, file: []const u8, header: *const file_header.F
     return order.toOwnedSlice(gpa);
 }
 
+/// Workers beyond this add memory (a renderer, a window and two results each), not speed.
+pub const threads_max = 256;
+
 /// Receives chunk results in output order. Returning an error stops the dump.
 pub const Consumer = struct {
     context: *anyopaque,
@@ -308,16 +327,16 @@ pub const Consumer = struct {
 };
 
 /// Renders `order` with `threads` workers (>= 1) and feeds `consumer` in order.
-pub fn run(gpa: Allocator, file: []const u8, order: []const u32, settings: *const Settings, threads: usize, consumer: Consumer) anyerror!void {
+pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, threads: usize, consumer: Consumer) anyerror!void {
     assert(threads >= 1);
-    if (threads == 1 or order.len <= 1) return runInline(gpa, file, order, settings, consumer);
+    if (threads == 1 or order.len <= 1) return runInline(gpa, in, order, settings, consumer);
     var pipeline: Pipeline = undefined;
-    try pipeline.init(gpa, file, order, settings, threads);
+    try pipeline.init(gpa, in, order, settings, @min(threads, threads_max));
     defer pipeline.deinit();
     return pipeline.drive(consumer);
 }
 
-fn runInline(gpa: Allocator, file: []const u8, order: []const u32, settings: *const Settings, consumer: Consumer) anyerror!void {
+fn runInline(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, consumer: Consumer) anyerror!void {
     const renderer = try gpa.create(Renderer);
     defer gpa.destroy(renderer);
     renderer.init(gpa, settings);
@@ -325,16 +344,17 @@ fn runInline(gpa: Allocator, file: []const u8, order: []const u32, settings: *co
     var result = Result.init(gpa);
     defer result.deinit();
     for (order) |slot| {
-        try renderer.renderChunk(file, slot, &result);
+        try renderer.renderChunk(in, slot, &result);
         try consumer.consume(consumer.context, &result);
     }
 }
 
 /// Workers take jobs in order; results go to a window of 2 x threads slots that the
-/// consumer drains strictly in job order.
+/// consumer drains strictly in job order. A worker waits for its slot to be drained, so no
+/// more than `window` chunks are ever rendered ahead of the consumer.
 const Pipeline = struct {
     gpa: Allocator,
-    file: []const u8,
+    in: *const Input,
     order: []const u32,
     settings: *const Settings,
     mutex: std.Thread.Mutex = .{},
@@ -349,11 +369,12 @@ const Pipeline = struct {
     stop: bool = false,
     failed: ?anyerror = null,
 
-    fn init(pl: *Pipeline, gpa: Allocator, file: []const u8, order: []const u32, settings: *const Settings, threads: usize) !void {
+    fn init(pl: *Pipeline, gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, threads: usize) !void {
+        assert(threads >= 2 and threads <= threads_max);
         const window = 2 * threads;
         pl.* = .{
             .gpa = gpa,
-            .file = file,
+            .in = in,
             .order = order,
             .settings = settings,
             .window_job = try gpa.alloc(usize, window),
@@ -394,7 +415,7 @@ const Pipeline = struct {
             while (pl.window_job[w] != job and !pl.stop) pl.cond.wait(&pl.mutex);
             pl.mutex.unlock();
             if (pl.stop) return;
-            const err = r.renderChunk(pl.file, pl.order[job], &pl.results[w]);
+            const err = r.renderChunk(pl.in, pl.order[job], &pl.results[w]);
             pl.mutex.lock();
             if (err) |_| {} else |e| {
                 pl.failed = e;
@@ -442,90 +463,17 @@ const Pipeline = struct {
 // ---------------------------------------------------------------------------------------
 const testing = @import("testing.zig");
 
-/// A Security-like record: a template with dependency ids, optional substitutions, an
-/// attribute, an array and a nested BinXml instance.
-fn buildSample(b: *testing.Builder) void {
-    const T = values.T;
-    b.start = 536;
-    b.pos = 536;
-    b.fragment();
-    const size_at = b.beginInstance();
-    b.fragment();
-    b.open("Event", 0xFFFF, true);
-    b.attribute("xmlns");
-    b.text("urn:x");
-    b.closeStart();
-    b.open("System", 0xFFFF, false);
-    b.closeStart();
-    b.open("EventID", 0, true);
-    b.attribute("Qualifiers");
-    b.sub(1, true, T.uint16);
-    b.closeStart();
-    b.sub(0, true, T.uint16);
-    b.end();
-    b.open("Keywords", 0xFFFF, false);
-    b.closeStart();
-    b.sub(2, true, T.hex64);
-    b.end();
-    b.end();
-    b.open("Data", 3, false);
-    b.closeStart();
-    b.sub(3, false, T.array | T.string);
-    b.end();
-    b.sub(4, true, T.binxml);
-    b.end();
-    b.byte(0x00);
-    b.endDefinition(size_at);
-    // Values; value 4 is a nested instance `<EventData><Data Name="N">%0</Data></EventData>`
-    // built in place, its declared size patched afterwards.
-    const list = [_]testing.Builder.Value{
-        .{ .vtype = T.uint16, .bytes = &.{ 0x00, 0x12 } },
-        .{ .vtype = T.null_type, .bytes = &.{} },
-        .{ .vtype = T.hex64, .bytes = &.{ 0, 0, 0, 0, 0, 0, 0x20, 0x80 } },
-        .{ .vtype = T.array | T.string, .bytes = &.{ 'a', 0, 0, 0, 'b', 0, 0, 0 } },
-    };
-    b.u32le(list.len + 1);
-    for (list) |v| {
-        b.u16le(@intCast(v.bytes.len));
-        b.byte(v.vtype);
-        b.byte(0);
-    }
-    const nested_descriptor = b.pos;
-    b.u16le(0);
-    b.byte(T.binxml);
-    b.byte(0);
-    for (list) |v| b.raw(v.bytes);
-    const nested_start = b.pos;
-    b.fragment();
-    const nested_size_at = b.beginInstance();
-    b.fragment();
-    b.open("EventData", 0xFFFF, false);
-    b.closeStart();
-    b.open("Data", 0xFFFF, true);
-    b.attribute("Name");
-    b.text("N");
-    b.closeStart();
-    b.sub(0, false, T.uint32);
-    b.end();
-    b.end();
-    b.byte(0x00);
-    b.endDefinition(nested_size_at);
-    b.valueList(&.{.{ .vtype = T.uint32, .bytes = &.{ 5, 0, 0, 0 } }});
-    b.byte(0x00);
-    std.mem.writeInt(u16, b.chunk[nested_descriptor..][0..2], @intCast(b.pos - nested_start), .little);
-    b.byte(0x00);
-}
-
 test "renderChunk: one record in every format; mutated chunks never crash" {
     const gpa = std.testing.allocator;
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
-    buildSample(&b);
+    testing.buildSample(&b);
     const file = try testing.fileWithOneRecord(gpa, &b);
     defer gpa.free(file);
+    const in = Input.fromBytes(file);
 
     var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    var f = try File.open(gpa, file, &settings);
+    var f = try File.open(gpa, in, &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{0}, f.order);
     const renderer = try gpa.create(Renderer);
@@ -536,7 +484,7 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
     defer result.deinit();
     // Twice: a renderer is reused across chunks.
     for (0..2) |_| {
-        try renderer.renderChunk(file, 0, &result);
+        try renderer.renderChunk(&in, 0, &result);
         try std.testing.expectEqual(@as(usize, 1), result.entries.items.len);
         try std.testing.expectEqualStrings(
             "{\"Event\":{\"#attributes\":{\"xmlns\":\"urn:x\"},\"System\":{\"EventID\":4608," ++
@@ -565,8 +513,8 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         // A renderer takes its settings at `init`: start one for these, warm it up.
         renderer.deinit();
         renderer.init(gpa, &settings);
-        try renderer.renderChunk(file, 0, &result);
-        try renderer.renderChunk(mutated, 0, &result);
+        try renderer.renderChunk(&in, 0, &result);
+        try renderer.renderChunk(&Input.fromBytes(mutated), 0, &result);
         for (result.entries.items) |*e| {
             if (e.kind == null) try std.testing.expect(e.len > 0);
         }
@@ -576,7 +524,7 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         defer cold.deinit();
         var cold_result = Result.init(gpa);
         defer cold_result.deinit();
-        try cold.renderChunk(mutated, 0, &cold_result);
+        try cold.renderChunk(&Input.fromBytes(mutated), 0, &cold_result);
         try std.testing.expectEqual(cold_result.entries.items.len, result.entries.items.len);
         for (cold_result.entries.items, result.entries.items) |*c, *w| {
             try std.testing.expectEqual(c.kind, w.kind);
@@ -584,67 +532,6 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
             try std.testing.expectEqualStrings(cold_result.text(c), result.text(w));
         }
     }
-}
-
-/// Record `id` of the scan test: an instance of `E` (defined inline when `e_def` is null)
-/// with values `A` (u32), `B` (ASCII `b_text` as UTF-16, declared size `b_size`) and `N`, a
-/// BinXml value holding one instance of `U` per entry of `u_texts`. `trailer` follows the
-/// instance.
-fn scanTestRecord(b: *testing.Builder, id: u64, e_def: *?u32, u_def: *?u32, a: u8, b_text: []const u8, b_size: u16, u_texts: []const []const u8, trailer: []const u8) u32 {
-    const T = values.T;
-    const at = b.beginRecord();
-    b.fragment();
-    if (e_def.*) |d| b.instanceOf(d) else {
-        const size_at = b.beginInstance();
-        e_def.* = size_at - 20;
-        b.fragment();
-        b.open("E", 0xFFFF, false);
-        b.closeStart();
-        inline for (.{ "A", "B", "N" }, 0..) |label, i| {
-            b.open(label, 0xFFFF, false);
-            b.closeStart();
-            b.sub(i, false, if (i == 0) T.uint32 else if (i == 1) T.string else T.binxml);
-            b.end();
-        }
-        b.end();
-        b.byte(0x00);
-        b.endDefinition(size_at);
-    }
-    b.u32le(3);
-    b.u16le(4);
-    b.raw(&.{ T.uint32, 0 });
-    b.u16le(b_size);
-    b.raw(&.{ T.string, 0 });
-    const n_size_at = b.pos;
-    b.u16le(0);
-    b.raw(&.{ T.binxml, 0 });
-    b.raw(&.{ a, 0, 0, 0 });
-    b.units(b_text);
-    for (2 * b_text.len..@max(b_size, 2 * b_text.len)) |_| b.byte(0);
-    const n_start = b.pos;
-    for (u_texts) |u| {
-        b.fragment();
-        if (u_def.*) |d| b.instanceOf(d) else {
-            const size_at = b.beginInstance();
-            u_def.* = size_at - 20;
-            b.fragment();
-            b.open("U", 0xFFFF, false);
-            b.closeStart();
-            b.sub(0, false, T.string);
-            b.end();
-            b.byte(0x00);
-            b.endDefinition(size_at);
-        }
-        b.u32le(1);
-        b.u16le(@intCast(2 * u.len));
-        b.raw(&.{ T.string, 0 });
-        b.units(u);
-    }
-    b.byte(0x00);
-    std.mem.writeInt(u16, b.chunk[n_size_at..][0..2], @intCast(b.pos - n_start), .little);
-    b.raw(trailer);
-    b.endRecord(at, id);
-    return at;
 }
 
 test "the scan path agrees with the full parse, record by record" {
@@ -676,10 +563,11 @@ test "the scan path agrees with the full parse, record by record" {
     };
     var last: u32 = 0;
     inline for (cases, 1..) |c, id| {
-        last = scanTestRecord(&b, id, &e_def, &u_def, c[0], c[1], c[2], c[3], c[4]);
+        last = testing.scanTestRecord(&b, id, &e_def, &u_def, c[0], c[1], c[2], c[3], c[4]);
     }
     const file = try testing.fileWithRecords(gpa, &b, cases.len, last);
     defer gpa.free(file);
+    const in = Input.fromBytes(file);
 
     for ([_]OutputFormat{ .jsonl, .xml }) |format| {
         const settings: Settings = .{ .format = format, .indent = false, .show_record_number = false };
@@ -692,8 +580,8 @@ test "the scan path agrees with the full parse, record by record" {
             defer renderer.deinit();
             renderer.compiled = compiled;
             // Twice: the second pass starts with every program and definition known.
-            try renderer.renderChunk(file, 0, res);
-            try renderer.renderChunk(file, 0, res);
+            try renderer.renderChunk(&in, 0, res);
+            try renderer.renderChunk(&in, 0, res);
         }
         const scanned = &results[0];
         const parsed = &results[1];
@@ -711,5 +599,77 @@ test "the scan path agrees with the full parse, record by record" {
         if (format == .jsonl) inline for (cases, 0..) |c, i| {
             if (@TypeOf(c[5]) != @TypeOf(null)) try std.testing.expectEqualStrings(c[5] ++ "\n", scanned.text(&e[i]));
         };
+    }
+}
+
+/// Test consumer: every entry's text, and `<slot>:<kind>` for errors, in output order.
+const Collect = struct {
+    gpa: Allocator,
+    text: std.ArrayList(u8) = .empty,
+
+    fn consume(context: *anyopaque, result: *const Result) anyerror!void {
+        const c: *Collect = @ptrCast(@alignCast(context));
+        for (result.entries.items) |*e| {
+            if (e.kind) |k| {
+                try c.text.print(c.gpa, "{d}:{s}@{x}\n", .{ e.slot, k.text(), e.file_offset });
+            } else try c.text.appendSlice(c.gpa, result.text(e));
+        }
+    }
+
+    fn runOver(gpa: Allocator, in: *const Input, settings: *const Settings, threads: usize) ![]u8 {
+        var f = try File.open(gpa, in.*, settings);
+        defer f.deinit(gpa);
+        var c: Collect = .{ .gpa = gpa };
+        errdefer c.text.deinit(gpa);
+        try run(gpa, &f.input, f.order, settings, threads, .{ .context = &c, .consume = consume });
+        return c.text.toOwnedSlice(gpa);
+    }
+};
+
+test "a file read by windows renders as the same bytes lent; a cut file gives incomplete chunks" {
+    const gpa = std.testing.allocator;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    testing.buildSample(&b);
+    const one = try testing.fileWithOneRecord(gpa, &b);
+    defer gpa.free(one);
+    // Six copies of the chunk.
+    const slots = 6;
+    const bytes = try gpa.alloc(u8, file_header.block_size + slots * chunk.size);
+    defer gpa.free(bytes);
+    @memcpy(bytes[0..file_header.block_size], one[0..file_header.block_size]);
+    for (0..slots) |i| @memcpy(bytes[file_header.chunkOffset(i)..][0..chunk.size], one[file_header.block_size..]);
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    try tmp.dir.writeFile(.{ .sub_path = "six.evtx", .data = bytes });
+    const file = try tmp.dir.openFile("six.evtx", .{});
+    defer file.close();
+    const read = try Input.fromFile(file);
+    const settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+
+    const lent = try Collect.runOver(gpa, &Input.fromBytes(bytes), &settings, 1);
+    defer gpa.free(lent);
+    try std.testing.expectEqual(@as(usize, slots), std.mem.count(u8, lent, "\"EventID\":4608"));
+    for ([_]usize{ 1, 2, 3 }) |threads| {
+        const got = try Collect.runOver(gpa, &read, &settings, threads);
+        defer gpa.free(got);
+        try std.testing.expectEqualStrings(lent, got);
+    }
+
+    // Cut in the middle of slot 4 after the order is known: slots 4 and 5 are incomplete.
+    var f = try File.open(gpa, read, &settings);
+    defer f.deinit(gpa);
+    try std.testing.expectEqual(@as(usize, slots), f.order.len);
+    {
+        const w = try tmp.dir.openFile("six.evtx", .{ .mode = .write_only });
+        defer w.close();
+        try w.setEndPos(file_header.chunkOffset(4) + 100);
+    }
+    for ([_]usize{ 1, 2 }) |threads| {
+        var c: Collect = .{ .gpa = gpa };
+        defer c.text.deinit(gpa);
+        try run(gpa, &f.input, f.order, &settings, threads, .{ .context = &c, .consume = Collect.consume });
+        try std.testing.expectEqual(@as(usize, 4), std.mem.count(u8, c.text.items, "\"EventID\":4608"));
+        try std.testing.expect(std.mem.endsWith(u8, c.text.items, "}\n4:incomplete chunk@41000\n5:incomplete chunk@51000\n"));
     }
 }

@@ -37,34 +37,33 @@ pub const FileHeader = struct {
 
 /// Parses the header of a whole file held in memory. Fatal errors only.
 pub fn parse(file: []const u8) Error!FileHeader {
-    if (file.len < block_size) return error.FileTooShort;
-    if (!std.mem.eql(u8, file[0..8], magic)) return error.BadFileMagic;
-    const header_block_size = std.mem.readInt(u16, file[40..42], .little);
-    if (file.len < header_block_size) return error.FileTooShort;
+    return parseBlock(file[0..@min(file.len, block_size)], file.len);
+}
+
+/// Parses the header from the file's first bytes (`block`: up to `block_size` of them) and
+/// the file's size, so a file read by windows never needs to be in memory whole.
+pub fn parseBlock(block: []const u8, file_size: u64) Error!FileHeader {
+    assert(block.len <= block_size);
+    if (block.len < block_size) return error.FileTooShort;
+    if (!std.mem.eql(u8, block[0..8], magic)) return error.BadFileMagic;
+    const header_block_size = std.mem.readInt(u16, block[40..42], .little);
+    if (file_size < header_block_size) return error.FileTooShort;
     return .{
-        .first_chunk = std.mem.readInt(u64, file[8..16], .little),
-        .last_chunk = std.mem.readInt(u64, file[16..24], .little),
-        .next_record_id = std.mem.readInt(u64, file[24..32], .little),
+        .first_chunk = std.mem.readInt(u64, block[8..16], .little),
+        .last_chunk = std.mem.readInt(u64, block[16..24], .little),
+        .next_record_id = std.mem.readInt(u64, block[24..32], .little),
         .header_block_size = header_block_size,
-        .chunk_count = std.mem.readInt(u16, file[42..44], .little),
-        .flags = std.mem.readInt(u32, file[120..124], .little),
-        .checksum_stored = std.mem.readInt(u32, file[124..128], .little),
-        .checksum_computed = crc32.hash(file[0..120]),
-        .chunk_slots = (file.len - header_block_size) / chunk_size,
+        .chunk_count = std.mem.readInt(u16, block[42..44], .little),
+        .flags = std.mem.readInt(u32, block[120..124], .little),
+        .checksum_stored = std.mem.readInt(u32, block[124..128], .little),
+        .checksum_computed = crc32.hash(block[0..120]),
+        .chunk_slots = (file_size - header_block_size) / chunk_size,
     };
 }
 
 /// File offset of chunk slot `slot`.
 pub fn chunkOffset(slot: u64) u64 {
     return block_size + slot * chunk_size;
-}
-
-/// The 64 KiB of slot `slot`, or null when the file does not hold all of it.
-pub fn chunkBytes(file: []const u8, slot: u64) ?*const [chunk_size]u8 {
-    if (slot > (file.len / chunk_size) + 1) return null;
-    const start = chunkOffset(slot);
-    if (start > file.len or file.len - start < chunk_size) return null;
-    return file[start..][0..chunk_size];
 }
 
 test "file header: magic, size and slots" {
@@ -76,6 +75,8 @@ test "file header: magic, size and slots" {
     try std.testing.expectEqual(@as(u64, 2), h.chunk_slots);
     try std.testing.expect(h.checksumMismatch() == (h.checksum_computed != 0));
     try std.testing.expectError(error.FileTooShort, parse(file[0..100]));
-    try std.testing.expect(chunkBytes(&file, 1) != null);
-    try std.testing.expect(chunkBytes(&file, 2) == null);
+    // Only the first block and the size are needed.
+    const again = try parseBlock(file[0..block_size], file.len);
+    try std.testing.expectEqual(h.chunk_slots, again.chunk_slots);
+    try std.testing.expectEqual(h.checksum_computed, again.checksum_computed);
 }

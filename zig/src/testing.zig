@@ -237,3 +237,138 @@ pub fn expectError(b: *const Builder, format: Format, expected: anyerror) !void 
         return error.TestExpectedError;
     } else |e| try std.testing.expectEqual(expected, e);
 }
+
+/// A Security-like record: a template with dependency ids, optional substitutions, an
+/// attribute, an array and a nested BinXml instance.
+pub fn buildSample(b: *Builder) void {
+    const T = values.T;
+    b.start = 536;
+    b.pos = 536;
+    b.fragment();
+    const size_at = b.beginInstance();
+    b.fragment();
+    b.open("Event", 0xFFFF, true);
+    b.attribute("xmlns");
+    b.text("urn:x");
+    b.closeStart();
+    b.open("System", 0xFFFF, false);
+    b.closeStart();
+    b.open("EventID", 0, true);
+    b.attribute("Qualifiers");
+    b.sub(1, true, T.uint16);
+    b.closeStart();
+    b.sub(0, true, T.uint16);
+    b.end();
+    b.open("Keywords", 0xFFFF, false);
+    b.closeStart();
+    b.sub(2, true, T.hex64);
+    b.end();
+    b.end();
+    b.open("Data", 3, false);
+    b.closeStart();
+    b.sub(3, false, T.array | T.string);
+    b.end();
+    b.sub(4, true, T.binxml);
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    // Values; value 4 is a nested instance `<EventData><Data Name="N">%0</Data></EventData>`
+    // built in place, its declared size patched afterwards.
+    const list = [_]Builder.Value{
+        .{ .vtype = T.uint16, .bytes = &.{ 0x00, 0x12 } },
+        .{ .vtype = T.null_type, .bytes = &.{} },
+        .{ .vtype = T.hex64, .bytes = &.{ 0, 0, 0, 0, 0, 0, 0x20, 0x80 } },
+        .{ .vtype = T.array | T.string, .bytes = &.{ 'a', 0, 0, 0, 'b', 0, 0, 0 } },
+    };
+    b.u32le(list.len + 1);
+    for (list) |v| {
+        b.u16le(@intCast(v.bytes.len));
+        b.byte(v.vtype);
+        b.byte(0);
+    }
+    const nested_descriptor = b.pos;
+    b.u16le(0);
+    b.byte(T.binxml);
+    b.byte(0);
+    for (list) |v| b.raw(v.bytes);
+    const nested_start = b.pos;
+    b.fragment();
+    const nested_size_at = b.beginInstance();
+    b.fragment();
+    b.open("EventData", 0xFFFF, false);
+    b.closeStart();
+    b.open("Data", 0xFFFF, true);
+    b.attribute("Name");
+    b.text("N");
+    b.closeStart();
+    b.sub(0, false, T.uint32);
+    b.end();
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(nested_size_at);
+    b.valueList(&.{.{ .vtype = T.uint32, .bytes = &.{ 5, 0, 0, 0 } }});
+    b.byte(0x00);
+    std.mem.writeInt(u16, b.chunk[nested_descriptor..][0..2], @intCast(b.pos - nested_start), .little);
+    b.byte(0x00);
+}
+
+/// Record `id` of the scan test: an instance of `E` (defined inline when `e_def` is null)
+/// with values `A` (u32), `B` (ASCII `b_text` as UTF-16, declared size `b_size`) and `N`, a
+/// BinXml value holding one instance of `U` per entry of `u_texts`. `trailer` follows the
+/// instance.
+pub fn scanTestRecord(b: *Builder, id: u64, e_def: *?u32, u_def: *?u32, a: u8, b_text: []const u8, b_size: u16, u_texts: []const []const u8, trailer: []const u8) u32 {
+    const T = values.T;
+    const at = b.beginRecord();
+    b.fragment();
+    if (e_def.*) |d| b.instanceOf(d) else {
+        const size_at = b.beginInstance();
+        e_def.* = size_at - 20;
+        b.fragment();
+        b.open("E", 0xFFFF, false);
+        b.closeStart();
+        inline for (.{ "A", "B", "N" }, 0..) |label, i| {
+            b.open(label, 0xFFFF, false);
+            b.closeStart();
+            b.sub(i, false, if (i == 0) T.uint32 else if (i == 1) T.string else T.binxml);
+            b.end();
+        }
+        b.end();
+        b.byte(0x00);
+        b.endDefinition(size_at);
+    }
+    b.u32le(3);
+    b.u16le(4);
+    b.raw(&.{ T.uint32, 0 });
+    b.u16le(b_size);
+    b.raw(&.{ T.string, 0 });
+    const n_size_at = b.pos;
+    b.u16le(0);
+    b.raw(&.{ T.binxml, 0 });
+    b.raw(&.{ a, 0, 0, 0 });
+    b.units(b_text);
+    for (2 * b_text.len..@max(b_size, 2 * b_text.len)) |_| b.byte(0);
+    const n_start = b.pos;
+    for (u_texts) |u| {
+        b.fragment();
+        if (u_def.*) |d| b.instanceOf(d) else {
+            const size_at = b.beginInstance();
+            u_def.* = size_at - 20;
+            b.fragment();
+            b.open("U", 0xFFFF, false);
+            b.closeStart();
+            b.sub(0, false, T.string);
+            b.end();
+            b.byte(0x00);
+            b.endDefinition(size_at);
+        }
+        b.u32le(1);
+        b.u16le(@intCast(2 * u.len));
+        b.raw(&.{ T.string, 0 });
+        b.units(u);
+    }
+    b.byte(0x00);
+    std.mem.writeInt(u16, b.chunk[n_size_at..][0..2], @intCast(b.pos - n_start), .little);
+    b.raw(trailer);
+    b.endRecord(at, id);
+    return at;
+}

@@ -1,0 +1,215 @@
+//! The evtx-zig CLI and its input (issue 13), run as a user would: a file cut while the
+//! CLI reads it, `-f` naming the input, standard input. Run by `zig build test`, with the
+//! CLI's path and the shared fixtures given by the build (`cli_input_options`).
+const std = @import("std");
+const options = @import("cli_input_options");
+
+const gpa = std.testing.allocator;
+const block_size = 4096;
+const chunk_size = 65536;
+const output_max = 64 << 20;
+
+/// A log of `slots` copies of the one chunk of `shared-fixtures/synthetic/<name>`, written
+/// to `dir/<as>`; returns its bytes (caller frees).
+fn writeLog(dir: std.fs.Dir, name: []const u8, slots: usize, as: []const u8) ![]u8 {
+    var fixtures = try std.fs.cwd().openDir(options.fixtures, .{});
+    defer fixtures.close();
+    var path_buf: [256]u8 = undefined;
+    const path = try std.fmt.bufPrint(&path_buf, "synthetic/{s}", .{name});
+    const one = try fixtures.readFileAlloc(gpa, path, 1 << 20);
+    defer gpa.free(one);
+    std.debug.assert(one.len == block_size + chunk_size);
+    const log = try gpa.alloc(u8, block_size + slots * chunk_size);
+    @memcpy(log[0..block_size], one[0..block_size]);
+    for (0..slots) |i| @memcpy(log[block_size + i * chunk_size ..][0..chunk_size], one[block_size..]);
+    try dir.writeFile(.{ .sub_path = as, .data = log });
+    return log;
+}
+
+var cli_path_buf: [std.fs.max_path_bytes]u8 = undefined;
+var cli_path: ?[]const u8 = null;
+
+/// The CLI's absolute path (the build gives one relative to the build root, and the CLI
+/// runs in a scratch directory).
+fn cli() []const u8 {
+    if (cli_path == null) cli_path = std.fs.cwd().realpath(options.cli, &cli_path_buf) catch @panic("the CLI is not built");
+    return cli_path.?;
+}
+
+const Run = struct {
+    term: std.process.Child.Term,
+    stdout: []u8,
+    stderr: []u8,
+
+    fn deinit(r: *Run) void {
+        gpa.free(r.stdout);
+        gpa.free(r.stderr);
+    }
+
+    fn expectExit(r: *const Run, code: u8) !void {
+        switch (r.term) {
+            .Exited => |c| if (c == code) return else std.debug.print("exit {d}, expected {d}; stderr:\n{s}\n", .{ c, code, r.stderr }),
+            else => std.debug.print("terminated by {any}; stderr:\n{s}\n", .{ r.term, r.stderr }),
+        }
+        return error.TestUnexpectedResult;
+    }
+};
+
+/// Runs the CLI in `dir` with `args`; `stdin` (when not null) is written to its standard
+/// input, which is otherwise closed.
+fn runCli(dir: std.fs.Dir, args: []const []const u8, stdin: ?[]const u8, env: ?*const std.process.EnvMap) !Run {
+    var child = std.process.Child.init(args, gpa);
+    child.cwd_dir = dir;
+    child.env_map = env;
+    child.stdin_behavior = if (stdin == null) .Ignore else .Pipe;
+    child.stdout_behavior = .Pipe;
+    child.stderr_behavior = .Pipe;
+    try child.spawn();
+    if (stdin) |bytes| {
+        // The CLI spools all of standard input before it writes a byte, so this cannot
+        // deadlock with its output.
+        try child.stdin.?.writeAll(bytes);
+        child.stdin.?.close();
+        child.stdin = null;
+    }
+    var stdout: std.ArrayList(u8) = .empty;
+    var stderr: std.ArrayList(u8) = .empty;
+    errdefer stdout.deinit(gpa);
+    errdefer stderr.deinit(gpa);
+    try child.collectOutput(gpa, &stdout, &stderr, output_max);
+    const term = try child.wait();
+    return .{ .term = term, .stdout = try stdout.toOwnedSlice(gpa), .stderr = try stderr.toOwnedSlice(gpa) };
+}
+
+test "a log cut while the CLI reads it: one incomplete-chunk line per lost slot, no signal, exit 0" {
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    const slots = 40;
+    const kept = 16;
+    for ([_][]const u8{ "1", "2" }) |threads| {
+        const log = try writeLog(tmp.dir, "strings-large.evtx", slots, "s.evtx");
+        defer gpa.free(log);
+        // What the run must print: the records of the slots left whole.
+        try tmp.dir.writeFile(.{ .sub_path = "kept.evtx", .data = log[0 .. block_size + kept * chunk_size] });
+        var expected = try runCli(tmp.dir, &[_][]const u8{ cli(), "-o", "xml", "-t", "1", "kept.evtx" }, null, null);
+        defer expected.deinit();
+        try expected.expectExit(0);
+        try std.testing.expect(expected.stdout.len > 4 * chunk_size);
+
+        var child = std.process.Child.init(&[_][]const u8{ cli(), "-o", "xml", "-t", threads, "s.evtx" }, gpa);
+        child.cwd_dir = tmp.dir;
+        child.stdin_behavior = .Ignore;
+        child.stdout_behavior = .Pipe;
+        child.stderr_behavior = .Pipe;
+        try child.spawn();
+        // The first output byte means the order scan is done; the CLI then blocks on the
+        // full pipe a few chunks in (at most 2 x threads rendered ahead), far before slot 16.
+        var first: [1]u8 = undefined;
+        try std.testing.expectEqual(@as(usize, 1), try child.stdout.?.read(&first));
+        {
+            const w = try tmp.dir.openFile("s.evtx", .{ .mode = .write_only });
+            defer w.close();
+            try w.setEndPos(block_size + kept * chunk_size + 1000);
+        }
+        var stdout: std.ArrayList(u8) = .empty;
+        defer stdout.deinit(gpa);
+        var stderr: std.ArrayList(u8) = .empty;
+        defer stderr.deinit(gpa);
+        try stdout.append(gpa, first[0]);
+        try child.collectOutput(gpa, &stdout, &stderr, output_max);
+        var run: Run = .{ .term = try child.wait(), .stdout = &.{}, .stderr = stderr.items };
+        try run.expectExit(0);
+        try std.testing.expectEqualStrings(expected.stdout, stdout.items);
+        var lines = std.mem.splitScalar(u8, stderr.items, '\n');
+        for (kept..slots) |slot| {
+            var prefix_buf: [128]u8 = undefined;
+            const prefix = try std.fmt.bufPrint(&prefix_buf, "error: s.evtx: chunk {d}, record -, offset 0x{x}: incomplete chunk", .{ slot, block_size + slot * chunk_size });
+            const line = lines.next() orelse return error.TestExpectedMoreErrorLines;
+            if (!std.mem.startsWith(u8, line, prefix)) {
+                std.debug.print("expected a line starting `{s}`, got `{s}`\n", .{ prefix, line });
+                return error.TestUnexpectedResult;
+            }
+        }
+        try std.testing.expectEqualStrings("", lines.rest());
+    }
+}
+
+test "-f naming the input (same path, symlink, hard link) is refused before anything is written" {
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    const log = try writeLog(tmp.dir, "basic.evtx", 1, "s.evtx");
+    defer gpa.free(log);
+    try tmp.dir.symLink("s.evtx", "l.evtx", .{});
+    try std.posix.linkat(tmp.dir.fd, "s.evtx", tmp.dir.fd, "h.evtx", 0);
+    try tmp.dir.makeDir("d");
+    try tmp.dir.symLink("../s.evtx", "d/up.evtx", .{});
+    const Case = struct { out: []const u8, confirm: bool };
+    const cases = [_]Case{
+        .{ .out = "s.evtx", .confirm = false },
+        .{ .out = "s.evtx", .confirm = true },
+        .{ .out = "l.evtx", .confirm = false },
+        .{ .out = "h.evtx", .confirm = false },
+        .{ .out = "d/up.evtx", .confirm = true },
+    };
+    for (cases) |c| {
+        // Without --no-confirm-overwrite the CLI would ask first (and fail: no terminal).
+        const args = [_][]const u8{ cli(), "-o", "jsonl", "-f", c.out, "s.evtx", "--no-confirm-overwrite" };
+        var run = try runCli(tmp.dir, if (c.confirm) args[0..6] else &args, null, null);
+        defer run.deinit();
+        try run.expectExit(1);
+        var expected_buf: [256]u8 = undefined;
+        const expected = try std.fmt.bufPrint(&expected_buf, "Error: refusing to write the output to `{s}`: it is the input file `s.evtx`\n", .{c.out});
+        try std.testing.expectEqualStrings(expected, run.stderr);
+        try std.testing.expectEqualStrings("", run.stdout);
+        const after = try tmp.dir.readFileAlloc(gpa, "s.evtx", 1 << 20);
+        defer gpa.free(after);
+        try std.testing.expectEqualSlices(u8, log, after);
+    }
+    // Another file is written as usual, and a copy of the input is not the input.
+    try tmp.dir.copyFile("s.evtx", tmp.dir, "copy.evtx", .{});
+    for ([_][]const u8{ "out.jsonl", "copy.evtx" }) |out| {
+        var run = try runCli(tmp.dir, &[_][]const u8{ cli(), "-o", "jsonl", "-f", out, "--no-confirm-overwrite", "s.evtx" }, null, null);
+        defer run.deinit();
+        try run.expectExit(0);
+        const written = try tmp.dir.readFileAlloc(gpa, out, 1 << 20);
+        defer gpa.free(written);
+        try std.testing.expect(std.mem.startsWith(u8, written, "{\"Event\":"));
+    }
+}
+
+test "standard input: the same output as the path, through a spool that leaves nothing behind" {
+    var tmp = std.testing.tmpDir(.{ .iterate = true });
+    defer tmp.cleanup();
+    const log = try writeLog(tmp.dir, "strings-large.evtx", 6, "s.evtx");
+    defer gpa.free(log);
+    try tmp.dir.makeDir("spool");
+    const spool_dir = try tmp.dir.realpathAlloc(gpa, "spool");
+    defer gpa.free(spool_dir);
+    var env = try std.process.getEnvMap(gpa);
+    defer env.deinit();
+    try env.put("TMPDIR", spool_dir);
+
+    for ([_][]const u8{ "jsonl", "xml" }) |format| {
+        const path_args = [_][]const u8{ cli(), "-o", format, "-t", "2", "s.evtx" };
+        var from_path = try runCli(tmp.dir, &path_args, null, null);
+        defer from_path.deinit();
+        try from_path.expectExit(0);
+        const stdin_args = [_][]const u8{ cli(), "-o", format, "-t", "2", "-" };
+        var from_stdin = try runCli(tmp.dir, &stdin_args, log, &env);
+        defer from_stdin.deinit();
+        try from_stdin.expectExit(0);
+        try std.testing.expectEqualStrings(from_path.stdout, from_stdin.stdout);
+        try std.testing.expectEqualStrings(from_path.stderr, from_stdin.stderr);
+    }
+    var spool = try tmp.dir.openDir("spool", .{ .iterate = true });
+    defer spool.close();
+    var it = spool.iterate();
+    try std.testing.expect(try it.next() == null);
+
+    // Empty standard input stays a fatal error.
+    var empty = try runCli(tmp.dir, &[_][]const u8{ cli(), "-o", "jsonl", "-" }, "", &env);
+    defer empty.deinit();
+    try empty.expectExit(1);
+    try std.testing.expect(std.mem.startsWith(u8, empty.stderr, "Error: "));
+    try std.testing.expectEqualStrings("", empty.stdout);
+}
