@@ -174,37 +174,39 @@ fn eq(a: []const u8, b: []const u8) bool {
     return std.mem.eql(u8, a, b);
 }
 
-/// The input, opened read-only and read by chunk windows (never mapped, never read whole),
-/// and the identity of the file behind it (for `refuseInputAsOutput`; null for stdin).
-const Opened = struct {
-    input: dump.Input,
-    identity: ?Identity,
-};
-
 const Identity = struct { dev: u64, ino: u64 };
 
-fn openInput(path: []const u8) Opened {
+/// Opens the input read-only, to be read by chunk windows (never mapped, never read whole).
+/// `-f output` naming the same file (stdin redirected from it included) is refused first,
+/// before anything is read, spooled or opened for writing.
+fn openInput(path: []const u8, output: ?[]const u8) dump.Input {
     const stdin_names = [_][]const u8{ "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
     for (stdin_names) |n| {
         if (eq(path, n)) {
+            if (std.posix.fstat(std.posix.STDIN_FILENO)) |st| {
+                refuseInputAsOutput(output, path, identityOf(st));
+            } else |_| {}
             const in = spoolInput(std.fs.File.stdin(), "Failed to read evtx data from stdin");
             if (in.size == 0) fatal("No input received on stdin", .{});
-            return .{ .input = in, .identity = null };
+            return in;
         }
     }
     const file = std.fs.cwd().openFile(path, .{ .mode = .read_only }) catch |e| openFailed(path, e);
     const st = std.posix.fstat(file.handle) catch |e| openFailed(path, e);
-    const identity: Identity = .{ .dev = @intCast(st.dev), .ino = @intCast(st.ino) };
+    refuseInputAsOutput(output, path, identityOf(st));
     const kind = st.mode & std.posix.S.IFMT;
     if (kind == std.posix.S.IFDIR) openFailed(path, error.IsDir);
     if (kind == std.posix.S.IFREG) {
-        const in = dump.Input.fromFile(file) catch |e| openFailed(path, e);
-        return .{ .input = in, .identity = identity };
+        return dump.Input.fromFile(file) catch |e| openFailed(path, e);
     }
     // A pipe or device named by path (`<(cat log)`): spooled as stdin is.
     const in = spoolInput(file, "Failed to read evtx data from the input");
     file.close();
-    return .{ .input = in, .identity = identity };
+    return in;
+}
+
+fn identityOf(st: std.posix.Stat) Identity {
+    return .{ .dev = @intCast(st.dev), .ino = @intCast(st.ino) };
 }
 
 fn openFailed(path: []const u8, e: anyerror) noreturn {
@@ -223,7 +225,8 @@ fn spoolInput(source: std.fs.File, comptime what: []const u8) dump.Input {
 
 /// The input is evidence: `-f` naming it (the same file through any path, symlink or hard
 /// link) is refused before anything is opened for writing.
-fn refuseInputAsOutput(output: []const u8, input: []const u8, identity: Identity) void {
+fn refuseInputAsOutput(output_or_null: ?[]const u8, input: []const u8, identity: Identity) void {
+    const output = output_or_null orelse return;
     const st = std.posix.fstatat(std.fs.cwd().fd, output, 0) catch return;
     if (@as(u64, @intCast(st.dev)) != identity.dev or @as(u64, @intCast(st.ino)) != identity.ino) return;
     fatal("refusing to write the output to `{s}`: it is the input file `{s}`", .{ output, input });
@@ -299,9 +302,8 @@ pub fn main() u8 {
     const args = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
     const cli = parseArgs(gpa, args) catch fatal("out of memory", .{});
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path (try `--help`).", .{});
-    const opened = openInput(input);
-    if (cli.output) |path| if (opened.identity) |id| refuseInputAsOutput(path, input, id);
-    const evtx_file = dump.File.open(gpa, opened.input, &cli.settings) catch |e| switch (e) {
+    const opened_input = openInput(input, cli.output);
+    const evtx_file = dump.File.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
         error.FileTooShort => fatal("Failed to parse evtx file header: the file is shorter than its header", .{}),
         error.BadFileMagic => fatal("Failed to parse evtx file header: invalid magic (expected `ElfFile\\0`)", .{}),
         error.OutOfMemory => fatal("out of memory", .{}),
