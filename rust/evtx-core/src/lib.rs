@@ -38,6 +38,7 @@ pub mod dump;
 pub mod error;
 pub mod escape;
 pub mod file_header;
+pub mod info;
 pub mod options;
 pub mod program;
 pub mod render_json;
@@ -50,7 +51,7 @@ pub mod values;
 pub use dump::{dump, ChunkOutput, EvtxFile, Outcome, RecordEntry, Renderer};
 pub use encoding_rs::Encoding;
 pub use error::{ErrorKind, Failure, FatalError};
-pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options};
+pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options, MAX_THREADS};
 
 /// Version of the reference this crate reproduces.
 pub const REFERENCE_VERSION: &str = "0.15.1";
