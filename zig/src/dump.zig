@@ -307,12 +307,17 @@ pub const Consumer = struct {
     consume: *const fn (context: *anyopaque, result: *const Result) anyerror!void,
 };
 
-/// Renders `order` with `threads` workers (>= 1) and feeds `consumer` in order.
+/// Most worker threads `run` uses, whatever it is asked (same value as the Rust engine's
+/// `MAX_THREADS`): past a few per core, more workers only cost stacks and chunk buffers.
+pub const threads_max = 256;
+
+/// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
+/// are used) and feeds `consumer` in order.
 pub fn run(gpa: Allocator, file: []const u8, order: []const u32, settings: *const Settings, threads: usize, consumer: Consumer) anyerror!void {
     assert(threads >= 1);
     if (threads == 1 or order.len <= 1) return runInline(gpa, file, order, settings, consumer);
     var pipeline: Pipeline = undefined;
-    try pipeline.init(gpa, file, order, settings, threads);
+    try pipeline.init(gpa, file, order, settings, @min(threads, threads_max, order.len));
     defer pipeline.deinit();
     return pipeline.drive(consumer);
 }
