@@ -11,7 +11,7 @@ const assert = std.debug.assert;
 const version = "0.1.0";
 
 const usage =
-    \\Dump EVTX files as XML or JSON, byte-identical to evtx_dump 0.15.1.
+    \\Dump EVTX files as XML or JSON, byte-identical to evtx_dump 0.15.1
     \\
     \\Usage: evtx-zig [OPTIONS] [INPUT] [COMMAND]
     \\
@@ -23,21 +23,21 @@ const usage =
     \\  [INPUT]  Input EVTX file path, or `-` for standard input. Required unless using a subcommand
     \\
     \\Options:
-    \\  -t, --threads <THREADS>        Worker threads, 0 = one per CPU (at most 256 are used) [default: 0]
-    \\  -o, --format <FORMAT>          Output format; `jsonl` is `json` with --no-indent --dont-show-record-number [default: xml] [possible values: json, xml, jsonl]
-    \\  -f, --output <OUTPUT>          Write to this file instead of standard output (parent directories are created; asks before overwriting). Errors still go to standard error
-    \\      --no-confirm-overwrite     Overwrite the output file without asking
-    \\      --events <EVENTS>          Only print the records with these event record IDs, e.g. `1-3,5`
-    \\      --validate-checksums       Skip chunks whose CRC32s are wrong (dirty logs often have some: fewer records)
-    \\      --recover-records          Also carve deleted/stale records from unallocated chunk space
-    \\      --no-indent                No indentation
-    \\      --separate-json-attributes JSON: element attributes in a separate `<NAME>_attributes` object
-    \\      --dont-show-record-number  Do not print the `Record <id>` lines
-    \\      --ansi-codec <ANSI_CODEC>  Code page of ANSI strings: an Encoding Standard label [default: windows-1252]
-    \\      --stop-after-one-error     Stop (exit 1) at the first chunk or record error
-    \\  -v...                          More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same
-    \\  -h, --help                     Print help
-    \\  -V, --version                  Print version
+    \\  -t, --threads <THREADS>         Worker threads, 0 = one per CPU (at most 256 are used) [default: 0]
+    \\  -o, --format <FORMAT>           Output format; `jsonl` is `json` with --no-indent --dont-show-record-number [default: xml] [possible values: json, xml, jsonl]
+    \\  -f, --output <OUTPUT>           Write to this file instead of standard output (parent directories are created; asks before overwriting). Errors still go to standard error
+    \\      --no-confirm-overwrite      Overwrite the output file without asking
+    \\      --events <EVENTS>           Only print the records with these event record IDs, e.g. `1-3,5`
+    \\      --validate-checksums        Skip chunks whose CRC32s are wrong (dirty logs often have some: fewer records)
+    \\      --recover-records           Also carve deleted/stale records from unallocated chunk space
+    \\      --no-indent                 No indentation
+    \\      --separate-json-attributes  JSON: element attributes in a separate `<NAME>_attributes` object
+    \\      --dont-show-record-number   Do not print the `Record <id>` lines
+    \\      --ansi-codec <ANSI_CODEC>   Code page of ANSI strings: an Encoding Standard label [default: windows-1252]
+    \\      --stop-after-one-error      Stop (exit 1) at the first chunk or record error
+    \\  -v...                           More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same
+    \\  -h, --help                      Print help
+    \\  -V, --version                   Print version
     \\
 ;
 
