@@ -116,6 +116,7 @@ test: setup
 	$(call step,abi,$(ZIG) build test-abi -Doptimize=ReleaseFast)
 	$(call step,parity,$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity)
 	$(call step,abi-parity,$(MAKE) --no-print-directory abi-parity)
+	$(call step,exit-table,$(COMPARE) exit-table --reference $(REF) --fixtures shared-fixtures --out target/exit-table)
 	$(call step,mutate,$(COMPARE) mutate --fixtures shared-fixtures --out target/mutate)
 	$(call step,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
 	@passed=$$(grep -c '^pass' $(TEST_LOG) || true); failed=$$(grep -c '^FAIL' $(TEST_LOG) || true); \

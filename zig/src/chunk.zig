@@ -99,23 +99,25 @@ pub fn validateChecksums(bytes: *const [size]u8, h: *const Header) ?Kind {
     return null;
 }
 
-/// The string table check (4.3): every bucket chain must decode. `visited` is scratch.
-pub fn stringTableValid(bytes: *const [size]u8, visited: *std.bit_set.ArrayBitSet(usize, size)) bool {
+/// The string table check (4.3): every bucket chain must decode. Returns the chunk offset
+/// of the first entry that does not (buckets in order, each chain from its head), the
+/// offset the error line names; null when all do. `visited` is scratch.
+pub fn stringTableFault(bytes: *const [size]u8, visited: *std.bit_set.ArrayBitSet(usize, size)) ?u32 {
     visited.* = .initEmpty();
     for (0..64) |bucket| {
         var offset = std.mem.readInt(u32, bytes[128 + 4 * bucket ..][0..4], .little);
         while (offset != 0) {
-            if (offset >= size) return false;
+            if (offset >= size) return offset;
             if (visited.isSet(offset)) break;
             visited.set(offset);
-            if (size - offset < 8) return false;
+            if (size - offset < 8) return offset;
             const count: u32 = std.mem.readInt(u16, bytes[offset + 6 ..][0..2], .little);
-            if (size - offset - 8 < 2 * count + 2) return false;
-            if (!utf16Valid(bytes[offset + 8 ..][0 .. 2 * count])) return false;
+            if (size - offset - 8 < 2 * count + 2) return offset;
+            if (!utf16Valid(bytes[offset + 8 ..][0 .. 2 * count])) return offset;
             offset = std.mem.readInt(u32, bytes[offset..][0..4], .little);
         }
     }
-    return true;
+    return null;
 }
 
 fn utf16Valid(units: []const u8) bool {

@@ -5,41 +5,63 @@ const std = @import("std");
 const evtx = @import("evtx");
 const dump = evtx.dump;
 const chunk = evtx.chunk;
+const assert = std.debug.assert;
 
 const version = "0.1.0";
 
 const usage =
-    \\Usage: evtx-zig [OPTIONS] <INPUT>
+    \\Dump EVTX files as XML or JSON, byte-identical to evtx_dump 0.15.1
+    \\
+    \\Usage: evtx-zig [OPTIONS] [INPUT] [COMMAND]
+    \\
+    \\Commands:
+    \\  info  Show an EVTX file's header and each chunk's record IDs, flags and CRC32s (records are not parsed)
+    \\  help  Print this message or the help of the given subcommand(s)
     \\
     \\Arguments:
-    \\  <INPUT>  Input EVTX file path, or '-' to read from stdin.
+    \\  [INPUT]  Input EVTX file path, or `-` for standard input. Required unless using a subcommand
     \\
     \\Options:
-    \\  -t, --threads <N>             Worker threads, 0 = number of CPUs [default: 0]
-    \\  -o, --format <FORMAT>         Output format: xml, json, jsonl [default: xml]
-    \\  -f, --output <PATH>           Write to PATH instead of stdout (asks before overwriting)
-    \\      --no-confirm-overwrite    Overwrite the output file without asking
-    \\      --events <RANGES>         Only print records whose ids are in RANGES (e.g. 1-3,5)
-    \\      --validate-checksums      Skip chunks whose checksums are invalid
-    \\      --no-indent               XML without indentation
-    \\      --separate-json-attributes  JSON attributes in `<NAME>_attributes` members
-    \\      --dont-show-record-number Do not print `Record <id>` lines
-    \\      --ansi-codec <LABEL>      Code page of ANSI strings [default: windows-1252]
-    \\      --stop-after-one-error    Exit at the first record or chunk error
-    \\  -v...                         Verbosity (accepted, no effect)
-    \\  -h, --help                    Print help
-    \\  -V, --version                 Print version
+    \\  -t, --threads <THREADS>         Worker threads, 0 = one per CPU (at most 256 are used) [default: 0]
+    \\  -o, --format <FORMAT>           Output format; `jsonl` is `json` with --no-indent --dont-show-record-number [default: xml] [possible values: json, xml, jsonl]
+    \\  -f, --output <OUTPUT>           Write to this file instead of standard output (parent directories are created; asks before overwriting). Errors still go to standard error
+    \\      --no-confirm-overwrite      Overwrite the output file without asking
+    \\      --events <EVENTS>           Only print the records with these event record IDs, e.g. `1-3,5`
+    \\      --validate-checksums        Skip chunks whose CRC32s are wrong (dirty logs often have some: fewer records)
+    \\      --recover-records           Also carve deleted/stale records from unallocated chunk space
+    \\      --no-indent                 No indentation
+    \\      --separate-json-attributes  JSON: element attributes in a separate `<NAME>_attributes` object
+    \\      --dont-show-record-number   Do not print the `Record <id>` lines
+    \\      --ansi-codec <ANSI_CODEC>   Code page of ANSI strings: an Encoding Standard label [default: windows-1252]
+    \\      --stop-after-one-error      Stop (exit 1) at the first chunk or record error
+    \\  -v...                           More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same
+    \\  -h, --help                      Print help
+    \\  -V, --version                   Print version
+    \\
+;
+
+const info_usage =
+    \\Show an EVTX file's header and each chunk's record IDs, flags and CRC32s (records are not parsed)
+    \\
+    \\Usage: evtx-zig info --input <EVTX>
+    \\
+    \\Options:
+    \\  -i, --input <EVTX>  Input EVTX file path
+    \\  -h, --help          Print help
     \\
 ;
 
 const Cli = struct {
     input: ?[]const u8 = null,
+    /// `info -i FILE`: print the info report of FILE instead of dumping.
+    info_input: ?[]const u8 = null,
     output: ?[]const u8 = null,
     threads: usize = 0,
+    verbose: usize = 0,
     no_confirm_overwrite: bool = false,
     stop_after_one_error: bool = false,
+    recover_records: bool = false,
     settings: dump.Settings = .{},
-    format_given: bool = false,
     no_indent: bool = false,
     no_record_number: bool = false,
 };
@@ -54,6 +76,11 @@ fn stderrPrint(comptime fmt: []const u8, args: anytype) void {
     w.interface.flush() catch {};
 }
 
+fn stdoutWriteAll(text: []const u8) void {
+    var w = std.fs.File.stdout().writerStreaming(&.{});
+    w.interface.writeAll(text) catch {};
+}
+
 fn usageError(comptime fmt: []const u8, args: anytype) noreturn {
     stderrPrint("error: " ++ fmt ++ "\n\nFor more information, try '--help'.\n", args);
     std.process.exit(2);
@@ -64,103 +91,137 @@ fn fatal(comptime fmt: []const u8, args: anytype) noreturn {
     std.process.exit(1);
 }
 
+/// A decimal as Rust's `from_str` reads it (what the reference's clap and range parsers
+/// use): an optional `+`, then one or more ASCII digits; no spaces, no `_`.
+fn parseDecimal(comptime T: type, text: []const u8) ?T {
+    const digits = if (text.len > 0 and text[0] == '+') text[1..] else text;
+    if (digits.len == 0) return null;
+    var n: T = 0;
+    for (digits) |c| {
+        if (c < '0' or c > '9') return null;
+        n = std.math.mul(T, n, 10) catch return null;
+        n = std.math.add(T, n, c - '0') catch return null;
+    }
+    return n;
+}
+
+/// `--events`: comma-separated `A` or `A-B` (inclusive; `A > B` matches nothing), as the
+/// reference reads it.
 fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ![]dump.Range {
     var list: std.ArrayList(dump.Range) = .empty;
     var it = std.mem.splitScalar(u8, text, ',');
     while (it.next()) |part| {
-        const bad = "invalid value '{s}' for '--events <event-ranges>': Expected range to be a positive number, got: {s}";
-        if (std.mem.indexOfScalar(u8, part, '-')) |dash| {
-            const a = std.fmt.parseInt(u64, part[0..dash], 10) catch usageError(bad, .{ text, part });
-            const b = std.fmt.parseInt(u64, part[dash + 1 ..], 10) catch usageError(bad, .{ text, part });
-            try list.append(gpa, .{ .first = a, .last = b });
-        } else {
-            const a = std.fmt.parseInt(u64, part, 10) catch usageError(bad, .{ text, part });
-            try list.append(gpa, .{ .first = a, .last = a });
-        }
+        const bad = "invalid value '{s}' for '--events <EVENTS>': Expected range to be a positive number, got: {s}";
+        const dash = std.mem.indexOfScalar(u8, part, '-');
+        const a = parseDecimal(u64, if (dash) |d| part[0..d] else part) orelse usageError(bad, .{ text, part });
+        const b = parseDecimal(u64, if (dash) |d| part[d + 1 ..] else part) orelse usageError(bad, .{ text, part });
+        try list.append(gpa, .{ .first = a, .last = b });
     }
     return list.toOwnedSlice(gpa);
 }
 
+/// The options of the dump command line, as the reference's clap defines them.
+const Opt = enum { threads, format, output, no_confirm_overwrite, events, validate_checksums, recover_records, no_indent, separate_json_attributes, dont_show_record_number, ansi_codec, stop_after_one_error };
+
+const Spec = struct { opt: Opt, long: []const u8, short: ?u8 = null, value: ?[]const u8 = null };
+
+const specs = [_]Spec{
+    .{ .opt = .threads, .long = "threads", .short = 't', .value = "<THREADS>" },
+    .{ .opt = .format, .long = "format", .short = 'o', .value = "<FORMAT>" },
+    .{ .opt = .output, .long = "output", .short = 'f', .value = "<OUTPUT>" },
+    .{ .opt = .no_confirm_overwrite, .long = "no-confirm-overwrite" },
+    .{ .opt = .events, .long = "events", .value = "<EVENTS>" },
+    .{ .opt = .validate_checksums, .long = "validate-checksums" },
+    .{ .opt = .recover_records, .long = "recover-records" },
+    .{ .opt = .no_indent, .long = "no-indent" },
+    .{ .opt = .separate_json_attributes, .long = "separate-json-attributes" },
+    .{ .opt = .dont_show_record_number, .long = "dont-show-record-number" },
+    .{ .opt = .ansi_codec, .long = "ansi-codec", .value = "<ANSI_CODEC>" },
+    .{ .opt = .stop_after_one_error, .long = "stop-after-one-error" },
+};
+
+fn specByLong(name: []const u8) ?*const Spec {
+    for (&specs) |*s| if (eq(s.long, name)) return s;
+    return null;
+}
+
+fn specByShort(c: u8) ?*const Spec {
+    for (&specs) |*s| if (s.short == c) return s;
+    return null;
+}
+
+/// The value of an option: inline (`--x=v`, `-xv`, `-x=v`) or the next argument, which
+/// may not look like an option (clap's rule).
+fn optionValue(args: []const []const u8, i: *usize, inline_value: ?[]const u8, spec: *const Spec) []const u8 {
+    if (inline_value) |v| return v;
+    if (i.* + 1 >= args.len or (args[i.* + 1].len > 1 and args[i.* + 1][0] == '-'))
+        usageError("a value is required for '--{s} {s}' but none was supplied", .{ spec.long, spec.value.? });
+    i.* += 1;
+    return args[i.*];
+}
+
+fn apply(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), spec: *const Spec, value: ?[]const u8) !void {
+    if (seen.contains(spec.opt)) usageError("the argument '--{s}' cannot be used multiple times", .{spec.long});
+    seen.insert(spec.opt);
+    const v = value orelse "";
+    switch (spec.opt) {
+        .threads => cli.threads = parseDecimal(u32, v) orelse
+            usageError("invalid value '{s}' for '--threads <THREADS>': not a number in 0..=4294967295", .{v}),
+        .format => cli.settings.format = std.meta.stringToEnum(dump.OutputFormat, v) orelse
+            usageError("invalid value '{s}' for '--format <FORMAT>'\n  [possible values: json, xml, jsonl]", .{v}),
+        .output => cli.output = v,
+        .events => cli.settings.events = try parseRanges(gpa, v),
+        .ansi_codec => cli.settings.ansi = evtx.code_pages.lookup(v) orelse usageError(
+            "invalid value '{s}' for '--ansi-codec <ANSI_CODEC>': unknown or unsupported encoding `{s}`; " ++
+                "supported: the ASCII-compatible Encoding Standard labels",
+            .{ v, v },
+        ),
+        .no_confirm_overwrite => cli.no_confirm_overwrite = true,
+        .validate_checksums => cli.settings.validate_checksums = true,
+        .recover_records => cli.recover_records = true,
+        .no_indent => cli.no_indent = true,
+        .separate_json_attributes => cli.settings.separate_attributes = true,
+        .dont_show_record_number => cli.no_record_number = true,
+        .stop_after_one_error => cli.stop_after_one_error = true,
+    }
+}
+
+/// Parses the command line as the reference's clap does: options in any order, each at most
+/// once (`-v` counts), the first positional is INPUT, a positional naming a subcommand
+/// (`info`, `help`) starts it, any other second positional is an error. Usage errors exit 2,
+/// `--help`/`--version` exit 0.
 fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) !Cli {
     var cli: Cli = .{};
+    var seen: std.EnumSet(Opt) = .initEmpty();
     var i: usize = 1;
     var only_positional = false;
     while (i < args.len) : (i += 1) {
         const arg = args[i];
-        if (only_positional or arg.len == 0 or arg[0] != '-' or std.mem.eql(u8, arg, "-")) {
-            if (cli.input != null) usageError("unexpected argument '{s}' found", .{arg});
-            cli.input = arg;
-            continue;
-        }
-        if (std.mem.eql(u8, arg, "--")) {
+        if (!only_positional and eq(arg, "--")) {
             only_positional = true;
-            continue;
-        }
-        var name = arg;
-        var inline_value: ?[]const u8 = null;
-        if (std.mem.startsWith(u8, arg, "--")) {
-            if (std.mem.indexOfScalar(u8, arg, '=')) |at| {
-                name = arg[0..at];
-                inline_value = arg[at + 1 ..];
+        } else if (only_positional or arg.len < 2 or arg[0] != '-') {
+            if (!only_positional and (eq(arg, "info") or eq(arg, "help"))) {
+                subcommand(&cli, args[i..]);
+                break;
             }
-        } else if (arg.len > 2 and arg[1] != 'v') {
-            name = arg[0..2];
-            inline_value = arg[2..];
-        }
-        const Takes = struct {
-            fn value(a: []const []const u8, idx: *usize, inl: ?[]const u8, n: []const u8) []const u8 {
-                if (inl) |v| return v;
-                idx.* += 1;
-                if (idx.* >= a.len) usageError("a value is required for '{s}' but none was supplied", .{n});
-                return a[idx.*];
-            }
-        };
-        if (eq(name, "-h") or eq(name, "--help")) {
-            var w = std.fs.File.stdout().writerStreaming(&.{});
-            w.interface.writeAll(usage) catch {};
-            std.process.exit(0);
-        } else if (eq(name, "-V") or eq(name, "--version")) {
-            var w = std.fs.File.stdout().writerStreaming(&.{});
-            w.interface.writeAll("evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n") catch {};
-            std.process.exit(0);
-        } else if (eq(name, "-o") or eq(name, "--format")) {
-            const v = Takes.value(args, &i, inline_value, "--format <output-format>");
-            cli.format_given = true;
-            cli.settings.format = std.meta.stringToEnum(dump.OutputFormat, v) orelse
-                usageError("invalid value '{s}' for '--format <output-format>'\n  [possible values: json, xml, jsonl]", .{v});
-        } else if (eq(name, "-t") or eq(name, "--threads")) {
-            const v = Takes.value(args, &i, inline_value, "--threads <num-threads>");
-            cli.threads = std.fmt.parseInt(usize, v, 10) catch
-                usageError("invalid value '{s}' for '--threads <num-threads>': invalid digit found in string", .{v});
-        } else if (eq(name, "-f") or eq(name, "--output")) {
-            cli.output = Takes.value(args, &i, inline_value, "--output <output-target>");
-        } else if (eq(name, "--events")) {
-            cli.settings.events = try parseRanges(gpa, Takes.value(args, &i, inline_value, "--events <event-ranges>"));
-        } else if (eq(name, "--ansi-codec")) {
-            const v = Takes.value(args, &i, inline_value, "--ansi-codec <ansi-codec>");
-            cli.settings.ansi = evtx.code_pages.lookup(v) orelse usageError(
-                "invalid value '{s}' for '--ansi-codec <ansi-codec>': unknown or unsupported encoding `{s}`; " ++
-                    "supported: the ASCII-compatible Encoding Standard labels",
-                .{ v, v },
-            );
-        } else if (eq(name, "--no-confirm-overwrite")) {
-            cli.no_confirm_overwrite = true;
-        } else if (eq(name, "--validate-checksums")) {
-            cli.settings.validate_checksums = true;
-        } else if (eq(name, "--no-indent")) {
-            cli.no_indent = true;
-        } else if (eq(name, "--separate-json-attributes")) {
-            cli.settings.separate_attributes = true;
-        } else if (eq(name, "--dont-show-record-number")) {
-            cli.no_record_number = true;
-        } else if (eq(name, "--stop-after-one-error")) {
-            cli.stop_after_one_error = true;
-        } else if (name.len >= 2 and name[1] == 'v' and std.mem.allEqual(u8, name[1..], 'v')) {
-            // Verbosity: accepted for compatibility.
+            if (cli.input != null) usageError("unrecognized subcommand '{s}'", .{arg});
+            cli.input = arg;
+        } else if (std.mem.startsWith(u8, arg, "--")) {
+            const at = std.mem.indexOfScalar(u8, arg, '=');
+            const name = arg[2..(at orelse arg.len)];
+            const inline_value: ?[]const u8 = if (at) |a| arg[a + 1 ..] else null;
+            if (eq(name, "help")) helpExit(usage);
+            if (eq(name, "version")) helpExit("evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n");
+            const spec = specByLong(name) orelse usageError("unexpected argument '{s}' found", .{arg});
+            if (spec.value == null and inline_value != null)
+                usageError("unexpected value '{s}' for '--{s}' found; no more were expected", .{ inline_value.?, name });
+            const value = if (spec.value != null) optionValue(args, &i, inline_value, spec) else null;
+            try apply(gpa, &cli, &seen, spec, value);
         } else {
-            usageError("unexpected argument '{s}' found", .{arg});
+            try shortCluster(gpa, &cli, &seen, args, &i);
         }
     }
+    if (cli.verbose > 3) stderrPrint("using more than -vvv does not affect verbosity level\n", .{});
     if (cli.settings.format == .jsonl) {
         if (cli.no_indent) stderrPrint("no need to pass both `--no-indent` and `-o jsonl`\n", .{});
         if (cli.no_record_number) stderrPrint("no need to pass both `--no-show-record-number` and `-o jsonl`\n", .{});
@@ -170,8 +231,95 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) !Cli {
     return cli;
 }
 
+/// `-vvv`, `-h`, `-V`, and `-t4` / `-t=4` / `-t 4` (a value option ends the cluster).
+fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), args: []const []const u8, i: *usize) !void {
+    const arg = args[i.*];
+    var j: usize = 1;
+    while (j < arg.len) : (j += 1) {
+        switch (arg[j]) {
+            'v' => cli.verbose += 1,
+            'h' => helpExit(usage),
+            'V' => helpExit("evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n"),
+            else => |c| {
+                const spec = specByShort(c) orelse usageError("unexpected argument '-{c}' found", .{c});
+                assert(spec.value != null);
+                var rest = arg[j + 1 ..];
+                if (rest.len > 0 and rest[0] == '=') rest = rest[1..];
+                const inline_value: ?[]const u8 = if (j + 1 < arg.len) rest else null;
+                try apply(gpa, cli, seen, spec, optionValue(args, i, inline_value, spec));
+                return;
+            },
+        }
+    }
+}
+
+fn helpExit(text: []const u8) noreturn {
+    stdoutWriteAll(text);
+    std.process.exit(0);
+}
+
+/// `info -i FILE` or `help [info]`; `rest[0]` is the subcommand's name.
+fn subcommand(cli: *Cli, rest: []const []const u8) void {
+    if (eq(rest[0], "help")) {
+        if (rest.len < 2 or eq(rest[1], "help")) helpExit(usage);
+        if (eq(rest[1], "info")) helpExit(info_usage);
+        usageError("unrecognized subcommand '{s}'", .{rest[1]});
+    }
+    var i: usize = 1;
+    while (i < rest.len) : (i += 1) {
+        const arg = rest[i];
+        if (eq(arg, "-h") or eq(arg, "--help")) helpExit(info_usage);
+        const inline_value: ?[]const u8 = if (std.mem.startsWith(u8, arg, "--input="))
+            arg["--input=".len..]
+        else if (std.mem.startsWith(u8, arg, "-i") and arg.len > 2)
+            (if (arg[2] == '=') arg[3..] else arg[2..])
+        else if (eq(arg, "-i") or eq(arg, "--input"))
+            null
+        else
+            usageError("unexpected argument '{s}' found\n\nUsage: evtx-zig info --input <EVTX>", .{arg});
+        if (cli.info_input != null) usageError("the argument '--input <EVTX>' cannot be used multiple times", .{});
+        const spec: Spec = .{ .opt = .output, .long = "input", .value = "<EVTX>" };
+        cli.info_input = optionValue(rest, &i, inline_value, &spec);
+    }
+    if (cli.info_input == null)
+        usageError("the following required arguments were not provided:\n  --input <EVTX>\n\nUsage: evtx-zig info --input <EVTX>", .{});
+}
+
 fn eq(a: []const u8, b: []const u8) bool {
     return std.mem.eql(u8, a, b);
+}
+
+/// An I/O error in the words of the C library, which the Rust CLI prints.
+fn ioReason(e: anyerror) []const u8 {
+    return switch (e) {
+        error.FileNotFound => "No such file or directory",
+        error.AccessDenied, error.PermissionDenied => "Permission denied",
+        error.IsDir => "Is a directory",
+        error.NotDir => "Not a directory",
+        error.NameTooLong => "File name too long",
+        error.BrokenPipe => "Broken pipe",
+        error.NoSpaceLeft => "No space left on device",
+        else => @errorName(e),
+    };
+}
+
+/// `info -i FILE`: the report of `evtx.info` on standard output.
+fn infoCommand(gpa: std.mem.Allocator, path: []const u8) u8 {
+    const file = std.fs.cwd().readFileAlloc(gpa, path, std.math.maxInt(usize)) catch |e|
+        fatal("Failed to open {s}: {s}", .{ path, ioReason(e) });
+    var buffer: [1 << 14]u8 = undefined;
+    var w = std.fs.File.stdout().writerStreaming(&buffer);
+    evtx.info.write(gpa, file, &w.interface) catch |e| switch (e) {
+        error.FileTooShort => fatal("Failed to read the file header: the file is {d} bytes, shorter than the 4096-byte header block", .{file.len}),
+        error.BadFileMagic => fatal("Failed to read the file header: invalid magic (expected `ElfFile\\0`)", .{}),
+        error.OutOfMemory => fatal("out of memory", .{}),
+        error.WriteFailed => {},
+    };
+    w.interface.flush() catch {};
+    if (w.err) |we| {
+        if (we != error.BrokenPipe) fatal("failed to write output: {s}", .{ioReason(we)});
+    }
+    return 0;
 }
 
 const Identity = struct { dev: u64, ino: u64 };
@@ -205,12 +353,20 @@ fn openInput(path: []const u8, output: ?[]const u8) dump.Input {
     return in;
 }
 
+/// The header block size field (offset 40) of an input too short for it, for the fatal line.
+fn headerBlockSize(in: *const dump.Input) u16 {
+    var field: [2]u8 = undefined;
+    const bytes = in.read(40, &field);
+    if (bytes.len < 2) return 0; // the file shrank since the header was read
+    return std.mem.readInt(u16, bytes[0..2], .little);
+}
+
 fn identityOf(st: std.posix.Stat) Identity {
     return .{ .dev = @intCast(st.dev), .ino = @intCast(st.ino) };
 }
 
 fn openFailed(path: []const u8, e: anyerror) noreturn {
-    fatal("Failed to open evtx file at: {s}\n\nCaused by:\n    {s}", .{ path, @errorName(e) });
+    fatal("Failed to open evtx file at: {s}\n\nCaused by:\n    {s}", .{ path, ioReason(e) });
 }
 
 /// Copies a stream to an unlinked file in $TMPDIR in 64 KiB blocks (the reference spools
@@ -237,9 +393,8 @@ const Sink = struct {
     writer: *std.Io.Writer,
     path: []const u8,
     stop_after_one_error: bool,
-    progress: bool,
-    chunks_done: usize = 0,
-    chunks_total: usize,
+    progress: ?Progress,
+    verbose: Verbose,
 
     fn consume(context: *anyopaque, result: *const dump.Result) anyerror!void {
         const s: *Sink = @ptrCast(@alignCast(context));
@@ -270,11 +425,85 @@ const Sink = struct {
             }
         }
         try s.writer.writeAll(result.out.list.items[run_start..run_end]);
-        s.chunks_done += 1;
-        if (s.progress) {
-            progress_shown = true;
-            stderrPrint("\r[{d}/{d}] chunks", .{ s.chunks_done, s.chunks_total });
+        var records: u64 = 0;
+        for (result.entries.items) |*e| records += @intFromBool(e.kind == null);
+        const errors = result.entries.items.len - records;
+        if (s.progress) |*p| p.chunkDone(records);
+        s.verbose.chunkDone(result.slot, records, errors);
+    }
+};
+
+/// `-v`: one summary line per file at the end; `-vv` (and `-vvv`): also one line per
+/// chunk. Same words as evtx-rs (README, "Verbosity").
+const Verbose = struct {
+    path: []const u8,
+    level: usize,
+    timer: ?std.time.Timer,
+    chunks: u64 = 0,
+    records: u64 = 0,
+    errors: u64 = 0,
+
+    fn chunkDone(v: *Verbose, slot: u32, records: u64, errors: u64) void {
+        if (v.level == 0) return;
+        v.chunks += 1;
+        v.records += records;
+        v.errors += errors;
+        if (v.level >= 2) stderrPrint("debug: {s}: chunk {d}: {d} records, {d} errors\n", .{ v.path, slot, records, errors });
+    }
+
+    fn finish(v: *Verbose, bytes: usize) void {
+        if (v.level == 0) return;
+        const ms = if (v.timer) |*t| t.read() / std.time.ns_per_ms else 0;
+        stderrPrint("info: {s}: {d} bytes, {d} chunks, {d} records, {d} errors in {d} ms\n", .{ v.path, bytes, v.chunks, v.records, v.errors, ms });
+    }
+};
+
+/// The progress bar (README, "Progress"): on stderr, only when it is a terminal and the
+/// output goes to a file (`-f`); redrawn at most every 100 ms and once at the end. Same
+/// design as evtx-rs: `[###   ]  42% 12345 records, 85.3 MB/s, ETA 3s`.
+const Progress = struct {
+    timer: std.time.Timer,
+    last_ns: u64 = 0,
+    total_bytes: u64,
+    done_bytes: u64 = file_header_block,
+    records: u64 = 0,
+
+    const file_header_block = evtx.file_header.block_size;
+    const width = 30;
+
+    fn init(total_bytes: usize) ?Progress {
+        const timer = std.time.Timer.start() catch return null;
+        return .{ .timer = timer, .total_bytes = @max(total_bytes, 1) };
+    }
+
+    fn chunkDone(p: *Progress, records: u64) void {
+        p.done_bytes += chunk.size;
+        p.records += records;
+        const now = p.timer.read();
+        if (now - p.last_ns >= 100 * std.time.ns_per_ms) {
+            p.last_ns = now;
+            p.draw();
         }
+    }
+
+    fn draw(p: *Progress) void {
+        progress_shown = true;
+        const secs = @max(@as(f64, @floatFromInt(p.timer.read())) / 1e9, 1e-6);
+        const done = @min(p.done_bytes, p.total_bytes);
+        const percent = done * 100 / p.total_bytes;
+        const filled = done * width / p.total_bytes;
+        const done_f: f64 = @floatFromInt(done);
+        const mbps = done_f / secs / 1e6;
+        const eta = @as(f64, @floatFromInt(p.total_bytes - done)) / (done_f / secs);
+        var bar: [width]u8 = undefined;
+        @memset(bar[0..filled], '#');
+        @memset(bar[filled..], ' ');
+        stderrPrint("\r[{s}] {d:>3}% {d} records, {d:.1} MB/s, ETA {d}s ", .{ &bar, percent, p.records, mbps, @as(u64, @intFromFloat(@ceil(eta))) });
+    }
+
+    fn finish(p: *Progress) void {
+        p.done_bytes = p.total_bytes;
+        p.draw();
     }
 };
 
@@ -292,20 +521,28 @@ fn openOutput(path: []const u8, no_confirm: bool) std.fs.File {
         }
     } else |_| {}
     if (std.fs.path.dirname(path)) |dir| cwd.makePath(dir) catch |e|
-        fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}", .{ path, @errorName(e) });
+        fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}", .{ path, ioReason(e) });
     return cwd.createFile(path, .{}) catch |e|
-        fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}", .{ path, @errorName(e) });
+        fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}", .{ path, ioReason(e) });
 }
 
 pub fn main() u8 {
     const gpa = std.heap.smp_allocator;
     const args = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
-    const cli = parseArgs(gpa, args) catch fatal("out of memory", .{});
-    const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path (try `--help`).", .{});
+    var cli = parseArgs(gpa, args) catch fatal("out of memory", .{});
+    if (cli.info_input) |path| return infoCommand(gpa, path);
+    const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
+    if (cli.recover_records) {
+        // Hook for the carving work (issue 12 item 1): set the library's option here.
+        stderrPrint("note: --recover-records is accepted but not implemented yet; no record is carved\n", .{});
+    }
     const opened_input = openInput(input, cli.output);
     const evtx_file = dump.File.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
-        error.FileTooShort => fatal("Failed to parse evtx file header: the file is shorter than its header", .{}),
-        error.BadFileMagic => fatal("Failed to parse evtx file header: invalid magic (expected `ElfFile\\0`)", .{}),
+        error.FileTooShort => if (opened_input.size < evtx.file_header.block_size)
+            fatal("An error occurred while trying to deserialize evtx stream: the file is {d} bytes, shorter than the 4096-byte file header", .{opened_input.size})
+        else
+            fatal("the file is {d} bytes, shorter than its header block size {d}", .{ opened_input.size, headerBlockSize(&opened_input) }),
+        error.BadFileMagic => fatal("An error occurred while trying to deserialize evtx stream: invalid EVTX file header magic, expected `ElfFile\\0`", .{}),
         error.OutOfMemory => fatal("out of memory", .{}),
     };
     const header = evtx_file.header;
@@ -322,28 +559,30 @@ pub fn main() u8 {
         .writer = &fw.interface,
         .path = input,
         .stop_after_one_error = cli.stop_after_one_error,
-        .progress = cli.output != null and std.fs.File.stderr().isTty(),
-        .chunks_total = order.len,
+        .progress = if (cli.output != null and std.fs.File.stderr().isTty()) Progress.init(@intCast(opened_input.size)) else null,
+        .verbose = .{ .path = input, .level = cli.verbose, .timer = std.time.Timer.start() catch null },
     };
     const threads = if (cli.threads == 0) std.Thread.getCpuCount() catch 1 else cli.threads;
     dump.run(gpa, &evtx_file.input, order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
-        return finish(&fw, e);
+        return finish(&fw, &sink, @intCast(opened_input.size), e);
     };
-    return finish(&fw, null);
+    return finish(&fw, &sink, @intCast(opened_input.size), null);
 }
 
-fn finish(fw: *std.fs.File.Writer, err: ?anyerror) u8 {
+fn finish(fw: *std.fs.File.Writer, sink: *Sink, bytes: usize, err: ?anyerror) u8 {
+    if (sink.progress) |*p| p.finish();
     if (progress_shown) stderrPrint("\n", .{});
+    sink.verbose.finish(bytes);
     const flushed = fw.interface.flush();
     if (err == null) flushed catch {};
     const write_error = fw.err;
     if (write_error) |we| {
         if (we == error.BrokenPipe) return 0;
-        fatal("Failed to write output: {s}", .{@errorName(we)});
+        fatal("failed to write output: {s}", .{ioReason(we)});
     }
     if (err) |e| switch (e) {
         error.StoppedAfterError => fatal("Stopped after error", .{}),
-        error.WriteFailed => fatal("Failed to write output", .{}),
+        error.WriteFailed => fatal("failed to write output", .{}),
         else => fatal("{s}", .{@errorName(e)}),
     };
     return 0;

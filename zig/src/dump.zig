@@ -11,6 +11,7 @@ const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const file_header = @import("file_header.zig");
 const chunk = @import("chunk.zig");
+const crc32 = @import("crc32.zig");
 const values = @import("values.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
@@ -59,7 +60,12 @@ pub const Entry = struct {
     len: u32,
     /// Null for a rendered record.
     kind: ?chunk.Kind,
+    /// The words after the kind in the error line (vocabulary in shared-fixtures/README.md,
+    /// the same as the Rust engine's).
     detail: [:0]const u8,
+    /// Where a formatted detail starts in `Result.details` until the chunk is done (the
+    /// list may move while it grows; `renderChunk` then points `detail` at it).
+    detail_at: ?u32 = null,
     /// False when the record was rendered but `--events` excludes it (len == 0).
     printed: bool,
 };
@@ -68,6 +74,8 @@ pub const Entry = struct {
 pub const Result = struct {
     out: escape.Out,
     entries: std.ArrayList(Entry) = .empty,
+    /// Formatted error details, NUL-terminated back to back (chunk and record header errors).
+    details: std.ArrayList(u8) = .empty,
     slot: u32 = 0,
 
     pub fn init(gpa: Allocator) Result {
@@ -75,6 +83,7 @@ pub const Result = struct {
     }
 
     pub fn deinit(r: *Result) void {
+        r.details.deinit(r.out.gpa);
         r.entries.deinit(r.out.gpa);
         r.out.deinit();
     }
@@ -117,7 +126,14 @@ pub const Renderer = struct {
         r.parser.deinit();
     }
 
-    fn chunkError(res: *Result, slot: u32, kind: chunk.Kind, detail: [:0]const u8) Allocator.Error!void {
+    /// Appends a formatted detail to `res.details`; its position for `Entry.detail_at`.
+    fn addDetail(res: *Result, comptime fmt: []const u8, args: anytype) Allocator.Error!u32 {
+        const at: u32 = @intCast(res.details.items.len);
+        try res.details.print(res.out.gpa, fmt ++ "\x00", args);
+        return at;
+    }
+
+    fn chunkError(res: *Result, slot: u32, kind: chunk.Kind, detail_at: u32) Allocator.Error!void {
         try res.entries.append(res.out.gpa, .{
             .record_id = null,
             .filetime = 0,
@@ -126,26 +142,44 @@ pub const Renderer = struct {
             .start = @intCast(res.out.len()),
             .len = 0,
             .kind = kind,
-            .detail = detail,
+            .detail = "",
+            .detail_at = detail_at,
             .printed = false,
         });
     }
 
-    /// Renders chunk slot `slot` of `in` into `res` (cleared first). A slot that cannot be
-    /// read whole (past the end, or cut since the input was opened) is `incomplete chunk`.
+    /// Renders chunk slot `slot` of `in` into `res` (cleared first).
     pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
+        res.details.clearRetainingCapacity();
+        try r.renderEntries(in, slot, res);
+        for (res.entries.items) |*e| {
+            const at = e.detail_at orelse continue;
+            // addDetail ended each detail with a NUL: the sentinel is in bounds.
+            const len = std.mem.indexOfScalar(u8, res.details.items[at..], 0).?;
+            e.detail = res.details.items[at .. at + len :0];
+        }
+    }
+
+    /// A slot that cannot be read whole (past the end, or cut since the input was opened) is
+    /// `incomplete chunk`, naming the bytes the read lacked.
+    fn renderEntries(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
         res.out.truncate(0);
         res.entries.clearRetainingCapacity();
         res.slot = slot;
-        const bytes = in.chunk(slot, &r.window) orelse
-            return chunkError(res, slot, .incomplete_chunk, "fewer than 65536 bytes");
+        const got = in.read(file_header.chunkOffset(slot), &r.window.bytes);
+        if (got.len < chunk.size) {
+            return chunkError(res, slot, .incomplete_chunk, try addDetail(res, "{d} bytes missing", .{chunk.size - got.len}));
+        }
+        const bytes: *const [chunk.size]u8 = got[0..chunk.size];
         if (chunk.isEmpty(bytes)) return;
-        if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, "not ElfChnk");
+        if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, try addDetail(res, "found {x}", .{bytes[0..8]}));
         const header = chunk.Header.read(bytes);
         if (r.settings.validate_checksums) {
-            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, "checksum");
+            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, try checksumDetail(res, kind, bytes, &header));
         }
-        if (!chunk.stringTableValid(bytes, &r.visited)) return chunkError(res, slot, .bad_string_table, "unreadable name entry");
+        if (chunk.stringTableFault(bytes, &r.visited)) |at| {
+            return chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{at}));
+        }
         try r.parser.resetChunk(bytes);
         r.programs.trim();
         var walker = chunk.Walker.init(bytes);
@@ -159,9 +193,38 @@ pub const Renderer = struct {
                 .start = @intCast(res.out.len()),
                 .len = 0,
                 .kind = e.e.kind,
-                .detail = "record header",
+                .detail = "",
+                .detail_at = try recordDetail(res, e.e.kind, bytes, e.offset),
                 .printed = false,
             }),
+        };
+    }
+
+    /// The `--validate-checksums` failure details (stored and computed values).
+    fn checksumDetail(res: *Result, kind: chunk.Kind, bytes: *const [chunk.size]u8, h: *const chunk.Header) Allocator.Error!u32 {
+        return switch (kind) {
+            .bad_chunk_header_checksum => addDetail(res, "stored 0x{x:0>8}, computed 0x{x:0>8}", .{ h.header_checksum, chunk.headerChecksum(bytes) }),
+            .bad_chunk_free_space_offset => addDetail(res, "free space offset {d} is outside 512..=65536", .{h.free_space_offset}),
+            .bad_chunk_records_checksum => addDetail(res, "stored 0x{x:0>8}, computed 0x{x:0>8}", .{ h.records_checksum, crc32.hash(bytes[chunk.header_size..h.free_space_offset]) }),
+            else => addDetail(res, "", .{}),
+        };
+    }
+
+    /// The detail of a record header error at chunk offset `pos`, read from the header bytes.
+    fn recordDetail(res: *Result, kind: chunk.Kind, bytes: *const [chunk.size]u8, pos: u32) Allocator.Error!u32 {
+        const rest = bytes[@min(pos, chunk.size)..];
+        const le = struct {
+            fn read(b: []const u8, at: usize, comptime T: type) T {
+                if (b.len < at + @sizeOf(T)) return 0;
+                return std.mem.readInt(T, b[at..][0..@sizeOf(T)], .little);
+            }
+        }.read;
+        return switch (kind) {
+            .bad_record_magic => addDetail(res, "found {x}", .{rest[0..@min(rest.len, 4)]}),
+            .truncated_record_header => addDetail(res, "{d} bytes left in the chunk", .{rest.len}),
+            .bad_record_timestamp => addDetail(res, "FILETIME 0x{x:0>16}", .{le(rest, 16, u64)}),
+            .bad_record_size => addDetail(res, "size {d}", .{le(rest, 4, u32)}),
+            else => addDetail(res, "", .{}),
         };
     }
 
@@ -183,7 +246,7 @@ pub const Renderer = struct {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             res.out.truncate(mark);
             entry.kind = .bad_binxml;
-            entry.detail = @errorName(e);
+            entry.detail = binxmlDetail(e);
             entry.printed = false;
         };
         if (!printed) res.out.truncate(mark);
@@ -248,6 +311,33 @@ pub const Renderer = struct {
         if (out.len() > chunk_bytes_max) return error.OutputTooLarge;
     }
 };
+
+/// The `bad binxml` detail vocabulary (shared-fixtures/README.md): one phrase per error of
+/// the parser, the same phrases as the Rust engine's `error::binxml_detail`.
+pub fn binxmlDetail(e: tokens.Error) [:0]const u8 {
+    return switch (e) {
+        error.InvalidToken => "invalid token",
+        error.BadState => "token out of place",
+        error.NestingTooDeep => "nested too deeply",
+        error.ValueOutsideElement => "value outside an element",
+        error.TemplateRoot => "template definition without exactly one root element",
+        error.TemplateInDefinition => "template instance inside a template definition",
+        error.TooManyNodes => "too many nodes",
+        error.InvalidName => "name is not valid UTF-16",
+        error.ElementInAttribute, error.PiInAttribute => "element or PI inside an attribute value",
+        error.PiDataWithoutTarget => "PI data without target",
+        error.OutputTooLarge => "record output too large",
+        error.EmptyBinXml => "empty BinXML",
+        error.OutOfBounds => "out of bounds",
+        error.InvalidValueType => "invalid value type",
+        error.OddStringSize => "odd-sized UTF-16 string",
+        error.BadSizeTSize => "bad SizeT or EvtHandle size",
+        error.MisalignedArray => "misaligned array",
+        error.InvalidAnsi => "invalid ANSI sequence",
+        error.UnsupportedValueType => "unsupported value type",
+        error.OutOfMemory => "out of memory",
+    };
+}
 
 /// An EVTX input (a file read by windows, or lent bytes), its header and its chunk slots in
 /// output order: the entry point of the library. Render with `run` (all chunks, N threads,
@@ -317,21 +407,24 @@ pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.F
     return order.toOwnedSlice(gpa);
 }
 
-/// Workers beyond this add memory (a renderer, a window and two results each), not speed.
-pub const threads_max = 256;
-
 /// Receives chunk results in output order. Returning an error stops the dump.
 pub const Consumer = struct {
     context: *anyopaque,
     consume: *const fn (context: *anyopaque, result: *const Result) anyerror!void,
 };
 
-/// Renders `order` with `threads` workers (>= 1) and feeds `consumer` in order.
+/// Most worker threads `run` uses, whatever it is asked (same value as the Rust engine's
+/// `MAX_THREADS`): past a few per core, more workers only cost memory (a renderer, a window
+/// and two results each) and stacks, not speed.
+pub const threads_max = 256;
+
+/// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
+/// are used) and feeds `consumer` in order.
 pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, threads: usize, consumer: Consumer) anyerror!void {
     assert(threads >= 1);
     if (threads == 1 or order.len <= 1) return runInline(gpa, in, order, settings, consumer);
     var pipeline: Pipeline = undefined;
-    try pipeline.init(gpa, in, order, settings, @min(threads, threads_max));
+    try pipeline.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
     defer pipeline.deinit();
     return pipeline.drive(consumer);
 }
@@ -592,8 +685,8 @@ test "the scan path agrees with the full parse, record by record" {
             try std.testing.expectEqualStrings(parsed.text(f), scanned.text(s));
         }
         const e = scanned.entries.items;
-        try std.testing.expectEqualStrings("InvalidToken", e[2].detail);
-        try std.testing.expectEqualStrings("OddStringSize", e[3].detail);
+        try std.testing.expectEqualStrings("invalid token", e[2].detail);
+        try std.testing.expectEqualStrings("odd-sized UTF-16 string", e[3].detail);
         try std.testing.expectEqual(@as(?chunk.Kind, null), e[4].kind);
         try std.testing.expectEqual(@as(?chunk.Kind, null), e[5].kind);
         if (format == .jsonl) inline for (cases, 0..) |c, i| {

@@ -5,7 +5,8 @@
 //! string table, record walk), `tokens` (BinXML token parser, trees), `template` (template
 //! instances), `values` (value types), `render_json` / `render_xml`, `escape` (UTF-16 to
 //! escaped UTF-8), `crc32`, `input` (chunk windows read from a file, or lent bytes; the
-//! stdin spool), `dump` (chunk order, per-chunk rendering, threads).
+//! stdin spool), `dump` (chunk order, per-chunk rendering, threads), `info` (the `info`
+//! report: file and chunk headers only).
 pub const crc32 = @import("crc32.zig");
 pub const escape = @import("escape.zig");
 pub const values = @import("values.zig");
@@ -19,6 +20,7 @@ pub const render_json = @import("render_json.zig");
 pub const render_xml = @import("render_xml.zig");
 pub const program = @import("program.zig");
 pub const dump = @import("dump.zig");
+pub const info = @import("info.zig");
 
 comptime {
     if (@import("builtin").is_test) _ = @import("testing.zig");

@@ -2,6 +2,7 @@
 //! report. `make parity`, `make bench` and `make compare` call it; see the README.
 
 mod diff;
+mod exit_table;
 mod gaps;
 mod mutate;
 mod parity;
@@ -36,6 +37,8 @@ enum Command {
     /// Damaged variants of every fixture through both engines: no crash, hang or balloon, and
     /// byte-identical outputs.
     Mutate(MutateArgs),
+    /// Exit status and stdout-or-not of the three CLIs over a table of argument cases.
+    ExitTable(exit_table::ExitTableArgs),
 }
 
 #[derive(Args)]
@@ -141,6 +144,7 @@ fn main() -> ExitCode {
         ),
         Command::All(args) => all_command(&args),
         Command::Mutate(args) => mutate_command(&args),
+        Command::ExitTable(args) => exit_table::run_exit_table(&args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

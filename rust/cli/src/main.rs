@@ -1,15 +1,16 @@
 //! `evtx-rs`: a drop-in for `evtx_dump` 0.15.1 (contract section 11), built on `evtx-core`.
 //!
-//! Differences from the reference, on purpose: one `error: ...` line per failed chunk or record
-//! (format in `shared-fixtures/README.md`) instead of a multi-line block, `-f` naming the input
-//! file is refused before anything is written, and `-V` names this tool.
+//! The options, subcommands and exit statuses are the reference's (checked against it by
+//! `evtx-compare exit-table`). Differences on purpose: one `error: ...` line per failed chunk
+//! or record (format in `shared-fixtures/README.md`) instead of a multi-line block, `-f` naming
+//! the input file is refused before anything is written, and `-V` names this tool.
 //!
 //! The input is read through 64 KiB windows (`evtx_core::Input`), never mapped: memory stays at
 //! a few chunks per worker and a file that shrinks under us gives `incomplete chunk` errors, not
 //! SIGBUS. Standard input is spooled to an unlinked temporary file first, as the reference does
 //! (the wrapped-log order needs every chunk header before the first chunk is written).
 
-use clap::{ArgAction, Parser, ValueEnum};
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
 use evtx_core::{dump, ChunkOutput, ChunkSource, Format, Input, Options, Outcome};
 use std::fs;
 use std::io::{self, IsTerminal, Write};
@@ -20,8 +21,8 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Fmt {
-    Xml,
     Json,
+    Xml,
     Jsonl,
 }
 
@@ -39,48 +40,70 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
     evtx_core::parse_ansi_codec(s).map(Codec)
 }
 
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (evtx_dump 0.15.1 compatible)");
+
 /// Dump EVTX files as XML or JSON, byte-identical to evtx_dump 0.15.1.
 #[derive(Debug, Parser)]
-#[command(name = "evtx-rs", disable_version_flag = true)]
+#[command(name = "evtx-rs", version = VERSION)]
 struct Cli {
-    /// Input file, or `-` for standard input.
+    /// Input EVTX file path, or `-` for standard input. Required unless using a subcommand.
     input: Option<String>,
-    /// Output format.
+    /// Worker threads, 0 = one per CPU (at most 256 are used).
+    #[arg(short = 't', long = "threads", default_value_t = 0)]
+    threads: u32,
+    /// Output format; `jsonl` is `json` with --no-indent --dont-show-record-number.
     #[arg(short = 'o', long = "format", value_enum, default_value = "xml")]
     format: Fmt,
-    /// Worker threads (0 = one per CPU).
-    #[arg(short = 't', long = "threads", default_value_t = 0)]
-    threads: usize,
-    /// Write to this file instead of standard output.
+    /// Write to this file instead of standard output (parent directories are created; asks
+    /// before overwriting). Errors still go to standard error.
     #[arg(short = 'f', long = "output")]
     output: Option<PathBuf>,
     /// Overwrite the output file without asking.
     #[arg(long)]
     no_confirm_overwrite: bool,
-    /// Only print these record IDs, e.g. `1-3,5`.
+    /// Only print the records with these event record IDs, e.g. `1-3,5`.
     #[arg(long, value_parser = parse_ranges)]
     events: Option<Ranges>,
-    /// Skip chunks whose checksums are wrong.
+    /// Skip chunks whose CRC32s are wrong (dirty logs often have some: fewer records).
     #[arg(long)]
     validate_checksums: bool,
-    /// XML without indentation.
+    /// Also carve deleted/stale records from unallocated chunk space.
+    #[arg(long)]
+    recover_records: bool,
+    /// No indentation.
     #[arg(long)]
     no_indent: bool,
-    /// JSON attributes as separate `X_attributes` members.
+    /// JSON: element attributes in a separate `<NAME>_attributes` object.
     #[arg(long)]
     separate_json_attributes: bool,
-    /// Do not print the `Record N` banners.
+    /// Do not print the `Record <id>` lines.
     #[arg(long)]
     dont_show_record_number: bool,
-    /// Code page of ANSI strings (WHATWG label).
+    /// Code page of ANSI strings: an Encoding Standard label [default: windows-1252].
     #[arg(long, value_parser = parse_codec)]
     ansi_codec: Option<Codec>,
     /// Stop (exit 1) at the first chunk or record error.
     #[arg(long)]
     stop_after_one_error: bool,
-    /// Print version.
-    #[arg(short = 'V', long = "version", action = ArgAction::SetTrue)]
-    version: bool,
+    /// More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same.
+    #[arg(short = 'v', action = ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show an EVTX file's header and each chunk's record IDs, flags and CRC32s (records are not
+    /// parsed).
+    Info(InfoArgs),
+}
+
+#[derive(Debug, Args)]
+struct InfoArgs {
+    /// Input EVTX file path.
+    #[arg(short = 'i', long = "input", value_name = "EVTX")]
+    input: String,
 }
 
 #[cold]
@@ -89,28 +112,65 @@ fn fatal(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(1)
 }
 
+/// `info -i FILE`: the report of `evtx_core::info` on standard output.
+fn info_command(args: &InfoArgs) -> ExitCode {
+    let data = match fs::read(&args.input) {
+        Ok(data) => data,
+        Err(e) => return fatal(format!("Failed to open {}: {}", args.input, io_reason(&e))),
+    };
+    let text = match evtx_core::info::info(&data) {
+        Ok(text) => text,
+        Err(e) => return fatal(e),
+    };
+    let mut out = stdout_writer();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            fatal(format!("failed to write output: {}", io_reason(&e)))
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+/// An I/O error's reason without Rust's ` (os error N)` suffix, in the words both CLIs use.
+fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.version {
-        println!(
-            "evtx-rs {} (evtx_dump {} compatible)",
-            env!("CARGO_PKG_VERSION"),
-            evtx_core::REFERENCE_VERSION
-        );
-        return ExitCode::SUCCESS;
+    if let Some(Command::Info(args)) = &cli.command {
+        return info_command(args);
     }
     let Some(input) = cli.input.clone() else {
-        return fatal("missing INPUT (a file path, or - for standard input)");
+        return fatal(
+            "Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).",
+        );
     };
+    if cli.verbose > 3 {
+        eprintln!("using more than -vvv does not affect verbosity level");
+    }
+    if cli.recover_records {
+        // Hook for the carving work (issue 12 item 1): set `Options::recover_records` here.
+        eprintln!(
+            "note: --recover-records is accepted but not implemented yet; no record is carved"
+        );
+    }
     let format = match cli.format {
         Fmt::Xml => Format::Xml,
         Fmt::Json => Format::Json,
         Fmt::Jsonl => Format::Jsonl,
     };
-    if matches!(cli.format, Fmt::Jsonl) && (cli.no_indent || cli.dont_show_record_number) {
-        eprintln!(
-            "note: no need to pass both `-o jsonl` and `--no-indent`/`--dont-show-record-number`"
-        );
+    if matches!(cli.format, Fmt::Jsonl) {
+        if cli.no_indent {
+            eprintln!("no need to pass both `--no-indent` and `-o jsonl`");
+        }
+        if cli.dont_show_record_number {
+            eprintln!("no need to pass both `--no-show-record-number` and `-o jsonl`");
+        }
     }
     let opts = Options {
         format,
@@ -122,7 +182,7 @@ fn main() -> ExitCode {
             .ansi_codec
             .map_or(Options::default().ansi_codec, |c| c.0),
         event_ranges: cli.events.clone().map(|r| r.0),
-        threads: cli.threads,
+        threads: cli.threads as usize,
     };
 
     let file = match open_input(&input, cli.output.as_deref()) {
@@ -145,6 +205,7 @@ fn main() -> ExitCode {
     let mut out = io::BufWriter::with_capacity(64 << 10, sink);
     let mut progress =
         progress.then(|| Progress::new(usize::try_from(file.len()).unwrap_or(usize::MAX)));
+    let mut verbose = Verbose::new(&input, cli.verbose);
     let mut broken_pipe = false;
     let mut write_error: Option<io::Error> = None;
     let mut stopped = false;
@@ -191,6 +252,7 @@ fn main() -> ExitCode {
         if let Some(p) = &mut progress {
             p.chunk_done(chunk);
         }
+        verbose.chunk_done(chunk);
         if first_failure.is_some() {
             stopped = true;
             return ControlFlow::Break(());
@@ -201,6 +263,7 @@ fn main() -> ExitCode {
     if let Some(p) = &mut progress {
         p.finish();
     }
+    verbose.finish(file.len());
     if !broken_pipe && write_error.is_none() {
         if let Err(e) = out.flush() {
             if e.kind() == io::ErrorKind::BrokenPipe {
@@ -214,7 +277,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if let Some(e) = write_error {
-        return fatal(format!("failed to write output: {e}"));
+        return fatal(format!("failed to write output: {}", io_reason(&e)));
     }
     if stopped {
         return fatal("Stopped after error");
@@ -251,7 +314,12 @@ fn open_input(input: &str, output: Option<&Path>) -> Result<Input, String> {
             .map_err(|e| format!("failed to read standard input: {e}"))?;
         (stdin, "standard input".to_string())
     } else {
-        let file = fs::File::open(input).map_err(|e| format!("failed to open {input}: {e}"))?;
+        let file = fs::File::open(input).map_err(|e| {
+            format!(
+                "Failed to open evtx file at: {input}\n\nCaused by:\n    {}",
+                io_reason(&e)
+            )
+        })?;
         (file, input.to_string())
     };
     if let Some(output) = output {
@@ -264,7 +332,7 @@ fn open_input(input: &str, output: Option<&Path>) -> Result<Input, String> {
         .map_err(|e| format!("failed to read {what}: {e}"))?;
     match spooled {
         Some(spooled) => Input::open(spooled).map_err(|e| e.to_string()),
-        None if is_stdin(input) => Err("standard input is empty".to_string()),
+        None if is_stdin(input) => Err("No input received on stdin".to_string()),
         None => Err(evtx_core::FatalError::TooShort(0).to_string()),
     }
 }
@@ -288,33 +356,104 @@ fn refuse_output_on_input(input_file: &fs::File, output: &Path, input: &str) -> 
 /// Opens `-f PATH` per 11.1: parent directories created, directories refused, an existing file
 /// overwritten only after confirmation on a terminal (or with `--no-confirm-overwrite`).
 fn open_output(path: &Path, no_confirm: bool) -> Result<fs::File, String> {
+    // The reference's words (and evtx-zig's): one message, then the cause.
+    let failed = |cause: &str| {
+        format!(
+            "An error occurred while creating output file at `{}`\n\nCaused by:\n    {cause}",
+            path.display()
+        )
+    };
     if path.is_dir() {
-        return Err(format!("{} is a directory", path.display()));
+        return Err(failed("Path is a directory"));
     }
     if path.exists() && !no_confirm {
-        if !io::stdin().is_terminal() || !io::stderr().is_terminal() {
-            return Err(format!(
-                "{} exists; pass --no-confirm-overwrite to overwrite it",
-                path.display()
-            ));
+        if !io::stdin().is_terminal() {
+            return Err(failed("Failed to display confirmation prompt"));
         }
-        eprint!("{} exists. Overwrite? [y/N] ", path.display());
+        eprint!(
+            "Are you sure you want to override output file at `{}`? [y/N] ",
+            path.display()
+        );
         let mut answer = String::new();
-        io::stdin()
-            .read_line(&mut answer)
-            .map_err(|e| e.to_string())?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-            return Err("not overwriting the output file".to_string());
+        let _ = io::stdin().read_line(&mut answer);
+        if !answer.starts_with(['y', 'Y']) {
+            return Err("Cancelled".to_string());
         }
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)
-            .map_err(|e| format!("failed to create {}: {e}", parent.display()))?;
+        fs::create_dir_all(parent).map_err(|e| failed(&io_reason(&e)))?;
     }
-    fs::File::create(path).map_err(|e| format!("failed to create {}: {e}", path.display()))
+    fs::File::create(path).map_err(|e| failed(&io_reason(&e)))
 }
 
-/// A one-line progress bar on stderr (only with `-f` and a terminal).
+/// Records and errors of one chunk, as the progress bar and `-v` count them.
+fn chunk_counts(chunk: &ChunkOutput) -> (u64, u64) {
+    let failed = chunk
+        .records
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Failed(_)))
+        .count() as u64;
+    (chunk.records.len() as u64 - failed, failed)
+}
+
+/// `-v`: one summary line per file at the end; `-vv` (and `-vvv`): also one line per chunk.
+/// Same words as evtx-zig (README, "Verbosity").
+struct Verbose<'a> {
+    input: &'a str,
+    level: u8,
+    start: Instant,
+    chunks: u64,
+    records: u64,
+    errors: u64,
+}
+
+impl<'a> Verbose<'a> {
+    fn new(input: &'a str, level: u8) -> Verbose<'a> {
+        Verbose {
+            input,
+            level,
+            start: Instant::now(),
+            chunks: 0,
+            records: 0,
+            errors: 0,
+        }
+    }
+
+    fn chunk_done(&mut self, chunk: &ChunkOutput) {
+        if self.level == 0 {
+            return;
+        }
+        let (records, errors) = chunk_counts(chunk);
+        self.chunks += 1;
+        self.records += records;
+        self.errors += errors;
+        if self.level >= 2 {
+            eprintln!(
+                "debug: {}: chunk {}: {records} records, {errors} errors",
+                self.input, chunk.slot
+            );
+        }
+    }
+
+    fn finish(&self, bytes: u64) {
+        if self.level == 0 {
+            return;
+        }
+        eprintln!(
+            "info: {}: {} bytes, {} chunks, {} records, {} errors in {} ms",
+            self.input,
+            bytes,
+            self.chunks,
+            self.records,
+            self.errors,
+            self.start.elapsed().as_millis()
+        );
+    }
+}
+
+/// The progress bar (README, "Progress"): on stderr, only when it is a terminal and the output
+/// goes to a file (`-f`); redrawn at most every 100 ms and once at the end. Same design as
+/// evtx-zig: `[###   ]  42% 12345 records, 85.3 MB/s, ETA 3s`.
 struct Progress {
     start: Instant,
     last: Instant,
@@ -337,11 +476,7 @@ impl Progress {
 
     fn chunk_done(&mut self, chunk: &ChunkOutput) {
         self.done_bytes += 65536;
-        self.records += chunk
-            .records
-            .iter()
-            .filter(|r| matches!(r.outcome, Outcome::Rendered(_)))
-            .count() as u64;
+        self.records += chunk_counts(chunk).0;
         if self.last.elapsed() >= Duration::from_millis(100) {
             self.last = Instant::now();
             self.draw();
@@ -349,21 +484,19 @@ impl Progress {
     }
 
     fn draw(&self) {
+        const WIDTH: usize = 30;
         let secs = self.start.elapsed().as_secs_f64().max(1e-6);
         let done = self.done_bytes.min(self.total_bytes);
+        let percent = done * 100 / self.total_bytes;
+        let filled = done * WIDTH / self.total_bytes;
         let mbps = done as f64 / secs / 1e6;
-        let frac = done as f64 / self.total_bytes as f64;
-        let eta = if frac > 0.0 { secs / frac - secs } else { 0.0 };
-        const WIDTH: usize = 30;
-        let filled = ((frac * WIDTH as f64) as usize).min(WIDTH);
+        let eta = (self.total_bytes - done) as f64 / (done as f64 / secs);
         eprint!(
-            "\r[{}{}] {:>3.0}% {} records, {:.1} MB/s, ETA {:.0}s ",
+            "\r[{}{}] {percent:>3}% {} records, {mbps:.1} MB/s, ETA {}s ",
             "#".repeat(filled),
             " ".repeat(WIDTH - filled),
-            frac * 100.0,
             self.records,
-            mbps,
-            eta.max(0.0)
+            eta.ceil() as u64
         );
     }
 

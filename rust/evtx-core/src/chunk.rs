@@ -75,7 +75,7 @@ impl ChunkHeader {
         if !(CHUNK_HEADER_SIZE..=CHUNK_SIZE).contains(&free) || free > chunk.len() {
             return Err(Failure::new(
                 ErrorKind::BadChunkFreeSpaceOffset,
-                format!("free space offset {free}"),
+                format!("free space offset {free} is outside 512..=65536"),
             ));
         }
         let computed = crc32fast::hash(&chunk[CHUNK_HEADER_SIZE..free]);

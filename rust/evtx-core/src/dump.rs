@@ -191,13 +191,14 @@ impl Renderer {
             chunk_error(
                 out,
                 ErrorKind::IncompleteChunk,
-                format!("{} bytes", chunk.len()),
+                format!("{} bytes missing", CHUNK_SIZE - chunk.len()),
             );
             return;
         }
         let Some(header) = ChunkHeader::parse(chunk) else {
             if !crate::bytes::all_zero(chunk) {
-                chunk_error(out, ErrorKind::BadChunkMagic, String::new());
+                let found = crate::error::hex(&chunk[..8]);
+                chunk_error(out, ErrorKind::BadChunkMagic, format!("found {found}"));
             }
             return;
         };
@@ -229,7 +230,7 @@ impl Renderer {
                     file_offset: file_offset + u64::from(offset),
                     outcome: Outcome::Failed(Failure::new(
                         kind,
-                        format!("record at chunk offset 0x{offset:x}"),
+                        crate::error::record_detail(kind, chunk, offset as usize),
                     )),
                 }),
                 WalkItem::Record(rec) => {
@@ -272,7 +273,7 @@ impl Renderer {
         let (bstart, bend) = rec.binxml_window();
         if bstart == bend {
             // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
-            return Err(Failure::new(ErrorKind::BadBinxml, "empty BinXML window"));
+            return Err(Failure::binxml("empty BinXML window"));
         }
         let mut defs = Defs {
             names: &mut self.names,
@@ -285,18 +286,12 @@ impl Renderer {
             self.banner(buf, rec.id);
             let limit = (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT);
             if !self.programs.replay(buf, cx, (a, b, c, d), limit) {
-                return Err(Failure::new(
-                    ErrorKind::BadBinxml,
-                    "record output too large",
-                ));
+                return Err(Failure::binxml("record output too large"));
             }
             return Self::check_size(buf, start);
         }
         if self.chunk_nodes > MAX_CHUNK_NODES {
-            return Err(Failure::new(
-                ErrorKind::BadBinxml,
-                "too many nodes in chunk",
-            ));
+            return Err(Failure::binxml("too many nodes in chunk"));
         }
         let parsed = tokens::parse_record(
             cx,
@@ -346,10 +341,7 @@ impl Renderer {
 
     fn check_size(buf: &[u8], start: usize) -> Result<(), Failure> {
         if buf.len() - start > MAX_RECORD_OUTPUT || buf.len() > MAX_CHUNK_OUTPUT {
-            return Err(Failure::new(
-                ErrorKind::BadBinxml,
-                "record output too large",
-            ));
+            return Err(Failure::binxml("record output too large"));
         }
         Ok(())
     }

@@ -2,8 +2,9 @@
 //!
 //! Two families: [`FatalError`] ends the whole dump (the file cannot be read as EVTX at all),
 //! [`Failure`] is attached to one chunk or one record and never stops the walk. A failure's
-//! [`ErrorKind`] is one of the fixed strings of `shared-fixtures/README.md`; its detail is free
-//! text for humans and is not compared between engines.
+//! [`ErrorKind`] is one of the fixed strings of `shared-fixtures/README.md`, and so is its detail
+//! (a template per kind, filled from the bytes): both engines print the same line for the same
+//! fault, and the parity tool compares them whole.
 
 use std::fmt;
 
@@ -59,12 +60,12 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-/// A failed chunk or record: its kind and a free-text detail.
+/// A failed chunk or record: its kind and its detail (vocabulary in `shared-fixtures/README.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     /// The fixed kind string.
     pub kind: ErrorKind,
-    /// Engine-specific detail (may be empty).
+    /// The detail after the kind, the same in both engines (may be empty).
     pub detail: String,
 }
 
@@ -114,11 +115,94 @@ impl BinXmlError {
     /// The record-level failure for this error.
     #[cold]
     pub fn into_failure(self) -> Failure {
-        Failure::new(
-            ErrorKind::BadBinxml,
-            format!("{} at chunk offset 0x{:x}", self.what, self.offset),
-        )
+        Failure::binxml(self.what)
     }
+}
+
+impl Failure {
+    /// A `bad binxml` failure for the fault `what` (one of this crate's BinXML error texts),
+    /// with the shared detail of its class.
+    #[cold]
+    pub fn binxml(what: &str) -> Failure {
+        Failure::new(ErrorKind::BadBinxml, binxml_detail(what))
+    }
+}
+
+/// The `bad binxml` detail vocabulary (shared-fixtures/README.md): one phrase per class of
+/// fault, the classes the Zig engine's error set draws (its `dump.binxmlDetail` has the same
+/// phrases). Finer texts here fold into them so both engines print the same line.
+pub fn binxml_detail(what: &str) -> &'static str {
+    match what {
+        "invalid token" | "substitution outside a template definition" => "invalid token",
+        "start tag inside a start tag"
+        | "close start without start"
+        | "close empty without start"
+        | "end element without open element"
+        | "attribute outside a start tag"
+        | "BinXML value inside a start tag"
+        | "template instance inside a start tag"
+        | "unclosed element at end of stream" => "token out of place",
+        "BinXML nested too deeply"
+        | "elements nested too deeply"
+        | "template elements nested too deeply" => "nested too deeply",
+        "value outside of element" => "value outside an element",
+        "template definition without exactly one root element" => {
+            "template definition without exactly one root element"
+        }
+        "template instance inside a template definition" => {
+            "template instance inside a template definition"
+        }
+        "too many nodes"
+        | "too many nodes in record"
+        | "too many nodes in chunk"
+        | "too many template definitions in chunk" => "too many nodes",
+        "name is not valid UTF-16" => "name is not valid UTF-16",
+        "element or PI inside an attribute value" => "element or PI inside an attribute value",
+        "PI data without target" => "PI data without target",
+        "record output too large" | "record output too large or too deep" => {
+            "record output too large"
+        }
+        "empty BinXML window" => "empty BinXML",
+        "invalid value type" | "invalid substitution type" | "invalid value type in descriptor" => {
+            "invalid value type"
+        }
+        "odd-sized UTF-16 string" => "odd-sized UTF-16 string",
+        "unsupported SizeT/EvtHandle size" | "misaligned SizeT array" => {
+            "bad SizeT or EvtHandle size"
+        }
+        "misaligned array" => "misaligned array",
+        "invalid ANSI sequence" => "invalid ANSI sequence",
+        "unsupported value type" | "unsupported value type in value text" => {
+            "unsupported value type"
+        }
+        // Everything else is a read past the chunk or a definition: "unexpected end of chunk",
+        // "... past the end of the chunk", "... out of bounds", "truncated ...".
+        _ => "out of bounds",
+    }
+}
+
+/// The detail of a record header error of `kind` at chunk offset `pos` (templates in
+/// shared-fixtures/README.md), read from the header bytes.
+#[cold]
+pub fn record_detail(kind: ErrorKind, chunk: &[u8], pos: usize) -> String {
+    let bytes = chunk.get(pos..).unwrap_or(&[]);
+    let le = |at: usize, n: usize| {
+        bytes.get(at..at + n).map_or(0, |b| {
+            b.iter().rev().fold(0u64, |v, &x| v << 8 | u64::from(x))
+        })
+    };
+    match kind {
+        ErrorKind::BadRecordMagic => format!("found {}", hex(&bytes[..bytes.len().min(4)])),
+        ErrorKind::TruncatedRecordHeader => format!("{} bytes left in the chunk", bytes.len()),
+        ErrorKind::BadRecordTimestamp => format!("FILETIME 0x{:016x}", le(16, 8)),
+        ErrorKind::BadRecordSize => format!("size {}", le(4, 4)),
+        _ => String::new(),
+    }
+}
+
+/// Lowercase hex of `bytes`, no separators.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Result of BinXML parsing and rendering.

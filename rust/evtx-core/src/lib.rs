@@ -41,6 +41,7 @@ pub mod dump;
 pub mod error;
 pub mod escape;
 pub mod file_header;
+pub mod info;
 pub mod input;
 pub mod options;
 pub mod program;
@@ -55,7 +56,7 @@ pub use dump::{dump, ChunkOutput, EvtxFile, Outcome, RecordEntry, Renderer};
 pub use encoding_rs::Encoding;
 pub use error::{ErrorKind, Failure, FatalError};
 pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};
-pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options};
+pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options, MAX_THREADS};
 
 /// Version of the reference this crate reproduces.
 pub const REFERENCE_VERSION: &str = "0.15.1";

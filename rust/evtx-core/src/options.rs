@@ -2,6 +2,10 @@
 
 use encoding_rs::Encoding;
 
+/// Most worker threads a dump uses, whatever `-t` asks (same value as the Zig engine's
+/// `dump.threads_max`): past a few per core, more workers only cost stacks and chunk buffers.
+pub const MAX_THREADS: usize = 256;
+
 /// Output format (`-o`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -64,30 +68,26 @@ impl Options {
         }
     }
 
-    /// The effective number of worker threads.
+    /// The effective number of worker threads, at most [`MAX_THREADS`].
     pub fn effective_threads(&self) -> usize {
-        match self.threads {
+        let n = match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
-        }
+        };
+        n.min(MAX_THREADS)
     }
 }
 
-/// Parses an `--events` value: comma-separated `A` or `A-B` decimal ranges (inclusive).
+/// Parses an `--events` value: comma-separated `A` or `A-B` decimal ranges (inclusive), as
+/// `evtx_dump` does: no spaces, an optional `+`, and `A-B` with `A > B` is accepted and matches
+/// nothing.
 pub fn parse_event_ranges(text: &str) -> Result<Vec<(u64, u64)>, String> {
     let mut ranges = Vec::new();
     for part in text.split(',') {
-        let part = part.trim();
-        let bad = || format!("invalid event range `{part}` (expected N or N-M)");
-        let (a, b) = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
+        let bad = || format!("Expected range to be a positive number, got: {part}");
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
         let a: u64 = a.parse().map_err(|_| bad())?;
         let b: u64 = b.parse().map_err(|_| bad())?;
-        if a > b {
-            return Err(bad());
-        }
         ranges.push((a, b));
     }
     Ok(ranges)
@@ -112,6 +112,8 @@ mod tests {
         assert!(parse_event_ranges("1-").is_err());
         assert!(parse_event_ranges("-2").is_err());
         assert!(parse_event_ranges("x").is_err());
+        assert!(parse_event_ranges(" 1").is_err());
+        assert_eq!(parse_event_ranges("5-3").unwrap(), vec![(5, 3)]);
         let o = Options {
             event_ranges: Some(vec![(1, 3), (5, 5)]),
             ..Options::default()

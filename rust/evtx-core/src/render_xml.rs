@@ -46,7 +46,11 @@ fn spaces(out: &mut Vec<u8>, n: usize) {
 }
 
 fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> BinXmlResult<()> {
-    if out.len() > cx.limit || k / 2 > MAX_RENDER_DEPTH {
+    // Depth first, then size: the order the Zig engine checks them (one error vocabulary).
+    if k / 2 > MAX_RENDER_DEPTH {
+        return Err(BinXmlError::new("elements nested too deeply", 0));
+    }
+    if out.len() > cx.limit {
         return Err(too_large());
     }
     let tree = cx.tree;

@@ -1,0 +1,254 @@
+//! `evtx-compare exit-table`: the command-line surface of the three CLIs, table-driven.
+//!
+//! Every case runs the reference `evtx_dump`, evtx-rs and evtx-zig with the same arguments
+//! (stdin closed) and compares what a script sees: the exit status, and whether anything was
+//! written to stdout. Help and version texts, and usage error wording, are not compared (ours
+//! name our tools). A case fails when either engine differs from the reference.
+//!
+//! Placeholders in the arguments: `@F` a well-formed fixture, `@R` one with record errors,
+//! `@B` one with a bad file magic, `@S` one shorter than its header, `@D` a directory, `@M` a
+//! path that does not exist, `@O` a fresh output path (per program and case).
+
+use crate::run::run;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct ExitTableArgs {
+    /// The reference evtx_dump 0.15.1.
+    #[arg(long)]
+    reference: PathBuf,
+    #[arg(long, default_value = "zig-out/bin/evtx-rs")]
+    rust: PathBuf,
+    #[arg(long, default_value = "zig-out/bin/evtx-zig")]
+    zig: PathBuf,
+    /// The committed fixtures (shared-fixtures).
+    #[arg(long)]
+    fixtures: PathBuf,
+    /// Where the table (exit-table.md) and the `@O` outputs go.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// The cases: a name and the arguments, split on spaces (an argument of `''` is empty).
+const CASES: &[(&str, &str)] = &[
+    ("no arguments", ""),
+    ("short help", "-h"),
+    ("long help", "--help"),
+    ("short version", "-V"),
+    ("long version", "--version"),
+    ("plain dump", "@F"),
+    ("verbose", "-v @F"),
+    ("verbose twice", "-vv @F"),
+    ("verbose three times", "-vvv @F"),
+    ("verbose four times", "-vvvv @F"),
+    ("verbose repeated flags", "-v -v @F"),
+    ("verbose in a cluster with -t", "-vt 1 @F"),
+    ("events reversed range", "--events 5-3 @F"),
+    ("events list", "--events 1-3,5 @F"),
+    ("events open range", "--events 1- @F"),
+    ("events leading dash", "--events -2 @F"),
+    ("events not a number", "--events x @F"),
+    ("events with a plus", "--events +1 @F"),
+    ("events with an underscore", "--events 1_0 @F"),
+    ("events empty", "--events '' @F"),
+    ("events repeated", "--events 1 --events 2 @F"),
+    ("format repeated", "-o json -o xml @F"),
+    ("format unknown", "-o yaml @F"),
+    ("format missing value", "@F -o"),
+    ("format empty", "-o '' @F"),
+    ("format long with =", "--format=json @F"),
+    ("format short attached", "-ojson @F"),
+    ("format short with =", "-o=jsonl @F"),
+    ("threads 0", "-t 0 @F"),
+    ("threads 1", "-t 1 @F"),
+    ("threads 2", "-t 2 @F"),
+    ("threads 64", "-t 64 @F"),
+    ("threads 40000", "-t 40000 @F"),
+    ("threads 100000", "-t 100000 @F"),
+    ("threads u32 max", "-t 4294967295 @F"),
+    ("threads past u32", "-t 4294967296 @F"),
+    ("threads negative", "-t -1 @F"),
+    ("threads not a number", "-t x @F"),
+    ("threads with underscore", "-t 1_0 @F"),
+    ("threads with =", "-t=2 @F"),
+    ("threads with a plus", "-t+2 @F"),
+    ("threads repeated", "-t 1 -t 2 @F"),
+    ("flag repeated", "--no-indent --no-indent @F"),
+    ("flag with a value", "--no-indent=1 @F"),
+    ("unknown long flag", "--bogus @F"),
+    ("unknown short flag", "-x @F"),
+    ("extra positional", "@F extra"),
+    ("two inputs", "@F @F"),
+    ("end of options", "-- @F"),
+    ("nonexistent input", "@M"),
+    ("directory as input", "@D"),
+    ("bad file magic", "@B"),
+    ("file shorter than its header", "@S"),
+    ("empty stdin", "-"),
+    ("record errors", "@R"),
+    ("stop after one error", "--stop-after-one-error @R"),
+    ("validate checksums", "--validate-checksums @R"),
+    ("recover records", "--recover-records @F"),
+    (
+        "separate attributes",
+        "-o json --separate-json-attributes @F",
+    ),
+    ("jsonl with no-indent", "-o jsonl --no-indent @F"),
+    ("no record numbers", "--dont-show-record-number @F"),
+    ("ansi codec", "--ansi-codec windows-1251 @F"),
+    ("ansi codec unknown", "--ansi-codec bogus @F"),
+    (
+        "ansi codec not ASCII-compatible",
+        "--ansi-codec utf-16le @F",
+    ),
+    ("output file", "-f @O @F"),
+    ("output file, no confirm", "-f @O --no-confirm-overwrite @F"),
+    ("output missing value", "@F -f"),
+    ("output directory", "-f @D @F"),
+    ("info short", "info -i @F"),
+    ("info long", "info --input @F"),
+    ("info long with =", "info --input=@F"),
+    ("info damaged", "info -i @R"),
+    ("info without input", "info"),
+    ("info nonexistent", "info -i @M"),
+    ("info directory", "info -i @D"),
+    ("info bad magic", "info -i @B"),
+    ("info short file", "info -i @S"),
+    ("info input repeated", "info -i @F -i @F"),
+    ("info extra positional", "info -i @F extra"),
+    ("info help", "info -h"),
+    ("info version", "info -V"),
+    ("info with a dump option after", "info -i @F -o json"),
+    ("dump option before info", "-o json info -i @F"),
+    ("input then info", "@F info -i @F"),
+    ("help subcommand", "help"),
+    ("help info", "help info"),
+    ("help unknown", "help bogus"),
+];
+
+/// One program's outcome on one case.
+#[derive(Clone, PartialEq, Eq)]
+struct Seen {
+    status: String,
+    stdout_empty: bool,
+}
+
+impl std::fmt::Display for Seen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let out = if self.stdout_empty {
+            "no stdout"
+        } else {
+            "stdout"
+        };
+        write!(f, "{}, {out}", self.status)
+    }
+}
+
+/// Runs the table; `Ok(false)` when a case differs.
+pub fn run_exit_table(args: &ExitTableArgs) -> Result<bool, String> {
+    for path in [&args.reference, &args.rust, &args.zig] {
+        if !path.is_file() {
+            return Err(format!("{} does not exist", path.display()));
+        }
+    }
+    std::fs::create_dir_all(&args.out).map_err(|e| e.to_string())?;
+    let fixtures = &args.fixtures;
+    let files = [
+        ("@F", fixtures.join("synthetic/basic.evtx")),
+        ("@R", fixtures.join("damaged/bad-records.evtx")),
+        ("@B", fixtures.join("damaged/bad-file-magic.evtx")),
+        ("@S", fixtures.join("damaged/short-file.evtx")),
+        ("@D", fixtures.join("synthetic")),
+        ("@M", fixtures.join("no-such-file.evtx")),
+    ];
+    let programs = [
+        ("reference", &args.reference),
+        ("evtx-rs", &args.rust),
+        ("evtx-zig", &args.zig),
+    ];
+    let mut md = String::from(
+        "## Exit statuses and usage errors\n\n| case | arguments | reference | evtx-rs | evtx-zig | |\n|---|---|---|---|---|---|\n",
+    );
+    let mut failed = 0;
+    for (index, (name, template)) in CASES.iter().enumerate() {
+        let mut seen = Vec::new();
+        for (program_name, program) in programs {
+            let output = args.out.join(format!("case-{index}-{program_name}.out"));
+            let _ = std::fs::remove_file(&output);
+            let argv = expand(template, &files, &output);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let result = run(program, &argv, Duration::from_secs(60))
+                .map_err(|e| format!("could not run {}: {e}", program.display()))?;
+            seen.push(Seen {
+                status: result.describe_status(),
+                stdout_empty: result.stdout.is_empty(),
+            });
+        }
+        let same = seen[1] == seen[0] && seen[2] == seen[0];
+        if !same {
+            failed += 1;
+            eprintln!(
+                "exit-table: {name} ({template}): reference {}, evtx-rs {}, evtx-zig {}",
+                seen[0], seen[1], seen[2]
+            );
+        }
+        md.push_str(&format!(
+            "| {name} | `{template}` | {} | {} | {} | {} |\n",
+            seen[0],
+            seen[1],
+            seen[2],
+            if same { "ok" } else { "**differs**" }
+        ));
+    }
+    let path = args.out.join("exit-table.md");
+    std::fs::write(&path, &md).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!(
+        "exit-table: {} cases, {} identical, {failed} differ (table in {})",
+        CASES.len(),
+        CASES.len() - failed,
+        path.display()
+    );
+    Ok(failed == 0)
+}
+
+/// The arguments of `template` with the placeholders replaced.
+fn expand(template: &str, files: &[(&str, PathBuf)], output: &Path) -> Vec<String> {
+    template
+        .split(' ')
+        .filter(|word| !word.is_empty())
+        .map(|word| {
+            if word == "''" {
+                return String::new();
+            }
+            let mut word = word.replace("@O", &output.display().to_string());
+            for (placeholder, path) in files {
+                word = word.replace(placeholder, &path.display().to_string());
+            }
+            word
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_and_empty_arguments() {
+        let files = [("@F", PathBuf::from("a.evtx"))];
+        let argv = expand("-o '' --input=@F -f @O", &files, Path::new("out"));
+        assert_eq!(argv, ["-o", "", "--input=a.evtx", "-f", "out"]);
+        assert!(expand("", &files, Path::new("out")).is_empty());
+    }
+
+    #[test]
+    fn enough_cases() {
+        assert!(CASES.len() >= 30);
+        let mut names: Vec<&str> = CASES.iter().map(|(name, _)| *name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), CASES.len(), "case names are unique");
+    }
+}
