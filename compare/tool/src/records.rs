@@ -60,7 +60,7 @@ pub fn split(stdout: &str, banner: bool) -> Vec<Record<'_>> {
     records
 }
 
-fn banner_id(line: &str) -> Option<u64> {
+pub fn banner_id(line: &str) -> Option<u64> {
     line.strip_prefix("Record ")?
         .strip_suffix('\n')?
         .parse()
@@ -122,9 +122,22 @@ fn parse_error_line(rest: &str) -> Option<ErrorLine> {
     })
 }
 
-/// The number of failures the reference reported: one anyhow block per failure.
-pub fn reference_failures(stderr: &str) -> usize {
-    stderr.matches("Failed to dump the next record").count()
+/// The failures the reference reported, one anyhow block per failure, each with the record id
+/// its cause chain names (`Failed to parse record number N`), when it names one.
+pub fn reference_failed_records(stderr: &str) -> Vec<Option<u64>> {
+    const BLOCK: &str = "Failed to dump the next record";
+    const NAMED: &str = "Failed to parse record number ";
+    stderr
+        .split(BLOCK)
+        .skip(1)
+        .map(|block| {
+            let rest = &block[block.find(NAMED)? + NAMED.len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            rest[..end].parse().ok()
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -176,7 +189,7 @@ mod tests {
 
     #[test]
     fn counts_reference_failure_blocks() {
-        let stderr = "Failed to dump the next record.\n\nCaused by:\n 0: x\nFailed to dump the next record.\n";
-        assert_eq!(reference_failures(stderr), 2);
+        let stderr = "Failed to dump the next record.\n\nCaused by:\n 0: Failed to parse record number 7\nFailed to dump the next record.\n";
+        assert_eq!(reference_failed_records(stderr), vec![Some(7), None]);
     }
 }
