@@ -768,8 +768,20 @@ pub fn print_summary(report: &ParityReport) {
     for note in &report.notes {
         eprintln!("note: {note}");
     }
+    let inputs: std::collections::BTreeSet<&str> =
+        report.checks.iter().map(|c| c.file.as_str()).collect();
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    for input in &inputs {
+        *by_kind
+            .entry(input.split('/').next().unwrap_or(""))
+            .or_default() += 1;
+    }
+    let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
     println!(
-        "parity: {} passed, {} failed",
+        "parity: {} inputs compared ({}), {} checks: {} passed, {} failed",
+        inputs.len(),
+        kinds.join(", "),
+        report.checks.len(),
         report.passed(),
         report.failed()
     );
