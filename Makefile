@@ -117,6 +117,7 @@ test: setup
 	$(call step,zig-test,$(ZIG) build test -Doptimize=ReleaseSafe)
 	$(call step,abi,$(ZIG) build test-abi -Doptimize=ReleaseFast)
 	$(call step,parity,$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity)
+	$(call step,cli-paths,$(COMPARE) cli-paths --reference $(REF) --fixtures shared-fixtures --out target/cli-paths)
 	$(call step,abi-parity,$(MAKE) --no-print-directory abi-parity)
 	$(call step,gates-fail,compare/gates/run.sh $(COMPARE) $(REF) zig-out/bin/evtx-rs zig-out/bin/evtx-zig)
 	$(call step,mutate,$(COMPARE) mutate --reference $(REF) --fixtures shared-fixtures --out target/mutate)

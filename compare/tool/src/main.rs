@@ -1,6 +1,7 @@
 //! `evtx-compare`: parity of evtx-rs, evtx-zig and the reference, their speed, and the gap
 //! report. `make parity`, `make bench` and `make compare` call it; see the README.
 
+mod cli_paths;
 mod diff;
 mod gaps;
 mod mutate;
@@ -36,6 +37,18 @@ enum Command {
     /// Damaged variants of every fixture through the reference and both engines: no crash, hang
     /// or balloon, byte-identical engines, and the reference's record counts and exit statuses.
     Mutate(MutateArgs),
+    /// The CLI paths parity does not cover (stdin, -f and the overwrite prompt, --events,
+    /// --dont-show-record-number, --stop-after-one-error, -t 0 and 3), against the reference.
+    CliPaths(CliPathsArgs),
+}
+
+#[derive(Args)]
+struct CliPathsArgs {
+    #[command(flatten)]
+    backends: BackendArgs,
+    /// The committed fixtures (the cases name files below it).
+    #[arg(long)]
+    fixtures: PathBuf,
 }
 
 #[derive(Args)]
@@ -145,6 +158,13 @@ fn main() -> ExitCode {
         ),
         Command::All(args) => all_command(&args),
         Command::Mutate(args) => mutate_command(&args),
+        Command::CliPaths(args) => args.backends.check_present().and_then(|()| {
+            cli_paths::run_cli_paths(
+                &args.backends.backends(),
+                &args.fixtures,
+                &cli_paths::work_dir(&args.backends.out),
+            )
+        }),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -57,6 +57,15 @@ pub const MODES: &[Mode] = &[
         false,
         &[],
     ),
+    // The XML renderer under --validate-checksums too (zig/tests/reference_parity.sh had it).
+    mode(
+        "xml-validate-checksums",
+        &["-o", "xml", "--validate-checksums"],
+        true,
+        false,
+        false,
+        &[],
+    ),
     mode(
         "jsonl-validate-checksums",
         &["-o", "jsonl", "--validate-checksums"],
