@@ -4,7 +4,7 @@
 //! `--dont-show-record-number`, `--stop-after-one-error`, `-t 0` and `-t 3`.
 //!
 //! Per case: each engine's exit status, stdout and output file equal the reference's; the two
-//! engines' stderr is identical; every `error:` line of theirs has the exact form
+//! engines' stderr is the same line for line (error lines up to their KIND); every `error:` line of theirs has the exact form
 //! `error: PATH: chunk C, record R, offset 0xO: KIND[: detail]` (records.rs), PATH being the
 //! input as given (`-` for standard input).
 
@@ -249,15 +249,18 @@ fn check_case(backends: &Backends, fixtures: &Path, case: &Case, dir: &Path) -> 
             }
         }
     }
-    if rust.output.stderr != zig.output.stderr {
-        let first = String::from_utf8_lossy(&rust.output.stderr)
-            .lines()
-            .zip(String::from_utf8_lossy(&zig.output.stderr).lines())
-            .find(|(a, b)| a != b)
-            .map(|(a, b)| format!(": {a:?} against {b:?}"))
-            .unwrap_or_default();
+    let path = if case.stdin {
+        "-".to_string()
+    } else {
+        input.to_string_lossy().into_owned()
+    };
+    let (left, right) = (
+        String::from_utf8_lossy(&rust.output.stderr),
+        String::from_utf8_lossy(&zig.output.stderr),
+    );
+    if let Some((line, x, y)) = crate::records::first_stderr_difference(&left, &right, &path) {
         problems.push(format!(
-            "stderr differs between evtx-rs and evtx-zig{first}"
+            "stderr line {line} differs between evtx-rs and evtx-zig: {x:?} against {y:?}"
         ));
     }
     problems
@@ -293,7 +296,7 @@ pub fn run_cli_paths(backends: &Backends, fixtures: &Path, work: &Path) -> Resul
     Ok(failed == 0 && !CASES.is_empty())
 }
 
-/// The work directory for a run, under `out`.
+/// The work directory for a run: `out` itself.
 pub fn work_dir(out: &Path) -> PathBuf {
-    out.join("cli-paths")
+    out.to_path_buf()
 }

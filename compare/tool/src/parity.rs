@@ -576,30 +576,12 @@ fn stderr_differences(expected: &Run, actual: &Run, path: &str) -> Vec<Differenc
     }
     let left = String::from_utf8_lossy(&expected.output.stderr);
     let right = String::from_utf8_lossy(&actual.output.stderr);
-    let same = |x: &str, y: &str| {
-        let error = |line: &str| parse_error_lines(line, path).pop().and_then(|l| l.ok());
-        match (error(x), error(y)) {
-            (Some(a), Some(b)) => a == b,
-            _ => x == y,
-        }
+    let Some((line, x, y)) = crate::records::first_stderr_difference(&left, &right, path) else {
+        return Vec::new();
     };
-    let (mut a, mut b) = (left.lines(), right.lines());
-    let mut line = 1;
-    loop {
-        match (a.next(), b.next()) {
-            (None, None) => return Vec::new(),
-            (Some(x), Some(y)) if same(x, y) => line += 1,
-            (x, y) => {
-                let mut d = whole_run(
-                    Category::ErrorRecords,
-                    x.unwrap_or("(no more lines)").to_string(),
-                    y.unwrap_or("(no more lines)").to_string(),
-                );
-                d.at = format!("stderr line {line}");
-                return vec![d];
-            }
-        }
-    }
+    let mut d = whole_run(Category::ErrorRecords, x, y);
+    d.at = format!("stderr line {line}");
+    vec![d]
 }
 
 fn whole_run(category: Category, expected: String, actual: String) -> Difference {

@@ -122,6 +122,37 @@ fn parse_error_line(rest: &str) -> Option<ErrorLine> {
     })
 }
 
+/// The first line where two engines' stderr differ: `(line number, left, right)`. Error lines
+/// are compared up to their KIND, as the detail after it is engine-specific
+/// (shared-fixtures/README.md); every other line (the fatal `Error: ` line, warnings) byte for
+/// byte. `None` when they agree line for line.
+pub fn first_stderr_difference(
+    left: &str,
+    right: &str,
+    path: &str,
+) -> Option<(usize, String, String)> {
+    let error = |line: &str| parse_error_lines(line, path).pop().and_then(|l| l.ok());
+    let same = |x: &str, y: &str| match (error(x), error(y)) {
+        (Some(a), Some(b)) => a == b,
+        _ => x == y,
+    };
+    let (mut a, mut b) = (left.lines(), right.lines());
+    let mut line = 1;
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return None,
+            (Some(x), Some(y)) if same(x, y) => line += 1,
+            (x, y) => {
+                return Some((
+                    line,
+                    x.unwrap_or("(no more lines)").to_string(),
+                    y.unwrap_or("(no more lines)").to_string(),
+                ))
+            }
+        }
+    }
+}
+
 /// The failures the reference reported, one anyhow block per failure, each with the record id
 /// its cause chain names (`Failed to parse record number N`), when it names one.
 pub fn reference_failed_records(stderr: &str) -> Vec<Option<u64>> {
