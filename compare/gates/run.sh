@@ -19,7 +19,7 @@ unset EVTX_SAMPLES EVTX_REQUIRE_SAMPLES
 stand_in() { # NAME REAL CORRUPTION
     local bin="$work/bin/$1-$3"
     mkdir -p "$work/bin"
-    printf '#!/bin/sh\nexec python3 %q %q %q "$@"\n' "$here/stand_in.py" "$2" "$3" > "$bin"
+    printf '#!/bin/sh\nexec python3 -S %q %q %q "$@"\n' "$here/stand_in.py" "$2" "$3" > "$bin"
     chmod +x "$bin"
     echo "$bin"
 }
@@ -47,9 +47,9 @@ expect() {
     log="$work/$gate-$corruption.log"
     case $gate in
     parity) "$compare" parity --reference "$reference" --rust "$rs" --zig "$zg" \
-        --fixtures "$dir" --out "$work/out" > "$log" 2>&1 ;;
+        --fixtures "$dir" --mode jsonl --mode xml --out "$work/out" > "$log" 2>&1 ;;
     mutate) "$compare" mutate --reference "$reference" --rust "$rs" --zig "$zg" \
-        --fixtures "$dir" --random 0 --out "$work/mutate" > "$log" 2>&1 ;;
+        --fixtures "$dir" --random 0 --max-mutants 3 --out "$work/mutate" > "$log" 2>&1 ;;
     esac
     status=$?
     if [ "$corruption" = none ]; then

@@ -74,6 +74,9 @@ struct MutateArgs {
     /// Peak RSS bound per run, MiB (one worker, fixtures of a few chunks).
     #[arg(long, default_value_t = 48)]
     rss_limit_mib: u64,
+    /// At most this many mutants per file (0: all), for quick runs.
+    #[arg(long, default_value_t = 0)]
+    max_mutants: usize,
 }
 
 #[derive(Args)]
@@ -101,6 +104,9 @@ struct CorpusArgs {
     /// Extra directories (or files) of the user's own logs.
     #[arg(long)]
     corpus: Vec<PathBuf>,
+    /// Only these parity modes (repeatable; default all), e.g. `jsonl`, `xml`.
+    #[arg(long = "mode")]
+    modes: Vec<String>,
 }
 
 #[derive(Args)]
@@ -201,7 +207,7 @@ impl BackendArgs {
 fn parity_command(args: &ParityArgs) -> Result<bool, String> {
     args.backends.check_present()?;
     let (inputs, notes) = collect_inputs(&args.corpus, &[])?;
-    let report = run_parity_step(&args.backends, &args.corpus.fixtures, &inputs, notes)?;
+    let report = run_parity_step(&args.backends, &args.corpus, &inputs, notes)?;
     std::fs::create_dir_all(&args.backends.out).map_err(|e| e.to_string())?;
     write(
         &args.backends.out.join("parity.md"),
@@ -217,15 +223,15 @@ fn parity_command(args: &ParityArgs) -> Result<bool, String> {
 
 fn run_parity_step(
     backends: &BackendArgs,
-    fixtures: &Path,
+    corpus: &CorpusArgs,
     inputs: &[parity::Input],
     notes: Vec<String>,
 ) -> Result<parity::ParityReport, String> {
-    let gaps = gaps::KnownGaps::load(&fixtures.join("known-gaps"))?;
+    let gaps = gaps::KnownGaps::load(&corpus.fixtures.join("known-gaps"))?;
     if inputs.is_empty() {
         return Err(format!("nothing to compare: {}", notes.join("; ")));
     }
-    let mut report = parity::run_parity(&backends.backends(), inputs, &gaps);
+    let mut report = parity::run_parity(&backends.backends(), inputs, &gaps, &corpus.modes)?;
     report.notes = notes;
     Ok(report)
 }
@@ -236,7 +242,7 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     eprintln!("== 1/3 parity");
     let (inputs, notes) = collect_inputs(&args.corpus, &args.bench_inputs)?;
-    let parity_report = run_parity_step(&args.backends, &args.corpus.fixtures, &inputs, notes)?;
+    let parity_report = run_parity_step(&args.backends, &args.corpus, &inputs, notes)?;
     eprintln!("== 2/3 speed");
     let speed_report = speed::run_speed(&speed::SpeedPlan {
         backends: args.backends.backends(),
@@ -284,6 +290,7 @@ fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
         args.seed,
         args.random,
         args.rss_limit_mib * 1024,
+        args.max_mutants,
     );
     for failure in outcome.failures.iter().take(20) {
         eprintln!("FAIL {failure}");

@@ -209,6 +209,7 @@ pub fn run_mutation_test(
     seed: u64,
     random: usize,
     rss_limit_kib: u64,
+    max_mutants: usize,
 ) -> Outcome {
     let mut outcome = Outcome {
         passed: 0,
@@ -233,7 +234,10 @@ pub fn run_mutation_test(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let list = mutants(&original, seed, random);
+        let mut list = mutants(&original, seed, random);
+        if max_mutants > 0 {
+            list.truncate(max_mutants);
+        }
         let before = outcome.failures.len();
         for mutant in &list {
             outcome.mutants += 1;

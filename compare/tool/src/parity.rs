@@ -225,7 +225,19 @@ fn run_with_args(program: &Path, mode_args: &[&str], threads: &'static str, inpu
 }
 
 /// Runs every check over `inputs`, printing one progress line per file.
-pub fn run_parity(backends: &Backends, inputs: &[Input], gaps: &KnownGaps) -> ParityReport {
+/// `only`: mode names to run (all when empty); an unknown name is an error.
+pub fn run_parity(
+    backends: &Backends,
+    inputs: &[Input],
+    gaps: &KnownGaps,
+    only: &[String],
+) -> Result<ParityReport, String> {
+    for name in only {
+        if !MODES.iter().chain(CODEC_MODES).any(|m| m.name == name) {
+            return Err(format!("no parity mode {name:?}"));
+        }
+    }
+    let wanted = |mode: &&Mode| only.is_empty() || only.iter().any(|n| n == mode.name);
     let mut report = ParityReport::default();
     for (n, input) in inputs.iter().enumerate() {
         eprint!("[{}/{}] {} ", n + 1, inputs.len(), input.label);
@@ -235,7 +247,7 @@ pub fn run_parity(backends: &Backends, inputs: &[Input], gaps: &KnownGaps) -> Pa
         } else {
             &[]
         };
-        for mode in MODES.iter().chain(extra) {
+        for mode in MODES.iter().chain(extra).filter(wanted) {
             let before = report.checks.len();
             check_mode(backends, input, mode, gaps, &mut report.checks);
             if report.checks[before..].iter().any(|c| !c.passed) {
@@ -264,7 +276,7 @@ pub fn run_parity(backends: &Backends, inputs: &[Input], gaps: &KnownGaps) -> Pa
             )
         })
         .collect();
-    report
+    Ok(report)
 }
 
 fn check_mode(
