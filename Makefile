@@ -145,7 +145,8 @@ ABI_VARIANTS      = "jsonl push" "json push" "xml push" "jsonl pull" "json pull"
                     "xml pull --option no-indent" "xml pull --option dont-show-record-number" \
                     "json pull --option separate-json-attributes --option dont-show-record-number" \
                     "jsonl pull --option validate-checksums" "xml pull --option events" \
-                    "jsonl push --option stop-after-one-error" "jsonl push --option events"
+                    "jsonl push --option stop-after-one-error" "jsonl push --option events" \
+                    "jsonl push --threads 2" "xml pull --threads 2"
 
 .PHONY: abi-parity
 abi-parity:

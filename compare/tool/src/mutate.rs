@@ -201,7 +201,30 @@ const MODES: [(&str, &[&str]); 2] = [("jsonl", &["-o", "jsonl"]), ("xml", &["-o"
 /// of at most 8 MiB); every mutant of the committed fixtures is far below it.
 const MAX_INPUT: usize = 8 << 20;
 
-/// Runs every mutant of every input through the reference and both engines.
+impl Outcome {
+    fn new() -> Outcome {
+        Outcome {
+            passed: 0,
+            failures: Vec::new(),
+            reference_crashed: 0,
+            mutants: 0,
+            max_rss_kib: 0,
+            max_input: 0,
+        }
+    }
+
+    fn merge(&mut self, other: Outcome) {
+        self.passed += other.passed;
+        self.failures.extend(other.failures);
+        self.reference_crashed += other.reference_crashed;
+        self.mutants += other.mutants;
+        self.max_rss_kib = self.max_rss_kib.max(other.max_rss_kib);
+        self.max_input = self.max_input.max(other.max_input);
+    }
+}
+
+/// Runs every mutant of every input through the reference and both engines, the inputs shared
+/// between two workers (the machine this runs on has two cores; each run is single-threaded).
 pub fn run_mutation_test(
     engines: &Engines<'_>,
     inputs: &[PathBuf],
@@ -211,64 +234,99 @@ pub fn run_mutation_test(
     rss_limit_kib: u64,
     max_mutants: usize,
 ) -> Outcome {
-    let mut outcome = Outcome {
-        passed: 0,
-        failures: Vec::new(),
-        reference_crashed: 0,
-        mutants: 0,
-        max_rss_kib: 0,
-        max_input: 0,
-    };
     let _ = std::fs::create_dir_all(out.join("failures"));
-    for input in inputs {
-        let original = match std::fs::read(input) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                outcome
-                    .failures
-                    .push(format!("{}: cannot read: {e}", input.display()));
-                continue;
-            }
-        };
-        let stem = input
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut list = mutants(&original, seed, random);
-        if max_mutants > 0 {
-            list.truncate(max_mutants);
-        }
-        let before = outcome.failures.len();
-        for mutant in &list {
-            outcome.mutants += 1;
-            outcome.max_input = outcome.max_input.max(mutant.bytes.len());
-            let path = out.join(format!("{stem}.mutant.evtx"));
-            let result = if mutant.bytes.len() > MAX_INPUT {
-                Err(format!(
-                    "mutant of {} bytes, over the {MAX_INPUT}-byte bound of the RSS check",
-                    mutant.bytes.len()
-                ))
-            } else {
-                std::fs::write(&path, &mutant.bytes)
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))
-                    .and_then(|()| check_mutant(engines, &path, rss_limit_kib, &mut outcome))
-            };
-            if let Err(why) = result {
-                let keep = out
-                    .join("failures")
-                    .join(format!("{stem}.{}.evtx", mutant.name));
-                let _ = std::fs::write(&keep, &mutant.bytes);
-                outcome.failures.push(format!(
-                    "{stem} {}: {why} (kept as {})",
-                    mutant.name,
-                    keep.display()
-                ));
-            }
-        }
-        let failed = outcome.failures.len() - before;
-        eprintln!("mutate {stem}: {} mutants, {failed} failing", list.len());
+    const WORKERS: usize = 2;
+    let mut outcome = Outcome::new();
+    let results: Vec<Outcome> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..WORKERS)
+            .map(|w| {
+                scope.spawn(move || {
+                    let mut mine = Outcome::new();
+                    for input in inputs.iter().skip(w).step_by(WORKERS) {
+                        mutate_input(
+                            engines,
+                            input,
+                            out,
+                            seed,
+                            random,
+                            rss_limit_kib,
+                            max_mutants,
+                            &mut mine,
+                        );
+                    }
+                    mine
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a mutation worker panicked"))
+            .collect()
+    });
+    for result in results {
+        outcome.merge(result);
     }
+    outcome.failures.sort();
     outcome
+}
+
+#[allow(clippy::too_many_arguments)]
+fn mutate_input(
+    engines: &Engines<'_>,
+    input: &Path,
+    out: &Path,
+    seed: u64,
+    random: usize,
+    rss_limit_kib: u64,
+    max_mutants: usize,
+    outcome: &mut Outcome,
+) {
+    let original = match std::fs::read(input) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            outcome
+                .failures
+                .push(format!("{}: cannot read: {e}", input.display()));
+            return;
+        }
+    };
+    let stem = input
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut list = mutants(&original, seed, random);
+    if max_mutants > 0 {
+        list.truncate(max_mutants);
+    }
+    let before = outcome.failures.len();
+    for mutant in &list {
+        outcome.mutants += 1;
+        outcome.max_input = outcome.max_input.max(mutant.bytes.len());
+        let path = out.join(format!("{stem}.mutant.evtx"));
+        let result = if mutant.bytes.len() > MAX_INPUT {
+            Err(format!(
+                "mutant of {} bytes, over the {MAX_INPUT}-byte bound of the RSS check",
+                mutant.bytes.len()
+            ))
+        } else {
+            std::fs::write(&path, &mutant.bytes)
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))
+                .and_then(|()| check_mutant(engines, &path, rss_limit_kib, outcome))
+        };
+        if let Err(why) = result {
+            let keep = out
+                .join("failures")
+                .join(format!("{stem}.{}.evtx", mutant.name));
+            let _ = std::fs::write(&keep, &mutant.bytes);
+            outcome.failures.push(format!(
+                "{stem} {}: {why} (kept as {})",
+                mutant.name,
+                keep.display()
+            ));
+        }
+    }
+    let failed = outcome.failures.len() - before;
+    eprintln!("mutate {stem}: {} mutants, {failed} failing", list.len());
 }
 
 /// One engine run under GNU time: exit code (0 or 1, anything else is a crash), stdout,
@@ -376,10 +434,18 @@ fn check_mutant(
         if rust.1 != zig.1 {
             return Err(format!("{mode}: stdout differs between rust and zig"));
         }
-        if rust.2 != zig.2 {
-            return Err(format!("{mode}: stderr differs between rust and zig"));
-        }
         let path_text = path.to_string_lossy();
+        let (left, right) = (
+            String::from_utf8_lossy(&rust.2),
+            String::from_utf8_lossy(&zig.2),
+        );
+        if let Some((line, x, y)) =
+            crate::records::first_stderr_difference(&left, &right, &path_text)
+        {
+            return Err(format!(
+                "{mode}: stderr line {line} differs between rust and zig: {x:?} against {y:?}"
+            ));
+        }
         let errors = parse_error_lines(&String::from_utf8_lossy(&rust.2), &path_text);
         if let Some(Err(raw)) = errors.iter().find(|e| e.is_err()) {
             return Err(format!("{mode}: {raw}"));
