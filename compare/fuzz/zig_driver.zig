@@ -8,8 +8,7 @@
 //! A crash (safety panic in ReleaseSafe, segfault), a hang, a leak, or `EVTX_STATUS_INTERNAL`
 //! from the ABI is a finding; every other outcome — errors included — is a normal run. Leaks:
 //! the `api` target allocates through a `std.heap.DebugAllocator` per input and panics when it
-//! reports one; the C ABI allocates with malloc, so `abi` compares glibc's in-use bytes
-//! (`mallinfo2`) before the parser is opened and after it is freed.
+//! reports one (the C ABI allocates with malloc: valgrind covers it in `test-abi`).
 const std = @import("std");
 const evtx = @import("evtx");
 const capi = @import("capi");
@@ -85,32 +84,13 @@ fn expectSameEntries(compiled: *const evtx.dump.Result, parsed: *const evtx.dump
     }
 }
 
-/// glibc's bytes in use (heap and mmap'd blocks); the C ABI allocates with malloc.
-const Mallinfo2 = extern struct {
-    arena: usize,
-    ordblks: usize,
-    smblks: usize,
-    hblks: usize,
-    hblkhd: usize,
-    usmblks: usize,
-    fsmblks: usize,
-    uordblks: usize,
-    fordblks: usize,
-    keepcost: usize,
-};
-extern fn mallinfo2() Mallinfo2;
-
-fn mallocInUse() usize {
-    const info = mallinfo2();
-    return info.uordblks + info.hblkhd;
-}
-
 fn fuzzAbi(input: []const u8) void {
     const internal: u32 = @intFromEnum(capi.evtx_status.internal);
     const end: u32 = @intFromEnum(capi.evtx_status.end);
     for ([_]u32{ 0, 2 }) |format| {
-        const before = mallocInUse();
-        defer if (mallocInUse() != before) @panic("the C ABI leaked memory (malloc bytes in use grew)");
+        // No leak check here: glibc counts tcache-held free chunks as in use (mallinfo2), so
+        // comparing its in-use bytes gave false findings; the C ABI's leaks are valgrind's job
+        // (`zig build test-abi-valgrind`).
         var options: capi.evtx_options = undefined;
         capi.evtx_options_init(&options);
         options.format = format;
@@ -205,11 +185,11 @@ fn fuzzCross(input: []const u8) void {
             if (zig_record.chunk_index != rust_record.chunk_index) @panic("cross: chunks differ");
             if (zig_record.status != rust_record.status) @panic("cross: record statuses differ");
             if (zig_record.data_len != rust_record.data_len) @panic("cross: record lengths differ");
-            if (zig_record.data_len > 0 and !std.mem.eql(
-                u8,
-                zig_record.data[0..zig_record.data_len],
-                rust_record.data[0..rust_record.data_len],
-            )) @panic("cross: record bytes differ");
+            if (zig_record.data_len > 0) {
+                const left = (zig_record.data orelse @panic("cross: no data"))[0..zig_record.data_len];
+                const right = (rust_record.data orelse @panic("cross: no data"))[0..rust_record.data_len];
+                if (!std.mem.eql(u8, left, right)) @panic("cross: record bytes differ");
+            }
         }
     }
 }
