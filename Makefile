@@ -25,7 +25,8 @@ CARGO_FUZZ_VERSION := 0.13.1
 LIBFUZZER  = $(firstword $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a))
 FUZZERS    := $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_api \
               $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_abi \
-              $(ROOT)/zig-out/fuzz/fuzz-zig-api $(ROOT)/zig-out/fuzz/fuzz-zig-abi
+              $(ROOT)/zig-out/fuzz/fuzz-zig-api $(ROOT)/zig-out/fuzz/fuzz-zig-abi \
+              $(ROOT)/zig-out/fuzz/fuzz-cross
 FUZZ_SEEDS := $(ROOT)/shared-fixtures/synthetic $(ROOT)/shared-fixtures/damaged $(ROOT)/shared-fixtures/regressions
 FUZZ_FLAGS := -max_len=200000 -rss_limit_mb=1024 -timeout=10
 # make fuzz: seconds per target. make test: a deterministic smoke of this many runs per target.
@@ -34,6 +35,9 @@ FUZZ_SMOKE_RUNS ?= 12000
 
 # The public corpus, when present. EVTX_SAMPLES may point elsewhere.
 EVTX_SAMPLES ?= $(abspath ../shared/evtx-samples)
+# `make test` fails when the samples are missing (every gate says how many inputs it compared);
+# `make test EVTX_REQUIRE_SAMPLES=0` runs without them, each gate saying loudly what it skipped.
+EVTX_REQUIRE_SAMPLES ?= 1
 # Extra user files for `make compare CORPUS=DIR`.
 CORPUS ?=
 
@@ -106,6 +110,7 @@ define step
 	@echo "==> $(1)"; if $(2); then echo "pass $(1)" >> $(TEST_LOG); else echo "FAIL $(1)" >> $(TEST_LOG); echo "!!! $(1) failed"; fi
 endef
 
+test: export EVTX_REQUIRE_SAMPLES := $(EVTX_REQUIRE_SAMPLES)
 test: setup
 	@mkdir -p target; : > $(TEST_LOG)
 	$(call step,format,$(CARGO) fmt --all --check && $(ZIG) fmt --check build.zig zig compare)
@@ -115,9 +120,11 @@ test: setup
 	$(call step,zig-test,$(ZIG) build test -Doptimize=ReleaseSafe)
 	$(call step,abi,$(ZIG) build test-abi -Doptimize=ReleaseFast)
 	$(call step,parity,$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity)
+	$(call step,cli-paths,$(COMPARE) cli-paths --reference $(REF) --fixtures shared-fixtures --out target/cli-paths)
 	$(call step,abi-parity,$(MAKE) --no-print-directory abi-parity)
 	$(call step,exit-table,$(COMPARE) exit-table --reference $(REF) --fixtures shared-fixtures --out target/exit-table)
-	$(call step,mutate,$(COMPARE) mutate --fixtures shared-fixtures --out target/mutate)
+	$(call step,gates-fail,compare/gates/run.sh $(COMPARE) $(REF) zig-out/bin/evtx-rs zig-out/bin/evtx-zig)
+	$(call step,mutate,$(COMPARE) mutate --reference $(REF) --fixtures shared-fixtures --out target/mutate)
 	$(call step,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
 	@passed=$$(grep -c '^pass' $(TEST_LOG) || true); failed=$$(grep -c '^FAIL' $(TEST_LOG) || true); \
 	grep '^FAIL' $(TEST_LOG) | sed 's/^FAIL /failed step: /' || true; \
@@ -126,18 +133,35 @@ test: setup
 # ---------------------------------------------------------------------------------------------
 # Parity, benchmarks, the gap report
 
-# Both engines' libraries through the C ABI on every input that opens (the two fatal-header
-# fixtures are the smoke test's job): evtx-bench fails when their output hashes differ.
-ABI_PARITY_INPUTS = $(filter-out %/bad-file-magic.evtx %/short-file.evtx,$(wildcard shared-fixtures/*/*.evtx)) \
+# The three libraries through the C ABI on every input that opens (the two fatal-header
+# fixtures are the smoke test's job), the reference library as the baseline: evtx-bench --parity
+# fails when an output hash, the per-record fields (record id, FILETIME, offset, chunk, status),
+# the counts or the final status differ, when a library is missing or says NOT_IMPLEMENTED.
+# Every format with the push and the pull API, then the option variants. unsupported-types.evtx
+# is where the engines render what the reference fails (shared-fixtures/README.md): there the
+# two engines are compared with each other only. `recover_records` is left out: a backend that
+# does not implement it refuses it at open (EVTX_STATUS_UNSUPPORTED).
+ABI_PARITY_INPUTS = $(filter-out %/bad-file-magic.evtx %/short-file.evtx %/unsupported-types.evtx,$(wildcard shared-fixtures/*/*.evtx)) \
                     $(wildcard $(EVTX_SAMPLES)/*.evtx)
+ABI_PARITY_OURS   = shared-fixtures/damaged/unsupported-types.evtx
+ABI_LIBS          = --lib zig-out/lib/libevtx_ref.so --lib zig-out/lib/libevtx_rs.so --lib zig-out/lib/libevtx_zig.so
+ABI_VARIANTS      = "jsonl push" "json push" "xml push" "jsonl pull" "json pull" "xml pull" \
+                    "xml pull --option no-indent" "xml pull --option dont-show-record-number" \
+                    "json pull --option separate-json-attributes --option dont-show-record-number" \
+                    "jsonl pull --option validate-checksums" "xml pull --option events" \
+                    "jsonl push --option stop-after-one-error" "jsonl push --option events" \
+                    "jsonl push --threads 2" "xml pull --threads 2"
 
 .PHONY: abi-parity
 abi-parity:
-	@for format in jsonl json xml; do \
-	  zig-out/bin/evtx-bench --lib zig-out/lib/libevtx_rs.so --lib zig-out/lib/libevtx_zig.so \
-	    --runs 1 --warmup 0 --format $$format $(ABI_PARITY_INPUTS) > target/abi-parity-$$format.txt 2>&1 \
-	  || { grep -E 'differs|evtx-bench:' target/abi-parity-$$format.txt; exit 1; }; \
-	  echo "abi-parity $$format: $$(tail -n 1 target/abi-parity-$$format.txt)"; done
+	@if [ "$(EVTX_REQUIRE_SAMPLES)" = 1 ] && [ -z "$(wildcard $(EVTX_SAMPLES)/*.evtx)" ]; then \
+	  echo "abi-parity: EVTX_REQUIRE_SAMPLES=1 but no samples at $(EVTX_SAMPLES)"; exit 1; fi
+	@n=0; for variant in $(ABI_VARIANTS); do set -- $$variant; format=$$1 api=$$2; shift 2; \
+	  log=target/abi-parity-$$n.txt; n=$$((n + 1)); \
+	  for libs in "$(ABI_LIBS) $(ABI_PARITY_INPUTS)" "--lib zig-out/lib/libevtx_rs.so --lib zig-out/lib/libevtx_zig.so $(ABI_PARITY_OURS)"; do \
+	    zig-out/bin/evtx-bench --parity $$libs --runs 1 --warmup 0 --format $$format --api $$api "$$@" > $$log 2>&1 \
+	    || { grep -E 'differs|DIFFERS|FAILED|evtx-bench:' $$log | head -5; exit 1; }; \
+	    echo "abi-parity $$format $$api $$*: $$(tail -n 1 $$log)"; done; done
 
 parity: setup build
 	$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity $(if $(CORPUS),--corpus $(CORPUS))
@@ -162,11 +186,14 @@ compare: setup build fixtures
 	  $(if $(CORPUS),--corpus $(CORPUS))
 
 # ---------------------------------------------------------------------------------------------
-# Fuzzing: libFuzzer on the Rust engine (cargo-fuzz: own API, C ABI) and the Zig engine (driver
-# built by `zig build fuzz-zig`: own API, C ABI). Findings land in target/fuzz/artifacts/.
+# Fuzzing: libFuzzer on the Rust engine (cargo-fuzz: own API, C ABI; built -O -a, so debug
+# assertions and overflow checks are on) and the Zig engine (drivers built by `zig build
+# fuzz-zig`: own API with a leak-checking allocator, C ABI with a malloc leak check), and
+# fuzz-cross: both engines through the C ABI on the same input, any difference a finding (it
+# loads zig-out/lib/libevtx_rs.so, so `make build` first). Findings land in target/fuzz/artifacts/.
 
 fuzz-build: $(CARGO_FUZZ) system-tools
-	cd compare/fuzz && PATH="$(ROOT)/target/tools/bin:$$PATH" RUSTC_BOOTSTRAP=1 $(CARGO) fuzz build --fuzz-dir . -O
+	cd compare/fuzz && PATH="$(ROOT)/target/tools/bin:$$PATH" RUSTC_BOOTSTRAP=1 $(CARGO) fuzz build --fuzz-dir . -O -a
 	$(ZIG) build fuzz-zig -Dlibfuzzer=$(LIBFUZZER)
 
 fuzz: fuzz-build
@@ -194,7 +221,7 @@ lint: $(CBINDGEN)
 	$(CARGO) fmt --all --check
 	$(ZIG) fmt --check build.zig zig compare
 	$(CARGO) clippy --quiet --workspace --all-targets --locked -- -D warnings
-	$(ZIG) build header
+	$(ZIG) build header-check
 
 clean:
 	rm -rf zig-out .zig-cache target/debug target/release target/compare target/parity target/bench $(FIXTURES)

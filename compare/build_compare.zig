@@ -3,13 +3,16 @@
 //! Called from the top-level build.zig.
 //!
 //! Steps declared here:
-//!   header                 regenerate include/evtx.h with cbindgen; with CI set, only diff it
-//!   test-abi               everything below plus `header`: what `make test` runs
+//!   header                 regenerate include/evtx.h with cbindgen (the only step that writes it)
+//!   header-check           diff include/evtx.h against a fresh cbindgen run in the cache; fails
+//!                          on a stale header, never writes it, whatever the environment
+//!   test-abi               everything below plus `header-check`: what `make test` runs
 //!   test-abi-smoke         compare/capi-tests/smoke.c linked against each library, and
 //!                          smoke.py (ctypes) against each shared library
 //!   test-abi-valgrind      the same under valgrind --leak-check=full (zero errors, zero leaks)
 //!   test-abi-conformance   compile-time check of the Zig exports against include/evtx.h
 //!   bench                  evtx-bench over every library on the benchmark inputs
+//! Installs zig-out/bin/evtx-zig-safe (the Zig CLI built ReleaseSafe) for the mutation test.
 //! Options: -Dbench-input=FILE (repeatable), -Dbench-runs=N, -Dbench-format=F,
 //! -Dbench-threads=N, -Dbench-api=push|pull, -Dsmoke-input=FILE (repeatable).
 const std = @import("std");
@@ -50,14 +53,16 @@ pub fn addCompare(b: *std.Build, options: Options) void {
         "test-abi-conformance",
         "Compile-time check of the Zig exports against include/evtx.h",
     );
-    const header = b.step("header", "Regenerate include/evtx.h (with CI set: fail if stale)");
-    test_abi.dependOn(header);
+    const header = b.step("header", "Regenerate include/evtx.h with cbindgen");
+    const header_check = b.step("header-check", "Fail if include/evtx.h is stale (never writes it)");
+    test_abi.dependOn(header_check);
     test_abi.dependOn(test_smoke);
     test_abi.dependOn(test_valgrind);
     test_abi.dependOn(test_asan);
     test_abi.dependOn(test_conformance);
 
-    addHeader(b, header);
+    addHeader(b, header, header_check);
+    addSafeCli(b, options.target);
 
     const evtx_h = b.addTranslateC(.{
         .root_source_file = b.path("include/evtx.h"),
@@ -371,15 +376,17 @@ fn addBenchRun(
     options.steps.bench.dependOn(&run.step);
 }
 
-/// `zig build header`: cbindgen into the cache; with CI set, diff against the committed header
-/// (fails on a stale one), otherwise write it back to include/evtx.h.
-fn addHeader(b: *std.Build, step: *std.Build.Step) void {
+/// `zig build header`: cbindgen into the cache, then copied to include/evtx.h.
+/// `zig build header-check`: the same cbindgen run, diffed against the committed header; a
+/// stale header fails and is left as it is, so a test run never changes a tracked file.
+fn addHeader(b: *std.Build, header: *std.Build.Step, check: *std.Build.Step) void {
     const cbindgen_path = b.graph.env_map.get("CBINDGEN") orelse
         b.pathFromRoot("target/tools/bin/cbindgen");
     std.fs.cwd().access(cbindgen_path, .{}) catch {
         const fail = b.addFail(b.fmt("header: no cbindgen at {s}; install it with: cargo install " ++
             "--locked cbindgen --version 0.29.4 --root target/tools", .{cbindgen_path}));
-        step.dependOn(&fail.step);
+        header.dependOn(&fail.step);
+        check.dependOn(&fail.step);
         return;
     };
     const cbindgen = b.addSystemCommand(&.{ cbindgen_path, "--quiet", "--config" });
@@ -389,19 +396,43 @@ fn addHeader(b: *std.Build, step: *std.Build.Step) void {
     cbindgen.addDirectoryArg(b.path("rust/capi"));
     // The Rust sources are not declared inputs, so cbindgen always runs.
     cbindgen.has_side_effects = true;
-    if (b.graph.env_map.get("CI") != null) {
-        const diff = b.addSystemCommand(&.{ "diff", "-u" });
-        diff.addFileArg(b.path("include/evtx.h"));
-        diff.addFileArg(fresh);
-        diff.has_side_effects = true;
-        // Shows the diff; a non-zero exit fails the step.
-        diff.stdio = .inherit;
-        step.dependOn(&diff.step);
-    } else {
-        const update = b.addUpdateSourceFiles();
-        update.addCopyFileToSource(fresh, "include/evtx.h");
-        step.dependOn(&update.step);
-    }
+
+    const script =
+        \\diff -u "$0" "$1" && echo "header-check: include/evtx.h is fresh" ||
+        \\{ echo "header-check: include/evtx.h is stale; regenerate it with: zig/zigw build header"; exit 1; }
+    ;
+    const diff = b.addSystemCommand(&.{ "sh", "-c", script });
+    diff.addFileArg(b.path("include/evtx.h"));
+    diff.addFileArg(fresh);
+    diff.has_side_effects = true;
+    // Shows the diff; a non-zero exit fails the step.
+    diff.stdio = .inherit;
+    check.dependOn(&diff.step);
+
+    const update = b.addUpdateSourceFiles();
+    update.addCopyFileToSource(fresh, "include/evtx.h");
+    header.dependOn(&update.step);
+}
+
+/// zig-out/bin/evtx-zig-safe: the Zig CLI built ReleaseSafe whatever -Doptimize says, for the
+/// mutation test (`evtx-compare mutate`), so a bounds or overflow bug on damaged input traps
+/// there instead of passing silently as it would in the ReleaseFast CLI.
+fn addSafeCli(b: *std.Build, target: std.Build.ResolvedTarget) void {
+    const evtx = b.createModule(.{
+        .root_source_file = b.path("zig/src/evtx.zig"),
+        .target = target,
+        .optimize = .ReleaseSafe,
+    });
+    const cli = b.addExecutable(.{
+        .name = "evtx-zig-safe",
+        .root_module = b.createModule(.{
+            .root_source_file = b.path("zig/src/cli.zig"),
+            .target = target,
+            .optimize = .ReleaseSafe,
+            .imports = &.{.{ .name = "evtx", .module = evtx }},
+        }),
+    });
+    b.installArtifact(cli);
 }
 
 /// The compile-time conformance test of the Zig library's exports against the header. Skipped

@@ -1,10 +1,14 @@
-//! libFuzzer driver for the Zig engine, through its own API (`api`) or through the C ABI
-//! (`abi`), chosen at build time. The engine is compiled with `-ffuzz`, which emits inline
+//! libFuzzer driver for the Zig engine, through its own API (`api`), through the C ABI (`abi`),
+//! or both engines through the C ABI on the same input (`cross`: libevtx_rs.so, loaded at run
+//! time, against the Zig exports linked in; any difference in a record's status, id, FILETIME,
+//! offset, chunk or bytes is a finding), chosen at build time. The engine is compiled with `-ffuzz`, which emits inline
 //! 8-bit coverage counters but no constructor registering them with a fuzzer runtime, so
 //! `LLVMFuzzerInitialize` hands libFuzzer the counter section itself.
 //!
-//! A crash (safety panic in ReleaseSafe, segfault), a leak-free hang, or `EVTX_STATUS_INTERNAL`
-//! from the ABI is a finding; every other outcome — errors included — is a normal run.
+//! A crash (safety panic in ReleaseSafe, segfault), a hang, a leak, or `EVTX_STATUS_INTERNAL`
+//! from the ABI is a finding; every other outcome — errors included — is a normal run. Leaks:
+//! the `api` target allocates through a `std.heap.DebugAllocator` per input and panics when it
+//! reports one (the C ABI allocates with malloc: valgrind covers it in `test-abi`).
 const std = @import("std");
 const evtx = @import("evtx");
 const capi = @import("capi");
@@ -18,12 +22,23 @@ export fn LLVMFuzzerInitialize(argc: *c_int, argv: *[*][*:0]u8) callconv(.c) c_i
     _ = argc;
     _ = argv;
     __sanitizer_cov_8bit_counters_init(@ptrCast(&__start___sancov_cntrs), @ptrCast(&__stop___sancov_cntrs));
+    // One failing call up front: it allocates this thread's error-detail buffer, which lives
+    // as long as the thread, so the leak check of `abi` does not count it.
+    _ = capi.evtx_parser_open_buffer(null, 0, null, null);
     return 0;
 }
 
 export fn LLVMFuzzerTestOneInput(data: [*]const u8, size: usize) callconv(.c) c_int {
     const input = data[0..size];
-    if (std.mem.eql(u8, fuzz_options.target, "abi")) fuzzAbi(input) else fuzzApi(input);
+    if (std.mem.eql(u8, fuzz_options.target, "abi")) {
+        fuzzAbi(input);
+    } else if (std.mem.eql(u8, fuzz_options.target, "cross")) {
+        fuzzCross(input);
+    } else {
+        var debug: std.heap.DebugAllocator(.{}) = .init;
+        fuzzApi(debug.allocator(), input);
+        if (debug.deinit() == .leak) @panic("the Zig engine leaked memory (see the report above)");
+    }
     return 0;
 }
 
@@ -34,8 +49,7 @@ const settings_list = [_]evtx.dump.Settings{
     .{ .format = .jsonl, .separate_attributes = true, .validate_checksums = true },
 };
 
-fn fuzzApi(input: []const u8) void {
-    const gpa = std.heap.c_allocator;
+fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {
     const header = evtx.file_header.parse(input) catch return;
     const in = evtx.dump.Input.fromBytes(input);
     for (&settings_list) |*settings| {
@@ -75,6 +89,9 @@ fn fuzzAbi(input: []const u8) void {
     const internal: u32 = @intFromEnum(capi.evtx_status.internal);
     const end: u32 = @intFromEnum(capi.evtx_status.end);
     for ([_]u32{ 0, 2 }) |format| {
+        // No leak check here: glibc counts tcache-held free chunks as in use (mallinfo2), so
+        // comparing its in-use bytes gave false findings; the C ABI's leaks are valgrind's job
+        // (`zig build test-abi-valgrind`).
         var options: capi.evtx_options = undefined;
         capi.evtx_options_init(&options);
         options.format = format;
@@ -89,6 +106,91 @@ fn fuzzAbi(input: []const u8) void {
             const status = capi.evtx_parser_next(parser, &record);
             if (status == internal) @panic("evtx_parser_next: EVTX_STATUS_INTERNAL");
             if (status == end or status < 16 and status != 0) break;
+        }
+    }
+}
+
+/// The functions of libevtx_rs.so the `cross` target calls.
+const RustAbi = struct {
+    options_init: *const fn (*capi.evtx_options) callconv(.c) void,
+    parser_open_buffer: *const fn ([*]const u8, usize, *const capi.evtx_options, *?*anyopaque) callconv(.c) u32,
+    parser_next: *const fn (?*anyopaque, *capi.evtx_record) callconv(.c) u32,
+    parser_free: *const fn (?*anyopaque) callconv(.c) void,
+};
+
+var rust_abi: ?RustAbi = null;
+
+/// libevtx_rs.so from $EVTX_FUZZ_RS_LIB, else ../lib/libevtx_rs.so beside the driver
+/// (zig-out/fuzz/ → zig-out/lib/). Loaded once, never closed.
+fn loadRust() RustAbi {
+    if (rust_abi) |abi| return abi;
+    var buffer: [std.fs.max_path_bytes]u8 = undefined;
+    const path: []const u8 = std.posix.getenv("EVTX_FUZZ_RS_LIB") orelse blk: {
+        const dir = std.fs.selfExeDirPath(&buffer) catch @panic("cross: no executable path");
+        const tail = "/../lib/libevtx_rs.so";
+        if (dir.len + tail.len > buffer.len) @panic("cross: path too long");
+        @memcpy(buffer[dir.len..][0..tail.len], tail);
+        break :blk buffer[0 .. dir.len + tail.len];
+    };
+    var library = std.DynLib.open(path) catch {
+        std.debug.print("cross: cannot load {s} (set EVTX_FUZZ_RS_LIB)\n", .{path});
+        @panic("cross: no libevtx_rs.so");
+    };
+    var abi: RustAbi = undefined;
+    inline for (@typeInfo(RustAbi).@"struct".fields) |field| {
+        @field(abi, field.name) = library.lookup(field.type, "evtx_" ++ field.name) orelse
+            @panic("cross: libevtx_rs.so lacks a symbol");
+    }
+    rust_abi = abi;
+    return abi;
+}
+
+/// Both engines through the C ABI, pull API, in XML and jsonl: the same open status, then the
+/// same records (status, id, FILETIME, offset, chunk, bytes) in the same order.
+fn fuzzCross(input: []const u8) void {
+    const rust = loadRust();
+    const end: u32 = @intFromEnum(capi.evtx_status.end);
+    for ([_]u32{ 0, 2 }) |format| {
+        var zig_options: capi.evtx_options = undefined;
+        capi.evtx_options_init(&zig_options);
+        zig_options.format = format;
+        zig_options.threads = 1;
+        var rust_options: capi.evtx_options = undefined;
+        rust.options_init(&rust_options);
+        rust_options.format = format;
+        rust_options.threads = 1;
+
+        var zig_parser: ?*capi.evtx_parser = null;
+        var rust_parser: ?*anyopaque = null;
+        const zig_opened: u32 = capi.evtx_parser_open_buffer(input.ptr, input.len, &zig_options, &zig_parser);
+        const rust_opened = rust.parser_open_buffer(input.ptr, input.len, &rust_options, &rust_parser);
+        defer capi.evtx_parser_free(zig_parser);
+        defer rust.parser_free(rust_parser);
+        if (zig_opened != rust_opened) @panic("cross: the engines open the input differently");
+        if (zig_parser == null or rust_parser == null) {
+            if ((zig_parser == null) != (rust_parser == null)) @panic("cross: one engine opened the input");
+            continue;
+        }
+        var zig_record: capi.evtx_record = undefined;
+        var rust_record: capi.evtx_record = undefined;
+        // Bounded: a parser that never ends is a hang, which libFuzzer's -timeout reports.
+        while (true) {
+            const zig_status: u32 = capi.evtx_parser_next(zig_parser, &zig_record);
+            const rust_status = rust.parser_next(rust_parser, &rust_record);
+            if (zig_status != rust_status) @panic("cross: the engines return different statuses");
+            if (zig_status == end) break;
+            if (zig_status != 0 and zig_status < 16) break; // a failure of the call, alike
+            if (zig_record.record_id != rust_record.record_id) @panic("cross: record ids differ");
+            if (zig_record.filetime != rust_record.filetime) @panic("cross: FILETIMEs differ");
+            if (zig_record.file_offset != rust_record.file_offset) @panic("cross: offsets differ");
+            if (zig_record.chunk_index != rust_record.chunk_index) @panic("cross: chunks differ");
+            if (zig_record.status != rust_record.status) @panic("cross: record statuses differ");
+            if (zig_record.data_len != rust_record.data_len) @panic("cross: record lengths differ");
+            if (zig_record.data_len > 0) {
+                const left = (zig_record.data orelse @panic("cross: no data"))[0..zig_record.data_len];
+                const right = (rust_record.data orelse @panic("cross: no data"))[0..rust_record.data_len];
+                if (!std.mem.eql(u8, left, right)) @panic("cross: record bytes differ");
+            }
         }
     }
 }

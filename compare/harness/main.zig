@@ -8,6 +8,10 @@
 //! Prints records, failed records, output bytes, output hash, median and min time, MB/s of
 //! input, ns per record and the ratio to the reference; --json writes the same for the gap
 //! report. Exits 1 when backends disagree on the output hash or counts, or a backend fails.
+//! Besides the bytes, each backend hashes every error record's fields (record id, FILETIME,
+//! file offset, chunk, status) and, with --api pull, every record's: they are compared too.
+//! --parity (make abi-parity) makes every skip a failure: a --lib that is not there, a
+//! backend answering NOT_IMPLEMENTED, fewer than two backends.
 const std = @import("std");
 const c = @import("evtx_h");
 const build_options = @import("harness_options");
@@ -27,6 +31,10 @@ const usage =
     \\  --warmup N        untimed runs before them (default 1)
     \\  --api A           push (evtx_parser_dump, default) | pull (evtx_parser_next)
     \\  --json PATH       also write the results as JSON
+    \\  --option O        no-indent | separate-json-attributes | dont-show-record-number |
+    \\                    validate-checksums | stop-after-one-error | events (2-4,7)
+    \\                    (repeatable; the evtx_options field, as the CLI flag of that name)
+    \\  --parity          fail on any skip: a missing --lib, NOT_IMPLEMENTED, under two backends
     \\
 ;
 
@@ -96,16 +104,62 @@ const Settings = struct {
     warmup: u32 = 1,
     api: ApiKind = .push,
     json_path: ?[]const u8 = null,
+    /// Option variants, applied after `evtx_options_init`.
+    no_indent: bool = false,
+    separate_json_attributes: bool = false,
+    no_record_number: bool = false,
+    validate_checksums: bool = false,
+    stop_after_error: bool = false,
+    events: bool = false,
+    parity: bool = false,
+    /// The option names given, for the report line.
+    option_names: []const u8 = "",
+};
+
+/// `--option events`: records 2 to 4 and 7 (header identifiers), as `--events 2-4,7`.
+const event_ranges = [_]c.evtx_event_range{
+    .{ .first = 2, .last = 4 },
+    .{ .first = 7, .last = 7 },
 };
 
 /// Hashes everything written to it; the only work the harness adds to the timed region.
 const Sink = struct {
     hasher: std.hash.XxHash3 = .init(0),
     bytes: u64 = 0,
+    errors: u64 = 0,
+    /// The per-record fields: every error record's (push and pull), every record's (pull).
+    fields: std.hash.XxHash3 = .init(0),
+    /// The same, as far as the reference library can say them: its error records carry no
+    /// record id (the crate's record-header errors do not hold it) and, through the push API,
+    /// only their status (its dump path does not locate them).
+    reference_fields: std.hash.XxHash3 = .init(0),
+    push: bool = false,
 
     fn feed(sink: *Sink, data: []const u8) void {
         sink.hasher.update(data);
         sink.bytes += data.len;
+    }
+
+    fn feedFields(sink: *Sink, record: *const c.evtx_record) void {
+        const fields = [_]u64{
+            record.record_id,   record.filetime, record.file_offset,
+            record.chunk_index, record.status,
+        };
+        sink.fields.update(std.mem.sliceAsBytes(&fields));
+        const shared: []const u64 = if (record.status == c.EVTX_STATUS_OK)
+            &fields
+        else if (sink.push)
+            fields[4..5]
+        else
+            fields[2..5];
+        sink.reference_fields.update(std.mem.sliceAsBytes(shared));
+    }
+
+    fn failed(user_data: ?*anyopaque, record: [*c]const c.evtx_record) callconv(.c) i32 {
+        const sink: *Sink = @ptrCast(@alignCast(user_data.?));
+        sink.feedFields(record);
+        sink.errors += 1;
+        return 0;
     }
 
     fn write(user_data: ?*anyopaque, data: [*c]const u8, len: usize) callconv(.c) i32 {
@@ -121,6 +175,10 @@ const Outcome = struct {
     failed: u64,
     output_bytes: u64,
     hash: u64,
+    fields_hash: u64,
+    reference_fields_hash: u64,
+    /// What the dump returned: OK, or the error KIND it stopped at (--option stop-after-one-error).
+    final_status: u32,
 };
 
 const RunError = error{ BackendFailed, NotImplemented };
@@ -140,6 +198,10 @@ const Row = struct {
     failed: u64,
     output_bytes: u64,
     hash: []const u8,
+    fields_hash: []const u8,
+    reference_fields_hash: []const u8,
+    final_status: u32,
+    options: []const u8,
     median_ms: f64,
     min_ms: f64,
     mb_per_s: f64,
@@ -165,6 +227,8 @@ pub fn main() !void {
         if (std.mem.eql(u8, arg, "--help") or std.mem.eql(u8, arg, "-h")) {
             std.debug.print("{s}", .{usage});
             return;
+        } else if (std.mem.eql(u8, arg, "--parity")) {
+            settings.parity = true;
         } else if (std.mem.startsWith(u8, arg, "--")) {
             const text = value orelse fatal("{s} needs a value\n{s}", .{ arg, usage });
             index += 1;
@@ -192,6 +256,12 @@ pub fn main() !void {
                     fatal("--api: push or pull, not {s}", .{text});
             } else if (std.mem.eql(u8, arg, "--json")) {
                 settings.json_path = text;
+            } else if (std.mem.eql(u8, arg, "--option")) {
+                applyOption(&settings, text);
+                settings.option_names = if (settings.option_names.len == 0)
+                    text
+                else
+                    try std.fmt.allocPrint(arena, "{s},{s}", .{ settings.option_names, text });
             } else {
                 fatal("unknown option {s}\n{s}", .{ arg, usage });
             }
@@ -205,8 +275,11 @@ pub fn main() !void {
     if (dynamic) {
         if (library_paths.items.len == 0) try defaultLibraries(arena, &library_paths);
         for (library_paths.items) |path| {
-            // A library that was not built (yet) is left out, as the default list does.
+            // A library that was not built (yet) is left out, as the default list does; not
+            // under --parity, where a missing library would leave the others compared with
+            // themselves.
             std.fs.cwd().access(path, .{}) catch {
+                if (settings.parity) fatal("--parity: no {s}", .{path});
                 std.debug.print("evtx-bench: no {s}; skipped\n", .{path});
                 continue;
             };
@@ -222,6 +295,7 @@ pub fn main() !void {
         try backends.append(arena, try describe(Api.linked(), "linked"));
     }
     if (backends.items.len == 0) fatal("no library to measure", .{});
+    if (settings.parity and backends.items.len < 2) fatal("--parity: fewer than two libraries", .{});
 
     var stdout_buffer: [4096]u8 = undefined;
     var stdout_writer = std.fs.File.stdout().writer(&stdout_buffer);
@@ -236,11 +310,11 @@ pub fn main() !void {
         };
         const fixture = std.fs.path.basename(input);
         try stdout.print(
-            "\n{s}: {d:.1} MB, format {s}, threads {d}, api {s}, {d} runs (+{d} warmup)\n",
+            "\n{s}: {d:.1} MB, format {s}, threads {d}, api {s}, options [{s}], {d} runs (+{d} warmup)\n",
             .{
                 fixture,          megabytes(data.len),    settings.format_name,
-                settings.threads, @tagName(settings.api), settings.runs,
-                settings.warmup,
+                settings.threads, @tagName(settings.api), settings.option_names,
+                settings.runs,    settings.warmup,
             },
         );
         try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} {s:>8} {s:>6}\n", .{
@@ -254,9 +328,13 @@ pub fn main() !void {
             const backend = measurement.backend;
             switch (measurement.state) {
                 .ok => try rows.append(arena, try summarize(arena, measurement, data, fixture, settings)),
-                .skipped => try stdout.print("{s:<10} {s:<8} skipped: {s}\n", .{
-                    backend.name, backend.version, measurement.message,
-                }),
+                .skipped => {
+                    if (settings.parity) failures += 1;
+                    try stdout.print("{s:<10} {s:<8} {s}: {s}\n", .{
+                        backend.name,                                                   backend.version,
+                        if (settings.parity) "FAILED (not implemented)" else "skipped", measurement.message,
+                    });
+                },
                 .failed => {
                     failures += 1;
                     try stdout.print("{s:<10} {s:<8} FAILED: {s}\n", .{
@@ -274,18 +352,35 @@ pub fn main() !void {
             if (std.mem.eql(u8, row.backend, "reference")) baseline = row;
         }
         if (baseline == null and measured.len > 0) baseline = measured[0];
+        // The engines are also held to each other on every field (the first one is their base).
+        var engine_base: ?Row = null;
+        for (measured) |row| {
+            if (!std.mem.eql(u8, row.backend, "reference")) {
+                engine_base = row;
+                break;
+            }
+        }
         for (measured) |*row| {
             const base = baseline orelse break;
-            row.hash_matches = std.mem.eql(u8, row.hash, base.hash) and
+            const against_reference = std.mem.eql(u8, base.backend, "reference");
+            const fields_match = if (against_reference)
+                std.mem.eql(u8, row.reference_fields_hash, base.reference_fields_hash) and
+                    (std.mem.eql(u8, row.backend, "reference") or
+                        std.mem.eql(u8, row.fields_hash, engine_base.?.fields_hash))
+            else
+                std.mem.eql(u8, row.fields_hash, base.fields_hash);
+            row.hash_matches = std.mem.eql(u8, row.hash, base.hash) and fields_match and
                 row.records == base.records and row.failed == base.failed and
-                row.output_bytes == base.output_bytes;
+                row.output_bytes == base.output_bytes and row.final_status == base.final_status;
             if (std.mem.eql(u8, base.backend, "reference")) {
                 // Speed-up over the reference, as in the gap report: above 1 = faster.
                 row.ratio_to_reference = base.median_ms / row.median_ms;
             }
             if (!row.hash_matches) {
-                try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s} differs from {s} {s}", .{
-                    fixture, row.backend, row.hash, base.backend, base.hash,
+                try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s}/{s} ({d} records, {d} failed, status {d}) differs from {s} {s}/{s} ({d} records, {d} failed, status {d})", .{
+                    fixture,      row.backend,      row.hash,          row.fields_hash, row.records,
+                    row.failed,   row.final_status, base.backend,      base.hash,       base.fields_hash,
+                    base.records, base.failed,      base.final_status,
                 }));
             }
         }
@@ -326,8 +421,11 @@ pub fn main() !void {
 
     for (mismatches.items) |line| try stdout.print("evtx-bench: OUTPUT DIFFERS: {s}\n", .{line});
     const ok = mismatches.items.len == 0 and failures == 0;
-    try stdout.print("evtx-bench: {d} passed, {d} failed\n", .{
+    try stdout.print("evtx-bench: {d} passed, {d} failed ({d} inputs × {d} backends, format {s}, api {s}, options [{s}])\n", .{
         rows.items.len - countMismatched(rows.items), countMismatched(rows.items) + failures,
+        inputs.items.len,                             backends.items.len,
+        settings.format_name,                         @tagName(settings.api),
+        settings.option_names,
     });
     try stdout.flush();
     if (!ok) std.process.exit(1);
@@ -409,6 +507,15 @@ fn measure(
         backend.api.options_init(&options);
         options.format = settings.format;
         options.threads = settings.threads;
+        if (settings.no_indent) options.indent = 0;
+        if (settings.separate_json_attributes) options.separate_json_attributes = 1;
+        if (settings.no_record_number) options.show_record_number = 0;
+        if (settings.validate_checksums) options.validate_checksums = 1;
+        if (settings.stop_after_error) options.stop_after_error = 1;
+        if (settings.events) {
+            options.event_ranges = &event_ranges;
+            options.event_ranges_count = event_ranges.len;
+        }
         measurement.* = .{
             .backend = backend,
             .options = options,
@@ -458,6 +565,10 @@ fn summarize(
         .failed = outcome.failed,
         .output_bytes = outcome.output_bytes,
         .hash = try std.fmt.allocPrint(arena, "{x:0>16}", .{outcome.hash}),
+        .fields_hash = try std.fmt.allocPrint(arena, "{x:0>16}", .{outcome.fields_hash}),
+        .reference_fields_hash = try std.fmt.allocPrint(arena, "{x:0>16}", .{outcome.reference_fields_hash}),
+        .final_status = outcome.final_status,
+        .options = settings.option_names,
         .median_ms = median_ns / std.time.ns_per_ms,
         .min_ms = @as(f64, @floatFromInt(times_ns[0])) / std.time.ns_per_ms,
         .mb_per_s = megabytes(data.len) / (median_ns / std.time.ns_per_s),
@@ -490,17 +601,28 @@ fn runOnce(api: Api, options: *const c.evtx_options, data: []const u8, kind: Api
     if (opened != c.EVTX_STATUS_OK) return statusError(api, "open", opened);
     defer api.parser_free(parser);
 
-    var sink: Sink = .{};
+    var sink: Sink = .{ .push = kind == .push };
     var records: u64 = 0;
     var failed: u64 = 0;
+    var final_status: u32 = c.EVTX_STATUS_OK;
     switch (kind) {
         .push => {
             var stats: c.evtx_stats = undefined;
-            const status = api.parser_dump(parser, Sink.write, null, &sink, &stats);
-            if (status != c.EVTX_STATUS_OK) return statusError(api, "dump", status);
-            std.debug.assert(stats.bytes_written == sink.bytes);
+            const status = api.parser_dump(parser, Sink.write, Sink.failed, &sink, &stats);
+            // With stop_after_error the dump returns the KIND it stopped at: an outcome.
+            const stopped = options.stop_after_error != 0 and status >= c.EVTX_STATUS_INCOMPLETE_CHUNK;
+            if (status != c.EVTX_STATUS_OK and !stopped) return statusError(api, "dump", status);
+            // Checked, not asserted: this is the backend under test, and ReleaseFast would
+            // compile an assertion away.
+            if (stats.bytes_written != sink.bytes or stats.records_failed != sink.errors) {
+                std.debug.print("evtx-bench: {s}: evtx_stats says {d} bytes, {d} failed; the callbacks saw {d}, {d}\n", .{
+                    std.mem.span(api.backend_name()), stats.bytes_written, stats.records_failed, sink.bytes, sink.errors,
+                });
+                return error.BackendFailed;
+            }
             records = stats.records_ok;
             failed = stats.records_failed;
+            final_status = status;
         },
         .pull => {
             var record: c.evtx_record = undefined;
@@ -509,10 +631,18 @@ fn runOnce(api: Api, options: *const c.evtx_options, data: []const u8, kind: Api
                 if (status == c.EVTX_STATUS_OK) {
                     records += 1;
                     sink.feed(record.data[0..record.data_len]);
+                    sink.feedFields(&record);
                 } else if (status == c.EVTX_STATUS_END) {
                     break;
                 } else if (status >= c.EVTX_STATUS_INCOMPLETE_CHUNK) {
                     failed += 1;
+                    if (record.status != status) {
+                        std.debug.print("evtx-bench: {s}: next returned {d}, the record says {d}\n", .{
+                            std.mem.span(api.backend_name()), status, record.status,
+                        });
+                        return error.BackendFailed;
+                    }
+                    sink.feedFields(&record);
                 } else {
                     return statusError(api, "next", status);
                 }
@@ -524,6 +654,9 @@ fn runOnce(api: Api, options: *const c.evtx_options, data: []const u8, kind: Api
         .failed = failed,
         .output_bytes = sink.bytes,
         .hash = sink.hasher.final(),
+        .fields_hash = sink.fields.final(),
+        .reference_fields_hash = sink.reference_fields.final(),
+        .final_status = final_status,
     };
 }
 
@@ -534,6 +667,27 @@ fn statusError(api: Api, call: []const u8, status: u32) RunError {
         std.mem.span(api.status_name(status)), std.mem.span(api.last_error()),
     });
     return error.BackendFailed;
+}
+
+fn applyOption(settings: *Settings, name: []const u8) void {
+    const Option = enum {
+        @"no-indent",
+        @"separate-json-attributes",
+        @"dont-show-record-number",
+        @"validate-checksums",
+        @"stop-after-one-error",
+        events,
+    };
+    const option = std.meta.stringToEnum(Option, name) orelse
+        fatal("--option: unknown option {s}\n{s}", .{ name, usage });
+    switch (option) {
+        .@"no-indent" => settings.no_indent = true,
+        .@"separate-json-attributes" => settings.separate_json_attributes = true,
+        .@"dont-show-record-number" => settings.no_record_number = true,
+        .@"validate-checksums" => settings.validate_checksums = true,
+        .@"stop-after-one-error" => settings.stop_after_error = true,
+        .events => settings.events = true,
+    }
 }
 
 fn megabytes(bytes: u64) f64 {

@@ -96,13 +96,30 @@ fn inputs() -> Vec<PathBuf> {
             );
         }
     }
-    if let Some(samples) = std::env::var_os("EVTX_SAMPLES") {
-        inputs.extend(
-            SAMPLES
+    let required = std::env::var("EVTX_REQUIRE_SAMPLES").is_ok_and(|v| v == "1");
+    match std::env::var_os("EVTX_SAMPLES") {
+        Some(samples) => {
+            let found: Vec<PathBuf> = SAMPLES
                 .iter()
                 .map(|name| Path::new(&samples).join(name))
-                .filter(|p| p.is_file()),
-        );
+                .filter(|p| p.is_file())
+                .collect();
+            assert!(
+                !required || found.len() == SAMPLES.len(),
+                "EVTX_REQUIRE_SAMPLES=1 but only {} of the {} samples are in {}",
+                found.len(),
+                SAMPLES.len(),
+                Path::new(&samples).display()
+            );
+            inputs.extend(found);
+        }
+        None => {
+            assert!(
+                !required,
+                "EVTX_REQUIRE_SAMPLES=1 but EVTX_SAMPLES is not set"
+            );
+            eprintln!("against_evtx_dump: SKIPPED the samples: EVTX_SAMPLES is not set");
+        }
     }
     inputs.sort();
     inputs
@@ -197,4 +214,9 @@ fn dump_bytes_equal_evtx_dump_stdout() {
             }
         }
     }
+    eprintln!(
+        "against_evtx_dump: {} inputs × {} modes compared",
+        inputs.len(),
+        MODES.len()
+    );
 }

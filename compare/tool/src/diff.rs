@@ -1,6 +1,6 @@
 //! Record-by-record comparison of two outputs, sorted into categories.
 
-use crate::records::Record;
+use crate::records::{banner_id, split, Record};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -16,6 +16,9 @@ pub enum Category {
     ErrorRecords,
     Crash,
     Timeout,
+    /// The outputs are not byte-identical in order (what failed: everything else only explains
+    /// where). Never explained by a known gap.
+    Bytes,
 }
 
 impl Category {
@@ -28,6 +31,7 @@ impl Category {
             Category::ErrorRecords => "error-records",
             Category::Crash => "crash",
             Category::Timeout => "timeout",
+            Category::Bytes => "bytes",
         }
     }
 
@@ -36,7 +40,7 @@ impl Category {
     }
 }
 
-pub const ALL: [Category; 7] = [
+pub const ALL: [Category; 8] = [
     Category::ValueFormatting,
     Category::Structure,
     Category::MissingRecord,
@@ -44,6 +48,7 @@ pub const ALL: [Category; 7] = [
     Category::ErrorRecords,
     Category::Crash,
     Category::Timeout,
+    Category::Bytes,
 ];
 
 /// One difference between the expected (left) and actual (right) output.
@@ -124,6 +129,115 @@ pub fn compare_records(
         }
     }
     differences
+}
+
+/// The first place, in order, where two whole outputs differ: text before the first record,
+/// a record out of place, a record whose bytes differ (with its JSON path or XML line), or a
+/// record missing or extra at the end. `None` when the bytes are equal.
+pub fn ordered_difference(
+    expected: &str,
+    actual: &str,
+    banner: bool,
+    json: bool,
+) -> Option<Difference> {
+    if expected == actual {
+        return None;
+    }
+    let bytes = |at: &str, x: String, y: String, record: String, record_id| Difference {
+        category: Category::Bytes,
+        record,
+        record_id,
+        at: at.to_string(),
+        expected: x,
+        actual: y,
+    };
+    let (left_pre, right_pre) = (preamble(expected, banner), preamble(actual, banner));
+    if left_pre != right_pre {
+        return Some(bytes(
+            "before the first record",
+            excerpt(left_pre),
+            excerpt(right_pre),
+            String::new(),
+            None,
+        ));
+    }
+    let left = split(expected, banner);
+    let right = split(actual, banner);
+    for (i, (x, y)) in left.iter().zip(&right).enumerate() {
+        if x.id != y.id {
+            return Some(bytes(
+                &format!("position {}", i + 1),
+                x.label(i),
+                y.label(i),
+                x.label(i),
+                x.id,
+            ));
+        }
+        if x.text != y.text {
+            let (_, at, a, b) = if json && !banner {
+                json_difference(x.text.trim_end_matches('\n'), y.text.trim_end_matches('\n'))
+            } else if json {
+                json_difference(x.text, y.text)
+            } else {
+                xml_difference(x.text, y.text)
+            };
+            if at.starts_with("$ (same value") || a == b {
+                let at = first_byte_difference(x.text, y.text);
+                return Some(bytes(
+                    &format!("byte {at} of the record"),
+                    around(x.text, at),
+                    around(y.text, at),
+                    x.label(i),
+                    x.id,
+                ));
+            }
+            return Some(bytes(&at, a, b, x.label(i), x.id));
+        }
+    }
+    let n = left.len().min(right.len());
+    Some(match (left.get(n), right.get(n)) {
+        (Some(x), None) => bytes(
+            "end of output",
+            excerpt(x.text),
+            format!("(ends after {n} records)"),
+            x.label(n),
+            x.id,
+        ),
+        (None, Some(y)) => bytes(
+            "end of output",
+            format!("(ends after {n} records)"),
+            excerpt(y.text),
+            y.label(n),
+            y.id,
+        ),
+        // Same records, same preamble: cannot happen when the bytes differ, but say so.
+        _ => {
+            let at = first_byte_difference(expected, actual);
+            bytes(
+                &format!("byte {at}"),
+                around(expected, at),
+                around(actual, at),
+                String::new(),
+                None,
+            )
+        }
+    })
+}
+
+/// Text before the first `Record N` banner (banner modes); none in jsonl, where every line is a
+/// record.
+fn preamble(stdout: &str, banner: bool) -> &str {
+    if !banner {
+        return "";
+    }
+    let mut offset = 0;
+    for line in stdout.split_inclusive('\n') {
+        if banner_id(line).is_some() {
+            return &stdout[..offset];
+        }
+        offset += line.len();
+    }
+    stdout
 }
 
 fn content_difference(
@@ -314,7 +428,6 @@ pub fn excerpt(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::records::split;
 
     #[test]
     fn json_scalar_change_is_value_formatting_with_its_path() {

@@ -1,17 +1,21 @@
-//! Parity: the reference, evtx-rs and evtx-zig over a corpus, record by record.
+//! Parity: the reference, evtx-rs and evtx-zig over a corpus, byte for byte and in order.
 //!
-//! Checks, per input file and output mode:
-//! * `reference-rust`, `reference-zig`: records equal the reference's, same number of failures,
-//!   same exit status;
-//! * `rust-zig`: stdout byte-identical and the same stderr, every line in full (one error
-//!   vocabulary, shared-fixtures/README.md);
-//! * `rust-threads`, `zig-threads`: `-t 2` output byte-identical to `-t 1`.
+//! Checks, per input file and output mode (jsonl modes as jsonl):
+//! * `reference-rust`, `reference-zig`: stdout equal to the reference's byte for byte, in
+//!   order, after taking out only the records a known gap pins; the same exit status (timeouts
+//!   and signals included); as many failed records as the reference, the same ones where it
+//!   names them (or exactly the counts a known gap pins);
+//! * `rust-zig`: stdout byte-identical, the same exit status, stderr the same line for line
+//!   and in full (one error vocabulary, shared-fixtures/README.md);
+//! * `rust-threads`, `zig-threads`: the same at `-t 2` against `-t 1`.
 //!
-//! A difference explained by a known gap does not fail its check.
+//! What fails is the byte comparison (a `bytes` difference at the first place, in order, where
+//! the outputs part); the record-by-record explanation (record id, JSON path or XML line) is for
+//! the report. A known gap explains only a pinned record or count, never bytes or a status.
 
 use crate::diff::{compare_records, excerpt, Category, Difference};
 use crate::gaps::KnownGaps;
-use crate::records::{parse_error_lines, reference_failures, split};
+use crate::records::{parse_error_lines, reference_failed_records, split};
 use crate::run::{run, Output};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -53,6 +57,15 @@ pub const MODES: &[Mode] = &[
     mode(
         "xml-no-indent",
         &["-o", "xml", "--no-indent"],
+        true,
+        false,
+        false,
+        &[],
+    ),
+    // The XML renderer under --validate-checksums too (zig/tests/reference_parity.sh had it).
+    mode(
+        "xml-validate-checksums",
+        &["-o", "xml", "--validate-checksums"],
         true,
         false,
         false,
@@ -212,7 +225,19 @@ fn run_with_args(program: &Path, mode_args: &[&str], threads: &'static str, inpu
 }
 
 /// Runs every check over `inputs`, printing one progress line per file.
-pub fn run_parity(backends: &Backends, inputs: &[Input], gaps: &KnownGaps) -> ParityReport {
+/// `only`: mode names to run (all when empty); an unknown name is an error.
+pub fn run_parity(
+    backends: &Backends,
+    inputs: &[Input],
+    gaps: &KnownGaps,
+    only: &[String],
+) -> Result<ParityReport, String> {
+    for name in only {
+        if !MODES.iter().chain(CODEC_MODES).any(|m| m.name == name) {
+            return Err(format!("no parity mode {name:?}"));
+        }
+    }
+    let wanted = |mode: &&Mode| only.is_empty() || only.iter().any(|n| n == mode.name);
     let mut report = ParityReport::default();
     for (n, input) in inputs.iter().enumerate() {
         eprint!("[{}/{}] {} ", n + 1, inputs.len(), input.label);
@@ -222,7 +247,7 @@ pub fn run_parity(backends: &Backends, inputs: &[Input], gaps: &KnownGaps) -> Pa
         } else {
             &[]
         };
-        for mode in MODES.iter().chain(extra) {
+        for mode in MODES.iter().chain(extra).filter(wanted) {
             let before = report.checks.len();
             check_mode(backends, input, mode, gaps, &mut report.checks);
             if report.checks[before..].iter().any(|c| !c.passed) {
@@ -238,14 +263,20 @@ pub fn run_parity(backends: &Backends, inputs: &[Input], gaps: &KnownGaps) -> Pa
     report.stale_gaps = gaps
         .stale()
         .iter()
-        .map(|g| {
+        .map(|(g, unused)| {
             format!(
-                "{} {} {} {} {:?}: {}",
-                g.file, g.pair, g.mode, g.category, g.record, g.reason
+                "{} {} {} {} {:?}: explained nothing in {}: {}",
+                g.file,
+                g.pair,
+                g.mode,
+                g.category,
+                g.record,
+                unused.join(", "),
+                g.reason
             )
         })
         .collect();
-    report
+    Ok(report)
 }
 
 fn check_mode(
@@ -259,20 +290,14 @@ fn check_mode(
     let rust = run_backend(&backends.rust, mode, "1", &input.path);
     let zig = run_backend(&backends.zig, mode, "1", &input.path);
     let path = input.path.to_string_lossy();
+    let file = input.file_name();
 
     for (pair, engine) in [("reference-rust", &rust), ("reference-zig", &zig)] {
-        let mut differences = record_differences(&reference, engine, mode);
-        let expected_failures =
-            reference_failures(&String::from_utf8_lossy(&reference.output.stderr));
-        let actual_failures =
-            parse_error_lines(&String::from_utf8_lossy(&engine.output.stderr), &path).len();
-        if expected_failures != actual_failures {
-            differences.push(whole_run(
-                Category::ErrorRecords,
-                format!("{expected_failures} failed records"),
-                format!("{actual_failures} failed records"),
-            ));
-        }
+        gaps.cover(&file, pair, mode.name);
+        let mut differences = reference_differences(&reference, engine, mode, gaps, &file, pair);
+        differences.extend(failure_differences(
+            &reference, engine, &path, gaps, &file, pair, mode,
+        ));
         checks.push(finish(
             input,
             mode,
@@ -284,18 +309,8 @@ fn check_mode(
         ));
     }
 
-    let mut differences = Vec::new();
-    if rust.output.stdout != zig.output.stdout {
-        differences = record_differences(&rust, &zig, mode);
-        if differences.is_empty() {
-            differences.push(whole_run(
-                Category::Structure,
-                "stdout".into(),
-                "stdout differs in framing".into(),
-            ));
-        }
-    }
-    differences.extend(error_line_differences(&rust, &zig, &path));
+    gaps.cover(&file, "rust-zig", mode.name);
+    let differences = twin_differences(&rust, &zig, mode);
     checks.push(finish(
         input,
         mode,
@@ -311,19 +326,9 @@ fn check_mode(
             ("rust-threads", &backends.rust, &rust),
             ("zig-threads", &backends.zig, &zig),
         ] {
+            gaps.cover(&file, pair, mode.name);
             let threaded = run_backend(program, mode, "2", &input.path);
-            let mut differences = Vec::new();
-            if threaded.output.stdout != single.output.stdout {
-                differences = record_differences(single, &threaded, mode);
-                if differences.is_empty() {
-                    differences.push(whole_run(
-                        Category::Structure,
-                        "-t 1".into(),
-                        "-t 2 framing differs".into(),
-                    ));
-                }
-            }
-            differences.extend(error_line_differences(single, &threaded, &path));
+            let differences = twin_differences(single, &threaded, mode);
             checks.push(finish(
                 input,
                 mode,
@@ -337,48 +342,246 @@ fn check_mode(
     }
 }
 
-/// Exit status (including timeouts and crashes) first, then the records.
-fn record_differences(expected: &Run, actual: &Run, mode: &Mode) -> Vec<Difference> {
+/// Two runs that must be identical (rust-zig, `-t 1` against `-t 2`): exit status, stdout byte
+/// for byte, stderr line for line.
+fn twin_differences(expected: &Run, actual: &Run, mode: &Mode) -> Vec<Difference> {
+    let path = expected.input.to_string_lossy();
+    let mut differences = status_differences(expected, actual);
     if actual.output.timed_out() {
-        return vec![whole_run(
-            Category::Timeout,
-            expected.output.describe_status(),
-            "timeout".into(),
-        )];
-    }
-    let mut differences = Vec::new();
-    if expected.output.status.map(|s| s.code()) != actual.output.status.map(|s| s.code()) {
-        differences.push(whole_run(
-            Category::Crash,
-            expected.output.describe_status(),
-            format!(
-                "{}: {}",
-                actual.output.describe_status(),
-                excerpt(&String::from_utf8_lossy(&actual.output.stderr))
-            ),
-        ));
-    }
-    if expected.stdout == actual.stdout {
         return differences;
     }
-    if mode.banner || mode.with_banner.is_empty() {
-        let left = split(&expected.stdout, mode.banner);
-        let right = split(&actual.stdout, mode.banner);
-        differences.extend(compare_records(&left, &right, mode.json));
-        return differences;
-    }
-    // Align by record id: the banner mode prints the same records, each behind `Record N`.
-    let rerun = |r: &Run| run_with_args(&r.program, mode.with_banner, r.threads, &r.input);
-    let (left_run, right_run) = (rerun(expected), rerun(actual));
-    let left = split(&left_run.stdout, true);
-    let right = split(&right_run.stdout, true);
-    differences.extend(compare_records(&left, &right, mode.json));
+    differences.extend(stdout_differences(
+        expected,
+        &actual.stdout,
+        actual,
+        mode,
+        &[],
+    ));
+    differences.extend(stderr_differences(expected, actual, &path));
     differences
 }
 
-/// Our two engines (and one engine at `-t 1` and `-t 2`) print the same stderr, line for line
-/// and in full: kind, detail, file, chunk, record and offset (shared-fixtures/README.md).
-fn error_line_differences(expected: &Run, actual: &Run, _path: &str) -> Vec<Difference> {
+/// Exit status, timeouts and signals: compared in every pair, whatever stdout holds.
+fn status_differences(expected: &Run, actual: &Run) -> Vec<Difference> {
+    let (x, y) = (
+        expected.output.describe_status(),
+        actual.output.describe_status(),
+    );
+    if x == y {
+        return Vec::new();
+    }
+    let category = if actual.output.timed_out() || expected.output.timed_out() {
+        Category::Timeout
+    } else {
+        Category::Crash
+    };
+    vec![whole_run(
+        category,
+        x,
+        format!(
+            "{y}: {}",
+            excerpt(&String::from_utf8_lossy(&actual.output.stderr))
+        ),
+    )]
+}
+
+/// The reference against an engine: exit status, then stdout byte for byte in order. Records a
+/// known gap lets the engine print (`extra-record` entries) are taken out of the engine's output
+/// first, and each is reported (and explained) as an extra record; what is left must equal the
+/// reference's bytes exactly.
+fn reference_differences(
+    reference: &Run,
+    engine: &Run,
+    mode: &Mode,
+    gaps: &KnownGaps,
+    file: &str,
+    pair: &str,
+) -> Vec<Difference> {
+    let mut differences = status_differences(reference, engine);
+    if engine.output.timed_out() || reference.output.timed_out() {
+        return differences;
+    }
+    if reference.output.stdout == engine.output.stdout {
+        return differences;
+    }
+    let allowed = gaps.extra_records(file, pair, mode.name);
+    let (stripped, removed) = if allowed.is_empty() {
+        (engine.stdout.clone(), Vec::new())
+    } else {
+        strip_records(engine, mode, &allowed)
+    };
+    differences.extend(removed);
+    differences.extend(stdout_differences(
+        reference, &stripped, engine, mode, &allowed,
+    ));
+    differences
+}
+
+/// When `actual` (an engine's stdout, perhaps with known extra records removed) is not the
+/// expected bytes: one `bytes` difference at the first place they differ in order (this is what
+/// fails), then the record-by-record explanation (aligned by record id) for the report.
+fn stdout_differences(
+    expected: &Run,
+    actual: &str,
+    actual_run: &Run,
+    mode: &Mode,
+    removed: &[u64],
+) -> Vec<Difference> {
+    let Some(first) =
+        crate::diff::ordered_difference(&expected.stdout, actual, mode.banner, mode.json)
+    else {
+        return Vec::new();
+    };
+    let mut differences = vec![first];
+    let explained = if mode.banner || mode.with_banner.is_empty() {
+        let left = split(&expected.stdout, mode.banner);
+        let right = split(actual, mode.banner);
+        compare_records(&left, &right, mode.json)
+    } else {
+        // Align by record id: the banner mode prints the same records, each behind `Record N`.
+        let rerun = |r: &Run| run_with_args(&r.program, mode.with_banner, r.threads, &r.input);
+        let (left_run, right_run) = (rerun(expected), rerun(actual_run));
+        let left = split(&left_run.stdout, true);
+        let right = split(&right_run.stdout, true);
+        compare_records(&left, &right, mode.json)
+    };
+    differences.extend(explained.into_iter().filter(|d| {
+        !(d.category == Category::ExtraRecord
+            && d.record_id.is_some_and(|id| removed.contains(&id)))
+    }));
+    differences
+}
+
+/// The engine's stdout without the records whose ids are in `ids` (banner modes: the banner and
+/// its record; jsonl: the line, its id taken from the same engine's banner mode), and one
+/// `extra-record` difference per record taken out.
+fn strip_records(engine: &Run, mode: &Mode, ids: &[u64]) -> (String, Vec<Difference>) {
+    let text = &engine.stdout;
+    let line_ids: Vec<Option<u64>> = if mode.banner {
+        let mut current = None;
+        text.split_inclusive('\n')
+            .map(|line| {
+                if let Some(id) = crate::records::banner_id(line) {
+                    current = Some(id);
+                }
+                current
+            })
+            .collect()
+    } else {
+        let banner = run_with_args(
+            &engine.program,
+            mode.with_banner,
+            engine.threads,
+            &engine.input,
+        );
+        let order: Vec<Option<u64>> = split(&banner.stdout, true).iter().map(|r| r.id).collect();
+        if order.len() != text.split_inclusive('\n').count() {
+            // Cannot tell which line is which record: remove nothing, so the bytes differ.
+            return (text.clone(), Vec::new());
+        }
+        order
+    };
+    let mut kept = String::with_capacity(text.len());
+    let mut removed: Vec<Difference> = Vec::new();
+    for (line, id) in text.split_inclusive('\n').zip(line_ids) {
+        match id {
+            Some(id) if ids.contains(&id) => match removed.last_mut() {
+                Some(last) if last.record_id == Some(id) && mode.banner => {
+                    last.actual.push_str(line)
+                }
+                _ => removed.push(Difference {
+                    category: Category::ExtraRecord,
+                    record: format!("record {id}"),
+                    record_id: Some(id),
+                    at: String::new(),
+                    expected: String::new(),
+                    actual: line.to_string(),
+                }),
+            },
+            _ => kept.push_str(line),
+        }
+    }
+    for d in &mut removed {
+        d.actual = excerpt(&d.actual);
+    }
+    (kept, removed)
+}
+
+/// Failed records against the reference: the engine must fail exactly as many records as the
+/// reference (or exactly what an `error-records` known gap pins), with well-formed error lines,
+/// and where the reference names the record it failed, the engine's line names the same one.
+fn failure_differences(
+    reference: &Run,
+    engine: &Run,
+    path: &str,
+    gaps: &KnownGaps,
+    file: &str,
+    pair: &str,
+    mode: &Mode,
+) -> Vec<Difference> {
+    let mut differences = Vec::new();
+    let ref_stderr = String::from_utf8_lossy(&reference.output.stderr);
+    let expected = reference_failed_records(&ref_stderr);
+    let lines = parse_error_lines(&String::from_utf8_lossy(&engine.output.stderr), path);
+    for raw in lines.iter().filter_map(|l| l.as_ref().err()) {
+        differences.push(whole_run(
+            Category::ErrorRecords,
+            "an error line".into(),
+            raw.clone(),
+        ));
+    }
+    let actual: Vec<Option<u64>> = lines
+        .iter()
+        .map(|l| l.as_ref().ok().and_then(|l| l.record.parse().ok()))
+        .collect();
+    let describe = |ids: &[Option<u64>]| {
+        let shown: Vec<String> = ids
+            .iter()
+            .map(|i| i.map_or("?".into(), |i| i.to_string()))
+            .collect();
+        format!("{} failed records [{}]", ids.len(), shown.join(", "))
+    };
+    if let Some(gap) = gaps.error_records(file, pair, mode.name) {
+        let pinned: Vec<Option<u64>> = gap
+            .engine_failures
+            .iter()
+            .flatten()
+            .map(|&id| Some(id))
+            .collect();
+        if gap.reference_failures == Some(expected.len()) && actual == pinned {
+            gap.mark_used(pair, mode.name);
+        } else {
+            differences.push(whole_run(
+                Category::ErrorRecords,
+                format!(
+                    "reference {} (known gap: reference {}, engine {})",
+                    describe(&expected),
+                    gap.reference_failures.unwrap_or(0),
+                    describe(&pinned)
+                ),
+                describe(&actual),
+            ));
+        }
+        return differences;
+    }
+    let named_differ = expected.len() == actual.len()
+        && expected
+            .iter()
+            .zip(&actual)
+            .any(|(x, y)| x.is_some() && x != y);
+    if expected.len() != actual.len() || named_differ {
+        differences.push(whole_run(
+            Category::ErrorRecords,
+            describe(&expected),
+            describe(&actual),
+        ));
+    }
+    differences
+}
+
+/// stderr line by line, in order and in full (the first differing line is reported): one
+/// error vocabulary, kind and detail, in both engines (shared-fixtures/README.md).
+fn stderr_differences(expected: &Run, actual: &Run, _path: &str) -> Vec<Difference> {
     if expected.output.stderr == actual.output.stderr {
         return Vec::new();
     }
@@ -394,7 +597,9 @@ fn error_line_differences(expected: &Run, actual: &Run, _path: &str) -> Vec<Diff
         Some(line) => (*line).to_string(),
         None => format!("({} stderr lines)", lines.len()),
     };
-    vec![whole_run(Category::ErrorRecords, show(&left), show(&right))]
+    let mut d = whole_run(Category::ErrorRecords, show(&left), show(&right));
+    d.at = format!("stderr line {}", first + 1);
+    vec![d]
 }
 
 fn whole_run(category: Category, expected: String, actual: String) -> Difference {
@@ -418,7 +623,6 @@ fn finish(
     gaps: &KnownGaps,
 ) -> Check {
     let file = input.file_name();
-    gaps.cover(&file, pair, mode.name);
     let expected_records = split(&expected.stdout, mode.banner).len();
     let actual_records = split(&actual.stdout, mode.banner).len();
     let mut counts = BTreeMap::new();
@@ -426,7 +630,11 @@ fn finish(
     let mut known = Vec::new();
     let mut differing_records = 0;
     for difference in differences {
-        if difference.category != Category::ErrorRecords && !difference.record.is_empty() {
+        if !matches!(
+            difference.category,
+            Category::ErrorRecords | Category::Bytes
+        ) && !difference.record.is_empty()
+        {
             differing_records += 1;
         }
         if let Some(reason) = gaps.explain(&file, pair, mode.name, &difference) {
@@ -585,9 +793,350 @@ pub fn print_summary(report: &ParityReport) {
     for note in &report.notes {
         eprintln!("note: {note}");
     }
+    let inputs: std::collections::BTreeSet<&str> =
+        report.checks.iter().map(|c| c.file.as_str()).collect();
+    let mut by_kind: BTreeMap<&str, usize> = BTreeMap::new();
+    for input in &inputs {
+        *by_kind
+            .entry(input.split('/').next().unwrap_or(""))
+            .or_default() += 1;
+    }
+    let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
     println!(
-        "parity: {} passed, {} failed",
+        "parity: {} inputs compared ({}), {} checks: {} passed, {} failed",
+        inputs.len(),
+        kinds.join(", "),
+        report.checks.len(),
         report.passed(),
         report.failed()
     );
+}
+
+/// The gate must go red on each corruption the audit of issue #18 planted in a stand-in engine.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    const PATH: &str = "dir/a.evtx";
+    const XML: &str = "Record 1\n<E>\n  <A>1</A>\n</E>\n\nRecord 2\n<E>\n  <A>2</A>\n</E>\n\nRecord 3\n<E>\n  <A>3</A>\n</E>\n\n";
+    const JSONL: &str = "{\"A\":1}\n{\"A\":2}\n{\"A\":3}\n";
+
+    fn run(stdout: &str, stderr: &str, status: Option<i32>) -> Run {
+        Run {
+            output: Output {
+                stdout: stdout.as_bytes().to_vec(),
+                stderr: stderr.as_bytes().to_vec(),
+                status: status.map(ExitStatus::from_raw),
+            },
+            stdout: stdout.to_string(),
+            // Never run: the jsonl explanation re-run fails quietly, which only loses detail.
+            program: PathBuf::from("/nonexistent/evtx"),
+            threads: "1",
+            input: PathBuf::from(PATH),
+        }
+    }
+
+    fn exit(code: i32) -> Option<i32> {
+        Some(code << 8)
+    }
+
+    fn mode(name: &str) -> &'static Mode {
+        MODES.iter().find(|m| m.name == name).unwrap()
+    }
+
+    fn input() -> Input {
+        Input {
+            label: "fixtures/a.evtx".into(),
+            path: PathBuf::from(PATH),
+        }
+    }
+
+    /// One reference–engine check, as `check_mode` makes it.
+    fn against_reference(reference: &Run, engine: &Run, mode: &Mode, gaps: &KnownGaps) -> Check {
+        gaps.cover("a.evtx", "reference-rust", mode.name);
+        let mut differences =
+            reference_differences(reference, engine, mode, gaps, "a.evtx", "reference-rust");
+        differences.extend(failure_differences(
+            reference,
+            engine,
+            PATH,
+            gaps,
+            "a.evtx",
+            "reference-rust",
+            mode,
+        ));
+        finish(
+            &input(),
+            mode,
+            "reference-rust",
+            reference,
+            engine,
+            differences,
+            gaps,
+        )
+    }
+
+    fn twins(left: &Run, right: &Run, mode: &Mode) -> Check {
+        let gaps = KnownGaps::from_json("[]");
+        finish(
+            &input(),
+            mode,
+            "rust-zig",
+            left,
+            right,
+            twin_differences(left, right, mode),
+            &gaps,
+        )
+    }
+
+    fn no_gaps() -> KnownGaps {
+        KnownGaps::from_json("[]")
+    }
+
+    fn reversed(text: &str, banner: bool) -> String {
+        let records = split(text, banner);
+        records
+            .iter()
+            .rev()
+            .map(|r| match r.id {
+                Some(id) => format!("Record {id}\n{}", r.text),
+                None => r.text.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn identical_runs_pass() {
+        let reference = run(XML, "", exit(0));
+        assert!(
+            against_reference(&reference, &run(XML, "", exit(0)), mode("xml"), &no_gaps()).passed
+        );
+        assert!(
+            twins(
+                &run(JSONL, "", exit(0)),
+                &run(JSONL, "", exit(0)),
+                mode("jsonl")
+            )
+            .passed
+        );
+    }
+
+    #[test]
+    fn records_in_reverse_order_fail() {
+        let xml = reversed(XML, true);
+        let check = against_reference(
+            &run(XML, "", exit(0)),
+            &run(&xml, "", exit(0)),
+            mode("xml"),
+            &no_gaps(),
+        );
+        assert!(!check.passed);
+        assert_eq!(check.examples[0].category, Category::Bytes);
+        assert_eq!(check.examples[0].at, "position 1");
+        let jsonl = reversed(JSONL, false);
+        for pair in [
+            against_reference(
+                &run(JSONL, "", exit(0)),
+                &run(&jsonl, "", exit(0)),
+                mode("jsonl"),
+                &no_gaps(),
+            ),
+            twins(
+                &run(JSONL, "", exit(0)),
+                &run(&jsonl, "", exit(0)),
+                mode("jsonl"),
+            ),
+        ] {
+            assert!(!pair.passed);
+        }
+    }
+
+    #[test]
+    fn a_junk_line_before_the_first_banner_fails() {
+        let junk = format!("junk\n{XML}");
+        let check = against_reference(
+            &run(XML, "", exit(0)),
+            &run(&junk, "", exit(0)),
+            mode("xml"),
+            &no_gaps(),
+        );
+        assert!(!check.passed);
+        assert_eq!(check.examples[0].at, "before the first record");
+        let junk = format!("junk\n{JSONL}");
+        assert!(
+            !against_reference(
+                &run(JSONL, "", exit(0)),
+                &run(&junk, "", exit(0)),
+                mode("jsonl"),
+                &no_gaps()
+            )
+            .passed
+        );
+    }
+
+    #[test]
+    fn a_trailing_space_on_jsonl_lines_fails() {
+        let spaced = JSONL.replace('\n', " \n");
+        for name in [
+            "jsonl",
+            "jsonl-separate-attributes",
+            "jsonl-validate-checksums",
+        ] {
+            let check = against_reference(
+                &run(JSONL, "", exit(0)),
+                &run(&spaced, "", exit(0)),
+                mode(name),
+                &no_gaps(),
+            );
+            assert!(!check.passed, "{name}");
+            assert_eq!(check.examples[0].record, "line 1");
+        }
+    }
+
+    #[test]
+    fn exit_134_after_the_full_output_fails_in_every_pair() {
+        let (good, aborted) = (run(XML, "", exit(0)), run(XML, "", exit(134)));
+        assert!(!against_reference(&good, &aborted, mode("xml"), &no_gaps()).passed);
+        assert!(!twins(&good, &aborted, mode("xml")).passed);
+        let signalled = run(XML, "", Some(6));
+        assert!(!twins(&good, &signalled, mode("xml")).passed);
+        let timed_out = run(XML, "", None);
+        assert!(!twins(&good, &timed_out, mode("xml")).passed);
+        assert!(!against_reference(&timed_out, &good, mode("xml"), &no_gaps()).passed);
+    }
+
+    const REF_ERR: &str =
+        "Failed to dump the next record.\n\nCaused by:\n    0: Failed to parse record number 2\n";
+    const ERR2: &str = "error: dir/a.evtx: chunk 0, record 2, offset 0x1000: bad record: x\n";
+    const ERR3: &str = "error: dir/a.evtx: chunk 0, record 3, offset 0x1200: bad record: x\n";
+
+    #[test]
+    fn a_dropped_or_invented_error_line_fails() {
+        let reference = run(XML, REF_ERR, exit(0));
+        assert!(
+            against_reference(
+                &reference,
+                &run(XML, ERR2, exit(0)),
+                mode("xml"),
+                &no_gaps()
+            )
+            .passed
+        );
+        for stderr in [
+            "",
+            &format!("{ERR2}{ERR3}"),
+            ERR3,
+            "error: dir/a.evtx: garbage\n",
+        ] {
+            let check = against_reference(
+                &reference,
+                &run(XML, stderr, exit(0)),
+                mode("xml"),
+                &no_gaps(),
+            );
+            assert!(!check.passed, "{stderr:?}");
+        }
+        // Between the engines, every stderr line counts in full, the detail included.
+        let other = ERR2.replace(": x", ": y");
+        assert!(
+            !twins(
+                &run(XML, ERR2, exit(0)),
+                &run(XML, &other, exit(0)),
+                mode("xml")
+            )
+            .passed
+        );
+        let other = ERR2.replace("bad record", "bad binxml");
+        assert!(
+            !twins(
+                &run(XML, ERR2, exit(0)),
+                &run(XML, &other, exit(0)),
+                mode("xml")
+            )
+            .passed
+        );
+        let (fatal, other) = ("Error: one\n", "Error: two\n");
+        assert!(
+            !twins(
+                &run("", fatal, exit(1)),
+                &run("", other, exit(1)),
+                mode("xml")
+            )
+            .passed
+        );
+        let twice = format!("{ERR2}{ERR2}");
+        assert!(
+            !twins(
+                &run(XML, ERR2, exit(0)),
+                &run(XML, &twice, exit(0)),
+                mode("xml")
+            )
+            .passed
+        );
+        assert!(
+            !twins(
+                &run(XML, ERR2, exit(0)),
+                &run(XML, "", exit(0)),
+                mode("xml")
+            )
+            .passed
+        );
+    }
+
+    const GAPS: &str = r#"[
+        {"file":"a.evtx","pair":"reference-*","mode":"*","category":"extra-record","record":2,"reason":"r"},
+        {"file":"a.evtx","pair":"reference-*","mode":"*","category":"error-records","reference_failures":2,"engine_failures":[3],"reason":"r"}]"#;
+    const REF_ERRS: &str = "Failed to dump the next record.\n 0: Failed to parse record number 2\nFailed to dump the next record.\n 0: Failed to parse record number 3\n";
+
+    fn without_record_2(text: &str) -> String {
+        text.replace("Record 2\n<E>\n  <A>2</A>\n</E>\n\n", "")
+    }
+
+    #[test]
+    fn a_known_gap_explains_exactly_what_it_pins() {
+        let gaps = KnownGaps::from_json(GAPS);
+        let reference = run(&without_record_2(XML), REF_ERRS, exit(0));
+        let check = against_reference(&reference, &run(XML, ERR3, exit(0)), mode("xml"), &gaps);
+        assert!(check.passed, "{:?}", check.examples);
+        assert!(gaps.stale().is_empty());
+        // The same gap does not hide a reordering, an extra error line or a missing one.
+        let reordered = reversed(XML, true);
+        assert!(
+            !against_reference(
+                &reference,
+                &run(&reordered, ERR3, exit(0)),
+                mode("xml"),
+                &gaps
+            )
+            .passed
+        );
+        assert!(
+            !against_reference(
+                &reference,
+                &run(XML, &format!("{ERR2}{ERR3}"), exit(0)),
+                mode("xml"),
+                &gaps
+            )
+            .passed
+        );
+        assert!(!against_reference(&reference, &run(XML, "", exit(0)), mode("xml"), &gaps).passed);
+    }
+
+    #[test]
+    fn an_xml_only_failure_hidden_by_a_gap_fails() {
+        // Both engines fail record 2 in the XML modes only: the extra-record entry explains
+        // nothing there (stale), and the failure count is not the pinned one.
+        let gaps = KnownGaps::from_json(GAPS);
+        let reference = run(&without_record_2(XML), REF_ERRS, exit(0));
+        let engine = run(&without_record_2(XML), &format!("{ERR2}{ERR3}"), exit(0));
+        let check = against_reference(&reference, &engine, mode("xml"), &gaps);
+        assert!(!check.passed);
+        let stale = gaps.stale();
+        assert_eq!(stale.len(), 2, "both entries explained nothing in xml");
+        assert!(stale
+            .iter()
+            .all(|(_, modes)| modes == &vec!["reference-rust xml".to_string()]));
+    }
 }

@@ -60,7 +60,7 @@ pub fn split(stdout: &str, banner: bool) -> Vec<Record<'_>> {
     records
 }
 
-fn banner_id(line: &str) -> Option<u64> {
+pub fn banner_id(line: &str) -> Option<u64> {
     line.strip_prefix("Record ")?
         .strip_suffix('\n')?
         .parse()
@@ -122,9 +122,53 @@ fn parse_error_line(rest: &str) -> Option<ErrorLine> {
     })
 }
 
-/// The number of failures the reference reported: one anyhow block per failure.
-pub fn reference_failures(stderr: &str) -> usize {
-    stderr.matches("Failed to dump the next record").count()
+/// The first line where two engines' stderr differ: `(line number, left, right)`. Error lines
+/// are compared up to their KIND, as the detail after it is engine-specific
+/// (shared-fixtures/README.md); every other line (the fatal `Error: ` line, warnings) byte for
+/// byte. `None` when they agree line for line.
+pub fn first_stderr_difference(
+    left: &str,
+    right: &str,
+    path: &str,
+) -> Option<(usize, String, String)> {
+    let error = |line: &str| parse_error_lines(line, path).pop().and_then(|l| l.ok());
+    let same = |x: &str, y: &str| match (error(x), error(y)) {
+        (Some(a), Some(b)) => a == b,
+        _ => x == y,
+    };
+    let (mut a, mut b) = (left.lines(), right.lines());
+    let mut line = 1;
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return None,
+            (Some(x), Some(y)) if same(x, y) => line += 1,
+            (x, y) => {
+                return Some((
+                    line,
+                    x.unwrap_or("(no more lines)").to_string(),
+                    y.unwrap_or("(no more lines)").to_string(),
+                ))
+            }
+        }
+    }
+}
+
+/// The failures the reference reported, one anyhow block per failure, each with the record id
+/// its cause chain names (`Failed to parse record number N`), when it names one.
+pub fn reference_failed_records(stderr: &str) -> Vec<Option<u64>> {
+    const BLOCK: &str = "Failed to dump the next record";
+    const NAMED: &str = "Failed to parse record number ";
+    stderr
+        .split(BLOCK)
+        .skip(1)
+        .map(|block| {
+            let rest = &block[block.find(NAMED)? + NAMED.len()..];
+            let end = rest
+                .find(|c: char| !c.is_ascii_digit())
+                .unwrap_or(rest.len());
+            rest[..end].parse().ok()
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -176,7 +220,7 @@ mod tests {
 
     #[test]
     fn counts_reference_failure_blocks() {
-        let stderr = "Failed to dump the next record.\n\nCaused by:\n 0: x\nFailed to dump the next record.\n";
-        assert_eq!(reference_failures(stderr), 2);
+        let stderr = "Failed to dump the next record.\n\nCaused by:\n 0: Failed to parse record number 7\nFailed to dump the next record.\n";
+        assert_eq!(reference_failed_records(stderr), vec![Some(7), None]);
     }
 }

@@ -33,10 +33,24 @@ impl Output {
 
 /// Runs `program args...` with stdin closed, killing it after `limit`.
 pub fn run(program: &Path, args: &[&str], limit: Duration) -> std::io::Result<Output> {
+    run_with_stdin(program, args, limit, None)
+}
+
+/// As `run`, with stdin read from `stdin` when given (closed otherwise).
+pub fn run_with_stdin(
+    program: &Path,
+    args: &[&str],
+    limit: Duration,
+    stdin: Option<&Path>,
+) -> std::io::Result<Output> {
     let started = Instant::now();
+    let input = match stdin {
+        Some(path) => Stdio::from(std::fs::File::open(path)?),
+        None => Stdio::null(),
+    };
     let mut child = Command::new(program)
         .args(args)
-        .stdin(Stdio::null())
+        .stdin(input)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;

@@ -3,9 +3,10 @@
 //! For every `*.evtx` in `$EVTX_SAMPLES` (default `<workspace>/../shared/evtx-samples`) both
 //! tools run in each mode below; stdout must be identical and the number of failed records must
 //! match (reference stderr blocks start with `Failed to dump the next record`, ours are one
-//! `error: ` line each). A missing samples directory skips the test; a missing reference binary
-//! (`$EVTX_REFERENCE`, default `<workspace>/target/reference/bin/evtx_dump`) skips it unless
-//! `EVTX_REQUIRE_REFERENCE=1`.
+//! `error: ` line each). A missing samples directory skips the test, loudly, unless
+//! `EVTX_REQUIRE_SAMPLES=1` (as in `make test`), which makes it a failure; a missing reference
+//! binary (`$EVTX_REFERENCE`, default `<workspace>/target/reference/bin/evtx_dump`) skips it
+//! unless `EVTX_REQUIRE_REFERENCE=1`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -107,7 +108,15 @@ fn reference_parity_on_samples() {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("../shared/evtx-samples"));
     if !samples.is_dir() {
-        eprintln!("skipping: no samples at {}", samples.display());
+        assert!(
+            std::env::var("EVTX_REQUIRE_SAMPLES").as_deref() != Ok("1"),
+            "EVTX_REQUIRE_SAMPLES=1 but there are no samples at {}",
+            samples.display()
+        );
+        eprintln!(
+            "SKIPPED reference_parity_on_samples: no samples at {} (set EVTX_SAMPLES)",
+            samples.display()
+        );
         return;
     }
     let reference = std::env::var_os("EVTX_REFERENCE")
@@ -160,6 +169,7 @@ fn reference_parity_on_samples() {
         failures.len(),
         failures.join("\n")
     );
+    assert_eq!(checked, files.len() * MODES.len());
     eprintln!(
         "{checked} runs over {} samples match the reference",
         files.len()

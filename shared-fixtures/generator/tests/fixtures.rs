@@ -203,7 +203,15 @@ fn bench_log_is_deterministic_and_read_without_errors() {
 fn corpus_assembly_reads_without_errors() {
     let samples = expected::default_samples();
     if !samples.is_dir() {
-        eprintln!("SKIP: samples directory {} not found", samples.display());
+        assert!(
+            std::env::var("EVTX_REQUIRE_SAMPLES").as_deref() != Ok("1"),
+            "EVTX_REQUIRE_SAMPLES=1 but the samples directory {} is not there",
+            samples.display()
+        );
+        eprintln!(
+            "SKIPPED corpus_assembly_reads_without_errors: samples directory {} not found",
+            samples.display()
+        );
         return;
     }
     let Some(reference) = reference() else {

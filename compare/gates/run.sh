@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Each gate is seen to fail (issue #18): plants each corruption the audit found a gate passing
+# in a stand-in engine (stand_in.py around the real CLI, passed as --rust/--zig), runs the gate,
+# and checks it goes red with a difference (exit 1; exit 2, a usage or setup error, does not
+# count). A control run with no corruption must stay green. Prints how many were caught.
+#
+#   compare/gates/run.sh EVTX_COMPARE REFERENCE EVTX_RS EVTX_ZIG
+set -u -o pipefail
+
+compare=$(realpath "$1") reference=$(realpath "$2") rust=$(realpath "$3") zig=$(realpath "$4")
+here=$(cd "$(dirname "$0")" && pwd)
+fixtures=$(cd "$here/../../shared-fixtures" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Only the inputs named below: no samples, whatever make test requires of the other gates.
+unset EVTX_SAMPLES EVTX_REQUIRE_SAMPLES
+
+# A wrapper per (engine, corruption), so evtx-compare can run it as a CLI.
+stand_in() { # NAME REAL CORRUPTION
+    local bin="$work/bin/$1-$3"
+    mkdir -p "$work/bin"
+    printf '#!/bin/sh\nexec python3 -S %q %q %q "$@"\n' "$here/stand_in.py" "$2" "$3" > "$bin"
+    chmod +x "$bin"
+    echo "$bin"
+}
+
+# A fixtures directory holding only FILE (and the known gaps, which name it or not).
+inputs() { # FILE
+    local dir="$work/fixtures-$(basename "$1" .evtx)"
+    if [ ! -d "$dir" ]; then
+        mkdir -p "$dir/damaged"
+        cp "$fixtures/$1" "$dir/damaged/"
+        cp -r "$fixtures/known-gaps" "$dir/"
+    fi
+    echo "$dir"
+}
+
+caught=0 planted=0 failed_controls=0
+# expect GATE CORRUPTION FILE WHICH: WHICH is both (the same corruption in both engines, so
+# rust-zig agrees and only the reference can tell) or rust (only evtx-rs corrupted).
+expect() {
+    local gate=$1 corruption=$2 file=$3 which=$4 dir rs zg status log
+    dir=$(inputs "$file")
+    rs=$(stand_in rust "$rust" "$corruption")
+    zg=$zig
+    [ "$which" = both ] && zg=$(stand_in zig "$zig" "$corruption")
+    log="$work/$gate-$corruption.log"
+    case $gate in
+    parity) "$compare" parity --reference "$reference" --rust "$rs" --zig "$zg" \
+        --fixtures "$dir" --mode jsonl --mode xml --out "$work/out" > "$log" 2>&1 ;;
+    mutate) "$compare" mutate --reference "$reference" --rust "$rs" --zig "$zg" \
+        --fixtures "$dir" --random 0 --max-mutants 3 --out "$work/mutate" > "$log" 2>&1 ;;
+    esac
+    status=$?
+    if [ "$corruption" = none ]; then
+        if [ $status -eq 0 ]; then
+            echo "control $gate $file: green"
+        else
+            echo "CONTROL $gate $file: red without a corruption (exit $status):"
+            tail -n 5 "$log"
+            failed_controls=$((failed_controls + 1))
+        fi
+        return
+    fi
+    planted=$((planted + 1))
+    if [ $status -eq 1 ]; then
+        caught=$((caught + 1))
+        echo "caught  $gate $corruption ($which, $file): $(grep -m1 -E '^DIFF|^FAIL|^STALE' "$log")"
+    else
+        echo "MISSED  $gate $corruption ($which, $file): exit $status"
+        tail -n 5 "$log"
+    fi
+}
+
+expect parity none damaged/unsupported-types.evtx both
+expect parity none damaged/bad-records.evtx both
+expect parity reverse-records damaged/bad-records.evtx both
+expect parity junk-before-first-record damaged/bad-records.evtx both
+expect parity jsonl-trailing-space damaged/bad-records.evtx both
+expect parity exit-134 damaged/bad-records.evtx both
+expect parity exit-134 damaged/bad-records.evtx rust
+expect parity exit-134-at-t2 damaged/bad-records.evtx both
+expect parity drop-error-line damaged/bad-records.evtx both
+expect parity invent-error-lines damaged/bad-records.evtx both
+expect parity drop-error-invent-another damaged/bad-records.evtx both
+expect parity drop-error-line damaged/unsupported-types.evtx both
+expect parity drop-error-invent-another damaged/unsupported-types.evtx both
+expect parity xml-only-fail-record-2 damaged/unsupported-types.evtx both
+expect mutate garbage synthetic/basic.evtx both
+
+echo "gates-fail: $caught of $planted corruptions caught, $failed_controls controls red"
+[ "$caught" -eq "$planted" ] && [ "$planted" -gt 0 ] && [ "$failed_controls" -eq 0 ]

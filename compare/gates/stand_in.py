@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""A stand-in engine: runs the real CLI, then plants one corruption in what it printed.
+
+    stand_in.py REAL CORRUPTION ARGS...
+
+compare/gates/run.sh passes it (through a wrapper script) to evtx-compare as an engine binary and
+checks that the gate goes red. Each corruption is one the audit of issue #18 found a gate passing.
+"""
+import re
+import subprocess
+import sys
+
+BANNER = re.compile(rb"^Record [0-9]+\n", re.M)
+
+
+def split(out: bytes, banner: bool):
+    """(text before the first record, [record bytes, banner included])."""
+    if not banner:
+        lines = out.splitlines(keepends=True)
+        return b"", lines
+    starts = [m.start() for m in BANNER.finditer(out)]
+    if not starts:
+        return out, []
+    bounds = starts + [len(out)]
+    return out[: starts[0]], [out[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def option(args, name, default):
+    return args[args.index(name) + 1] if name in args else default
+
+
+def main():
+    real, corruption, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    run = subprocess.run([real] + args, capture_output=True)
+    out, err, code = run.stdout, run.stderr, run.returncode
+    fmt = option(args, "-o", "xml")
+    threads = option(args, "-t", "0")
+    path = args[-1].encode()
+    banner = fmt != "jsonl"
+    xml = fmt == "xml"
+
+    if corruption == "none":
+        pass
+    elif corruption == "reverse-records":
+        pre, records = split(out, banner)
+        out = pre + b"".join(reversed(records))
+    elif corruption == "junk-before-first-record":
+        out = b"junk\n" + out
+    elif corruption == "jsonl-trailing-space":
+        if fmt == "jsonl":
+            out = out.replace(b"\n", b" \n")
+    elif corruption == "exit-134":
+        code = 134
+    elif corruption == "exit-134-at-t2":
+        if threads == "2":
+            code = 134
+    elif corruption == "drop-error-line":
+        lines = err.splitlines(keepends=True)
+        first = next((i for i, l in enumerate(lines) if l.startswith(b"error: ")), None)
+        if first is not None:
+            del lines[first]
+        err = b"".join(lines)
+    elif corruption == "invent-error-lines":
+        for record in (98, 99):
+            err += b"error: %s: chunk 0, record %d, offset 0x200: invented record error\n" % (path, record)
+    elif corruption == "drop-error-invent-another":
+        lines = err.splitlines(keepends=True)
+        first = next((i for i, l in enumerate(lines) if l.startswith(b"error: ")), None)
+        if first is not None:
+            del lines[first]
+        lines.append(b"error: %s: chunk 0, record 99, offset 0x200: invented record error\n" % path)
+        err = b"".join(lines)
+    elif corruption == "xml-only-fail-record-2":
+        if xml:
+            pre, records = split(out, True)
+            out = pre + b"".join(r for r in records if not r.startswith(b"Record 2\n"))
+            err = b"error: %s: chunk 0, record 2, offset 0x200: invented record error\n" % path + err
+    elif corruption == "garbage":
+        out, err, code = b"garbage\n", b"", 0
+    else:
+        sys.exit(f"stand_in.py: unknown corruption {corruption}")
+
+    sys.stdout.buffer.write(out)
+    sys.stderr.buffer.write(err)
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
