@@ -60,12 +60,6 @@ impl Engine for Backend {
     };
 
     fn open(input: Input<'_>, settings: Settings) -> Result<Self, Failure> {
-        if settings.recover_records {
-            return Err(Failure::new(
-                evtx_status::Unsupported,
-                "libevtx_rs does not implement recover_records",
-            ));
-        }
         let ansi_codec = match settings.ansi_codec.as_deref() {
             None => Options::default().ansi_codec,
             Some(label) => evtx_core::parse_ansi_codec(label)
@@ -95,6 +89,7 @@ impl Engine for Backend {
             // The event filter is applied by ffi.rs, the same for every backend.
             event_ranges: None,
             threads: settings.threads,
+            recover_records: settings.recover_records,
         };
         Ok(Backend {
             bytes,
@@ -158,6 +153,7 @@ impl Engine for Backend {
             chunk_index: entry.chunk_slot,
             data,
             message: &puller.message,
+            recovered: entry.recovered,
         }))
     }
 
@@ -186,6 +182,7 @@ impl Engine for Backend {
                     chunk_index: entry.chunk_slot,
                     data: &[],
                     message: "",
+                    recovered: entry.recovered,
                 };
                 match &entry.outcome {
                     Outcome::Rendered(range) => {

@@ -70,6 +70,9 @@ struct Cli {
     /// Code page of ANSI strings (WHATWG label).
     #[arg(long, value_parser = parse_codec)]
     ansi_codec: Option<Codec>,
+    /// Also carve deleted/stale records from unallocated chunk space (cleared chunks, chunk slack).
+    #[arg(long)]
+    recover_records: bool,
     /// Stop (exit 1) at the first chunk or record error.
     #[arg(long)]
     stop_after_one_error: bool,
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
             .map_or(Options::default().ansi_codec, |c| c.0),
         event_ranges: cli.events.clone().map(|r| r.0),
         threads: cli.threads,
+        recover_records: cli.recover_records,
     };
 
     let input_data = match open_input(&input) {
