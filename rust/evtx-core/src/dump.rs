@@ -425,6 +425,7 @@ impl Renderer {
                 "too many nodes in chunk",
             ));
         }
+        self.scratch.used_binxml_only = recovered;
         let parsed = tokens::parse_record(
             cx,
             &mut self.names,
