@@ -427,8 +427,8 @@ impl Renderer {
         }
         // The reference renders carved records through its compiled path, which reads only the
         // values a template uses; it has none for `--separate-json-attributes` JSON.
-        self.scratch.used_binxml_only = recovered
-            && !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
+        self.scratch.used_binxml_only =
+            recovered && !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
         let parsed = tokens::parse_record(
             cx,
             &mut self.names,
