@@ -555,6 +555,7 @@ impl Sink for CallbackSink<'_> {
                 chunk_index: item.chunk_index,
                 status: item.status as u32,
                 message: message.as_ptr(),
+                recovered: 0,
             };
             // SAFETY: the caller of `evtx_parser_dump` guarantees `on_error` may be called
             // with its `user_data` and a record valid for the duration of the call.
