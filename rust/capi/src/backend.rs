@@ -166,7 +166,10 @@ impl Engine for Backend {
         let file = open_file(self.bytes.as_slice())?;
         let plain = self.plain;
         evtx_core::dump(&file, &self.options, |chunk| {
-            let failed = chunk.first_failure().is_some();
+            let failed = chunk
+                .records
+                .iter()
+                .any(|entry| matches!(entry.outcome, Outcome::Failed(_)));
             if plain && !failed {
                 if chunk.bytes.is_empty() {
                     return ControlFlow::Continue(());

@@ -174,15 +174,18 @@ pub struct ChunkOutput {
     pub bytes: Vec<u8>,
     /// Entries in output order.
     pub records: Vec<RecordEntry>,
+    /// The trailing partial slot (`shared-fixtures/README.md`, "A log cut inside its last
+    /// chunk"): its `incomplete chunk` error is ours, not the reference's.
+    pub partial: bool,
 }
 
 impl ChunkOutput {
-    /// The first failed entry, if any.
+    /// The first failed entry, if any. The error of a trailing partial slot does not count:
+    /// the reference sees no fault there, so `--stop-after-one-error` does not stop at it.
     pub fn first_failure(&self) -> Option<(usize, &RecordEntry)> {
-        self.records
-            .iter()
-            .enumerate()
-            .find(|(_, r)| matches!(r.outcome, Outcome::Failed(_)))
+        self.records.iter().enumerate().find(|(_, r)| {
+            matches!(r.outcome, Outcome::Failed(_)) && !(self.partial && r.record_id.is_none())
+        })
     }
 }
 
@@ -238,6 +241,7 @@ impl Renderer {
         out.file_offset = file_offset;
         out.bytes.clear();
         out.records.clear();
+        out.partial = false;
         let out = &mut *out;
         let chunk = file.chunk_bytes(slot);
         let chunk_error = |out: &mut ChunkOutput, kind, detail: String| {
@@ -364,6 +368,7 @@ impl Renderer {
     #[cold]
     fn render_partial_chunk(&mut self, file: &EvtxFile<'_>, slot: u32, out: &mut ChunkOutput) {
         let chunk = file.chunk_bytes(slot);
+        out.partial = true;
         out.records.push(RecordEntry {
             record_id: None,
             filetime: 0,
