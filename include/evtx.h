@@ -25,7 +25,7 @@
 
 // The version of this ABI. It changes whenever a function, type, field or constant changes
 // incompatibly; `evtx_abi_version()` returns the value the library was built with.
-#define EVTX_ABI_VERSION 1
+#define EVTX_ABI_VERSION 2
 
 // `evtx_record.record_id` of a chunk error: no record identifier is known.
 #define EVTX_RECORD_ID_UNKNOWN UINT64_MAX
@@ -147,8 +147,8 @@ typedef struct evtx_options {
   uint8_t show_record_number;
   // `--validate-checksums`: chunks failing a CRC check are errors. Default 0.
   uint8_t validate_checksums;
-  // `--recover-records`: also render carved stale records. Default 0. Backends that do not
-  // implement it refuse it at open with `EVTX_STATUS_UNSUPPORTED`.
+  // `--recover-records`: also render records carved from unallocated chunk space (cleared
+  // chunks, chunk slack); they come with `evtx_record.recovered` set. Default 0.
   uint8_t recover_records;
   // `--stop-after-one-error`: `evtx_parser_dump` stops at the first chunk or record error
   // and returns its status. Default 0. No effect on `evtx_parser_next`.
@@ -188,6 +188,9 @@ typedef struct evtx_record {
   // NUL-terminated error detail (backend-specific); "" when OK. Never NULL after a call
   // that returned OK or an error KIND.
   const char *message;
+  // 1 when the record was carved from unallocated chunk space (`recover_records`), else 0
+  // (always 0 when `status` is not OK).
+  uint8_t recovered;
 } evtx_record;
 
 // Receives rendered bytes, in output order. `data` is valid only during the call. Return 0 to

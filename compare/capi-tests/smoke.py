@@ -43,6 +43,7 @@ class Record(C.Structure):
         ("chunk_index", C.c_uint32),
         ("status", C.c_uint32),
         ("message", C.c_char_p),
+        ("recovered", C.c_uint8),
     ]
 
 
@@ -157,9 +158,9 @@ def main():
     lib = load(sys.argv[1])
     # The layout rules of the header: 64-bit targets, fixed-width fields.
     check(C.sizeof(Options) == 40, "sizeof(evtx_options)")
-    check(C.sizeof(Record) == 56, "sizeof(evtx_record)")
+    check(C.sizeof(Record) == 64, "sizeof(evtx_record)")
     check(C.sizeof(Stats) == 24, "sizeof(evtx_stats)")
-    check(lib.evtx_abi_version() == 1, "evtx_abi_version")
+    check(lib.evtx_abi_version() == 2, "evtx_abi_version")
     name = lib.evtx_backend_name().decode()
     check(name in ("rust", "zig", "reference"), "backend name")
     check(lib.evtx_status_name(17) == b"bad chunk magic", "status name")

@@ -179,6 +179,7 @@ impl Engine for Backend {
                             chunk_index: 0,
                             data,
                             message: "",
+                            recovered: is_recovered(data),
                         })
                     }
                     RenderedChunkItem::Failed(error) => {
@@ -257,6 +258,7 @@ fn error_item<'a>(error: &EvtxError, message: &'a str) -> Item<'a> {
         chunk_index: 0,
         data: &[],
         message,
+        recovered: false,
     };
     match error {
         EvtxError::FailedToParseChunk { chunk_id, .. } => {
@@ -293,6 +295,7 @@ struct Entry {
     start: usize,
     end: usize,
     message: String,
+    recovered: bool,
 }
 
 /// The pull side: a thread runs `evtx_dump`'s chunk iterator and sends chunks through a
@@ -362,6 +365,7 @@ impl Puller {
             chunk_index: entry.chunk_index,
             data: &self.chunk.data[entry.start..entry.end],
             message: &entry.message,
+            recovered: entry.recovered,
         }
     }
 }
@@ -425,6 +429,7 @@ fn pull_thread(
                         start,
                         end: *end,
                         message: String::new(),
+                        recovered: is_recovered(&rendered.data[start..*end]),
                     };
                     start = *end;
                     entry
@@ -441,6 +446,7 @@ fn pull_thread(
                         start,
                         end: start,
                         message: String::new(),
+                        recovered: false,
                     };
                     if let EvtxError::FailedToParseRecord { record_id, .. } = error {
                         let (offset, filetime) = scan.find(*record_id);
@@ -462,6 +468,19 @@ fn pull_thread(
             return;
         }
     }
+}
+
+/// Whether a record the crate rendered is a carved one. `RenderedChunk` does not say, so this
+/// reads the crate's own marks (contract 5.4): the banner's ` (recovered)`, else the XML comment
+/// after the declaration or the first JSON member.
+fn is_recovered(data: &[u8]) -> bool {
+    let first_line = data.split(|&b| b == b'\n').next().unwrap_or_default();
+    if first_line.starts_with(b"Record ") {
+        return first_line.ends_with(b" (recovered)");
+    }
+    data.starts_with(b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<!-- recovered -->\n")
+        || data.starts_with(b"{\"recovered\":true,")
+        || data.starts_with(b"{\n  \"recovered\": true,")
 }
 
 /// File offset of a record `offset` bytes into chunk `chunk_index`; 0 when either is unknown.

@@ -195,7 +195,14 @@ impl Gap {
     fn applies(&self, file: &str, pair: &str, mode: &str) -> bool {
         let pair_matches =
             self.pair == pair || (self.pair == "reference-*" && pair.starts_with("reference-"));
-        self.file == file && pair_matches && (self.mode == "*" || self.mode == mode)
+        // `*-suffix` matches every mode ending in `-suffix` (e.g. `*-recover`).
+        let mode_matches = self.mode == "*"
+            || self.mode == mode
+            || self
+                .mode
+                .strip_prefix('*')
+                .is_some_and(|suffix| suffix.starts_with('-') && mode.ends_with(suffix));
+        self.file == file && pair_matches && mode_matches
     }
 }
 

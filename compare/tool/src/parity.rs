@@ -79,6 +79,66 @@ pub const MODES: &[Mode] = &[
         false,
         &["-o", "json", "--validate-checksums"],
     ),
+    // Record recovery (contract 5.4, shared-fixtures/README.md "Record recovery"): every mode
+    // above again with `--recover-records`. Gap entries match them all with mode `*-recover`.
+    mode(
+        "jsonl-recover",
+        &["-o", "jsonl", "--recover-records"],
+        false,
+        true,
+        true,
+        &["-o", "json", "--recover-records"],
+    ),
+    mode(
+        "json-recover",
+        &["-o", "json", "--recover-records"],
+        true,
+        true,
+        false,
+        &[],
+    ),
+    mode(
+        "xml-recover",
+        &["-o", "xml", "--recover-records"],
+        true,
+        false,
+        true,
+        &[],
+    ),
+    mode(
+        "jsonl-separate-attributes-recover",
+        &[
+            "-o",
+            "jsonl",
+            "--separate-json-attributes",
+            "--recover-records",
+        ],
+        false,
+        true,
+        true,
+        &[
+            "-o",
+            "json",
+            "--separate-json-attributes",
+            "--recover-records",
+        ],
+    ),
+    mode(
+        "xml-no-indent-recover",
+        &["-o", "xml", "--no-indent", "--recover-records"],
+        true,
+        false,
+        false,
+        &[],
+    ),
+    mode(
+        "jsonl-validate-checksums-recover",
+        &["-o", "jsonl", "--validate-checksums", "--recover-records"],
+        false,
+        true,
+        false,
+        &["-o", "json", "--validate-checksums", "--recover-records"],
+    ),
 ];
 
 /// A jsonl mode under `--ansi-codec $label`.

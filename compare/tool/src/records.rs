@@ -61,10 +61,10 @@ pub fn split(stdout: &str, banner: bool) -> Vec<Record<'_>> {
 }
 
 pub fn banner_id(line: &str) -> Option<u64> {
-    line.strip_prefix("Record ")?
-        .strip_suffix('\n')?
-        .parse()
-        .ok()
+    let id = line.strip_prefix("Record ")?.strip_suffix('\n')?;
+    // A carved record's banner (`--recover-records`).
+    let id = id.strip_suffix(" (recovered)").unwrap_or(id);
+    id.parse().ok()
 }
 
 fn event_record_id(text: &str) -> Option<&str> {

@@ -10,7 +10,7 @@ use std::ffi::{c_char, c_void};
 
 /// The version of this ABI. It changes whenever a function, type, field or constant changes
 /// incompatibly; `evtx_abi_version()` returns the value the library was built with.
-pub const EVTX_ABI_VERSION: u32 = 1;
+pub const EVTX_ABI_VERSION: u32 = 2;
 
 /// `evtx_record.record_id` of a chunk error: no record identifier is known.
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = u64::MAX;
@@ -113,8 +113,8 @@ pub struct evtx_options {
     pub show_record_number: u8,
     /// `--validate-checksums`: chunks failing a CRC check are errors. Default 0.
     pub validate_checksums: u8,
-    /// `--recover-records`: also render carved stale records. Default 0. Backends that do not
-    /// implement it refuse it at open with `EVTX_STATUS_UNSUPPORTED`.
+    /// `--recover-records`: also render records carved from unallocated chunk space (cleared
+    /// chunks, chunk slack); they come with `evtx_record.recovered` set. Default 0.
     pub recover_records: u8,
     /// `--stop-after-one-error`: `evtx_parser_dump` stops at the first chunk or record error
     /// and returns its status. Default 0. No effect on `evtx_parser_next`.
@@ -156,6 +156,9 @@ pub struct evtx_record {
     /// NUL-terminated error detail (backend-specific); "" when OK. Never NULL after a call
     /// that returned OK or an error KIND.
     pub message: *const c_char,
+    /// 1 when the record was carved from unallocated chunk space (`recover_records`), else 0
+    /// (always 0 when `status` is not OK).
+    pub recovered: u8,
 }
 
 /// Totals of one `evtx_parser_dump`.

@@ -68,12 +68,6 @@ impl Engine for Backend {
     };
 
     fn open(input: Input<'_>, settings: Settings) -> Result<Self, Failure> {
-        if settings.recover_records {
-            return Err(Failure::new(
-                evtx_status::Unsupported,
-                "libevtx_rs does not implement recover_records",
-            ));
-        }
         let ansi_codec = match settings.ansi_codec.as_deref() {
             None => Options::default().ansi_codec,
             Some(label) => evtx_core::parse_ansi_codec(label)
@@ -99,6 +93,7 @@ impl Engine for Backend {
             // The event filter is applied by ffi.rs, the same for every backend.
             event_ranges: None,
             threads: settings.threads,
+            recover_records: settings.recover_records,
         };
         Ok(Backend {
             source,
@@ -166,6 +161,7 @@ impl Engine for Backend {
             chunk_index: entry.chunk_slot,
             data,
             message: &puller.message,
+            recovered: entry.recovered,
         }))
     }
 
@@ -177,7 +173,11 @@ impl Engine for Backend {
         self.state = State::Done;
         let plain = self.plain;
         evtx_core::dump(self.source.get(), &self.options, |chunk| {
-            let failed = chunk.first_failure().is_some();
+            // Any failure, the trailing partial slot's line included, leaves the plain path.
+            let failed = chunk
+                .records
+                .iter()
+                .any(|entry| matches!(entry.outcome, Outcome::Failed(_)));
             if plain && !failed {
                 if chunk.bytes.is_empty() {
                     return ControlFlow::Continue(());
@@ -193,6 +193,7 @@ impl Engine for Backend {
                     chunk_index: entry.chunk_slot,
                     data: &[],
                     message: "",
+                    recovered: entry.recovered,
                 };
                 match &entry.outcome {
                     Outcome::Rendered(range) => {

@@ -72,6 +72,8 @@ pub(crate) struct Item<'a> {
     pub chunk_index: u32,
     pub data: &'a [u8],
     pub message: &'a str,
+    /// Carved (`recover_records`).
+    pub recovered: bool,
 }
 
 /// Where `Engine::dump` delivers its output.
@@ -443,6 +445,7 @@ pub unsafe extern "C" fn evtx_parser_next(
         chunk_index: 0,
         status: evtx_status::End as u32,
         message: c"".as_ptr(),
+        recovered: 0,
     };
     if parser.poisoned {
         return fail(Failure::new(
@@ -476,6 +479,7 @@ pub unsafe extern "C" fn evtx_parser_next(
             chunk_index: item.chunk_index,
             status: item.status as u32,
             message: parser.message.as_ptr(),
+            recovered: u8::from(item.recovered),
         };
         return item.status;
     });
@@ -551,6 +555,7 @@ impl Sink for CallbackSink<'_> {
                 chunk_index: item.chunk_index,
                 status: item.status as u32,
                 message: message.as_ptr(),
+                recovered: 0,
             };
             // SAFETY: the caller of `evtx_parser_dump` guarantees `on_error` may be called
             // with its `user_data` and a record valid for the duration of the call.

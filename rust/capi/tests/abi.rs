@@ -195,9 +195,11 @@ fn null_and_bad_inputs_are_refused() {
     let mut bad = defaults();
     bad.event_ranges_count = 2;
     assert_eq!(open(&data, &bad).unwrap_err(), evtx_status::InvalidOptions);
-    let mut bad = defaults();
-    bad.recover_records = 1;
-    assert_eq!(open(&data, &bad).unwrap_err(), evtx_status::Unsupported);
+    let mut recover = defaults();
+    recover.recover_records = 1;
+    let parser = open(&data, &recover).unwrap();
+    // SAFETY: a live parser from `open`, freed once.
+    unsafe { evtx_parser_free(parser) };
 }
 
 #[test]
@@ -338,4 +340,55 @@ fn open_path_on_a_file_that_shrinks_gives_incomplete_chunks() {
         incomplete,
         vec![(2, 4096 + 2 * 65536), (3, 4096 + 3 * 65536)]
     );
+}
+
+#[test]
+fn recovered_records_are_flagged_and_marked() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared-fixtures/carving/slack-and-gaps.evtx");
+    let data = std::fs::read(path).unwrap();
+    for recover in [0, 1] {
+        let mut options = defaults();
+        options.format = evtx_format::Json as u32;
+        options.recover_records = recover;
+        let parser = open(&data, &options).unwrap();
+        let mut flagged = Vec::new();
+        let mut live = Vec::new();
+        let mut record = std::mem::MaybeUninit::<evtx_record>::uninit();
+        loop {
+            // SAFETY: a live parser and a writable record.
+            let status = unsafe { evtx_parser_next(parser, record.as_mut_ptr()) };
+            if status == evtx_status::End {
+                break;
+            }
+            // SAFETY: filled by the call above.
+            let r = unsafe { record.assume_init_ref() };
+            if status != evtx_status::Ok {
+                assert_eq!(r.recovered, 0, "errors are never recovered");
+                continue;
+            }
+            // SAFETY: `data`/`data_len` describe the record's bytes until the next call.
+            let bytes = unsafe { std::slice::from_raw_parts(r.data, r.data_len) };
+            let banner = format!("Record {} (recovered)\n{{\"recovered\":true,", r.record_id);
+            if r.recovered == 1 {
+                assert!(bytes.starts_with(banner.as_bytes()));
+                flagged.push(r.record_id);
+            } else {
+                assert_eq!(r.recovered, 0);
+                assert!(!bytes.windows(9).any(|w| w == b"recovered"));
+                live.push(r.record_id);
+            }
+        }
+        // SAFETY: created above, freed once.
+        unsafe { evtx_parser_free(parser) };
+        assert_eq!(live, (1..=7).collect::<Vec<u64>>());
+        // The stale records in the gap after the bad record and in the slack (the reference's
+        // output, contract 5.4); none without the option.
+        let want: Vec<u64> = if recover == 1 {
+            vec![50, 52, 53, 54]
+        } else {
+            vec![]
+        };
+        assert_eq!(flagged, want);
+    }
 }

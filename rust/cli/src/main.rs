@@ -153,12 +153,6 @@ fn main() -> ExitCode {
     if cli.verbose > 3 {
         eprintln!("using more than -vvv does not affect verbosity level");
     }
-    if cli.recover_records {
-        // Hook for the carving work (issue 12 item 1): set `Options::recover_records` here.
-        eprintln!(
-            "note: --recover-records is accepted but not implemented yet; no record is carved"
-        );
-    }
     let format = match cli.format {
         Fmt::Xml => Format::Xml,
         Fmt::Json => Format::Json,
@@ -183,6 +177,7 @@ fn main() -> ExitCode {
             .map_or(Options::default().ansi_codec, |c| c.0),
         event_ranges: cli.events.clone().map(|r| r.0),
         threads: cli.threads as usize,
+        recover_records: cli.recover_records,
     };
 
     let file = match open_input(&input, cli.output.as_deref()) {

@@ -2,6 +2,7 @@
 //! record walk with resync (section 5).
 
 use crate::bytes::{get_u16, get_u32, le_u32, le_u64};
+use crate::carve::Carver;
 use crate::error::{ErrorKind, Failure};
 
 /// Every chunk is exactly this long.
@@ -161,7 +162,8 @@ pub struct RecordReadError {
     pub id: Option<u64>,
 }
 
-/// Reads and checks the record header at chunk offset `pos`.
+/// Reads and checks the record header at chunk offset `pos`. `chunk` is the slot's bytes
+/// (65536 of them, except in a trailing partial slot).
 pub fn read_record_header(chunk: &[u8], pos: usize) -> Result<RecordHeader, RecordReadError> {
     let err = |kind, blank, id| RecordReadError { kind, blank, id };
     if chunk.len().saturating_sub(pos) < 24 {
@@ -177,7 +179,7 @@ pub fn read_record_header(chunk: &[u8], pos: usize) -> Result<RecordHeader, Reco
     if filetime > MAX_RECORD_FILETIME {
         return Err(err(ErrorKind::BadRecordTimestamp, false, Some(id)));
     }
-    if size < 28 || pos as u64 + u64::from(size) - 4 > CHUNK_SIZE as u64 {
+    if size < 28 || pos as u64 + u64::from(size) - 4 > chunk.len() as u64 {
         return Err(err(ErrorKind::BadRecordSize, false, Some(id)));
     }
     Ok(RecordHeader {
@@ -192,6 +194,9 @@ pub fn read_record_header(chunk: &[u8], pos: usize) -> Result<RecordHeader, Reco
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WalkItem {
     Record(RecordHeader),
+    /// A record carved from unallocated space (`--recover-records`); the caller drops it
+    /// silently when it fails, and calls [`RecordWalker::rescan_after`].
+    Carved(RecordHeader),
     /// A record read error at chunk offset `offset`; `id` when the header was readable.
     Error {
         offset: u32,
@@ -200,18 +205,23 @@ pub enum WalkItem {
     },
 }
 
-/// Walks the records of one chunk (sections 5.2 and 5.3).
+/// Walks the records of one chunk (sections 5.2 and 5.3) and, with recovery on, carves the
+/// spans it skips (5.4, [`crate::carve`]).
 pub struct RecordWalker<'c> {
     chunk: &'c [u8],
     header: ChunkHeader,
     pos: usize,
     live_end: usize,
+    /// No live record left (carving may still go on).
     done: bool,
+    recover: bool,
+    carve: Carver,
 }
 
 impl<'c> RecordWalker<'c> {
-    /// A walker over `chunk` (a full 65536-byte chunk) with its parsed header.
-    pub fn new(chunk: &'c [u8], header: ChunkHeader) -> RecordWalker<'c> {
+    /// A walker over `chunk` (a full 65536-byte chunk) with its parsed header; `recover` turns
+    /// on carving.
+    pub fn new(chunk: &'c [u8], header: ChunkHeader, recover: bool) -> RecordWalker<'c> {
         let live_end = (header.free_space_offset as usize)
             .min(CHUNK_SIZE)
             .min(chunk.len());
@@ -221,6 +231,34 @@ impl<'c> RecordWalker<'c> {
             pos: CHUNK_HEADER_SIZE,
             live_end,
             done: false,
+            recover,
+            carve: Carver::default(),
+        }
+    }
+
+    /// A walker that only carves `chunk[512..]` (the trailing partial slot, see
+    /// `shared-fixtures/README.md`).
+    pub fn carve_only(chunk: &'c [u8], header: ChunkHeader) -> RecordWalker<'c> {
+        let mut w = RecordWalker::new(chunk, header, true);
+        w.done = true;
+        w.carve.open(CHUNK_HEADER_SIZE, chunk.len());
+        w
+    }
+
+    /// A carved record failed to render: carve on just after its magic.
+    pub fn rescan_after(&mut self, rec: &RecordHeader) {
+        self.carve.rescan_after(rec);
+    }
+
+    /// Walk on at `next` (`None`: no live record left); with recovery on, carve `[from, next)`
+    /// (or to the chunk end) first.
+    fn skip_to(&mut self, from: usize, next: Option<usize>) {
+        match next {
+            Some(q) => self.pos = q,
+            None => self.done = true,
+        }
+        if self.recover {
+            self.carve.open(from, next.unwrap_or(self.chunk.len()));
         }
     }
 
@@ -256,37 +294,40 @@ impl Iterator for RecordWalker<'_> {
     type Item = WalkItem;
 
     fn next(&mut self) -> Option<WalkItem> {
-        if self.done || self.pos >= self.live_end {
-            self.done = true;
-            return None;
-        }
-        match read_record_header(self.chunk, self.pos) {
-            Ok(rec) => {
-                if rec.id == self.header.last_record_id {
-                    self.done = true;
-                } else {
-                    self.pos += rec.size as usize;
+        loop {
+            if !self.carve.is_empty() {
+                if let Some(rec) = self.carve.next_record(self.chunk) {
+                    return Some(WalkItem::Carved(rec));
                 }
-                Some(WalkItem::Record(rec))
             }
-            Err(e) => {
-                let offset = self.pos as u32;
-                match self.resync(self.pos + 1) {
-                    Some(next) => {
-                        self.pos = next;
-                        Some(WalkItem::Error {
-                            offset,
-                            kind: e.kind,
-                            id: e.id,
-                        })
+            if self.done {
+                return None;
+            }
+            let pos = self.pos;
+            if pos >= self.live_end {
+                self.skip_to(pos, None);
+                continue;
+            }
+            match read_record_header(self.chunk, pos) {
+                Ok(rec) => {
+                    let end = pos + rec.size as usize;
+                    if rec.id == self.header.last_record_id {
+                        self.skip_to(end, None);
+                    } else {
+                        self.pos = end;
                     }
-                    None => {
-                        self.done = true;
-                        (!e.blank).then_some(WalkItem::Error {
-                            offset,
+                    return Some(WalkItem::Record(rec));
+                }
+                Err(e) => {
+                    let next = self.resync(pos + 1);
+                    self.skip_to(pos, next);
+                    // A blank error with no live record after it is the end of the records.
+                    if next.is_some() || !e.blank {
+                        return Some(WalkItem::Error {
+                            offset: pos as u32,
                             kind: e.kind,
                             id: e.id,
-                        })
+                        });
                     }
                 }
             }
@@ -323,10 +364,10 @@ mod tests {
     fn walks_until_last_id() {
         let c = chunk_with(&[(32, 1), (40, 2), (32, 3)], 65536, 2);
         let h = ChunkHeader::parse(&c).unwrap();
-        let ids: Vec<_> = RecordWalker::new(&c, h)
+        let ids: Vec<_> = RecordWalker::new(&c, h, false)
             .map(|i| match i {
                 WalkItem::Record(r) => r.id,
-                WalkItem::Error { .. } => 0,
+                WalkItem::Error { .. } | WalkItem::Carved(_) => 0,
             })
             .collect();
         assert_eq!(ids, vec![1, 2]);
@@ -336,7 +377,7 @@ mod tests {
     fn zero_tail_is_silent() {
         let c = chunk_with(&[(32, 1)], 65536, 9);
         let h = ChunkHeader::parse(&c).unwrap();
-        let items: Vec<_> = RecordWalker::new(&c, h).collect();
+        let items: Vec<_> = RecordWalker::new(&c, h, false).collect();
         assert_eq!(items.len(), 1);
     }
 
@@ -345,7 +386,7 @@ mod tests {
         let mut c = chunk_with(&[(32, 1), (32, 2), (32, 3)], 512 + 96, 3);
         c[512 + 4..512 + 8].copy_from_slice(&0u32.to_le_bytes());
         let h = ChunkHeader::parse(&c).unwrap();
-        let items: Vec<_> = RecordWalker::new(&c, h).collect();
+        let items: Vec<_> = RecordWalker::new(&c, h, false).collect();
         assert_eq!(
             items[0],
             WalkItem::Error {
@@ -359,12 +400,47 @@ mod tests {
         assert_eq!(items.len(), 3);
     }
 
+    fn kinds(items: &[WalkItem]) -> Vec<(char, u64)> {
+        items
+            .iter()
+            .map(|i| match i {
+                WalkItem::Record(r) => ('L', r.id),
+                WalkItem::Carved(r) => ('C', r.id),
+                WalkItem::Error { offset, .. } => ('E', u64::from(*offset)),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recovery_carves_cleared_chunk_slack_and_error_spans() {
+        // Cleared chunk: free space at 512, old records behind it.
+        let c = chunk_with(&[(32, 1), (40, 2)], 512, 0);
+        let h = ChunkHeader::parse(&c).unwrap();
+        assert!(RecordWalker::new(&c, h, false).next().is_none());
+        let items: Vec<_> = RecordWalker::new(&c, h, true).collect();
+        assert_eq!(kinds(&items), vec![('C', 1), ('C', 2)]);
+        // Slack after the last live record (id 2 is last): record 3 is stale.
+        let c = chunk_with(&[(32, 1), (40, 2), (32, 3)], 512 + 72, 2);
+        let h = ChunkHeader::parse(&c).unwrap();
+        let items: Vec<_> = RecordWalker::new(&c, h, true).collect();
+        assert_eq!(kinds(&items), vec![('L', 1), ('L', 2), ('C', 3)]);
+        // A bad size at 512: the span [512, resync) is carved before the walk goes on; the bad
+        // record itself is no hit (its size is wrong), the one inside the span is.
+        let mut c = chunk_with(&[(32, 1), (32, 9), (32, 2)], 512 + 96, 2);
+        c[512 + 4..512 + 8].copy_from_slice(&0u32.to_le_bytes());
+        c[32..40].copy_from_slice(&2u64.to_le_bytes());
+        c[24..32].copy_from_slice(&2u64.to_le_bytes());
+        let h = ChunkHeader::parse(&c).unwrap();
+        let items: Vec<_> = RecordWalker::new(&c, h, true).collect();
+        assert_eq!(kinds(&items), vec![('E', 512), ('C', 9), ('L', 2)]);
+    }
+
     #[test]
     fn bad_timestamp_is_an_error() {
         let mut c = chunk_with(&[(32, 1)], 512 + 32, 1);
         c[512 + 16..512 + 24].copy_from_slice(&(MAX_RECORD_FILETIME + 1).to_le_bytes());
         let h = ChunkHeader::parse(&c).unwrap();
-        let items: Vec<_> = RecordWalker::new(&c, h).collect();
+        let items: Vec<_> = RecordWalker::new(&c, h, false).collect();
         assert_eq!(
             items,
             vec![WalkItem::Error {

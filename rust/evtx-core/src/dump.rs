@@ -1,6 +1,7 @@
 //! The file, the per-worker chunk renderer and the ordered multi-threaded driver
 //! (contract sections 3, 5.2, 11.2, 12).
 
+use crate::carve;
 use crate::chunk::{self, ChunkHeader, RecordWalker, WalkItem, CHUNK_SIZE};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::FileHeader;
@@ -82,6 +83,8 @@ pub struct RecordEntry {
     pub chunk_slot: u32,
     /// File offset of the record (or chunk, for chunk errors).
     pub file_offset: u64,
+    /// Carved from unallocated space (`--recover-records`); never set on failures.
+    pub recovered: bool,
     /// What happened.
     pub outcome: Outcome,
 }
@@ -97,15 +100,18 @@ pub struct ChunkOutput {
     pub bytes: Vec<u8>,
     /// Entries in output order.
     pub records: Vec<RecordEntry>,
+    /// The trailing partial slot (`shared-fixtures/README.md`, "A log cut inside its last
+    /// chunk"): its `incomplete chunk` error is ours, not the reference's.
+    pub partial: bool,
 }
 
 impl ChunkOutput {
-    /// The first failed entry, if any.
+    /// The first failed entry, if any. The error of a trailing partial slot does not count:
+    /// the reference sees no fault there, so `--stop-after-one-error` does not stop at it.
     pub fn first_failure(&self) -> Option<(usize, &RecordEntry)> {
-        self.records
-            .iter()
-            .enumerate()
-            .find(|(_, r)| matches!(r.outcome, Outcome::Failed(_)))
+        self.records.iter().enumerate().find(|(_, r)| {
+            matches!(r.outcome, Outcome::Failed(_)) && !(self.partial && r.record_id.is_none())
+        })
     }
 }
 
@@ -166,17 +172,20 @@ impl Renderer {
     ) {
         let mut window = std::mem::take(&mut self.window);
         let chunk = file.chunk(slot, &mut window);
-        self.render_slot(slot, chunk, out);
+        // Past the complete slots only the trailing partial one is in the order (input.rs).
+        let trailing = slot as usize >= file.chunk_slots();
+        self.render_slot(slot, chunk, trailing, out);
         self.window = window;
     }
 
     /// Renders the bytes `chunk` of slot `slot` into `out`.
-    fn render_slot(&mut self, slot: u32, chunk: &[u8], out: &mut ChunkOutput) {
+    fn render_slot(&mut self, slot: u32, chunk: &[u8], trailing: bool, out: &mut ChunkOutput) {
         let file_offset = EvtxFile::chunk_offset(slot);
         out.slot = slot;
         out.file_offset = file_offset;
         out.bytes.clear();
         out.records.clear();
+        out.partial = false;
         let out = &mut *out;
         let chunk_error = |out: &mut ChunkOutput, kind, detail: String| {
             out.records.push(RecordEntry {
@@ -184,9 +193,14 @@ impl Renderer {
                 filetime: 0,
                 chunk_slot: slot,
                 file_offset,
+                recovered: false,
                 outcome: Outcome::Failed(Failure::new(kind, detail)),
             });
         };
+        if chunk.len() < CHUNK_SIZE && trailing && chunk.starts_with(chunk::CHUNK_MAGIC) {
+            self.render_partial_chunk(chunk, slot, out);
+            return;
+        }
         if chunk.len() < CHUNK_SIZE {
             chunk_error(
                 out,
@@ -212,6 +226,19 @@ impl Renderer {
             chunk_error(out, f.kind, f.detail);
             return;
         }
+        let walker = RecordWalker::new(chunk, header, self.opts.recover_records);
+        self.walk_chunk(chunk, slot, walker, out);
+    }
+
+    /// Renders the records `walker` yields from `chunk` (slot `slot`) onto `out`.
+    fn walk_chunk(
+        &mut self,
+        chunk: &[u8],
+        slot: u32,
+        mut walker: RecordWalker<'_>,
+        out: &mut ChunkOutput,
+    ) {
+        let file_offset = EvtxFile::chunk_offset(slot);
         self.names.clear();
         self.templates.clear();
         self.identities.new_chunk();
@@ -221,38 +248,58 @@ impl Renderer {
             chunk,
             codec: self.opts.ansi_codec,
         };
-        for item in RecordWalker::new(chunk, header) {
-            match item {
-                WalkItem::Error { offset, kind, id } => out.records.push(RecordEntry {
-                    record_id: id,
-                    filetime: 0,
-                    chunk_slot: slot,
-                    file_offset: file_offset + u64::from(offset),
-                    outcome: Outcome::Failed(Failure::new(
-                        kind,
-                        crate::error::record_detail(kind, chunk, offset as usize),
-                    )),
-                }),
-                WalkItem::Record(rec) => {
-                    let start = out.bytes.len();
-                    let result = self.render_record(cx, &rec, &mut out.bytes);
-                    let entry = |outcome| RecordEntry {
-                        record_id: Some(rec.id),
-                        filetime: rec.filetime,
+        while let Some(item) = walker.next() {
+            let (rec, recovered) = match item {
+                WalkItem::Error { offset, kind, id } => {
+                    out.records.push(RecordEntry {
+                        record_id: id,
+                        filetime: 0,
                         chunk_slot: slot,
-                        file_offset: file_offset + u64::from(rec.offset),
-                        outcome,
-                    };
-                    match result {
-                        Ok(()) if self.opts.wants_record(rec.id) => {
-                            let end = out.bytes.len();
-                            out.records.push(entry(Outcome::Rendered(start..end)));
-                        }
-                        Ok(()) => out.bytes.truncate(start),
-                        Err(f) => {
-                            out.bytes.truncate(start);
-                            out.records.push(entry(Outcome::Failed(f)));
-                        }
+                        file_offset: file_offset + u64::from(offset),
+                        recovered: false,
+                        outcome: Outcome::Failed(Failure::new(
+                            kind,
+                            crate::error::record_detail(kind, chunk, offset as usize),
+                        )),
+                    });
+                    continue;
+                }
+                WalkItem::Record(rec) => (rec, false),
+                WalkItem::Carved(rec) => (rec, true),
+            };
+            let start = out.bytes.len();
+            let result = self.render_record(cx, &rec, recovered, &mut out.bytes);
+            let entry = |outcome| RecordEntry {
+                record_id: Some(rec.id),
+                filetime: rec.filetime,
+                chunk_slot: slot,
+                file_offset: file_offset + u64::from(rec.offset),
+                recovered,
+                outcome,
+            };
+            match result {
+                Ok(body) => {
+                    if recovered {
+                        carve::mark_recovered(
+                            &mut out.bytes,
+                            body,
+                            self.opts.format == Format::Xml,
+                        );
+                    }
+                    if self.opts.wants_record(rec.id) {
+                        let end = out.bytes.len();
+                        out.records.push(entry(Outcome::Rendered(start..end)));
+                    } else {
+                        out.bytes.truncate(start);
+                    }
+                }
+                Err(f) => {
+                    out.bytes.truncate(start);
+                    if recovered {
+                        // Carved noise: dropped silently (5.4).
+                        walker.rescan_after(&rec);
+                    } else {
+                        out.records.push(entry(Outcome::Failed(f)));
                     }
                 }
             }
@@ -260,15 +307,41 @@ impl Renderer {
         self.last_output = out.bytes.len().max(4096);
     }
 
+    /// The trailing partial slot (`shared-fixtures/README.md`): one `incomplete chunk` error,
+    /// then, with `--recover-records`, its complete records carved as recovered.
+    #[cold]
+    fn render_partial_chunk(&mut self, chunk: &[u8], slot: u32, out: &mut ChunkOutput) {
+        out.partial = true;
+        out.records.push(RecordEntry {
+            record_id: None,
+            filetime: 0,
+            chunk_slot: slot,
+            file_offset: EvtxFile::chunk_offset(slot),
+            recovered: false,
+            outcome: Outcome::Failed(Failure::new(
+                ErrorKind::IncompleteChunk,
+                format!("{} bytes missing", CHUNK_SIZE - chunk.len()),
+            )),
+        });
+        if !self.opts.recover_records || self.opts.validate_checksums {
+            return;
+        }
+        if let Some(header) = ChunkHeader::parse(chunk) {
+            self.walk_chunk(chunk, slot, RecordWalker::carve_only(chunk, header), out);
+        }
+    }
+
     /// Renders one record with its framing (11.2) onto `buf`: replays a program when one
     /// matches the record's signature, else renders the slow way (recording a program when the
     /// shape allows).
+    /// Returns where the record's text starts in `buf` (after the banner).
     fn render_record(
         &mut self,
         cx: Cx<'_>,
         rec: &chunk::RecordHeader,
+        recovered: bool,
         buf: &mut Vec<u8>,
-    ) -> Result<(), Failure> {
+    ) -> Result<usize, Failure> {
         let start = buf.len();
         let (bstart, bend) = rec.binxml_window();
         if bstart == bend {
@@ -283,16 +356,21 @@ impl Renderer {
         };
         let prescan = self.programs.prescan(cx, &mut defs, bstart, bend);
         if let Prescan::Hit(a, b, c, d) = prescan {
-            self.banner(buf, rec.id);
+            self.banner(buf, rec.id, recovered);
+            let body = buf.len();
             let limit = (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT);
             if !self.programs.replay(buf, cx, (a, b, c, d), limit) {
                 return Err(Failure::binxml("record output too large"));
             }
-            return Self::check_size(buf, start);
+            return Self::check_size(buf, start).map(|()| body);
         }
         if self.chunk_nodes > MAX_CHUNK_NODES {
             return Err(Failure::binxml("too many nodes in chunk"));
         }
+        // The reference renders carved records through its compiled path, which reads only the
+        // values a template uses; it has none for `--separate-json-attributes` JSON.
+        self.scratch.used_binxml_only =
+            recovered && !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
         let parsed = tokens::parse_record(
             cx,
             &mut self.names,
@@ -304,7 +382,8 @@ impl Renderer {
         );
         self.chunk_nodes += self.tree.nodes.len() + self.tree.elems.len();
         let root = parsed.map_err(|e| e.into_failure())?;
-        self.banner(buf, rec.id);
+        self.banner(buf, rec.id, recovered);
+        let body = buf.len();
         let recorder = (prescan == Prescan::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
         let rcx = Ctx {
             chunk: cx.chunk,
@@ -328,13 +407,16 @@ impl Renderer {
         if let Some(r) = recorder {
             self.programs.store(r.into_inner(), buf);
         }
-        Self::check_size(buf, start)
+        Self::check_size(buf, start).map(|()| body)
     }
 
-    fn banner(&self, buf: &mut Vec<u8>, id: u64) {
+    fn banner(&self, buf: &mut Vec<u8>, id: u64, recovered: bool) {
         if self.opts.banner() {
             buf.extend_from_slice(b"Record ");
             crate::values::write_int(buf, id);
+            if recovered {
+                buf.extend_from_slice(carve::BANNER_SUFFIX);
+            }
             buf.push(b'\n');
         }
     }

@@ -36,6 +36,7 @@
 #![forbid(unsafe_code)]
 
 mod bytes;
+pub mod carve;
 pub mod chunk;
 pub mod dump;
 pub mod error;

@@ -37,6 +37,8 @@ pub struct Options {
     pub event_ranges: Option<Vec<(u64, u64)>>,
     /// Worker threads; 0 = one per CPU, 1 = render inline on the caller's thread.
     pub threads: usize,
+    /// `--recover-records`: also render records carved from unallocated chunk space (5.4).
+    pub recover_records: bool,
 }
 
 impl Default for Options {
@@ -50,6 +52,7 @@ impl Default for Options {
             ansi_codec: encoding_rs::WINDOWS_1252,
             event_ranges: None,
             threads: 0,
+            recover_records: false,
         }
     }
 }

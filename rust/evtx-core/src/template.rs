@@ -282,6 +282,30 @@ fn check_budget(tree: &Tree) -> BinXmlResult<()> {
 /// Instantiates the definition rooted at `root` of `def` with `vals` into `tree` (6.7).
 ///
 /// `flat_base` is the record-wide index of `vals[0]` (see [`crate::values::Value::src`]).
+/// Whether the definition rooted at element `root` of `def` substitutes value `index`
+/// anywhere (element content or attribute value). Carved records parse only the BinXML values
+/// their template uses (`shared-fixtures/README.md`, "Record recovery").
+pub fn uses_value(def: &Tree, root: u32, index: u16) -> bool {
+    let is_it = |n: &Node| matches!(*n, Node::Placeholder { index: i, .. } if i == index);
+    let mut stack = vec![root];
+    while let Some(e) = stack.pop() {
+        let Some(el) = def.elems.get(e as usize) else {
+            continue;
+        };
+        if def.attrs(el).iter().any(|a| def.items(a).iter().any(is_it)) {
+            return true;
+        }
+        for n in def.children(el) {
+            match *n {
+                Node::Element(child) => stack.push(child),
+                ref n if is_it(n) => return true,
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
 pub fn instantiate(
     chunk: &[u8],
     def: &Tree,

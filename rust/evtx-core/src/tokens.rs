@@ -52,6 +52,9 @@ pub struct Scratch {
     pub array_items: Vec<Option<Item>>,
     /// Substitution values read so far in this record (record-wide numbering).
     pub flat_count: u32,
+    /// Parse only the BinXML values a template uses (carved records, see
+    /// `shared-fixtures/README.md`); set per record by the caller, kept by [`Scratch::clear`].
+    pub used_binxml_only: bool,
 }
 
 impl Scratch {
@@ -493,9 +496,21 @@ fn read_instance(
     let flat_base = s.flat_count;
     s.flat_count += n as u32;
 
+    // A carved record's template may not be the one its values were written for: like the
+    // reference, parse only the BinXML values the template uses.
+    let early_root = if s.used_binxml_only {
+        Some(templates.get_or_parse(cx, names, s, def_off, depth)?)
+    } else {
+        None
+    };
     // Prepare BinXML values: each becomes the list of its top-level elements.
     for i in val_base..val_base + n {
         if let Slot::BinXml { off, len } = s.values[i] {
+            if let Some(root) = early_root {
+                if !template::uses_value(&templates.tree, root, (i - val_base) as u16) {
+                    continue;
+                }
+            }
             let base = s.children.len();
             parse_stream(
                 cx,
@@ -517,7 +532,10 @@ fn read_instance(
         }
     }
 
-    let root = templates.get_or_parse(cx, names, s, def_off, depth)?;
+    let root = match early_root {
+        Some(root) => root,
+        None => templates.get_or_parse(cx, names, s, def_off, depth)?,
+    };
     let Scratch {
         values,
         children,

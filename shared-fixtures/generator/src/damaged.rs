@@ -138,9 +138,11 @@ fn header_count_large() -> Fixture {
         "header-count-large",
         "Header chunk count 9 (last chunk 8) but the file holds one chunk (records 1-20) and the \
          first 2000 bytes of a second (records 21-40, cut off): the file length decides, the \
-         partial trailing chunk is ignored silently. File and chunk flags are NO_CRC32 with all \
-         stored CRCs 0 (minor version 2): no warning, and --validate-checksums keeps the chunk. \
-         20 records, no error.",
+         partial trailing chunk is ignored silently by the reference (the engines print one \
+         incomplete-chunk error for it and, with --recover-records, carve its complete records \
+         21-35: README, 'A log cut inside its last chunk'). File and chunk flags are NO_CRC32 \
+         with all stored CRCs 0 (minor version 2): no warning, and --validate-checksums keeps the \
+         chunk. 20 records, no error.",
         &[(Out::Jsonl, "\"N\":20,")],
         &[(Out::Jsonl, "\"N\":21,")],
         bytes,

@@ -1,6 +1,7 @@
 //! evtx-fixture-gen: a deterministic EVTX writer and the fixtures of evtx-twin.
 
 pub mod bench;
+pub mod carving;
 pub mod code_pages;
 pub mod corpus;
 pub mod damaged;

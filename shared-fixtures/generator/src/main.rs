@@ -1,11 +1,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evtx_fixture_gen::{bench, code_pages, corpus, expected, sparse};
+use evtx_fixture_gen::{bench, carving, code_pages, corpus, expected, sparse};
 
 const USAGE: &str = "usage:
   evtx-fixture-gen synthetic --out-dir DIR
   evtx-fixture-gen expected --fixtures DIR [--reference PATH]
+  evtx-fixture-gen carving --out-dir DIR     (shared-fixtures/carving: record recovery fixtures)
   evtx-fixture-gen bench --out FILE [--seed N] [--size-mb N]
   evtx-fixture-gen corpus --samples DIR --out FILE [--reference PATH] [--size-mb N]
   evtx-fixture-gen sparse --out FILE      (a 4.0 GiB sparse wrapped log, ~1 MiB on disk)
@@ -56,6 +57,12 @@ fn run() -> Result<(), String> {
             let all = expected::write_fixtures(&out).map_err(|e| e.to_string())?;
             let total: usize = all.iter().map(|f| f.bytes.len()).sum();
             eprintln!("wrote {} fixtures, {} bytes", all.len(), total);
+            Ok(())
+        }
+        "carving" => {
+            let out = PathBuf::from(a.need("out-dir")?);
+            let all = carving::write(&out).map_err(|e| e.to_string())?;
+            eprintln!("wrote {} carving fixtures", all.len());
             Ok(())
         }
         "expected" => {

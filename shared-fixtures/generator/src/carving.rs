@@ -1,0 +1,269 @@
+//! Fixtures for record recovery (`--recover-records`, contract 5.4, `shared-fixtures/README.md`
+//! "Record recovery"): stale records in cleared chunks, chunk slack, the gaps around bad
+//! records, reused chunks of a wrapped log, carved records whose template was overwritten, and a
+//! log cut inside its last chunk.
+//!
+//! They are written to `shared-fixtures/carving/`; their expected outputs are not committed:
+//! `evtx-compare parity` runs the reference on them (with and without `--recover-records`).
+
+use crate::dsl::*;
+use crate::log::BASE_TIME;
+use crate::windows::{event_data_def, event_record, Sys, XMLNS};
+use crate::writer::*;
+
+/// One carving fixture: file name (without `.evtx`), what it exercises, its bytes.
+pub struct CarvingFixture {
+    pub name: &'static str,
+    pub exercises: &'static str,
+    pub bytes: Vec<u8>,
+}
+
+pub fn all() -> Vec<CarvingFixture> {
+    vec![
+        cleared_chunk(),
+        slack_and_gaps(),
+        template_gone(),
+        wrapped_stale(),
+        cut_last_chunk(),
+    ]
+}
+
+/// Writes every carving fixture into `dir` (created when missing).
+pub fn write(dir: &std::path::Path) -> std::io::Result<Vec<CarvingFixture>> {
+    std::fs::create_dir_all(dir)?;
+    let all = all();
+    for f in &all {
+        std::fs::write(dir.join(format!("{}.evtx", f.name)), &f.bytes)?;
+    }
+    Ok(all)
+}
+
+fn time_of(id: u64) -> u64 {
+    BASE_TIME + id * 10_000_000
+}
+
+/// A Windows-shaped event (outer System template, nested EventData instance).
+fn event(id: u64) -> Vec<Tok> {
+    let sys = Sys {
+        provider: "Carving-Test".into(),
+        provider_guid: guid_of("carving-provider"),
+        event_id: 4000 + (id % 7) as u16,
+        qualifiers: None,
+        version: Some(1),
+        level: 4,
+        task: 3,
+        opcode: 0,
+        keywords: 0x8000_0000_0000_0000,
+        time: time_of(id),
+        activity: None,
+        pid: 700 + id as u32,
+        tid: 900,
+        record_id: id,
+        user: None,
+        channel: "Application".into(),
+        computer: "HOST-A".into(),
+    };
+    let ed = v_inst(
+        "carve-ed",
+        event_data_def(&[("Index", ty::U64), ("Text", ty::STRING)]),
+        vec![v_u64(id), v_str(&format!("old event {id}"))],
+    );
+    event_record(&sys, ed)
+}
+
+/// A different outer template, at the same definition offset when it comes first in a chunk:
+/// `<Event><System><Provider Name=…/><EventRecordID>…` reading values 10, 14 and, when
+/// `with_data`, the EventData value 18.
+fn other_event(id: u64, with_data: bool) -> Vec<Tok> {
+    let mut def = e("Event").attr_s("xmlns", XMLNS).kid(
+        e("System")
+            .kid(e("Provider").attr_opt("Name", 14, ty::STRING).empty())
+            .kid(e("EventRecordID").opt(10, ty::U64)),
+    );
+    if with_data {
+        def = def.opt(18, ty::BINXML);
+    }
+    let mut values: Vec<Val> = (0..19).map(|_| v_null()).collect();
+    values[10] = v_u64(id);
+    values[14] = v_str("Other-Provider");
+    values[18] = v_inst(
+        "other-ed",
+        event_data_def(&[("Note", ty::STRING)]),
+        vec![v_str(&format!("new event {id}"))],
+    );
+    let key = if with_data {
+        "other-data"
+    } else {
+        "other-plain"
+    };
+    inst_record(key, def, values)
+}
+
+/// A chunk of `event` records with ids `ids`, and the chunk under construction.
+fn chunk_of(ids: std::ops::RangeInclusive<u64>) -> Chunk {
+    let mut c = Chunk::new();
+    for id in ids {
+        c.record(id, time_of(id), &event(id)).unwrap();
+    }
+    c
+}
+
+/// `new` (a finished chunk) written over `old`: the bytes past `new`'s free space stay `old`'s,
+/// as when Windows reuses a chunk. Header and CRCs are `new`'s.
+fn overlay(new: &[u8], old: &[u8]) -> Vec<u8> {
+    let free = u32::from_le_bytes(new[48..52].try_into().unwrap()) as usize;
+    let mut c = old.to_vec();
+    c[..free].copy_from_slice(&new[..free]);
+    c
+}
+
+fn fin(c: &Chunk) -> Vec<u8> {
+    c.finish(&ChunkOverrides::default())
+}
+
+/// Slot 0: live records 201-205 over an older chunk of records 1-60 (stale records after the
+/// live ones, the first of them overwritten halfway). Slot 1: a cleared chunk (free space 512,
+/// first id 1 > last id 0) whose data area still holds records 61-120.
+fn cleared_chunk() -> CarvingFixture {
+    let old = fin(&chunk_of(1..=60));
+    let live = fin(&chunk_of(201..=205));
+    let slot0 = overlay(&live, &old);
+    let cleared = chunk_of(61..=120).finish(&ChunkOverrides {
+        first_id: Some(1),
+        last_id: Some(0),
+        last_record_offset: Some(0),
+        free_space: Some(512),
+        flags: None,
+    });
+    CarvingFixture {
+        name: "cleared-chunk",
+        exercises: "a reused chunk (live 201-205, stale records of an older pass after them, the \
+                    first overwritten halfway) and a cleared chunk (free space 512, first id > \
+                    last id) whose data area still holds records 61-120",
+        bytes: file_of(&[slot0, cleared]),
+    }
+}
+
+/// One chunk: live records 1-3, a record with a zero size (error), stale records 50 and 51 in
+/// the gap (51 cut short by the next live record), live 4-6, a record whose timestamp is out of
+/// range (error, not blank), live 7 = the chunk's last id, then slack holding stale 52-54 and a
+/// stale record whose size copy does not match.
+fn slack_and_gaps() -> CarvingFixture {
+    let mut c = Chunk::new();
+    for id in 1..=3 {
+        c.record(id, time_of(id), &event(id)).unwrap();
+    }
+    // A bad record: magic, size 0.
+    let mut bad = Vec::new();
+    bad.extend_from_slice(b"**\0\0");
+    bad.extend_from_slice(&0u32.to_le_bytes());
+    bad.extend_from_slice(&99u64.to_le_bytes());
+    bad.extend_from_slice(&time_of(99).to_le_bytes());
+    c.raw_record(None, &bad);
+    // Stale 50 (whole) and 51 (its tail overwritten by live record 4: no size copy). Written
+    // by this chunk, so they use its template definitions.
+    c.record(50, time_of(50), &event(50)).unwrap();
+    let at51 = c.pos() as usize;
+    c.record(51, time_of(51), &event(51)).unwrap();
+    c.data.truncate(at51 + 120);
+    c.records.truncate(3);
+    for id in 4..=6 {
+        c.record(id, time_of(id), &event(id)).unwrap();
+    }
+    // A bad timestamp: an error that is not blank; resync finds 7.
+    let at = c.pos() as usize;
+    c.record(98, time_of(98), &event(98)).unwrap();
+    c.data[at + 16..at + 24].copy_from_slice(&u64::MAX.to_le_bytes());
+    c.records.pop();
+    c.record(7, time_of(7), &event(7)).unwrap();
+    let free = c.pos();
+    // Slack: stale 52-54, then a record with a wrong size copy.
+    for id in 52..=54 {
+        c.record(id, time_of(id), &event(id)).unwrap();
+    }
+    c.record(55, time_of(55), &event(55)).unwrap();
+    let end = c.pos() as usize;
+    c.data[end - 4..end].copy_from_slice(&1u32.to_le_bytes());
+    let mut records = c.records.clone();
+    records.retain(|&(id, _)| id <= 7);
+    let last_off = records.last().unwrap().1;
+    let chunk = c.finish(&ChunkOverrides {
+        first_id: Some(1),
+        last_id: Some(7),
+        last_record_offset: Some(last_off),
+        free_space: Some(free),
+        flags: None,
+    });
+    CarvingFixture {
+        name: "slack-and-gaps",
+        exercises: "carve spans around bad records (zero size; out-of-range timestamp) holding \
+                    stale records, one cut short by the next live record; slack after the last \
+                    live id with stale records and one whose size copy does not match",
+        bytes: file_of(&[chunk]),
+    }
+}
+
+/// Two slots, each an older chunk of `event` records (outer template at offset 550, nested
+/// EventData definition inline in its first record) overwritten at the start by records of
+/// another outer template defined at the same offset. Slot 0's new template does not use value
+/// 18 (the EventData the stale records carry, whose definition is gone): the reference renders
+/// the stale records with it (not with `--separate-json-attributes`). Slot 1's new template uses
+/// value 18: the stale records fail and are dropped.
+fn template_gone() -> CarvingFixture {
+    let mut slots = Vec::new();
+    for (with_data, ids) in [(false, 1..=40), (true, 41..=80)] {
+        let old = fin(&chunk_of(ids.clone()));
+        let mut live = Chunk::new();
+        let first = 1000 + *ids.start();
+        for id in first..first + 12 {
+            live.record(id, time_of(id), &other_event(id, with_data))
+                .unwrap();
+        }
+        slots.push(overlay(&fin(&live), &old));
+    }
+    CarvingFixture {
+        name: "template-gone",
+        exercises: "carved records whose template definition offset now holds another template \
+                    (one that ignores their nested EventData, one that uses it) and whose nested \
+                    EventData definition was overwritten",
+        bytes: file_of(&slots),
+    }
+}
+
+/// A wrapped log of three slots: slot 0 reused by records 61-70 over records 1-30, slots 1 and
+/// 2 records 31-45 and 46-60. The oldest chunk is slot 1, so slot 0 (live records and the stale
+/// 1-30 behind them) comes last.
+fn wrapped_stale() -> CarvingFixture {
+    let slot0 = overlay(&fin(&chunk_of(61..=70)), &fin(&chunk_of(1..=30)));
+    let slots = vec![slot0, fin(&chunk_of(31..=45)), fin(&chunk_of(46..=60))];
+    let mut h = FileHeader::for_chunks(&slots);
+    h.first_chunk = 1;
+    h.last_chunk = 0;
+    h.next_record_id = 71;
+    CarvingFixture {
+        name: "wrapped-stale",
+        exercises: "a wrapped log: the oldest chunk in the middle, the newest (slot 0) reused \
+                    over the log's first records, which stay in its slack",
+        bytes: build_file(&h, &slots),
+    }
+}
+
+/// One chunk (records 1-20) and the first half of a second (records 21-90, cut mid-record): the file
+/// ends inside its last chunk (our rule: one error line; with `--recover-records` its complete
+/// records come out as recovered).
+fn cut_last_chunk() -> CarvingFixture {
+    let first = fin(&chunk_of(1..=20));
+    let second = fin(&chunk_of(21..=90));
+    let h = FileHeader::for_chunks(&[first.clone(), second.clone()]);
+    let free = u32::from_le_bytes(second[48..52].try_into().unwrap()) as usize;
+    let mut bytes = build_file(&h, &[first, second]);
+    // Cut in the middle of the second chunk's records (not on a record boundary).
+    bytes.truncate(4096 + CHUNK_SIZE + free / 2 + 7);
+    CarvingFixture {
+        name: "cut-last-chunk",
+        exercises: "a log cut inside its last chunk: the reference ignores the partial slot; we \
+                    print an incomplete-chunk error and, with --recover-records, carve its \
+                    complete records",
+        bytes,
+    }
+}
