@@ -15,6 +15,7 @@ const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
 const render_xml = @import("render_xml.zig");
 const program = @import("program.zig");
+const carve = @import("carve.zig");
 
 pub const OutputFormat = enum { xml, json, jsonl };
 
@@ -29,6 +30,8 @@ pub const Settings = struct {
     show_record_number: bool = true,
     separate_attributes: bool = false,
     validate_checksums: bool = false,
+    /// `--recover-records`: also carve stale records (5.4, carve.zig).
+    recover_records: bool = false,
     ansi: values.Codec = values.default_codec,
     /// Records to print (by record header id); empty = all.
     events: []const Range = &.{},
@@ -58,6 +61,8 @@ pub const Entry = struct {
     detail: [:0]const u8,
     /// False when the record was rendered but `--events` excludes it (len == 0).
     printed: bool,
+    /// A carved record (`--recover-records`); carved records that fail are never entries.
+    recovered: bool = false,
 };
 
 /// The rendered text and entries of one chunk slot.
@@ -65,6 +70,8 @@ pub const Result = struct {
     out: escape.Out,
     entries: std.ArrayList(Entry) = .empty,
     slot: u32 = 0,
+    /// The detail of an `incomplete chunk` entry (how many bytes are missing).
+    detail_buf: [48:0]u8 = undefined,
 
     pub fn init(gpa: Allocator) Result {
         return .{ .out = escape.Out.init(gpa) };
@@ -88,6 +95,8 @@ pub const Renderer = struct {
     settings: *const Settings,
     visited: std.bit_set.ArrayBitSet(usize, chunk.size) = .initEmpty(),
     programs: program.Cache,
+    /// A partial chunk slot's bytes, zero-padded to a whole chunk (allocated on first use).
+    partial: ?*[chunk.size]u8 = null,
     /// Compiled programs (scan and replay); off only in tests, to compare with the full
     /// parse of every record.
     compiled: bool = true,
@@ -106,6 +115,7 @@ pub const Renderer = struct {
     }
 
     pub fn deinit(r: *Renderer) void {
+        if (r.partial) |buf| r.gpa.destroy(buf);
         r.programs.deinit();
         r.json.deinit();
         r.parser.deinit();
@@ -131,7 +141,7 @@ pub const Renderer = struct {
         res.entries.clearRetainingCapacity();
         res.slot = slot;
         const bytes = file_header.chunkBytes(file, slot) orelse
-            return chunkError(res, slot, .incomplete_chunk, "fewer than 65536 bytes");
+            return r.renderPartialChunk(file_header.slotBytes(file, slot), slot, res);
         if (chunk.isEmpty(bytes)) return;
         if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, "not ElfChnk");
         const header = chunk.Header.read(bytes);
@@ -141,9 +151,38 @@ pub const Renderer = struct {
         if (!chunk.stringTableValid(bytes, &r.visited)) return chunkError(res, slot, .bad_string_table, "unreadable name entry");
         try r.parser.resetChunk(bytes);
         r.programs.trim();
-        var walker = chunk.Walker.init(bytes);
+        var walker = chunk.Walker.init(bytes, r.settings.recover_records);
+        return r.walk(res, slot, &walker);
+    }
+
+    /// A slot the file ends inside (shared-fixtures/README.md, "A log cut inside its last
+    /// chunk"): one `incomplete chunk` error saying how many bytes are missing; with
+    /// `--recover-records` (not with `--validate-checksums`, which cannot check it), its
+    /// complete records carved from `[512, available)`. The parser sees only the bytes that
+    /// are there, so a record that needs a name or definition past the cut fails and, carved,
+    /// is dropped.
+    fn renderPartialChunk(r: *Renderer, bytes: []const u8, slot: u32, res: *Result) Allocator.Error!void {
+        assert(bytes.len < chunk.size);
+        const detail = std.fmt.bufPrintZ(&res.detail_buf, "{d} bytes missing", .{chunk.size - bytes.len}) catch unreachable;
+        try chunkError(res, slot, .incomplete_chunk, detail);
+        if (!r.settings.recover_records or r.settings.validate_checksums) return;
+        if (bytes.len < chunk.header_size or !chunk.hasMagic(bytes)) return;
+        const padded = r.partial orelse blk: {
+            const buf = try r.gpa.create([chunk.size]u8);
+            r.partial = buf;
+            break :blk buf;
+        };
+        @memcpy(padded[0..bytes.len], bytes);
+        @memset(padded[bytes.len..], 0);
+        try r.parser.resetChunk(padded[0..bytes.len]);
+        r.programs.trim();
+        var walker = chunk.Walker.carveOnly(padded, .{ .start = chunk.header_size, .end = @intCast(bytes.len) });
+        return r.walk(res, slot, &walker);
+    }
+
+    fn walk(r: *Renderer, res: *Result, slot: u32, walker: *chunk.Walker) Allocator.Error!void {
         while (walker.next()) |step| switch (step) {
-            .record => |rec| try r.renderRecord(res, slot, &rec),
+            .record => |rec| try r.renderRecord(res, slot, &rec, walker),
             .err => |e| try res.entries.append(res.out.gpa, .{
                 .record_id = e.e.id,
                 .filetime = 0,
@@ -158,7 +197,7 @@ pub const Renderer = struct {
         };
     }
 
-    fn renderRecord(r: *Renderer, res: *Result, slot: u32, rec: *const chunk.Record) Allocator.Error!void {
+    fn renderRecord(r: *Renderer, res: *Result, slot: u32, rec: *const chunk.Record, walker: *chunk.Walker) Allocator.Error!void {
         const mark = res.out.len();
         const printed = r.settings.wanted(rec.id);
         var entry: Entry = .{
@@ -171,10 +210,13 @@ pub const Renderer = struct {
             .kind = null,
             .detail = "",
             .printed = printed,
+            .recovered = rec.recovered,
         };
         r.writeRecord(&res.out, rec) catch |e| {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             res.out.truncate(mark);
+            // Carved hits that fail are noise, not errors (5.4).
+            if (rec.recovered) return walker.rejectCarved(rec);
             entry.kind = .bad_binxml;
             entry.detail = @errorName(e);
             entry.printed = false;
@@ -195,20 +237,21 @@ pub const Renderer = struct {
         if (s.show_record_number and s.format != .jsonl) {
             try out.write("Record ");
             try values.writeUnsigned(out, rec.id);
+            if (rec.recovered) try out.write(" (recovered)");
             try out.byte('\n');
         }
         const text_start = out.len();
         const format: values.Format = .{ .chunk = p.chunk, .ansi = s.ansi };
         // Fast path: a compiled program for the record's signature, read from the bytes.
         if (r.compiled and try r.programs.scan(p, start, end)) {
-            if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, text_start);
+            if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
         }
         p.resetRecord();
         const top = try p.parseStream(start, end, .record);
         var capture: ?*program.Capture = null;
         if (r.compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             if (try r.programs.sign(p, p.edges(top)[0])) {
-                if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, text_start);
+                if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
                 capture = r.programs.beginCapture(text_start);
             }
         }
@@ -226,17 +269,18 @@ pub const Renderer = struct {
             },
         }
         if (capture != null) try r.programs.endCapture(out);
-        try r.finishRecord(out);
+        try r.finishRecord(out, rec, text_start);
     }
 
-    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values.Format, text_start: usize) tokens.Error!void {
+    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values.Format, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
         try r.programs.replay(prog, out, format);
         if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
-        return r.finishRecord(out);
+        return r.finishRecord(out, rec, text_start);
     }
 
-    fn finishRecord(r: *Renderer, out: *escape.Out) tokens.Error!void {
+    fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
         _ = r;
+        if (rec.recovered) try carve.markRecovered(out, text_start);
         try out.byte('\n');
         if (out.len() > chunk_bytes_max) return error.OutputTooLarge;
     }
@@ -296,9 +340,23 @@ pub fn chunkOrder(gpa: Allocator, file: []const u8, header: *const file_header.F
         }
         try order.append(gpa, @intCast(n));
     }
+    if (partialSlot(file)) |partial| {
+        if (partial >= slots) try order.append(gpa, partial);
+    }
     n = 0;
     while (n < oldest) : (n += 1) try order.append(gpa, @intCast(n));
     return order.toOwnedSlice(gpa);
+}
+
+/// The slot right after the last complete one, when the file ends inside it and its bytes
+/// start with the chunk magic: a log cut inside its last chunk (shared-fixtures/README.md).
+/// It goes where the first pass of the chunk order ends.
+pub fn partialSlot(file: []const u8) ?u32 {
+    assert(file.len >= file_header.block_size);
+    const slot = (file.len - file_header.block_size) / chunk.size;
+    if (slot >= std.math.maxInt(u32)) return null;
+    if (!chunk.hasMagic(file_header.slotBytes(file, slot))) return null;
+    return @intCast(slot);
 }
 
 /// Receives chunk results in output order. Returning an error stops the dump.

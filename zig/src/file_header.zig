@@ -67,6 +67,15 @@ pub fn chunkBytes(file: []const u8, slot: u64) ?*const [chunk_size]u8 {
     return file[start..][0..chunk_size];
 }
 
+/// The bytes the file holds of slot `slot`: 65536, fewer for a slot the file ends inside,
+/// none past the end.
+pub fn slotBytes(file: []const u8, slot: u64) []const u8 {
+    if (slot > file.len / chunk_size + 1) return &.{};
+    const start = chunkOffset(slot);
+    if (start >= file.len) return &.{};
+    return file[start..][0..@min(chunk_size, file.len - start)];
+}
+
 test "file header: magic, size and slots" {
     var file = [_]u8{0} ** (block_size + 2 * chunk_size + 100);
     try std.testing.expectError(error.BadFileMagic, parse(&file));
@@ -78,4 +87,6 @@ test "file header: magic, size and slots" {
     try std.testing.expectError(error.FileTooShort, parse(file[0..100]));
     try std.testing.expect(chunkBytes(&file, 1) != null);
     try std.testing.expect(chunkBytes(&file, 2) == null);
+    try std.testing.expectEqual(@as(usize, 100 - 4096 + block_size), slotBytes(&file, 2).len);
+    try std.testing.expectEqual(@as(usize, 0), slotBytes(&file, 3).len);
 }
