@@ -15,6 +15,7 @@ const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
 const render_xml = @import("render_xml.zig");
 const program = @import("program.zig");
+const template = @import("template.zig");
 const carve = @import("carve.zig");
 
 pub const OutputFormat = enum { xml, json, jsonl };
@@ -248,6 +249,11 @@ pub const Renderer = struct {
         }
         p.resetRecord();
         const top = try p.parseStream(start, end, .record);
+        if (p.deferred) |*d| {
+            // The reference compiles no program for JSON with separate attributes.
+            if (s.separate_attributes and s.format != .xml) return d.err;
+            try template.checkDeferred(p, d, start, end, top);
+        }
         var capture: ?*program.Capture = null;
         if (r.compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             if (try r.programs.sign(p, p.edges(top)[0])) {
@@ -770,4 +776,141 @@ test "the scan path agrees with the full parse, record by record" {
             if (@TypeOf(c[5]) != @TypeOf(null)) try std.testing.expectEqualStrings(c[5] ++ "\n", scanned.text(&e[i]));
         };
     }
+}
+
+/// Record `id` of the recovery tests: an instance of `<E><A>%0</A></E>` (defined inline
+/// when `def` is null) with value `id` as UInt32.
+fn carveTestRecord(b: *testing.Builder, id: u32, def: *?u32) u32 {
+    const at = b.beginRecord();
+    b.fragment();
+    if (def.*) |d| b.instanceOf(d) else {
+        const size_at = b.beginInstance();
+        def.* = size_at - 20;
+        b.fragment();
+        b.open("E", 0xFFFF, false);
+        b.closeStart();
+        b.open("A", 0xFFFF, false);
+        b.closeStart();
+        b.sub(0, false, values.T.uint32);
+        b.end();
+        b.end();
+        b.byte(0x00);
+        b.endDefinition(size_at);
+    }
+    var value: [4]u8 = undefined;
+    std.mem.writeInt(u32, &value, id, .little);
+    b.valueList(&.{.{ .vtype = values.T.uint32, .bytes = &value }});
+    b.byte(0x00);
+    b.endRecord(at, id);
+    return at;
+}
+
+fn renderSlot(gpa: Allocator, file: []const u8, slot: u32, settings: *const Settings, res: *Result) !void {
+    const renderer = try gpa.create(Renderer);
+    defer gpa.destroy(renderer);
+    renderer.init(gpa, settings);
+    defer renderer.deinit();
+    try renderer.renderChunk(file, slot, res);
+}
+
+test "recover records: slack carved after the last live record, noise skipped, marks" {
+    const gpa = std.testing.allocator;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    var def: ?u32 = null;
+    _ = carveTestRecord(&b, 1, &def);
+    const last = carveTestRecord(&b, 2, &def);
+    const live_end = b.pos;
+    // Stale bytes past the chunk's last record: record 3, then record 4 whose BinXML is
+    // invalid and whose span holds record 5, then a record magic with a wrong size copy.
+    _ = carveTestRecord(&b, 3, &def);
+    const noise = b.beginRecord();
+    b.byte(0x4A);
+    b.raw("pad.");
+    _ = carveTestRecord(&b, 5, &def);
+    b.raw("tail");
+    b.endRecord(noise, 4);
+    const bad_copy = carveTestRecord(&b, 6, &def);
+    std.mem.writeInt(u32, b.chunk[b.pos - 4 ..][0..4], 7, .little);
+    _ = bad_copy;
+    const file = try testing.fileWithRecords(gpa, &b, 2, last);
+    defer gpa.free(file);
+    // The chunk header says the live area ends after record 2.
+    std.mem.writeInt(u32, file[4096 + 48 ..][0..4], live_end, .little);
+
+    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var res = Result.init(gpa);
+    defer res.deinit();
+    try renderSlot(gpa, file, 0, &settings, &res);
+    try std.testing.expectEqual(@as(usize, 2), res.entries.items.len);
+
+    settings.recover_records = true;
+    try renderSlot(gpa, file, 0, &settings, &res);
+    const expected = [_]struct { id: u64, recovered: bool, text: []const u8 }{
+        .{ .id = 1, .recovered = false, .text = "{\"E\":{\"A\":1}}\n" },
+        .{ .id = 2, .recovered = false, .text = "{\"E\":{\"A\":2}}\n" },
+        .{ .id = 3, .recovered = true, .text = "{\"recovered\":true,\"E\":{\"A\":3}}\n" },
+        .{ .id = 5, .recovered = true, .text = "{\"recovered\":true,\"E\":{\"A\":5}}\n" },
+    };
+    try std.testing.expectEqual(expected.len, res.entries.items.len);
+    for (expected, res.entries.items) |x, *e| {
+        try std.testing.expectEqual(@as(?chunk.Kind, null), e.kind);
+        try std.testing.expectEqual(@as(?u64, x.id), e.record_id);
+        try std.testing.expectEqual(x.recovered, e.recovered);
+        try std.testing.expectEqualStrings(x.text, res.text(e));
+    }
+
+    settings.format = .xml;
+    settings.indent = true;
+    settings.show_record_number = true;
+    try renderSlot(gpa, file, 0, &settings, &res);
+    try std.testing.expectEqual(@as(usize, 4), res.entries.items.len);
+    try std.testing.expect(std.mem.startsWith(u8, res.text(&res.entries.items[1]), "Record 2\n" ++ render_xml.declaration ++ "<E>"));
+    try std.testing.expect(std.mem.startsWith(u8, res.text(&res.entries.items[2]), "Record 3 (recovered)\n" ++ render_xml.declaration ++ "<!-- recovered -->\n<E>"));
+}
+
+test "a log cut inside its last chunk: one incomplete chunk error, complete records carved" {
+    const gpa = std.testing.allocator;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    var def: ?u32 = null;
+    _ = carveTestRecord(&b, 1, &def);
+    _ = carveTestRecord(&b, 2, &def);
+    const last = carveTestRecord(&b, 3, &def);
+    const cut = last + 10; // Inside record 3.
+    const one = try testing.fileWithRecords(gpa, &b, 3, last);
+    defer gpa.free(one);
+    const file = try std.mem.concat(gpa, u8, &.{ one, one[4096..][0..cut] });
+    defer gpa.free(file);
+
+    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var f = try File.open(gpa, file, &settings);
+    defer f.deinit(gpa);
+    try std.testing.expectEqualSlices(u32, &.{ 0, 1 }, f.order);
+    var res = Result.init(gpa);
+    defer res.deinit();
+    for ([_]bool{ false, true }) |recover| {
+        settings.recover_records = recover;
+        try renderSlot(gpa, file, 1, &settings, &res);
+        const e = res.entries.items;
+        try std.testing.expectEqual(@as(usize, if (recover) 3 else 1), e.len);
+        try std.testing.expectEqual(@as(?chunk.Kind, .incomplete_chunk), e[0].kind);
+        try std.testing.expectEqual(file_header.chunkOffset(1), e[0].file_offset);
+        var missing: [32]u8 = undefined;
+        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&missing, "{d} bytes missing", .{chunk.size - cut}), e[0].detail);
+        if (recover) {
+            try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":1}}\n", res.text(&e[1]));
+            try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
+        }
+    }
+    // `--validate-checksums` cannot check a partial chunk: the error alone.
+    settings.validate_checksums = true;
+    try renderSlot(gpa, file, 1, &settings, &res);
+    try std.testing.expectEqual(@as(usize, 1), res.entries.items.len);
+    // Bytes without the chunk magic there are ignored, as the reference ignores them.
+    const junk = try std.mem.concat(gpa, u8, &.{ one, "not a chunk" });
+    defer gpa.free(junk);
+    var g = try File.open(gpa, junk, &settings);
+    defer g.deinit(gpa);
+    try std.testing.expectEqualSlices(u32, &.{0}, g.order);
 }
