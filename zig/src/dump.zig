@@ -248,12 +248,10 @@ pub const Renderer = struct {
             if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
         }
         p.resetRecord();
+        // The reference compiles no program for JSON with separate attributes.
+        p.defer_unused = rec.recovered and !(s.separate_attributes and s.format != .xml);
         const top = try p.parseStream(start, end, .record);
-        if (p.deferred) |*d| {
-            // The reference compiles no program for JSON with separate attributes.
-            if (s.separate_attributes and s.format != .xml) return d.err;
-            try template.checkDeferred(p, d, start, end, top);
-        }
+        if (p.deferred) |*d| try template.checkDeferred(p, d, start, end, top);
         var capture: ?*program.Capture = null;
         if (r.compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             if (try r.programs.sign(p, p.edges(top)[0])) {
@@ -284,7 +282,7 @@ pub const Renderer = struct {
         return r.finishRecord(out, rec, text_start);
     }
 
-    fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
+    inline fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
         _ = r;
         if (rec.recovered) try carve.markRecovered(out, text_start);
         try out.byte('\n');
@@ -913,4 +911,59 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     var g = try File.open(gpa, junk, &settings);
     defer g.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{0}, g.order);
+}
+
+test "a carved record's BinXml value that fails is read only if its template uses it" {
+    const gpa = std.testing.allocator;
+    const T = values.T;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    var def: ?u32 = null;
+    _ = carveTestRecord(&b, 1, &def);
+    // A nested instance whose definition lies outside the chunk: it cannot be parsed.
+    const broken = [_]u8{ 0x0F, 0x01, 0x01, 0x00, 0x0C, 0x01, 0, 0, 0, 0, 0x00, 0xFF, 0xFF, 0xFF, 0x00 };
+    const two = [_]u8{ 2, 0, 0, 0 };
+    // Records 2 (live) and 3 (stale) use `<E><A>%0</A></E>` with that value as value 1.
+    var last: u32 = 0;
+    inline for (.{ 2, 3 }) |id| {
+        const at = b.beginRecord();
+        b.fragment();
+        b.instanceOf(def.?);
+        b.valueList(&.{ .{ .vtype = T.uint32, .bytes = &two }, .{ .vtype = T.binxml, .bytes = &broken } });
+        b.byte(0x00);
+        b.endRecord(at, id);
+        if (id == 2) last = at;
+    }
+    // Record 4 (stale) uses it: `<F>%1</F>`.
+    const at = b.beginRecord();
+    b.fragment();
+    const size_at = b.beginInstance();
+    b.fragment();
+    b.open("F", 0xFFFF, false);
+    b.closeStart();
+    b.sub(1, false, T.binxml);
+    b.end();
+    b.byte(0x00);
+    b.endDefinition(size_at);
+    b.valueList(&.{ .{ .vtype = T.uint32, .bytes = &two }, .{ .vtype = T.binxml, .bytes = &broken } });
+    b.byte(0x00);
+    b.endRecord(at, 4);
+    const file = try testing.fileWithRecords(gpa, &b, 2, last);
+    defer gpa.free(file);
+
+    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .recover_records = true };
+    var res = Result.init(gpa);
+    defer res.deinit();
+    try renderSlot(gpa, file, 0, &settings, &res);
+    var e = res.entries.items;
+    try std.testing.expectEqual(@as(usize, 3), e.len);
+    try std.testing.expectEqualStrings("{\"E\":{\"A\":1}}\n", res.text(&e[0]));
+    // A live record fails as before: the reference's full parse reads every value.
+    try std.testing.expectEqual(@as(?chunk.Kind, .bad_binxml), e[1].kind);
+    try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
+    // JSON with separate attributes: the reference has no compiled lane, record 3 fails.
+    settings.separate_attributes = true;
+    try renderSlot(gpa, file, 0, &settings, &res);
+    e = res.entries.items;
+    try std.testing.expectEqual(@as(usize, 2), e.len);
 }

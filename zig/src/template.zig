@@ -77,12 +77,12 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
     return head;
 }
 
-/// A BinXml value of the record's own template instance whose stream failed. The reference
-/// renders a record that is one template instance through compiled programs that read
-/// only the values the template uses, when the instance passes their preflight; then an
-/// unused value that would not parse is never read. Otherwise it builds the whole tree
-/// and fails the record. Live records hardly ever hold such a value; carved ones whose
-/// template was overwritten often do (contract 5.4).
+/// A BinXml value of the record's own template instance whose stream failed (carved
+/// records only, `Parser.defer_unused`). The reference renders a record that is one
+/// template instance through compiled programs that read only the values the template
+/// uses, when the instance passes their preflight; then an unused value that would not
+/// parse is never read. Otherwise it builds the whole tree and fails the record. Carved
+/// records whose template was overwritten by another often hold such a value (5.4).
 pub const Deferred = struct {
     err: Error,
     /// Chunk offsets: after the instance's 0x0C byte, its values, its end.
@@ -176,7 +176,7 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
             const stack_mark = p.stack.items.len;
             n.kids = p.parseStream(start, start + size, .record) catch |e| kids: {
                 // In the record's own instance, a value that fails may not be needed.
-                if (e == error.OutOfMemory or p.depth != 1) return e;
+                if (e == error.OutOfMemory or p.depth != 1 or !p.defer_unused) return e;
                 p.stack.shrinkRetainingCapacity(stack_mark);
                 if (p.deferred == null) p.deferred = .{ .err = e, .inst_start = inst_start, .values_start = values_start, .head = head };
                 n.flags |= tokens.flag_failed;
