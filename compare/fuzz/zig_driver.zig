@@ -47,6 +47,7 @@ const settings_list = [_]evtx.dump.Settings{
     .{ .format = .xml },
     .{ .format = .jsonl },
     .{ .format = .jsonl, .separate_attributes = true, .validate_checksums = true },
+    .{ .format = .json, .recover_records = true },
 };
 
 fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {

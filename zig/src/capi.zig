@@ -8,7 +8,7 @@ const evtx = @import("evtx");
 const dump = evtx.dump;
 const chunk = evtx.chunk;
 
-pub const EVTX_ABI_VERSION: u32 = 1;
+pub const EVTX_ABI_VERSION: u32 = 2;
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = std.math.maxInt(u64);
 
 /// C: evtx_status
@@ -85,6 +85,7 @@ pub const evtx_record = extern struct {
     chunk_index: u32,
     status: u32,
     message: ?[*:0]const u8,
+    recovered: u8,
 };
 
 /// C: evtx_stats
@@ -281,7 +282,6 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     if (o.format > 2) return fail(.invalid_options, "unknown format {d}", .{o.format});
     if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(.invalid_options, "reserved bytes must be zero", .{});
     if (o.event_ranges == null and o.event_ranges_count != 0) return fail(.invalid_options, "event_ranges is NULL", .{});
-    if (o.recover_records != 0) return fail(.unsupported, "recover_records is not implemented by the zig backend", .{});
     var settings: dump.Settings = .{};
     if (o.ansi_codec) |label| {
         settings.ansi = evtx.code_pages.lookup(std.mem.span(label)) orelse
@@ -297,6 +297,7 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     settings.show_record_number = o.show_record_number != 0 and format != .jsonl;
     settings.separate_attributes = o.separate_json_attributes != 0;
     settings.validate_checksums = o.validate_checksums != 0;
+    settings.recover_records = o.recover_records != 0;
     var block: [evtx.file_header.block_size]u8 = undefined;
     const header = evtx.file_header.parseBlock(in.read(0, &block), in.size) catch |e|
         return fail(.not_evtx, "Failed to parse evtx file header: {s}", .{@errorName(e)});
@@ -338,6 +339,7 @@ fn fillRecord(r: *evtx_record, res: *const dump.Result, e: *const dump.Entry) ev
         .chunk_index = e.slot,
         .status = @intFromEnum(status),
         .message = if (status == .ok) "" else e.detail.ptr,
+        .recovered = @intFromBool(status == .ok and e.recovered),
     };
     return status;
 }
@@ -403,7 +405,7 @@ const DumpContext = struct {
                     return error.Stop;
                 }
             }
-            if (c.stop_after_error) {
+            if (c.stop_after_error and e.kind != .incomplete_chunk) {
                 c.stopped_status = status;
                 return error.Stop;
             }

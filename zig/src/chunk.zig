@@ -4,6 +4,7 @@ const std = @import("std");
 const assert = std.debug.assert;
 const crc32 = @import("crc32.zig");
 const file_header = @import("file_header.zig");
+const carve = @import("carve.zig");
 
 pub const size = file_header.chunk_size;
 pub const header_size = 512;
@@ -141,6 +142,8 @@ pub const Record = struct {
     size: u32,
     id: u64,
     filetime: u64,
+    /// Carved from unallocated space (`--recover-records`, carve.zig), not walked.
+    recovered: bool = false,
 
     /// Chunk bytes of the BinXML stream.
     pub fn binxmlEnd(r: *const Record) u32 {
@@ -210,40 +213,67 @@ pub const Step = union(enum) {
     err: struct { offset: u32, e: ReadError },
 };
 
-/// Walks a chunk's records (5.2).
+/// Walks a chunk's records (5.2). With `recover`, also carves the stale records (5.4) of
+/// the span the walk skips (a bad record up to the resync point) or leaves (after the live
+/// area or the chunk's last record, up to the chunk end), before walking on.
 pub const Walker = struct {
     bytes: *const [size]u8,
     header: Header,
+    recover: bool = false,
     pos: u32 = header_size,
     /// Set after the record whose id is the chunk's last id, or when nothing live is left.
     done: bool = false,
+    /// What is left to carve before walking on (empty unless `recover`).
+    carving: carve.Span = .empty,
 
-    pub fn init(bytes: *const [size]u8) Walker {
-        return .{ .bytes = bytes, .header = Header.read(bytes) };
+    pub fn init(bytes: *const [size]u8, recover: bool) Walker {
+        return .{ .bytes = bytes, .header = Header.read(bytes), .recover = recover };
+    }
+
+    /// No walk, only `span` carved: a partial chunk slot (dump.zig).
+    pub fn carveOnly(bytes: *const [size]u8, span: carve.Span) Walker {
+        assert(span.end <= size);
+        return .{ .bytes = bytes, .header = Header.read(bytes), .recover = true, .done = true, .carving = span };
     }
 
     pub fn next(w: *Walker) ?Step {
         const live_end = w.header.liveEnd();
-        while (!w.done) {
-            if (w.pos >= live_end) {
-                w.done = true;
-                return null;
+        while (true) {
+            if (!w.carving.isEmpty()) {
+                if (carve.next(w.bytes, &w.carving)) |r| return .{ .record = r };
             }
+            if (w.done) return null;
             const pos = w.pos;
+            if (pos >= live_end) {
+                w.skipTo(pos, null);
+                continue;
+            }
             switch (readRecord(w.bytes, pos)) {
                 .ok => |r| {
-                    if (r.id == w.header.last_record_id) w.done = true;
                     w.pos = pos + r.size;
+                    if (r.id == w.header.last_record_id) w.skipTo(w.pos, null);
                     return .{ .record = r };
                 },
                 .err => |e| {
                     const next_pos = resync(w.bytes, &w.header, pos + 1);
-                    if (next_pos) |n| w.pos = n else w.done = true;
+                    w.skipTo(pos, next_pos);
                     if (next_pos != null or !e.blank) return .{ .err = .{ .offset = pos, .e = e } };
                 },
             }
         }
-        return null;
+    }
+
+    /// A carved record `r` turned out to be noise (it failed to parse or render): carve on
+    /// one byte after its magic.
+    pub fn rejectCarved(w: *Walker, r: *const Record) void {
+        carve.rescanAfter(&w.carving, r);
+    }
+
+    /// Walk on at `next_pos` (null: nothing live is left); with `recover`, carve from
+    /// `from` up to it, or to the chunk end, first.
+    fn skipTo(w: *Walker, from: u32, next_pos: ?u32) void {
+        if (next_pos) |n| w.pos = n else w.done = true;
+        if (w.recover) w.carving = .{ .start = @min(from, size), .end = next_pos orelse size };
     }
 };
 
@@ -274,7 +304,7 @@ test "walker resyncs past a bad record and ends silently at zeroed space" {
     std.mem.writeInt(u32, bytes[604..608], 40, .little);
     std.mem.writeInt(u64, bytes[608..616], 2, .little);
     std.mem.writeInt(u32, bytes[636..640], 40, .little);
-    var w = Walker.init(&bytes);
+    var w = Walker.init(&bytes, false);
     const first = w.next().?;
     try std.testing.expectEqual(Kind.bad_record_size, first.err.e.kind);
     try std.testing.expectEqual(@as(u32, 512), first.err.offset);

@@ -122,6 +122,7 @@ pub const Cache = struct {
         const vals = p.edges(inst.kids);
         for (vals) |vi| {
             const v = p.node(vi);
+            if (v.flags & tokens.flag_failed != 0) return false;
             if (v.vtype == T.binxml) {
                 const kids = v.kids;
                 try c.reserve(1);

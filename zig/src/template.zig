@@ -77,9 +77,91 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
     return head;
 }
 
+/// A BinXml value of the record's own template instance whose stream failed (carved
+/// records only, `Parser.defer_unused`). The reference renders a record that is one
+/// template instance through compiled programs that read only the values the template
+/// uses, when the instance passes their preflight; then an unused value that would not
+/// parse is never read. Otherwise it builds the whole tree and fails the record. Carved
+/// records whose template was overwritten by another often hold such a value (5.4).
+pub const Deferred = struct {
+    err: Error,
+    /// Chunk offsets: after the instance's 0x0C byte, its values, its end.
+    inst_start: u32,
+    values_start: u32,
+    inst_end: u32 = 0,
+    head: InstanceHead,
+};
+
+/// The reference's preflight limits (see `Deferred`).
+const preflight_values_max = 4096;
+
+/// After a record stream `start..end` parsed with a deferred failure: the error when the
+/// record must fail as the reference fails it, i.e. unless the stream is that one instance
+/// (after an optional fragment header, and followed by nothing or an end-of-stream token),
+/// every value descriptor passes the preflight, and the template uses no failed value.
+pub fn checkDeferred(p: *const Parser, d: *const Deferred, start: u32, end: u32, top: tokens.Span) Error!void {
+    const chunk = p.chunk;
+    assert(start < end and end <= chunk.len);
+    const single: u32 = if (end - start >= 6 and chunk[start] == 0x0F and chunk[start + 4] == 0x0C)
+        start + 5
+    else if (chunk[start] == 0x0C) start + 1 else return d.err;
+    if (d.inst_start != single or top.len != 1) return d.err;
+    if (d.inst_end > end or (d.inst_end < end and chunk[d.inst_end] != 0x00)) return d.err;
+    if (d.head.count > preflight_values_max) return d.err;
+    var off: u64 = d.values_start;
+    var i: u32 = 0;
+    while (i < d.head.count) : (i += 1) {
+        const size = d.head.size(chunk, i);
+        if (off + size > chunk.len) return d.err;
+        if (!preflightAccepts(chunk, @intCast(off), size, d.head.vtype(chunk, i))) return d.err;
+        off += size;
+    }
+    const inst = p.node(p.edges(top)[0]);
+    if (inst.kind != .instance) return d.err;
+    const vals = p.edges(inst.kids);
+    for (vals, 0..) |vi, index| {
+        if (p.node(vi).flags & tokens.flag_failed == 0) continue;
+        if (usesValue(p, inst.a, @intCast(index))) return d.err;
+    }
+}
+
+/// The reference preflight's check of one value descriptor (its declared size by type).
+fn preflightAccepts(chunk: []const u8, off: u32, size: u16, vtype: u8) bool {
+    return switch (vtype) {
+        T.null_type, T.ansi, T.binary, T.binxml => true,
+        T.string => size % 2 == 0,
+        T.int8, T.uint8 => size == 1,
+        T.int16, T.uint16 => size == 2,
+        T.int32, T.uint32, T.real32, T.boolean, T.hex32 => size == 4,
+        T.int64, T.uint64, T.real64, T.filetime, T.hex64 => size == 8,
+        T.guid, T.systime => size == 16,
+        T.size_t => size == 4 or size == 8,
+        T.sid => size >= 2 and size == 8 + 4 * @as(u32, chunk[off + 1]),
+        // String arrays only where the program expands them; not followed here.
+        else => false,
+    };
+}
+
+/// Whether definition subtree `n` substitutes value `index` anywhere.
+fn usesValue(p: *const Parser, n: u32, index: u32) bool {
+    const node = p.node(n);
+    switch (node.kind) {
+        .placeholder => return node.a == index,
+        .element, .attribute => {
+            for (p.edges(node.attrs)) |k| if (usesValue(p, k, index)) return true;
+            for (p.edges(node.kids)) |k| if (usesValue(p, k, index)) return true;
+            return false;
+        },
+        else => return false,
+    }
+}
+
 /// Reads a template instance (after its 0x0C byte) and returns the instantiated root.
 pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
+    const inst_start = pos.*;
     const head = try readInstanceHead(p, pos, .tree);
+    const values_start = pos.*;
+    var failed = false;
     // Values go to the scratch stack; their indices form the instance's value list.
     const mark = p.stack.items.len;
     var i: u32 = 0;
@@ -91,10 +173,22 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         if (isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
         var n: tokens.Node = .{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len };
         if (n.vtype == T.binxml) {
-            n.kids = try p.parseStream(start, start + size, .record);
+            const stack_mark = p.stack.items.len;
+            n.kids = p.parseStream(start, start + size, .record) catch |e| kids: {
+                // In the record's own instance, a value that fails may not be needed.
+                if (e == error.OutOfMemory or p.depth != 1 or !p.defer_unused) return e;
+                p.stack.shrinkRetainingCapacity(stack_mark);
+                if (p.deferred == null) p.deferred = .{ .err = e, .inst_start = inst_start, .values_start = values_start, .head = head };
+                n.flags |= tokens.flag_failed;
+                failed = true;
+                break :kids .{};
+            };
         }
         try p.push(try p.newNode(n));
         pos.* = @max(d.end, start + size);
+    }
+    if (failed) {
+        if (p.deferred.?.inst_start == inst_start) p.deferred.?.inst_end = pos.*;
     }
     const vals = try p.commit(mark);
     // Record streams defer the copy: a compiled program may make it unnecessary.

@@ -62,6 +62,9 @@ pub const flag_lazy: u8 = 4;
 /// Substitution values numbered for a compiled program: `dep` holds the slot, and for
 /// items made by array expansion `kids.len` holds the item index + 1.
 pub const flag_slot: u8 = 8;
+/// A BinXml value of the record's own template instance whose stream failed to parse; the
+/// record fails only if it needs the value (`Parser.deferred`, template.zig).
+pub const flag_failed: u8 = 16;
 
 pub const Span = struct {
     start: u32 = 0,
@@ -318,6 +321,11 @@ pub const Parser = struct {
     stack: std.ArrayList(u32) = .empty,
     frames: std.ArrayList(Frame) = .empty,
     depth: u32 = 0,
+    /// Carved records: a failing BinXml value of the record's own template instance fails
+    /// the record only if the template uses it (template.zig, `Deferred`). Set per record.
+    defer_unused: bool = false,
+    /// The first failure deferred by the record's own template instance (template.zig).
+    deferred: ?template.Deferred = null,
     event_name: u32 = 0,
     /// Nodes and edges created for the current record, in either store (work budget).
     record_nodes: u32 = 0,
@@ -339,8 +347,9 @@ pub const Parser = struct {
     }
 
     /// Starts a new chunk: drops every cached name and template.
+    /// `chunk` is shorter than 65536 bytes only for a partial slot (carved, dump.zig).
     pub fn resetChunk(p: *Parser, chunk: []const u8) Allocator.Error!void {
-        assert(chunk.len == 65536);
+        assert(chunk.len <= 65536);
         p.chunk = chunk;
         p.def.clear();
         p.rec.clear();
@@ -364,6 +373,7 @@ pub const Parser = struct {
         p.frames.clearRetainingCapacity();
         p.target_def = false;
         p.depth = 0;
+        p.deferred = null;
         p.record_nodes = 0;
         p.record_edges = 0;
     }
