@@ -405,7 +405,7 @@ const DumpContext = struct {
                     return error.Stop;
                 }
             }
-            if (c.stop_after_error and e.kind != .incomplete_chunk) {
+            if (c.stop_after_error and !(res.partial and e.kind == .incomplete_chunk)) {
                 c.stopped_status = status;
                 return error.Stop;
             }

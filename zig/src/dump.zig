@@ -83,6 +83,9 @@ pub const Result = struct {
     /// Formatted error details, NUL-terminated back to back (chunk and record header errors).
     details: std.ArrayList(u8) = .empty,
     slot: u32 = 0,
+    /// The slot is the one a cut file ends inside: its `incomplete chunk` line is our extra
+    /// (shared-fixtures/README.md) and never stops a run (`--stop-after-one-error`).
+    partial: bool = false,
 
     pub fn init(gpa: Allocator) Result {
         return .{ .out = escape.Out.init(gpa) };
@@ -175,6 +178,7 @@ pub const Renderer = struct {
         res.out.truncate(0);
         res.entries.clearRetainingCapacity();
         res.slot = slot;
+        res.partial = false;
         const got = in.read(file_header.chunkOffset(slot), &r.window.bytes);
         if (got.len < chunk.size) {
             // The slot the file (as opened) ends inside, starting like a chunk: a log cut inside
@@ -207,6 +211,7 @@ pub const Renderer = struct {
     /// is dropped.
     fn renderPartialChunk(r: *Renderer, bytes: []const u8, slot: u32, res: *Result) Allocator.Error!void {
         assert(bytes.len < chunk.size);
+        res.partial = true;
         try chunkError(res, slot, .incomplete_chunk, try addDetail(res, "{d} bytes missing", .{chunk.size - bytes.len}));
         if (!r.settings.recover_records or r.settings.validate_checksums) return;
         if (bytes.len < chunk.header_size or !chunk.hasMagic(bytes)) return;

@@ -180,6 +180,7 @@ impl Engine for Backend {
                             data,
                             message: "",
                             recovered: is_recovered(data),
+                            extra: false,
                         })
                     }
                     RenderedChunkItem::Failed(error) => {
@@ -259,6 +260,7 @@ fn error_item<'a>(error: &EvtxError, message: &'a str) -> Item<'a> {
         data: &[],
         message,
         recovered: false,
+        extra: false,
     };
     match error {
         EvtxError::FailedToParseChunk { chunk_id, .. } => {
@@ -366,6 +368,7 @@ impl Puller {
             data: &self.chunk.data[entry.start..entry.end],
             message: &entry.message,
             recovered: entry.recovered,
+            extra: false,
         }
     }
 }

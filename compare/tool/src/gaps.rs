@@ -9,7 +9,8 @@
 //!   engine's output with that record removed must still equal the reference's byte for byte.
 //! * `{"file": ..., "category": "error-records", "reference_failures": 10,
 //!   "engine_failures": [9, 10, 11], "reason": "..."}`: the reference fails exactly 10 records,
-//!   the engine exactly records 9, 10 and 11 (the record ids of its error lines, in order).
+//!   the engine exactly records 9, 10 and 11 (the record ids of its error lines, in order;
+//!   `null` for a chunk error, whose line names no record).
 //!
 //! `pair` may be `reference-*` for both engines. Bytes differences (order, framing) and whole-run
 //! differences (exit status, crash, timeout) are never explainable.
@@ -32,7 +33,7 @@ pub struct Gap {
     #[serde(default)]
     pub reference_failures: Option<usize>,
     #[serde(default)]
-    pub engine_failures: Option<Vec<u64>>,
+    pub engine_failures: Option<Vec<Option<u64>>>,
     pub reason: String,
     /// The (pair, mode) comparisons of its file that ran, and those it explained something in.
     #[serde(skip)]

@@ -602,12 +602,7 @@ fn failure_differences(
         format!("{} failed records [{}]", ids.len(), shown.join(", "))
     };
     if let Some(gap) = gaps.error_records(file, pair, mode.name) {
-        let pinned: Vec<Option<u64>> = gap
-            .engine_failures
-            .iter()
-            .flatten()
-            .map(|&id| Some(id))
-            .collect();
+        let pinned: Vec<Option<u64>> = gap.engine_failures.iter().flatten().copied().collect();
         if gap.reference_failures == Some(expected.len()) && actual == pinned {
             gap.mark_used(pair, mode.name);
         } else {

@@ -162,6 +162,7 @@ impl Engine for Backend {
             data,
             message: &puller.message,
             recovered: entry.recovered,
+            extra: false,
         }))
     }
 
@@ -194,6 +195,7 @@ impl Engine for Backend {
                     data: &[],
                     message: "",
                     recovered: entry.recovered,
+                    extra: chunk.partial && entry.record_id.is_none(),
                 };
                 match &entry.outcome {
                     Outcome::Rendered(range) => {
