@@ -80,6 +80,9 @@ struct MutateArgs {
     /// At most this many mutants per file (0: all), for quick runs.
     #[arg(long, default_value_t = 0)]
     max_mutants: usize,
+    /// GNU time, which measures the peak RSS (compare/gates/run.sh plants a broken one).
+    #[arg(long, default_value = "/usr/bin/time")]
+    time: PathBuf,
 }
 
 #[derive(Args)]
@@ -292,6 +295,7 @@ fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
         reference: &args.reference,
         rust: &args.rust,
         zig: &args.zig,
+        time: &args.time,
     };
     let outcome = mutate::run_mutation_test(
         &engines,
