@@ -77,7 +77,7 @@ verdict() {
     planted=$((planted + 1))
     if [ $status -eq 1 ]; then
         caught=$((caught + 1))
-        echo "caught  $gate $corruption ($what): $(grep -m1 -E '^DIFF|^FAIL|^STALE|stale|RSS' "$log")"
+        echo "caught  $gate $corruption ($what): $(grep -m1 -E '^DIFF|^FAIL|^STALE|is stale' "$log")"
     else
         echo "MISSED  $gate $corruption ($what): exit $status"
         tail -n 5 "$log"
@@ -135,7 +135,7 @@ rss() { # CORRUPTION
     "$compare" mutate --reference "$reference" --rust "$rust" --zig "$zig" --time "$time" \
         --fixtures "$dir" --random 0 --max-mutants 2 --out "$work/mutate-rss" > "$log" 2>&1
     status=$?
-    verdict mutate "rss-$1" "GNU time, synthetic/basic.evtx" "$status" "$log"
+    verdict mutate-rss "$1" "GNU time, synthetic/basic.evtx" "$status" "$log"
 }
 rss none
 rss missing
