@@ -250,6 +250,8 @@ const TIME_LIMIT: Duration = Duration::from_secs(120);
 pub struct ParityReport {
     pub checks: Vec<Check>,
     pub stale_gaps: Vec<String>,
+    /// Check families that did not compare every input (a full run must): each fails the run.
+    pub incomplete: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -259,7 +261,7 @@ impl ParityReport {
     }
 
     pub fn failed(&self) -> usize {
-        self.checks.len() - self.passed() + self.stale_gaps.len()
+        self.checks.len() - self.passed() + self.stale_gaps.len() + self.incomplete.len()
     }
 
     /// Per check family (`family`): inputs compared, checks, checks passed.
@@ -372,6 +374,18 @@ pub fn run_parity(
             eprintln!("ok");
         } else {
             eprintln!("DIFFERS in {}", failed_modes.join(", "));
+        }
+    }
+    if only.is_empty() {
+        let families = report.families();
+        for family in ["dump", "recover", "info"] {
+            let compared = families.get(family).map_or(0, |row| row.0);
+            if compared != inputs.len() {
+                report.incomplete.push(format!(
+                    "parity {family} compared {compared} of {} inputs",
+                    inputs.len()
+                ));
+            }
         }
     }
     report.stale_gaps = gaps
@@ -951,6 +965,12 @@ pub fn markdown(report: &ParityReport) -> String {
             ));
         }
     }
+    if !report.incomplete.is_empty() {
+        md.push_str("\n### Incomplete check families (a full run compares every input)\n\n");
+        for missing in &report.incomplete {
+            md.push_str(&format!("- {missing}\n"));
+        }
+    }
     if !report.stale_gaps.is_empty() {
         md.push_str("\n### Stale known gaps (no longer needed: remove them)\n\n");
         for gap in &report.stale_gaps {
@@ -997,6 +1017,9 @@ pub fn print_summary(report: &ParityReport) {
     }
     for gap in &report.stale_gaps {
         eprintln!("STALE known gap (remove it): {gap}");
+    }
+    for missing in &report.incomplete {
+        eprintln!("INCOMPLETE {missing}");
     }
     for note in &report.notes {
         eprintln!("note: {note}");
