@@ -1420,4 +1420,51 @@ mod tests {
         assert_eq!(d.actual, "(end of stdout, 2 lines)");
         assert!(text_difference(expected, "", "stdout").is_some());
     }
+
+    /// A stand-in CLI: a shell script that prints `stdout` for `info` in any form and exits
+    /// with `code`.
+    fn script(dir: &Path, name: &str, stdout: &str, code: i32) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        let body =
+            format!("#!/bin/sh\n[ \"$1\" = info ] || exit 9\nprintf '{stdout}'\nexit {code}\n");
+        std::fs::write(&path, body).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn info_checks_every_form_and_fail_on_bytes_or_status() {
+        let dir = std::env::temp_dir().join(format!("evtx-compare-info-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = "File header\\n  Chunks: 1\\n";
+        let backends = Backends {
+            reference: script(&dir, "reference", text, 0),
+            rust: script(&dir, "rust", text, 0),
+            zig: script(&dir, "zig", "File header \\n  Chunks: 1\\n", 0),
+        };
+        let mut checks = Vec::new();
+        check_info(&backends, &input(), &mut checks);
+        let verdicts: Vec<(&str, bool)> = checks.iter().map(|c| (c.pair, c.passed)).collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("reference-rust", true),
+                ("reference-zig", false),
+                ("rust-zig", false)
+            ]
+        );
+        assert_eq!(checks[1].counts["bytes"], INFO_FORMS.len());
+        assert_eq!(checks[1].mode, INFO_MODE);
+
+        let backends = Backends {
+            rust: script(&dir, "rust-exit-1", text, 1),
+            ..backends
+        };
+        let mut checks = Vec::new();
+        check_info(&backends, &input(), &mut checks);
+        assert!(!checks[0].passed);
+        assert_eq!(checks[0].counts["crash"], INFO_FORMS.len());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
