@@ -3,8 +3,9 @@
 # in a stand-in engine (stand_in.py around the real CLI, passed as --rust/--zig), runs the gate,
 # and checks it goes red with a difference (exit 1; exit 2, a usage or setup error, does not
 # count). A control run with no corruption must stay green. Prints how many were caught.
-# Besides the engines it plants a stale include/evtx.h (header-check) and a GNU time that
-# leaves no or an unreadable peak-RSS measurement (the mutation gate).
+# Besides the engines it plants a stale include/evtx.h (header-check), a GNU time that leaves
+# no or an unreadable peak-RSS measurement (the mutation gate), and a C library whose pull API
+# flips each record's `recovered` flag, output bytes unchanged (ABI parity, evtx-bench --parity).
 #
 #   compare/gates/run.sh EVTX_COMPARE REFERENCE EVTX_RS EVTX_ZIG
 set -u -o pipefail
@@ -77,7 +78,7 @@ verdict() {
     planted=$((planted + 1))
     if [ $status -eq 1 ]; then
         caught=$((caught + 1))
-        echo "caught  $gate $corruption ($what): $(grep -m1 -E '^DIFF|^FAIL|^STALE|is stale' "$log")"
+        echo "caught  $gate $corruption ($what): $(grep -m1 -E '^DIFF|^FAIL|^STALE|is stale|OUTPUT DIFFERS:' "$log" | cut -c1-240)"
     else
         echo "MISSED  $gate $corruption ($what): exit $status"
         tail -n 5 "$log"
@@ -140,6 +141,23 @@ rss() { # CORRUPTION
 rss none
 rss missing
 rss unreadable
+
+# ABI parity of the per-record fields: libevtx_rs against the reference library, then the same
+# library behind flip_recovered.c, on a fixture with carved records (make build made both).
+abi() { # CORRUPTION
+    local lib="$root/zig-out/lib/libevtx_rs.so" log="$work/abi-$1.log" status
+    if [ "$1" = flip-recovered ]; then
+        lib="$work/libflip.so"
+        gcc -shared -fPIC -I "$root/include" -o "$lib" "$here/flip_recovered.c" -ldl
+    fi
+    EVTX_SHIM_LIB="$root/zig-out/lib/libevtx_rs.so" "$root/zig-out/bin/evtx-bench" --parity \
+        --lib "$root/zig-out/lib/libevtx_ref.so" --lib "$lib" --runs 1 --warmup 0 --format jsonl \
+        --api pull --option recover-records "$fixtures/carving/cleared-chunk.evtx" > "$log" 2>&1
+    status=$?
+    verdict abi-parity "$1" "pull API, --option recover-records" "$status" "$log"
+}
+abi none
+abi flip-recovered
 
 echo "gates-fail: $caught of $planted corruptions caught, $failed_controls controls red"
 [ "$caught" -eq "$planted" ] && [ "$planted" -gt 0 ] && [ "$failed_controls" -eq 0 ]
