@@ -139,8 +139,8 @@ test: setup
 # the counts or the final status differ, when a library is missing or says NOT_IMPLEMENTED.
 # Every format with the push and the pull API, then the option variants. unsupported-types.evtx
 # is where the engines render what the reference fails (shared-fixtures/README.md): there the
-# two engines are compared with each other only. `recover_records` is left out: a backend that
-# does not implement it refuses it at open (EVTX_STATUS_UNSUPPORTED).
+# two engines are compared with each other only. `recover_records` runs with the push and the
+# pull API (the pull API compares each record's `recovered` flag too).
 # Where our rules differ from the reference (shared-fixtures/README.md: the four value types, the
 # cut last chunk's error line), the two engines are held to each other only.
 ABI_PARITY_OURS   = shared-fixtures/damaged/unsupported-types.evtx shared-fixtures/damaged/header-count-large.evtx \
@@ -153,7 +153,10 @@ ABI_VARIANTS      = "jsonl push" "json push" "xml push" "jsonl pull" "json pull"
                     "json pull --option separate-json-attributes --option dont-show-record-number" \
                     "jsonl pull --option validate-checksums" "xml pull --option events" \
                     "jsonl push --option stop-after-one-error" "jsonl push --option events" \
-                    "jsonl push --threads 2" "xml pull --threads 2"
+                    "jsonl push --threads 2" "xml pull --threads 2" \
+                    "jsonl push --option recover-records" "xml push --option recover-records" \
+                    "jsonl pull --option recover-records" "xml pull --option recover-records" \
+                    "json pull --option recover-records --threads 2"
 
 .PHONY: abi-parity
 abi-parity:

@@ -14,7 +14,8 @@
 //!   bench                  evtx-bench over every library on the benchmark inputs
 //! Installs zig-out/bin/evtx-zig-safe (the Zig CLI built ReleaseSafe) for the mutation test.
 //! Options: -Dbench-input=FILE (repeatable), -Dbench-runs=N, -Dbench-format=F,
-//! -Dbench-threads=N, -Dbench-api=push|pull, -Dsmoke-input=FILE (repeatable).
+//! -Dbench-threads=N, -Dbench-api=push|pull, -Dsmoke-input=FILE (repeatable),
+//! -Dheader-check-file=FILE (what header-check diffs; compare/gates/run.sh plants a stale one).
 const std = @import("std");
 const engine = @import("../zig/build_engine.zig");
 
@@ -401,8 +402,13 @@ fn addHeader(b: *std.Build, header: *std.Build.Step, check: *std.Build.Step) voi
         \\diff -u "$0" "$1" && echo "header-check: include/evtx.h is fresh" ||
         \\{ echo "header-check: include/evtx.h is stale; regenerate it with: zig/zigw build header"; exit 1; }
     ;
+    const checked: std.Build.LazyPath = if (b.option(
+        []const u8,
+        "header-check-file",
+        "The header header-check diffs (default include/evtx.h)",
+    )) |path| .{ .cwd_relative = path } else b.path("include/evtx.h");
     const diff = b.addSystemCommand(&.{ "sh", "-c", script });
-    diff.addFileArg(b.path("include/evtx.h"));
+    diff.addFileArg(checked);
     diff.addFileArg(fresh);
     diff.has_side_effects = true;
     // Shows the diff; a non-zero exit fails the step.

@@ -3,12 +3,16 @@
 # in a stand-in engine (stand_in.py around the real CLI, passed as --rust/--zig), runs the gate,
 # and checks it goes red with a difference (exit 1; exit 2, a usage or setup error, does not
 # count). A control run with no corruption must stay green. Prints how many were caught.
+# Besides the engines it plants a stale include/evtx.h (header-check), a GNU time that leaves
+# no or an unreadable peak-RSS measurement (the mutation gate), and a C library whose pull API
+# flips each record's `recovered` flag, output bytes unchanged (ABI parity, evtx-bench --parity).
 #
 #   compare/gates/run.sh EVTX_COMPARE REFERENCE EVTX_RS EVTX_ZIG
 set -u -o pipefail
 
 compare=$(realpath "$1") reference=$(realpath "$2") rust=$(realpath "$3") zig=$(realpath "$4")
 here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
 fixtures=$(cd "$here/../../shared-fixtures" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -48,15 +52,24 @@ expect() {
     case $gate in
     parity) "$compare" parity --reference "$reference" --rust "$rs" --zig "$zg" \
         --fixtures "$dir" --mode jsonl --mode xml --out "$work/out" > "$log" 2>&1 ;;
+    info) "$compare" parity --reference "$reference" --rust "$rs" --zig "$zg" \
+        --fixtures "$dir" --mode info --out "$work/out" > "$log" 2>&1 ;;
     mutate) "$compare" mutate --reference "$reference" --rust "$rs" --zig "$zg" \
         --fixtures "$dir" --random 0 --max-mutants 3 --out "$work/mutate" > "$log" 2>&1 ;;
     esac
     status=$?
+    verdict "$gate" "$corruption" "$which, $file" "$status" "$log"
+}
+
+# verdict GATE CORRUPTION WHAT STATUS LOG: a control (corruption none) must pass (exit 0), a
+# planted corruption must fail with a difference (exit 1).
+verdict() {
+    local gate=$1 corruption=$2 what=$3 status=$4 log=$5
     if [ "$corruption" = none ]; then
         if [ $status -eq 0 ]; then
-            echo "control $gate $file: green"
+            echo "control $gate ($what): green"
         else
-            echo "CONTROL $gate $file: red without a corruption (exit $status):"
+            echo "CONTROL $gate ($what): red without a corruption (exit $status):"
             tail -n 5 "$log"
             failed_controls=$((failed_controls + 1))
         fi
@@ -65,9 +78,9 @@ expect() {
     planted=$((planted + 1))
     if [ $status -eq 1 ]; then
         caught=$((caught + 1))
-        echo "caught  $gate $corruption ($which, $file): $(grep -m1 -E '^DIFF|^FAIL|^STALE' "$log")"
+        echo "caught  $gate $corruption ($what): $(grep -m1 -E '^DIFF|^FAIL|^STALE|is stale|OUTPUT DIFFERS:' "$log" | cut -c1-240)"
     else
-        echo "MISSED  $gate $corruption ($which, $file): exit $status"
+        echo "MISSED  $gate $corruption ($what): exit $status"
         tail -n 5 "$log"
     fi
 }
@@ -87,6 +100,64 @@ expect parity drop-error-line damaged/unsupported-types.evtx both
 expect parity drop-error-invent-another damaged/unsupported-types.evtx both
 expect parity xml-only-fail-record-2 damaged/unsupported-types.evtx both
 expect mutate garbage synthetic/basic.evtx both
+expect info none synthetic/basic.evtx both
+expect info none damaged/bad-file-magic.evtx both
+expect info info-trailing-space synthetic/basic.evtx both
+expect info info-exit-1 damaged/bad-records.evtx rust
+
+# The header check: a copy of include/evtx.h (control), then one missing a field the ABI has.
+header() { # CORRUPTION
+    local header="$work/evtx-$1.h" log="$work/header-$1.log" status
+    case $1 in
+    none) cp "$root/include/evtx.h" "$header" ;;
+    stale) grep -v 'uint8_t recover_records;' "$root/include/evtx.h" > "$header" ;;
+    esac
+    (cd "$root" && zig/zigw build header-check -Dheader-check-file="$header") > "$log" 2>&1
+    status=$?
+    # zig build exits 1 when a step fails; a missing cbindgen fails too, so name the verdict.
+    [ $status -ne 0 ] && ! grep -q 'include/evtx.h is stale' "$log" && status=2
+    verdict header-check "$1" "include/evtx.h" "$status" "$log"
+}
+header none
+header stale
+
+# The mutation gate's RSS measurement: GNU time replaced by one that writes no measurement, or
+# an unreadable one. The real engines; a measurement that cannot be read must fail the gate.
+rss() { # CORRUPTION
+    local time="$work/bin/time-$1" log="$work/rss-$1.log" dir status
+    mkdir -p "$work/bin"
+    case $1 in
+    none) time=/usr/bin/time ;;
+    missing) printf '#!/bin/sh\nshift 4\nexec "$@"\n' > "$time" ;;
+    unreadable) printf '#!/bin/sh\necho garbage > "$4"\nshift 4\nexec "$@"\n' > "$time" ;;
+    esac
+    [ "$1" = none ] || chmod +x "$time"
+    dir=$(inputs synthetic/basic.evtx)
+    "$compare" mutate --reference "$reference" --rust "$rust" --zig "$zig" --time "$time" \
+        --fixtures "$dir" --random 0 --max-mutants 2 --out "$work/mutate-rss" > "$log" 2>&1
+    status=$?
+    verdict mutate-rss "$1" "GNU time, synthetic/basic.evtx" "$status" "$log"
+}
+rss none
+rss missing
+rss unreadable
+
+# ABI parity of the per-record fields: libevtx_rs against the reference library, then the same
+# library behind flip_recovered.c, on a fixture with carved records (make build made both).
+abi() { # CORRUPTION
+    local lib="$root/zig-out/lib/libevtx_rs.so" log="$work/abi-$1.log" status
+    if [ "$1" = flip-recovered ]; then
+        lib="$work/libflip.so"
+        gcc -shared -fPIC -I "$root/include" -o "$lib" "$here/flip_recovered.c" -ldl
+    fi
+    EVTX_SHIM_LIB="$root/zig-out/lib/libevtx_rs.so" "$root/zig-out/bin/evtx-bench" --parity \
+        --lib "$root/zig-out/lib/libevtx_ref.so" --lib "$lib" --runs 1 --warmup 0 --format jsonl \
+        --api pull --option recover-records "$fixtures/carving/cleared-chunk.evtx" > "$log" 2>&1
+    status=$?
+    verdict abi-parity "$1" "pull API, --option recover-records" "$status" "$log"
+}
+abi none
+abi flip-recovered
 
 echo "gates-fail: $caught of $planted corruptions caught, $failed_controls controls red"
 [ "$caught" -eq "$planted" ] && [ "$planted" -gt 0 ] && [ "$failed_controls" -eq 0 ]

@@ -75,6 +75,12 @@ def main():
             pre, records = split(out, True)
             out = pre + b"".join(r for r in records if not r.startswith(b"Record 2\n"))
             err = b"error: %s: chunk 0, record 2, offset 0x200: invented record error\n" % path + err
+    elif corruption == "info-trailing-space":
+        if "info" in args:
+            out = out.replace(b"\n", b" \n", 1)
+    elif corruption == "info-exit-1":
+        if "info" in args:
+            code = 1
     elif corruption == "garbage":
         out, err, code = b"garbage\n", b"", 0
     else:

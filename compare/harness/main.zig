@@ -32,7 +32,8 @@ const usage =
     \\  --api A           push (evtx_parser_dump, default) | pull (evtx_parser_next)
     \\  --json PATH       also write the results as JSON
     \\  --option O        no-indent | separate-json-attributes | dont-show-record-number |
-    \\                    validate-checksums | stop-after-one-error | events (2-4,7)
+    \\                    validate-checksums | stop-after-one-error | events (2-4,7) |
+    \\                    recover-records
     \\                    (repeatable; the evtx_options field, as the CLI flag of that name)
     \\  --parity          fail on any skip: a missing --lib, NOT_IMPLEMENTED, under two backends
     \\
@@ -111,6 +112,7 @@ const Settings = struct {
     validate_checksums: bool = false,
     stop_after_error: bool = false,
     events: bool = false,
+    recover_records: bool = false,
     parity: bool = false,
     /// The option names given, for the report line.
     option_names: []const u8 = "",
@@ -127,7 +129,8 @@ const Sink = struct {
     hasher: std.hash.XxHash3 = .init(0),
     bytes: u64 = 0,
     errors: u64 = 0,
-    /// The per-record fields: every error record's (push and pull), every record's (pull).
+    /// The per-record fields: every error record's (push and pull), every record's (pull);
+    /// `recovered` among them, so a carved record marked as live (or the reverse) differs.
     fields: std.hash.XxHash3 = .init(0),
     /// The same, as far as the reference library can say them: its error records carry no
     /// record id (the crate's record-header errors do not hold it) and, through the push API,
@@ -143,9 +146,11 @@ const Sink = struct {
     fn feedFields(sink: *Sink, record: *const c.evtx_record) void {
         const fields = [_]u64{
             record.record_id,   record.filetime, record.file_offset,
-            record.chunk_index, record.status,
+            record.chunk_index, record.status,   record.recovered,
         };
         sink.fields.update(std.mem.sliceAsBytes(&fields));
+        // The reference library says `recovered` of its rendered records only (it reads the
+        // crate's marks in the output), so its error records share no more than before.
         const shared: []const u64 = if (record.status == c.EVTX_STATUS_OK)
             &fields
         else if (sink.push)
@@ -512,6 +517,7 @@ fn measure(
         if (settings.no_record_number) options.show_record_number = 0;
         if (settings.validate_checksums) options.validate_checksums = 1;
         if (settings.stop_after_error) options.stop_after_error = 1;
+        if (settings.recover_records) options.recover_records = 1;
         if (settings.events) {
             options.event_ranges = &event_ranges;
             options.event_ranges_count = event_ranges.len;
@@ -677,6 +683,7 @@ fn applyOption(settings: *Settings, name: []const u8) void {
         @"validate-checksums",
         @"stop-after-one-error",
         events,
+        @"recover-records",
     };
     const option = std.meta.stringToEnum(Option, name) orelse
         fatal("--option: unknown option {s}\n{s}", .{ name, usage });
@@ -687,6 +694,7 @@ fn applyOption(settings: *Settings, name: []const u8) void {
         .@"validate-checksums" => settings.validate_checksums = true,
         .@"stop-after-one-error" => settings.stop_after_error = true,
         .events => settings.events = true,
+        .@"recover-records" => settings.recover_records = true,
     }
 }
 

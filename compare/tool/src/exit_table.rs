@@ -16,19 +16,12 @@ use std::time::Duration;
 
 #[derive(Args)]
 pub struct ExitTableArgs {
-    /// The reference evtx_dump 0.15.1.
-    #[arg(long)]
-    reference: PathBuf,
-    #[arg(long, default_value = "zig-out/bin/evtx-rs")]
-    rust: PathBuf,
-    #[arg(long, default_value = "zig-out/bin/evtx-zig")]
-    zig: PathBuf,
+    /// The three CLIs, and where the table (exit-table.md) and the `@O` outputs go.
+    #[command(flatten)]
+    pub backends: crate::BackendArgs,
     /// The committed fixtures (shared-fixtures).
     #[arg(long)]
-    fixtures: PathBuf,
-    /// Where the table (exit-table.md) and the `@O` outputs go.
-    #[arg(long)]
-    out: PathBuf,
+    pub fixtures: PathBuf,
 }
 
 /// The cases: a name and the arguments, split on spaces (an argument of `''` is empty).
@@ -146,15 +139,45 @@ impl std::fmt::Display for Seen {
     }
 }
 
-/// Runs the table; `Ok(false)` when a case differs.
-pub fn run_exit_table(args: &ExitTableArgs) -> Result<bool, String> {
-    for path in [&args.reference, &args.rust, &args.zig] {
-        if !path.is_file() {
-            return Err(format!("{} does not exist", path.display()));
-        }
+/// What the table found: every case, how many were identical in all three CLIs, and the table
+/// (Markdown, headed `## Exit statuses and usage errors`).
+#[derive(serde::Serialize)]
+pub struct ExitTableReport {
+    pub cases: usize,
+    pub identical: usize,
+    pub markdown: String,
+}
+
+impl ExitTableReport {
+    pub fn failed(&self) -> usize {
+        self.cases - self.identical
     }
-    std::fs::create_dir_all(&args.out).map_err(|e| e.to_string())?;
-    let fixtures = &args.fixtures;
+}
+
+/// `evtx-compare exit-table`: runs the table, writes exit-table.md, prints the summary;
+/// `Ok(false)` when a case differs.
+pub fn exit_table_command(args: &ExitTableArgs) -> Result<bool, String> {
+    args.backends.check_present()?;
+    let report = run_exit_table(&args.backends, &args.fixtures, &args.backends.out)?;
+    let path = args.backends.out.join("exit-table.md");
+    std::fs::write(&path, &report.markdown).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!(
+        "exit-table: {} cases, {} identical, {} differ (table in {})",
+        report.cases,
+        report.identical,
+        report.failed(),
+        path.display()
+    );
+    Ok(report.failed() == 0 && report.cases > 0)
+}
+
+/// Runs every case in the three CLIs (the `@O` outputs go below `out`).
+pub fn run_exit_table(
+    backends: &crate::BackendArgs,
+    fixtures: &Path,
+    out: &Path,
+) -> Result<ExitTableReport, String> {
+    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     let files = [
         ("@F", fixtures.join("synthetic/basic.evtx")),
         ("@R", fixtures.join("damaged/bad-records.evtx")),
@@ -164,9 +187,9 @@ pub fn run_exit_table(args: &ExitTableArgs) -> Result<bool, String> {
         ("@M", fixtures.join("no-such-file.evtx")),
     ];
     let programs = [
-        ("reference", &args.reference),
-        ("evtx-rs", &args.rust),
-        ("evtx-zig", &args.zig),
+        ("reference", &backends.reference),
+        ("evtx-rs", &backends.rust),
+        ("evtx-zig", &backends.zig),
     ];
     let mut md = String::from(
         "## Exit statuses and usage errors\n\n| case | arguments | reference | evtx-rs | evtx-zig | |\n|---|---|---|---|---|---|\n",
@@ -175,7 +198,7 @@ pub fn run_exit_table(args: &ExitTableArgs) -> Result<bool, String> {
     for (index, (name, template)) in CASES.iter().enumerate() {
         let mut seen = Vec::new();
         for (program_name, program) in programs {
-            let output = args.out.join(format!("case-{index}-{program_name}.out"));
+            let output = out.join(format!("case-{index}-{program_name}.out"));
             let _ = std::fs::remove_file(&output);
             let argv = expand(template, &files, &output);
             let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
@@ -202,15 +225,11 @@ pub fn run_exit_table(args: &ExitTableArgs) -> Result<bool, String> {
             if same { "ok" } else { "**differs**" }
         ));
     }
-    let path = args.out.join("exit-table.md");
-    std::fs::write(&path, &md).map_err(|e| format!("{}: {e}", path.display()))?;
-    println!(
-        "exit-table: {} cases, {} identical, {failed} differ (table in {})",
-        CASES.len(),
-        CASES.len() - failed,
-        path.display()
-    );
-    Ok(failed == 0)
+    Ok(ExitTableReport {
+        cases: CASES.len(),
+        identical: CASES.len() - failed,
+        markdown: md,
+    })
 }
 
 /// The arguments of `template` with the placeholders replaced.

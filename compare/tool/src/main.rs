@@ -80,6 +80,9 @@ struct MutateArgs {
     /// At most this many mutants per file (0: all), for quick runs.
     #[arg(long, default_value_t = 0)]
     max_mutants: usize,
+    /// GNU time, which measures the peak RSS (compare/gates/run.sh plants a broken one).
+    #[arg(long, default_value = "/usr/bin/time")]
+    time: PathBuf,
 }
 
 #[derive(Args)]
@@ -167,7 +170,7 @@ fn main() -> ExitCode {
         ),
         Command::All(args) => all_command(&args),
         Command::Mutate(args) => mutate_command(&args),
-        Command::ExitTable(args) => exit_table::run_exit_table(&args),
+        Command::ExitTable(args) => exit_table::exit_table_command(&args),
         Command::CliPaths(args) => args.backends.check_present().and_then(|()| {
             cli_paths::run_cli_paths(
                 &args.backends.backends(),
@@ -244,10 +247,16 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
     args.backends.check_present()?;
     let out = &args.backends.out;
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
-    eprintln!("== 1/3 parity");
+    eprintln!("== 1/4 parity (every mode, with and without --recover-records, and info)");
     let (inputs, notes) = collect_inputs(&args.corpus, &args.bench_inputs)?;
     let parity_report = run_parity_step(&args.backends, &args.corpus, &inputs, notes)?;
-    eprintln!("== 2/3 speed");
+    eprintln!("== 2/4 exit statuses");
+    let exit_table = exit_table::run_exit_table(
+        &args.backends,
+        &args.corpus.fixtures,
+        &out.join("exit-table"),
+    )?;
+    eprintln!("== 3/4 speed");
     let speed_report = speed::run_speed(&speed::SpeedPlan {
         backends: args.backends.backends(),
         zig_callgrind: args.zig_callgrind.clone(),
@@ -258,11 +267,11 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
         callgrind: !args.no_callgrind,
         out: out.clone(),
     });
-    eprintln!("== 3/3 report");
-    report::write_report(out, &parity_report, &speed_report)?;
-    report::print_terminal_summary(&parity_report, &speed_report, out);
+    eprintln!("== 4/4 report");
+    report::write_report(out, &parity_report, &exit_table, &speed_report)?;
+    report::print_terminal_summary(&parity_report, &exit_table, &speed_report, out);
     parity::print_summary(&parity_report);
-    Ok(parity_report.failed() == 0)
+    Ok(parity_report.failed() == 0 && exit_table.failed() == 0)
 }
 
 fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
@@ -286,6 +295,7 @@ fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
         reference: &args.reference,
         rust: &args.rust,
         zig: &args.zig,
+        time: &args.time,
     };
     let outcome = mutate::run_mutation_test(
         &engines,

@@ -192,6 +192,8 @@ pub struct Engines<'a> {
     pub reference: &'a Path,
     pub rust: &'a Path,
     pub zig: &'a Path,
+    /// GNU time, which measures each engine run's peak RSS (`-f %M -o FILE`).
+    pub time: &'a Path,
 }
 
 /// Each mutant in jsonl and in XML (banners, and the other renderer), single-threaded.
@@ -345,6 +347,7 @@ fn mutate_input(
 /// One engine run under GNU time: exit code (0 or 1, anything else is a crash), stdout,
 /// stderr, peak RSS. A run whose RSS cannot be read fails: an unmeasured run is not a pass.
 fn run_engine(
+    time: &Path,
     name: &str,
     program: &Path,
     mode: &[&str],
@@ -361,7 +364,7 @@ fn run_engine(
     let mut args = vec!["-f", "%M", "-o", &stats_arg, &program_arg, "-t", "1"];
     args.extend_from_slice(mode);
     args.push(&path_arg);
-    let output = run(Path::new("/usr/bin/time"), &args, TIME_LIMIT).map_err(|e| e.to_string())?;
+    let output = run(time, &args, TIME_LIMIT).map_err(|e| e.to_string())?;
     if output.timed_out() {
         return Err(format!("{name} hangs (over {}s)", TIME_LIMIT.as_secs()));
     }
@@ -470,9 +473,16 @@ fn check_mutant(
 ) -> Result<(), String> {
     let mut reference_crashed = false;
     for (mode, args) in MODES {
-        let rust = run_engine("rust", engines.rust, args, path, rss_limit_kib)
-            .map_err(|e| format!("{mode}: {e}"))?;
-        let zig = run_engine("zig", engines.zig, args, path, rss_limit_kib)
+        let rust = run_engine(
+            engines.time,
+            "rust",
+            engines.rust,
+            args,
+            path,
+            rss_limit_kib,
+        )
+        .map_err(|e| format!("{mode}: {e}"))?;
+        let zig = run_engine(engines.time, "zig", engines.zig, args, path, rss_limit_kib)
             .map_err(|e| format!("{mode}: {e}"))?;
         outcome.max_rss_kib = outcome.max_rss_kib.max(rust.3).max(zig.3);
         if rust.0 != zig.0 {

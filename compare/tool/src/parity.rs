@@ -20,6 +20,7 @@ use crate::run::{run, Output};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
 use std::time::Duration;
 
 /// An output mode: the CLI flags, and how to split and compare its records.
@@ -35,7 +36,8 @@ pub struct Mode {
     pub with_banner: &'static [&'static str],
 }
 
-pub const MODES: &[Mode] = &[
+/// The base modes. `modes()` adds each again with `--recover-records` (`Mode::with_recover`).
+pub const BASE_MODES: &[Mode] = &[
     mode(
         "jsonl",
         &["-o", "jsonl"],
@@ -51,7 +53,7 @@ pub const MODES: &[Mode] = &[
         &["-o", "jsonl", "--separate-json-attributes"],
         false,
         true,
-        false,
+        true,
         &["-o", "json", "--separate-json-attributes"],
     ),
     mode(
@@ -79,67 +81,58 @@ pub const MODES: &[Mode] = &[
         false,
         &["-o", "json", "--validate-checksums"],
     ),
-    // Record recovery (contract 5.4, shared-fixtures/README.md "Record recovery"): every mode
-    // above again with `--recover-records`. Gap entries match them all with mode `*-recover`.
-    mode(
-        "jsonl-recover",
-        &["-o", "jsonl", "--recover-records"],
-        false,
-        true,
-        true,
-        &["-o", "json", "--recover-records"],
-    ),
-    mode(
-        "json-recover",
-        &["-o", "json", "--recover-records"],
-        true,
-        true,
-        false,
-        &[],
-    ),
-    mode(
-        "xml-recover",
-        &["-o", "xml", "--recover-records"],
-        true,
-        false,
-        true,
-        &[],
-    ),
-    mode(
-        "jsonl-separate-attributes-recover",
-        &[
-            "-o",
-            "jsonl",
-            "--separate-json-attributes",
-            "--recover-records",
-        ],
-        false,
-        true,
-        true,
-        &[
-            "-o",
-            "json",
-            "--separate-json-attributes",
-            "--recover-records",
-        ],
-    ),
-    mode(
-        "xml-no-indent-recover",
-        &["-o", "xml", "--no-indent", "--recover-records"],
-        true,
-        false,
-        false,
-        &[],
-    ),
-    mode(
-        "jsonl-validate-checksums-recover",
-        &["-o", "jsonl", "--validate-checksums", "--recover-records"],
-        false,
-        true,
-        false,
-        &["-o", "json", "--validate-checksums", "--recover-records"],
-    ),
 ];
+
+/// The suffix of a mode's `--recover-records` variant; gap entries can name them all as
+/// `*-recover`.
+pub const RECOVER_SUFFIX: &str = "-recover";
+
+/// Every mode: `BASE_MODES`, then each of them again with `--recover-records` (contract 5.4,
+/// shared-fixtures/README.md "Record recovery"). Generated, so the two lists cannot drift.
+pub fn modes() -> &'static [Mode] {
+    static ALL: LazyLock<Vec<Mode>> = LazyLock::new(|| {
+        BASE_MODES
+            .iter()
+            .map(Mode::copy)
+            .chain(BASE_MODES.iter().map(Mode::with_recover))
+            .collect()
+    });
+    &ALL
+}
+
+impl Mode {
+    fn copy(&self) -> Mode {
+        mode(
+            self.name,
+            self.args,
+            self.banner,
+            self.json,
+            self.threads,
+            self.with_banner,
+        )
+    }
+
+    /// This mode with `--recover-records` appended to its arguments (and to `with_banner`'s).
+    /// The strings are leaked: `modes()` builds each variant once, for the whole run.
+    fn with_recover(&self) -> Mode {
+        fn append(args: &[&'static str]) -> &'static [&'static str] {
+            if args.is_empty() {
+                return &[];
+            }
+            let mut v = args.to_vec();
+            v.push("--recover-records");
+            v.leak()
+        }
+        Mode {
+            name: format!("{}{RECOVER_SUFFIX}", self.name).leak(),
+            args: append(self.args),
+            banner: self.banner,
+            json: self.json,
+            threads: self.threads,
+            with_banner: append(self.with_banner),
+        }
+    }
+}
 
 /// A jsonl mode under `--ansi-codec $label`.
 macro_rules! codec_mode {
@@ -175,6 +168,26 @@ pub const CODEC_MODES: &[Mode] = &[
         with_banner: &[],
     },
 ];
+
+/// `evtx_dump info`, compared as a check family of its own (mode `info`): every form of its
+/// arguments the reference's clap accepts, and a root flag before the subcommand, `@` standing
+/// for the input. stdout byte for byte and
+/// the exit status against the reference; stderr too between the engines. Known gaps never
+/// apply to it (no entry may name it; `*` patterns do not cover it).
+pub const INFO_FORMS: &[&str] = &[
+    "info -i @",
+    "info --input @",
+    "info --input=@",
+    "info -i@",
+    "info -i=@",
+    "-v info -i @",
+];
+
+/// The mode name of the `info` checks (`--mode info` runs only them).
+pub const INFO_MODE: &str = "info";
+
+/// How `info` checks are split and counted: one text, no records.
+const INFO: Mode = mode(INFO_MODE, &[], false, false, false, &[]);
 
 const fn mode(
     name: &'static str,
@@ -239,6 +252,8 @@ const TIME_LIMIT: Duration = Duration::from_secs(120);
 pub struct ParityReport {
     pub checks: Vec<Check>,
     pub stale_gaps: Vec<String>,
+    /// Check families that did not compare every input (a full run must): each fails the run.
+    pub incomplete: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -248,7 +263,38 @@ impl ParityReport {
     }
 
     pub fn failed(&self) -> usize {
-        self.checks.len() - self.passed() + self.stale_gaps.len()
+        self.checks.len() - self.passed() + self.stale_gaps.len() + self.incomplete.len()
+    }
+
+    /// Per check family (`family`): inputs compared, checks, checks passed.
+    pub fn families(&self) -> BTreeMap<&'static str, (usize, usize, usize)> {
+        let mut inputs: BTreeMap<&'static str, std::collections::BTreeSet<&str>> = BTreeMap::new();
+        let mut rows: BTreeMap<&'static str, (usize, usize, usize)> = BTreeMap::new();
+        for check in &self.checks {
+            let family = family(check.mode);
+            inputs.entry(family).or_default().insert(&check.file);
+            let row = rows.entry(family).or_default();
+            row.1 += 1;
+            row.2 += usize::from(check.passed);
+        }
+        for (family, row) in &mut rows {
+            row.0 = inputs[family].len();
+        }
+        rows
+    }
+}
+
+/// The family of a mode, as the report groups them: `dump` (the base modes), `recover` (with
+/// `--recover-records`), `ansi-codec` (the `ansi-*` fixtures' extra modes), `info`.
+pub fn family(mode: &str) -> &'static str {
+    if mode == INFO_MODE {
+        "info"
+    } else if mode.ends_with(RECOVER_SUFFIX) {
+        "recover"
+    } else if CODEC_MODES.iter().any(|m| m.name == mode) {
+        "ansi-codec"
+    } else {
+        "dump"
     }
 }
 
@@ -293,9 +339,14 @@ pub fn run_parity(
     only: &[String],
 ) -> Result<ParityReport, String> {
     for name in only {
-        if !MODES.iter().chain(CODEC_MODES).any(|m| m.name == name) {
+        if name != INFO_MODE && !modes().iter().chain(CODEC_MODES).any(|m| m.name == name) {
             return Err(format!("no parity mode {name:?}"));
         }
+    }
+    let names: Vec<&str> = modes().iter().chain(CODEC_MODES).map(|m| m.name).collect();
+    let unknown = gaps.unknown_modes(&names);
+    if !unknown.is_empty() {
+        return Err(format!("known gaps: {}", unknown.join("; ")));
     }
     let wanted = |mode: &&Mode| only.is_empty() || only.iter().any(|n| n == mode.name);
     let mut report = ParityReport::default();
@@ -307,11 +358,18 @@ pub fn run_parity(
         } else {
             &[]
         };
-        for mode in MODES.iter().chain(extra).filter(wanted) {
+        for mode in modes().iter().chain(extra).filter(wanted) {
             let before = report.checks.len();
             check_mode(backends, input, mode, gaps, &mut report.checks);
             if report.checks[before..].iter().any(|c| !c.passed) {
                 failed_modes.push(mode.name);
+            }
+        }
+        if wanted(&&INFO) {
+            let before = report.checks.len();
+            check_info(backends, input, &mut report.checks);
+            if report.checks[before..].iter().any(|c| !c.passed) {
+                failed_modes.push(INFO_MODE);
             }
         }
         if failed_modes.is_empty() {
@@ -320,17 +378,25 @@ pub fn run_parity(
             eprintln!("DIFFERS in {}", failed_modes.join(", "));
         }
     }
+    if only.is_empty() {
+        let families = report.families();
+        for family in ["dump", "recover", "info"] {
+            let compared = families.get(family).map_or(0, |row| row.0);
+            if compared != inputs.len() {
+                report.incomplete.push(format!(
+                    "parity {family} compared {compared} of {} inputs",
+                    inputs.len()
+                ));
+            }
+        }
+    }
     report.stale_gaps = gaps
         .stale()
         .iter()
         .map(|(g, unused)| {
             format!(
-                "{} {} {} {} {:?}: explained nothing in {}: {}",
-                g.file,
-                g.pair,
-                g.mode,
-                g.category,
-                g.record,
+                "{}: explained nothing in {}: {}",
+                g.describe(),
                 unused.join(", "),
                 g.reason
             )
@@ -400,6 +466,96 @@ fn check_mode(
             ));
         }
     }
+}
+
+/// `info` in every form of `INFO_FORMS`: one check per pair (reference-rust, reference-zig:
+/// exit status and stdout byte for byte; rust-zig: stderr line for line too), each naming the
+/// form its first difference is in.
+fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
+    let path = input.path.to_string_lossy();
+    let mut differences: [Vec<Difference>; 3] = Default::default();
+    let mut last = None;
+    for form in INFO_FORMS {
+        let argv: Vec<String> = form.split(' ').map(|w| w.replace('@', &path)).collect();
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let [reference, rust, zig] = [&backends.reference, &backends.rust, &backends.zig]
+            .map(|program| run_argv(program, &argv, &input.path));
+        let place = |mut d: Difference| {
+            d.at = [format!("`{form}`"), d.at].join(" ").trim_end().to_string();
+            d
+        };
+        for (slot, (expected, actual)) in [(&reference, &rust), (&reference, &zig), (&rust, &zig)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut found = status_differences(expected, actual);
+            found.extend(text_difference(&expected.stdout, &actual.stdout, "stdout"));
+            if slot == 2 {
+                found.extend(stderr_differences(expected, actual, &path));
+            }
+            differences[slot].extend(found.into_iter().map(place));
+        }
+        last = Some([reference, rust, zig]);
+    }
+    let Some([reference, rust, zig]) = last else {
+        return;
+    };
+    let no_gaps = KnownGaps::none();
+    let pairs = [
+        ("reference-rust", &reference, &rust),
+        ("reference-zig", &reference, &zig),
+        ("rust-zig", &rust, &zig),
+    ];
+    for ((pair, expected, actual), found) in pairs.into_iter().zip(differences) {
+        let mut check = finish(input, &INFO, pair, expected, actual, found, &no_gaps);
+        // Not records: the record columns of the report stay the dump modes'.
+        (
+            check.expected_records,
+            check.actual_records,
+            check.matching_records,
+        ) = (0, 0, 0);
+        checks.push(check);
+    }
+}
+
+/// Runs `program argv...` (no `-t`: `info` takes none) on `input`.
+fn run_argv(program: &Path, argv: &[&str], input: &Path) -> Run {
+    let output = run(program, argv, TIME_LIMIT).unwrap_or_else(|e| Output {
+        stdout: Vec::new(),
+        stderr: format!("could not run {}: {e}", program.display()).into_bytes(),
+        status: None,
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    Run {
+        output,
+        stdout,
+        program: program.to_path_buf(),
+        threads: "1",
+        input: input.to_path_buf(),
+    }
+}
+
+/// Two texts that must be identical: a `bytes` difference at the first line they part.
+fn text_difference(expected: &str, actual: &str, stream: &str) -> Option<Difference> {
+    if expected == actual {
+        return None;
+    }
+    let (left, right): (Vec<&str>, Vec<&str>) = (
+        expected.split_inclusive('\n').collect(),
+        actual.split_inclusive('\n').collect(),
+    );
+    let first = left
+        .iter()
+        .zip(&right)
+        .position(|(a, b)| a != b)
+        .unwrap_or(left.len().min(right.len()));
+    let show = |lines: &[&str]| match lines.get(first) {
+        Some(line) => format!("{line:?}"),
+        None => format!("(end of {stream}, {} lines)", lines.len()),
+    };
+    let mut d = whole_run(Category::Bytes, show(&left), show(&right));
+    d.at = format!("{stream} line {}", first + 1);
+    Some(d)
 }
 
 /// Two runs that must be identical (rust-zig, `-t 1` against `-t 2`): exit status, stdout byte
@@ -724,6 +880,19 @@ pub fn markdown(report: &ParityReport) -> String {
         report.passed(),
         report.failed()
     ));
+    md.push_str("| check family | inputs | checks | passed | failed |\n|---|---|---|---|---|\n");
+    for (family, (inputs, checks, passed)) in report.families() {
+        let what = match family {
+            "info" => format!("{family} ({} argument forms)", INFO_FORMS.len()),
+            "recover" => format!("{family} (`--recover-records`)"),
+            _ => family.to_string(),
+        };
+        md.push_str(&format!(
+            "| {what} | {inputs} | {checks} | {passed} | {} |\n",
+            checks - passed
+        ));
+    }
+    md.push('\n');
     md.push_str("| pair | checks | passed | records compared | records matching | parity |\n|---|---|---|---|---|---|\n");
     let mut by_pair: BTreeMap<&str, (usize, usize, usize, usize)> = BTreeMap::new();
     for check in &report.checks {
@@ -798,6 +967,12 @@ pub fn markdown(report: &ParityReport) -> String {
             ));
         }
     }
+    if !report.incomplete.is_empty() {
+        md.push_str("\n### Incomplete check families (a full run compares every input)\n\n");
+        for missing in &report.incomplete {
+            md.push_str(&format!("- {missing}\n"));
+        }
+    }
     if !report.stale_gaps.is_empty() {
         md.push_str("\n### Stale known gaps (no longer needed: remove them)\n\n");
         for gap in &report.stale_gaps {
@@ -845,6 +1020,9 @@ pub fn print_summary(report: &ParityReport) {
     for gap in &report.stale_gaps {
         eprintln!("STALE known gap (remove it): {gap}");
     }
+    for missing in &report.incomplete {
+        eprintln!("INCOMPLETE {missing}");
+    }
     for note in &report.notes {
         eprintln!("note: {note}");
     }
@@ -857,6 +1035,17 @@ pub fn print_summary(report: &ParityReport) {
             .or_default() += 1;
     }
     let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    for (family, (inputs, checks, passed)) in report.families() {
+        let forms = if family == "info" {
+            format!(" × {} argument forms", INFO_FORMS.len())
+        } else {
+            String::new()
+        };
+        println!(
+            "parity {family}: {inputs} inputs{forms}, {checks} checks: {passed} passed, {} failed",
+            checks - passed
+        );
+    }
     println!(
         "parity: {} inputs compared ({}), {} checks: {} passed, {} failed",
         inputs.len(),
@@ -898,7 +1087,7 @@ mod tests {
     }
 
     fn mode(name: &str) -> &'static Mode {
-        MODES.iter().find(|m| m.name == name).unwrap()
+        modes().iter().find(|m| m.name == name).unwrap()
     }
 
     fn input() -> Input {
@@ -1193,5 +1382,90 @@ mod tests {
         assert!(stale
             .iter()
             .all(|(_, modes)| modes == &vec!["reference-rust xml".to_string()]));
+    }
+
+    #[test]
+    fn every_base_mode_has_its_recover_twin() {
+        let all = modes();
+        assert_eq!(all.len(), 2 * BASE_MODES.len());
+        for base in BASE_MODES {
+            let twin = mode(&format!("{}-recover", base.name));
+            let mut args = base.args.to_vec();
+            args.push("--recover-records");
+            assert_eq!(twin.args, args.as_slice());
+            if !base.with_banner.is_empty() {
+                let mut with_banner = base.with_banner.to_vec();
+                with_banner.push("--recover-records");
+                assert_eq!(twin.with_banner, with_banner.as_slice());
+            }
+            assert_eq!(
+                (twin.banner, twin.json, twin.threads),
+                (base.banner, base.json, base.threads)
+            );
+            assert_eq!(family(twin.name), "recover");
+            assert_eq!(family(base.name), "dump");
+        }
+        assert_eq!(family(INFO_MODE), "info");
+        assert_eq!(family("jsonl-ansi-gbk"), "ansi-codec");
+    }
+
+    #[test]
+    fn info_text_differences_name_the_first_differing_line() {
+        let expected = "File header\n  Version: 3.1\nChunks\n";
+        assert!(text_difference(expected, expected, "stdout").is_none());
+        let d =
+            text_difference(expected, "File header\n  Version: 3.1 \nChunks\n", "stdout").unwrap();
+        assert_eq!(d.category, Category::Bytes);
+        assert_eq!(d.at, "stdout line 2");
+        let d = text_difference(expected, "File header\n  Version: 3.1\n", "stdout").unwrap();
+        assert_eq!(d.at, "stdout line 3");
+        assert_eq!(d.actual, "(end of stdout, 2 lines)");
+        assert!(text_difference(expected, "", "stdout").is_some());
+    }
+
+    /// A stand-in CLI: a shell script that prints `stdout` whatever its arguments and exits
+    /// with `code`.
+    fn script(dir: &Path, name: &str, stdout: &str, code: i32) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        let body = format!("#!/bin/sh\nprintf '{stdout}'\nexit {code}\n");
+        std::fs::write(&path, body).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn info_checks_every_form_and_fail_on_bytes_or_status() {
+        let dir = std::env::temp_dir().join(format!("evtx-compare-info-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = "File header\\n  Chunks: 1\\n";
+        let backends = Backends {
+            reference: script(&dir, "reference", text, 0),
+            rust: script(&dir, "rust", text, 0),
+            zig: script(&dir, "zig", "File header \\n  Chunks: 1\\n", 0),
+        };
+        let mut checks = Vec::new();
+        check_info(&backends, &input(), &mut checks);
+        let verdicts: Vec<(&str, bool)> = checks.iter().map(|c| (c.pair, c.passed)).collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("reference-rust", true),
+                ("reference-zig", false),
+                ("rust-zig", false)
+            ]
+        );
+        assert_eq!(checks[1].counts["bytes"], INFO_FORMS.len());
+        assert_eq!(checks[1].mode, INFO_MODE);
+
+        let backends = Backends {
+            rust: script(&dir, "rust-exit-1", text, 1),
+            ..backends
+        };
+        let mut checks = Vec::new();
+        check_info(&backends, &input(), &mut checks);
+        assert!(!checks[0].passed);
+        assert_eq!(checks[0].counts["crash"], INFO_FORMS.len());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
