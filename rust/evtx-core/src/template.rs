@@ -355,7 +355,7 @@ fn preflight_accepts(chunk: &[u8], off: usize, size: usize, t: u8) -> bool {
     use crate::values::ty;
     match t {
         ty::NULL | ty::ANSI | ty::BINARY | ty::BINXML => true,
-        ty::STRING => size % 2 == 0,
+        ty::STRING => size.is_multiple_of(2),
         ty::I8 | ty::U8 => size == 1,
         ty::I16 | ty::U16 => size == 2,
         ty::I32 | ty::U32 | ty::F32 | ty::BOOL | ty::HEX32 => size == 4,
