@@ -324,8 +324,9 @@ pub const Renderer = struct {
             if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
         }
         p.resetRecord();
-        // The reference compiles no program for JSON with separate attributes.
-        p.defer_unused = rec.recovered and !(s.separate_attributes and s.format != .xml);
+        // Unused BinXml values (shared-fixtures/README.md): the reference compiles no program
+        // for JSON with separate attributes.
+        p.defer_unused = !(s.separate_attributes and s.format != .xml);
         const top = try p.parseStream(start, end, .record);
         if (p.deferred) |*d| try template.checkDeferred(p, d, start, end, top);
         var capture: ?*program.Capture = null;
@@ -973,7 +974,7 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     try std.testing.expectEqualSlices(u32, &.{0}, g.order);
 }
 
-test "a carved record's BinXml value that fails is read only if its template uses it" {
+test "a BinXml value that fails is read only if its template uses it" {
     const gpa = std.testing.allocator;
     const T = values.T;
     var b = try testing.Builder.init(gpa);
@@ -1018,12 +1019,16 @@ test "a carved record's BinXml value that fails is read only if its template use
     var e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 3), e.len);
     try std.testing.expectEqualStrings("{\"E\":{\"A\":1}}\n", res.text(&e[0]));
-    // A live record fails as before: the reference's full parse reads every value.
-    try std.testing.expectEqual(@as(?chunk.Kind, .bad_binxml), e[1].kind);
+    // A live record too: the reference's compiled lane renders live records alike
+    // (shared-fixtures/README.md, "Unused BinXML values"; fixture carving/unused-binxml).
+    try std.testing.expectEqual(@as(?chunk.Kind, null), e[1].kind);
+    try std.testing.expectEqualStrings("{\"E\":{\"A\":2}}\n", res.text(&e[1]));
     try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
-    // JSON with separate attributes: the reference has no compiled lane, record 3 fails.
+    // JSON with separate attributes: the reference has no compiled lane, record 2 fails and
+    // record 3 is dropped.
     settings.separate_attributes = true;
     try renderSlot(gpa, file, 0, &settings, &res);
     e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 2), e.len);
+    try std.testing.expectEqual(@as(?chunk.Kind, .bad_binxml), e[1].kind);
 }

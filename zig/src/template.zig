@@ -27,8 +27,11 @@ pub const known_definitions_max = 1 << 16;
 
 /// An instance read up to its values: the definition and the value descriptor table.
 pub const InstanceHead = struct {
-    /// Root element of the definition (a `def` store index), when a tree was asked for.
+    /// Chunk offset of the definition.
+    definition: u32,
+    /// Root element of the definition (a `def` store index), once loaded.
     root: ?u32,
+    /// The definition's fingerprint, once loaded.
     fingerprint: u64,
     /// Number of values.
     count: u32,
@@ -47,9 +50,10 @@ pub const InstanceHead = struct {
 };
 
 /// Reads a template instance (after its 0x0C byte) up to its first value: skips an inline
-/// definition, parses the definition on first use in the chunk, checks every descriptor's
-/// type. Shared by the token parser (`.tree`) and the compiled-program scan
-/// (`.fingerprint`, program.zig), so both fail the same records at the same point.
+/// definition, checks every descriptor's type. Shared by the token parser (`.tree`, which
+/// loads the definition after the values, see `readInstance`) and the compiled-program scan
+/// (`.fingerprint`, program.zig, which loads it first and never reports: a scan that fails
+/// hands the record to the parser).
 pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, fingerprint }) Error!InstanceHead {
     pos.* += 5; // Unknown byte and template id: ignored.
     const def_offset = try p.readU32(pos);
@@ -59,16 +63,13 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
         if (data_size > p.chunk.len) return error.OutOfBounds;
         pos.* += 24 + data_size;
     }
-    const root: ?u32, const fp = switch (need) {
-        .tree => tree: {
-            const root = try definition(p, def_offset);
-            break :tree .{ root, fingerprint(p, root) };
-        },
-        .fingerprint => .{ null, try fingerprintAt(p, def_offset) },
+    const fp: u64 = switch (need) {
+        .tree => 0,
+        .fingerprint => try fingerprintAt(p, def_offset),
     };
     const count = try p.readU32(pos);
     if (count > (p.chunk.len - @min(pos.*, p.chunk.len)) / 4) return error.OutOfBounds;
-    const head: InstanceHead = .{ .root = root, .fingerprint = fp, .count = count, .descriptors = pos.* };
+    const head: InstanceHead = .{ .definition = def_offset, .root = null, .fingerprint = fp, .count = count, .descriptors = pos.* };
     pos.* += 4 * count;
     var i: u32 = 0;
     while (i < count) : (i += 1) {
@@ -77,12 +78,13 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
     return head;
 }
 
-/// A BinXml value of the record's own template instance whose stream failed (carved
-/// records only, `Parser.defer_unused`). The reference renders a record that is one
-/// template instance through compiled programs that read only the values the template
-/// uses, when the instance passes their preflight; then an unused value that would not
-/// parse is never read. Otherwise it builds the whole tree and fails the record. Carved
-/// records whose template was overwritten by another often hold such a value (5.4).
+/// A BinXml value of the record's own template instance whose stream failed (every
+/// record, `Parser.defer_unused`; shared-fixtures/README.md, "Unused BinXML values"). The
+/// reference renders a record that is one template instance through compiled programs that
+/// read only the values the template uses, when the instance passes their preflight; then
+/// an unused value that would not parse is never read. Otherwise it builds the whole tree
+/// and fails the record. Carved records whose template was overwritten by another often
+/// hold such a value (5.4). Rust's `template::Deferred` is the same.
 pub const Deferred = struct {
     err: Error,
     /// Chunk offsets: after the instance's 0x0C byte, its values, its end.
@@ -157,10 +159,26 @@ fn usesValue(p: *const Parser, n: u32, index: u32) bool {
 }
 
 /// Reads a template instance (after its 0x0C byte) and returns the instantiated root.
+///
+/// Read order (one rule in both engines, shared-fixtures/README.md, the reference's): the
+/// header and the descriptors, every value, the definition, then the BinXml values' streams.
 pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
     const inst_start = pos.*;
-    const head = try readInstanceHead(p, pos, .tree);
+    var head = try readInstanceHead(p, pos, .tree);
     const values_start = pos.*;
+    var k: u32 = 0;
+    while (k < head.count) : (k += 1) {
+        const size = head.size(p.chunk, k);
+        const start = pos.*;
+        if (start > p.chunk.len) return error.OutOfBounds;
+        const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, k), .cut);
+        if (isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
+        pos.* = @max(d.end, start + size);
+    }
+    const root = try definition(p, head.definition);
+    head.root = root;
+    head.fingerprint = fingerprint(p, root);
+    pos.* = values_start;
     var failed = false;
     // Values go to the scratch stack; their indices form the instance's value list.
     const mark = p.stack.items.len;

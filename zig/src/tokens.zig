@@ -321,8 +321,8 @@ pub const Parser = struct {
     stack: std.ArrayList(u32) = .empty,
     frames: std.ArrayList(Frame) = .empty,
     depth: u32 = 0,
-    /// Carved records: a failing BinXml value of the record's own template instance fails
-    /// the record only if the template uses it (template.zig, `Deferred`). Set per record.
+    /// A failing BinXml value of the record's own template instance fails the record only
+    /// if the template uses it (template.zig, `Deferred`). Set per record.
     defer_unused: bool = false,
     /// The first failure deferred by the record's own template instance (template.zig).
     deferred: ?template.Deferred = null,

@@ -122,20 +122,15 @@ fn parse_error_line(rest: &str) -> Option<ErrorLine> {
     })
 }
 
-/// The first line where two engines' stderr differ: `(line number, left, right)`. Error lines
-/// are compared up to their KIND, as the detail after it is engine-specific
-/// (shared-fixtures/README.md); every other line (the fatal `Error: ` line, warnings) byte for
-/// byte. `None` when they agree line for line.
+/// The first line where two engines' stderr differ: `(line number, left, right)`. Every line
+/// is compared byte for byte, error lines included (one KIND and one DETAIL per fault,
+/// shared-fixtures/README.md). `None` when they agree line for line.
 pub fn first_stderr_difference(
     left: &str,
     right: &str,
-    path: &str,
+    _path: &str,
 ) -> Option<(usize, String, String)> {
-    let error = |line: &str| parse_error_lines(line, path).pop().and_then(|l| l.ok());
-    let same = |x: &str, y: &str| match (error(x), error(y)) {
-        (Some(a), Some(b)) => a == b,
-        _ => x == y,
-    };
+    let same = |x: &str, y: &str| x == y;
     let (mut a, mut b) = (left.lines(), right.lines());
     let mut line = 1;
     loop {
@@ -174,6 +169,17 @@ pub fn reference_failed_records(stderr: &str) -> Vec<Option<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stderr_difference_sees_a_detail_mismatch() {
+        let line = |detail: &str| {
+            format!("error: f.evtx: chunk 0, record 3, offset 0x1200: bad binxml: {detail}\n")
+        };
+        let (a, b) = (line("out of bounds"), line("invalid value type"));
+        assert_eq!(first_stderr_difference(&a, &a, "f.evtx"), None);
+        let (n, x, y) = first_stderr_difference(&a, &b, "f.evtx").unwrap();
+        assert_eq!((n, x.as_str(), y.as_str()), (1, a.trim_end(), b.trim_end()));
+    }
 
     #[test]
     fn splits_banner_modes_including_blank_line_separators() {

@@ -367,10 +367,10 @@ impl Renderer {
         if self.chunk_nodes > MAX_CHUNK_NODES {
             return Err(Failure::binxml("too many nodes in chunk"));
         }
-        // The reference renders carved records through its compiled path, which reads only the
-        // values a template uses; it has none for `--separate-json-attributes` JSON.
-        self.scratch.used_binxml_only =
-            recovered && !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
+        // The reference renders a record through its compiled path when it can, which reads
+        // only the values a template uses; it has none for `--separate-json-attributes` JSON.
+        self.scratch.defer_unused =
+            !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
         let parsed = tokens::parse_record(
             cx,
             &mut self.names,

@@ -259,6 +259,115 @@ impl Identities {
     }
 }
 
+/// A BinXML value of the record's own template instance whose stream failed, deferred
+/// (`Scratch::defer_unused`). The reference renders a record that is one template instance
+/// through compiled programs that read only the values the template uses, when the instance
+/// passes their preflight; an unused value that would not parse is then never read. Otherwise
+/// it builds the whole tree and fails the record. The rule is in `shared-fixtures/README.md`,
+/// "Unused BinXML values"; Zig's `template.Deferred` is the same.
+#[derive(Debug, Clone)]
+pub struct Deferred {
+    /// The first failure: the record's error unless [`check_deferred`] accepts the record.
+    pub err: BinXmlError,
+    /// Chunk offset just after the instance's 0x0C byte.
+    pub inst_start: usize,
+    /// Chunk offset just after the instance's last value.
+    pub inst_end: usize,
+    /// The instance's definition root.
+    pub root: u32,
+    /// Indices of the instance's values that failed.
+    pub failed: Vec<u16>,
+}
+
+impl Deferred {
+    #[cold]
+    pub fn new(err: BinXmlError, inst_start: usize, root: u32) -> Deferred {
+        Deferred {
+            err,
+            inst_start,
+            inst_end: usize::MAX,
+            root,
+            failed: Vec::new(),
+        }
+    }
+}
+
+/// The reference's preflight limit on an instance's values (see [`Deferred`]).
+const PREFLIGHT_VALUES_MAX: usize = 4096;
+
+/// After a record stream `start..end` parsed with a deferred failure (`top` top-level nodes):
+/// the error when the record must fail as the reference fails it, i.e. unless the stream is
+/// that one instance (after an optional fragment header, and followed by nothing or an
+/// end-of-stream token), every value descriptor passes the preflight, and the template uses
+/// no failed value.
+#[cold]
+pub fn check_deferred(
+    chunk: &[u8],
+    def: &Tree,
+    d: &Deferred,
+    start: usize,
+    end: usize,
+    top: usize,
+) -> BinXmlResult<()> {
+    debug_assert!(start < end && end <= chunk.len());
+    let single = if end - start >= 6 && chunk[start] == 0x0F && chunk[start + 4] == 0x0C {
+        start + 5
+    } else if chunk[start] == 0x0C {
+        start + 1
+    } else {
+        return Err(d.err);
+    };
+    if d.inst_start != single || top != 1 {
+        return Err(d.err);
+    }
+    if d.inst_end > end || (d.inst_end < end && chunk[d.inst_end] != 0x00) {
+        return Err(d.err);
+    }
+    // The header again: the definition offset, an inline definition, the descriptor table.
+    let get = |at: usize| crate::bytes::get_u32(chunk, at).map(|v| v as usize);
+    let def_off = get(single + 5).ok_or(d.err)?;
+    let mut p = single + 9;
+    if p == def_off {
+        p += 24 + get(p + 20).ok_or(d.err)?;
+    }
+    let count = get(p).ok_or(d.err)?;
+    if count > PREFLIGHT_VALUES_MAX {
+        return Err(d.err);
+    }
+    let table = p + 4;
+    let mut off = table + 4 * count;
+    for i in 0..count {
+        let at = table + 4 * i;
+        let size = usize::from(crate::bytes::get_u16(chunk, at).ok_or(d.err)?);
+        if off + size > chunk.len() || !preflight_accepts(chunk, off, size, chunk[at + 2]) {
+            return Err(d.err);
+        }
+        off += size;
+    }
+    if d.failed.iter().any(|&i| uses_value(def, d.root, i)) {
+        return Err(d.err);
+    }
+    Ok(())
+}
+
+/// The reference preflight's check of one value descriptor (its declared size by type).
+fn preflight_accepts(chunk: &[u8], off: usize, size: usize, t: u8) -> bool {
+    use crate::values::ty;
+    match t {
+        ty::NULL | ty::ANSI | ty::BINARY | ty::BINXML => true,
+        ty::STRING => size.is_multiple_of(2),
+        ty::I8 | ty::U8 => size == 1,
+        ty::I16 | ty::U16 => size == 2,
+        ty::I32 | ty::U32 | ty::F32 | ty::BOOL | ty::HEX32 => size == 4,
+        ty::I64 | ty::U64 | ty::F64 | ty::FILETIME | ty::HEX64 => size == 8,
+        ty::GUID | ty::SYSTIME => size == 16,
+        ty::SIZET => size == 4 || size == 8,
+        ty::SID => size >= 2 && size == 8 + 4 * usize::from(chunk[off + 1]),
+        // String arrays only where the program expands them; not followed here.
+        _ => false,
+    }
+}
+
 /// Scratch stacks borrowed from [`Scratch`] for instantiation.
 pub struct Build<'s> {
     pub children: &'s mut Vec<Node>,
@@ -283,8 +392,7 @@ fn check_budget(tree: &Tree) -> BinXmlResult<()> {
 ///
 /// `flat_base` is the record-wide index of `vals[0]` (see [`crate::values::Value::src`]).
 /// Whether the definition rooted at element `root` of `def` substitutes value `index`
-/// anywhere (element content or attribute value). Carved records parse only the BinXML values
-/// their template uses (`shared-fixtures/README.md`, "Record recovery").
+/// anywhere (element content or attribute value; see [`Deferred`]).
 pub fn uses_value(def: &Tree, root: u32, index: u16) -> bool {
     let is_it = |n: &Node| matches!(*n, Node::Placeholder { index: i, .. } if i == index);
     let mut stack = vec![root];

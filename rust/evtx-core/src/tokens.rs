@@ -52,9 +52,11 @@ pub struct Scratch {
     pub array_items: Vec<Option<Item>>,
     /// Substitution values read so far in this record (record-wide numbering).
     pub flat_count: u32,
-    /// Parse only the BinXML values a template uses (carved records, see
-    /// `shared-fixtures/README.md`); set per record by the caller, kept by [`Scratch::clear`].
-    pub used_binxml_only: bool,
+    /// Defer a failing BinXML value of the record's own template instance (see
+    /// [`template::check_deferred`]); set per record by the caller, kept by [`Scratch::clear`].
+    pub defer_unused: bool,
+    /// The first deferred failure of this record.
+    pub deferred: Option<template::Deferred>,
 }
 
 impl Scratch {
@@ -67,6 +69,29 @@ impl Scratch {
         self.values.clear();
         self.array_items.clear();
         self.flat_count = 0;
+        self.deferred = None;
+    }
+
+    /// Truncates the stacks back to `m` (a BinXML value that failed, then deferred).
+    #[cold]
+    fn restore(&mut self, m: [usize; 6]) {
+        self.children.truncate(m[0]);
+        self.items.truncate(m[1]);
+        self.attrs.truncate(m[2]);
+        self.frames.truncate(m[3]);
+        self.values.truncate(m[4]);
+        self.array_items.truncate(m[5]);
+    }
+
+    fn marks(&self) -> [usize; 6] {
+        [
+            self.children.len(),
+            self.items.len(),
+            self.attrs.len(),
+            self.frames.len(),
+            self.values.len(),
+            self.array_items.len(),
+        ]
     }
 }
 
@@ -481,6 +506,9 @@ pub fn read_instance_values(
 
 /// Reads a template instance (6.4) at `*pos` (just after the 0x0C byte), decodes its values,
 /// parses its BinXML values, and instantiates it (6.7). Returns the new root element.
+///
+/// Read order (one rule in both engines, `shared-fixtures/README.md`, the reference's): the
+/// header and the descriptors, every value, the definition, then the BinXML values' streams.
 fn read_instance(
     cx: Cx<'_>,
     names: &mut Names,
@@ -490,29 +518,21 @@ fn read_instance(
     pos: &mut usize,
     depth: usize,
 ) -> BinXmlResult<u32> {
+    let inst_start = *pos;
     let val_base = s.values.len();
     let (def_off, n) = read_instance_values(cx, pos, &mut s.values)?;
     // Record-wide value numbering: this instance's values first, then nested instances'.
     let flat_base = s.flat_count;
     s.flat_count += n as u32;
-
-    // A carved record's template may not be the one its values were written for: like the
-    // reference, parse only the BinXML values the template uses.
-    let early_root = if s.used_binxml_only {
-        Some(templates.get_or_parse(cx, names, s, def_off, depth)?)
-    } else {
-        None
-    };
+    let root = templates.get_or_parse(cx, names, s, def_off, depth)?;
+    // The record's own instance defers a BinXML value that fails (see `check_deferred`).
+    let may_defer = s.defer_unused && depth == 0;
     // Prepare BinXML values: each becomes the list of its top-level elements.
     for i in val_base..val_base + n {
         if let Slot::BinXml { off, len } = s.values[i] {
-            if let Some(root) = early_root {
-                if !template::uses_value(&templates.tree, root, (i - val_base) as u16) {
-                    continue;
-                }
-            }
             let base = s.children.len();
-            parse_stream(
+            let marks = s.marks();
+            let parsed = parse_stream(
                 cx,
                 names,
                 s,
@@ -522,7 +542,20 @@ fn read_instance(
                 (off + len) as usize,
                 false,
                 depth + 1,
-            )?;
+            );
+            if let Err(e) = parsed {
+                if !may_defer {
+                    return Err(e);
+                }
+                s.restore(marks);
+                let d = s
+                    .deferred
+                    .get_or_insert_with(|| template::Deferred::new(e, inst_start, root));
+                if d.inst_start == inst_start {
+                    d.failed.push((i - val_base) as u16);
+                }
+                continue;
+            }
             let span = tree.push_nodes(&s.children[base..]);
             s.children.truncate(base);
             s.values[i] = Slot::Fragment {
@@ -531,11 +564,10 @@ fn read_instance(
             };
         }
     }
+    if let Some(d) = s.deferred.as_mut().filter(|d| d.inst_start == inst_start) {
+        d.inst_end = *pos;
+    }
 
-    let root = match early_root {
-        Some(root) => root,
-        None => templates.get_or_parse(cx, names, s, def_off, depth)?,
-    };
     let Scratch {
         values,
         children,
@@ -575,6 +607,9 @@ pub fn parse_record(
     s.clear();
     tree.clear();
     parse_stream(cx, names, s, tree, Some(templates), start, end, false, 0)?;
+    if let Some(d) = s.deferred.take() {
+        template::check_deferred(cx.chunk, &templates.tree, &d, start, end, s.children.len())?;
+    }
     let first = s.children.iter().find_map(|n| match n {
         Node::Element(id) => Some(*id),
         _ => None,

@@ -23,6 +23,7 @@ pub fn all() -> Vec<CarvingFixture> {
         cleared_chunk(),
         slack_and_gaps(),
         template_gone(),
+        unused_binxml(),
         wrapped_stale(),
         cut_last_chunk(),
     ]
@@ -226,6 +227,74 @@ fn template_gone() -> CarvingFixture {
         exercises: "carved records whose template definition offset now holds another template \
                     (one that ignores their nested EventData, one that uses it) and whose nested \
                     EventData definition was overwritten",
+        bytes: file_of(&slots),
+    }
+}
+
+/// The chunk offset of the `k`-th template instance's definition offset field in the record
+/// at chunk offset `rec` (instances in byte order: the outer one, then nested ones).
+fn instance_offset_field(c: &[u8], rec: usize, k: usize) -> usize {
+    let size = u32::from_le_bytes(c[rec + 4..rec + 8].try_into().unwrap()) as usize;
+    (rec + 24..rec + size - 1)
+        .filter(|&i| c[i] == 0x0C && c[i + 1] == 0x01)
+        .nth(k)
+        .expect("record has that many instances")
+        + 6
+}
+
+/// The chunk offsets of the records of a finished chunk, in order.
+fn record_offsets(c: &[u8]) -> Vec<usize> {
+    let free = u32::from_le_bytes(c[48..52].try_into().unwrap()) as usize;
+    let mut out = Vec::new();
+    let mut pos = 512;
+    while pos + 24 <= free && c[pos..pos + 4] == *b"**\0\0" {
+        out.push(pos);
+        pos += u32::from_le_bytes(c[pos + 4..pos + 8].try_into().unwrap()) as usize;
+    }
+    out
+}
+
+/// Live records whose nested EventData instance (value 18) points its definition offset at
+/// the chunk header, past the chunk or at itself: records 2-4 use a template that ignores
+/// value 18 (the reference never parses it: they render, shared-fixtures/README.md "Unused
+/// BinXML values"), records 7-8 one that uses it (they fail). Slot 1 holds stale copies
+/// behind a live record, for the recover modes.
+fn unused_binxml() -> CarvingFixture {
+    let mut slots = Vec::new();
+    for old_ids in [None, Some(20..=27)] {
+        let mut live = Chunk::new();
+        for id in 1..=8u64 {
+            live.record(id, time_of(id), &other_event(id, id > 5))
+                .unwrap();
+        }
+        let mut c = fin(&live);
+        let recs = record_offsets(&c);
+        for (i, bend) in [(1, 0u32), (2, 0xFFFF_FFFF), (3, 1), (6, 0), (7, 0xFFF0)] {
+            let field = instance_offset_field(&c, recs[i], 1);
+            let value = if bend == 1 { field as u32 } else { bend };
+            c[field..field + 4].copy_from_slice(&value.to_le_bytes());
+        }
+        fix_chunk_crcs(&mut c);
+        if let Some(ids) = old_ids {
+            // The same records again as stale ones: a short live chunk written over them.
+            let mut first = Chunk::new();
+            first
+                .record(30, time_of(30), &other_event(30, false))
+                .unwrap();
+            let mut stale = c.clone();
+            for (k, &r) in recs.iter().enumerate() {
+                let id = *ids.start() + k as u64;
+                stale[r + 8..r + 16].copy_from_slice(&id.to_le_bytes());
+            }
+            c = overlay(&fin(&first), &stale);
+        }
+        slots.push(c);
+    }
+    CarvingFixture {
+        name: "unused-binxml",
+        exercises: "records whose nested EventData instance has a bent definition offset: \
+                    rendered when the template ignores that value, failed when it uses it, \
+                    live (slot 0) and stale (slot 1)",
         bytes: file_of(&slots),
     }
 }

@@ -103,6 +103,23 @@ fn the_reference_recovers_what_each_fixture_holds() {
     ))
     .len();
     assert!(plain > separate, "{plain} vs {separate}");
+    // Unused BinXML values: live records 2-4 (and stale 22-23) whose unused nested instance
+    // points nowhere render, 7-8 whose template uses it fail; not so with separate attributes.
+    let b = banners(&r, "unused-binxml", &rec);
+    let live = [1, 2, 3, 4, 5, 6, 30].map(|id| (id, false));
+    let stale = [22, 23, 24, 25].map(|id| (id, true));
+    assert_eq!(b, [&live[..], &stale[..]].concat());
+    let b = banners(
+        &r,
+        "unused-binxml",
+        &["--recover-records", "--separate-json-attributes"],
+    );
+    assert_eq!(
+        b,
+        [1, 5, 6, 30, 24, 25]
+            .map(|id| (id, id < 30 && id > 20))
+            .to_vec()
+    );
     // A cut last chunk: the reference is silent and recovers nothing there.
     let b = banners(&r, "cut-last-chunk", &rec);
     assert_eq!(b, (1..=20).map(|id| (id, false)).collect::<Vec<_>>());
