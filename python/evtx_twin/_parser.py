@@ -75,32 +75,45 @@ class RawBatch(NamedTuple):
     recovered: bytes  # u8
 
 
-def _fraction(ticks: int) -> str:
-    nanos = ticks * 100
-    if nanos == 0:
-        return ""
-    if nanos % 1_000_000 == 0:
-        return f".{nanos // 1_000_000:03d}"
-    if nanos % 1_000 == 0:
-        return f".{nanos // 1_000:06d}"
-    return f".{nanos:09d}"
-
-
 def _seconds_text(seconds: int) -> str | None:
+    """The FILETIME second `seconds` as ``YYYY-MM-DDTHH:MM:SS``, None past year 9999."""
     try:
-        return f"{_FILETIME_EPOCH + timedelta(seconds=seconds):%Y-%m-%d %H:%M:%S}"
+        return f"{_FILETIME_EPOCH + timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S}"
     except OverflowError:
         return None
 
 
 def timestamp_text(filetime: int) -> str | None:
-    """A FILETIME as pyevtx-rs prints its `timestamp` (chrono's `DateTime<Utc>` display:
-    ``2016-07-08 18:12:51.681640200 UTC``, with 0, 3, 6 or 9 fraction digits); None for 0."""
+    """A FILETIME as pyevtx-rs (0.14) gives `timestamp`: RFC 3339 with the 100 ns ticks, trailing
+    zeros trimmed, then `` UTC`` (``2025-01-06T07:58:14.6210546Z UTC``); None for 0."""
     if filetime == 0:
         return None
     seconds, ticks = divmod(filetime, 10_000_000)
     text = _seconds_text(seconds)
-    return None if text is None else f"{text}{_fraction(ticks)} UTC"
+    if text is None:
+        return None
+    return f"{text}.{ticks:07d}".rstrip("0") + "Z UTC" if ticks else f"{text}Z UTC"
+
+
+def _timestamps(filetimes: list[int]) -> list[str | None]:
+    """`timestamp_text` of many FILETIMEs; the text up to the minute is computed once per minute."""
+    minutes: dict[int, str | None] = {}
+    out = []
+    append = out.append
+    for filetime in filetimes:
+        seconds, ticks = divmod(filetime, 10_000_000)
+        minute, second = divmod(seconds, 60)
+        prefix = minutes.get(minute, "")
+        if prefix == "":
+            whole = _seconds_text(minute * 60)
+            prefix = minutes[minute] = None if whole is None else whole[:-2]
+        if prefix is None or filetime == 0:
+            append(None)
+        elif ticks:
+            append(f"{prefix}{second:02d}.{ticks:07d}".rstrip("0") + "Z UTC")
+        else:
+            append(f"{prefix}{second:02d}Z UTC")
+    return out
 
 
 class _Handle:
@@ -256,41 +269,54 @@ class Parser:
             handle.close()
 
     def _records(self, format: str) -> Iterator[dict]:
-        strip = 1 if format == "jsonl" else None
+        # JSONL ends each record with one newline; XML with a blank line.
+        trim = 1 if format == "jsonl" else 2
         for b in self.batches(format):
             offsets = memoryview(b.offsets).cast("Q").tolist()
-            ids = memoryview(b.record_ids).cast("Q").tolist()
-            filetimes = memoryview(b.filetimes).cast("Q").tolist()
-            file_offsets = memoryview(b.file_offsets).cast("Q").tolist()
-            chunks = memoryview(b.chunk_indexes).cast("I").tolist()
             statuses = memoryview(b.statuses).cast("I").tolist()
-            recovered = b.recovered
-            data = b.data
-            # Records of one second share the date text (most logs are in time order).
-            last_second, last_text = -1, None
+            ids = memoryview(b.record_ids).cast("Q").tolist()
+            chunks = memoryview(b.chunk_indexes).cast("I").tolist()
+            file_offsets = memoryview(b.file_offsets).cast("Q").tolist()
+            stamps = _timestamps(memoryview(b.filetimes).cast("Q").tolist())
+            recovered = [flag != 0 for flag in b.recovered]
+            # ASCII (the common case): character offsets are byte offsets, one decode per batch.
+            whole = b.data.isascii()
+            text = b.data.decode("ascii") if whole else ""
+            if any(statuses):
+                for i in range(b.count):
+                    if statuses[i] != _ffi.STATUS_OK:
+                        raw = b.data[offsets[i]:offsets[i + 1]]
+                        self._report(self._entry_error(statuses[i], raw, chunks[i], ids[i], file_offsets[i]))
+                        continue
+                    yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered)
+                continue
             for i in range(b.count):
-                start, end = offsets[i], offsets[i + 1]
-                if statuses[i] != _ffi.STATUS_OK:
-                    self._report(self._entry_error(statuses[i], data[start:end], chunks[i], ids[i], file_offsets[i]))
-                    continue
-                seconds, ticks = divmod(filetimes[i], 10_000_000)
-                if seconds != last_second:
-                    last_second, last_text = seconds, _seconds_text(seconds)
-                stamp = None if last_text is None or filetimes[i] == 0 else f"{last_text}{_fraction(ticks)} UTC"
-                text = data[start:end - strip].decode() if strip else data[start:end].decode().rstrip("\n")
+                start, end = offsets[i], offsets[i + 1] - trim
                 yield {
                     "event_record_id": ids[i],
-                    "timestamp": stamp,
-                    "data": text,
+                    "timestamp": stamps[i],
+                    "data": text[start:end] if whole else b.data[start:end].decode(),
                     "chunk": chunks[i],
                     "offset": file_offsets[i],
-                    "recovered": bool(recovered[i]),
+                    "recovered": recovered[i],
                 }
+
+    @staticmethod
+    def _record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered) -> dict:
+        start, end = offsets[i], offsets[i + 1] - trim
+        return {
+            "event_record_id": ids[i],
+            "timestamp": stamps[i],
+            "data": text[start:end] if whole else b.data[start:end].decode(),
+            "chunk": chunks[i],
+            "offset": file_offsets[i],
+            "recovered": recovered[i],
+        }
 
     def records(self) -> Iterator[dict]:
         """Every record as a dict: ``event_record_id``, ``timestamp`` (text, as pyevtx-rs),
         ``data`` (the record's XML, as the CLI's ``-o xml`` prints it, without the banner
-        and trailing newlines), ``chunk``, ``offset`` (file offset) and ``recovered``."""
+        and the blank line after it), ``chunk``, ``offset`` (file offset) and ``recovered``."""
         return self._records("xml")
 
     def records_json(self, parsed: bool = False) -> Iterator[dict]:

@@ -2,7 +2,7 @@
 
 The library's column buffers become Arrow buffers as they are (one copy out of the library);
 the `json` column is the batch's JSONL bytes with per-record offsets; the System fields are
-taken from the first bytes of each JSON text by RE2 (`pyarrow.compute.extract_regex`), in C++.
+taken from each JSON text by RE2 (`pyarrow.compute.extract_regex`), in C++.
 No Python object is made per record, except for the rare field value holding a JSON escape.
 """
 
@@ -35,8 +35,8 @@ _UNIX_EPOCH_FILETIME = 116_444_736_000_000_000
 _NS_MIN_FILETIME = _UNIX_EPOCH_FILETIME - (2**63 - 1) // 100
 _NS_MAX_FILETIME = _UNIX_EPOCH_FILETIME + (2**63 - 1) // 100
 
-# System comes first in every record's JSON; its fields are looked for in this many code units.
-_HEAD = 4096
+# System comes first in every record's JSON, so the leftmost match of each pattern is its field
+# (RE2's search stops there). The texts are searched as binary: nothing is decoded.
 _STRING = r'(?:[^"\\]|\\.)*'
 # Both renderings: `"Provider":{"#attributes":{"Name":..` and separate_json_attributes'
 # `"Provider_attributes":{"Name":..`.
@@ -55,7 +55,7 @@ def _u64(buffer: bytes, n: int) -> pa.Array:
 
 
 def _field(heads: pa.Array, name: str) -> pa.Array:
-    found = pc.struct_field(pc.extract_regex(heads, _PATTERNS[name]), [0])
+    found = pc.struct_field(pc.extract_regex(heads, _PATTERNS[name]), [0]).cast(pa.string())
     if name in _INTEGERS:
         kind, top = _INTEGERS[name]
         wide = pc.cast(found, pa.int64())
@@ -104,7 +104,7 @@ def batch_table(parser, raw) -> pa.Table:
     # JSONL: every text ends with its one newline, which the column leaves out.
     text = columns["text"]
     json_col = pc.binary_slice(text, 0, -1).cast(pa.large_string())
-    heads = pc.utf8_slice_codeunits(json_col, 0, _HEAD)
+    heads = text
     out = {
         "event_record_id": columns["event_record_id"],
         "timestamp": _timestamps(columns["filetime"]),
