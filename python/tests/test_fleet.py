@@ -12,6 +12,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from conftest import FIXTURES, Cli, samples
+from evtx_twin.fleet import folder_name
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +64,17 @@ def test_parquet_rows_are_the_cli_records(converted):
     assert table.num_rows == expected_rows == summary["records"]
     assert split > 0, "no log was split into chunk ranges"
     assert str(broken) not in set(table.column("source_file").to_pylist())
+
+
+def test_jsonl_output_is_the_cli_lines(tmp_path):
+    inputs = (samples() or sorted((FIXTURES / "synthetic").glob("*.evtx")))[:3]
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "evtx_twin.fleet", *map(str, inputs), "--out", str(out), "--format", "jsonl",
+         "--workers", "1", "--engine", "rust"],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for path in inputs:
+        parts = list((out / folder_name(os.path.abspath(path))).glob("part-*.jsonl"))
+        assert len(parts) == 1, path.name
+        assert parts[0].read_text().splitlines() == Cli.jsonl("rust", path), path.name
