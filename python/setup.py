@@ -35,7 +35,9 @@ def build_libraries(destination: Path) -> None:
     if not (ROOT / "Cargo.toml").is_file() or not (ROOT / "build.zig").is_file():
         raise SystemExit("evtx_twin builds only from inside the evtx-twin repository")
     cargo = os.environ.get("CARGO", "cargo")
-    run([cargo, "build", "--locked", "--release", "-p", "evtx-capi", "-p", "evtx-ref"])
+    # The same package set as build.zig's cargo step: another set unifies features differently
+    # and makes cargo rebuild the libraries on every switch between `make build` and this.
+    run([cargo, "build", "--locked", "--release", "-p", "evtx-rs", "-p", "evtx-capi", "-p", "evtx-ref"])
     prefix = ROOT / "target" / "python" / "zig-prefix"
     run([sys.executable, "-m", "ziglang", "build", "zig", "-Doptimize=ReleaseFast",
          "--prefix", str(prefix)])
