@@ -45,7 +45,7 @@ export EVTX_SAMPLES
 export EVTX_REFERENCE := $(REF)
 export CBINDGEN
 
-.PHONY: help setup toolchains build test parity bench compare fixtures fuzz fuzz-build fuzz-smoke fmt lint clean
+.PHONY: help setup toolchains build test parity bench compare fixtures fuzz fuzz-build fuzz-smoke fmt lint clean python python-test
 
 help:
 	@echo "evtx-twin targets:"
@@ -55,6 +55,7 @@ help:
 	@echo "  make parity    parity of evtx-rs, evtx-zig and the reference over the corpus"
 	@echo "  make bench     the evtx-bench harness over the C ABI, then hyperfine of the CLIs"
 	@echo "  make compare   the main job: parity + speed + gap report in target/compare/ (CORPUS=DIR adds files)"
+	@echo "  make python    build the Python wheel (python/, evtx_twin) into target/python/dist and install it in target/python/venv"
 	@echo "  make fixtures  regenerate the 30 MB benchmark logs in target/fixtures/"
 	@echo "  make fuzz      libFuzzer on both engines, own API and C ABI (FUZZ_SECONDS=$(FUZZ_SECONDS) per target)"
 	@echo "  make fmt       format Rust and Zig sources"
@@ -126,6 +127,7 @@ test: setup
 	$(call step,gates-fail,compare/gates/run.sh $(COMPARE) $(REF) zig-out/bin/evtx-rs zig-out/bin/evtx-zig)
 	$(call step,mutate,$(COMPARE) mutate --reference $(REF) --fixtures shared-fixtures --out target/mutate)
 	$(call step,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
+	$(call step,python,$(MAKE) --no-print-directory python-test)
 	@passed=$$(grep -c '^pass' $(TEST_LOG) || true); failed=$$(grep -c '^FAIL' $(TEST_LOG) || true); \
 	grep '^FAIL' $(TEST_LOG) | sed 's/^FAIL /failed step: /' || true; \
 	echo "test: $$passed passed, $$failed failed"; test "$$failed" -eq 0
@@ -190,6 +192,26 @@ compare: setup build fixtures
 	$(COMPARE) all --fixtures shared-fixtures --reference $(REF) --out target/compare \
 	  --bench-input $(BENCH_LOG) $(if $(wildcard $(CORPUS_LOG)),--bench-input $(CORPUS_LOG)) \
 	  $(if $(CORPUS),--corpus $(CORPUS))
+
+# ---------------------------------------------------------------------------------------------
+# The Python package (python/, evtx_twin): pip builds the wheel (cargo for libevtx_rs and
+# libevtx_ref, PyPI's ziglang for libevtx_zig) into target/python/dist and installs it in a venv
+# under target/ that also holds the test tools; python-test runs its pytest suite against the CLIs.
+
+PY_VENV := $(ROOT)/target/python/venv
+PY      := $(PY_VENV)/bin/python
+
+$(PY):
+	python3 -m venv $(PY_VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check pytest pyarrow 'dask[distributed]'
+
+python: $(PY)
+	rm -f target/python/dist/evtx_twin-*.whl
+	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps -w target/python/dist ./python
+	$(PY) -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps target/python/dist/evtx_twin-*.whl
+
+python-test: python
+	$(PY) -m pytest -q -p no:cacheprovider python/tests
 
 # ---------------------------------------------------------------------------------------------
 # Fuzzing: libFuzzer on the Rust engine (cargo-fuzz: own API, C ABI; built -O -a, so debug

@@ -193,6 +193,32 @@ typedef struct evtx_record {
   uint8_t recovered;
 } evtx_record;
 
+// Many pulled entries at once, filled by `evtx_parser_next_batch`, as columns (struct of
+// arrays), so a binding (Python, Arrow) takes whole columns without one call per record.
+// Every pointer in it stays valid until the next call on the same parser (or its free).
+typedef struct evtx_batch {
+  // Number of entries: rendered records and chunk/record errors, in output order.
+  size_t count;
+  // The bytes of every entry back to back: a record's rendered bytes (as
+  // `evtx_record.data`), an error's message (as `evtx_record.message`, without its NUL).
+  const uint8_t *data;
+  // `count + 1` offsets into `data`, starting at 0: entry `i` is
+  // `data[offsets[i]..offsets[i + 1]]`.
+  const uint64_t *offsets;
+  // `count` record identifiers, as `evtx_record.record_id`.
+  const uint64_t *record_ids;
+  // `count` FILETIMEs, as `evtx_record.filetime`.
+  const uint64_t *filetimes;
+  // `count` file offsets, as `evtx_record.file_offset`.
+  const uint64_t *file_offsets;
+  // `count` chunk slot numbers, as `evtx_record.chunk_index`.
+  const uint32_t *chunk_indexes;
+  // `count` statuses, as `evtx_record.status`.
+  const uint32_t *statuses;
+  // `count` carved flags, as `evtx_record.recovered`.
+  const uint8_t *recovered;
+} evtx_batch;
+
 // Receives rendered bytes, in output order. `data` is valid only during the call. Return 0 to
 // go on, anything else to stop the dump (`EVTX_STATUS_CALLBACK_ABORTED`). The bytes of one
 // record are never split across calls, but one call may carry many records.
@@ -278,6 +304,23 @@ evtx_status evtx_parser_open_buffer(const uint8_t *data,
 // `parser` is NULL or a live handle from an open function, not used by another thread during
 // the call; `record` is NULL or valid for one `evtx_record` write.
 evtx_status evtx_parser_next(struct evtx_parser *parser, struct evtx_record *record);
+
+// Pulls up to `max_entries` entries (records and errors, as `evtx_parser_next` yields them one
+// by one) into `*batch`, stopping early once the rendered bytes reach `max_bytes` (0 = no
+// byte limit); at least one entry when any is left. Returns `EVTX_STATUS_OK` with
+// `batch->count > 0`, `EVTX_STATUS_END` with `batch->count == 0` when the input is done, or a
+// failure of the call (`EVTX_STATUS_NULL_ARGUMENT`, `EVTX_STATUS_INTERNAL`,
+// `EVTX_STATUS_BAD_STATE`); a fatal failure met after some entries were taken is returned by
+// the next call. Chunk and record errors are entries, not failures. Records outside the event
+// ranges are skipped; errors are not. `max_entries` 0 counts as 1. `*batch` and what it
+// points to are valid until the next call on this parser.
+//
+// # Safety
+// `parser` as for `evtx_parser_next`; `batch` is NULL or valid for one `evtx_batch` write.
+evtx_status evtx_parser_next_batch(struct evtx_parser *parser,
+                                   size_t max_entries,
+                                   size_t max_bytes,
+                                   struct evtx_batch *batch);
 
 // Renders every record not pulled yet into `write`, in output order: the concatenated bytes
 // equal the CLI's stdout for the same options. Chunk and record errors go to `on_error`

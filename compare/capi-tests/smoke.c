@@ -155,6 +155,7 @@ static void check_null_arguments(void) {
     CHECK(evtx_parser_dump(NULL, sink_write, NULL, NULL, &stats) == EVTX_STATUS_NULL_ARGUMENT);
     CHECK(stats.records_ok == 0 && stats.records_failed == 0 && stats.bytes_written == 0);
     CHECK(evtx_parser_dump(NULL, NULL, NULL, NULL, NULL) == EVTX_STATUS_NULL_ARGUMENT);
+    CHECK(evtx_parser_next_batch(NULL, 1, 0, NULL) == EVTX_STATUS_NULL_ARGUMENT);
     evtx_parser_free(NULL);
 }
 
@@ -271,6 +272,30 @@ static uint8_t *read_file(const char *path, size_t *len) {
     return data;
 }
 
+/* Everything in batches of `size` entries: the records' bytes into `s`, the counts. */
+static evtx_status pull_batches(evtx_parser *parser, size_t size, sink *s, uint64_t *ok, uint64_t *bad) {
+    evtx_batch batch;
+    evtx_status status;
+    size_t i;
+    *ok = *bad = 0;
+    while ((status = evtx_parser_next_batch(parser, size, 0, &batch)) == EVTX_STATUS_OK) {
+        CHECK(batch.count >= 1 && batch.count <= size && batch.offsets[0] == 0);
+        for (i = 0; i < batch.count; i++) {
+            CHECK(batch.offsets[i] <= batch.offsets[i + 1]);
+            if (batch.statuses[i] == EVTX_STATUS_OK) {
+                (*ok)++;
+                sink_feed(s, batch.data + batch.offsets[i], batch.offsets[i + 1] - batch.offsets[i]);
+            } else {
+                CHECK(is_error_kind(batch.statuses[i]));
+                CHECK(batch.recovered[i] == 0);
+                (*bad)++;
+            }
+        }
+    }
+    CHECK(batch.count == 0);
+    return status;
+}
+
 static void check_file(const char *path) {
     size_t len = 0, cut;
     uint8_t *data = read_file(path, &len);
@@ -320,6 +345,13 @@ static void check_file(const char *path) {
         /* A second dump has nothing left. */
         CHECK(evtx_parser_dump(parser, sink_write, NULL, &pushed, &stats) == EVTX_STATUS_OK);
         CHECK(stats.records_ok == 0 && stats.bytes_written == 0);
+        evtx_parser_free(parser);
+        /* Batches of 7 entries: the same bytes and counts as pulling one by one. */
+        CHECK(evtx_parser_open_buffer(data, len, &options, &parser) == EVTX_STATUS_OK);
+        sink_init(&aborted);
+        CHECK(pull_batches(parser, 7, &aborted, &ok2, &bad2) == EVTX_STATUS_END);
+        CHECK(ok2 == ok && bad2 == bad);
+        CHECK(aborted.bytes == pulled.bytes && aborted.hash == pulled.hash);
         evtx_parser_free(parser);
         printf("smoke: %s format %u: %llu records, %llu errors, %llu bytes, fnv %016llx\n", path,
                format, (unsigned long long)ok, (unsigned long long)bad,

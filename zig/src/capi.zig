@@ -88,6 +88,19 @@ pub const evtx_record = extern struct {
     recovered: u8,
 };
 
+/// C: evtx_batch
+pub const evtx_batch = extern struct {
+    count: usize,
+    data: ?[*]const u8,
+    offsets: ?[*]const u64,
+    record_ids: ?[*]const u64,
+    filetimes: ?[*]const u64,
+    file_offsets: ?[*]const u64,
+    chunk_indexes: ?[*]const u32,
+    statuses: ?[*]const u32,
+    recovered: ?[*]const u8,
+};
+
 /// C: evtx_stats
 pub const evtx_stats = extern struct {
     records_ok: u64,
@@ -161,8 +174,13 @@ const Parser = struct {
     result: dump.Result,
     entry: usize = 0,
     failed: bool = false,
+    /// The columns behind the last `evtx_batch`.
+    batch: Columns = .{},
+    /// A fatal failure met after a batch had entries: reported by the next call.
+    pending: ?evtx_status = null,
 
     fn destroy(p: *Parser) void {
+        p.batch.deinit();
         if (p.renderer) |r| {
             r.deinit();
             gpa.destroy(r);
@@ -373,6 +391,125 @@ pub export fn evtx_parser_next(parser: ?*evtx_parser, record: ?*evtx_record) cal
         p.job += 1;
         p.entry = 0;
     }
+}
+
+/// The storage of `evtx_batch`, reused from batch to batch. Invariant: `offsets` has one
+/// entry more than each per-entry column, and its last entry is `data.items.len`.
+const Columns = struct {
+    data: std.ArrayList(u8) = .empty,
+    offsets: std.ArrayList(u64) = .empty,
+    record_ids: std.ArrayList(u64) = .empty,
+    filetimes: std.ArrayList(u64) = .empty,
+    file_offsets: std.ArrayList(u64) = .empty,
+    chunk_indexes: std.ArrayList(u32) = .empty,
+    statuses: std.ArrayList(u32) = .empty,
+    recovered: std.ArrayList(u8) = .empty,
+
+    fn deinit(c: *Columns) void {
+        c.data.deinit(gpa);
+        c.offsets.deinit(gpa);
+        c.record_ids.deinit(gpa);
+        c.filetimes.deinit(gpa);
+        c.file_offsets.deinit(gpa);
+        c.chunk_indexes.deinit(gpa);
+        c.statuses.deinit(gpa);
+        c.recovered.deinit(gpa);
+    }
+
+    fn clear(c: *Columns) error{OutOfMemory}!void {
+        c.data.clearRetainingCapacity();
+        c.offsets.clearRetainingCapacity();
+        c.record_ids.clearRetainingCapacity();
+        c.filetimes.clearRetainingCapacity();
+        c.file_offsets.clearRetainingCapacity();
+        c.chunk_indexes.clearRetainingCapacity();
+        c.statuses.clearRetainingCapacity();
+        c.recovered.clearRetainingCapacity();
+        try c.offsets.append(gpa, 0);
+    }
+
+    /// Appends one pulled record (`evtx_parser_next`'s output) with its status.
+    fn push(c: *Columns, r: *const evtx_record) error{OutOfMemory}!void {
+        if (r.status == @intFromEnum(evtx_status.ok)) {
+            if (r.data) |data| try c.data.appendSlice(gpa, data[0..r.data_len]);
+        } else {
+            try c.data.appendSlice(gpa, std.mem.span(r.message orelse ""));
+        }
+        try c.offsets.append(gpa, c.data.items.len);
+        try c.record_ids.append(gpa, r.record_id);
+        try c.filetimes.append(gpa, r.filetime);
+        try c.file_offsets.append(gpa, r.file_offset);
+        try c.chunk_indexes.append(gpa, r.chunk_index);
+        try c.statuses.append(gpa, r.status);
+        try c.recovered.append(gpa, r.recovered);
+        std.debug.assert(c.offsets.items.len == c.statuses.items.len + 1);
+    }
+
+    fn view(c: *const Columns) evtx_batch {
+        std.debug.assert(c.offsets.items.len == c.statuses.items.len + 1);
+        return .{
+            .count = c.statuses.items.len,
+            .data = c.data.items.ptr,
+            .offsets = c.offsets.items.ptr,
+            .record_ids = c.record_ids.items.ptr,
+            .filetimes = c.filetimes.items.ptr,
+            .file_offsets = c.file_offsets.items.ptr,
+            .chunk_indexes = c.chunk_indexes.items.ptr,
+            .statuses = c.statuses.items.ptr,
+            .recovered = c.recovered.items.ptr,
+        };
+    }
+};
+
+const empty_batch: evtx_batch = .{
+    .count = 0,
+    .data = null,
+    .offsets = null,
+    .record_ids = null,
+    .filetimes = null,
+    .file_offsets = null,
+    .chunk_indexes = null,
+    .statuses = null,
+    .recovered = null,
+};
+
+/// Many `evtx_parser_next` results at once, as columns (include/evtx.h). Built on
+/// `evtx_parser_next`, so the two cannot disagree on order, filtering or errors.
+pub export fn evtx_parser_next_batch(parser: ?*evtx_parser, max_entries: usize, max_bytes: usize, batch: ?*evtx_batch) callconv(.c) u32 {
+    const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
+    const out = batch orelse return @intFromEnum(fail(.null_argument, "batch is NULL", .{}));
+    out.* = empty_batch;
+    const p = state(h);
+    if (p.pending) |status| {
+        p.pending = null;
+        return @intFromEnum(status);
+    }
+    p.batch.clear() catch {
+        p.failed = true;
+        return @intFromEnum(fail(.internal, "out of memory", .{}));
+    };
+    out.* = p.batch.view();
+    const entries_limit = @max(max_entries, 1);
+    const bytes_limit = if (max_bytes == 0) std.math.maxInt(usize) else max_bytes;
+    while (p.batch.statuses.items.len < entries_limit and p.batch.data.items.len < bytes_limit) {
+        var r: evtx_record = undefined;
+        const status = evtx_parser_next(h, &r);
+        if (status == @intFromEnum(evtx_status.end)) break;
+        if (status != @intFromEnum(evtx_status.ok) and status < @intFromEnum(evtx_status.incomplete_chunk)) {
+            // A failure of the call: the entries taken so far are returned first.
+            if (p.batch.statuses.items.len == 0) return status;
+            p.pending = @enumFromInt(status);
+            break;
+        }
+        p.batch.push(&r) catch {
+            p.failed = true;
+            p.batch.clear() catch {};
+            out.* = empty_batch;
+            return @intFromEnum(fail(.internal, "out of memory", .{}));
+        };
+    }
+    out.* = p.batch.view();
+    return @intFromEnum(if (out.count == 0) evtx_status.end else evtx_status.ok);
 }
 
 const DumpContext = struct {

@@ -161,6 +161,34 @@ pub struct evtx_record {
     pub recovered: u8,
 }
 
+/// Many pulled entries at once, filled by `evtx_parser_next_batch`, as columns (struct of
+/// arrays), so a binding (Python, Arrow) takes whole columns without one call per record.
+/// Every pointer in it stays valid until the next call on the same parser (or its free).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct evtx_batch {
+    /// Number of entries: rendered records and chunk/record errors, in output order.
+    pub count: usize,
+    /// The bytes of every entry back to back: a record's rendered bytes (as
+    /// `evtx_record.data`), an error's message (as `evtx_record.message`, without its NUL).
+    pub data: *const u8,
+    /// `count + 1` offsets into `data`, starting at 0: entry `i` is
+    /// `data[offsets[i]..offsets[i + 1]]`.
+    pub offsets: *const u64,
+    /// `count` record identifiers, as `evtx_record.record_id`.
+    pub record_ids: *const u64,
+    /// `count` FILETIMEs, as `evtx_record.filetime`.
+    pub filetimes: *const u64,
+    /// `count` file offsets, as `evtx_record.file_offset`.
+    pub file_offsets: *const u64,
+    /// `count` chunk slot numbers, as `evtx_record.chunk_index`.
+    pub chunk_indexes: *const u32,
+    /// `count` statuses, as `evtx_record.status`.
+    pub statuses: *const u32,
+    /// `count` carved flags, as `evtx_record.recovered`.
+    pub recovered: *const u8,
+}
+
 /// Totals of one `evtx_parser_dump`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

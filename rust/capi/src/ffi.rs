@@ -10,8 +10,8 @@
 #![allow(non_camel_case_types)]
 
 use crate::abi::{
-    evtx_error_fn, evtx_event_range, evtx_format, evtx_options, evtx_record, evtx_stats,
-    evtx_status, evtx_write_fn, EVTX_ABI_VERSION, EVTX_RECORD_ID_UNKNOWN,
+    evtx_batch, evtx_error_fn, evtx_event_range, evtx_format, evtx_options, evtx_record,
+    evtx_stats, evtx_status, evtx_write_fn, EVTX_ABI_VERSION, EVTX_RECORD_ID_UNKNOWN,
 };
 use crate::backend::Backend;
 use std::cell::RefCell;
@@ -135,6 +135,10 @@ pub struct evtx_parser {
     stop_after_error: bool,
     /// The current record's message, kept for `evtx_record.message`.
     message: CString,
+    /// The columns behind the last `evtx_batch`.
+    batch: Columns,
+    /// A fatal failure met after a batch had entries: reported by the next call.
+    pending: Option<Failure>,
     /// Set after a fatal failure or a panic: the handle can only be freed.
     poisoned: bool,
 }
@@ -334,6 +338,8 @@ unsafe fn open(
                 event_ranges,
                 stop_after_error,
                 message: CString::default(),
+                batch: Columns::default(),
+                pending: None,
                 poisoned: false,
             });
             // SAFETY: `out` is valid for one pointer write (checked non-NULL by the callers).
@@ -490,6 +496,156 @@ pub unsafe extern "C" fn evtx_parser_next(
         parser.poisoned = true;
     }
     status
+}
+
+/// The storage of `evtx_batch`, reused from batch to batch. Invariant: `offsets` has one
+/// entry more than each per-entry column, and its last entry is `data.len()`.
+#[derive(Debug, Default)]
+struct Columns {
+    data: Vec<u8>,
+    offsets: Vec<u64>,
+    record_ids: Vec<u64>,
+    filetimes: Vec<u64>,
+    file_offsets: Vec<u64>,
+    chunk_indexes: Vec<u32>,
+    statuses: Vec<u32>,
+    recovered: Vec<u8>,
+}
+
+impl Columns {
+    fn clear(&mut self) {
+        self.data.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+        self.record_ids.clear();
+        self.filetimes.clear();
+        self.file_offsets.clear();
+        self.chunk_indexes.clear();
+        self.statuses.clear();
+        self.recovered.clear();
+    }
+
+    fn push(&mut self, item: &Item<'_>) {
+        if item.status == evtx_status::Ok {
+            self.data.extend_from_slice(item.data);
+        } else {
+            self.data.extend_from_slice(item.message.as_bytes());
+        }
+        self.offsets.push(self.data.len() as u64);
+        self.record_ids.push(item.record_id);
+        self.filetimes.push(item.filetime);
+        self.file_offsets.push(item.file_offset);
+        self.chunk_indexes.push(item.chunk_index);
+        self.statuses.push(item.status as u32);
+        self.recovered
+            .push(u8::from(item.status == evtx_status::Ok && item.recovered));
+    }
+
+    fn len(&self) -> usize {
+        self.statuses.len()
+    }
+
+    fn view(&self) -> evtx_batch {
+        debug_assert_eq!(self.offsets.len(), self.len() + 1);
+        evtx_batch {
+            count: self.len(),
+            data: self.data.as_ptr(),
+            offsets: self.offsets.as_ptr(),
+            record_ids: self.record_ids.as_ptr(),
+            filetimes: self.filetimes.as_ptr(),
+            file_offsets: self.file_offsets.as_ptr(),
+            chunk_indexes: self.chunk_indexes.as_ptr(),
+            statuses: self.statuses.as_ptr(),
+            recovered: self.recovered.as_ptr(),
+        }
+    }
+}
+
+/// Pulls up to `max_entries` entries (records and errors, as `evtx_parser_next` yields them one
+/// by one) into `*batch`, stopping early once the rendered bytes reach `max_bytes` (0 = no
+/// byte limit); at least one entry when any is left. Returns `EVTX_STATUS_OK` with
+/// `batch->count > 0`, `EVTX_STATUS_END` with `batch->count == 0` when the input is done, or a
+/// failure of the call (`EVTX_STATUS_NULL_ARGUMENT`, `EVTX_STATUS_INTERNAL`,
+/// `EVTX_STATUS_BAD_STATE`); a fatal failure met after some entries were taken is returned by
+/// the next call. Chunk and record errors are entries, not failures. Records outside the event
+/// ranges are skipped; errors are not. `max_entries` 0 counts as 1. `*batch` and what it
+/// points to are valid until the next call on this parser.
+///
+/// # Safety
+/// `parser` as for `evtx_parser_next`; `batch` is NULL or valid for one `evtx_batch` write.
+#[no_mangle]
+pub unsafe extern "C" fn evtx_parser_next_batch(
+    parser: *mut evtx_parser,
+    max_entries: usize,
+    max_bytes: usize,
+    batch: *mut evtx_batch,
+) -> evtx_status {
+    // SAFETY: NULL or a live, unshared handle by the caller's contract.
+    let Some(parser) = (unsafe { parser.as_mut() }) else {
+        return fail(Failure::new(evtx_status::NullArgument, "parser is NULL"));
+    };
+    // SAFETY: NULL or valid for one write by the caller's contract.
+    let Some(batch) = (unsafe { batch.as_mut() }) else {
+        return fail(Failure::new(evtx_status::NullArgument, "batch is NULL"));
+    };
+    parser.batch.clear();
+    *batch = parser.batch.view();
+    if let Some(failure) = parser.pending.take() {
+        return fail(failure);
+    }
+    if parser.poisoned {
+        return fail(Failure::new(
+            evtx_status::BadState,
+            "the parser failed before",
+        ));
+    }
+    let max_entries = max_entries.max(1);
+    let max_bytes = if max_bytes == 0 {
+        usize::MAX
+    } else {
+        max_bytes
+    };
+    let columns = &mut parser.batch;
+    let engine = &mut parser.engine;
+    let event_ranges = &parser.event_ranges;
+    let mut fatal = None;
+    let status = boundary(|| {
+        while columns.len() < max_entries && columns.data.len() < max_bytes {
+            match engine.next() {
+                Ok(Some(item)) => {
+                    if item.status == evtx_status::Ok && !selects(event_ranges, item.record_id) {
+                        continue;
+                    }
+                    columns.push(&item);
+                }
+                Ok(None) => break,
+                Err(failure) => {
+                    fatal = Some(failure);
+                    break;
+                }
+            }
+        }
+        evtx_status::Ok
+    });
+    if status == evtx_status::Internal {
+        parser.poisoned = true;
+        parser.batch.clear();
+        *batch = parser.batch.view();
+        return status;
+    }
+    if let Some(failure) = fatal {
+        parser.poisoned = true;
+        if parser.batch.len() == 0 {
+            return fail(failure);
+        }
+        parser.pending = Some(failure);
+    }
+    *batch = parser.batch.view();
+    if parser.batch.len() == 0 {
+        evtx_status::End
+    } else {
+        evtx_status::Ok
+    }
 }
 
 fn selects(event_ranges: &[evtx_event_range], record_id: u64) -> bool {

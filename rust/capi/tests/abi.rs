@@ -5,12 +5,12 @@
 
 use evtx_core::ErrorKind;
 use evtx_rs::abi::{
-    evtx_event_range, evtx_format, evtx_options, evtx_record, evtx_stats, evtx_status,
+    evtx_batch, evtx_event_range, evtx_format, evtx_options, evtx_record, evtx_stats, evtx_status,
 };
 use evtx_rs::ffi::{
     evtx_abi_version, evtx_backend_name, evtx_last_error, evtx_options_init, evtx_parser,
-    evtx_parser_dump, evtx_parser_free, evtx_parser_next, evtx_parser_open_buffer,
-    evtx_parser_open_path, evtx_status_name,
+    evtx_parser_dump, evtx_parser_free, evtx_parser_next, evtx_parser_next_batch,
+    evtx_parser_open_buffer, evtx_parser_open_path, evtx_status_name,
 };
 use std::ffi::{c_void, CStr};
 use std::path::PathBuf;
@@ -390,5 +390,92 @@ fn recovered_records_are_flagged_and_marked() {
             vec![]
         };
         assert_eq!(flagged, want);
+    }
+}
+
+/// Everything pulled one by one: (status, record id, offset, chunk, bytes or message).
+fn pull_entries(parser: *mut evtx_parser) -> Vec<(u32, u64, u64, u32, Vec<u8>)> {
+    let mut entries = Vec::new();
+    loop {
+        let mut record = std::mem::MaybeUninit::<evtx_record>::uninit();
+        // SAFETY: a live parser and a writable record.
+        let status = unsafe { evtx_parser_next(parser, record.as_mut_ptr()) };
+        // SAFETY: `evtx_parser_next` always fills the record of a non-NULL parser.
+        let record = unsafe { record.assume_init() };
+        let bytes = match status {
+            evtx_status::End => return entries,
+            // SAFETY: `data`/`data_len` are valid until the next call on the parser.
+            evtx_status::Ok => {
+                unsafe { std::slice::from_raw_parts(record.data, record.data_len) }.to_vec()
+            }
+            _ => text(record.message).into_bytes(),
+        };
+        let (id, offset, chunk) = (record.record_id, record.file_offset, record.chunk_index);
+        entries.push((status as u32, id, offset, chunk, bytes));
+    }
+}
+
+/// Everything pulled in batches of `size`, as `pull_entries` gives it.
+fn batch_entries(parser: *mut evtx_parser, size: usize) -> Vec<(u32, u64, u64, u32, Vec<u8>)> {
+    let mut entries = Vec::new();
+    loop {
+        let mut batch = std::mem::MaybeUninit::<evtx_batch>::uninit();
+        // SAFETY: a live parser and a writable batch.
+        let status = unsafe { evtx_parser_next_batch(parser, size, 0, batch.as_mut_ptr()) };
+        // SAFETY: the call always fills the batch of a non-NULL parser.
+        let batch = unsafe { batch.assume_init() };
+        if status == evtx_status::End {
+            assert_eq!(batch.count, 0);
+            return entries;
+        }
+        assert_eq!(status, evtx_status::Ok);
+        assert!(batch.count >= 1 && batch.count <= size.max(1));
+        // SAFETY: every column holds `count` entries (offsets `count + 1`) until the next call.
+        unsafe {
+            let offsets = std::slice::from_raw_parts(batch.offsets, batch.count + 1);
+            let data = std::slice::from_raw_parts(batch.data, offsets[batch.count] as usize);
+            for i in 0..batch.count {
+                let bytes = data[offsets[i] as usize..offsets[i + 1] as usize].to_vec();
+                entries.push((
+                    *batch.statuses.add(i),
+                    *batch.record_ids.add(i),
+                    *batch.file_offsets.add(i),
+                    *batch.chunk_indexes.add(i),
+                    bytes,
+                ));
+            }
+        }
+    }
+}
+
+#[test]
+fn batches_hold_what_pulling_one_by_one_gives() {
+    let damaged = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared-fixtures/damaged");
+    for path in [fixture("basic.evtx"), damaged.join("bad-chunks.evtx")] {
+        let data = std::fs::read(&path).unwrap();
+        let mut options = defaults();
+        options.format = evtx_format::Jsonl as u32;
+        let parser = open(&data, &options).unwrap();
+        let expected = pull_entries(parser);
+        // SAFETY: created above, freed once.
+        unsafe { evtx_parser_free(parser) };
+        assert!(expected.iter().any(|e| e.0 == 0));
+        for size in [0, 1, 3, 8192] {
+            let parser = open(&data, &options).unwrap();
+            assert_eq!(
+                batch_entries(parser, size),
+                expected,
+                "{path:?} size {size}"
+            );
+            // SAFETY: created above, freed once.
+            unsafe { evtx_parser_free(parser) };
+        }
+    }
+    // SAFETY: NULL arguments are refused, not dereferenced.
+    unsafe {
+        assert_eq!(
+            evtx_parser_next_batch(null_mut(), 1, 0, null_mut()),
+            evtx_status::NullArgument
+        );
     }
 }

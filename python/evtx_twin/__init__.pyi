@@ -1,0 +1,75 @@
+from os import PathLike
+from typing import Any, BinaryIO, Iterator, Literal, NamedTuple, TypedDict, Union, overload
+
+import pyarrow
+
+__version__: str
+
+Engine = Literal["rust", "zig", "reference"]
+Source = Union[str, PathLike[str], bytes, bytearray, memoryview, BinaryIO]
+
+class Record(TypedDict):
+    event_record_id: int
+    timestamp: str | None
+    data: str
+    chunk: int
+    offset: int
+    recovered: bool
+
+class ParsedRecord(TypedDict):
+    event_record_id: int
+    timestamp: str | None
+    data: dict[str, Any]
+    chunk: int
+    offset: int
+    recovered: bool
+
+class RawBatch(NamedTuple):
+    count: int
+    data: bytes
+    offsets: bytes
+    record_ids: bytes
+    filetimes: bytes
+    file_offsets: bytes
+    chunk_indexes: bytes
+    statuses: bytes
+    recovered: bytes
+
+class EvtxError(Exception):
+    file: str
+    kind: str
+    detail: str
+    chunk: int | None
+    record: int | None
+    offset: int | None
+    status: int
+    def __init__(self, file: str, kind: str, detail: str, chunk: int | None = ..., record: int | None = ...,
+                 offset: int | None = ..., status: int = ...) -> None: ...
+
+class EvtxWarning(UserWarning):
+    error: EvtxError
+    def __init__(self, error: EvtxError) -> None: ...
+
+class Parser:
+    engine: Engine
+    name: str
+    threads: int
+    validate_checksums: bool
+    recover_records: bool
+    ansi_codec: str
+    separate_json_attributes: bool
+    skip_errors: bool
+    def __init__(self, source: Source, *, engine: Engine = "rust", threads: int = 1,
+                 validate_checksums: bool = False, recover_records: bool = False,
+                 ansi_codec: str = "windows-1252", separate_json_attributes: bool = False,
+                 skip_errors: bool = False) -> None: ...
+    def batches(self, format: Literal["jsonl", "json", "xml"] = "jsonl") -> Iterator[RawBatch]: ...
+    def records(self) -> Iterator[Record]: ...
+    @overload
+    def records_json(self, parsed: Literal[False] = False) -> Iterator[Record]: ...
+    @overload
+    def records_json(self, parsed: Literal[True]) -> Iterator[ParsedRecord]: ...
+    def to_arrow(self) -> pyarrow.Table: ...
+
+def timestamp_text(filetime: int) -> str | None: ...
+def backend_version(engine: Engine = "rust") -> str: ...

@@ -1,0 +1,335 @@
+"""`Parser`: one EVTX input, read through one of the three libraries in batches."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import warnings
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterator, NamedTuple
+
+from . import _ffi
+
+#: Entries per `evtx_parser_next_batch` call, and the rendered bytes after which a batch ends.
+BATCH_ENTRIES = 8192
+BATCH_BYTES = 16 << 20
+
+_FILETIME_EPOCH = datetime(1601, 1, 1, tzinfo=timezone.utc)
+
+
+_CALL_FAILURES = {
+    2: "null argument", 3: "invalid options", 4: "unsupported option", 5: "i/o error",
+    6: "not an evtx file", 7: "callback aborted", 8: "bad state", 9: "internal error",
+    10: "not implemented",
+}
+
+
+class EvtxError(Exception):
+    """A failed open, a fatal failure, or (without `skip_errors`) a chunk or record error.
+
+    Attributes: `file` (path or a description of the source), `kind` (the error KIND of
+    shared-fixtures/README.md, such as ``"bad chunk magic"``), `detail` (the backend's
+    message), `chunk`, `record` (the record identifier, None when unknown) and `offset`
+    (file offset of the record, or of the chunk); the last three are None for failures of the
+    whole input.
+    """
+
+    def __init__(self, file: str, kind: str, detail: str, chunk: int | None = None,
+                 record: int | None = None, offset: int | None = None, status: int = 0):
+        # Some backends start the detail with the KIND already.
+        if detail.startswith(kind + ": "):
+            detail = detail[len(kind) + 2:]
+        self.file, self.kind, self.detail = file, kind, detail
+        self.chunk, self.record, self.offset, self.status = chunk, record, offset, status
+        if chunk is None:
+            text = f"{file}: {kind}: {detail}"
+        else:
+            # The CLIs' error line, without its `error: ` prefix.
+            rec = "-" if record is None else record
+            text = f"{file}: chunk {chunk}, record {rec}, offset {offset:#x}: {kind}: {detail}"
+        super().__init__(text)
+
+
+class EvtxWarning(UserWarning):
+    """A chunk or record error skipped under `skip_errors=True`; the text names the file,
+    chunk, record and offset. `.error` is the `EvtxError` it stands for."""
+
+    def __init__(self, error: EvtxError):
+        super().__init__(str(error))
+        self.error = error
+
+
+class RawBatch(NamedTuple):
+    """One `evtx_batch`, copied out of the library: `count` entries, `data` the entries'
+    bytes back to back, the other fields the little-endian column buffers of the header."""
+
+    count: int
+    data: bytes
+    offsets: bytes  # count + 1 x u64
+    record_ids: bytes  # u64
+    filetimes: bytes  # u64
+    file_offsets: bytes  # u64
+    chunk_indexes: bytes  # u32
+    statuses: bytes  # u32
+    recovered: bytes  # u8
+
+
+def _seconds_text(seconds: int) -> str | None:
+    """The FILETIME second `seconds` as ``YYYY-MM-DDTHH:MM:SS``, None past year 9999."""
+    try:
+        return f"{_FILETIME_EPOCH + timedelta(seconds=seconds):%Y-%m-%dT%H:%M:%S}"
+    except OverflowError:
+        return None
+
+
+def timestamp_text(filetime: int) -> str | None:
+    """A FILETIME as pyevtx-rs (0.14) gives `timestamp`: RFC 3339 with the 100 ns ticks, trailing
+    zeros trimmed, then `` UTC`` (``2025-01-06T07:58:14.6210546Z UTC``); None for 0."""
+    if filetime == 0:
+        return None
+    seconds, ticks = divmod(filetime, 10_000_000)
+    text = _seconds_text(seconds)
+    if text is None:
+        return None
+    return f"{text}.{ticks:07d}".rstrip("0") + "Z UTC" if ticks else f"{text}Z UTC"
+
+
+def _timestamps(filetimes: list[int]) -> list[str | None]:
+    """`timestamp_text` of many FILETIMEs; the text up to the minute is computed once per minute."""
+    minutes: dict[int, str | None] = {}
+    out = []
+    append = out.append
+    for filetime in filetimes:
+        seconds, ticks = divmod(filetime, 10_000_000)
+        minute, second = divmod(seconds, 60)
+        prefix = minutes.get(minute, "")
+        if prefix == "":
+            whole = _seconds_text(minute * 60)
+            prefix = minutes[minute] = None if whole is None else whole[:-2]
+        if prefix is None or filetime == 0:
+            append(None)
+        elif ticks:
+            append(f"{prefix}{second:02d}.{ticks:07d}".rstrip("0") + "Z UTC")
+        else:
+            append(f"{prefix}{second:02d}Z UTC")
+    return out
+
+
+class _Handle:
+    """An open `evtx_parser`, owning everything the library reads through it: the source
+    bytes (`open_buffer` does not copy them), the options and the codec label. Freed once."""
+
+    def __init__(self, lib: ctypes.CDLL, parser: "Parser", fmt: int):
+        self.lib = lib
+        self.ptr = _ffi.ParserHandle()
+        self.options = _ffi.Options()
+        lib.evtx_options_init(ctypes.byref(self.options))
+        o = self.options
+        o.format = fmt
+        o.threads = parser.threads
+        o.indent = 1
+        o.show_record_number = 0
+        o.separate_json_attributes = int(parser.separate_json_attributes)
+        o.validate_checksums = int(parser.validate_checksums)
+        o.recover_records = int(parser.recover_records)
+        self.codec = parser.ansi_codec.encode("ascii")
+        o.ansi_codec = self.codec
+        # The bytes stay referenced by this handle until `close`, after the library is done.
+        self.data = parser._data
+        if self.data is not None:
+            status = lib.evtx_parser_open_buffer(self.data, len(self.data), ctypes.byref(o), ctypes.byref(self.ptr))
+        else:
+            status = lib.evtx_parser_open_path(parser._path, ctypes.byref(o), ctypes.byref(self.ptr))
+        if status != _ffi.STATUS_OK:
+            self.ptr = None
+            raise parser._failure(status)
+
+    def close(self) -> None:
+        if self.ptr:
+            self.lib.evtx_parser_free(self.ptr)
+        self.ptr = None
+        self.data = None
+
+    def __del__(self):
+        self.close()
+
+
+class Parser:
+    """One EVTX input (a path, ``bytes``, or a binary file object), read by one engine.
+
+    Every iteration opens its own handle, so `records()`, `records_json()` and `to_arrow()`
+    may be called any number of times. ``bytes`` are used in place (not copied) and kept alive
+    by the parser and by every open handle; other buffers (``bytearray``, ``memoryview``) are
+    copied once, since their contents could change under the library; a file object is read
+    into memory (no temporary file).
+
+    engine: ``"rust"``, ``"zig"`` or ``"reference"`` (evtx 0.15.1, for comparisons).
+    threads: worker threads of the engine (0 = one per CPU); the output does not depend on it.
+    validate_checksums, recover_records, ansi_codec, separate_json_attributes: as the CLI's
+    ``--validate-checksums``, ``--recover-records``, ``--ansi-codec``,
+    ``--separate-json-attributes``.
+    skip_errors: chunk and record errors become `EvtxWarning` warnings instead of `EvtxError`
+    exceptions (a file that cannot be opened at all still raises).
+    """
+
+    def __init__(self, source: Any, *, engine: str = "rust", threads: int = 1,
+                 validate_checksums: bool = False, recover_records: bool = False,
+                 ansi_codec: str = "windows-1252", separate_json_attributes: bool = False,
+                 skip_errors: bool = False):
+        self.engine = engine
+        self._lib = _ffi.load(engine)
+        if not isinstance(threads, int) or not 0 <= threads <= 0xFFFFFFFF:
+            raise ValueError("threads must be an int in 0..=2**32-1")
+        self.threads = threads
+        self.validate_checksums = bool(validate_checksums)
+        self.recover_records = bool(recover_records)
+        if not isinstance(ansi_codec, str) or not ansi_codec.isascii() or "\0" in ansi_codec:
+            raise ValueError("ansi_codec must be an ASCII encoding label")
+        self.ansi_codec = ansi_codec
+        self.separate_json_attributes = bool(separate_json_attributes)
+        self.skip_errors = bool(skip_errors)
+        self._path: bytes | None = None
+        self._data: bytes | None = None
+        if isinstance(source, (str, os.PathLike)):
+            self._path = os.fsencode(source)
+            if b"\0" in self._path:
+                raise ValueError("the path contains a NUL byte")
+            self.name = os.fsdecode(source)
+        elif isinstance(source, bytes):
+            self._data = source
+            self.name = "<bytes>"
+        elif isinstance(source, (bytearray, memoryview)):
+            self._data = bytes(source)
+            self.name = "<buffer>"
+        elif hasattr(source, "read"):
+            data = source.read()
+            if not isinstance(data, (bytes, bytearray, memoryview)):
+                raise TypeError("the file object must be opened in binary mode")
+            self._data = bytes(data)
+            self.name = str(getattr(source, "name", "<file object>"))
+        else:
+            raise TypeError(f"source must be a path, bytes or a binary file object, not {type(source).__name__}")
+
+    def __repr__(self) -> str:
+        return f"Parser({self.name!r}, engine={self.engine!r})"
+
+    # -- errors -------------------------------------------------------------------------
+
+    def _failure(self, status: int) -> EvtxError:
+        # The libraries word the call failures differently ("io error", "i/o error"); the
+        # header only fixes the KIND strings, so these names are the package's own.
+        kind = _CALL_FAILURES.get(status) or self._lib.evtx_status_name(status).decode()
+        detail = self._lib.evtx_last_error().decode("utf-8", "replace")
+        return EvtxError(self.name, kind, detail, status=status)
+
+    def _entry_error(self, status: int, message: bytes, chunk: int, record: int, offset: int) -> EvtxError:
+        kind = self._lib.evtx_status_name(status).decode()
+        return EvtxError(self.name, kind, message.decode("utf-8", "replace"), chunk,
+                         None if record == _ffi.RECORD_ID_UNKNOWN else record, offset, status)
+
+    def _report(self, error: EvtxError) -> None:
+        """Raises `error`, or warns with it under `skip_errors`."""
+        if not self.skip_errors:
+            raise error
+        warnings.warn(EvtxWarning(error), stacklevel=4)
+
+    # -- batches ------------------------------------------------------------------------
+
+    def batches(self, format: str = "jsonl") -> Iterator[RawBatch]:
+        """The input as `RawBatch`es of up to 8192 entries (records and errors), rendered as
+        ``"jsonl"``, ``"json"`` or ``"xml"`` (no ``Record N`` banner). Errors are entries
+        here; they are neither raised nor warned about."""
+        fmt = {"xml": _ffi.FORMAT_XML, "json": _ffi.FORMAT_JSON, "jsonl": _ffi.FORMAT_JSONL}[format]
+        handle = _Handle(self._lib, self, fmt)
+        try:
+            batch = _ffi.Batch()
+            next_batch = self._lib.evtx_parser_next_batch
+            while True:
+                status = next_batch(handle.ptr, BATCH_ENTRIES, BATCH_BYTES, ctypes.byref(batch))
+                if status == _ffi.STATUS_END:
+                    return
+                if status != _ffi.STATUS_OK:
+                    raise self._failure(status)
+                n = batch.count
+                offsets = ctypes.string_at(batch.offsets, 8 * (n + 1))
+                total = memoryview(offsets).cast("Q")[n]
+                yield RawBatch(
+                    n,
+                    ctypes.string_at(batch.data, total) if total else b"",
+                    offsets,
+                    ctypes.string_at(batch.record_ids, 8 * n),
+                    ctypes.string_at(batch.filetimes, 8 * n),
+                    ctypes.string_at(batch.file_offsets, 8 * n),
+                    ctypes.string_at(batch.chunk_indexes, 4 * n),
+                    ctypes.string_at(batch.statuses, 4 * n),
+                    ctypes.string_at(batch.recovered, n),
+                )
+        finally:
+            handle.close()
+
+    def _records(self, format: str) -> Iterator[dict]:
+        # JSONL ends each record with one newline; XML with a blank line.
+        trim = 1 if format == "jsonl" else 2
+        for b in self.batches(format):
+            offsets = memoryview(b.offsets).cast("Q").tolist()
+            statuses = memoryview(b.statuses).cast("I").tolist()
+            ids = memoryview(b.record_ids).cast("Q").tolist()
+            chunks = memoryview(b.chunk_indexes).cast("I").tolist()
+            file_offsets = memoryview(b.file_offsets).cast("Q").tolist()
+            stamps = _timestamps(memoryview(b.filetimes).cast("Q").tolist())
+            recovered = [flag != 0 for flag in b.recovered]
+            # ASCII (the common case): character offsets are byte offsets, one decode per batch.
+            whole = b.data.isascii()
+            text = b.data.decode("ascii") if whole else ""
+            if any(statuses):
+                for i in range(b.count):
+                    if statuses[i] != _ffi.STATUS_OK:
+                        raw = b.data[offsets[i]:offsets[i + 1]]
+                        self._report(self._entry_error(statuses[i], raw, chunks[i], ids[i], file_offsets[i]))
+                        continue
+                    yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered)
+                continue
+            for i in range(b.count):
+                start, end = offsets[i], offsets[i + 1] - trim
+                yield {
+                    "event_record_id": ids[i],
+                    "timestamp": stamps[i],
+                    "data": text[start:end] if whole else b.data[start:end].decode(),
+                    "chunk": chunks[i],
+                    "offset": file_offsets[i],
+                    "recovered": recovered[i],
+                }
+
+    @staticmethod
+    def _record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered) -> dict:
+        start, end = offsets[i], offsets[i + 1] - trim
+        return {
+            "event_record_id": ids[i],
+            "timestamp": stamps[i],
+            "data": text[start:end] if whole else b.data[start:end].decode(),
+            "chunk": chunks[i],
+            "offset": file_offsets[i],
+            "recovered": recovered[i],
+        }
+
+    def records(self) -> Iterator[dict]:
+        """Every record as a dict: ``event_record_id``, ``timestamp`` (text, as pyevtx-rs),
+        ``data`` (the record's XML, as the CLI's ``-o xml`` prints it, without the banner
+        and the blank line after it), ``chunk``, ``offset`` (file offset) and ``recovered``."""
+        return self._records("xml")
+
+    def records_json(self, parsed: bool = False) -> Iterator[dict]:
+        """Every record as `records()` does, with ``data`` the record's JSON: the line
+        ``evtx-rs -o jsonl`` prints for it (without the newline), or with ``parsed=True`` that
+        line already parsed by `json.loads`."""
+        if not parsed:
+            return self._records("jsonl")
+        return ({**r, "data": json.loads(r["data"])} for r in self._records("jsonl"))
+
+    def to_arrow(self):
+        """The whole input as a `pyarrow.Table`, built batch by batch with Arrow kernels (no
+        Python object per record); see `evtx_twin.arrow.SCHEMA` for the columns."""
+        from . import arrow
+
+        return arrow.table(self)

@@ -1,0 +1,135 @@
+"""`Parser.to_arrow()`: batches of `evtx_parser_next_batch` straight into Arrow arrays.
+
+The library's column buffers become Arrow buffers as they are (one copy out of the library);
+the `json` column is the batch's JSONL bytes with per-record offsets; the System fields are
+taken from each JSON text by RE2 (`pyarrow.compute.extract_regex`), in C++.
+No Python object is made per record, except for the rare field value holding a JSON escape.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _ffi
+
+#: The columns of `to_arrow()` (the fleet runner adds `source_file`).
+SCHEMA = pa.schema([
+    ("event_record_id", pa.uint64()),
+    ("timestamp", pa.timestamp("ns", tz="UTC")),
+    ("provider", pa.string()),
+    ("event_id", pa.uint32()),
+    ("level", pa.uint8()),
+    ("channel", pa.string()),
+    ("computer", pa.string()),
+    ("chunk", pa.uint32()),
+    ("offset", pa.uint64()),
+    ("recovered", pa.bool_()),
+    ("json", pa.large_string()),
+])
+
+# FILETIME of 1970-01-01 and the FILETIME range a timestamp[ns] holds (1677..2262).
+_UNIX_EPOCH_FILETIME = 116_444_736_000_000_000
+_NS_MIN_FILETIME = _UNIX_EPOCH_FILETIME - (2**63 - 1) // 100
+_NS_MAX_FILETIME = _UNIX_EPOCH_FILETIME + (2**63 - 1) // 100
+
+# System comes first in every record's JSON, so the leftmost match of each pattern is its field
+# (RE2's search stops there). The texts are searched as binary: nothing is decoded.
+_STRING = r'(?:[^"\\]|\\.)*'
+# Both renderings: `"Provider":{"#attributes":{"Name":..` and separate_json_attributes'
+# `"Provider_attributes":{"Name":..`.
+_PATTERNS = {
+    "provider": r'"Provider(?:_attributes"|":\{"#attributes"):\{[^}]*?"Name":"(?P<v>' + _STRING + ')"',
+    "event_id": r'"EventID":(?:\{"#attributes":\{[^}]*\},"#text":)?"?(?P<v>\d{1,18})',
+    "level": r'"Level":"?(?P<v>\d{1,18})',
+    "channel": r'"Channel":"(?P<v>' + _STRING + ')"',
+    "computer": r'"Computer":"(?P<v>' + _STRING + ')"',
+}
+_INTEGERS = {"event_id": (pa.uint32(), 2**32 - 1), "level": (pa.uint8(), 255)}
+
+
+def _u64(buffer: bytes, n: int) -> pa.Array:
+    return pa.Array.from_buffers(pa.uint64(), n, [None, pa.py_buffer(buffer)])
+
+
+def _field(heads: pa.Array, name: str) -> pa.Array:
+    found = pc.struct_field(pc.extract_regex(heads, _PATTERNS[name]), [0]).cast(pa.string())
+    if name in _INTEGERS:
+        kind, top = _INTEGERS[name]
+        wide = pc.cast(found, pa.int64())
+        return pc.if_else(pc.less_equal(wide, top), wide, pa.scalar(None, pa.int64())).cast(kind)
+    if pc.any(pc.match_substring(found, "\\")).as_py():
+        # A JSON escape in the value: decode those few values exactly.
+        values = [None if v is None else (json.loads(f'"{v}"') if "\\" in v else v) for v in found.to_pylist()]
+        return pa.array(values, pa.string())
+    return found
+
+
+def _timestamps(filetimes: pa.Array) -> pa.Array:
+    inside = pc.and_(pc.greater(filetimes, 0),
+                     pc.and_(pc.greater_equal(filetimes, _NS_MIN_FILETIME),
+                             pc.less_equal(filetimes, _NS_MAX_FILETIME)))
+    signed = pc.subtract(pc.cast(pc.if_else(inside, filetimes, pa.scalar(None, pa.uint64())), pa.int64()),
+                         _UNIX_EPOCH_FILETIME)
+    return pc.multiply(signed, 100).cast(pa.timestamp("ns", tz="UTC"))
+
+
+def batch_table(parser, raw) -> pa.Table:
+    """One `RawBatch` (JSONL) as a table of `SCHEMA`; errors are reported through the
+    parser (raised, or warned under skip_errors) and left out."""
+    n = raw.count
+    statuses = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(raw.statuses)])
+    texts = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(raw.offsets), pa.py_buffer(raw.data)])
+    ok = pc.equal(statuses, _ffi.STATUS_OK)
+    failed = n - pc.sum(ok.cast(pa.int64())).as_py() if n else 0
+    if failed:
+        ids = memoryview(raw.record_ids).cast("Q")
+        chunks = memoryview(raw.chunk_indexes).cast("I")
+        offs = memoryview(raw.file_offsets).cast("Q")
+        sts = memoryview(raw.statuses).cast("I")
+        for i in pc.indices_nonzero(pc.invert(ok)).to_pylist():
+            parser._report(parser._entry_error(sts[i], texts[i].as_py(), chunks[i], ids[i], offs[i]))
+    columns = {
+        "event_record_id": _u64(raw.record_ids, n),
+        "filetime": _u64(raw.filetimes, n),
+        "chunk": pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(raw.chunk_indexes)]),
+        "offset": _u64(raw.file_offsets, n),
+        "recovered": pc.not_equal(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(raw.recovered)]), 0),
+        "text": texts,
+    }
+    if failed:
+        columns = {k: pc.filter(v, ok) for k, v in columns.items()}
+    # JSONL: every text ends with its one newline, which the column leaves out.
+    text = columns["text"]
+    json_col = pc.binary_slice(text, 0, -1).cast(pa.large_string())
+    heads = text
+    out = {
+        "event_record_id": columns["event_record_id"],
+        "timestamp": _timestamps(columns["filetime"]),
+        "provider": _field(heads, "provider"),
+        "event_id": _field(heads, "event_id"),
+        "level": _field(heads, "level"),
+        "channel": _field(heads, "channel"),
+        "computer": _field(heads, "computer"),
+        "chunk": columns["chunk"],
+        "offset": columns["offset"],
+        "recovered": columns["recovered"],
+        "json": json_col,
+    }
+    return pa.Table.from_pydict(out, schema=SCHEMA)
+
+
+def batches(parser):
+    """The input as a stream of `pyarrow.Table`s of `SCHEMA`, one per library batch."""
+    for raw in parser.batches("jsonl"):
+        yield batch_table(parser, raw)
+
+
+def table(parser) -> pa.Table:
+    """The whole input as one `pyarrow.Table` of `SCHEMA`."""
+    tables = list(batches(parser))
+    if not tables:
+        return SCHEMA.empty_table()
+    return pa.concat_tables(tables).combine_chunks() if len(tables) > 1 else tables[0]

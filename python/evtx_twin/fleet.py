@@ -1,0 +1,286 @@
+"""Fleets of EVTX logs into Parquet (or JSONL) on Dask.
+
+    python -m evtx_twin.fleet INPUT... --out DIR [--format parquet|jsonl]
+        [--scheduler ADDRESS] [--engine rust|zig] [--workers N] [--split-mb MB]
+
+INPUT are files, folders (searched for *.evtx) or globs. Without --scheduler a
+`dask.distributed.LocalCluster` of N worker processes is started; with one the run goes to that
+cluster (its workers must see the same paths). One task per file; a log larger than --split-mb
+is split into ranges of 64 KiB chunk slots, each read on its own (the file header followed by the
+range's slots, given to the library as a buffer), so one huge log does not serialize the run.
+
+Output: DIR/<file-stem>-<hash>/part-NNNNN.parquet (one folder per input file, one part per task;
+every row has `source_file`), readable as one dataset: DuckDB
+``read_parquet('DIR/**/*.parquet')``, Polars ``pl.scan_parquet('DIR/**/*.parquet')``, pyarrow
+``pyarrow.dataset.dataset(DIR)``. DIR/_summary.json holds the summary printed at the end: files,
+records, failed records, per-file errors, throughput. Exit status 1 when any file failed (could
+not be read or is not EVTX), else 0; chunk and record errors are counted, named, and the rest of
+the file is converted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+CHUNK = 65536
+HEADER = 4096
+#: Errors named per file in the summary (the counts are always complete).
+ERRORS_KEPT = 50
+
+
+@dataclass
+class Task:
+    path: str
+    part: int
+    #: Chunk slot range [first, last) to read, or None for the whole file.
+    first: int | None = None
+    last: int | None = None
+
+
+@dataclass
+class Result:
+    path: str
+    part: int
+    records: int = 0
+    failed_records: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    errors: list = field(default_factory=list)
+    fatal: str | None = None
+    output: str | None = None
+
+
+def expand(inputs: list[str]) -> list[str]:
+    """Files, folders (recursively, *.evtx in any case) and globs, as sorted unique paths. An
+    input that matches nothing is kept, so it is reported as a failed file."""
+    found: list[str] = []
+    for item in inputs:
+        if os.path.isdir(item):
+            for root, _, names in os.walk(item):
+                found += [os.path.join(root, n) for n in names if n.lower().endswith(".evtx")]
+        elif any(c in item for c in "*?["):
+            found += [p for p in glob.glob(item, recursive=True) if os.path.isfile(p)]
+        else:
+            found.append(item)
+    return sorted(dict.fromkeys(os.path.abspath(p) for p in found))
+
+
+def plan(paths: list[str], split_bytes: int) -> list[Task]:
+    """One task per file, or per range of chunk slots for files over `split_bytes`."""
+    tasks = []
+    per_task = max(1, split_bytes // CHUNK)
+    for path in paths:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = 0
+        slots = max(0, -(-(size - HEADER) // CHUNK))
+        if size <= split_bytes or slots <= per_task:
+            tasks.append(Task(path, 0))
+            continue
+        for part, first in enumerate(range(0, slots, per_task)):
+            tasks.append(Task(path, part, first, min(slots, first + per_task)))
+    return tasks
+
+
+def folder_name(path: str) -> str:
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(path).stem)[:80]
+    return f"{stem}-{hashlib.sha1(path.encode()).hexdigest()[:8]}"
+
+
+def read_range(path: str, first: int, last: int) -> bytes:
+    """The file header and chunk slots [first, last): an EVTX input of its own (the reader takes
+    the slot count from the size, not from the header, and orders the slots it gets itself)."""
+    with open(path, "rb") as f:
+        header = os.pread(f.fileno(), HEADER, 0)
+        body = os.pread(f.fileno(), (last - first) * CHUNK, HEADER + first * CHUNK)
+    return header + body
+
+
+def convert(task: Task, out: str, fmt: str, engine: str) -> Result:
+    """One task on a worker: read, convert, write one part file; never raises."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from . import EvtxError, EvtxWarning, Parser, arrow
+
+    result = Result(task.path, task.part)
+    start = time.perf_counter()
+    target = Path(out) / folder_name(task.path)
+    suffix = "parquet" if fmt == "parquet" else "jsonl"
+    final = target / f"part-{task.part:05d}.{suffix}"
+    partial = final.with_suffix(".tmp")
+    writer = None
+    try:
+        if task.first is None:
+            source = task.path
+            result.bytes = os.path.getsize(task.path)
+            slot_base = 0
+        else:
+            source = read_range(task.path, task.first, task.last)
+            result.bytes = len(source) - (HEADER if task.first else 0)
+            slot_base = task.first
+        parser = Parser(source, engine=engine, skip_errors=True)
+        parser.name = task.path
+        target.mkdir(parents=True, exist_ok=True)
+        schema = arrow.SCHEMA.insert(0, pa.field("source_file", pa.string()))
+        sink = open(partial, "wb")
+        with sink, warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", EvtxWarning)
+            if fmt == "parquet":
+                writer = pq.ParquetWriter(sink, schema, compression="zstd")
+            for table in arrow.batches(parser):
+                if slot_base:
+                    # Back to the whole file's slot numbers and offsets.
+                    table = table.set_column(table.schema.get_field_index("chunk"), "chunk",
+                                             pc.add(table["chunk"], pa.scalar(slot_base, pa.uint32())))
+                    table = table.set_column(table.schema.get_field_index("offset"), "offset",
+                                             pc.add(table["offset"], pa.scalar(slot_base * CHUNK, pa.uint64())))
+                result.records += table.num_rows
+                if writer is not None:
+                    names = pa.array([task.path] * table.num_rows, pa.string()) if table.num_rows else pa.array([], pa.string())
+                    writer.write_table(table.add_column(0, "source_file", names))
+                else:
+                    for chunk in table["json"].chunks:
+                        if len(chunk):
+                            sink.write(b"\n".join(chunk.cast(pa.large_binary()).to_pylist()) + b"\n")
+            for w in caught:
+                if isinstance(w.message, EvtxWarning):
+                    result.failed_records += 1
+                    error = w.message.error
+                    if slot_base and error.chunk is not None:
+                        error = EvtxError(error.file, error.kind, error.detail, error.chunk + slot_base,
+                                          error.record, error.offset + slot_base * CHUNK, error.status)
+                    if len(result.errors) < ERRORS_KEPT:
+                        result.errors.append(str(error))
+            if writer is not None:
+                writer.close()
+                writer = None
+        os.replace(partial, final)
+        result.output = str(final)
+    except (EvtxError, OSError, ValueError) as failure:
+        result.fatal = str(failure)
+    except Exception as failure:  # noqa: BLE001 - a worker reports, the run goes on
+        result.fatal = f"{type(failure).__name__}: {failure}"
+    finally:
+        if writer is not None:
+            try:
+                writer.close()
+            except (OSError, ValueError):  # its file was closed by the failure
+                pass
+        if result.fatal is not None and partial.exists():
+            partial.unlink()
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def summarize(results: list[Result], seconds: float) -> dict:
+    files: dict[str, dict] = {}
+    for r in sorted(results, key=lambda r: (r.path, r.part)):
+        f = files.setdefault(r.path, {"records": 0, "failed_records": 0, "bytes": 0, "errors": [], "failed": None,
+                                      "parts": 0})
+        f["records"] += r.records
+        f["failed_records"] += r.failed_records
+        f["bytes"] += r.bytes
+        f["parts"] += 1
+        f["errors"] += r.errors
+        if r.fatal and not f["failed"]:
+            f["failed"] = r.fatal
+    total_bytes = sum(f["bytes"] for f in files.values())
+    return {
+        "files": len(files),
+        "files_failed": sum(1 for f in files.values() if f["failed"]),
+        "records": sum(f["records"] for f in files.values()),
+        "failed_records": sum(f["failed_records"] for f in files.values()),
+        "bytes": total_bytes,
+        "seconds": round(seconds, 3),
+        "mb_per_second": round(total_bytes / 1e6 / seconds, 2) if seconds > 0 else None,
+        "per_file": files,
+    }
+
+
+def print_summary(summary: dict, stream) -> None:
+    for path, f in summary["per_file"].items():
+        if f["failed"]:
+            print(f"FAILED {path}: {f['failed']}", file=stream)
+        elif f["failed_records"]:
+            print(f"partial {path}: {f['records']} records, {f['failed_records']} failed", file=stream)
+            for line in f["errors"][:5]:
+                print(f"  error: {line}", file=stream)
+    print(f"fleet: {summary['files']} files ({summary['files_failed']} failed), {summary['records']} records, "
+          f"{summary['failed_records']} failed records, {summary['bytes'] / 1e6:.1f} MB in {summary['seconds']:.1f} s "
+          f"({summary['mb_per_second']} MB/s)", file=stream)
+
+
+def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust", scheduler: str | None = None,
+        workers: int = 2, split_bytes: int = 256 << 20, progress: bool | None = None) -> dict:
+    """Converts `paths` on a Dask cluster; returns the summary (also in OUT/_summary.json)."""
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    os.makedirs(out, exist_ok=True)
+    tasks = plan(paths, split_bytes)
+    start = time.perf_counter()
+    cluster = None
+    if scheduler:
+        client = Client(scheduler)
+    else:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    show = sys.stderr.isatty() if progress is None else progress
+    results = []
+    try:
+        futures = [client.submit(convert, t, os.path.abspath(out), fmt, engine, pure=False,
+                                 key=f"evtx-{i}-{folder_name(t.path)}") for i, t in enumerate(tasks)]
+        for done, future in enumerate(as_completed(futures), 1):
+            results.append(future.result())
+            if show:
+                filled = int(30 * done / len(futures))
+                print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{len(futures)} tasks", end="", file=sys.stderr)
+        if show and futures:
+            print(file=sys.stderr)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    # Inputs that matched no task (none: every path is a task) still count as files.
+    summary = summarize(results, time.perf_counter() - start)
+    with open(os.path.join(out, "_summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m evtx_twin.fleet", description=__doc__.split("\n\n")[0])
+    parser.add_argument("inputs", nargs="+", metavar="INPUT", help="EVTX files, folders or globs")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument("--format", choices=["parquet", "jsonl"], default="parquet")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (default: a LocalCluster)")
+    parser.add_argument("--engine", choices=["rust", "zig"], default="rust")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
+                        help="LocalCluster worker processes (default: one per CPU)")
+    parser.add_argument("--split-mb", type=float, default=256, metavar="MB",
+                        help="split logs larger than this into chunk ranges of this size (default 256)")
+    args = parser.parse_args(argv)
+    paths = expand(args.inputs)
+    if not paths:
+        print("fleet: no input files", file=sys.stderr)
+        return 2
+    summary = run(paths, args.out, args.format, args.engine, args.scheduler, args.workers,
+                  int(args.split_mb * (1 << 20)))
+    print_summary(summary, sys.stderr)
+    return 1 if summary["files_failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""Sources (path, bytes, buffers, file objects), the lifetime of what Python passes in, bad
+files, errors as exceptions or warnings, options."""
+
+import gc
+import io
+import os
+import warnings
+
+import pytest
+
+import evtx_twin
+from evtx_twin import _ffi
+from conftest import FIXTURES, samples
+
+DAMAGED = FIXTURES / "damaged"
+ENGINES = ["rust", "zig", "reference"]
+
+
+def some_sample():
+    found = samples()
+    return found[0] if found else next(iter(sorted((FIXTURES / "synthetic").glob("*.evtx"))))
+
+
+def garbage():
+    """Allocates and frees enough memory to reuse whatever a freed `bytes` occupied."""
+    junk = [os.urandom(4096) for _ in range(4096)]
+    del junk
+    gc.collect()
+
+
+def test_the_installed_package_bundles_three_libraries():
+    if os.environ.get("EVTX_TWIN_LIB_DIR"):
+        pytest.skip("EVTX_TWIN_LIB_DIR points at a build tree")
+    names = sorted(p.name for p in _ffi.library_dir().glob("*.so"))
+    assert names == ["libevtx_ref.so", "libevtx_rs.so", "libevtx_zig.so"]
+    assert [evtx_twin.backend_version(e) for e in ENGINES][2] == "0.15.1"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_temporary_bytes_object_outlives_its_use(engine, cli):
+    path = some_sample()
+    expected = cli.jsonl("rust", path)
+    # The only reference to the bytes is the parser's: raw ctypes over open_buffer segfaulted here.
+    parser = evtx_twin.Parser(path.read_bytes(), engine=engine, skip_errors=True)
+    garbage()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        iterator = parser.records_json()
+        first = next(iterator)
+        del parser  # the open handle keeps the bytes alive on its own
+        garbage()
+        rest = [r["data"] for r in iterator]
+    assert [first["data"], *rest] == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_mutable_buffer_is_copied_at_construction(engine, cli):
+    path = some_sample()
+    expected = cli.jsonl("rust", path)
+    buffer = bytearray(path.read_bytes())
+    parser = evtx_twin.Parser(buffer, engine=engine, skip_errors=True)
+    buffer[:] = b"\0" * len(buffer)
+    del buffer
+    garbage()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        assert [r["data"] for r in parser.records_json()] == expected
+        assert parser.to_arrow().column("json").to_pylist() == expected
+
+
+@pytest.mark.parametrize("opener", ["file", "bytesio", "memoryview"])
+def test_file_objects_and_buffers_read_like_the_path(opener, cli):
+    path = some_sample()
+    expected = cli.jsonl("zig", path)
+    if opener == "file":
+        with open(path, "rb") as f:
+            parser = evtx_twin.Parser(f, engine="zig", skip_errors=True)
+        assert parser.name == str(path)
+    elif opener == "bytesio":
+        parser = evtx_twin.Parser(io.BytesIO(path.read_bytes()), engine="zig", skip_errors=True)
+    else:
+        parser = evtx_twin.Parser(memoryview(path.read_bytes()), engine="zig", skip_errors=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        assert [r["data"] for r in parser.records_json()] == expected
+
+
+def test_a_text_file_object_is_refused():
+    with open(some_sample(), "r", encoding="latin-1") as f, pytest.raises(TypeError):
+        evtx_twin.Parser(f)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", ["bad-file-magic.evtx", "short-file.evtx"])
+def test_not_an_evtx_file_raises_at_iteration(engine, name):
+    parser = evtx_twin.Parser(str(DAMAGED / name), engine=engine)
+    with pytest.raises(evtx_twin.EvtxError) as failure:
+        list(parser.records_json())
+    assert failure.value.kind == "not an evtx file"
+    assert failure.value.chunk is None
+    with pytest.raises(evtx_twin.EvtxError):
+        parser.to_arrow()
+    with pytest.raises(evtx_twin.EvtxError):
+        list(evtx_twin.Parser(b"", engine=engine).records())
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_missing_file_raises(engine, tmp_path):
+    with pytest.raises(evtx_twin.EvtxError) as failure:
+        list(evtx_twin.Parser(tmp_path / "absent.evtx", engine=engine).records())
+    assert failure.value.kind == "i/o error"
+
+
+DAMAGED_WITH_ERRORS = ["bad-chunks.evtx", "bad-offsets.evtx", "bad-records.evtx", "invalid-binxml.evtx",
+                       "chunk-header-ids.evtx"]
+
+
+@pytest.mark.parametrize("engine", ["rust", "zig"])
+@pytest.mark.parametrize("name", DAMAGED_WITH_ERRORS)
+def test_damaged_files_errors_raise_or_warn_as_the_cli_prints_them(engine, name, cli):
+    path = DAMAGED / name
+    expected, errors = cli.jsonl(engine, path), cli.errors(engine, path)
+    assert errors, "the fixture has errors"
+    # Default: the first error is an exception, after the records before it.
+    seen = []
+    with pytest.raises(evtx_twin.EvtxError) as failure:
+        for record in evtx_twin.Parser(str(path), engine=engine).records_json():
+            seen.append(record["data"])
+    assert str(failure.value) == errors[0]
+    assert seen == expected[: len(seen)]
+    assert failure.value.chunk is not None and failure.value.offset is not None
+    with pytest.raises(evtx_twin.EvtxError) as failure:
+        evtx_twin.Parser(str(path), engine=engine).to_arrow()
+    assert str(failure.value) == errors[0]
+    # skip_errors: every error a warning naming file, chunk, record and offset; every record kept.
+    parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True)
+    for run in (lambda: [r["data"] for r in parser.records_json()],
+                lambda: parser.to_arrow().column("json").to_pylist()):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert run() == expected
+        assert [str(w.message) for w in caught] == errors
+        assert all(w.category is evtx_twin.EvtxWarning for w in caught)
+
+
+@pytest.mark.parametrize("engine", ["rust", "zig"])
+def test_options_reach_the_engine(engine, cli):
+    path = some_sample()
+    for option, kwargs in [("--separate-json-attributes", {"separate_json_attributes": True}),
+                           ("--validate-checksums", {"validate_checksums": True}),
+                           ("--recover-records", {"recover_records": True})]:
+        expected = cli.jsonl(engine, path, option)
+        parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True, threads=2, **kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+            assert [r["data"] for r in parser.records_json()] == expected, option
+            table = parser.to_arrow()
+        assert table.column("json").to_pylist() == expected, option
+        assert table.column("provider").null_count < table.num_rows
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError):
+        evtx_twin.Parser(b"", engine="python")
+    with pytest.raises(evtx_twin.EvtxError) as failure:
+        list(evtx_twin.Parser(some_sample(), ansi_codec="no-such-codec").records())
+    assert failure.value.kind == "invalid options"
+
+
+def test_records_json_parsed_and_timestamps():
+    path = some_sample()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        parser = evtx_twin.Parser(path, skip_errors=True)
+        parsed = next(parser.records_json(parsed=True))
+        table = parser.to_arrow()
+    assert set(parsed) == {"event_record_id", "timestamp", "data", "chunk", "offset", "recovered"}
+    assert "System" in parsed["data"]["Event"]
+    # The header FILETIME as pyevtx-rs 0.14 prints it (values computed by hand; python/bench.py
+    # compares every record of the 30 MB log with pyevtx-rs itself).
+    assert evtx_twin.timestamp_text(131_000_000_000_000_000) == "2016-02-15T08:53:20Z UTC"
+    assert evtx_twin.timestamp_text(131_000_000_000_000_001) == "2016-02-15T08:53:20.0000001Z UTC"
+    assert evtx_twin.timestamp_text(131_000_000_000_010_000) == "2016-02-15T08:53:20.001Z UTC"
+    assert evtx_twin.timestamp_text(131_000_000_000_000_010) == "2016-02-15T08:53:20.000001Z UTC"
+    assert evtx_twin.timestamp_text(0) is None
+    assert parsed["timestamp"] == evtx_twin.timestamp_text(parser_filetime(parser))
+    stamp = table.column("timestamp")[0].value  # ns since 1970
+    assert stamp == (parser_filetime(parser) - 116_444_736_000_000_000) * 100
+
+
+def parser_filetime(parser):
+    batch = next(parser.batches())
+    return memoryview(batch.filetimes).cast("Q")[0]

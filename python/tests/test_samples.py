@@ -1,0 +1,85 @@
+"""Every sample, both engines: the records, their JSON and XML bytes and their errors are the
+CLI's, through records_json(), records(), batches() and to_arrow()."""
+
+import json
+import warnings
+
+import pytest
+
+import evtx_twin
+from conftest import samples
+
+ENGINES = ["rust", "zig"]
+CASES = [pytest.param(engine, path, id=f"{engine}-{path.name}") for path in samples() for engine in ENGINES]
+
+
+def test_samples_are_there():
+    # With EVTX_REQUIRE_SAMPLES=1 (make test) an empty corpus already failed in conftest.
+    assert CASES or not samples()
+
+
+@pytest.mark.parametrize("engine,path", CASES)
+def test_records_json_and_arrow_equal_the_cli(engine, path, cli):
+    expected = cli.jsonl(engine, path)
+    expected_errors = cli.errors(engine, path)
+    parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        records = list(parser.records_json())
+    assert [r["data"] for r in records] == expected
+    assert [str(w.message) for w in caught if w.category is evtx_twin.EvtxWarning] == expected_errors
+    assert all(r["recovered"] is False for r in records)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        table = parser.to_arrow()
+    assert table.num_rows == len(expected)
+    assert table.column("json").to_pylist() == expected
+    assert table.column("event_record_id").to_pylist() == [r["event_record_id"] for r in records]
+    assert table.column("offset").to_pylist() == [r["offset"] for r in records]
+    assert table.column("chunk").to_pylist() == [r["chunk"] for r in records]
+
+    # The System columns against the CLI's JSON, parsed by Python's json module.
+    systems = [json.loads(line)["Event"]["System"] for line in expected]
+    assert table.column("provider").to_pylist() == [provider(s) for s in systems]
+    assert table.column("event_id").to_pylist() == [number(event_id(s)) for s in systems]
+    assert table.column("level").to_pylist() == [number(s.get("Level")) for s in systems]
+    assert table.column("channel").to_pylist() == [s.get("Channel") for s in systems]
+    assert table.column("computer").to_pylist() == [s.get("Computer") for s in systems]
+
+
+def number(value):
+    """The typed columns hold a number also where the JSON has it as a string (`"1"`)."""
+    return int(value) if isinstance(value, str) and value.isdigit() else value
+
+
+def provider(system):
+    value = system.get("Provider")
+    attributes = value.get("#attributes") if isinstance(value, dict) else None
+    return attributes.get("Name") if isinstance(attributes, dict) else None
+
+
+def event_id(system):
+    value = system.get("EventID")
+    return value["#text"] if isinstance(value, dict) else value
+
+
+@pytest.mark.parametrize("engine,path", CASES)
+def test_xml_bytes_equal_the_cli(engine, path, cli):
+    stdout, _, _ = cli.run(engine, path, "-o", "xml", "--dont-show-record-number")
+    parser = evtx_twin.Parser(path.read_bytes(), engine=engine)
+    rendered = b"".join(
+        b.data[int(off[i]):int(off[i + 1])]
+        for b in parser.batches("xml")
+        for off in [memoryview(b.offsets).cast("Q")]
+        for i in range(b.count)
+        if memoryview(b.statuses).cast("I")[i] == 0
+    )
+    assert rendered == stdout
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        xml = [r["data"] for r in evtx_twin.Parser(str(path), engine=engine, skip_errors=True).records()]
+    # Each XML record is printed as its text and a blank line.
+    assert "".join(x + "\n\n" for x in xml).encode() == stdout
+    assert len(xml) == len(cli.jsonl(engine, path))
