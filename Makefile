@@ -121,7 +121,7 @@ test: setup
 	$(call step,clippy,$(CARGO) clippy --quiet --workspace --all-targets --locked -- -D warnings)
 	$(call step,cargo-test,EVTX_REQUIRE_REFERENCE=1 $(CARGO) test --quiet --workspace --locked)
 	$(call step,build,$(MAKE) --no-print-directory build)
-	$(call step,zig-test,$(ZIG) build test -Doptimize=ReleaseSafe)
+	$(call step,zig-test,EVTX_REQUIRE_REFERENCE=1 $(ZIG) build test -Doptimize=ReleaseSafe)
 	$(call step,abi,$(ZIG) build test-abi -Doptimize=ReleaseFast)
 	$(call step,parity,$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity)
 	$(call step,cli-paths,$(COMPARE) cli-paths --reference $(REF) --fixtures shared-fixtures --out target/cli-paths)
