@@ -302,16 +302,25 @@ fn ioReason(e: anyerror) []const u8 {
     };
 }
 
-/// `info -i FILE`: the report of `evtx.info` on standard output.
+/// `info -i FILE`: the report of `evtx.info` on standard output. The file is read through
+/// chunk windows (a stream is spooled first), so memory stays bounded whatever its size.
 fn infoCommand(gpa: std.mem.Allocator, path: []const u8) u8 {
-    const file = std.fs.cwd().readFileAlloc(gpa, path, std.math.maxInt(usize)) catch |e|
+    const file = std.fs.cwd().openFile(path, .{ .mode = .read_only }) catch |e|
         fatal("Failed to open {s}: {s}", .{ path, ioReason(e) });
-    var buffer: [1 << 14]u8 = undefined;
+    const st = std.posix.fstat(file.handle) catch |e| fatal("Failed to open {s}: {s}", .{ path, ioReason(e) });
+    const kind = st.mode & std.posix.S.IFMT;
+    if (kind == std.posix.S.IFDIR) fatal("Failed to open {s}: {s}", .{ path, ioReason(error.IsDir) });
+    const in: dump.Input = if (kind == std.posix.S.IFREG)
+        dump.Input.fromFile(file) catch |e| fatal("Failed to open {s}: {s}", .{ path, ioReason(e) })
+    else
+        spoolInput(file, "Failed to open the input");
+    const window = gpa.create(evtx.input.ChunkSlot) catch fatal("out of memory", .{});
+    defer gpa.destroy(window);
+    var buffer: [1 << 16]u8 = undefined;
     var w = std.fs.File.stdout().writerStreaming(&buffer);
-    evtx.info.write(gpa, file, &w.interface) catch |e| switch (e) {
-        error.FileTooShort => fatal("Failed to read the file header: the file is {d} bytes, shorter than the 4096-byte header block", .{file.len}),
+    evtx.info.write(&in, window, &w.interface) catch |e| switch (e) {
+        error.FileTooShort => fatal("Failed to read the file header: the file is {d} bytes, shorter than the 4096-byte header block", .{in.size}),
         error.BadFileMagic => fatal("Failed to read the file header: invalid magic (expected `ElfFile\\0`)", .{}),
-        error.OutOfMemory => fatal("out of memory", .{}),
         error.WriteFailed => {},
     };
     w.interface.flush() catch {};

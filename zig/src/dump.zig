@@ -162,8 +162,15 @@ pub const Renderer = struct {
 
     /// Renders chunk slot `slot` of `in` into `res` (cleared first).
     pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
+        return r.renderRead(in, slot, in.read(file_header.chunkOffset(slot), &r.window.bytes), res);
+    }
+
+    /// Like `renderChunk`, from the bytes `got` already read from slot `slot` of `in` (by the
+    /// read-ahead thread: `ReadAhead`).
+    fn renderRead(r: *Renderer, in: *const Input, slot: u32, got: []const u8, res: *Result) Allocator.Error!void {
+        assert(got.len <= chunk.size);
         res.details.clearRetainingCapacity();
-        try r.renderEntries(in, slot, res);
+        try r.renderEntries(in, slot, got, res);
         for (res.entries.items) |*e| {
             const at = e.detail_at orelse continue;
             // addDetail ended each detail with a NUL: the sentinel is in bounds.
@@ -174,17 +181,15 @@ pub const Renderer = struct {
 
     /// A slot that cannot be read whole (past the end, or cut since the input was opened) is
     /// `incomplete chunk`, naming the bytes the read lacked.
-    fn renderEntries(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
+    fn renderEntries(r: *Renderer, in: *const Input, slot: u32, got: []const u8, res: *Result) Allocator.Error!void {
         res.out.truncate(0);
         res.entries.clearRetainingCapacity();
         res.slot = slot;
         res.partial = false;
-        const got = in.read(file_header.chunkOffset(slot), &r.window.bytes);
         if (got.len < chunk.size) {
             // The slot the file (as opened) ends inside, starting like a chunk: a log cut inside
             // its last chunk. Any other short slot (the file shrank since) is a plain error.
-            const cut = file_header.chunkOffset(slot) + chunk.size > in.size and chunk.hasMagic(got);
-            if (cut) return r.renderPartialChunk(got, slot, res);
+            if (in.isCutSlot(slot, got)) return r.renderPartialChunk(got, slot, res);
             return chunkError(res, slot, .incomplete_chunk, try addDetail(res, "{d} bytes missing", .{chunk.size - got.len}));
         }
         const bytes: *const [chunk.size]u8 = got[0..chunk.size];
@@ -457,8 +462,8 @@ pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.F
         }
         try order.append(gpa, @intCast(n));
     }
-    if (partialSlot(in)) |partial| {
-        if (partial >= slots) try order.append(gpa, partial);
+    if (cutSlot(in)) |cut| {
+        if (cut >= slots) try order.append(gpa, cut);
     }
     n = 0;
     while (n < oldest) : (n += 1) try order.append(gpa, @intCast(n));
@@ -468,12 +473,12 @@ pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.F
 /// The slot right after the last complete one, when the file ends inside it and its bytes
 /// start with the chunk magic: a log cut inside its last chunk (shared-fixtures/README.md).
 /// It goes where the first pass of the chunk order ends.
-pub fn partialSlot(in: *const Input) ?u32 {
+fn cutSlot(in: *const Input) ?u32 {
     assert(in.size >= file_header.block_size);
     const slot = (in.size - file_header.block_size) / chunk.size;
     if (slot >= std.math.maxInt(u32)) return null;
     var magic: [8]u8 = undefined;
-    if (!chunk.hasMagic(in.read(file_header.chunkOffset(slot), &magic))) return null;
+    if (!in.isCutSlot(slot, in.read(file_header.chunkOffset(slot), &magic))) return null;
     return @intCast(slot);
 }
 
@@ -506,11 +511,106 @@ fn runInline(gpa: Allocator, in: *const Input, order: []const u32, settings: *co
     defer renderer.deinit();
     var result = Result.init(gpa);
     defer result.deinit();
+    if (in.source == .file and order.len > 1) {
+        // A file is copied slot by slot: read the next slots on a helper thread.
+        const windows = try gpa.create([ReadAhead.depth]input.ChunkSlot);
+        defer gpa.destroy(windows);
+        var ra: ReadAhead = .{ .in = in, .order = order, .windows = windows };
+        if (std.Thread.spawn(.{}, ReadAhead.reader, .{&ra})) |thread| {
+            defer thread.join();
+            defer ra.cancel();
+            for (order, 0..) |slot, job| {
+                try renderer.renderRead(in, slot, ra.take(job), &result);
+                ra.release(job);
+                try consumer.consume(consumer.context, &result);
+            }
+            return;
+        } else |_| {} // no thread: read and render on this one
+    }
     for (order) |slot| {
         try renderer.renderChunk(in, slot, &result);
         try consumer.consume(consumer.context, &result);
     }
 }
+
+/// One thread for a file input: a helper thread reads the next slots (at most `depth` ahead,
+/// into windows that go round) while the caller renders, so the copy out of the page cache
+/// (PERF.md H10) runs beside the rendering on an otherwise idle core instead of before it.
+/// Output and errors are those of the plain loop. Job `j` (the `j`-th slot of the order) is
+/// read into window `j % depth` once job `j - depth` is released, and rendered once read.
+const ReadAhead = struct {
+    /// Windows of the ring (512 KiB in all).
+    const depth = 8;
+    /// The reader, once the ring is full, waits until this many windows are free: one
+    /// wake-up per batch, not per chunk (a wake-up costs about as much as copying a chunk).
+    const batch = 4;
+
+    in: *const Input,
+    order: []const u32,
+    windows: *[depth]input.ChunkSlot,
+    /// Bytes read into each window (shorter than a chunk: the read came back short).
+    lens: [depth]usize = undefined,
+    mutex: std.Thread.Mutex = .{},
+    reader_wakes: std.Thread.Condition = .{},
+    renderer_wakes: std.Thread.Condition = .{},
+    /// Jobs (positions in `order`) read so far, and released by the renderer.
+    read: usize = 0,
+    released: usize = 0,
+    stop: bool = false,
+    reader_waits: bool = false,
+    renderer_waits: bool = false,
+
+    fn reader(ra: *ReadAhead) void {
+        for (ra.order, 0..) |slot, job| {
+            ra.mutex.lock();
+            if (job >= ra.released + depth) {
+                ra.reader_waits = true;
+                while (job + batch > ra.released + depth and !ra.stop) ra.reader_wakes.wait(&ra.mutex);
+                ra.reader_waits = false;
+            }
+            const stop = ra.stop;
+            ra.mutex.unlock();
+            if (stop) return;
+            const w = job % depth;
+            ra.lens[w] = ra.in.read(file_header.chunkOffset(slot), &ra.windows[w].bytes).len;
+            ra.mutex.lock();
+            defer ra.mutex.unlock();
+            assert(ra.read == job);
+            ra.read = job + 1;
+            if (ra.renderer_waits) ra.renderer_wakes.signal();
+        }
+    }
+
+    /// The bytes of job `job`, once read; valid until `release(job)`.
+    fn take(ra: *ReadAhead, job: usize) []const u8 {
+        ra.mutex.lock();
+        defer ra.mutex.unlock();
+        assert(job == ra.released);
+        if (ra.read <= job) {
+            ra.renderer_waits = true;
+            while (ra.read <= job) ra.renderer_wakes.wait(&ra.mutex);
+            ra.renderer_waits = false;
+        }
+        const w = job % depth;
+        return ra.windows[w].bytes[0..ra.lens[w]];
+    }
+
+    /// Job `job` is rendered: its window may be read into again.
+    fn release(ra: *ReadAhead, job: usize) void {
+        ra.mutex.lock();
+        defer ra.mutex.unlock();
+        ra.released = job + 1;
+        if (ra.reader_waits and ra.read + batch <= ra.released + depth) ra.reader_wakes.signal();
+    }
+
+    /// Stops the reader (the consumer failed, or all is rendered).
+    fn cancel(ra: *ReadAhead) void {
+        ra.mutex.lock();
+        defer ra.mutex.unlock();
+        ra.stop = true;
+        ra.reader_wakes.signal();
+    }
+};
 
 /// Workers take jobs in order; results go to a window of 2 x threads slots that the
 /// consumer drains strictly in job order. A worker waits for its slot to be drained, so no

@@ -5,6 +5,12 @@
 //! trailing partial chunk is reported as trailing bytes, and a slot that is not a chunk is
 //! one row saying why. Only a file shorter than the header block or without the `ElfFile\0`
 //! magic fails (the CLI exits 1). Same module as the Rust engine's `info.rs`.
+//!
+//! Memory is bounded whatever the file size: the input is read through an `Input`, one slot
+//! at a time into the caller's window, and the table is streamed. Its column widths depend
+//! on every row, so a first pass reads only the first `width_bytes` of each chunk header
+//! (the cells whose width varies), the second reads each whole slot (for the CRC32s) and
+//! writes its row.
 const std = @import("std");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
@@ -12,8 +18,14 @@ const Writer = std.Io.Writer;
 const file_header = @import("file_header.zig");
 const chunk = @import("chunk.zig");
 const crc32 = @import("crc32.zig");
+const input = @import("input.zig");
+const Input = input.Input;
 
-pub const Error = error{ FileTooShort, BadFileMagic } || Allocator.Error;
+pub const Error = error{ FileTooShort, BadFileMagic };
+
+/// Bytes of a chunk header the width pass reads: the magic, record numbers, record IDs and
+/// flags (at 120).
+const width_bytes = 124;
 
 const Flag = struct { bit: u32, name: []const u8 };
 /// Flag bits named in the file header, in the order they are named.
@@ -28,7 +40,8 @@ const cell_max = 64;
 /// not a readable chunk.
 const Row = struct {
     cells: [columns.len]Cell = undefined,
-    /// Set for a note row: cells 0 and 1 hold number and offset.
+    /// Set for a note row: cells 0 and 1 hold number and offset, the note continues with
+    /// cell 2.
     note: ?[]const u8 = null,
 };
 
@@ -47,19 +60,24 @@ const Cell = struct {
 
 const Totals = struct { used: u64 = 0, empty: u64 = 0, failing: u64 = 0, records: u64 = 0 };
 
-/// Writes the `info` report for the whole file `file` to `out`.
-pub fn write(gpa: Allocator, file: []const u8, out: *Writer) (Error || Writer.Error)!void {
-    if (file.len < file_header.block_size) return error.FileTooShort;
-    if (!std.mem.eql(u8, file[0..8], file_header.magic)) return error.BadFileMagic;
-    try writeHeader(file, out);
-    const slots = (file.len - file_header.block_size) / chunk.size;
-    const rows = try gpa.alloc(Row, slots + 1);
-    defer gpa.free(rows);
-    for (&rows[0].cells, columns) |*c, name| c.set("{s}", .{name});
-    rows[0].note = null;
+/// Writes the `info` report of `in` to `out`, reading its slots into `window`.
+pub fn write(in: *const Input, window: *input.ChunkSlot, out: *Writer) (Error || Writer.Error)!void {
+    var block: [file_header.block_size]u8 = undefined;
+    const head = in.read(0, &block);
+    if (head.len < file_header.block_size) return error.FileTooShort;
+    if (!std.mem.eql(u8, head[0..8], file_header.magic)) return error.BadFileMagic;
+    try writeHeader(head, in.size, out);
+    const slots = (in.size - file_header.block_size) / chunk.size;
+    const widths = columnWidths(in, slots);
+    var row: Row = .{};
+    for (&row.cells, columns) |*c, name| c.set("{s}", .{name});
+    try out.writeAll("\n");
+    try writeRow(&row, &widths, out);
     var totals: Totals = .{};
-    for (rows[1..], 0..) |*row, slot| chunkRow(file, slot, row, &totals);
-    try writeTable(rows, out);
+    for (0..slots) |slot| {
+        chunkRow(in.read(file_header.chunkOffset(slot), &window.bytes), slot, &row, &totals);
+        try writeRow(&row, &widths, out);
+    }
     const unreadable = slots - totals.used - totals.empty;
     try out.print("\n{d} {s}: {d} with records, {d} empty, {d} unreadable. {d} records by the chunk headers. {d} {s} a CRC32 check.\n", .{
         slots,          if (slots == 1) "chunk" else "chunks",
@@ -69,12 +87,41 @@ pub fn write(gpa: Allocator, file: []const u8, out: *Writer) (Error || Writer.Er
     });
 }
 
+/// The width of each column: the widest of its title and its cells. Number and offset grow
+/// with the slot; the other cells that vary are in the first `width_bytes` of a chunk
+/// header, so only those are read. (A file rewritten between the passes may give a row
+/// wider than its column; it is printed whole, never cut.)
+fn columnWidths(in: *const Input, slots: u64) [columns.len]usize {
+    var widths: [columns.len]usize = undefined;
+    for (&widths, columns) |*w, name| w.* = name.len;
+    if (slots == 0) return widths;
+    var cell: Cell = .{};
+    cell.set("{d}", .{slots - 1});
+    widths[0] = @max(widths[0], cell.len);
+    cell.set("0x{x:0>8}", .{file_header.chunkOffset(slots - 1)});
+    widths[1] = @max(widths[1], cell.len);
+    var head: [width_bytes]u8 = undefined;
+    for (0..slots) |slot| {
+        const bytes = in.read(file_header.chunkOffset(slot), &head);
+        if (bytes.len < width_bytes or !chunk.hasMagic(bytes)) continue;
+        cell.set("{d}-{d}", .{ readInt(u64, bytes, 8), readInt(u64, bytes, 16) });
+        widths[2] = @max(widths[2], cell.len);
+        cell.set("{d}-{d}", .{ readInt(u64, bytes, 24), readInt(u64, bytes, 32) });
+        widths[3] = @max(widths[3], cell.len);
+        var w: Writer = .fixed(&cell.buf);
+        writeFlags(readInt(u32, bytes, 120), &chunk_flags, &w) catch unreachable;
+        widths[4] = @max(widths[4], w.end);
+    }
+    return widths;
+}
+
 fn readInt(comptime T: type, bytes: []const u8, at: usize) T {
     return std.mem.readInt(T, bytes[at..][0..@sizeOf(T)], .little);
 }
 
-fn writeHeader(file: []const u8, out: *Writer) Writer.Error!void {
-    const body = file.len - file_header.block_size;
+fn writeHeader(file: []const u8, size: u64, out: *Writer) Writer.Error!void {
+    assert(file.len == file_header.block_size);
+    const body = size - file_header.block_size;
     const flags = readInt(u32, file, 120);
     const stored = readInt(u32, file, 124);
     const computed = crc32.hash(file[0..120]);
@@ -120,12 +167,20 @@ fn writeFlags(flags: u32, names: []const Flag, out: *Writer) Writer.Error!void {
 /// The reference's words for a slot whose chunk header cannot be parsed (bad magic).
 const unreadable_prefix = "unreadable: Failed to parse chunk header: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `";
 
-fn chunkRow(file: []const u8, slot: usize, row: *Row, totals: *Totals) void {
-    const offset = file_header.block_size + slot * chunk.size;
-    const bytes: *const [chunk.size]u8 = file[offset..][0..chunk.size];
+/// The row of slot `slot`, whose bytes are `got` (a whole slot, or shorter when the file
+/// shrank since it was opened).
+fn chunkRow(got: []const u8, slot: usize, row: *Row, totals: *Totals) void {
     row.note = null;
     row.cells[0].set("{d}", .{slot});
-    row.cells[1].set("0x{x:0>8}", .{offset});
+    row.cells[1].set("0x{x:0>8}", .{file_header.chunkOffset(slot)});
+    row.cells[2].len = 0;
+    if (got.len < chunk.size) {
+        // The slot is gone (our words, as the dump's).
+        row.cells[2].set("{d} bytes missing", .{chunk.size - got.len});
+        row.note = "unreadable: incomplete chunk: ";
+        return;
+    }
+    const bytes: *const [chunk.size]u8 = got[0..chunk.size];
     if (chunk.isEmpty(bytes)) {
         totals.empty += 1;
         row.note = "empty";
@@ -169,46 +224,36 @@ fn crcWord(no_crc: bool, ok: bool) []const u8 {
     return if (ok) "ok" else "BAD";
 }
 
-/// Left-aligned columns two spaces apart, trailing spaces trimmed; a note row has its
-/// number and offset, then the note.
-fn writeTable(rows: []const Row, out: *Writer) Writer.Error!void {
-    var widths = [_]usize{0} ** columns.len;
-    for (rows) |*row| {
-        const n: usize = if (row.note != null) 2 else columns.len;
-        for (row.cells[0..n], widths[0..n]) |*c, *w| w.* = @max(w.*, c.len);
+/// One row, columns left-aligned two spaces apart, trailing spaces trimmed; a note row has
+/// its number and offset, then the note.
+fn writeRow(row: *const Row, widths: *const [columns.len]usize, out: *Writer) Writer.Error!void {
+    if (row.note) |note| {
+        try pad(out, row.cells[0].text(), widths[0]);
+        try out.writeAll("  ");
+        try pad(out, row.cells[1].text(), widths[1]);
+        try out.writeAll("  ");
+        try out.writeAll(note);
+        try out.writeAll(row.cells[2].text());
+        return out.writeAll("\n");
+    }
+    // Trailing spaces are trimmed: the last non-empty cell ends the line.
+    var last: usize = columns.len;
+    while (last > 0 and row.cells[last - 1].len == 0) last -= 1;
+    for (row.cells[0..last], 0..) |*c, i| {
+        if (i + 1 == last) {
+            try out.writeAll(c.text());
+        } else {
+            try pad(out, c.text(), widths[i]);
+            try out.writeAll("  ");
+        }
     }
     try out.writeAll("\n");
-    for (rows) |*row| {
-        if (row.note) |note| {
-            try pad(out, row.cells[0].text(), widths[0]);
-            try out.writeAll("  ");
-            try pad(out, row.cells[1].text(), widths[1]);
-            try out.writeAll("  ");
-            try out.writeAll(note);
-            // A bad-magic note continues with the bytes kept in cell 2.
-            if (note.ptr == unreadable_prefix.ptr) try out.writeAll(row.cells[2].text());
-            try out.writeAll("\n");
-            continue;
-        }
-        // Trailing spaces are trimmed: the last non-empty cell ends the line.
-        var last: usize = columns.len;
-        while (last > 0 and row.cells[last - 1].len == 0) last -= 1;
-        for (row.cells[0..last], 0..) |*c, i| {
-            if (i + 1 == last) {
-                try out.writeAll(c.text());
-            } else {
-                try pad(out, c.text(), widths[i]);
-                try out.writeAll("  ");
-            }
-        }
-        try out.writeAll("\n");
-    }
 }
 
+/// `text`, then spaces up to `width` (none when it is wider: a row is never cut).
 fn pad(out: *Writer, text: []const u8, width: usize) Writer.Error!void {
-    assert(text.len <= width);
     try out.writeAll(text);
-    try out.splatByteAll(' ', width - text.len);
+    try out.splatByteAll(' ', width -| text.len);
 }
 
 test "info: flag names follow the reference's bitflags text" {
@@ -231,12 +276,43 @@ test "info: header-only file, short and foreign files" {
     var file = [_]u8{0} ** (file_header.block_size + 10);
     var buf: [2048]u8 = undefined;
     var w: Writer = .fixed(&buf);
-    try std.testing.expectError(error.BadFileMagic, write(std.testing.allocator, &file, &w));
-    try std.testing.expectError(error.FileTooShort, write(std.testing.allocator, file[0..100], &w));
+    const window = try std.testing.allocator.create(input.ChunkSlot);
+    defer std.testing.allocator.destroy(window);
+    try std.testing.expectError(error.BadFileMagic, write(&Input.fromBytes(&file), window, &w));
+    try std.testing.expectError(error.FileTooShort, write(&Input.fromBytes(file[0..100]), window, &w));
     @memcpy(file[0..8], file_header.magic);
-    try write(std.testing.allocator, &file, &w);
+    try write(&Input.fromBytes(&file), window, &w);
     const text = w.buffered();
     try std.testing.expect(std.mem.startsWith(u8, text, "File header\n  Version          0.0\n"));
     try std.testing.expect(std.mem.indexOf(u8, text, "  Trailing bytes   10, after the last chunk\n") != null);
     try std.testing.expect(std.mem.endsWith(u8, text, "\n0 chunks: 0 with records, 0 empty, 0 unreadable. 0 records by the chunk headers. 0 chunks fail a CRC32 check.\n"));
+}
+
+test "info: columns are as wide as their widest cell, read slot by slot" {
+    const gpa = std.testing.allocator;
+    // Slot 0 empty, slot 1 a chunk header with long record numbers, slot 2 not a chunk.
+    const file = try gpa.alloc(u8, file_header.block_size + 3 * chunk.size);
+    defer gpa.free(file);
+    @memset(file, 0);
+    @memcpy(file[0..8], file_header.magic);
+    const c1 = file_header.chunkOffset(1);
+    @memcpy(file[c1..][0..8], "ElfChnk\x00");
+    std.mem.writeInt(u64, file[c1 + 8 ..][0..8], 1, .little);
+    std.mem.writeInt(u64, file[c1 + 16 ..][0..8], 123_456_789_012_345, .little);
+    std.mem.writeInt(u32, file[c1 + 120 ..][0..4], 0x5, .little);
+    file[file_header.chunkOffset(2)] = 7;
+    const window = try gpa.create(input.ChunkSlot);
+    defer gpa.destroy(window);
+    var buf: [4096]u8 = undefined;
+    var w: Writer = .fixed(&buf);
+    try write(&Input.fromBytes(file), window, &w);
+    const text = w.buffered();
+    const table_start = std.mem.indexOf(u8, text, "\n\nChunk") orelse return error.TestUnexpectedResult;
+    const table_end = std.mem.lastIndexOf(u8, text, "\n\n").?;
+    try std.testing.expectEqualStrings(
+        \\Chunk  Offset      Record numbers     Record IDs  Flags             Header CRC32  Records CRC32
+        \\0      0x00001000  empty
+        \\1      0x00011000  1-123456789012345  0-0         DIRTY | NO_CRC32  none          none
+        \\2      0x00021000  unreadable: Failed to parse chunk header: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `[ 7,  0,  0,  0,  0,  0,  0,  0]`
+    , text[table_start + 2 .. table_end]);
 }

@@ -12,6 +12,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const file_header = @import("file_header.zig");
+const chunk_mod = @import("chunk.zig");
 
 pub const chunk_size = file_header.chunk_size;
 
@@ -66,6 +67,17 @@ pub const Input = struct {
                 return buffer[0..done];
             },
         }
+    }
+
+    /// Whether `bytes`, read from slot `slot`, are the cut last chunk (shared-fixtures/README.md,
+    /// "A log cut inside its last chunk"): the slot the input, as opened, ends inside, starting
+    /// with the chunk magic. A slot that reads short because the file shrank since it was
+    /// opened is not one (a plain `incomplete chunk`). The chunk order and the renderer both
+    /// ask this, so they cannot disagree.
+    pub fn isCutSlot(in: *const Input, slot: u64, bytes: []const u8) bool {
+        return bytes.len < chunk_size and
+            file_header.chunkOffset(slot) + chunk_size > in.size and
+            chunk_mod.hasMagic(bytes);
     }
 
     /// The 64 KiB of slot `slot`, or null when fewer than that can be read.

@@ -81,6 +81,72 @@ fn runCli(dir: std.fs.Dir, args: []const []const u8, stdin: ?[]const u8, env: ?*
     return .{ .term = term, .stdout = try stdout.toOwnedSlice(gpa), .stderr = try stderr.toOwnedSlice(gpa) };
 }
 
+/// `<build root>/<rel>`, or the environment's `env_name` when set; null (the test skips)
+/// when the file is missing, an error when `EVTX_REQUIRE_REFERENCE=1` (as in `make test`).
+fn tool(buf: []u8, env_name: []const u8, rel: []const u8) !?[]const u8 {
+    const path = std.posix.getenv(env_name) orelse try std.fmt.bufPrint(buf, "{s}/{s}", .{ options.root, rel });
+    std.fs.cwd().access(path, .{}) catch {
+        const required = std.mem.eql(u8, std.posix.getenv("EVTX_REQUIRE_REFERENCE") orelse "", "1");
+        std.debug.print("{s}: {s} is missing\n", .{ if (required) "error" else "skipping", path });
+        if (required) return error.ToolMissing;
+        return null;
+    };
+    return try std.fs.cwd().realpath(path, buf);
+}
+
+test "a sparse log over 4 GiB (oldest chunk past 4 GiB, 65,552 slots): the reference's bytes at -t 1 and -t 2" {
+    var ref_buf: [std.fs.max_path_bytes]u8 = undefined;
+    var gen_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const reference = try tool(&ref_buf, "EVTX_REFERENCE", "target/reference/bin/evtx_dump") orelse return error.SkipZigTest;
+    const generator = try tool(&gen_buf, "EVTX_FIXTURE_GEN", "target/release/evtx-fixture-gen") orelse return error.SkipZigTest;
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var gen = try runCli(tmp.dir, &[_][]const u8{ generator, "sparse", "--out", "sparse.evtx" }, null, null);
+    defer gen.deinit();
+    try gen.expectExit(0);
+    const stat = try tmp.dir.statFile("sparse.evtx");
+    try std.testing.expect(stat.size > 1 << 32);
+    var expected = try runCli(tmp.dir, &[_][]const u8{ reference, "-t", "2", "-o", "jsonl", "sparse.evtx" }, null, null);
+    defer expected.deinit();
+    try expected.expectExit(0);
+    try std.testing.expect(expected.stdout.len > 100_000);
+    for ([_][]const u8{ "1", "2" }) |threads| {
+        var run = try runCli(tmp.dir, &[_][]const u8{ cli(), "-t", threads, "-o", "jsonl", "sparse.evtx" }, null, null);
+        defer run.deinit();
+        try run.expectExit(0);
+        try std.testing.expect(std.mem.eql(u8, expected.stdout, run.stdout));
+        try std.testing.expectEqualStrings("", run.stderr);
+    }
+
+    // `info` reads slot by slot through `Input` in bounded memory (it read the whole file
+    // before: 4 GiB of RSS).
+    var expected_info = try runCli(tmp.dir, &[_][]const u8{ reference, "info", "-i", "sparse.evtx" }, null, null);
+    defer expected_info.deinit();
+    try expected_info.expectExit(0);
+    try std.testing.expect(std.mem.indexOf(u8, expected_info.stdout, "65552 chunks: ") != null);
+    var child = std.process.Child.init(&[_][]const u8{ cli(), "info", "-i", "sparse.evtx" }, gpa);
+    child.cwd_dir = tmp.dir;
+    child.stdin_behavior = .Ignore;
+    child.stdout_behavior = .Pipe;
+    child.stderr_behavior = .Pipe;
+    child.request_resource_usage_statistics = true;
+    try child.spawn();
+    var stdout: std.ArrayList(u8) = .empty;
+    defer stdout.deinit(gpa);
+    var stderr: std.ArrayList(u8) = .empty;
+    defer stderr.deinit(gpa);
+    try child.collectOutput(gpa, &stdout, &stderr, output_max);
+    const info_run: Run = .{ .term = try child.wait(), .stdout = &.{}, .stderr = stderr.items };
+    try info_run.expectExit(0);
+    try std.testing.expect(std.mem.eql(u8, expected_info.stdout, stdout.items));
+    try std.testing.expectEqualStrings("", stderr.items);
+    const peak = child.resource_usage_statistics.getMaxRss() orelse return error.NoRssMeasurement;
+    if (peak >= 16 << 20) {
+        std.debug.print("info peaked at {d} bytes on a 4 GiB log\n", .{peak});
+        return error.TestUnexpectedResult;
+    }
+}
+
 test "a log cut while the CLI reads it: one incomplete-chunk line per lost slot, no signal, exit 0" {
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();

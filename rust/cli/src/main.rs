@@ -113,17 +113,29 @@ fn fatal(message: impl std::fmt::Display) -> ExitCode {
 }
 
 /// `info -i FILE`: the report of `evtx_core::info` on standard output.
+/// The file is read through chunk windows (a stream is spooled first), so memory stays bounded
+/// whatever its size.
 fn info_command(args: &InfoArgs) -> ExitCode {
-    let data = match fs::read(&args.input) {
-        Ok(data) => data,
-        Err(e) => return fatal(format!("Failed to open {}: {}", args.input, io_reason(&e))),
+    let open_error =
+        |e: &io::Error| fatal(format!("Failed to open {}: {}", args.input, io_reason(e)));
+    let file = match fs::File::open(&args.input) {
+        Ok(file) => file,
+        Err(e) => return open_error(&e),
     };
-    let text = match evtx_core::info::info(&data) {
-        Ok(text) => text,
-        Err(e) => return fatal(e),
+    let file = if evtx_core::input::is_regular(&file) {
+        Some(file)
+    } else {
+        match evtx_core::input::spool(&mut &file, &std::env::temp_dir()) {
+            Ok(spooled) => spooled,
+            Err(e) => return open_error(&e),
+        }
     };
-    let mut out = stdout_writer();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    let input = match file.map_or(Err(evtx_core::FatalError::TooShort(0)), Input::open_lenient) {
+        Ok(input) => input,
+        Err(e) => return fatal(evtx_core::info::header_error(e)),
+    };
+    let mut out = io::BufWriter::with_capacity(64 << 10, stdout_writer());
+    match evtx_core::info::info(&input, &mut out).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
             fatal(format!("failed to write output: {}", io_reason(&e)))
         }

@@ -87,6 +87,64 @@ fn sparse_log_over_4_gib_matches_the_reference() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Peak RSS of `bin args` in KiB, by `/usr/bin/time -f %M` (as the mutation gate measures it),
+/// with its output; `None` (the caller skips) without `/usr/bin/time`, unless
+/// `EVTX_REQUIRE_REFERENCE=1`.
+fn peak_rss_kib(bin: &Path, args: &[&str], stats: &Path) -> Option<(u64, Output)> {
+    let time = Path::new("/usr/bin/time");
+    if !time.is_file() {
+        assert_ne!(
+            std::env::var("EVTX_REQUIRE_REFERENCE").as_deref(),
+            Ok("1"),
+            "/usr/bin/time is missing"
+        );
+        eprintln!("skipping: no /usr/bin/time");
+        return None;
+    }
+    let mut all = vec![
+        "-f",
+        "%M",
+        "-o",
+        stats.to_str().unwrap(),
+        bin.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let output = run(time, &all);
+    let text = std::fs::read_to_string(stats).unwrap();
+    let kib = text.trim().lines().last().unwrap().parse().unwrap();
+    Some((kib, output))
+}
+
+/// `info` on the sparse log over 4 GiB: the reference's bytes, read slot by slot through the
+/// chunk source in bounded memory (it read the whole file before: 4 GiB of RSS).
+#[test]
+fn info_on_the_sparse_log_matches_the_reference_in_bounded_memory() {
+    let Some(reference) = reference() else {
+        return;
+    };
+    let dir = scratch("sparse-info");
+    let log = dir.join("sparse-4g.evtx");
+    evtx_fixture_gen::sparse::write(&log).unwrap();
+    let path = log.to_str().unwrap();
+    let expected = run(&reference, &["info", "-i", path]);
+    assert!(expected.status.success());
+    assert!(
+        String::from_utf8_lossy(&expected.stdout).contains("65552 chunks: "),
+        "the reference reported every slot"
+    );
+    let Some((kib, actual)) = peak_rss_kib(&ours(), &["info", "-i", path], &dir.join("rss")) else {
+        return;
+    };
+    assert_eq!(actual.status.code(), Some(0));
+    assert!(
+        actual.stdout == expected.stdout,
+        "info stdout differs from the reference"
+    );
+    assert_eq!(String::from_utf8_lossy(&actual.stderr), "");
+    assert!(kib < 16 << 10, "info peaked at {kib} KiB on a 4 GiB log");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Truncating the input to 1,000,000 bytes while evtx-rs writes its first chunk: slots 0-13
 /// stay whole, slot 14 is cut, the rest are gone. evtx-rs prints what it can read, one
 /// `incomplete chunk` line per slot it cannot (file offset of the slot, record `-`), exits 0 as

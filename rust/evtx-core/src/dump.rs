@@ -172,14 +172,14 @@ impl Renderer {
     ) {
         let mut window = std::mem::take(&mut self.window);
         let chunk = file.chunk(slot, &mut window);
-        // Past the complete slots only the trailing partial one is in the order (input.rs).
-        let trailing = slot as usize >= file.chunk_slots();
-        self.render_slot(slot, chunk, trailing, out);
+        let cut = file.is_cut_slot(slot, chunk);
+        self.render_slot(slot, chunk, cut, out);
         self.window = window;
     }
 
     /// Renders the bytes `chunk` of slot `slot` into `out`.
-    fn render_slot(&mut self, slot: u32, chunk: &[u8], trailing: bool, out: &mut ChunkOutput) {
+    /// `cut`: the slot is the cut last chunk ([`ChunkSource::is_cut_slot`]).
+    fn render_slot(&mut self, slot: u32, chunk: &[u8], cut: bool, out: &mut ChunkOutput) {
         let file_offset = EvtxFile::chunk_offset(slot);
         out.slot = slot;
         out.file_offset = file_offset;
@@ -197,7 +197,7 @@ impl Renderer {
                 outcome: Outcome::Failed(Failure::new(kind, detail)),
             });
         };
-        if chunk.len() < CHUNK_SIZE && trailing && chunk.starts_with(chunk::CHUNK_MAGIC) {
+        if cut {
             self.render_partial_chunk(chunk, slot, out);
             return;
         }
@@ -434,6 +434,18 @@ where
     S: ChunkSource + ?Sized,
     F: FnMut(&ChunkOutput) -> ControlFlow<()>,
 {
+    if file.copies() && order.len() > 1 {
+        render_read_ahead(file, opts, order, sink);
+        return;
+    }
+    render_on_this_thread(file, opts, order, sink);
+}
+
+fn render_on_this_thread<S, F>(file: &S, opts: &Options, order: &ChunkOrder, sink: &mut F)
+where
+    S: ChunkSource + ?Sized,
+    F: FnMut(&ChunkOutput) -> ControlFlow<()>,
+{
     let mut r = Renderer::new(opts);
     let mut out = ChunkOutput::default();
     for slot in order.iter() {
@@ -441,6 +453,150 @@ where
         if sink(&out).is_break() {
             return;
         }
+    }
+}
+
+/// One thread for a source that copies ([`ChunkSource::copies`]): a helper thread reads the
+/// next slots (at most [`READ_AHEAD_WINDOWS`] ahead, into windows that go round) while this
+/// one renders, so the copy out of the page cache (PERF.md H10) runs beside the rendering on
+/// an otherwise idle core instead of before it. Output and errors are those of the plain loop.
+fn render_read_ahead<S, F>(file: &S, opts: &Options, order: &ChunkOrder, sink: &mut F)
+where
+    S: ChunkSource + ?Sized,
+    F: FnMut(&ChunkOutput) -> ControlFlow<()>,
+{
+    let ring = ReadAhead::default();
+    std::thread::scope(|scope| {
+        let reader = std::thread::Builder::new().spawn_scoped(scope, || ring.reader(file, order));
+        if reader.is_err() {
+            // No thread: read and render on this one.
+            render_on_this_thread(file, opts, order, sink);
+            return;
+        }
+        let mut r = Renderer::new(opts);
+        let mut out = ChunkOutput::default();
+        for (job, slot) in order.iter().enumerate() {
+            ring.wait_read(job);
+            {
+                let window = lock(&ring.windows[job % READ_AHEAD_WINDOWS]);
+                let chunk = window.1.filled(window.0);
+                r.render_slot(slot, chunk, file.is_cut_slot(slot, chunk), &mut out);
+            }
+            ring.release(job);
+            if sink(&out).is_break() {
+                break;
+            }
+        }
+        ring.stop();
+    });
+}
+
+/// Windows of the read-ahead ring (512 KiB in all).
+const READ_AHEAD_WINDOWS: usize = 8;
+/// The reader, once the ring is full, waits until this many windows are free: one wake-up per
+/// batch, not per chunk (a wake-up costs about as much as copying a chunk).
+const READ_AHEAD_BATCH: usize = 4;
+
+/// The ring of [`render_read_ahead`]: job `j` (the `j`-th slot of the order) is read into
+/// window `j % READ_AHEAD_WINDOWS` once job `j - READ_AHEAD_WINDOWS` is released, and rendered
+/// once read. A window is only ever touched by one side at a time (its mutex is never
+/// contended; it makes the hand-over safe).
+struct ReadAhead {
+    /// Bytes read and the window.
+    windows: Vec<Mutex<(usize, ChunkSlot)>>,
+    state: Mutex<RingState>,
+    reader_wakes: Condvar,
+    renderer_wakes: Condvar,
+}
+
+#[derive(Default)]
+struct RingState {
+    /// Jobs read, and released by the renderer.
+    read: usize,
+    released: usize,
+    stop: bool,
+    reader_waits: bool,
+    renderer_waits: bool,
+}
+
+impl Default for ReadAhead {
+    fn default() -> ReadAhead {
+        ReadAhead {
+            windows: (0..READ_AHEAD_WINDOWS)
+                .map(|_| Mutex::new((0, ChunkSlot::default())))
+                .collect(),
+            state: Mutex::new(RingState::default()),
+            reader_wakes: Condvar::new(),
+            renderer_wakes: Condvar::new(),
+        }
+    }
+}
+
+/// A lock that a panic elsewhere does not poison for us (the data stays consistent: every
+/// critical section here only stores numbers).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ReadAhead {
+    fn reader<S: ChunkSource + ?Sized>(&self, file: &S, order: &ChunkOrder) {
+        for (job, slot) in order.iter().enumerate() {
+            {
+                let mut s = lock(&self.state);
+                if job >= s.released + READ_AHEAD_WINDOWS {
+                    s.reader_waits = true;
+                    while job + READ_AHEAD_BATCH > s.released + READ_AHEAD_WINDOWS && !s.stop {
+                        s = self.reader_wakes.wait(s).unwrap_or_else(|p| p.into_inner());
+                    }
+                    s.reader_waits = false;
+                }
+                if s.stop {
+                    return;
+                }
+            }
+            {
+                let mut window = lock(&self.windows[job % READ_AHEAD_WINDOWS]);
+                let (len, slot_window) = &mut *window;
+                *len = file.chunk(slot, slot_window).len();
+            }
+            let mut s = lock(&self.state);
+            debug_assert_eq!(s.read, job);
+            s.read = job + 1;
+            if s.renderer_waits {
+                self.renderer_wakes.notify_one();
+            }
+        }
+    }
+
+    /// Waits until job `job` is read.
+    fn wait_read(&self, job: usize) {
+        let mut s = lock(&self.state);
+        debug_assert_eq!(s.released, job);
+        if s.read <= job {
+            s.renderer_waits = true;
+            while s.read <= job {
+                s = self
+                    .renderer_wakes
+                    .wait(s)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+            s.renderer_waits = false;
+        }
+    }
+
+    /// Job `job` is rendered: its window may be read into again.
+    fn release(&self, job: usize) {
+        let mut s = lock(&self.state);
+        s.released = job + 1;
+        if s.reader_waits && s.read + READ_AHEAD_BATCH <= s.released + READ_AHEAD_WINDOWS {
+            self.reader_wakes.notify_one();
+        }
+    }
+
+    /// Stops the reader (the sink stopped, or everything is rendered).
+    fn stop(&self) {
+        lock(&self.state).stop = true;
+        self.reader_wakes.notify_one();
     }
 }
 

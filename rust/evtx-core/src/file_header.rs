@@ -41,6 +41,19 @@ impl FileHeader {
     /// Parses and checks the first 4096 bytes `block` of a file of `file_len` bytes (the same
     /// checks as [`FileHeader::parse`], for input read through windows).
     pub fn parse_block(block: &[u8], file_len: u64) -> Result<FileHeader, FatalError> {
+        let header = FileHeader::read_block(block)?;
+        if file_len < u64::from(header.header_block_size) {
+            return Err(FatalError::ShorterThanHeaderBlock {
+                len: file_len as usize,
+                header_block_size: header.header_block_size,
+            });
+        }
+        Ok(header)
+    }
+
+    /// The fields of the first 4096 bytes `block` of a file, checking only its length and
+    /// magic (`info` reads a header that the dump would refuse).
+    pub fn read_block(block: &[u8]) -> Result<FileHeader, FatalError> {
         if block.len() < FILE_HEADER_BLOCK {
             return Err(FatalError::TooShort(block.len()));
         }
@@ -61,12 +74,6 @@ impl FileHeader {
             stored_checksum: le_u32(data, 124),
             computed_checksum: crc32fast::hash(&data[..120]),
         };
-        if file_len < u64::from(header.header_block_size) {
-            return Err(FatalError::ShorterThanHeaderBlock {
-                len: file_len as usize,
-                header_block_size: header.header_block_size,
-            });
-        }
         Ok(header)
     }
 

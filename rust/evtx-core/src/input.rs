@@ -30,6 +30,12 @@ pub struct ChunkSlot {
 }
 
 impl ChunkSlot {
+    /// The first `len` bytes read into this window by [`ChunkSource::chunk`] (`len` being the
+    /// length of the slice it returned): a chunk read on one thread, rendered on another.
+    pub fn filled(&self, len: usize) -> &[u8] {
+        &self.buf[..len]
+    }
+
     /// The first `len` bytes of the buffer, grown to a full chunk on first use.
     fn space(&mut self, len: usize) -> &mut [u8] {
         debug_assert!(len <= CHUNK_SIZE);
@@ -69,6 +75,24 @@ pub trait ChunkSource: Sync {
     /// The whole slot (shorter than 65536 bytes when incomplete).
     fn chunk<'s>(&'s self, slot: u32, window: &'s mut ChunkSlot) -> &'s [u8] {
         self.slot_bytes(slot, CHUNK_SIZE, window)
+    }
+
+    /// Whether [`ChunkSource::chunk`] copies (a file read into windows) rather than lends:
+    /// then a single-threaded dump reads the next slots on a helper thread while it renders
+    /// (`dump.rs`, read-ahead).
+    fn copies(&self) -> bool {
+        false
+    }
+
+    /// Whether `bytes`, read from slot `slot`, are the cut last chunk (`shared-fixtures/README.md`,
+    /// "A log cut inside its last chunk"): the slot the input, as opened, ends inside, starting
+    /// with the chunk magic. A slot that reads short because the file shrank since it was
+    /// opened is not one (it is a plain `incomplete chunk`). The chunk order and the renderer
+    /// both ask this, so they cannot disagree.
+    fn is_cut_slot(&self, slot: u32, bytes: &[u8]) -> bool {
+        bytes.len() < CHUNK_SIZE
+            && chunk_offset(slot) + CHUNK_SIZE as u64 > self.len()
+            && bytes.starts_with(CHUNK_MAGIC)
     }
 
     /// The warning line to print when the header CRC is wrong (section 2), if it is.
@@ -116,8 +140,7 @@ pub trait ChunkSource: Sync {
         }
         // A trailing partial slot that starts like a chunk ends the first pass with an error
         // line (our rule, `shared-fixtures/README.md`), where the reference is silent.
-        let trailing = self.chunk(end, &mut window);
-        if end < u32::MAX && trailing.len() < CHUNK_SIZE && trailing.starts_with(CHUNK_MAGIC) {
+        if end < u32::MAX && self.is_cut_slot(end, self.chunk(end, &mut window)) {
             end += 1;
         }
         ChunkOrder {
@@ -217,18 +240,32 @@ impl Input {
     /// allow positioned reads (a regular file; see [`spool`] for anything else); its length
     /// now is the length for the whole run.
     pub fn open(file: File) -> Result<Input, FatalError> {
+        let (block, len) = Self::header_block(&file)?;
+        let header = FileHeader::parse_block(&block, len)?;
+        Ok(Input { file, header, len })
+    }
+
+    /// Like [`Input::open`], checking only that the header block is there with its magic:
+    /// for `info`, which reports on a header the dump refuses (its block size past the end).
+    pub fn open_lenient(file: File) -> Result<Input, FatalError> {
+        let (block, len) = Self::header_block(&file)?;
+        let header = FileHeader::read_block(&block)?;
+        Ok(Input { file, header, len })
+    }
+
+    /// The first 4096 bytes of `file` and its length now.
+    fn header_block(file: &File) -> Result<(Vec<u8>, u64), FatalError> {
         let len = file
             .metadata()
             .map_err(|e| FatalError::Other(format!("cannot read the input's size: {e}")))?
             .len();
         let mut block = vec![0u8; FILE_HEADER_BLOCK];
         let want = len.min(FILE_HEADER_BLOCK as u64) as usize;
-        let got = read_full_at(&file, &mut block[..want], 0);
+        let got = read_full_at(file, &mut block[..want], 0);
         if got < FILE_HEADER_BLOCK {
             return Err(FatalError::TooShort(got));
         }
-        let header = FileHeader::parse_block(&block, len)?;
-        Ok(Input { file, header, len })
+        Ok((block, len))
     }
 
     /// The underlying file (to compare its identity with an output path).
@@ -244,6 +281,10 @@ impl ChunkSource for Input {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn copies(&self) -> bool {
+        true
     }
 
     fn slot_bytes<'s>(&'s self, slot: u32, max: usize, window: &'s mut ChunkSlot) -> &'s [u8] {
