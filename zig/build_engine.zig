@@ -101,6 +101,7 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
             .optimize = options.optimize,
             .link_libc = true,
         }) else evtx;
+        // (evtx-zig-cli-tests is also the name of zig/tests/cli_input.zig's binary below.)
         const root_tests = b.addTest(.{
             .name = b.fmt("evtx-zig-{s}-tests", .{name}),
             .root_module = b.createModule(.{
@@ -124,6 +125,8 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     const cli_input_options = b.addOptions();
     cli_input_options.addOptionPath("cli", cli.getEmittedBin());
     cli_input_options.addOptionPath("fixtures", b.path("shared-fixtures"));
+    // The reference `evtx_dump` (built by `make setup`): the error lines' words are its own.
+    cli_input_options.addOptionPath("reference", b.path("target/reference/bin/evtx_dump"));
     const cli_tests = b.addTest(.{
         .name = "evtx-zig-cli-tests",
         .root_module = b.createModule(.{
