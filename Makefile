@@ -223,7 +223,7 @@ python-test: python
 # ---------------------------------------------------------------------------------------------
 # Fuzzing: libFuzzer on the Rust engine (cargo-fuzz: own API, C ABI; built -O -a, so debug
 # assertions and overflow checks are on) and the Zig engine (drivers built by `zig build
-# fuzz-zig`: own API with a leak-checking allocator, C ABI with a malloc leak check), and
+# fuzz-zig`: own API and C ABI, each through a leak-checking DebugAllocator), and
 # fuzz-cross: both engines through the C ABI on the same input, any difference a finding (it
 # loads zig-out/lib/libevtx_rs.so, so `make build` first). Findings land in target/fuzz/artifacts/.
 

@@ -74,16 +74,51 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     const zig_only = b.step("zig", "Build and install only the Zig engine");
     zig_only.dependOn(&b.addInstallArtifact(cli, .{}).step);
 
-    // Unit tests: every `test` block reachable from the library root and the CLI.
+    // Unit tests: every `test` block reachable from the library root. Some compare with the
+    // reference's output of the shared fixtures (`unit_test_options.fixtures`).
+    const unit_options = b.addOptions();
+    unit_options.addOptionPath("fixtures", b.path("shared-fixtures"));
+    const unit_options_module = unit_options.createModule();
     const test_module = b.createModule(.{
         .root_source_file = b.path("zig/src/evtx.zig"),
         .target = options.target,
         .optimize = options.optimize,
+        .imports = &.{.{ .name = "unit_test_options", .module = unit_options_module }},
     });
     const unit_tests = b.addTest(.{ .name = "evtx-zig-tests", .root_module = test_module });
     const run_tests = b.addRunArtifact(unit_tests);
     run_tests.has_side_effects = true;
     options.steps.test_all.dependOn(&run_tests.step);
+
+    // The `test` blocks of the two roots that sit outside the library module: the CLI's
+    // argument parser, and the C ABI (with libc, as the libraries are built; its allocator is
+    // `std.testing.allocator` there, so a leak fails the test).
+    for ([_][]const u8{ "cli", "capi" }) |name| {
+        const link_libc = std.mem.eql(u8, name, "capi");
+        const library = if (link_libc) b.createModule(.{
+            .root_source_file = b.path("zig/src/evtx.zig"),
+            .target = options.target,
+            .optimize = options.optimize,
+            .link_libc = true,
+        }) else evtx;
+        // (evtx-zig-cli-tests is also the name of zig/tests/cli_input.zig's binary below.)
+        const root_tests = b.addTest(.{
+            .name = b.fmt("evtx-zig-{s}-tests", .{name}),
+            .root_module = b.createModule(.{
+                .root_source_file = b.path(b.fmt("zig/src/{s}.zig", .{name})),
+                .target = options.target,
+                .optimize = options.optimize,
+                .link_libc = link_libc,
+                .imports = &.{
+                    .{ .name = "evtx", .module = library },
+                    .{ .name = "unit_test_options", .module = unit_options_module },
+                },
+            }),
+        });
+        const run_root_tests = b.addRunArtifact(root_tests);
+        run_root_tests.has_side_effects = true;
+        options.steps.test_all.dependOn(&run_root_tests.step);
+    }
 
     // The CLI run as a user would (zig/tests/cli_input.zig): a file cut under it, `-f`
     // naming the input, standard input.
@@ -93,6 +128,8 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     // The sparse > 4 GiB log comes from `evtx-fixture-gen` and its expected output from the
     // reference, both found under the build root (`make build`, `make setup`).
     cli_input_options.addOption([]const u8, "root", b.pathFromRoot("."));
+    // The reference `evtx_dump` (built by `make setup`): the error lines' words are its own.
+    cli_input_options.addOptionPath("reference", b.path("target/reference/bin/evtx_dump"));
     const cli_tests = b.addTest(.{
         .name = "evtx-zig-cli-tests",
         .root_module = b.createModule(.{

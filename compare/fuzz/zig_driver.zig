@@ -8,11 +8,25 @@
 //! A crash (safety panic in ReleaseSafe, segfault), a hang, a leak, or `EVTX_STATUS_INTERNAL`
 //! from the ABI is a finding; every other outcome — errors included — is a normal run. Leaks:
 //! the `api` target allocates through a `std.heap.DebugAllocator` per input and panics when it
-//! reports one (the C ABI allocates with malloc: valgrind covers it in `test-abi`).
+//! reports one. The C ABI linked in here allocates through `evtx_capi_allocator` below (capi.zig
+//! takes it from the root) instead of malloc: a `DebugAllocator` that counts every allocation
+//! and free exactly, checked after each input once `evtx_parser_free` has run (`abi`, `cross`).
 const std = @import("std");
 const evtx = @import("evtx");
 const capi = @import("capi");
 const fuzz_options = @import("fuzz_options");
+
+/// The Zig C ABI's allocator in the fuzz build (see capi.zig's `gpa`). Thread-safe, as `-t 2`
+/// workers allocate through it too.
+var capi_debug: std.heap.DebugAllocator(.{ .thread_safe = true }) = .init;
+pub const evtx_capi_allocator: std.mem.Allocator = capi_debug.allocator();
+
+/// Panics when the C ABI left anything allocated after every parser of the input was freed,
+/// then starts the count afresh for the next input.
+fn expectNoCapiLeak() void {
+    if (capi_debug.deinit() == .leak) @panic("the Zig C ABI leaked memory (see the report above)");
+    capi_debug = .init;
+}
 
 extern const __start___sancov_cntrs: u8;
 extern const __stop___sancov_cntrs: u8;
@@ -22,8 +36,8 @@ export fn LLVMFuzzerInitialize(argc: *c_int, argv: *[*][*:0]u8) callconv(.c) c_i
     _ = argc;
     _ = argv;
     __sanitizer_cov_8bit_counters_init(@ptrCast(&__start___sancov_cntrs), @ptrCast(&__stop___sancov_cntrs));
-    // One failing call up front: it allocates this thread's error-detail buffer, which lives
-    // as long as the thread, so the leak check of `abi` does not count it.
+    // One failing call up front: it allocates this thread's error-detail buffer (malloc, as
+    // long as the thread lives), so no input is the first to pay for it.
     _ = capi.evtx_parser_open_buffer(null, 0, null, null);
     return 0;
 }
@@ -32,8 +46,10 @@ export fn LLVMFuzzerTestOneInput(data: [*]const u8, size: usize) callconv(.c) c_
     const input = data[0..size];
     if (std.mem.eql(u8, fuzz_options.target, "abi")) {
         fuzzAbi(input);
+        expectNoCapiLeak();
     } else if (std.mem.eql(u8, fuzz_options.target, "cross")) {
         fuzzCross(input);
+        expectNoCapiLeak();
     } else {
         var debug: std.heap.DebugAllocator(.{}) = .init;
         fuzzApi(debug.allocator(), input);
@@ -86,29 +102,57 @@ fn expectSameEntries(compiled: *const evtx.dump.Result, parsed: *const evtx.dump
     }
 }
 
+/// The C ABI's variants: both APIs, and the options that allocate differently (event
+/// ranges are copied at open, carving keeps its own scratch, `-t 2` runs workers).
+const AbiVariant = struct { format: u32, push: bool, recover: bool = false, threads: u32 = 1, events: bool = false };
+const abi_variants = [_]AbiVariant{
+    .{ .format = 0, .push = false },
+    .{ .format = 2, .push = false, .recover = true, .events = true },
+    .{ .format = 1, .push = true, .threads = 2 },
+    .{ .format = 2, .push = true, .recover = true },
+};
+
 fn fuzzAbi(input: []const u8) void {
+    for (&abi_variants) |*variant| abiRun(input, variant);
+}
+
+fn abiRun(input: []const u8, variant: *const AbiVariant) void {
     const internal: u32 = @intFromEnum(capi.evtx_status.internal);
     const end: u32 = @intFromEnum(capi.evtx_status.end);
-    for ([_]u32{ 0, 2 }) |format| {
-        // No leak check here: glibc counts tcache-held free chunks as in use (mallinfo2), so
-        // comparing its in-use bytes gave false findings; the C ABI's leaks are valgrind's job
-        // (`zig build test-abi-valgrind`).
-        var options: capi.evtx_options = undefined;
-        capi.evtx_options_init(&options);
-        options.format = format;
-        options.threads = 1;
-        var parser: ?*capi.evtx_parser = null;
-        const opened = capi.evtx_parser_open_buffer(input.ptr, input.len, &options, &parser);
-        if (opened == internal) @panic("evtx_parser_open_buffer: EVTX_STATUS_INTERNAL");
-        defer capi.evtx_parser_free(parser);
-        if (parser == null) continue;
-        var record: capi.evtx_record = undefined;
-        while (true) {
-            const status = capi.evtx_parser_next(parser, &record);
-            if (status == internal) @panic("evtx_parser_next: EVTX_STATUS_INTERNAL");
-            if (status == end or status < 16 and status != 0) break;
-        }
+    const ranges = [_]capi.evtx_event_range{ .{ .first = 1, .last = 3 }, .{ .first = 5, .last = 5 } };
+    var options: capi.evtx_options = undefined;
+    capi.evtx_options_init(&options);
+    options.format = variant.format;
+    options.threads = variant.threads;
+    options.recover_records = @intFromBool(variant.recover);
+    if (variant.events) {
+        options.event_ranges = &ranges;
+        options.event_ranges_count = ranges.len;
     }
+    var parser: ?*capi.evtx_parser = null;
+    const opened = capi.evtx_parser_open_buffer(input.ptr, input.len, &options, &parser);
+    if (opened == internal) @panic("evtx_parser_open_buffer: EVTX_STATUS_INTERNAL");
+    defer capi.evtx_parser_free(parser);
+    if (parser == null) return;
+    if (variant.push) {
+        var stats: capi.evtx_stats = undefined;
+        const status = capi.evtx_parser_dump(parser, discard, null, null, &stats);
+        if (status == internal) @panic("evtx_parser_dump: EVTX_STATUS_INTERNAL");
+        return;
+    }
+    var record: capi.evtx_record = undefined;
+    while (true) {
+        const status = capi.evtx_parser_next(parser, &record);
+        if (status == internal) @panic("evtx_parser_next: EVTX_STATUS_INTERNAL");
+        if (status == end or status < 16 and status != 0) break;
+    }
+}
+
+fn discard(user_data: ?*anyopaque, data: ?[*]const u8, len: usize) callconv(.c) i32 {
+    _ = user_data;
+    _ = data;
+    _ = len;
+    return 0;
 }
 
 /// The functions of libevtx_rs.so the `cross` target calls.

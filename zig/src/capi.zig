@@ -4,6 +4,8 @@
 //! Thin layer: it converts C types, owns the parser handle and calls `dump`. Nothing here
 //! panics; allocation failures become `EVTX_STATUS_INTERNAL`.
 const std = @import("std");
+const builtin = @import("builtin");
+const root = @import("root");
 const evtx = @import("evtx");
 const dump = evtx.dump;
 const chunk = evtx.chunk;
@@ -113,7 +115,18 @@ pub const evtx_write_fn = ?*const fn (?*anyopaque, ?[*]const u8, usize) callconv
 /// C: evtx_error_fn
 pub const evtx_error_fn = ?*const fn (?*anyopaque, ?*const evtx_record) callconv(.c) i32;
 
-const gpa = std.heap.c_allocator;
+/// Where the library allocates: malloc, since it lives inside C processes. A program that
+/// links this file into itself may pick another allocator by declaring
+/// `pub const evtx_capi_allocator: std.mem.Allocator` in its root (the Zig fuzz driver's leak
+/// check counts every byte through a `DebugAllocator`); the unit tests below use
+/// `std.testing.allocator`, which fails a test that leaks. The per-thread error buffer is
+/// not counted: it lives as long as its thread (malloc, freed by the pthread key).
+const gpa: std.mem.Allocator = if (builtin.is_test)
+    std.testing.allocator
+else if (@hasDecl(root, "evtx_capi_allocator"))
+    root.evtx_capi_allocator
+else
+    std.heap.c_allocator;
 
 /// The detail of the last failing call, per thread as the header promises. The buffer hangs
 /// off a pthread key rather than a Zig `threadlocal`: thread-local storage of a dlopen'ed Zig
@@ -599,4 +612,459 @@ pub export fn evtx_parser_dump(parser: ?*evtx_parser, write: evtx_write_fn, on_e
 pub export fn evtx_parser_free(parser: ?*evtx_parser) callconv(.c) void {
     const h = parser orelse return;
     state(h).destroy();
+}
+
+// Tests. The expected statuses and defaults are what include/evtx.h promises; the expected
+// bytes are the reference's stdout (`shared-fixtures/expected/`, `evtx_dump -t 1`), the
+// record and failure counts those of `shared-fixtures/manifest.json` (reference runs).
+
+const testing = std.testing;
+
+/// A shared fixture's bytes; caller frees.
+fn readFixture(comptime path: []const u8) ![]u8 {
+    const unit_test_options = @import("unit_test_options");
+    var dir = try std.fs.cwd().openDir(unit_test_options.fixtures, .{});
+    defer dir.close();
+    return dir.readFileAlloc(testing.allocator, path, 1 << 20);
+}
+
+/// The path of a shared fixture, NUL-terminated, in `buffer`.
+fn fixturePath(buffer: []u8, comptime path: []const u8) ![:0]const u8 {
+    const unit_test_options = @import("unit_test_options");
+    return std.fmt.bufPrintZ(buffer, "{s}/{s}", .{ unit_test_options.fixtures, path });
+}
+
+fn testOptions(format: evtx_format) evtx_options {
+    var o: evtx_options = undefined;
+    evtx_options_init(&o);
+    o.format = @intFromEnum(format);
+    o.threads = 1;
+    return o;
+}
+
+fn openBuffer(bytes: []const u8, o: *const evtx_options) !*evtx_parser {
+    var out: ?*evtx_parser = null;
+    const status = evtx_parser_open_buffer(bytes.ptr, bytes.len, o, &out);
+    if (status != @intFromEnum(evtx_status.ok)) {
+        std.debug.print("open: {s}: {s}\n", .{ evtx_status_name(status), evtx_last_error() });
+        return error.TestUnexpectedResult;
+    }
+    return out.?;
+}
+
+/// What pulling every record gives: the rendered bytes concatenated, and the statuses.
+const Pulled = struct {
+    text: std.ArrayList(u8) = .empty,
+    records: usize = 0,
+    recovered: usize = 0,
+    failed: usize = 0,
+    first_failure: ?evtx_record = null,
+
+    fn deinit(p: *Pulled) void {
+        p.text.deinit(testing.allocator);
+    }
+};
+
+fn pullAll(parser: *evtx_parser) !Pulled {
+    var pulled: Pulled = .{};
+    errdefer pulled.deinit();
+    var record: evtx_record = undefined;
+    while (true) {
+        const status = evtx_parser_next(parser, &record);
+        if (status == @intFromEnum(evtx_status.end)) return pulled;
+        if (status == @intFromEnum(evtx_status.ok)) {
+            try testing.expectEqual(@intFromEnum(evtx_status.ok), record.status);
+            try testing.expectEqualStrings("", std.mem.span(record.message.?));
+            try pulled.text.appendSlice(testing.allocator, record.data.?[0..record.data_len]);
+            pulled.records += 1;
+            pulled.recovered += record.recovered;
+            continue;
+        }
+        // An error KIND: the header's record shape for failures.
+        try testing.expect(status >= 16 and status <= 26);
+        try testing.expectEqual(status, record.status);
+        try testing.expect(record.data == null);
+        try testing.expectEqual(@as(usize, 0), record.data_len);
+        try testing.expectEqual(@as(u8, 0), record.recovered);
+        try testing.expect(std.mem.span(record.message.?).len > 0);
+        if (pulled.first_failure == null) pulled.first_failure = record;
+        pulled.failed += 1;
+    }
+}
+
+fn expectStatus(expected: evtx_status, got: u32) !void {
+    if (got != @intFromEnum(expected)) {
+        std.debug.print("status {d} ({s}), expected {s}; last error: {s}\n", .{ got, evtx_status_name(got), @tagName(expected), evtx_last_error() });
+        return error.TestUnexpectedResult;
+    }
+}
+
+test "evtx_options_init: the CLI's defaults (header); NULL is ignored" {
+    var o: evtx_options = undefined;
+    @memset(std.mem.asBytes(&o), 0xAA);
+    evtx_options_init(&o);
+    try testing.expectEqual(@as(u32, 0), o.format); // EVTX_FORMAT_XML
+    try testing.expectEqual(@as(u32, 0), o.threads);
+    try testing.expectEqual(@as(u8, 1), o.indent);
+    try testing.expectEqual(@as(u8, 1), o.show_record_number);
+    try testing.expectEqual(@as(u8, 0), o.separate_json_attributes);
+    try testing.expectEqual(@as(u8, 0), o.validate_checksums);
+    try testing.expectEqual(@as(u8, 0), o.recover_records);
+    try testing.expectEqual(@as(u8, 0), o.stop_after_error);
+    try testing.expectEqualSlices(u8, &.{ 0, 0 }, &o.reserved);
+    try testing.expect(o.ansi_codec == null and o.event_ranges == null);
+    try testing.expectEqual(@as(usize, 0), o.event_ranges_count);
+    evtx_options_init(null);
+}
+
+test "identity: ABI version 2, backend name, status names are the README's KIND strings" {
+    try testing.expectEqual(@as(u32, 2), evtx_abi_version());
+    try testing.expectEqualStrings("zig", std.mem.span(evtx_backend_name()));
+    const kinds = [_][]const u8{
+        "incomplete chunk",            "bad chunk magic",            "bad chunk header checksum",
+        "bad chunk free space offset", "bad chunk records checksum", "bad string table",
+        "bad record magic",            "truncated record header",    "bad record timestamp",
+        "bad record size",             "bad binxml",
+    };
+    for (kinds, 16..) |kind, status| try testing.expectEqualStrings(kind, std.mem.span(evtx_status_name(@intCast(status))));
+    try testing.expectEqualStrings("ok", std.mem.span(evtx_status_name(0)));
+    for ([_]u32{ 11, 15, 27, 1000, std.math.maxInt(u32) }) |status| {
+        try testing.expectEqualStrings("unknown status", std.mem.span(evtx_status_name(status)));
+    }
+}
+
+test "open: NULL arguments, bad options and non-EVTX input fail with *out NULL and a last error" {
+    const basic = try readFixture("synthetic/basic.evtx");
+    defer testing.allocator.free(basic);
+    var out: ?*evtx_parser = null;
+    try expectStatus(.null_argument, evtx_parser_open_buffer(basic.ptr, basic.len, null, null));
+    try expectStatus(.null_argument, evtx_parser_open_path(null, null, null));
+    out = @ptrFromInt(8);
+    try expectStatus(.null_argument, evtx_parser_open_buffer(null, 4, null, &out));
+    try testing.expect(out == null);
+    out = @ptrFromInt(8);
+    try expectStatus(.null_argument, evtx_parser_open_path(null, null, &out));
+    try testing.expect(out == null);
+
+    // Options the header calls invalid.
+    const ranges = [_]evtx_event_range{.{ .first = 1, .last = 2 }};
+    var bad: [5]evtx_options = .{testOptions(.xml)} ** 5;
+    bad[0].format = 3;
+    bad[1].reserved[0] = 1;
+    bad[2].reserved[1] = 0x80;
+    bad[3].event_ranges_count = 1; // with event_ranges NULL
+    bad[4].ansi_codec = "no-such-codec";
+    for (&bad) |*o| {
+        out = @ptrFromInt(8);
+        try expectStatus(.invalid_options, evtx_parser_open_buffer(basic.ptr, basic.len, o, &out));
+        try testing.expect(out == null);
+        try testing.expect(std.mem.span(evtx_last_error()).len > 0);
+    }
+    var good = testOptions(.jsonl);
+    good.event_ranges = &ranges;
+    good.event_ranges_count = 0; // a pointer with count 0 is every record
+    good.ansi_codec = "windows-1251";
+    const parser = try openBuffer(basic, &good);
+    evtx_parser_free(parser);
+
+    // Not EVTX: empty (the header says so), short of the 4096-byte header, bad magic.
+    const short = try readFixture("damaged/short-file.evtx");
+    defer testing.allocator.free(short);
+    const magic = try readFixture("damaged/bad-file-magic.evtx");
+    defer testing.allocator.free(magic);
+    for ([_][]const u8{ basic[0..0], basic[0..4095], short, magic }) |bytes| {
+        out = @ptrFromInt(8);
+        try expectStatus(.not_evtx, evtx_parser_open_buffer(bytes.ptr, bytes.len, null, &out));
+        try testing.expect(out == null);
+    }
+
+    // open_path: a missing file is an I/O error; a fixture opens.
+    var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    const missing = try fixturePath(&path_buffer, "synthetic/no-such-file.evtx");
+    out = @ptrFromInt(8);
+    try expectStatus(.io, evtx_parser_open_path(missing.ptr, null, &out));
+    try testing.expect(out == null);
+    try testing.expect(std.mem.indexOf(u8, std.mem.span(evtx_last_error()), "no-such-file.evtx") != null);
+    const not_evtx = try fixturePath(&path_buffer, "damaged/bad-file-magic.evtx");
+    try expectStatus(.not_evtx, evtx_parser_open_path(not_evtx.ptr, null, &out));
+    try testing.expect(out == null);
+}
+
+test "next: every format pulls the reference's stdout, record by record, then END (again)" {
+    const basic = try readFixture("synthetic/basic.evtx");
+    defer testing.allocator.free(basic);
+    const cases = [_]struct { format: evtx_format, separate: bool, expected: []const u8 }{
+        .{ .format = .xml, .separate = false, .expected = "expected/basic.xml" },
+        .{ .format = .jsonl, .separate = false, .expected = "expected/basic.jsonl" },
+        .{ .format = .jsonl, .separate = true, .expected = "expected/basic.sep.jsonl" },
+    };
+    inline for (cases) |case| {
+        const expected = try readFixture(case.expected);
+        defer testing.allocator.free(expected);
+        var o = testOptions(case.format);
+        o.separate_json_attributes = @intFromBool(case.separate);
+        const parser = try openBuffer(basic, &o);
+        defer evtx_parser_free(parser);
+        var pulled = try pullAll(parser);
+        defer pulled.deinit();
+        try testing.expectEqualStrings(expected, pulled.text.items);
+        try testing.expectEqual(@as(usize, 5), pulled.records); // manifest: 5 records
+        try testing.expectEqual(@as(usize, 0), pulled.failed);
+        var record: evtx_record = undefined;
+        try expectStatus(.end, evtx_parser_next(parser, &record));
+    }
+}
+
+test "next: record fields; NULL arguments; jsonl ignores indent and banner (header)" {
+    const basic = try readFixture("synthetic/basic.evtx");
+    defer testing.allocator.free(basic);
+    const expected = try readFixture("expected/basic.jsonl");
+    defer testing.allocator.free(expected);
+    var o = testOptions(.jsonl);
+    o.indent = 1;
+    o.show_record_number = 1;
+    const parser = try openBuffer(basic, &o);
+    defer evtx_parser_free(parser);
+    var record: evtx_record = undefined;
+    try expectStatus(.null_argument, evtx_parser_next(null, &record));
+    try expectStatus(.null_argument, evtx_parser_next(parser, null));
+    try expectStatus(.ok, evtx_parser_next(parser, &record));
+    const first_line = expected[0 .. std.mem.indexOfScalar(u8, expected, '\n').? + 1];
+    try testing.expectEqualStrings(first_line, record.data.?[0..record.data_len]);
+    try testing.expectEqual(@as(u64, 1), record.record_id);
+    try testing.expectEqual(@as(u32, 0), record.chunk_index);
+    // The first record sits right after the chunk header (file header 4096 + 512).
+    try testing.expectEqual(@as(u64, 4096 + 512), record.file_offset);
+    // TimeCreated of record 1 (expected/basic.xml) is 2024-03-01T08:00:00.0000001Z and
+    // the fixture writes the same FILETIME into the record header.
+    try testing.expect(record.filetime != 0);
+}
+
+test "a truncated buffer: the cut chunk fails as one incomplete chunk, then END" {
+    const basic = try readFixture("synthetic/basic.evtx");
+    defer testing.allocator.free(basic);
+    const cut = basic[0 .. 4096 + 30000];
+    const parser = try openBuffer(cut, &testOptions(.jsonl));
+    defer evtx_parser_free(parser);
+    var record: evtx_record = undefined;
+    var failures: usize = 0;
+    while (true) {
+        const status = evtx_parser_next(parser, &record);
+        if (status == @intFromEnum(evtx_status.end)) break;
+        if (status == @intFromEnum(evtx_status.ok)) continue;
+        failures += 1;
+        try expectStatus(.incomplete_chunk, status);
+        try testing.expectEqual(EVTX_RECORD_ID_UNKNOWN, record.record_id);
+        try testing.expectEqual(@as(u64, 4096), record.file_offset);
+        // shared-fixtures/README.md: `<N> bytes missing`.
+        try testing.expectEqualStrings("35536 bytes missing", std.mem.span(record.message.?));
+    }
+    try testing.expectEqual(@as(usize, 1), failures);
+}
+
+test "damaged records: the reference's record and failure counts, errors in place" {
+    const cases = [_]struct { path: []const u8, records: usize, failed: usize, expected: []const u8 }{
+        .{ .path = "damaged/bad-records.evtx", .records = 43, .failed = 11, .expected = "expected/bad-records.jsonl" },
+        .{ .path = "damaged/bad-chunks.evtx", .records = 5, .failed = 4, .expected = "expected/bad-chunks.jsonl" },
+        .{ .path = "damaged/invalid-binxml.evtx", .records = 22, .failed = 16, .expected = "expected/invalid-binxml.jsonl" },
+    };
+    inline for (cases) |case| {
+        const bytes = try readFixture(case.path);
+        defer testing.allocator.free(bytes);
+        const expected = try readFixture(case.expected);
+        defer testing.allocator.free(expected);
+        const parser = try openBuffer(bytes, &testOptions(.jsonl));
+        defer evtx_parser_free(parser);
+        var pulled = try pullAll(parser);
+        defer pulled.deinit();
+        try testing.expectEqual(case.records, pulled.records);
+        try testing.expectEqual(case.failed, pulled.failed);
+        try testing.expectEqualStrings(expected, pulled.text.items);
+    }
+}
+
+const Sink = struct {
+    text: std.ArrayList(u8) = .empty,
+    errors: usize = 0,
+    /// Stop (return non-zero) at this write or error call, when set.
+    abort_write: ?usize = null,
+    abort_error: ?usize = null,
+    writes: usize = 0,
+    oom: bool = false,
+
+    fn write(user_data: ?*anyopaque, data: ?[*]const u8, len: usize) callconv(.c) i32 {
+        const s: *Sink = @ptrCast(@alignCast(user_data.?));
+        s.writes += 1;
+        if (s.abort_write) |n| if (s.writes == n) return 1;
+        s.text.appendSlice(testing.allocator, data.?[0..len]) catch {
+            s.oom = true;
+            return 1;
+        };
+        return 0;
+    }
+
+    fn onError(user_data: ?*anyopaque, record: ?*const evtx_record) callconv(.c) i32 {
+        const s: *Sink = @ptrCast(@alignCast(user_data.?));
+        const r = record.?;
+        if (r.data != null or r.status < 16) return 1; // the test then fails on the status
+        s.errors += 1;
+        if (s.abort_error) |n| if (s.errors == n) return 1;
+        return 0;
+    }
+};
+
+test "dump: the reference's stdout at 1 and 2 threads, stats, NULL arguments" {
+    const bytes = try readFixture("damaged/bad-records.evtx");
+    defer testing.allocator.free(bytes);
+    const expected = try readFixture("expected/bad-records.xml");
+    defer testing.allocator.free(expected);
+    for ([_]u32{ 1, 2 }) |threads| {
+        var o = testOptions(.xml);
+        o.threads = threads;
+        const parser = try openBuffer(bytes, &o);
+        defer evtx_parser_free(parser);
+        var sink: Sink = .{};
+        defer sink.text.deinit(testing.allocator);
+        var stats: evtx_stats = undefined;
+        try expectStatus(.ok, evtx_parser_dump(parser, Sink.write, Sink.onError, &sink, &stats));
+        try testing.expect(!sink.oom);
+        try testing.expectEqualStrings(expected, sink.text.items);
+        try testing.expectEqual(@as(u64, 43), stats.records_ok);
+        try testing.expectEqual(@as(u64, 11), stats.records_failed);
+        try testing.expectEqual(@as(usize, 11), sink.errors);
+        try testing.expectEqual(@as(u64, expected.len), stats.bytes_written);
+    }
+    var stats: evtx_stats = undefined;
+    try expectStatus(.null_argument, evtx_parser_dump(null, Sink.write, null, null, &stats));
+    try testing.expectEqual(@as(u64, 0), stats.records_ok);
+    const parser = try openBuffer(bytes, &testOptions(.xml));
+    defer evtx_parser_free(parser);
+    try expectStatus(.null_argument, evtx_parser_dump(parser, null, null, null, null));
+}
+
+test "pull some, dump the rest: together the reference's stdout" {
+    const bytes = try readFixture("synthetic/basic.evtx");
+    defer testing.allocator.free(bytes);
+    const expected = try readFixture("expected/basic.xml");
+    defer testing.allocator.free(expected);
+    const parser = try openBuffer(bytes, &testOptions(.xml));
+    defer evtx_parser_free(parser);
+    var sink: Sink = .{};
+    defer sink.text.deinit(testing.allocator);
+    var record: evtx_record = undefined;
+    for (0..2) |_| {
+        try expectStatus(.ok, evtx_parser_next(parser, &record));
+        try sink.text.appendSlice(testing.allocator, record.data.?[0..record.data_len]);
+    }
+    var stats: evtx_stats = undefined;
+    try expectStatus(.ok, evtx_parser_dump(parser, Sink.write, null, &sink, &stats));
+    try testing.expectEqualStrings(expected, sink.text.items);
+    try testing.expectEqual(@as(u64, 3), stats.records_ok);
+    try expectStatus(.end, evtx_parser_next(parser, &record));
+}
+
+test "dump stops: a callback's non-zero, or stop_after_error with the error's status; then BAD_STATE" {
+    const bytes = try readFixture("damaged/bad-records.evtx");
+    defer testing.allocator.free(bytes);
+    var record: evtx_record = undefined;
+    {
+        const parser = try openBuffer(bytes, &testOptions(.jsonl));
+        defer evtx_parser_free(parser);
+        var sink: Sink = .{ .abort_write = 1 };
+        defer sink.text.deinit(testing.allocator);
+        try expectStatus(.callback_aborted, evtx_parser_dump(parser, Sink.write, null, &sink, null));
+        try expectStatus(.bad_state, evtx_parser_next(parser, &record));
+    }
+    {
+        const parser = try openBuffer(bytes, &testOptions(.jsonl));
+        defer evtx_parser_free(parser);
+        var sink: Sink = .{ .abort_error = 2 };
+        defer sink.text.deinit(testing.allocator);
+        var stats: evtx_stats = undefined;
+        try expectStatus(.callback_aborted, evtx_parser_dump(parser, Sink.write, Sink.onError, &sink, &stats));
+        try testing.expectEqual(@as(u64, 2), stats.records_failed);
+    }
+    {
+        // The first failure of bad-records.evtx is a record whose magic is zeroes (manifest).
+        var o = testOptions(.jsonl);
+        o.stop_after_error = 1;
+        const parser = try openBuffer(bytes, &o);
+        defer evtx_parser_free(parser);
+        var sink: Sink = .{};
+        defer sink.text.deinit(testing.allocator);
+        var stats: evtx_stats = undefined;
+        try expectStatus(.bad_record_magic, evtx_parser_dump(parser, Sink.write, Sink.onError, &sink, &stats));
+        try testing.expectEqual(@as(u64, 1), stats.records_failed);
+        try expectStatus(.bad_state, evtx_parser_dump(parser, Sink.write, null, &sink, null));
+    }
+}
+
+test "event ranges are copied at open; records outside them are skipped, errors are not" {
+    const bytes = try readFixture("damaged/bad-records.evtx");
+    defer testing.allocator.free(bytes);
+    const parser = blk: {
+        var ranges = [_]evtx_event_range{ .{ .first = 2, .last = 3 }, .{ .first = 9, .last = 8 } };
+        var o = testOptions(.jsonl);
+        o.event_ranges = &ranges;
+        o.event_ranges_count = ranges.len;
+        const parser = try openBuffer(bytes, &o);
+        ranges = .{ .{ .first = 0, .last = 100 }, .{ .first = 0, .last = 100 } }; // copied: no effect
+        break :blk parser;
+    };
+    defer evtx_parser_free(parser);
+    var pulled = try pullAll(parser);
+    defer pulled.deinit();
+    // The reference prints one record for `--events 2-3,9-8` (record 3 is not there).
+    try testing.expectEqual(@as(usize, 1), pulled.records);
+    try testing.expectEqual(@as(usize, 11), pulled.failed);
+    try testing.expect(std.mem.startsWith(u8, pulled.text.items, "{\"Event\""));
+}
+
+test "recover_records: carved records come marked, and only with the option" {
+    // Reference counts (`evtx_dump -o jsonl [--recover-records]`): cleared-chunk.evtx gives
+    // 5 records, and 119 with the flag; the 114 more are the carved ones.
+    const bytes = try readFixture("carving/cleared-chunk.evtx");
+    defer testing.allocator.free(bytes);
+    var o = testOptions(.jsonl);
+    var counts: [2]Pulled = undefined;
+    for (&counts, [_]u8{ 0, 1 }) |*c, recover| {
+        o.recover_records = recover;
+        const parser = try openBuffer(bytes, &o);
+        defer evtx_parser_free(parser);
+        c.* = try pullAll(parser);
+    }
+    defer for (&counts) |*c| c.deinit();
+    try testing.expectEqual(@as(usize, 5), counts[0].records);
+    try testing.expectEqual(@as(usize, 0), counts[0].recovered);
+    try testing.expectEqual(@as(usize, 119), counts[1].records);
+    try testing.expectEqual(@as(usize, 114), counts[1].recovered);
+}
+
+test "open_path reads the file by windows: same records as the buffer" {
+    var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    const path = try fixturePath(&path_buffer, "damaged/wrapped.evtx");
+    var out: ?*evtx_parser = null;
+    const o = testOptions(.jsonl);
+    try expectStatus(.ok, evtx_parser_open_path(path.ptr, &o, &out));
+    defer evtx_parser_free(out);
+    var pulled = try pullAll(out.?);
+    defer pulled.deinit();
+    const expected = try readFixture("expected/wrapped.jsonl");
+    defer testing.allocator.free(expected);
+    try testing.expectEqualStrings(expected, pulled.text.items);
+    try testing.expectEqual(@as(usize, 90), pulled.records);
+}
+
+test "a lent buffer stays the caller's: freed after the parser, with nothing kept or freed by it" {
+    const bytes = try readFixture("synthetic/basic.evtx");
+    // The parser reads the buffer in place (the header: not copied), and never frees it:
+    // the testing allocator would report a double free below, and a leak if it copied.
+    const parser = try openBuffer(bytes, &testOptions(.xml));
+    var record: evtx_record = undefined;
+    try expectStatus(.ok, evtx_parser_next(parser, &record));
+    const data = record.data.?[0..record.data_len];
+    try testing.expect(@intFromPtr(data.ptr) < @intFromPtr(bytes.ptr) or @intFromPtr(data.ptr) >= @intFromPtr(bytes.ptr) + bytes.len);
+    evtx_parser_free(parser);
+    testing.allocator.free(bytes);
+    evtx_parser_free(null);
 }

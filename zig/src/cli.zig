@@ -80,9 +80,27 @@ fn stdoutWriteAll(text: []const u8) void {
     w.interface.writeAll(text) catch {};
 }
 
-fn usageError(comptime fmt: []const u8, args: anytype) noreturn {
-    stderrPrint("error: " ++ fmt ++ "\n\nFor more information, try '--help'.\n", args);
-    std.process.exit(2);
+/// What the command line asks for instead of a run: a usage error (`main` prints
+/// `error: <message>` and exits 2) or a text on stdout (help, version: exit 0). The text is in
+/// `parse_message`.
+const ParseError = error{ Usage, Help, OutOfMemory };
+
+/// The message of the last `error.Usage` or `error.Help` of `parseArgs` (one parse at a time:
+/// the CLI parses once, the tests one after another).
+var parse_message: []const u8 = "";
+var parse_message_buffer: [1024]u8 = undefined;
+
+fn usageError(comptime fmt: []const u8, args: anytype) error{Usage} {
+    parse_message = std.fmt.bufPrint(&parse_message_buffer, fmt, args) catch blk: {
+        // Longer than any message of ours unless an argument is huge: cut it, as it is only shown.
+        break :blk &parse_message_buffer;
+    };
+    return error.Usage;
+}
+
+fn helpRequest(text: []const u8) error{Help} {
+    parse_message = text;
+    return error.Help;
 }
 
 fn fatal(comptime fmt: []const u8, args: anytype) noreturn {
@@ -106,14 +124,14 @@ fn parseDecimal(comptime T: type, text: []const u8) ?T {
 
 /// `--events`: comma-separated `A` or `A-B` (inclusive; `A > B` matches nothing), as the
 /// reference reads it.
-fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ![]dump.Range {
+fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]dump.Range {
     var list: std.ArrayList(dump.Range) = .empty;
     var it = std.mem.splitScalar(u8, text, ',');
     while (it.next()) |part| {
         const bad = "invalid value '{s}' for '--events <EVENTS>': Expected range to be a positive number, got: {s}";
         const dash = std.mem.indexOfScalar(u8, part, '-');
-        const a = parseDecimal(u64, if (dash) |d| part[0..d] else part) orelse usageError(bad, .{ text, part });
-        const b = parseDecimal(u64, if (dash) |d| part[d + 1 ..] else part) orelse usageError(bad, .{ text, part });
+        const a = parseDecimal(u64, if (dash) |d| part[0..d] else part) orelse return usageError(bad, .{ text, part });
+        const b = parseDecimal(u64, if (dash) |d| part[d + 1 ..] else part) orelse return usageError(bad, .{ text, part });
         try list.append(gpa, .{ .first = a, .last = b });
     }
     return list.toOwnedSlice(gpa);
@@ -151,26 +169,26 @@ fn specByShort(c: u8) ?*const Spec {
 
 /// The value of an option: inline (`--x=v`, `-xv`, `-x=v`) or the next argument, which
 /// may not look like an option (clap's rule).
-fn optionValue(args: []const []const u8, i: *usize, inline_value: ?[]const u8, spec: *const Spec) []const u8 {
+fn optionValue(args: []const []const u8, i: *usize, inline_value: ?[]const u8, spec: *const Spec) error{Usage}![]const u8 {
     if (inline_value) |v| return v;
     if (i.* + 1 >= args.len or (args[i.* + 1].len > 1 and args[i.* + 1][0] == '-'))
-        usageError("a value is required for '--{s} {s}' but none was supplied", .{ spec.long, spec.value.? });
+        return usageError("a value is required for '--{s} {s}' but none was supplied", .{ spec.long, spec.value.? });
     i.* += 1;
     return args[i.*];
 }
 
-fn apply(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), spec: *const Spec, value: ?[]const u8) !void {
-    if (seen.contains(spec.opt)) usageError("the argument '--{s}' cannot be used multiple times", .{spec.long});
+fn apply(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), spec: *const Spec, value: ?[]const u8) ParseError!void {
+    if (seen.contains(spec.opt)) return usageError("the argument '--{s}' cannot be used multiple times", .{spec.long});
     seen.insert(spec.opt);
     const v = value orelse "";
     switch (spec.opt) {
         .threads => cli.threads = parseDecimal(u32, v) orelse
-            usageError("invalid value '{s}' for '--threads <THREADS>': not a number in 0..=4294967295", .{v}),
+            return usageError("invalid value '{s}' for '--threads <THREADS>': not a number in 0..=4294967295", .{v}),
         .format => cli.settings.format = std.meta.stringToEnum(dump.OutputFormat, v) orelse
-            usageError("invalid value '{s}' for '--format <FORMAT>'\n  [possible values: json, xml, jsonl]", .{v}),
+            return usageError("invalid value '{s}' for '--format <FORMAT>'\n  [possible values: json, xml, jsonl]", .{v}),
         .output => cli.output = v,
         .events => cli.settings.events = try parseRanges(gpa, v),
-        .ansi_codec => cli.settings.ansi = evtx.code_pages.lookup(v) orelse usageError(
+        .ansi_codec => cli.settings.ansi = evtx.code_pages.lookup(v) orelse return usageError(
             "invalid value '{s}' for '--ansi-codec <ANSI_CODEC>': unknown or unsupported encoding `{s}`; " ++
                 "supported: the ASCII-compatible Encoding Standard labels",
             .{ v, v },
@@ -187,9 +205,10 @@ fn apply(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), spec: *cons
 
 /// Parses the command line as the reference's clap does: options in any order, each at most
 /// once (`-v` counts), the first positional is INPUT, a positional naming a subcommand
-/// (`info`, `help`) starts it, any other second positional is an error. Usage errors exit 2,
-/// `--help`/`--version` exit 0.
-fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) !Cli {
+/// (`info`, `help`) starts it, any other second positional is an error. Usage errors are
+/// `error.Usage` (exit 2), `--help`/`--version` `error.Help` (exit 0), each with its text in
+/// `parse_message`. `args[0]` is the program's name.
+fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
     var cli: Cli = .{};
     var seen: std.EnumSet(Opt) = .initEmpty();
     var i: usize = 1;
@@ -200,74 +219,75 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) !Cli {
             only_positional = true;
         } else if (only_positional or arg.len < 2 or arg[0] != '-') {
             if (!only_positional and (eq(arg, "info") or eq(arg, "help"))) {
-                subcommand(&cli, args[i..]);
+                try subcommand(&cli, args[i..]);
                 break;
             }
-            if (cli.input != null) usageError("unrecognized subcommand '{s}'", .{arg});
+            if (cli.input != null) return usageError("unrecognized subcommand '{s}'", .{arg});
             cli.input = arg;
         } else if (std.mem.startsWith(u8, arg, "--")) {
             const at = std.mem.indexOfScalar(u8, arg, '=');
             const name = arg[2..(at orelse arg.len)];
             const inline_value: ?[]const u8 = if (at) |a| arg[a + 1 ..] else null;
-            if (eq(name, "help")) helpExit(usage);
-            if (eq(name, "version")) helpExit("evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n");
-            const spec = specByLong(name) orelse usageError("unexpected argument '{s}' found", .{arg});
+            if (eq(name, "help")) return helpRequest(usage);
+            if (eq(name, "version")) return helpRequest(version_line);
+            const spec = specByLong(name) orelse return usageError("unexpected argument '{s}' found", .{arg});
             if (spec.value == null and inline_value != null)
-                usageError("unexpected value '{s}' for '--{s}' found; no more were expected", .{ inline_value.?, name });
-            const value = if (spec.value != null) optionValue(args, &i, inline_value, spec) else null;
+                return usageError("unexpected value '{s}' for '--{s}' found; no more were expected", .{ inline_value.?, name });
+            const value = if (spec.value != null) try optionValue(args, &i, inline_value, spec) else null;
             try apply(gpa, &cli, &seen, spec, value);
         } else {
             try shortCluster(gpa, &cli, &seen, args, &i);
         }
-    }
-    if (cli.verbose > 3) stderrPrint("using more than -vvv does not affect verbosity level\n", .{});
-    if (cli.settings.format == .jsonl) {
-        if (cli.no_indent) stderrPrint("no need to pass both `--no-indent` and `-o jsonl`\n", .{});
-        if (cli.no_record_number) stderrPrint("no need to pass both `--no-show-record-number` and `-o jsonl`\n", .{});
     }
     cli.settings.indent = !cli.no_indent and cli.settings.format != .jsonl;
     cli.settings.show_record_number = !cli.no_record_number and cli.settings.format != .jsonl;
     return cli;
 }
 
+/// The notes the reference prints on stderr for redundant flags (before anything else).
+fn printNotes(cli: *const Cli) void {
+    if (cli.verbose > 3) stderrPrint("using more than -vvv does not affect verbosity level\n", .{});
+    if (cli.settings.format == .jsonl) {
+        if (cli.no_indent) stderrPrint("no need to pass both `--no-indent` and `-o jsonl`\n", .{});
+        if (cli.no_record_number) stderrPrint("no need to pass both `--no-show-record-number` and `-o jsonl`\n", .{});
+    }
+}
+
+const version_line = "evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n";
+
 /// `-vvv`, `-h`, `-V`, and `-t4` / `-t=4` / `-t 4` (a value option ends the cluster).
-fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), args: []const []const u8, i: *usize) !void {
+fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), args: []const []const u8, i: *usize) ParseError!void {
     const arg = args[i.*];
     var j: usize = 1;
     while (j < arg.len) : (j += 1) {
         switch (arg[j]) {
             'v' => cli.verbose += 1,
-            'h' => helpExit(usage),
-            'V' => helpExit("evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n"),
+            'h' => return helpRequest(usage),
+            'V' => return helpRequest(version_line),
             else => |c| {
-                const spec = specByShort(c) orelse usageError("unexpected argument '-{c}' found", .{c});
+                const spec = specByShort(c) orelse return usageError("unexpected argument '-{c}' found", .{c});
                 assert(spec.value != null);
                 var rest = arg[j + 1 ..];
                 if (rest.len > 0 and rest[0] == '=') rest = rest[1..];
                 const inline_value: ?[]const u8 = if (j + 1 < arg.len) rest else null;
-                try apply(gpa, cli, seen, spec, optionValue(args, i, inline_value, spec));
+                try apply(gpa, cli, seen, spec, try optionValue(args, i, inline_value, spec));
                 return;
             },
         }
     }
 }
 
-fn helpExit(text: []const u8) noreturn {
-    stdoutWriteAll(text);
-    std.process.exit(0);
-}
-
 /// `info -i FILE` or `help [info]`; `rest[0]` is the subcommand's name.
-fn subcommand(cli: *Cli, rest: []const []const u8) void {
+fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
     if (eq(rest[0], "help")) {
-        if (rest.len < 2 or eq(rest[1], "help")) helpExit(usage);
-        if (eq(rest[1], "info")) helpExit(info_usage);
-        usageError("unrecognized subcommand '{s}'", .{rest[1]});
+        if (rest.len < 2 or eq(rest[1], "help")) return helpRequest(usage);
+        if (eq(rest[1], "info")) return helpRequest(info_usage);
+        return usageError("unrecognized subcommand '{s}'", .{rest[1]});
     }
     var i: usize = 1;
     while (i < rest.len) : (i += 1) {
         const arg = rest[i];
-        if (eq(arg, "-h") or eq(arg, "--help")) helpExit(info_usage);
+        if (eq(arg, "-h") or eq(arg, "--help")) return helpRequest(info_usage);
         const inline_value: ?[]const u8 = if (std.mem.startsWith(u8, arg, "--input="))
             arg["--input=".len..]
         else if (std.mem.startsWith(u8, arg, "-i") and arg.len > 2)
@@ -275,13 +295,13 @@ fn subcommand(cli: *Cli, rest: []const []const u8) void {
         else if (eq(arg, "-i") or eq(arg, "--input"))
             null
         else
-            usageError("unexpected argument '{s}' found\n\nUsage: evtx-zig info --input <EVTX>", .{arg});
-        if (cli.info_input != null) usageError("the argument '--input <EVTX>' cannot be used multiple times", .{});
+            return usageError("unexpected argument '{s}' found\n\nUsage: evtx-zig info --input <EVTX>", .{arg});
+        if (cli.info_input != null) return usageError("the argument '--input <EVTX>' cannot be used multiple times", .{});
         const spec: Spec = .{ .opt = .output, .long = "input", .value = "<EVTX>" };
-        cli.info_input = optionValue(rest, &i, inline_value, &spec);
+        cli.info_input = try optionValue(rest, &i, inline_value, &spec);
     }
     if (cli.info_input == null)
-        usageError("the following required arguments were not provided:\n  --input <EVTX>\n\nUsage: evtx-zig info --input <EVTX>", .{});
+        return usageError("the following required arguments were not provided:\n  --input <EVTX>\n\nUsage: evtx-zig info --input <EVTX>", .{});
 }
 
 fn eq(a: []const u8, b: []const u8) bool {
@@ -538,7 +558,18 @@ fn openOutput(path: []const u8, no_confirm: bool) std.fs.File {
 pub fn main() u8 {
     const gpa = std.heap.smp_allocator;
     const args = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
-    var cli = parseArgs(gpa, args) catch fatal("out of memory", .{});
+    var cli = parseArgs(gpa, args) catch |e| switch (e) {
+        error.Usage => {
+            stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{parse_message});
+            std.process.exit(2);
+        },
+        error.Help => {
+            stdoutWriteAll(parse_message);
+            std.process.exit(0);
+        },
+        error.OutOfMemory => fatal("out of memory", .{}),
+    };
+    printNotes(&cli);
     if (cli.info_input) |path| return infoCommand(gpa, path);
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
     const opened_input = openInput(input, cli.output);
@@ -591,4 +622,190 @@ fn finish(fw: *std.fs.File.Writer, sink: *Sink, bytes: usize, err: ?anyerror) u8
         else => fatal("{s}", .{@errorName(e)}),
     };
     return 0;
+}
+
+// Tests of the argument parser. Expected values: the reference's clap definition of
+// `evtx_dump` 0.15.1 (defaults `-t 0`, `-o xml`, `--ansi-codec windows-1252`; `-o jsonl`
+// implies `--no-indent --dont-show-record-number`) and what the reference binary does with the
+// same command lines (exit 0 = parsed, 2 = usage error; its message words where ours match).
+
+const testing = std.testing;
+
+/// Parses `args` (after the program's name) with an arena, which owns the event ranges.
+fn parseTest(arena: *std.heap.ArenaAllocator, args: []const []const u8) ParseError!Cli {
+    const argv = try arena.allocator().alloc([]const u8, args.len + 1);
+    argv[0] = "evtx-zig";
+    @memcpy(argv[1..], args);
+    return parseArgs(arena.allocator(), argv);
+}
+
+fn expectParsed(args: []const []const u8) !Cli {
+    var arena = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena.deinit();
+    var cli = parseTest(&arena, args) catch |e| {
+        std.debug.print("{any}: {s}: {s}\n", .{ args, @errorName(e), parse_message });
+        return e;
+    };
+    cli.settings.events = &.{}; // arena memory; the event tests look at ranges themselves
+    return cli;
+}
+
+/// A usage error (the reference exits 2) whose message contains `words`.
+fn expectUsage(args: []const []const u8, words: []const u8) !void {
+    var arena = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena.deinit();
+    if (parseTest(&arena, args)) |_| {
+        std.debug.print("{any}: parsed, expected a usage error\n", .{args});
+        return error.TestUnexpectedResult;
+    } else |e| {
+        try testing.expectEqual(error.Usage, e);
+        if (std.mem.indexOf(u8, parse_message, words) == null) {
+            std.debug.print("{any}: message `{s}` lacks `{s}`\n", .{ args, parse_message, words });
+            return error.TestUnexpectedResult;
+        }
+    }
+}
+
+test "defaults: xml, indented, banners, -t 0 (one per CPU), windows-1252, every record" {
+    const cli = try expectParsed(&.{"log.evtx"});
+    try testing.expectEqualStrings("log.evtx", cli.input.?);
+    try testing.expectEqual(@as(usize, 0), cli.threads);
+    try testing.expectEqual(dump.OutputFormat.xml, cli.settings.format);
+    try testing.expect(cli.settings.indent and cli.settings.show_record_number);
+    try testing.expect(!cli.settings.separate_attributes and !cli.settings.validate_checksums);
+    try testing.expect(!cli.settings.recover_records and !cli.stop_after_one_error);
+    try testing.expect(!cli.no_confirm_overwrite);
+    try testing.expect(cli.output == null and cli.info_input == null);
+    try testing.expectEqual(@as(usize, 0), cli.verbose);
+    try testing.expectEqual(evtx.code_pages.lookup("windows-1252").?, cli.settings.ansi);
+    // No INPUT is not a usage error: the reference bails with exit 1 after parsing.
+    const none = try expectParsed(&.{});
+    try testing.expect(none.input == null);
+}
+
+test "-t: 0, N, every spelling of the value; out of u32 range or not a number is a usage error" {
+    try testing.expectEqual(@as(usize, 0), (try expectParsed(&.{ "-t", "0", "x" })).threads);
+    try testing.expectEqual(@as(usize, 3), (try expectParsed(&.{ "-t", "3", "x" })).threads);
+    try testing.expectEqual(@as(usize, 2), (try expectParsed(&.{ "-t2", "x" })).threads);
+    try testing.expectEqual(@as(usize, 2), (try expectParsed(&.{ "-t=2", "x" })).threads);
+    try testing.expectEqual(@as(usize, 2), (try expectParsed(&.{ "--threads=2", "x" })).threads);
+    try testing.expectEqual(@as(usize, 2), (try expectParsed(&.{ "--threads", "+2", "x" })).threads);
+    try testing.expectEqual(@as(usize, 4294967295), (try expectParsed(&.{ "-t", "4294967295", "x" })).threads);
+    // `-vt 1`: a cluster of flags ended by a value option.
+    const vt = try expectParsed(&.{ "-vt", "1", "x" });
+    try testing.expectEqual(@as(usize, 1), vt.threads);
+    try testing.expectEqual(@as(usize, 1), vt.verbose);
+    try expectUsage(&.{ "-t", "4294967296", "x" }, "invalid value '4294967296' for '--threads");
+    try expectUsage(&.{ "-t", "x", "x" }, "invalid value 'x' for '--threads");
+    try expectUsage(&.{ "-t", "", "x" }, "invalid value '' for '--threads");
+    try expectUsage(&.{ "-t", "-1", "x" }, "a value is required for '--threads");
+    try expectUsage(&.{"-t"}, "a value is required for '--threads");
+    try expectUsage(&.{ "-t", "1", "-t", "2", "x" }, "the argument '--threads");
+}
+
+test "-o: json, xml, jsonl; jsonl turns indentation and banners off; anything else is refused" {
+    const json = try expectParsed(&.{ "-o", "json", "x" });
+    try testing.expectEqual(dump.OutputFormat.json, json.settings.format);
+    try testing.expect(json.settings.indent and json.settings.show_record_number);
+    const jsonl = try expectParsed(&.{ "--format=jsonl", "x" });
+    try testing.expectEqual(dump.OutputFormat.jsonl, jsonl.settings.format);
+    try testing.expect(!jsonl.settings.indent and !jsonl.settings.show_record_number);
+    const cluster = try expectParsed(&.{ "-ojsonl", "x" });
+    try testing.expectEqual(dump.OutputFormat.jsonl, cluster.settings.format);
+    try testing.expectEqual(dump.OutputFormat.xml, (try expectParsed(&.{ "-o", "xml", "x" })).settings.format);
+    try expectUsage(&.{ "-o", "yaml", "x" }, "invalid value 'yaml' for '--format");
+    try expectUsage(&.{ "-o", "JSON", "x" }, "[possible values: json, xml, jsonl]");
+}
+
+test "the flags: each sets its setting, each at most once, none takes a value" {
+    const cli = try expectParsed(&.{
+        "--no-confirm-overwrite", "--validate-checksums",       "--recover-records",
+        "--no-indent",            "--separate-json-attributes", "--dont-show-record-number",
+        "--stop-after-one-error", "-f",                         "out.xml",
+        "x",
+    });
+    try testing.expect(cli.no_confirm_overwrite and cli.settings.validate_checksums);
+    try testing.expect(cli.settings.recover_records and cli.settings.separate_attributes);
+    try testing.expect(!cli.settings.indent and !cli.settings.show_record_number);
+    try testing.expect(cli.stop_after_one_error);
+    try testing.expectEqualStrings("out.xml", cli.output.?);
+    try testing.expectEqualStrings("out.xml", (try expectParsed(&.{ "--output=out.xml", "x" })).output.?);
+    try expectUsage(&.{ "--no-indent=1", "x" }, "unexpected value '1' for '--no-indent' found; no more were expected");
+    try expectUsage(&.{ "--no-indent", "--no-indent", "x" }, "the argument '--no-indent' cannot be used multiple times");
+    try expectUsage(&.{ "--bogus", "x" }, "unexpected argument '--bogus' found");
+    try expectUsage(&.{ "-x", "x" }, "unexpected argument '-x' found");
+    try expectUsage(&.{ "x", "extra" }, "unrecognized subcommand 'extra'");
+    try expectUsage(&.{"-f"}, "a value is required for '--output");
+}
+
+test "-v counts; --ansi-codec takes ASCII-compatible labels only" {
+    try testing.expectEqual(@as(usize, 3), (try expectParsed(&.{ "-vvv", "x" })).verbose);
+    try testing.expectEqual(@as(usize, 4), (try expectParsed(&.{ "-vv", "-vv", "x" })).verbose);
+    const koi = try expectParsed(&.{ "--ansi-codec=koi8-r", "x" });
+    try testing.expectEqual(evtx.code_pages.lookup("koi8-r").?, koi.settings.ansi);
+    try expectUsage(&.{ "--ansi-codec", "nope", "x" }, "invalid value 'nope' for '--ansi-codec");
+    try expectUsage(&.{ "--ansi-codec", "utf-16le", "x" }, "invalid value 'utf-16le' for '--ansi-codec");
+}
+
+test "--events: inclusive ranges and single ids; a bad part names itself" {
+    var arena = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena.deinit();
+    const cli = try parseTest(&arena, &.{ "--events", "1-3,5,9-8", "x" });
+    const ranges = cli.settings.events;
+    try testing.expectEqual(@as(usize, 3), ranges.len);
+    try testing.expectEqual(dump.Range{ .first = 1, .last = 3 }, ranges[0]);
+    try testing.expectEqual(dump.Range{ .first = 5, .last = 5 }, ranges[1]);
+    try testing.expectEqual(dump.Range{ .first = 9, .last = 8 }, ranges[2]);
+    // The reference's words, the failing part at the end.
+    try expectUsage(&.{ "--events", "1-x", "x" }, "invalid value '1-x' for '--events <EVENTS>': Expected range to be a positive number, got: 1-x");
+    try expectUsage(&.{ "--events", "1-", "x" }, "Expected range to be a positive number, got: 1-");
+    try expectUsage(&.{ "--events", ",1", "x" }, "Expected range to be a positive number, got: ");
+    try expectUsage(&.{ "--events", "1,,2", "x" }, "got: ");
+}
+
+test "help, version and the info subcommand" {
+    var arena = std.heap.ArenaAllocator.init(testing.allocator);
+    defer arena.deinit();
+    for ([_][]const []const u8{ &.{"-h"}, &.{"--help"}, &.{ "x", "--help" }, &.{"help"} }) |args| {
+        try testing.expectError(error.Help, parseTest(&arena, args));
+        try testing.expect(std.mem.startsWith(u8, parse_message, "Dump EVTX files"));
+    }
+    // The reference prints the `help` subcommand's own help here (exit 0); we print ours.
+    try testing.expectError(error.Help, parseTest(&arena, &.{ "help", "help" }));
+    for ([_][]const []const u8{ &.{"-V"}, &.{"--version"} }) |args| {
+        try testing.expectError(error.Help, parseTest(&arena, args));
+        try testing.expectEqualStrings(version_line, parse_message);
+    }
+    try testing.expectError(error.Help, parseTest(&arena, &.{ "help", "info" }));
+    try testing.expect(std.mem.indexOf(u8, parse_message, "info --input <EVTX>") != null);
+    try testing.expectError(error.Help, parseTest(&arena, &.{ "info", "-h" }));
+
+    for ([_][]const []const u8{ &.{ "info", "-i", "a.evtx" }, &.{ "info", "--input=a.evtx" }, &.{ "info", "-ia.evtx" }, &.{ "info", "--input", "a.evtx" } }) |args| {
+        const cli = try parseTest(&arena, args);
+        try testing.expectEqualStrings("a.evtx", cli.info_input.?);
+    }
+    try expectUsage(&.{"info"}, "the following required arguments were not provided:\n  --input <EVTX>");
+    try expectUsage(&.{ "info", "-i" }, "a value is required for '--input <EVTX>' but none was supplied");
+    try expectUsage(&.{ "info", "--bogus" }, "unexpected argument '--bogus' found");
+    try expectUsage(&.{ "info", "-i", "a", "-i", "b" }, "the argument '--input <EVTX>' cannot be used multiple times");
+    try expectUsage(&.{ "help", "foo" }, "unrecognized subcommand 'foo'");
+}
+
+test "`--` ends the options: a name that looks like one is the input" {
+    const cli = try expectParsed(&.{ "-o", "json", "--", "-t" });
+    try testing.expectEqualStrings("-t", cli.input.?);
+    try testing.expectEqual(@as(usize, 0), cli.threads);
+    // A lone `-` is standard input, not an option.
+    try testing.expectEqualStrings("-", (try expectParsed(&.{"-"})).input.?);
+}
+
+test "parseDecimal reads what Rust's from_str reads" {
+    try testing.expectEqual(@as(?u32, 42), parseDecimal(u32, "42"));
+    try testing.expectEqual(@as(?u32, 42), parseDecimal(u32, "+42"));
+    try testing.expectEqual(@as(?u32, 7), parseDecimal(u32, "007"));
+    for ([_][]const u8{ "", "+", "-1", " 1", "1 ", "1_000", "0x10", "4294967296" }) |text| {
+        try testing.expectEqual(@as(?u32, null), parseDecimal(u32, text));
+    }
+    try testing.expectEqual(@as(?u64, std.math.maxInt(u64)), parseDecimal(u64, "18446744073709551615"));
+    try testing.expectEqual(@as(?u64, null), parseDecimal(u64, "18446744073709551616"));
 }

@@ -341,3 +341,90 @@ pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: e
     }
     try values.writeText(out, f, n.value(), mode);
 }
+
+// ---------------------------------------------------------------------------------------
+// Tests: compiled programs must reproduce the reference's bytes (shared fixtures whose
+// records reuse templates with other values), and a program found is one compiled from the
+// same signature.
+const testing = @import("testing.zig");
+const dump = @import("dump.zig");
+
+test "replayed programs give the reference's bytes in every mode; the cache is used" {
+    const gpa = std.testing.allocator;
+    // wrapped.evtx: 90 records of a few templates over 4 chunks (programs live across chunks).
+    const bytes = try testing.readFixture(gpa, "damaged/wrapped.evtx");
+    defer gpa.free(bytes);
+    const cases = [_]struct { settings: dump.Settings, expected: []const u8 }{
+        .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false }, .expected = "expected/wrapped.jsonl" },
+        .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_attributes = true }, .expected = "expected/wrapped.sep.jsonl" },
+        .{ .settings = .{}, .expected = "expected/wrapped.xml" },
+    };
+    for (&cases) |*case| {
+        const expected = try testing.readFixture(gpa, case.expected);
+        defer gpa.free(expected);
+        var file = try dump.File.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
+        defer file.deinit(gpa);
+        var renderer: dump.Renderer = undefined;
+        renderer.init(gpa, &case.settings);
+        defer renderer.deinit();
+        var text: std.ArrayList(u8) = .empty;
+        defer text.deinit(gpa);
+        var records: usize = 0;
+        for (file.order) |slot| {
+            var result = dump.Result.init(gpa);
+            defer result.deinit();
+            try renderer.renderChunk(&file.input, slot, &result);
+            for (result.entries.items) |*e| {
+                try std.testing.expect(e.kind == null);
+                records += 1;
+                try text.appendSlice(gpa, result.text(e));
+            }
+        }
+        try std.testing.expectEqualStrings(expected, text.items);
+        try std.testing.expectEqual(@as(usize, 90), records);
+        // Far fewer programs than records: most records were replayed, not rendered anew.
+        const programs = renderer.programs.programs.items.len;
+        try std.testing.expect(programs >= 1 and programs * 4 <= records);
+    }
+}
+
+test "a signature finds only its own program; clear forgets them all" {
+    const gpa = std.testing.allocator;
+    var cache = Cache.init(gpa);
+    defer cache.deinit();
+    var out = Out.init(gpa);
+    defer out.deinit();
+    // Two signatures compiled by hand: a literal-only program each.
+    for ([_]u32{ 7, 8 }) |word| {
+        cache.signature.clearRetainingCapacity();
+        try cache.signature.append(gpa, word);
+        try std.testing.expect(cache.find() == null);
+        out.truncate(0);
+        try out.write(if (word == 7) "<seven/>" else "<eight/>");
+        _ = cache.beginCapture(0);
+        try cache.endCapture(&out);
+    }
+    for ([_]u32{ 7, 8 }) |word| {
+        cache.signature.clearRetainingCapacity();
+        try cache.signature.append(gpa, word);
+        const prog = cache.find() orelse return error.TestExpectedProgram;
+        var replayed = Out.init(gpa);
+        defer replayed.deinit();
+        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values.default_codec });
+        try std.testing.expectEqualStrings(if (word == 7) "<seven/>" else "<eight/>", replayed.list.items);
+    }
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.appendSlice(gpa, &.{ 7, 8 });
+    try std.testing.expect(cache.find() == null);
+    // A poisoned capture (a substitution shaped more than its own text) is not stored.
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.append(gpa, 9);
+    const capture = cache.beginCapture(0);
+    capture.poisoned = true;
+    try cache.endCapture(&out);
+    try std.testing.expect(cache.find() == null);
+    cache.clear();
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.append(gpa, 7);
+    try std.testing.expect(cache.find() == null);
+}

@@ -516,3 +516,162 @@ pub const Json = struct {
         }
     }
 };
+
+// ---------------------------------------------------------------------------------------
+// Tests: hand-built records with the contract's stated results (8.2, 10.x), and the shared
+// fixtures against the reference's stdout (`shared-fixtures/expected/`).
+const testing = @import("testing.zig");
+const dump = @import("dump.zig");
+
+test "JSON escaping of text (8.2): quote, backslash, the short escapes, other C0 uppercase" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.open("T", null, false);
+    b.closeStart();
+    b.text("a\"b\\c\n\r\t\x08\x0c\x01\x1f/<&>'");
+    b.end();
+    try testing.expectRender(&b, .json, "{\"T\":\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001F/<&>'\"}");
+}
+
+test "key numbering (10.3): later same-named children get _1, _2 whether adjacent or not" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.open("R", null, false);
+    b.closeStart();
+    for ([_][]const u8{ "H", "X", "H", "H" }, 0..) |label, i| {
+        b.open(label, null, false);
+        if (i == 1) {
+            b.closeEmpty();
+            continue;
+        }
+        b.closeStart();
+        b.text(&.{@as(u8, '0' + @as(u8, @intCast(i)))});
+        b.end();
+    }
+    b.end();
+    try testing.expectRender(&b, .json, "{\"R\":{\"H\":\"0\",\"X\":null,\"H_1\":\"2\",\"H_2\":\"3\"}}");
+}
+
+/// `<R k="v"><P n="x"/><Q a="" b="1">t</Q><S/></R>`: attributes with and without content,
+/// an element with attributes only, one with attributes and text.
+fn buildAttributes(b: *testing.Builder) void {
+    b.open("R", null, true);
+    b.attribute("k");
+    b.text("v");
+    b.closeStart();
+    b.open("P", null, true);
+    b.attribute("n");
+    b.text("x");
+    b.closeEmpty();
+    b.open("Q", null, true);
+    b.attribute("a");
+    b.text("");
+    b.attribute("b");
+    b.text("1");
+    b.closeStart();
+    b.text("t");
+    b.end();
+    b.open("S", null, false);
+    b.closeEmpty();
+    b.end();
+}
+
+test "attributes (10.2, 10.3): #attributes holds those with content, first in the object" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    buildAttributes(&b);
+    try testing.expectRender(&b, .json, "{\"R\":{\"#attributes\":{\"k\":\"v\"},\"P\":{\"#attributes\":{\"n\":\"x\"}}," ++
+        "\"Q\":{\"#attributes\":{\"b\":\"1\"},\"#text\":\"t\"},\"S\":null}}");
+}
+
+test "--separate-json-attributes (10.1, 10.6): K_attributes beside K, K left out when it is empty" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    buildAttributes(&b);
+    try testing.expectRender(&b, .json_separate, "{\"R_attributes\":{\"k\":\"v\"},\"R\":{\"P_attributes\":{\"n\":\"x\"}," ++
+        "\"Q_attributes\":{\"b\":\"1\"},\"Q\":\"t\",\"S\":null}}");
+}
+
+/// `<Event><EventData>` + `data` + `</EventData></Event>`: the container as a member.
+fn buildContainer(b: *testing.Builder, data: []const [2]?[]const u8) void {
+    b.open("Event", null, false);
+    b.closeStart();
+    b.open("EventData", null, false);
+    b.closeStart();
+    for (data) |d| {
+        const label = if (d[0] == null) "Binary" else "Data";
+        const named = d[0] != null and d[0].?.len > 0;
+        b.open(label, null, named);
+        if (named) {
+            b.attribute("Name");
+            b.text(d[0].?);
+        }
+        b.closeStart();
+        if (d[1]) |t| b.text(t);
+        b.end();
+    }
+    b.end();
+    b.end();
+}
+
+test "EventData, named form (10.5): runs become arrays, repeats get _N, unnamed Data dropped" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    buildContainer(&b, &.{ .{ "A", "1" }, .{ "A", "2" }, .{ "B", null }, .{ "", "lost" }, .{ null, "0102" }, .{ "A", "4" } });
+    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"A\":[\"1\",\"2\"],\"B\":\"\",\"Binary\":\"0102\",\"A_1\":\"4\"}}}");
+}
+
+test "EventData, positional form (10.5): one Data member at the first, every Data in it" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    buildContainer(&b, &.{ .{ "", "x" }, .{ null, "0102" }, .{ "", null } });
+    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"Data\":{\"#text\":[\"x\",\"\"]},\"Binary\":\"0102\"}}}");
+    b.pos = b.start;
+    buildContainer(&b, &.{.{ "", "only" }});
+    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"Data\":{\"#text\":\"only\"}}}}");
+    b.pos = b.start;
+    buildContainer(&b, &.{});
+    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":null}}");
+}
+
+test "a typed record (template, substitutions, nested instance): bare numbers, hex, arrays" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    testing.buildSample(&b);
+    // Contract 10.2 (bare UInt16, HexInt64 as a string, a NULL attribute left out), 10.5
+    // (the nested EventData's named Data), 6.8 (a two-item string array expands to two
+    // elements, numbered by 10.3).
+    try testing.expectRender(&b, .json, "{\"Event\":{\"#attributes\":{\"xmlns\":\"urn:x\"},\"System\":{\"EventID\":4608," ++
+        "\"Keywords\":\"0x8020000000000000\"},\"Data\":\"a\",\"Data_1\":\"b\",\"EventData\":{\"N\":5}}}");
+}
+
+test "every value type and Data shape: the reference's jsonl, both lanes" {
+    for (testing.synthetic_fixtures) |name| {
+        try testing.expectFixture(name, &.{ .format = .jsonl, .indent = false, .show_record_number = false }, ".jsonl");
+    }
+}
+
+test "--separate-json-attributes: the reference's jsonl, both lanes" {
+    for (testing.synthetic_fixtures) |name| {
+        try testing.expectFixture(name, &.{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_attributes = true }, ".sep.jsonl");
+    }
+}
+
+test "the record banner of -o json (11.2): `Record N` before each of the reference's jsonl lines" {
+    const gpa = std.testing.allocator;
+    const bytes = try testing.readFixture(gpa, "synthetic/basic.evtx");
+    defer gpa.free(bytes);
+    const jsonl = try testing.readFixture(gpa, "expected/basic.jsonl");
+    defer gpa.free(jsonl);
+    var expected: std.ArrayList(u8) = .empty;
+    defer expected.deinit(gpa);
+    var lines = std.mem.splitScalar(u8, jsonl[0 .. jsonl.len - 1], '\n');
+    var id: usize = 1; // basic.evtx holds records 1..5 in order
+    while (lines.next()) |line| : (id += 1) {
+        try expected.print(gpa, "Record {d}\n{s}\n", .{ id, line });
+    }
+    try std.testing.expectEqual(@as(usize, 6), id);
+    const got = try testing.dumpBytes(gpa, bytes, &.{ .format = .json }, true);
+    defer gpa.free(got);
+    try std.testing.expectEqualStrings(expected.items, got);
+}

@@ -195,3 +195,89 @@ pub const Xml = struct {
         try x.out.write("]]>");
     }
 };
+
+// ---------------------------------------------------------------------------------------
+// Tests: hand-built records with the contract's stated results (8.1, 9.x), and the shared
+// fixtures against the reference's stdout (`shared-fixtures/expected/`).
+const testing = @import("testing.zig");
+
+test "XML escaping (8.1): <>& always, quotes only in attributes, C0 controls but TAB/LF/CR as _" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.open("T", null, true);
+    b.attribute("a");
+    b.text("q\"'<&>\t");
+    b.closeStart();
+    b.text("q\"'<&>\t\n\r\x01\x1f\x7f/");
+    b.end();
+    try testing.expectRender(&b, .xml_flat, declaration ++ "<T a=\"q&quot;&apos;&lt;&amp;&gt;\t\">q\"'&lt;&amp;&gt;\t\n\r__\x7f/</T>");
+}
+
+test "layout (9.2): two-space indentation, /> only when closed empty, inline text, --no-indent" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    b.open("Event", null, false);
+    b.closeStart();
+    b.open("System", null, false);
+    b.closeStart();
+    b.open("Provider", null, true);
+    b.attribute("Name");
+    b.text("P");
+    b.closeEmpty();
+    b.open("Empty", null, true);
+    b.attribute("gone");
+    b.text("");
+    b.closeStart();
+    b.end();
+    b.open("EventID", null, false);
+    b.closeStart();
+    b.text("7");
+    b.end();
+    b.end();
+    b.end();
+    try testing.expectRender(&b, .xml, declaration ++
+        "<Event>\n  <System>\n    <Provider Name=\"P\"/>\n    <Empty></Empty>\n    <EventID>7</EventID>\n  </System>\n</Event>\n");
+    try testing.expectRender(&b, .xml_flat, declaration ++
+        "<Event><System><Provider Name=\"P\"/><Empty></Empty><EventID>7</EventID></System></Event>");
+}
+
+test "a typed record: values in text and attribute mode, the array expanded, the nested instance" {
+    var b = try testing.Builder.init(std.testing.allocator);
+    defer b.deinit(std.testing.allocator);
+    testing.buildSample(&b);
+    // 9.2: the NULL Qualifiers attribute is left out; 6.8: the two-item array gives two Data.
+    try testing.expectRender(&b, .xml, declaration ++
+        "<Event xmlns=\"urn:x\">\n  <System>\n    <EventID>4608</EventID>\n    <Keywords>0x8020000000000000</Keywords>\n" ++
+        "  </System>\n  <Data>a</Data>\n  <Data>b</Data>\n  <EventData>\n    <Data Name=\"N\">5</Data>\n  </EventData>\n</Event>\n");
+}
+
+test "every value type and token: the reference's -o xml (banner, blank line), both lanes" {
+    for (testing.synthetic_fixtures) |name| {
+        try testing.expectFixture(name, &.{}, ".xml");
+    }
+}
+
+test "-o xml --dont-show-record-number (11.2): the reference's xml without its banner lines" {
+    const gpa = std.testing.allocator;
+    const bytes = try testing.readFixture(gpa, "synthetic/nested.evtx");
+    defer gpa.free(bytes);
+    const with_banner = try testing.readFixture(gpa, "expected/nested.xml");
+    defer gpa.free(with_banner);
+    var expected: std.ArrayList(u8) = .empty;
+    defer expected.deinit(gpa);
+    var lines = std.mem.splitScalar(u8, with_banner, '\n');
+    var banners: usize = 0;
+    while (lines.next()) |line| {
+        if (std.mem.startsWith(u8, line, "Record ")) {
+            banners += 1;
+            continue;
+        }
+        try expected.appendSlice(gpa, line);
+        try expected.append(gpa, '\n');
+    }
+    expected.items.len -= 1; // split gave one line more than the text has newlines
+    try std.testing.expectEqual(@as(usize, 7), banners); // manifest: 7 records
+    const got = try testing.dumpBytes(gpa, bytes, &.{ .show_record_number = false }, true);
+    defer gpa.free(got);
+    try std.testing.expectEqualStrings(expected.items, got);
+}

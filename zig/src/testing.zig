@@ -7,6 +7,7 @@ const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
 const render_xml = @import("render_xml.zig");
+const dump = @import("dump.zig");
 
 pub const Builder = struct {
     chunk: []u8,
@@ -371,4 +372,62 @@ pub fn scanTestRecord(b: *Builder, id: u64, e_def: *?u32, u_def: *?u32, a: u8, b
     b.raw(trailer);
     b.endRecord(at, id);
     return at;
+}
+
+/// A shared fixture's bytes (`shared-fixtures/<path>`, its path given by the build); caller
+/// frees.
+pub fn readFixture(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
+    const unit_test_options = @import("unit_test_options");
+    var dir = try std.fs.cwd().openDir(unit_test_options.fixtures, .{});
+    defer dir.close();
+    return dir.readFileAlloc(gpa, path, 1 << 20);
+}
+
+/// What the CLI prints on stdout for the EVTX file `bytes` with `settings`: every printed
+/// record's text in output order, through one renderer, with the compiled-program lane on or
+/// off. Caller frees.
+pub fn dumpBytes(gpa: std.mem.Allocator, bytes: []const u8, settings: *const dump.Settings, compiled: bool) ![]u8 {
+    var file = try dump.File.open(gpa, dump.Input.fromBytes(bytes), settings);
+    defer file.deinit(gpa);
+    var renderer: dump.Renderer = undefined;
+    renderer.init(gpa, settings);
+    defer renderer.deinit();
+    renderer.compiled = compiled;
+    var text: std.ArrayList(u8) = .empty;
+    errdefer text.deinit(gpa);
+    for (file.order) |slot| {
+        var result = dump.Result.init(gpa);
+        defer result.deinit();
+        try renderer.renderChunk(&file.input, slot, &result);
+        for (result.entries.items) |*e| {
+            if (e.kind == null and e.printed) try text.appendSlice(gpa, result.text(e));
+        }
+    }
+    return text.toOwnedSlice(gpa);
+}
+
+/// The synthetic fixtures: every value type, token and Data shape of the contract, with the
+/// reference's stdout in `shared-fixtures/expected/<name>.{xml,jsonl,sep.jsonl}`.
+pub const synthetic_fixtures = [_][]const u8{
+    "basic",   "values-scalar", "values-floats", "values-arrays", "empty-null",      "tokens",
+    "unicode", "strings-large", "nested",        "data-shapes",   "ansi-code-pages",
+};
+
+/// Renders `synthetic/<name>.evtx` with `settings` and compares it with
+/// `expected/<name><suffix>` (the reference's stdout), both lanes (compiled programs on, off).
+pub fn expectFixture(name: []const u8, settings: *const dump.Settings, suffix: []const u8) !void {
+    const gpa = std.testing.allocator;
+    var path_buffer: [128]u8 = undefined;
+    const bytes = try readFixture(gpa, try std.fmt.bufPrint(&path_buffer, "synthetic/{s}.evtx", .{name}));
+    defer gpa.free(bytes);
+    const expected = try readFixture(gpa, try std.fmt.bufPrint(&path_buffer, "expected/{s}{s}", .{ name, suffix }));
+    defer gpa.free(expected);
+    for ([_]bool{ true, false }) |compiled| {
+        const got = try dumpBytes(gpa, bytes, settings, compiled);
+        defer gpa.free(got);
+        std.testing.expectEqualStrings(expected, got) catch |e| {
+            std.debug.print("fixture {s}{s}, compiled programs {}\n", .{ name, suffix, compiled });
+            return e;
+        };
+    }
 }
