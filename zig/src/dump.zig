@@ -162,12 +162,7 @@ pub const Renderer = struct {
 
     /// Renders chunk slot `slot` of `in` into `res` (cleared first).
     pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
-        return r.renderRead(in, slot, in.read(file_header.chunkOffset(slot), &r.window.bytes), res);
-    }
-
-    /// Like `renderChunk`, from the bytes `got` already read from slot `slot` of `in` (by the
-    /// read-ahead thread: `ReadAhead`).
-    fn renderRead(r: *Renderer, in: *const Input, slot: u32, got: []const u8, res: *Result) Allocator.Error!void {
+        const got = in.read(file_header.chunkOffset(slot), &r.window.bytes);
         assert(got.len <= chunk.size);
         res.details.clearRetainingCapacity();
         try r.renderEntries(in, slot, got, res);
@@ -504,6 +499,8 @@ pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *cons
     return pipeline.drive(consumer);
 }
 
+/// One thread: read and render each slot in turn on the caller's thread (a read-ahead
+/// thread that overlapped the copy was measured slower: PERF.md H10c).
 fn runInline(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, consumer: Consumer) anyerror!void {
     const renderer = try gpa.create(Renderer);
     defer gpa.destroy(renderer);
@@ -511,106 +508,11 @@ fn runInline(gpa: Allocator, in: *const Input, order: []const u32, settings: *co
     defer renderer.deinit();
     var result = Result.init(gpa);
     defer result.deinit();
-    if (in.source == .file and order.len > 1) {
-        // A file is copied slot by slot: read the next slots on a helper thread.
-        const windows = try gpa.create([ReadAhead.depth]input.ChunkSlot);
-        defer gpa.destroy(windows);
-        var ra: ReadAhead = .{ .in = in, .order = order, .windows = windows };
-        if (std.Thread.spawn(.{}, ReadAhead.reader, .{&ra})) |thread| {
-            defer thread.join();
-            defer ra.cancel();
-            for (order, 0..) |slot, job| {
-                try renderer.renderRead(in, slot, ra.take(job), &result);
-                ra.release(job);
-                try consumer.consume(consumer.context, &result);
-            }
-            return;
-        } else |_| {} // no thread: read and render on this one
-    }
     for (order) |slot| {
         try renderer.renderChunk(in, slot, &result);
         try consumer.consume(consumer.context, &result);
     }
 }
-
-/// One thread for a file input: a helper thread reads the next slots (at most `depth` ahead,
-/// into windows that go round) while the caller renders, so the copy out of the page cache
-/// (PERF.md H10) runs beside the rendering on an otherwise idle core instead of before it.
-/// Output and errors are those of the plain loop. Job `j` (the `j`-th slot of the order) is
-/// read into window `j % depth` once job `j - depth` is released, and rendered once read.
-const ReadAhead = struct {
-    /// Windows of the ring (512 KiB in all).
-    const depth = 8;
-    /// The reader, once the ring is full, waits until this many windows are free: one
-    /// wake-up per batch, not per chunk (a wake-up costs about as much as copying a chunk).
-    const batch = 4;
-
-    in: *const Input,
-    order: []const u32,
-    windows: *[depth]input.ChunkSlot,
-    /// Bytes read into each window (shorter than a chunk: the read came back short).
-    lens: [depth]usize = undefined,
-    mutex: std.Thread.Mutex = .{},
-    reader_wakes: std.Thread.Condition = .{},
-    renderer_wakes: std.Thread.Condition = .{},
-    /// Jobs (positions in `order`) read so far, and released by the renderer.
-    read: usize = 0,
-    released: usize = 0,
-    stop: bool = false,
-    reader_waits: bool = false,
-    renderer_waits: bool = false,
-
-    fn reader(ra: *ReadAhead) void {
-        for (ra.order, 0..) |slot, job| {
-            ra.mutex.lock();
-            if (job >= ra.released + depth) {
-                ra.reader_waits = true;
-                while (job + batch > ra.released + depth and !ra.stop) ra.reader_wakes.wait(&ra.mutex);
-                ra.reader_waits = false;
-            }
-            const stop = ra.stop;
-            ra.mutex.unlock();
-            if (stop) return;
-            const w = job % depth;
-            ra.lens[w] = ra.in.read(file_header.chunkOffset(slot), &ra.windows[w].bytes).len;
-            ra.mutex.lock();
-            defer ra.mutex.unlock();
-            assert(ra.read == job);
-            ra.read = job + 1;
-            if (ra.renderer_waits) ra.renderer_wakes.signal();
-        }
-    }
-
-    /// The bytes of job `job`, once read; valid until `release(job)`.
-    fn take(ra: *ReadAhead, job: usize) []const u8 {
-        ra.mutex.lock();
-        defer ra.mutex.unlock();
-        assert(job == ra.released);
-        if (ra.read <= job) {
-            ra.renderer_waits = true;
-            while (ra.read <= job) ra.renderer_wakes.wait(&ra.mutex);
-            ra.renderer_waits = false;
-        }
-        const w = job % depth;
-        return ra.windows[w].bytes[0..ra.lens[w]];
-    }
-
-    /// Job `job` is rendered: its window may be read into again.
-    fn release(ra: *ReadAhead, job: usize) void {
-        ra.mutex.lock();
-        defer ra.mutex.unlock();
-        ra.released = job + 1;
-        if (ra.reader_waits and ra.read + batch <= ra.released + depth) ra.reader_wakes.signal();
-    }
-
-    /// Stops the reader (the consumer failed, or all is rendered).
-    fn cancel(ra: *ReadAhead) void {
-        ra.mutex.lock();
-        defer ra.mutex.unlock();
-        ra.stop = true;
-        ra.reader_wakes.signal();
-    }
-};
 
 /// Workers take jobs in order; results go to a window of 2 x threads slots that the
 /// consumer drains strictly in job order. A worker waits for its slot to be drained, so no

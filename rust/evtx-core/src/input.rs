@@ -77,13 +77,6 @@ pub trait ChunkSource: Sync {
         self.slot_bytes(slot, CHUNK_SIZE, window)
     }
 
-    /// Whether [`ChunkSource::chunk`] copies (a file read into windows) rather than lends:
-    /// then a single-threaded dump reads the next slots on a helper thread while it renders
-    /// (`dump.rs`, read-ahead).
-    fn copies(&self) -> bool {
-        false
-    }
-
     /// Whether `bytes`, read from slot `slot`, are the cut last chunk (`shared-fixtures/README.md`,
     /// "A log cut inside its last chunk"): the slot the input, as opened, ends inside, starting
     /// with the chunk magic. A slot that reads short because the file shrank since it was
@@ -281,10 +274,6 @@ impl ChunkSource for Input {
 
     fn len(&self) -> u64 {
         self.len
-    }
-
-    fn copies(&self) -> bool {
-        true
     }
 
     fn slot_bytes<'s>(&'s self, slot: u32, max: usize, window: &'s mut ChunkSlot) -> &'s [u8] {
