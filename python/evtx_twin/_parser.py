@@ -291,15 +291,7 @@ class Parser:
                     yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered)
                 continue
             for i in range(b.count):
-                start, end = offsets[i], offsets[i + 1] - trim
-                yield {
-                    "event_record_id": ids[i],
-                    "timestamp": stamps[i],
-                    "data": text[start:end] if whole else b.data[start:end].decode(),
-                    "chunk": chunks[i],
-                    "offset": file_offsets[i],
-                    "recovered": recovered[i],
-                }
+                yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered)
 
     @staticmethod
     def _record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered) -> dict:

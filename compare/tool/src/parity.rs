@@ -315,19 +315,7 @@ fn run_with_args(program: &Path, mode_args: &[&str], threads: &'static str, inpu
     let mut args: Vec<&str> = vec!["-t", threads];
     args.extend_from_slice(mode_args);
     args.push(&path);
-    let output = run(program, &args, TIME_LIMIT).unwrap_or_else(|e| Output {
-        stdout: Vec::new(),
-        stderr: format!("could not run {}: {e}", program.display()).into_bytes(),
-        status: None,
-    });
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    Run {
-        output,
-        stdout,
-        program: program.to_path_buf(),
-        threads,
-        input: input.to_path_buf(),
-    }
+    run_argv(program, &args, threads, input)
 }
 
 /// Runs every check over `inputs`, printing one progress line per file.
@@ -479,7 +467,7 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
         let argv: Vec<String> = form.split(' ').map(|w| w.replace('@', &path)).collect();
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let [reference, rust, zig] = [&backends.reference, &backends.rust, &backends.zig]
-            .map(|program| run_argv(program, &argv, &input.path));
+            .map(|program| run_argv(program, &argv, "1", &input.path));
         let place = |mut d: Difference| {
             d.at = [format!("`{form}`"), d.at].join(" ").trim_end().to_string();
             d
@@ -518,8 +506,9 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
     }
 }
 
-/// Runs `program argv...` (no `-t`: `info` takes none) on `input`.
-fn run_argv(program: &Path, argv: &[&str], input: &Path) -> Run {
+/// Runs `program argv...` on `input` (`argv` names it); `threads` is what `argv` asked for, for
+/// the report (`info` takes no `-t`: "1").
+fn run_argv(program: &Path, argv: &[&str], threads: &'static str, input: &Path) -> Run {
     let output = run(program, argv, TIME_LIMIT).unwrap_or_else(|e| Output {
         stdout: Vec::new(),
         stderr: format!("could not run {}: {e}", program.display()).into_bytes(),
@@ -530,7 +519,7 @@ fn run_argv(program: &Path, argv: &[&str], input: &Path) -> Run {
         output,
         stdout,
         program: program.to_path_buf(),
-        threads: "1",
+        threads,
         input: input.to_path_buf(),
     }
 }
