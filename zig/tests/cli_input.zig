@@ -97,7 +97,7 @@ fn tool(buf: []u8, env_name: []const u8, rel: []const u8) !?[]const u8 {
 test "a sparse log over 4 GiB (oldest chunk past 4 GiB, 65,552 slots): the reference's bytes at -t 1 and -t 2" {
     var ref_buf: [std.fs.max_path_bytes]u8 = undefined;
     var gen_buf: [std.fs.max_path_bytes]u8 = undefined;
-    const reference = try tool(&ref_buf, "EVTX_REFERENCE", "target/reference/bin/evtx_dump") orelse return error.SkipZigTest;
+    const ref_bin = try tool(&ref_buf, "EVTX_REFERENCE", "target/reference/bin/evtx_dump") orelse return error.SkipZigTest;
     const generator = try tool(&gen_buf, "EVTX_FIXTURE_GEN", "target/release/evtx-fixture-gen") orelse return error.SkipZigTest;
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
@@ -106,7 +106,7 @@ test "a sparse log over 4 GiB (oldest chunk past 4 GiB, 65,552 slots): the refer
     try gen.expectExit(0);
     const stat = try tmp.dir.statFile("sparse.evtx");
     try std.testing.expect(stat.size > 1 << 32);
-    var expected = try runCli(tmp.dir, &[_][]const u8{ reference, "-t", "2", "-o", "jsonl", "sparse.evtx" }, null, null);
+    var expected = try runCli(tmp.dir, &[_][]const u8{ ref_bin, "-t", "2", "-o", "jsonl", "sparse.evtx" }, null, null);
     defer expected.deinit();
     try expected.expectExit(0);
     try std.testing.expect(expected.stdout.len > 100_000);
@@ -120,7 +120,7 @@ test "a sparse log over 4 GiB (oldest chunk past 4 GiB, 65,552 slots): the refer
 
     // `info` reads slot by slot through `Input` in bounded memory (it read the whole file
     // before: 4 GiB of RSS).
-    var expected_info = try runCli(tmp.dir, &[_][]const u8{ reference, "info", "-i", "sparse.evtx" }, null, null);
+    var expected_info = try runCli(tmp.dir, &[_][]const u8{ ref_bin, "info", "-i", "sparse.evtx" }, null, null);
     defer expected_info.deinit();
     try expected_info.expectExit(0);
     try std.testing.expect(std.mem.indexOf(u8, expected_info.stdout, "65552 chunks: ") != null);
