@@ -524,6 +524,15 @@ fn run_argv(program: &Path, argv: &[&str], threads: &'static str, input: &Path) 
     }
 }
 
+/// The index of the first line where `left` and `right` part (the shorter length when one is a
+/// prefix of the other).
+fn first_differing_line(left: &[&str], right: &[&str]) -> usize {
+    left.iter()
+        .zip(right)
+        .position(|(a, b)| a != b)
+        .unwrap_or(left.len().min(right.len()))
+}
+
 /// Two texts that must be identical: a `bytes` difference at the first line they part.
 fn text_difference(expected: &str, actual: &str, stream: &str) -> Option<Difference> {
     if expected == actual {
@@ -533,11 +542,7 @@ fn text_difference(expected: &str, actual: &str, stream: &str) -> Option<Differe
         expected.split_inclusive('\n').collect(),
         actual.split_inclusive('\n').collect(),
     );
-    let first = left
-        .iter()
-        .zip(&right)
-        .position(|(a, b)| a != b)
-        .unwrap_or(left.len().min(right.len()));
+    let first = first_differing_line(&left, &right);
     let show = |lines: &[&str]| match lines.get(first) {
         Some(line) => format!("{line:?}"),
         None => format!("(end of {stream}, {} lines)", lines.len()),
@@ -788,11 +793,7 @@ fn stderr_differences(expected: &Run, actual: &Run, _path: &str) -> Vec<Differen
     let left = String::from_utf8_lossy(&expected.output.stderr);
     let right = String::from_utf8_lossy(&actual.output.stderr);
     let (left, right): (Vec<&str>, Vec<&str>) = (left.lines().collect(), right.lines().collect());
-    let first = left
-        .iter()
-        .zip(&right)
-        .position(|(a, b)| a != b)
-        .unwrap_or(left.len().min(right.len()));
+    let first = first_differing_line(&left, &right);
     let show = |lines: &[&str]| match lines.get(first) {
         Some(line) => (*line).to_string(),
         None => format!("({} stderr lines)", lines.len()),
