@@ -219,6 +219,7 @@ python: $(PY)
 	rm -f target/python/dist/evtx_twin-*.whl
 	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps -w target/python/dist ./python
 	$(PY) -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps target/python/dist/evtx_twin-*.whl
+	$(PY) -m pip install --quiet --disable-pip-version-check "$$(ls target/python/dist/evtx_twin-*.whl)[test]"
 
 python-test: python
 	$(PY) -m pytest -q -p no:cacheprovider python/tests

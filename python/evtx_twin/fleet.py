@@ -2,6 +2,7 @@
 
     python -m evtx_twin.fleet INPUT... --out DIR [--format parquet|jsonl]
         [--scheduler ADDRESS] [--engine rust|zig] [--workers N] [--split-mb MB]
+        [--partition host|file]
 
 INPUT are files, folders (searched for *.evtx) or globs. Without --scheduler a
 `dask.distributed.LocalCluster` of N worker processes is started; with one the run goes to that
@@ -9,10 +10,13 @@ cluster (its workers must see the same paths). One task per file; a log larger t
 is split into ranges of 64 KiB chunk slots, each read on its own (the file header followed by the
 range's slots, given to the library as a buffer), so one huge log does not serialize the run.
 
-Output: DIR/<file-stem>-<hash>/part-NNNNN.parquet (one folder per input file, one part per task;
-every row has `source_file`), readable as one dataset: DuckDB
-``read_parquet('DIR/**/*.parquet')``, Polars ``pl.scan_parquet('DIR/**/*.parquet')``, pyarrow
-``pyarrow.dataset.dataset(DIR)``. DIR/_summary.json holds the summary printed at the end: files,
+Parquet output is Hive-partitioned, by host (`--partition host`, the default: the records'
+`computer`) or by input file (`--partition file`):
+DIR/host=<computer>/<file-stem>-<hash>-NNNNN.parquet or DIR/file=<file-stem>-<hash>/part-NNNNN.parquet
+(one part per task and partition; every row has `source_file`), readable as one dataset: DuckDB
+``read_parquet('DIR/**/*.parquet')`` (which adds the `host` or `file` column), Polars
+``pl.scan_parquet('DIR/**/*.parquet')``, pyarrow ``pyarrow.dataset.dataset(DIR, partitioning="hive")``.
+JSONL output is DIR/<file-stem>-<hash>/part-NNNNN.jsonl. DIR/_summary.json holds the summary printed at the end: files,
 records, failed records, per-file errors, throughput. Exit status 1 when any file failed (could
 not be read or is not EVTX), else 0; chunk and record errors are counted, named, and the rest of
 the file is converted.
@@ -56,7 +60,9 @@ class Result:
     seconds: float = 0.0
     errors: list = field(default_factory=list)
     fatal: str | None = None
-    output: str | None = None
+    outputs: list = field(default_factory=list)
+    #: The Dask worker's name (None outside a worker).
+    worker: str | None = None
 
 
 def expand(inputs: list[str]) -> list[str]:
@@ -97,6 +103,19 @@ def folder_name(path: str) -> str:
     return f"{stem}-{hashlib.sha1(path.encode()).hexdigest()[:8]}"
 
 
+#: The Hive name of a missing partition value (as Hive, Spark and pyarrow write it).
+NO_VALUE = "__HIVE_DEFAULT_PARTITION__"
+
+
+def partition_value(value: str | None) -> str:
+    """A host name as a Hive partition folder value: letters, digits and ``-_.`` kept, anything
+    else (``/``, ``=``, spaces) as ``_``; a missing or empty name is `NO_VALUE`."""
+    if not value:
+        return NO_VALUE
+    text = "".join(c if c.isalnum() or c in "-_." else "_" for c in value)[:120]
+    return NO_VALUE if text.strip(".") == "" else text
+
+
 def read_range(path: str, first: int, last: int) -> bytes:
     """The file header and chunk slots [first, last): an EVTX input of its own (the reader takes
     the slot count from the size, not from the header, and orders the slots it gets itself)."""
@@ -106,8 +125,8 @@ def read_range(path: str, first: int, last: int) -> bytes:
     return header + body
 
 
-def convert(task: Task, out: str, fmt: str, engine: str) -> Result:
-    """One task on a worker: read, convert, write one part file; never raises."""
+def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host") -> Result:
+    """One task on a worker: read, convert, write one part file per partition; never raises."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -116,11 +135,48 @@ def convert(task: Task, out: str, fmt: str, engine: str) -> Result:
 
     result = Result(task.path, task.part)
     start = time.perf_counter()
-    target = Path(out) / folder_name(task.path)
-    suffix = "parquet" if fmt == "parquet" else "jsonl"
-    final = target / f"part-{task.part:05d}.{suffix}"
-    partial = final.with_suffix(".tmp")
-    writer = None
+    try:
+        from distributed import get_worker
+
+        result.worker = str(get_worker().name)
+    except (ImportError, ValueError):  # not on a Dask worker
+        pass
+    name = folder_name(task.path)
+    schema = arrow.SCHEMA.insert(0, pa.field("source_file", pa.string()))
+    # Partition folder -> (part file, its temporary name, open file, ParquetWriter or None).
+    sinks: dict[str, tuple] = {}
+
+    def sink_for(folder: str, file_name: str):
+        if folder not in sinks:
+            final = Path(out) / folder / file_name
+            final.parent.mkdir(parents=True, exist_ok=True)
+            partial = final.with_suffix(".tmp")
+            handle = open(partial, "wb")
+            writer = pq.ParquetWriter(handle, schema, compression="zstd") if fmt == "parquet" else None
+            sinks[folder] = (final, partial, handle, writer)
+        return sinks[folder]
+
+    def write_parquet(table):
+        names = pa.array([task.path] * table.num_rows, pa.string())
+        table = table.add_column(0, "source_file", names)
+        if partition == "file":
+            sink_for(f"file={name}", f"part-{task.part:05d}.parquet")[3].write_table(table)
+            return
+        hosts = table["computer"].unique().to_pylist()
+        for host in hosts:
+            rows = table if len(hosts) == 1 else table.filter(
+                pc.is_null(table["computer"]) if host is None else pc.equal(table["computer"], host))
+            folder = f"host={partition_value(host)}"
+            sink_for(folder, f"{name}-{task.part:05d}.parquet")[3].write_table(rows)
+
+    def close_all():
+        for _, _, handle, writer in sinks.values():
+            try:
+                if writer is not None:
+                    writer.close()
+            finally:
+                handle.close()
+
     try:
         if task.first is None:
             source = task.path
@@ -132,13 +188,10 @@ def convert(task: Task, out: str, fmt: str, engine: str) -> Result:
             slot_base = task.first
         parser = Parser(source, engine=engine, skip_errors=True)
         parser.name = task.path
-        target.mkdir(parents=True, exist_ok=True)
-        schema = arrow.SCHEMA.insert(0, pa.field("source_file", pa.string()))
-        sink = open(partial, "wb")
-        with sink, warnings.catch_warnings(record=True) as caught:
+        if fmt != "parquet":
+            sink_for(name, f"part-{task.part:05d}.jsonl")
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", EvtxWarning)
-            if fmt == "parquet":
-                writer = pq.ParquetWriter(sink, schema, compression="zstd")
             for table in arrow.batches(parser):
                 if slot_base:
                     # Back to the whole file's slot numbers and offsets.
@@ -147,13 +200,15 @@ def convert(task: Task, out: str, fmt: str, engine: str) -> Result:
                     table = table.set_column(table.schema.get_field_index("offset"), "offset",
                                              pc.add(table["offset"], pa.scalar(slot_base * CHUNK, pa.uint64())))
                 result.records += table.num_rows
-                if writer is not None:
-                    names = pa.array([task.path] * table.num_rows, pa.string()) if table.num_rows else pa.array([], pa.string())
-                    writer.write_table(table.add_column(0, "source_file", names))
+                if not table.num_rows:
+                    continue
+                if fmt == "parquet":
+                    write_parquet(table)
                 else:
+                    handle = sinks[name][2]
                     for chunk in table["json"].chunks:
                         if len(chunk):
-                            sink.write(b"\n".join(chunk.cast(pa.large_binary()).to_pylist()) + b"\n")
+                            handle.write(b"\n".join(chunk.cast(pa.large_binary()).to_pylist()) + b"\n")
             for w in caught:
                 if isinstance(w.message, EvtxWarning):
                     result.failed_records += 1
@@ -163,23 +218,24 @@ def convert(task: Task, out: str, fmt: str, engine: str) -> Result:
                                           error.record, error.offset + slot_base * CHUNK, error.status)
                     if len(result.errors) < ERRORS_KEPT:
                         result.errors.append(str(error))
-            if writer is not None:
-                writer.close()
-                writer = None
-        os.replace(partial, final)
-        result.output = str(final)
+        # (A task without records writes no Parquet part; the summary still counts it.)
+        close_all()
+        for final, partial, _, _ in sinks.values():
+            os.replace(partial, final)
+            result.outputs.append(str(final))
     except (EvtxError, OSError, ValueError) as failure:
         result.fatal = str(failure)
     except Exception as failure:  # noqa: BLE001 - a worker reports, the run goes on
         result.fatal = f"{type(failure).__name__}: {failure}"
     finally:
-        if writer is not None:
+        if result.fatal is not None:
             try:
-                writer.close()
-            except (OSError, ValueError):  # its file was closed by the failure
+                close_all()
+            except (OSError, ValueError):  # a file closed by the failure
                 pass
-        if result.fatal is not None and partial.exists():
-            partial.unlink()
+            for _, partial, _, _ in sinks.values():
+                if partial.exists():
+                    partial.unlink()
     result.seconds = time.perf_counter() - start
     return result
 
@@ -188,11 +244,13 @@ def summarize(results: list[Result], seconds: float) -> dict:
     files: dict[str, dict] = {}
     for r in sorted(results, key=lambda r: (r.path, r.part)):
         f = files.setdefault(r.path, {"records": 0, "failed_records": 0, "bytes": 0, "errors": [], "failed": None,
-                                      "parts": 0})
+                                      "parts": 0, "workers": []})
         f["records"] += r.records
         f["failed_records"] += r.failed_records
         f["bytes"] += r.bytes
         f["parts"] += 1
+        if r.worker is not None and r.worker not in f["workers"]:
+            f["workers"].append(r.worker)
         f["errors"] += r.errors
         if r.fatal and not f["failed"]:
             f["failed"] = r.fatal
@@ -223,7 +281,8 @@ def print_summary(summary: dict, stream) -> None:
 
 
 def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust", scheduler: str | None = None,
-        workers: int = 2, split_bytes: int = 256 << 20, progress: bool | None = None) -> dict:
+        workers: int = 2, split_bytes: int = 256 << 20, progress: bool | None = None,
+        partition: str = "host") -> dict:
     """Converts `paths` on a Dask cluster; returns the summary (also in OUT/_summary.json)."""
     from dask.distributed import Client, LocalCluster, as_completed
 
@@ -240,7 +299,7 @@ def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust", 
     show = sys.stderr.isatty() if progress is None else progress
     results = []
     try:
-        futures = [client.submit(convert, t, os.path.abspath(out), fmt, engine, pure=False,
+        futures = [client.submit(convert, t, os.path.abspath(out), fmt, engine, partition, pure=False,
                                  key=f"evtx-{i}-{folder_name(t.path)}") for i, t in enumerate(tasks)]
         for done, future in enumerate(as_completed(futures), 1):
             results.append(future.result())
@@ -271,13 +330,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="LocalCluster worker processes (default: one per CPU)")
     parser.add_argument("--split-mb", type=float, default=256, metavar="MB",
                         help="split logs larger than this into chunk ranges of this size (default 256)")
+    parser.add_argument("--partition", choices=["host", "file"], default="host",
+                        help="Parquet folders per host (computer, default) or per input file")
     args = parser.parse_args(argv)
     paths = expand(args.inputs)
     if not paths:
         print("fleet: no input files", file=sys.stderr)
         return 2
     summary = run(paths, args.out, args.format, args.engine, args.scheduler, args.workers,
-                  int(args.split_mb * (1 << 20)))
+                  int(args.split_mb * (1 << 20)), partition=args.partition)
     print_summary(summary, sys.stderr)
     return 1 if summary["files_failed"] else 0
 

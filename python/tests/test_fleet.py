@@ -8,11 +8,16 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import re
+import shlex
+import time
+
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 
-from conftest import FIXTURES, Cli, samples
-from evtx_twin.fleet import folder_name
+from conftest import FIXTURES, ROOT, Cli, samples
+from evtx_twin.fleet import NO_VALUE, folder_name, main, partition_value
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +71,75 @@ def test_parquet_rows_are_the_cli_records(converted):
     assert str(broken) not in set(table.column("source_file").to_pylist())
 
 
+def test_parquet_is_partitioned_by_host(converted):
+    """Every row sits in the folder of its own `computer`, and every host has a folder."""
+    inputs, broken, out, done = converted
+    hive = ds.partitioning(pa.schema([("host", pa.string())]), flavor="hive")
+    table = ds.dataset(out, format="parquet", partitioning=hive).to_table(columns=["computer", "host"])
+    folders = table.column("host").to_pylist()
+    computers = table.column("computer").to_pylist()
+    # pyarrow reads the Hive default partition back as null.
+    assert [f or NO_VALUE for f in folders] == [partition_value(c) for c in computers]
+    names = {p.name for p in out.iterdir() if p.is_dir()}
+    assert names == {f"host={partition_value(c)}" for c in set(computers)}
+    assert len(names) > 1, "the samples come from one host only?"
+
+
+def test_partition_values_are_safe_folder_names():
+    assert partition_value("DC01.corp.local") == "DC01.corp.local"
+    assert partition_value("a/b=c d") == "a_b_c_d"
+    assert partition_value(None) == partition_value("") == partition_value("..") == NO_VALUE
+
+
+def readme_block():
+    """The README's three fleet lines (pip install, the conversion, the query)."""
+    text = (ROOT / "README.md").read_text()
+    lines = re.search(r"```sh\n(python3 -m venv venv[^\n]*\n[^\n]*evtx_twin\.fleet[^\n]*\n[^\n]*duckdb[^\n]*)\n```",
+                      text)
+    assert lines, "the README's fleet block is gone"
+    return lines.group(1).split("\n")
+
+
+def test_readme_fleet_line_parses(monkeypatch):
+    """The README's conversion line names options the command has (and nothing else)."""
+    _, fleet, _ = readme_block()
+    argv = fleet.split("-m evtx_twin.fleet", 1)[1].split()
+    seen = {}
+    monkeypatch.setattr("evtx_twin.fleet.run", lambda paths, out, *a, **k: seen.update(out=out) or
+                        {"files_failed": 0, "per_file": {}, "files": 0, "records": 0, "failed_records": 0,
+                         "bytes": 0, "seconds": 0, "mb_per_second": None})
+    monkeypatch.setattr("evtx_twin.fleet.expand", lambda inputs: inputs)
+    assert main(argv) == 0 and seen["out"] == "/cases/parquet"
+
+
+def test_readme_duckdb_query_runs_on_the_fleet_output(converted):
+    """The README's query, on the fleet's Parquet folder, counts what the CLI prints."""
+    import duckdb  # from the package's test extras
+    inputs, broken, out, done = converted
+    _, _, query_line = readme_block()
+    # The line as the shell runs it (the folder swapped for the test's), then its SQL alone.
+    program, flag, code = shlex.split(query_line.replace("/cases/parquet", str(out)))
+    assert program == "venv/bin/python" and flag == "-c"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    sql = re.search(r'duckdb\.sql\("(.*)"\)', code).group(1)
+    rows = duckdb.sql(sql).fetchall()
+    assert str(rows[0][2]) in shown.stdout
+    expected = Counter()
+    for path in inputs:
+        for line in Cli.jsonl("zig", path):
+            system = json.loads(line)["Event"]["System"]
+            event_id = system.get("EventID")
+            if isinstance(event_id, dict):
+                event_id = event_id.get("#text")
+            expected[(system.get("Computer"), None if event_id is None else int(event_id))] += 1
+    assert rows and [r[2] for r in rows] == sorted((r[2] for r in rows), reverse=True)
+    assert len(rows) == min(10, len(expected))
+    for computer, event_id, count in rows:
+        assert expected[(computer, event_id)] == count, (computer, event_id)
+    assert rows[0][2] == max(expected.values())
+
+
 def test_jsonl_output_is_the_cli_lines(tmp_path):
     inputs = (samples() or sorted((FIXTURES / "synthetic").glob("*.evtx")))[:3]
     out = tmp_path / "out"
@@ -78,3 +152,49 @@ def test_jsonl_output_is_the_cli_lines(tmp_path):
         parts = list((out / folder_name(os.path.abspath(path))).glob("part-*.jsonl"))
         assert len(parts) == 1, path.name
         assert parts[0].read_text().splitlines() == Cli.jsonl("rust", path), path.name
+
+
+def test_fleet_on_a_separate_scheduler(tmp_path):
+    """--scheduler: a `dask scheduler` and a `dask worker` started as processes of their own."""
+    inputs = (samples() or sorted((FIXTURES / "synthetic").glob("*.evtx")))[:4]
+    bin_dir = Path(sys.executable).parent
+    info = tmp_path / "scheduler.json"
+    common = {"cwd": tmp_path, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    scheduler = subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
+                                  "--no-dashboard", "--scheduler-file", str(info)], **common)
+    worker = None
+    try:
+        deadline = time.monotonic() + 120
+        while not info.exists() or not info.read_text().strip():
+            assert scheduler.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.2)
+        address = json.loads(info.read_text())["address"]
+        worker = subprocess.Popen([str(bin_dir / "dask"), "worker", address, "--nworkers", "1", "--nthreads", "1",
+                                   "--no-dashboard", "--name", "evtx-test-worker"], **common)
+        out = tmp_path / "out"
+        done = subprocess.run(
+            [sys.executable, "-m", "evtx_twin.fleet", *map(str, inputs), "--out", str(out), "--scheduler", address,
+             "--partition", "file"],
+            capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        hive = ds.partitioning(pa.schema([("file", pa.string())]), flavor="hive")
+        table = ds.dataset(out, format="parquet", partitioning=hive).to_table()
+        for path in inputs:
+            rows = table.filter(ds.field("source_file") == str(path))
+            assert rows.column("json").to_pylist() == Cli.jsonl("rust", path), path.name
+            assert set(rows.column("file").to_pylist()) <= {folder_name(str(path))}
+        assert {p.name for p in out.iterdir() if p.is_dir()} == {f"file={folder_name(str(p))}" for p in inputs}
+        # The work ran on that worker, not on a cluster of the runner's own.
+        summary = json.loads((out / "_summary.json").read_text())
+        assert summary["files"] == len(inputs) and summary["files_failed"] == 0
+        assert {w for f in summary["per_file"].values() for w in f["workers"]} == {"evtx-test-worker"}
+    finally:
+        for process in (worker, scheduler):
+            if process is not None:
+                process.terminate()
+        for process in (worker, scheduler):
+            if process is not None:
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
