@@ -30,6 +30,21 @@
 // `evtx_record.record_id` of a chunk error: no record identifier is known.
 #define EVTX_RECORD_ID_UNKNOWN UINT64_MAX
 
+// `evtx_batch_system.present` bit: the entry has a provider name.
+#define EVTX_SYSTEM_PROVIDER 1
+
+// `evtx_batch_system.present` bit: the entry has an event identifier.
+#define EVTX_SYSTEM_EVENT_ID 2
+
+// `evtx_batch_system.present` bit: the entry has a level.
+#define EVTX_SYSTEM_LEVEL 4
+
+// `evtx_batch_system.present` bit: the entry has a channel.
+#define EVTX_SYSTEM_CHANNEL 8
+
+// `evtx_batch_system.present` bit: the entry has a computer name.
+#define EVTX_SYSTEM_COMPUTER 16
+
 // Result of every `evtx_*` function that can fail, and the status of a pulled record.
 //
 // `EVTX_STATUS_OK` and `EVTX_STATUS_END` are not errors. The values from
@@ -219,6 +234,37 @@ typedef struct evtx_batch {
   const uint8_t *recovered;
 } evtx_batch;
 
+// The System fields of the entries of the last `evtx_batch`, as columns, filled by
+// `evtx_parser_batch_system`: what `Event.System` of each record's JSON holds, read from the
+// rendered text (`Provider.#attributes.Name` or `Provider_attributes.Name`, `EventID` or
+// `EventID.#text`, `Level`, `Channel`, `Computer`). Strings are UTF-8, JSON-unescaped. A
+// field that is missing, not of its type or out of range (event id past `UINT32_MAX`, level
+// past 255) is absent: its `present` bit is 0, its string empty, its number 0. Error entries
+// have every field absent. Every pointer stays valid until the next call on the same parser.
+typedef struct evtx_batch_system {
+  // Number of entries, `count` of the batch.
+  size_t count;
+  // Provider names back to back; entry `i` is
+  // `provider_data[provider_offsets[i]..provider_offsets[i + 1]]`.
+  const uint8_t *provider_data;
+  // `count + 1` offsets into `provider_data`, starting at 0.
+  const uint64_t *provider_offsets;
+  // Channels, as `provider_data`.
+  const uint8_t *channel_data;
+  // `count + 1` offsets into `channel_data`, starting at 0.
+  const uint64_t *channel_offsets;
+  // Computer names, as `provider_data`.
+  const uint8_t *computer_data;
+  // `count + 1` offsets into `computer_data`, starting at 0.
+  const uint64_t *computer_offsets;
+  // `count` event identifiers.
+  const uint32_t *event_ids;
+  // `count` levels.
+  const uint8_t *levels;
+  // `count` sets of `EVTX_SYSTEM_*` bits: which fields the entry has.
+  const uint8_t *present;
+} evtx_batch_system;
+
 // Receives rendered bytes, in output order. `data` is valid only during the call. Return 0 to
 // go on, anything else to stop the dump (`EVTX_STATUS_CALLBACK_ABORTED`). The bytes of one
 // record are never split across calls, but one call may carry many records.
@@ -321,6 +367,19 @@ evtx_status evtx_parser_next_batch(struct evtx_parser *parser,
                                    size_t max_entries,
                                    size_t max_bytes,
                                    struct evtx_batch *batch);
+
+// Fills `*system` with the System fields (provider, event id, level, channel, computer) of
+// the entries of the last `evtx_parser_next_batch`, read from their rendered JSON (see
+// `evtx_batch_system`), so a binding gets typed columns without searching the texts itself.
+// Returns `EVTX_STATUS_OK` (`system->count` is the batch's `count`, 0 before any batch or
+// after `EVTX_STATUS_END`), `EVTX_STATUS_UNSUPPORTED` when the format is XML, or
+// `EVTX_STATUS_NULL_ARGUMENT`. `*system` and what it points to are valid until the next call
+// on this parser.
+//
+// # Safety
+// `parser` as for `evtx_parser_next`; `system` is NULL or valid for one `evtx_batch_system`
+// write.
+evtx_status evtx_parser_batch_system(struct evtx_parser *parser, struct evtx_batch_system *system);
 
 // Renders every record not pulled yet into `write`, in output order: the concatenated bytes
 // equal the CLI's stdout for the same options. Chunk and record errors go to `on_error`

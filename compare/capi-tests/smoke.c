@@ -156,6 +156,7 @@ static void check_null_arguments(void) {
     CHECK(stats.records_ok == 0 && stats.records_failed == 0 && stats.bytes_written == 0);
     CHECK(evtx_parser_dump(NULL, NULL, NULL, NULL, NULL) == EVTX_STATUS_NULL_ARGUMENT);
     CHECK(evtx_parser_next_batch(NULL, 1, 0, NULL) == EVTX_STATUS_NULL_ARGUMENT);
+    CHECK(evtx_parser_batch_system(NULL, NULL) == EVTX_STATUS_NULL_ARGUMENT);
     evtx_parser_free(NULL);
 }
 
@@ -272,6 +273,32 @@ static uint8_t *read_file(const char *path, size_t *len) {
     return data;
 }
 
+/* The System columns of the batch just pulled: one value per entry, offsets from 0 and
+   non-decreasing, nothing for error entries; or UNSUPPORTED (XML) with no entries. */
+static void check_system(evtx_parser *parser, const evtx_batch *batch) {
+    evtx_batch_system system;
+    const uint64_t *offsets[3];
+    size_t i, k;
+    evtx_status status = evtx_parser_batch_system(parser, &system);
+    if (status == EVTX_STATUS_UNSUPPORTED) {
+        CHECK(system.count == 0);
+        return;
+    }
+    CHECK(status == EVTX_STATUS_OK && system.count == batch->count);
+    if (status != EVTX_STATUS_OK) return;
+    offsets[0] = system.provider_offsets;
+    offsets[1] = system.channel_offsets;
+    offsets[2] = system.computer_offsets;
+    for (k = 0; k < 3; k++) CHECK(offsets[k][0] == 0);
+    for (i = 0; i < system.count; i++) {
+        CHECK((system.present[i] & ~31u) == 0);
+        for (k = 0; k < 3; k++) CHECK(offsets[k][i] <= offsets[k][i + 1]);
+        if (batch->statuses[i] != EVTX_STATUS_OK) CHECK(system.present[i] == 0);
+        if (!(system.present[i] & EVTX_SYSTEM_COMPUTER)) CHECK(offsets[2][i] == offsets[2][i + 1]);
+        if (!(system.present[i] & EVTX_SYSTEM_EVENT_ID)) CHECK(system.event_ids[i] == 0);
+    }
+}
+
 /* Everything in batches of `size` entries: the records' bytes into `s`, the counts. */
 static evtx_status pull_batches(evtx_parser *parser, size_t size, sink *s, uint64_t *ok, uint64_t *bad) {
     evtx_batch batch;
@@ -280,6 +307,7 @@ static evtx_status pull_batches(evtx_parser *parser, size_t size, sink *s, uint6
     *ok = *bad = 0;
     while ((status = evtx_parser_next_batch(parser, size, 0, &batch)) == EVTX_STATUS_OK) {
         CHECK(batch.count >= 1 && batch.count <= size && batch.offsets[0] == 0);
+        check_system(parser, &batch);
         for (i = 0; i < batch.count; i++) {
             CHECK(batch.offsets[i] <= batch.offsets[i + 1]);
             if (batch.statuses[i] == EVTX_STATUS_OK) {

@@ -9,6 +9,7 @@ const root = @import("root");
 const evtx = @import("evtx");
 const dump = evtx.dump;
 const chunk = evtx.chunk;
+const system = @import("system.zig");
 
 pub const EVTX_ABI_VERSION: u32 = 2;
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = std.math.maxInt(u64);
@@ -103,6 +104,27 @@ pub const evtx_batch = extern struct {
     recovered: ?[*]const u8,
 };
 
+/// C: EVTX_SYSTEM_PROVIDER and the other `evtx_batch_system.present` bits.
+pub const EVTX_SYSTEM_PROVIDER: u8 = system.PROVIDER;
+pub const EVTX_SYSTEM_EVENT_ID: u8 = system.EVENT_ID;
+pub const EVTX_SYSTEM_LEVEL: u8 = system.LEVEL;
+pub const EVTX_SYSTEM_CHANNEL: u8 = system.CHANNEL;
+pub const EVTX_SYSTEM_COMPUTER: u8 = system.COMPUTER;
+
+/// C: evtx_batch_system
+pub const evtx_batch_system = extern struct {
+    count: usize,
+    provider_data: ?[*]const u8,
+    provider_offsets: ?[*]const u64,
+    channel_data: ?[*]const u8,
+    channel_offsets: ?[*]const u64,
+    computer_data: ?[*]const u8,
+    computer_offsets: ?[*]const u64,
+    event_ids: ?[*]const u32,
+    levels: ?[*]const u8,
+    present: ?[*]const u8,
+};
+
 /// C: evtx_stats
 pub const evtx_stats = extern struct {
     records_ok: u64,
@@ -182,23 +204,31 @@ const Parser = struct {
     order: []u32,
     /// Next job (index in `order`) to render.
     job: usize = 0,
-    /// Pull state: the current chunk's result and the next entry in it.
-    renderer: ?*dump.Renderer = null,
-    result: dump.Result,
+    /// Pull state: a renderer per worker (made on the first pull) and the last group of
+    /// rendered chunks, `results[0..filled]`, handed out from `results[current]`, entry `entry`.
+    renderers: []*dump.Renderer = &.{},
+    results: []dump.Result = &.{},
+    filled: usize = 0,
+    current: usize = 0,
     entry: usize = 0,
     failed: bool = false,
     /// The columns behind the last `evtx_batch`.
     batch: Columns = .{},
     /// A fatal failure met after a batch had entries: reported by the next call.
     pending: ?evtx_status = null,
+    /// The columns behind the last `evtx_batch_system`.
+    system: system.Columns = .{},
 
     fn destroy(p: *Parser) void {
+        p.system.deinit(gpa);
         p.batch.deinit();
-        if (p.renderer) |r| {
+        for (p.renderers) |r| {
             r.deinit();
             gpa.destroy(r);
         }
-        p.result.deinit();
+        gpa.free(p.renderers);
+        for (p.results) |*res| res.deinit();
+        gpa.free(p.results);
         gpa.free(p.order);
         gpa.free(p.events);
         if (p.owned) |f| f.close();
@@ -352,7 +382,6 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
         .threads = if (o.threads == 0) std.Thread.getCpuCount() catch 1 else o.threads,
         .stop_after_error = o.stop_after_error != 0,
         .order = order,
-        .result = dump.Result.init(gpa),
     };
     p.settings.events = p.events;
     out.* = handle(p);
@@ -381,29 +410,103 @@ pub export fn evtx_parser_next(parser: ?*evtx_parser, record: ?*evtx_record) cal
     const p = state(h);
     if (p.failed) return @intFromEnum(fail(.bad_state, "the parser failed earlier", .{}));
     while (true) {
-        while (p.entry < p.result.entries.items.len) {
-            const e = &p.result.entries.items[p.entry];
-            p.entry += 1;
-            if (e.kind == null and !e.printed) continue;
-            return @intFromEnum(fillRecord(r, &p.result, e));
+        while (p.current < p.filled) : ({
+            p.current += 1;
+            p.entry = 0;
+        }) {
+            const res = &p.results[p.current];
+            while (p.entry < res.entries.items.len) {
+                const e = &res.entries.items[p.entry];
+                p.entry += 1;
+                if (e.kind == null and !e.printed) continue;
+                return @intFromEnum(fillRecord(r, res, e));
+            }
         }
         if (p.job >= p.order.len) return @intFromEnum(evtx_status.end);
-        const renderer = p.renderer orelse blk: {
-            const new = gpa.create(dump.Renderer) catch {
-                p.failed = true;
-                return @intFromEnum(fail(.internal, "out of memory", .{}));
-            };
-            new.init(gpa, &p.settings);
-            p.renderer = new;
-            break :blk new;
-        };
-        renderer.renderChunk(&p.input, p.order[p.job], &p.result) catch {
+        refill(p) catch {
             p.failed = true;
             return @intFromEnum(fail(.internal, "out of memory", .{}));
         };
-        p.job += 1;
-        p.entry = 0;
     }
+}
+
+/// Chunks each pull worker renders per refill: enough to amortize starting the threads.
+const chunks_per_worker = 4;
+
+/// One worker's share of a refill: consecutive slots into consecutive results.
+const PullWork = struct {
+    renderer: *dump.Renderer,
+    input: *const dump.Input,
+    slots: []const u32,
+    results: []dump.Result,
+    failed: bool = false,
+
+    fn run(w: *PullWork) void {
+        std.debug.assert(w.slots.len == w.results.len);
+        for (w.slots, w.results) |slot, *res| {
+            w.renderer.renderChunk(w.input, slot, res) catch {
+                w.failed = true;
+                return;
+            };
+        }
+    }
+};
+
+/// Renders the next group of chunk slots into `results` (output order kept): one chunk on
+/// the caller's thread with one worker, else `workers x chunks_per_worker` chunks on
+/// threads, each with its own renderer and a contiguous share, all joined before return (as
+/// the Rust engine's pull path does).
+fn refill(p: *Parser) error{OutOfMemory}!void {
+    std.debug.assert(p.job < p.order.len);
+    if (p.renderers.len == 0) try makeWorkers(p);
+    const workers = p.renderers.len;
+    const group = @min(p.results.len, p.order.len - p.job);
+    const slots = p.order[p.job..][0..group];
+    p.job += group;
+    p.filled = group;
+    p.current = 0;
+    p.entry = 0;
+    const share = (group + workers - 1) / workers;
+    const works = try gpa.alloc(PullWork, workers);
+    defer gpa.free(works);
+    const threads = try gpa.alloc(?std.Thread, workers);
+    defer gpa.free(threads);
+    for (works, threads, 0..) |*w, *t, i| {
+        const from = @min(i * share, group);
+        const to = @min(from + share, group);
+        w.* = .{ .renderer = p.renderers[i], .input = &p.input, .slots = slots[from..to], .results = p.results[from..to] };
+        // The first share runs on this thread; a thread that cannot start runs here too.
+        t.* = if (i == 0 or w.slots.len == 0) null else std.Thread.spawn(.{}, PullWork.run, .{w}) catch null;
+        if (t.* == null and i != 0) w.run();
+    }
+    works[0].run();
+    for (threads) |t| if (t) |thread| thread.join();
+    for (works) |w| if (w.failed) return error.OutOfMemory;
+}
+
+/// The pull workers: `threads` renderers (at most one per chunk and `dump.threads_max`) and
+/// the results of one group.
+fn makeWorkers(p: *Parser) error{OutOfMemory}!void {
+    const workers = @max(1, @min(p.threads, dump.threads_max, p.order.len));
+    const renderers = try gpa.alloc(*dump.Renderer, workers);
+    var made: usize = 0;
+    errdefer {
+        for (renderers[0..made]) |r| {
+            r.deinit();
+            gpa.destroy(r);
+        }
+        gpa.free(renderers);
+    }
+    for (renderers) |*slot| {
+        const r = try gpa.create(dump.Renderer);
+        r.init(gpa, &p.settings);
+        slot.* = r;
+        made += 1;
+    }
+    const results = try gpa.alloc(dump.Result, if (workers == 1) 1 else workers * chunks_per_worker);
+    for (results) |*res| res.* = dump.Result.init(gpa);
+    p.renderers = renderers;
+    p.results = results;
 }
 
 /// The storage of `evtx_batch`, reused from batch to batch. Invariant: `offsets` has one
@@ -525,6 +628,46 @@ pub export fn evtx_parser_next_batch(parser: ?*evtx_parser, max_entries: usize, 
     return @intFromEnum(if (out.count == 0) evtx_status.end else evtx_status.ok);
 }
 
+/// The System fields of the last batch's entries, read from their JSON (include/evtx.h,
+/// zig/src/system.zig); UNSUPPORTED for XML.
+pub export fn evtx_parser_batch_system(parser: ?*evtx_parser, out: ?*evtx_batch_system) callconv(.c) u32 {
+    const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
+    const o = out orelse return @intFromEnum(fail(.null_argument, "system is NULL", .{}));
+    const p = state(h);
+    const status = fillSystem(p);
+    if (status != .ok) p.system.clear(gpa) catch {};
+    const c = &p.system;
+    const empty = c.provider.offsets.items.len == 0;
+    o.* = .{
+        .count = c.len(),
+        .provider_data = c.provider.data.items.ptr,
+        .provider_offsets = if (empty) null else c.provider.offsets.items.ptr,
+        .channel_data = c.channel.data.items.ptr,
+        .channel_offsets = if (empty) null else c.channel.offsets.items.ptr,
+        .computer_data = c.computer.data.items.ptr,
+        .computer_offsets = if (empty) null else c.computer.offsets.items.ptr,
+        .event_ids = c.event_ids.items.ptr,
+        .levels = c.levels.items.ptr,
+        .present = c.present.items.ptr,
+    };
+    return @intFromEnum(status);
+}
+
+fn fillSystem(p: *Parser) evtx_status {
+    p.system.clear(gpa) catch return fail(.internal, "out of memory", .{});
+    if (p.settings.format == .xml) return fail(.unsupported, "System columns need JSON output", .{});
+    const b = &p.batch;
+    // Before any batch the offsets are empty: no entries.
+    if (b.offsets.items.len == 0) return .ok;
+    for (b.statuses.items, 0..) |st, i| {
+        const text = b.data.items[b.offsets.items[i]..b.offsets.items[i + 1]];
+        const ok = st == @intFromEnum(evtx_status.ok);
+        p.system.push(gpa, if (ok) text else null) catch return fail(.internal, "out of memory", .{});
+    }
+    std.debug.assert(p.system.len() == b.statuses.items.len);
+    return .ok;
+}
+
 const DumpContext = struct {
     write: *const fn (?*anyopaque, ?[*]const u8, usize) callconv(.c) i32,
     on_error: evtx_error_fn,
@@ -590,14 +733,20 @@ pub export fn evtx_parser_dump(parser: ?*evtx_parser, write: evtx_write_fn, on_e
     const p = state(h);
     if (p.failed) return @intFromEnum(fail(.bad_state, "the parser failed or was stopped earlier", .{}));
     ctx.stop_after_error = p.stop_after_error;
-    // First what remains of a chunk that was partly pulled.
-    if (p.entry < p.result.entries.items.len) {
-        const from = p.entry;
-        p.entry = p.result.entries.items.len;
-        ctx.entries(&p.result, from) catch {
-            p.failed = true;
-            return @intFromEnum(ctx.stopped_status.?);
-        };
+    // First what remains of the chunks already pulled.
+    while (p.current < p.filled) : ({
+        p.current += 1;
+        p.entry = 0;
+    }) {
+        const res = &p.results[p.current];
+        if (p.entry < res.entries.items.len) {
+            const from = p.entry;
+            p.entry = res.entries.items.len;
+            ctx.entries(res, from) catch {
+                p.failed = true;
+                return @intFromEnum(ctx.stopped_status.?);
+            };
+        }
     }
     const remaining = p.order[p.job..];
     p.job = p.order.len;
@@ -862,7 +1011,7 @@ test "a truncated buffer: the cut chunk fails as one incomplete chunk, then END"
     try testing.expectEqual(@as(usize, 1), failures);
 }
 
-test "damaged records: the reference's record and failure counts, errors in place" {
+test "damaged records: the reference's record and failure counts, errors in place, at 1 and 3 pull threads" {
     const cases = [_]struct { path: []const u8, records: usize, failed: usize, expected: []const u8 }{
         .{ .path = "damaged/bad-records.evtx", .records = 43, .failed = 11, .expected = "expected/bad-records.jsonl" },
         .{ .path = "damaged/bad-chunks.evtx", .records = 5, .failed = 4, .expected = "expected/bad-chunks.jsonl" },
@@ -873,13 +1022,66 @@ test "damaged records: the reference's record and failure counts, errors in plac
         defer testing.allocator.free(bytes);
         const expected = try readFixture(case.expected);
         defer testing.allocator.free(expected);
-        const parser = try openBuffer(bytes, &testOptions(.jsonl));
-        defer evtx_parser_free(parser);
-        var pulled = try pullAll(parser);
-        defer pulled.deinit();
-        try testing.expectEqual(case.records, pulled.records);
-        try testing.expectEqual(case.failed, pulled.failed);
-        try testing.expectEqualStrings(expected, pulled.text.items);
+        for ([_]u32{ 1, 3 }) |threads| {
+            var o = testOptions(.jsonl);
+            o.threads = threads;
+            const parser = try openBuffer(bytes, &o);
+            defer evtx_parser_free(parser);
+            var pulled = try pullAll(parser);
+            defer pulled.deinit();
+            try testing.expectEqual(case.records, pulled.records);
+            try testing.expectEqual(case.failed, pulled.failed);
+            try testing.expectEqualStrings(expected, pulled.text.items);
+        }
+    }
+}
+
+test "threaded pull: pull some of a group, dump the rest; together the reference's stdout" {
+    const bytes = try readFixture("damaged/bad-chunks.evtx");
+    defer testing.allocator.free(bytes);
+    const expected = try readFixture("expected/bad-chunks.jsonl");
+    defer testing.allocator.free(expected);
+    var o = testOptions(.jsonl);
+    o.threads = 3;
+    const parser = try openBuffer(bytes, &o);
+    defer evtx_parser_free(parser);
+    var sink: Sink = .{};
+    defer sink.text.deinit(testing.allocator);
+    var record: evtx_record = undefined;
+    for (0..3) |_| {
+        const status = evtx_parser_next(parser, &record);
+        if (status == @intFromEnum(evtx_status.ok)) {
+            try sink.text.appendSlice(testing.allocator, record.data.?[0..record.data_len]);
+        } else try testing.expect(status >= @intFromEnum(evtx_status.incomplete_chunk));
+    }
+    try expectStatus(.ok, evtx_parser_dump(parser, Sink.write, null, &sink, null));
+    try testing.expectEqualStrings(expected, sink.text.items);
+}
+
+test "batch_system: NULL arguments, nothing before a batch, UNSUPPORTED for XML, absent for errors" {
+    const bytes = try readFixture("damaged/bad-chunks.evtx");
+    defer testing.allocator.free(bytes);
+    var system_out: evtx_batch_system = undefined;
+    try expectStatus(.null_argument, evtx_parser_batch_system(null, &system_out));
+    const xml = try openBuffer(bytes, &testOptions(.xml));
+    defer evtx_parser_free(xml);
+    try expectStatus(.unsupported, evtx_parser_batch_system(xml, &system_out));
+    try testing.expectEqual(@as(usize, 0), system_out.count);
+    const parser = try openBuffer(bytes, &testOptions(.jsonl));
+    defer evtx_parser_free(parser);
+    try expectStatus(.null_argument, evtx_parser_batch_system(parser, null));
+    try expectStatus(.ok, evtx_parser_batch_system(parser, &system_out));
+    try testing.expectEqual(@as(usize, 0), system_out.count);
+    var batch: evtx_batch = undefined;
+    try expectStatus(.ok, evtx_parser_next_batch(parser, 100, 0, &batch));
+    try expectStatus(.ok, evtx_parser_batch_system(parser, &system_out));
+    // manifest: 5 records and 4 chunk errors.
+    try testing.expectEqual(@as(usize, 9), batch.count);
+    try testing.expectEqual(batch.count, system_out.count);
+    for (0..batch.count) |i| {
+        const ok = batch.statuses.?[i] == @intFromEnum(evtx_status.ok);
+        if (!ok) try testing.expectEqual(@as(u8, 0), system_out.present.?[i]);
+        if (ok) try testing.expect(system_out.present.?[i] & EVTX_SYSTEM_COMPUTER != 0);
     }
 }
 
@@ -1067,4 +1269,8 @@ test "a lent buffer stays the caller's: freed after the parser, with nothing kep
     evtx_parser_free(parser);
     testing.allocator.free(bytes);
     evtx_parser_free(null);
+}
+
+test {
+    _ = system;
 }

@@ -11,3 +11,5 @@ pub mod abi;
 mod backend;
 #[path = "../../../rust/capi/src/ffi.rs"]
 pub mod ffi;
+#[path = "../../../rust/capi/src/system.rs"]
+mod system;

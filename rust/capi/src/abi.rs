@@ -211,3 +211,47 @@ pub type evtx_write_fn =
 /// valid only during the call. Return 0 to go on, anything else to stop the dump.
 pub type evtx_error_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, record: *const evtx_record) -> i32>;
+
+/// `evtx_batch_system.present` bit: the entry has a provider name.
+pub const EVTX_SYSTEM_PROVIDER: u8 = 1;
+/// `evtx_batch_system.present` bit: the entry has an event identifier.
+pub const EVTX_SYSTEM_EVENT_ID: u8 = 2;
+/// `evtx_batch_system.present` bit: the entry has a level.
+pub const EVTX_SYSTEM_LEVEL: u8 = 4;
+/// `evtx_batch_system.present` bit: the entry has a channel.
+pub const EVTX_SYSTEM_CHANNEL: u8 = 8;
+/// `evtx_batch_system.present` bit: the entry has a computer name.
+pub const EVTX_SYSTEM_COMPUTER: u8 = 16;
+
+/// The System fields of the entries of the last `evtx_batch`, as columns, filled by
+/// `evtx_parser_batch_system`: what `Event.System` of each record's JSON holds, read from the
+/// rendered text (`Provider.#attributes.Name` or `Provider_attributes.Name`, `EventID` or
+/// `EventID.#text`, `Level`, `Channel`, `Computer`). Strings are UTF-8, JSON-unescaped. A
+/// field that is missing, not of its type or out of range (event id past `UINT32_MAX`, level
+/// past 255) is absent: its `present` bit is 0, its string empty, its number 0. Error entries
+/// have every field absent. Every pointer stays valid until the next call on the same parser.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct evtx_batch_system {
+    /// Number of entries, `count` of the batch.
+    pub count: usize,
+    /// Provider names back to back; entry `i` is
+    /// `provider_data[provider_offsets[i]..provider_offsets[i + 1]]`.
+    pub provider_data: *const u8,
+    /// `count + 1` offsets into `provider_data`, starting at 0.
+    pub provider_offsets: *const u64,
+    /// Channels, as `provider_data`.
+    pub channel_data: *const u8,
+    /// `count + 1` offsets into `channel_data`, starting at 0.
+    pub channel_offsets: *const u64,
+    /// Computer names, as `provider_data`.
+    pub computer_data: *const u8,
+    /// `count + 1` offsets into `computer_data`, starting at 0.
+    pub computer_offsets: *const u64,
+    /// `count` event identifiers.
+    pub event_ids: *const u32,
+    /// `count` levels.
+    pub levels: *const u8,
+    /// `count` sets of `EVTX_SYSTEM_*` bits: which fields the entry has.
+    pub present: *const u8,
+}

@@ -1,8 +1,10 @@
 //! evtx-core behind the `Engine` trait of `ffi.rs`.
 //!
 //! The push path is `evtx_core::dump` (its ordered multi-threaded driver) with one write per
-//! chunk that has no errors, as `evtx_dump` writes. The pull path renders one chunk at a time
-//! on the caller's thread with a `Renderer` kept in the handle and hands out its entries.
+//! chunk that has no errors, as `evtx_dump` writes. The pull path renders chunks with
+//! `Renderer`s kept in the handle and hands out their entries: one chunk at a time on the
+//! caller's thread with one thread, else a group of chunks at once on scoped worker threads
+//! (`refill`), still handed out in order.
 //!
 //! A path is read through `evtx_core::Input` (one 64 KiB window per worker, positioned reads),
 //! never into the heap whole nor mapped: memory stays bounded and a file that shrinks under the
@@ -47,15 +49,72 @@ enum State {
     Done,
 }
 
-/// Where a pull is: the chunk order, the renderer, the current chunk and entry.
+/// Chunks each pull worker renders per refill: enough to amortize starting the threads.
+const CHUNKS_PER_WORKER: usize = 4;
+
+/// Where a pull is: the chunk order, the renderers (one per worker), the rendered group of
+/// chunks, the current chunk and entry.
 struct Puller {
     order: ChunkOrder,
     next_slot: usize,
-    renderer: Renderer,
-    chunk: ChunkOutput,
-    /// Index of the current entry in `chunk.records`, plus one (0 before the first).
+    renderers: Vec<Renderer>,
+    /// The last refill's chunks, in output order; `chunks[..filled]` hold output.
+    chunks: Vec<ChunkOutput>,
+    filled: usize,
+    /// Index of the current chunk in `chunks`.
+    current: usize,
+    /// Index of the current entry in `chunks[current].records`, plus one (0 before the first).
     next_entry: usize,
     message: String,
+}
+
+impl Puller {
+    /// Renders the next group of chunk slots into `chunks` (in order); false when none is
+    /// left. One worker renders on the caller's thread; more render on scoped threads, each
+    /// with its own renderer and a contiguous share of the group, all joined before return.
+    fn refill(&mut self, source: &dyn ChunkSource) -> bool {
+        let workers = self.renderers.len();
+        let left = self.order.len().saturating_sub(self.next_slot);
+        let group = left.min(if workers == 1 {
+            1
+        } else {
+            workers * CHUNKS_PER_WORKER
+        });
+        if group == 0 {
+            return false;
+        }
+        if self.chunks.len() < group {
+            self.chunks.resize_with(group, ChunkOutput::default);
+        }
+        let first = self.next_slot;
+        self.next_slot += group;
+        self.filled = group;
+        self.current = 0;
+        self.next_entry = 0;
+        let order = &self.order;
+        let slot = |i: usize| order.get(first + i).expect("slot index below order.len()");
+        if workers == 1 {
+            self.renderers[0].render_chunk_into(source, slot(0), &mut self.chunks[0]);
+            return true;
+        }
+        let share = group.div_ceil(workers);
+        std::thread::scope(|scope| {
+            for (w, (renderer, outputs)) in self
+                .renderers
+                .iter_mut()
+                .zip(self.chunks[..group].chunks_mut(share))
+                .enumerate()
+            {
+                let slot = &slot;
+                scope.spawn(move || {
+                    for (k, output) in outputs.iter_mut().enumerate() {
+                        renderer.render_chunk_into(source, slot(w * share + k), output);
+                    }
+                });
+            }
+        });
+        true
+    }
 }
 
 impl Engine for Backend {
@@ -105,14 +164,18 @@ impl Engine for Backend {
 
     fn next(&mut self) -> Result<Option<Item<'_>>, Failure> {
         if let State::Fresh = self.state {
+            let order = self
+                .source
+                .get()
+                .chunk_order(self.options.validate_checksums);
+            let workers = self.options.effective_threads().min(order.len()).max(1);
             self.state = State::Pulling(Box::new(Puller {
-                order: self
-                    .source
-                    .get()
-                    .chunk_order(self.options.validate_checksums),
+                order,
                 next_slot: 0,
-                renderer: Renderer::new(&self.options),
-                chunk: ChunkOutput::default(),
+                renderers: (0..workers).map(|_| Renderer::new(&self.options)).collect(),
+                chunks: Vec::new(),
+                filled: 0,
+                current: 0,
                 next_entry: 0,
                 message: String::new(),
             }));
@@ -122,18 +185,17 @@ impl Engine for Backend {
                 return Ok(None);
             };
             loop {
-                if puller.next_entry < puller.chunk.records.len() {
-                    break false;
+                if puller.current < puller.filled {
+                    if puller.next_entry < puller.chunks[puller.current].records.len() {
+                        break false;
+                    }
+                    puller.current += 1;
+                    puller.next_entry = 0;
+                    continue;
                 }
-                let Some(slot) = puller.order.get(puller.next_slot) else {
+                if !puller.refill(self.source.get()) {
                     break true;
-                };
-                puller.next_slot += 1;
-                let source = self.source.get();
-                puller
-                    .renderer
-                    .render_chunk_into(source, slot, &mut puller.chunk);
-                puller.next_entry = 0;
+                }
             }
         };
         if exhausted {
@@ -144,10 +206,11 @@ impl Engine for Backend {
             return Ok(None);
         };
         puller.next_entry += 1;
-        let entry = &puller.chunk.records[puller.next_entry - 1];
+        let chunk = &puller.chunks[puller.current];
+        let entry = &chunk.records[puller.next_entry - 1];
         puller.message.clear();
         let (status, data) = match &entry.outcome {
-            Outcome::Rendered(range) => (evtx_status::Ok, &puller.chunk.bytes[range.clone()]),
+            Outcome::Rendered(range) => (evtx_status::Ok, &chunk.bytes[range.clone()]),
             Outcome::Failed(failure) => {
                 puller.message = failure.to_string();
                 (status_of(failure.kind), &[][..])

@@ -10,8 +10,8 @@
 #![allow(non_camel_case_types)]
 
 use crate::abi::{
-    evtx_batch, evtx_error_fn, evtx_event_range, evtx_format, evtx_options, evtx_record,
-    evtx_stats, evtx_status, evtx_write_fn, EVTX_ABI_VERSION, EVTX_RECORD_ID_UNKNOWN,
+    evtx_batch, evtx_batch_system, evtx_error_fn, evtx_event_range, evtx_format, evtx_options,
+    evtx_record, evtx_stats, evtx_status, evtx_write_fn, EVTX_ABI_VERSION, EVTX_RECORD_ID_UNKNOWN,
 };
 use crate::backend::Backend;
 use std::cell::RefCell;
@@ -137,6 +137,9 @@ pub struct evtx_parser {
     message: CString,
     /// The columns behind the last `evtx_batch`.
     batch: Columns,
+    /// The columns behind the last `evtx_batch_system`, and whether the output is JSON.
+    system: crate::system::SystemColumns,
+    json: bool,
     /// A fatal failure met after a batch had entries: reported by the next call.
     pending: Option<Failure>,
     /// Set after a fatal failure or a panic: the handle can only be freed.
@@ -331,6 +334,7 @@ unsafe fn open(
     };
     let event_ranges = settings.event_ranges.clone();
     let stop_after_error = settings.stop_after_error;
+    let json = settings.format != evtx_format::Xml;
     match Backend::open(input, settings) {
         Ok(engine) => {
             let parser = Box::new(evtx_parser {
@@ -339,6 +343,8 @@ unsafe fn open(
                 stop_after_error,
                 message: CString::default(),
                 batch: Columns::default(),
+                system: Default::default(),
+                json,
                 pending: None,
                 poisoned: false,
             });
@@ -646,6 +652,65 @@ pub unsafe extern "C" fn evtx_parser_next_batch(
     } else {
         evtx_status::Ok
     }
+}
+
+/// Fills `*system` with the System fields (provider, event id, level, channel, computer) of
+/// the entries of the last `evtx_parser_next_batch`, read from their rendered JSON (see
+/// `evtx_batch_system`), so a binding gets typed columns without searching the texts itself.
+/// Returns `EVTX_STATUS_OK` (`system->count` is the batch's `count`, 0 before any batch or
+/// after `EVTX_STATUS_END`), `EVTX_STATUS_UNSUPPORTED` when the format is XML, or
+/// `EVTX_STATUS_NULL_ARGUMENT`. `*system` and what it points to are valid until the next call
+/// on this parser.
+///
+/// # Safety
+/// `parser` as for `evtx_parser_next`; `system` is NULL or valid for one `evtx_batch_system`
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn evtx_parser_batch_system(
+    parser: *mut evtx_parser,
+    system: *mut evtx_batch_system,
+) -> evtx_status {
+    // SAFETY: NULL or a live, unshared handle by the caller's contract.
+    let Some(parser) = (unsafe { parser.as_mut() }) else {
+        return fail(Failure::new(evtx_status::NullArgument, "parser is NULL"));
+    };
+    // SAFETY: NULL or valid for one write by the caller's contract.
+    let Some(system) = (unsafe { system.as_mut() }) else {
+        return fail(Failure::new(evtx_status::NullArgument, "system is NULL"));
+    };
+    let columns = &mut parser.system;
+    columns.clear();
+    let status = if !parser.json {
+        fail(Failure::new(
+            evtx_status::Unsupported,
+            "System columns need JSON output",
+        ))
+    } else {
+        let batch = &parser.batch;
+        boundary(|| {
+            for (i, &status) in batch.statuses.iter().enumerate() {
+                let text = &batch.data[batch.offsets[i] as usize..batch.offsets[i + 1] as usize];
+                columns.push((status == evtx_status::Ok as u32).then_some(text));
+            }
+            evtx_status::Ok
+        })
+    };
+    if status != evtx_status::Ok {
+        columns.clear();
+    }
+    *system = evtx_batch_system {
+        count: columns.len(),
+        provider_data: columns.provider.data.as_ptr(),
+        provider_offsets: columns.provider.offsets.as_ptr(),
+        channel_data: columns.channel.data.as_ptr(),
+        channel_offsets: columns.channel.offsets.as_ptr(),
+        computer_data: columns.computer.data.as_ptr(),
+        computer_offsets: columns.computer.offsets.as_ptr(),
+        event_ids: columns.event_ids.as_ptr(),
+        levels: columns.levels.as_ptr(),
+        present: columns.present.as_ptr(),
+    };
+    status
 }
 
 fn selects(event_ranges: &[evtx_event_range], record_id: u64) -> bool {

@@ -18,3 +18,4 @@
 pub mod abi;
 mod backend;
 pub mod ffi;
+mod system;
