@@ -8,9 +8,9 @@
 `python -m evtx_twin.fleet INPUT... --out DIR` converts many logs to Parquet on Dask.
 """
 
-from ._parser import EvtxError, EvtxWarning, Parser, RawBatch, timestamp_text
+from ._parser import EvtxError, EvtxWarning, Parser, RawBatch, RawSystem, timestamp_text
 
-__all__ = ["Parser", "EvtxError", "EvtxWarning", "RawBatch", "timestamp_text", "backend_version"]
+__all__ = ["Parser", "EvtxError", "EvtxWarning", "RawBatch", "RawSystem", "timestamp_text", "backend_version"]
 __version__ = "0.1.0"
 
 

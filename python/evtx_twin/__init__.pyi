@@ -24,6 +24,14 @@ class ParsedRecord(TypedDict):
     offset: int
     recovered: bool
 
+class RawSystem(NamedTuple):
+    provider: tuple[bytes, bytes]
+    channel: tuple[bytes, bytes]
+    computer: tuple[bytes, bytes]
+    event_ids: bytes
+    levels: bytes
+    present: bytes
+
 class RawBatch(NamedTuple):
     count: int
     data: bytes
@@ -34,6 +42,7 @@ class RawBatch(NamedTuple):
     chunk_indexes: bytes
     statuses: bytes
     recovered: bytes
+    system: RawSystem | None
 
 class EvtxError(Exception):
     file: str
@@ -63,7 +72,7 @@ class Parser:
                  validate_checksums: bool = False, recover_records: bool = False,
                  ansi_codec: str = "windows-1252", separate_json_attributes: bool = False,
                  skip_errors: bool = False) -> None: ...
-    def batches(self, format: Literal["jsonl", "json", "xml"] = "jsonl") -> Iterator[RawBatch]: ...
+    def batches(self, format: Literal["jsonl", "json", "xml"] = "jsonl", system: bool = False) -> Iterator[RawBatch]: ...
     def records(self) -> Iterator[Record]: ...
     @overload
     def records_json(self, parsed: Literal[False] = False) -> Iterator[Record]: ...

@@ -82,6 +82,24 @@ class Batch(ctypes.Structure):
     ]
 
 
+class BatchSystem(ctypes.Structure):
+    _fields_ = [
+        ("count", ctypes.c_size_t),
+        ("provider_data", ctypes.c_void_p),
+        ("provider_offsets", ctypes.c_void_p),
+        ("channel_data", ctypes.c_void_p),
+        ("channel_offsets", ctypes.c_void_p),
+        ("computer_data", ctypes.c_void_p),
+        ("computer_offsets", ctypes.c_void_p),
+        ("event_ids", ctypes.c_void_p),
+        ("levels", ctypes.c_void_p),
+        ("present", ctypes.c_void_p),
+    ]
+
+
+#: `evtx_batch_system.present` bits.
+SYSTEM_PROVIDER, SYSTEM_EVENT_ID, SYSTEM_LEVEL, SYSTEM_CHANNEL, SYSTEM_COMPUTER = 1, 2, 4, 8, 16
+
 ParserHandle = ctypes.c_void_p
 
 
@@ -107,6 +125,8 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.evtx_parser_next.argtypes = [ParserHandle, ctypes.POINTER(Record)]
     lib.evtx_parser_next_batch.restype = u32
     lib.evtx_parser_next_batch.argtypes = [ParserHandle, size, size, ctypes.POINTER(Batch)]
+    lib.evtx_parser_batch_system.restype = u32
+    lib.evtx_parser_batch_system.argtypes = [ParserHandle, ctypes.POINTER(BatchSystem)]
     lib.evtx_parser_free.restype = None
     lib.evtx_parser_free.argtypes = [ParserHandle]
     return lib

@@ -73,6 +73,26 @@ class RawBatch(NamedTuple):
     chunk_indexes: bytes  # u32
     statuses: bytes  # u32
     recovered: bytes  # u8
+    #: The batch's `RawSystem`, when asked for.
+    system: "RawSystem | None" = None
+
+
+class RawSystem(NamedTuple):
+    """One `evtx_batch_system`, copied out of the library: each string column as its data and
+    its count + 1 u64 offsets, then the u32 event ids, u8 levels and u8 `present` bits."""
+
+    provider: tuple  # (data, offsets)
+    channel: tuple
+    computer: tuple
+    event_ids: bytes
+    levels: bytes
+    present: bytes
+
+
+def _strings(data, offsets, n: int) -> tuple:
+    raw = ctypes.string_at(offsets, 8 * (n + 1))
+    total = memoryview(raw).cast("Q")[n]
+    return (ctypes.string_at(data, total) if total else b"", raw)
 
 
 def _seconds_text(seconds: int) -> str | None:
@@ -95,24 +115,31 @@ def timestamp_text(filetime: int) -> str | None:
     return f"{text}.{ticks:07d}".rstrip("0") + "Z UTC" if ticks else f"{text}Z UTC"
 
 
+_SECOND_TEXTS = [f"{s:02d}." for s in range(60)]
+_TICKS_PER_MINUTE = 600_000_000
+
+
 def _timestamps(filetimes: list[int]) -> list[str | None]:
-    """`timestamp_text` of many FILETIMEs; the text up to the minute is computed once per minute."""
-    minutes: dict[int, str | None] = {}
-    out = []
+    """`timestamp_text` of many FILETIMEs; the text up to the minute is computed once per minute
+    (the rest is string concatenation: this loop is most of `records_json()`'s own time)."""
+    minutes: dict[int, str] = {}
+    seconds = _SECOND_TEXTS
+    out: list[str | None] = []
     append = out.append
     for filetime in filetimes:
-        seconds, ticks = divmod(filetime, 10_000_000)
-        minute, second = divmod(seconds, 60)
-        prefix = minutes.get(minute, "")
-        if prefix == "":
+        minute, rest = divmod(filetime, _TICKS_PER_MINUTE)
+        prefix = minutes.get(minute)
+        if prefix is None:
             whole = _seconds_text(minute * 60)
-            prefix = minutes[minute] = None if whole is None else whole[:-2]
-        if prefix is None or filetime == 0:
+            prefix = minutes[minute] = "" if whole is None else whole[:-2]
+        if not prefix or filetime == 0:
             append(None)
-        elif ticks:
-            append(f"{prefix}{second:02d}.{ticks:07d}".rstrip("0") + "Z UTC")
+            continue
+        second, ticks = divmod(rest, 10_000_000)
+        if ticks:
+            append(prefix + seconds[second] + ("%07d" % ticks).rstrip("0") + "Z UTC")
         else:
-            append(f"{prefix}{second:02d}Z UTC")
+            append(prefix + seconds[second][:-1] + "Z UTC")
     return out
 
 
@@ -236,14 +263,16 @@ class Parser:
 
     # -- batches ------------------------------------------------------------------------
 
-    def batches(self, format: str = "jsonl") -> Iterator[RawBatch]:
+    def batches(self, format: str = "jsonl", system: bool = False) -> Iterator[RawBatch]:
         """The input as `RawBatch`es of up to 8192 entries (records and errors), rendered as
         ``"jsonl"``, ``"json"`` or ``"xml"`` (no ``Record N`` banner). Errors are entries
-        here; they are neither raised nor warned about."""
+        here; they are neither raised nor warned about. With ``system=True`` (JSON formats)
+        each batch carries its System columns from the library (`RawSystem`)."""
         fmt = {"xml": _ffi.FORMAT_XML, "json": _ffi.FORMAT_JSON, "jsonl": _ffi.FORMAT_JSONL}[format]
         handle = _Handle(self._lib, self, fmt)
         try:
             batch = _ffi.Batch()
+            fields = _ffi.BatchSystem()
             next_batch = self._lib.evtx_parser_next_batch
             while True:
                 status = next_batch(handle.ptr, BATCH_ENTRIES, BATCH_BYTES, ctypes.byref(batch))
@@ -252,6 +281,20 @@ class Parser:
                 if status != _ffi.STATUS_OK:
                     raise self._failure(status)
                 n = batch.count
+                columns = None
+                if system:
+                    status = self._lib.evtx_parser_batch_system(handle.ptr, ctypes.byref(fields))
+                    if status != _ffi.STATUS_OK:
+                        raise self._failure(status)
+                    assert fields.count == n
+                    columns = RawSystem(
+                        _strings(fields.provider_data, fields.provider_offsets, n),
+                        _strings(fields.channel_data, fields.channel_offsets, n),
+                        _strings(fields.computer_data, fields.computer_offsets, n),
+                        ctypes.string_at(fields.event_ids, 4 * n),
+                        ctypes.string_at(fields.levels, n),
+                        ctypes.string_at(fields.present, n),
+                    )
                 offsets = ctypes.string_at(batch.offsets, 8 * (n + 1))
                 total = memoryview(offsets).cast("Q")[n]
                 yield RawBatch(
@@ -264,6 +307,7 @@ class Parser:
                     ctypes.string_at(batch.chunk_indexes, 4 * n),
                     ctypes.string_at(batch.statuses, 4 * n),
                     ctypes.string_at(batch.recovered, n),
+                    columns,
                 )
         finally:
             handle.close()
@@ -290,8 +334,16 @@ class Parser:
                         continue
                     yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered)
                 continue
-            for i in range(b.count):
-                yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered)
+            # No errors in the batch: one generator of dict displays, no call per record.
+            ends = [end - trim for end in offsets[1:]]
+            if whole:
+                datas = [text[start:end] for start, end in zip(offsets, ends)]
+            else:
+                datas = [b.data[start:end].decode() for start, end in zip(offsets, ends)]
+            yield from ({"event_record_id": rid, "timestamp": stamp, "data": data, "chunk": chunk,
+                         "offset": offset, "recovered": flag}
+                        for rid, stamp, data, chunk, offset, flag
+                        in zip(ids, stamps, datas, chunks, file_offsets, recovered))
 
     @staticmethod
     def _record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered) -> dict:

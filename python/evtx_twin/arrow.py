@@ -1,14 +1,12 @@
 """`Parser.to_arrow()`: batches of `evtx_parser_next_batch` straight into Arrow arrays.
 
 The library's column buffers become Arrow buffers as they are (one copy out of the library);
-the `json` column is the batch's JSONL bytes with per-record offsets; the System fields are
-taken from each JSON text by RE2 (`pyarrow.compute.extract_regex`), in C++.
-No Python object is made per record, except for the rare field value holding a JSON escape.
+the `json` column is the batch's JSONL bytes with per-record offsets; the System fields come
+from the library too (`evtx_parser_batch_system`: string data plus offsets, integers, and
+`present` bits that become the validity bitmaps). No Python object is made per record.
 """
 
 from __future__ import annotations
-
-import json
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,36 +33,31 @@ _UNIX_EPOCH_FILETIME = 116_444_736_000_000_000
 _NS_MIN_FILETIME = _UNIX_EPOCH_FILETIME - (2**63 - 1) // 100
 _NS_MAX_FILETIME = _UNIX_EPOCH_FILETIME + (2**63 - 1) // 100
 
-# System comes first in every record's JSON, so the leftmost match of each pattern is its field
-# (RE2's search stops there). The texts are searched as binary: nothing is decoded.
-_STRING = r'(?:[^"\\]|\\.)*'
-# Both renderings: `"Provider":{"#attributes":{"Name":..` and separate_json_attributes'
-# `"Provider_attributes":{"Name":..`.
-_PATTERNS = {
-    "provider": r'"Provider(?:_attributes"|":\{"#attributes"):\{[^}]*?"Name":"(?P<v>' + _STRING + ')"',
-    "event_id": r'"EventID":(?:\{"#attributes":\{[^}]*\},"#text":)?"?(?P<v>\d{1,18})',
-    "level": r'"Level":"?(?P<v>\d{1,18})',
-    "channel": r'"Channel":"(?P<v>' + _STRING + ')"',
-    "computer": r'"Computer":"(?P<v>' + _STRING + ')"',
-}
-_INTEGERS = {"event_id": (pa.uint32(), 2**32 - 1), "level": (pa.uint8(), 255)}
-
-
 def _u64(buffer: bytes, n: int) -> pa.Array:
     return pa.Array.from_buffers(pa.uint64(), n, [None, pa.py_buffer(buffer)])
 
 
-def _field(heads: pa.Array, name: str) -> pa.Array:
-    found = pc.struct_field(pc.extract_regex(heads, _PATTERNS[name]), [0]).cast(pa.string())
-    if name in _INTEGERS:
-        kind, top = _INTEGERS[name]
-        wide = pc.cast(found, pa.int64())
-        return pc.if_else(pc.less_equal(wide, top), wide, pa.scalar(None, pa.int64())).cast(kind)
-    if pc.any(pc.match_substring(found, "\\")).as_py():
-        # A JSON escape in the value: decode those few values exactly.
-        values = [None if v is None else (json.loads(f'"{v}"') if "\\" in v else v) for v in found.to_pylist()]
-        return pa.array(values, pa.string())
-    return found
+def _system(raw_system, n: int) -> dict:
+    """The library's System columns as Arrow arrays; an absent field is null."""
+    present = pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(raw_system.present)])
+
+    def validity(bit: int):
+        # A boolean array's values are a bitmap: exactly Arrow's validity layout.
+        return pc.not_equal(pc.bit_wise_and(present, pa.scalar(bit, pa.uint8())), 0).buffers()[1]
+
+    def strings(column, bit):
+        data, offsets = column
+        return pa.Array.from_buffers(pa.large_string(), n, [validity(bit), pa.py_buffer(offsets),
+                                                             pa.py_buffer(data)]).cast(pa.string())
+
+    return {
+        "provider": strings(raw_system.provider, _ffi.SYSTEM_PROVIDER),
+        "event_id": pa.Array.from_buffers(pa.uint32(), n, [validity(_ffi.SYSTEM_EVENT_ID),
+                                                           pa.py_buffer(raw_system.event_ids)]),
+        "level": pa.Array.from_buffers(pa.uint8(), n, [validity(_ffi.SYSTEM_LEVEL), pa.py_buffer(raw_system.levels)]),
+        "channel": strings(raw_system.channel, _ffi.SYSTEM_CHANNEL),
+        "computer": strings(raw_system.computer, _ffi.SYSTEM_COMPUTER),
+    }
 
 
 def _timestamps(filetimes: pa.Array) -> pa.Array:
@@ -92,6 +85,7 @@ def batch_table(parser, raw) -> pa.Table:
         for i in pc.indices_nonzero(pc.invert(ok)).to_pylist():
             parser._report(parser._entry_error(sts[i], texts[i].as_py(), chunks[i], ids[i], offs[i]))
     columns = {
+        **_system(raw.system, n),
         "event_record_id": _u64(raw.record_ids, n),
         "filetime": _u64(raw.filetimes, n),
         "chunk": pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(raw.chunk_indexes)]),
@@ -104,15 +98,14 @@ def batch_table(parser, raw) -> pa.Table:
     # JSONL: every text ends with its one newline, which the column leaves out.
     text = columns["text"]
     json_col = pc.binary_slice(text, 0, -1).cast(pa.large_string())
-    heads = text
     out = {
         "event_record_id": columns["event_record_id"],
         "timestamp": _timestamps(columns["filetime"]),
-        "provider": _field(heads, "provider"),
-        "event_id": _field(heads, "event_id"),
-        "level": _field(heads, "level"),
-        "channel": _field(heads, "channel"),
-        "computer": _field(heads, "computer"),
+        "provider": columns["provider"],
+        "event_id": columns["event_id"],
+        "level": columns["level"],
+        "channel": columns["channel"],
+        "computer": columns["computer"],
         "chunk": columns["chunk"],
         "offset": columns["offset"],
         "recovered": columns["recovered"],
@@ -123,7 +116,7 @@ def batch_table(parser, raw) -> pa.Table:
 
 def batches(parser):
     """The input as a stream of `pyarrow.Table`s of `SCHEMA`, one per library batch."""
-    for raw in parser.batches("jsonl"):
+    for raw in parser.batches("jsonl", system=True):
         yield batch_table(parser, raw)
 
 

@@ -83,3 +83,39 @@ def test_xml_bytes_equal_the_cli(engine, path, cli):
     # Each XML record is printed as its text and a blank line.
     assert "".join(x + "\n\n" for x in xml).encode() == stdout
     assert len(xml) == len(cli.jsonl(engine, path))
+
+
+SYSTEM = ["provider", "event_id", "level", "channel", "computer"]
+
+
+@pytest.mark.parametrize("path", samples(), ids=lambda p: p.name)
+def test_system_columns_and_threads_equal_the_reference(path):
+    """`evtx_parser_batch_system` of both engines equals the reference library's on the same
+    bytes, and pulling with 2 worker threads gives what the reference gives with 1 (the
+    threaded pull keeps the output order)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        reference = evtx_twin.Parser(str(path), engine="reference", skip_errors=True, threads=1).to_arrow()
+        for engine in ENGINES:
+            for threads in (1, 2):
+                table = evtx_twin.Parser(str(path), engine=engine, skip_errors=True, threads=threads).to_arrow()
+                for name in SYSTEM + ["json", "event_record_id", "chunk", "offset"]:
+                    assert table.column(name).equals(reference.column(name)), (engine, threads, name)
+
+
+@pytest.mark.parametrize("engine", ENGINES + ["reference"])
+def test_system_columns_of_xml_are_unsupported_and_errors_have_none(engine):
+    """XML output has no System columns (UNSUPPORTED, raised); error entries have every
+    field absent (the fixture's bad chunks)."""
+    path = next(iter(samples()), None)
+    if path is None:
+        pytest.skip("no samples")
+    parser = evtx_twin.Parser(str(path), engine=engine)
+    with pytest.raises(evtx_twin.EvtxError, match="unsupported"):
+        next(parser.batches("xml", system=True))
+    for raw in parser.batches("json", system=True):
+        statuses = memoryview(raw.statuses).cast("I")
+        present = raw.system.present
+        assert len(present) == raw.count
+        assert all(present[i] == 0 for i in range(raw.count) if statuses[i] != 0)
+        assert any(present)
