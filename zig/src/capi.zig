@@ -1075,14 +1075,30 @@ test "batch_system: NULL arguments, nothing before a batch, UNSUPPORTED for XML,
     var batch: evtx_batch = undefined;
     try expectStatus(.ok, evtx_parser_next_batch(parser, 100, 0, &batch));
     try expectStatus(.ok, evtx_parser_batch_system(parser, &system_out));
-    // manifest: 5 records and 4 chunk errors.
+    // manifest: 5 records and 4 chunk errors; the reference's JSON of these records has no
+    // System object (expected/bad-chunks.jsonl), so every field of every entry is absent.
     try testing.expectEqual(@as(usize, 9), batch.count);
     try testing.expectEqual(batch.count, system_out.count);
-    for (0..batch.count) |i| {
-        const ok = batch.statuses.?[i] == @intFromEnum(evtx_status.ok);
-        if (!ok) try testing.expectEqual(@as(u8, 0), system_out.present.?[i]);
-        if (ok) try testing.expect(system_out.present.?[i] & EVTX_SYSTEM_COMPUTER != 0);
-    }
+    for (0..batch.count) |i| try testing.expectEqual(@as(u8, 0), system_out.present.?[i]);
+
+    // basic.evtx: the reference's first record has Provider Evtx-Twin-Fixtures, EventID 1000,
+    // Level 4, Channel Application, Computer twin.example (expected/basic.jsonl).
+    const basic = try readFixture("synthetic/basic.evtx");
+    defer testing.allocator.free(basic);
+    const with_system = try openBuffer(basic, &testOptions(.jsonl));
+    defer evtx_parser_free(with_system);
+    try expectStatus(.ok, evtx_parser_next_batch(with_system, 1, 0, &batch));
+    try expectStatus(.ok, evtx_parser_batch_system(with_system, &system_out));
+    try testing.expectEqual(@as(usize, 1), system_out.count);
+    try testing.expectEqual(@as(u8, 31), system_out.present.?[0]);
+    try testing.expectEqual(@as(u32, 1000), system_out.event_ids.?[0]);
+    try testing.expectEqual(@as(u8, 4), system_out.levels.?[0]);
+    const strings = [_]struct { data: ?[*]const u8, offsets: ?[*]const u64, want: []const u8 }{
+        .{ .data = system_out.provider_data, .offsets = system_out.provider_offsets, .want = "Evtx-Twin-Fixtures" },
+        .{ .data = system_out.channel_data, .offsets = system_out.channel_offsets, .want = "Application" },
+        .{ .data = system_out.computer_data, .offsets = system_out.computer_offsets, .want = "twin.example" },
+    };
+    for (strings) |c| try testing.expectEqualStrings(c.want, c.data.?[c.offsets.?[0]..c.offsets.?[1]]);
 }
 
 const Sink = struct {
