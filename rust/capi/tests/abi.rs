@@ -455,17 +455,20 @@ fn batches_hold_what_pulling_one_by_one_gives() {
         let data = std::fs::read(&path).unwrap();
         let mut options = defaults();
         options.format = evtx_format::Jsonl as u32;
+        options.threads = 1;
         let parser = open(&data, &options).unwrap();
         let expected = pull_entries(parser);
         // SAFETY: created above, freed once.
         unsafe { evtx_parser_free(parser) };
         assert!(expected.iter().any(|e| e.0 == 0));
-        for size in [0, 1, 3, 8192] {
+        // The threaded pull (3 workers: groups of 12 slots) hands out the same entries.
+        for (size, threads) in [(0, 1), (1, 1), (3, 1), (8192, 1), (1, 3), (8192, 3)] {
+            options.threads = threads;
             let parser = open(&data, &options).unwrap();
             assert_eq!(
                 batch_entries(parser, size),
                 expected,
-                "{path:?} size {size}"
+                "{path:?} size {size} threads {threads}"
             );
             // SAFETY: created above, freed once.
             unsafe { evtx_parser_free(parser) };
