@@ -11,7 +11,11 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
+
+# Import the installed evtx_twin (with its libraries), not the source folder beside this file.
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
 
 
 def cases(path):
