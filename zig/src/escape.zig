@@ -151,29 +151,38 @@ pub const bytes_per_unit_max = 6;
 /// callers a scan: NUL is a dirty lane in every mode, so the check costs nothing on clean
 /// runs.
 pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
-    assert(src.len % 2 == 0);
-    const n = src.len / 2;
+    return writeUtf16In(out, src, 0, src.len, mode);
+}
+
+/// `writeUtf16` of `buf[start..][0..len]`, where the bytes of `buf` after the string may be
+/// loaded (never written out): a string's last vector step then loads 16 bytes of `buf`
+/// and masks the lanes past the string, instead of copying its tail into a zeroed buffer.
+/// Values pass their whole chunk; most strings end far from its end.
+pub fn writeUtf16In(out: *Out, buf: []const u8, start: usize, len: usize, comptime mode: Mode) Error!void {
+    assert(len % 2 == 0);
+    assert(start + len <= buf.len);
+    const src = buf[start..][0..len];
+    const n = len / 2;
     try out.ensure(n * bytes_per_unit_max + 8);
     const dst = out.spare();
     var d: usize = 0;
     var i: usize = 0;
     const table = tableFor(mode, true);
     while (i < n) {
-        // Eight units per step; a short tail is zero-padded and its padding lanes count
-        // as dirty, so the clean prefix never runs past the string.
+        // Eight units per step; lanes past the string count as dirty, so the clean prefix
+        // never runs past it.
         const rest = n - i;
+        const at = start + i * 2;
         var v: @Vector(8, u16) = undefined;
-        var m: u8 = undefined;
-        if (rest >= 8) {
-            v = @bitCast(src[i * 2 ..][0..16].*);
-            m = @bitCast(dirtyLanes(v, mode));
+        if (at + 16 <= buf.len) {
+            v = @bitCast(buf[at..][0..16].*);
         } else {
             var tail: [16]u8 = @splat(0);
-            copyShort(&tail, src[i * 2 ..][0 .. rest * 2]);
+            copyShort(&tail, src[i * 2 ..][0 .. @min(rest, 8) * 2]);
             v = @bitCast(tail);
-            const past_end: u8 = @truncate(@as(u16, 0xFF) << @intCast(rest));
-            m = @as(u8, @bitCast(dirtyLanes(v, mode))) | past_end;
         }
+        const past_end: u8 = @truncate(@as(u16, 0xFF) << @intCast(@min(rest, 8)));
+        const m: u8 = @as(u8, @bitCast(dirtyLanes(v, mode))) | past_end;
         const narrow: @Vector(8, u8) = @truncate(v);
         dst[d..][0..8].* = @bitCast(narrow);
         if (m == 0) {
@@ -384,4 +393,58 @@ test "codepoint escaping uses lowercase hex in JSON" {
     try writeCodepoint(&out, 0x263A, .json);
     try writeCodepoint(&out, '&', .xml_text);
     try std.testing.expectEqualStrings("\\u001f\xE2\x98\xBA&amp;", out.list.items);
+}
+
+/// One unit at a time, the rules written out plainly: the oracle for the vector path.
+fn writeUtf16Scalar(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
+    const n = src.len / 2;
+    var i: usize = 0;
+    while (i < n) : (i += 1) {
+        const u = unitAt(src, i);
+        if (u == 0) return;
+        if (u >= 0xD800 and u < 0xDC00 and i + 1 < n) {
+            const lo = unitAt(src, i + 1);
+            if (lo >= 0xDC00 and lo < 0xE000) {
+                i += 1;
+                try writeCodepoint(out, @intCast(0x10000 + ((@as(u32, u) - 0xD800) << 10) + (lo - 0xDC00)), mode);
+                continue;
+            }
+        }
+        if (u >= 0xD800 and u < 0xE000) {
+            try out.ensure(3);
+            out.advance(lone(out.spare(), mode));
+        } else if (u < 0x80 and mode == .json and tableFor(.json, true)[u] != null) {
+            try out.write(tableFor(.json, true)[u].?); // Upper-case hex from UTF-16.
+        } else try writeCodepoint(out, u, mode);
+    }
+}
+
+test "property: the vector escaper equals the scalar one, strings anywhere in a buffer" {
+    var prng = std.Random.DefaultPrng.init(0xE5C);
+    const random = prng.random();
+    // Unit classes: plain ASCII, every escaped ASCII, NUL, two- and three-byte, both
+    // surrogate halves, U+FFFE/FFFF.
+    const pool = [_]u16{ 'a', 'Z', '0', ' ', '/', 0x7F, '&', '<', '>', '"', '\'', '\\', '\n', '\r', '\t', 0x08, 0x0C, 0x01, 0x1F, 0, 0xE9, 0x7FF, 0x800, 0x263A, 0xD83D, 0xDE00, 0xDBFF, 0xDC00, 0xFFFE, 0xFFFF };
+    var buf: [96]u8 = undefined;
+    var fast = Out.init(std.testing.allocator);
+    defer fast.deinit();
+    var slow = Out.init(std.testing.allocator);
+    defer slow.deinit();
+    var k: usize = 0;
+    while (k < 4000) : (k += 1) {
+        for (0..buf.len / 2) |j| {
+            const u = if (random.uintLessThan(u8, 4) == 0) pool[random.uintLessThan(usize, pool.len)] else 'a' + random.uintLessThan(u16, 26);
+            std.mem.writeInt(u16, buf[2 * j ..][0..2], u, .little);
+        }
+        // Any start and length, up to the buffer's end (the tail-copy branch).
+        const units = random.uintAtMost(usize, 40);
+        const at = 2 * random.uintAtMost(usize, buf.len / 2 - units);
+        inline for (.{ Mode.json, Mode.xml_text, Mode.xml_attr, Mode.raw }) |mode| {
+            fast.truncate(0);
+            slow.truncate(0);
+            try writeUtf16In(&fast, &buf, at, units * 2, mode);
+            try writeUtf16Scalar(&slow, buf[at..][0 .. units * 2], mode);
+            try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
+        }
+    }
 }

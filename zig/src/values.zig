@@ -369,7 +369,7 @@ pub fn writeText(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Err
     const p = v.start;
     switch (v.vtype) {
         T.null_type, T.binxml => {},
-        T.string => try escape.writeUtf16(out, c[p..][0..v.len], mode),
+        T.string => try escape.writeUtf16In(out, c, p, v.len, mode),
         T.ansi => try writeAnsi(out, f, c[p..][0..v.len], mode),
         T.int8 => try writeSigned(out, @as(i8, @bitCast(c[p]))),
         T.uint8 => try writeUnsigned(out, c[p]),
@@ -442,23 +442,48 @@ fn writeAnsi(out: *Out, f: Format, bytes: []const u8, comptime mode: escape.Mode
     }
 }
 
+/// Powers of ten 10^0 ..= 10^19 (all that fit in a u64).
+const pow10 = blk: {
+    var t: [20]u64 = undefined;
+    var x: u64 = 1;
+    for (&t, 0..) |*e, k| {
+        e.* = x;
+        if (k < 19) x *= 10;
+    }
+    break :blk t;
+};
+
+/// Decimal digits of `value` (1 for zero): floor(log10) from the bit length, then one
+/// comparison. `value | 1` changes no digit count (powers of ten are even) except zero's.
+pub inline fn decimalLen(value: u64) usize {
+    const v = value | 1;
+    const bits: u64 = 64 - @clz(v);
+    const guess = (bits * 1233) >> 12; // floor(bits * log10(2)), exact for bits <= 64.
+    return guess + @intFromBool(v >= pow10[guess]);
+}
+
+/// Writes `value` in decimal straight into the output: the length first, then two
+/// digits a step from the end (no scratch buffer, no copy).
 pub fn writeUnsigned(out: *Out, value: u64) Error!void {
-    var buf: [20]u8 = undefined;
-    var i: usize = buf.len;
+    try out.ensure(20);
+    const len = decimalLen(value);
+    const dst = out.spare();
+    var i: usize = len;
     var v = value;
     while (v >= 100) {
         i -= 2;
-        buf[i..][0..2].* = std.fmt.digits2(@intCast(v % 100));
+        dst[i..][0..2].* = std.fmt.digits2(@intCast(v % 100));
         v /= 100;
     }
     if (v >= 10) {
         i -= 2;
-        buf[i..][0..2].* = std.fmt.digits2(@intCast(v));
+        dst[i..][0..2].* = std.fmt.digits2(@intCast(v));
     } else {
         i -= 1;
-        buf[i] = '0' + @as(u8, @intCast(v));
+        dst[i] = '0' + @as(u8, @intCast(v));
     }
-    try out.write(buf[i..]);
+    assert(i == 0);
+    out.advance(len);
 }
 
 pub fn writeSigned(out: *Out, value: i64) Error!void {
@@ -471,20 +496,21 @@ pub fn writeSigned(out: *Out, value: i64) Error!void {
 const hex_lower = "0123456789abcdef";
 const hex_upper = "0123456789ABCDEF";
 
+/// Writes `0x` and the lower-case hex digits of `value`, straight into the output.
 pub fn writeHex(out: *Out, value: u64) Error!void {
-    var buf: [18]u8 = undefined;
-    var i: usize = buf.len;
+    try out.ensure(18);
+    const nibbles: usize = (64 - @clz(value | 1) + 3) / 4;
+    const dst = out.spare();
+    dst[0..2].* = "0x".*;
     var v = value;
-    while (true) {
+    var i: usize = 2 + nibbles;
+    while (i > 2) {
         i -= 1;
-        buf[i] = hex_lower[v & 15];
+        dst[i] = hex_lower[@intCast(v & 15)];
         v >>= 4;
-        if (v == 0) break;
     }
-    i -= 2;
-    buf[i] = '0';
-    buf[i + 1] = 'x';
-    try out.write(buf[i..]);
+    assert(v == 0);
+    out.advance(2 + nibbles);
 }
 
 fn writeBinary(out: *Out, bytes: []const u8) Error!void {
@@ -689,6 +715,30 @@ test "hex, SizeT, EvtHandle" {
     try expectText(&.{ 0xEC, 0x7E, 0, 0 }, T.size_t, "0x7eec");
     try expectText(&.{ 0xEC, 0x7E, 0, 0, 0, 0, 0, 0 }, T.evt_handle, "0x7eec");
     try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 2 }, 0, 2, T.size_t, .cut));
+}
+
+test "decimal and hex writers agree with std.fmt at every digit-count edge and at random" {
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    var want: [24]u8 = undefined;
+    var prng = std.Random.DefaultPrng.init(0x14);
+    const random = prng.random();
+    var k: usize = 0;
+    while (k < 4000) : (k += 1) {
+        // Edges around every power of ten and of sixteen, then random values of every width.
+        const v: u64 = switch (k % 4) {
+            0 => pow10[k / 4 % 20] -% @intFromBool(k / 80 % 2 == 1),
+            1 => @as(u64, 1) << @intCast(k / 4 % 64),
+            2 => (@as(u64, 1) << @intCast(k / 4 % 64)) -% 1,
+            else => random.int(u64) >> random.int(u6),
+        };
+        out.truncate(0);
+        try writeUnsigned(&out, v);
+        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&want, "{d}", .{v}), out.list.items);
+        out.truncate(0);
+        try writeHex(&out, v);
+        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&want, "0x{x}", .{v}), out.list.items);
+    }
 }
 
 test "bool: 0/1 are booleans, anything else an Int32" {
