@@ -369,7 +369,7 @@ pub fn writeText(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Err
     const p = v.start;
     switch (v.vtype) {
         T.null_type, T.binxml => {},
-        T.string => try escape.writeUtf16In(out, c, p, v.len, mode),
+        T.string => try escape.writeUtf16(out, c[p..][0..v.len], mode),
         T.ansi => try writeAnsi(out, f, c[p..][0..v.len], mode),
         T.int8 => try writeSigned(out, @as(i8, @bitCast(c[p]))),
         T.uint8 => try writeUnsigned(out, c[p]),
@@ -466,8 +466,12 @@ pub inline fn decimalLen(value: u64) usize {
 /// digits a step from the end (no scratch buffer, no copy).
 pub fn writeUnsigned(out: *Out, value: u64) Error!void {
     try out.ensure(20);
+    out.advance(putUnsigned(out.spare(), value));
+}
+
+/// Writes `value` in decimal at `dst`, which has room for 20 bytes; returns the length.
+inline fn putUnsigned(dst: [*]u8, value: u64) usize {
     const len = decimalLen(value);
-    const dst = out.spare();
     var i: usize = len;
     var v = value;
     while (v >= 100) {
@@ -483,7 +487,7 @@ pub fn writeUnsigned(out: *Out, value: u64) Error!void {
         dst[i] = '0' + @as(u8, @intCast(v));
     }
     assert(i == 0);
-    out.advance(len);
+    return len;
 }
 
 pub fn writeSigned(out: *Out, value: i64) Error!void {
@@ -544,20 +548,28 @@ fn writeGuid(out: *Out, g: *const [16]u8) Error!void {
     try out.write(&buf);
 }
 
+/// `S-R-A-S1-S2-…`, reserved once (a sub-authority is at most 10 digits, the 48-bit
+/// authority 15) and written in place.
 fn writeSid(out: *Out, s: []const u8) Error!void {
     assert(s.len >= 8);
-    try out.write("S-");
-    try writeUnsigned(out, s[0]);
-    try out.byte('-');
-    var authority: u64 = 0;
-    for (s[2..8]) |b| authority = (authority << 8) | b;
-    try writeUnsigned(out, authority);
     const count: usize = s[1];
     assert(s.len == 8 + 4 * count);
+    try out.ensure(2 + 3 + 1 + 20 + count * 21);
+    const dst = out.spare();
+    dst[0..2].* = "S-".*;
+    var d: usize = 2;
+    d += putUnsigned(dst + d, s[0]);
+    dst[d] = '-';
+    d += 1;
+    var authority: u64 = 0;
+    for (s[2..8]) |b| authority = (authority << 8) | b;
+    d += putUnsigned(dst + d, authority);
     for (0..count) |k| {
-        try out.byte('-');
-        try writeUnsigned(out, std.mem.readInt(u32, s[8 + 4 * k ..][0..4], .little));
+        dst[d] = '-';
+        d += 1;
+        d += putUnsigned(dst + d, std.mem.readInt(u32, s[8 + 4 * k ..][0..4], .little));
     }
+    out.advance(d);
 }
 
 /// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ` (year modulo 10000).
@@ -773,6 +785,14 @@ test "sid" {
     const s = [_]u8{ 1, 5, 0, 0, 0, 0, 0, 5, 0x15, 0x00, 0x00, 0x00, 0xF2, 0x0A, 0xEA, 0x48, 0xBD, 0x22, 0xAE, 0xC4, 0xA6, 0xFF, 0x26, 0x57, 0xF4, 0x01, 0x00, 0x00 };
     try expectText(&s, T.sid, "S-1-5-21-1223297778-3299746493-1462173606-500");
     try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0 }, T.sid, "S-0-0");
+    // Widest fields: revision 255, a 48-bit authority, 15 sub-authorities of 2^32 - 1.
+    var wide: [8 + 4 * 15]u8 = @splat(0xFF);
+    wide[1] = 15;
+    var want: std.ArrayList(u8) = .empty;
+    defer want.deinit(std.testing.allocator);
+    try want.appendSlice(std.testing.allocator, "S-255-281474976710655");
+    for (0..15) |_| try want.appendSlice(std.testing.allocator, "-4294967295");
+    try expectText(&wide, T.sid, want.items);
 }
 
 test "binary is uppercase hex" {
