@@ -385,3 +385,56 @@ test "codepoint escaping uses lowercase hex in JSON" {
     try writeCodepoint(&out, '&', .xml_text);
     try std.testing.expectEqualStrings("\\u001f\xE2\x98\xBA&amp;", out.list.items);
 }
+
+/// One unit at a time, the rules written out plainly: the oracle for the vector path.
+fn writeUtf16Scalar(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
+    const n = src.len / 2;
+    var i: usize = 0;
+    while (i < n) : (i += 1) {
+        const u = unitAt(src, i);
+        if (u == 0) return;
+        if (u >= 0xD800 and u < 0xDC00 and i + 1 < n) {
+            const lo = unitAt(src, i + 1);
+            if (lo >= 0xDC00 and lo < 0xE000) {
+                i += 1;
+                try writeCodepoint(out, @intCast(0x10000 + ((@as(u32, u) - 0xD800) << 10) + (lo - 0xDC00)), mode);
+                continue;
+            }
+        }
+        if (u >= 0xD800 and u < 0xE000) {
+            try out.ensure(3);
+            out.advance(lone(out.spare(), mode));
+        } else if (u < 0x80 and mode == .json and tableFor(.json, true)[u] != null) {
+            try out.write(tableFor(.json, true)[u].?); // Upper-case hex from UTF-16.
+        } else try writeCodepoint(out, u, mode);
+    }
+}
+
+test "property: the vector escaper equals the scalar one on random strings" {
+    var prng = std.Random.DefaultPrng.init(0xE5C);
+    const random = prng.random();
+    // Unit classes: plain ASCII, every escaped ASCII, NUL, two- and three-byte, both
+    // surrogate halves, U+FFFE/FFFF.
+    const pool = [_]u16{ 'a', 'Z', '0', ' ', '/', 0x7F, '&', '<', '>', '"', '\'', '\\', '\n', '\r', '\t', 0x08, 0x0C, 0x01, 0x1F, 0, 0xE9, 0x7FF, 0x800, 0x263A, 0xD83D, 0xDE00, 0xDBFF, 0xDC00, 0xFFFE, 0xFFFF };
+    var buf: [96]u8 = undefined;
+    var fast = Out.init(std.testing.allocator);
+    defer fast.deinit();
+    var slow = Out.init(std.testing.allocator);
+    defer slow.deinit();
+    var k: usize = 0;
+    while (k < 4000) : (k += 1) {
+        for (0..buf.len / 2) |j| {
+            const u = if (random.uintLessThan(u8, 4) == 0) pool[random.uintLessThan(usize, pool.len)] else 'a' + random.uintLessThan(u16, 26);
+            std.mem.writeInt(u16, buf[2 * j ..][0..2], u, .little);
+        }
+        const units = random.uintAtMost(usize, 40);
+        const at = 2 * random.uintAtMost(usize, buf.len / 2 - units);
+        inline for (.{ Mode.json, Mode.xml_text, Mode.xml_attr, Mode.raw }) |mode| {
+            fast.truncate(0);
+            slow.truncate(0);
+            try writeUtf16(&fast, buf[at..][0 .. units * 2], mode);
+            try writeUtf16Scalar(&slow, buf[at..][0 .. units * 2], mode);
+            try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
+        }
+    }
+}

@@ -442,23 +442,52 @@ fn writeAnsi(out: *Out, f: Format, bytes: []const u8, comptime mode: escape.Mode
     }
 }
 
+/// Powers of ten 10^0 ..= 10^19 (all that fit in a u64).
+const pow10 = blk: {
+    var t: [20]u64 = undefined;
+    var x: u64 = 1;
+    for (&t, 0..) |*e, k| {
+        e.* = x;
+        if (k < 19) x *= 10;
+    }
+    break :blk t;
+};
+
+/// Decimal digits of `value` (1 for zero): floor(log10) from the bit length, then one
+/// comparison. `value | 1` changes no digit count (powers of ten are even) except zero's.
+pub inline fn decimalLen(value: u64) usize {
+    const v = value | 1;
+    const bits: u64 = 64 - @clz(v);
+    const guess = (bits * 1233) >> 12; // floor(bits * log10(2)), exact for bits <= 64.
+    return guess + @intFromBool(v >= pow10[guess]);
+}
+
+/// Writes `value` in decimal straight into the output: the length first, then two
+/// digits a step from the end (no scratch buffer, no copy).
 pub fn writeUnsigned(out: *Out, value: u64) Error!void {
-    var buf: [20]u8 = undefined;
-    var i: usize = buf.len;
+    try out.ensure(20);
+    out.advance(putUnsigned(out.spare(), value));
+}
+
+/// Writes `value` in decimal at `dst`, which has room for 20 bytes; returns the length.
+inline fn putUnsigned(dst: [*]u8, value: u64) usize {
+    const len = decimalLen(value);
+    var i: usize = len;
     var v = value;
     while (v >= 100) {
         i -= 2;
-        buf[i..][0..2].* = std.fmt.digits2(@intCast(v % 100));
+        dst[i..][0..2].* = std.fmt.digits2(@intCast(v % 100));
         v /= 100;
     }
     if (v >= 10) {
         i -= 2;
-        buf[i..][0..2].* = std.fmt.digits2(@intCast(v));
+        dst[i..][0..2].* = std.fmt.digits2(@intCast(v));
     } else {
         i -= 1;
-        buf[i] = '0' + @as(u8, @intCast(v));
+        dst[i] = '0' + @as(u8, @intCast(v));
     }
-    try out.write(buf[i..]);
+    assert(i == 0);
+    return len;
 }
 
 pub fn writeSigned(out: *Out, value: i64) Error!void {
@@ -471,20 +500,21 @@ pub fn writeSigned(out: *Out, value: i64) Error!void {
 const hex_lower = "0123456789abcdef";
 const hex_upper = "0123456789ABCDEF";
 
+/// Writes `0x` and the lower-case hex digits of `value`, straight into the output.
 pub fn writeHex(out: *Out, value: u64) Error!void {
-    var buf: [18]u8 = undefined;
-    var i: usize = buf.len;
+    try out.ensure(18);
+    const nibbles: usize = (64 - @clz(value | 1) + 3) / 4;
+    const dst = out.spare();
+    dst[0..2].* = "0x".*;
     var v = value;
-    while (true) {
+    var i: usize = 2 + nibbles;
+    while (i > 2) {
         i -= 1;
-        buf[i] = hex_lower[v & 15];
+        dst[i] = hex_lower[@intCast(v & 15)];
         v >>= 4;
-        if (v == 0) break;
     }
-    i -= 2;
-    buf[i] = '0';
-    buf[i + 1] = 'x';
-    try out.write(buf[i..]);
+    assert(v == 0);
+    out.advance(2 + nibbles);
 }
 
 fn writeBinary(out: *Out, bytes: []const u8) Error!void {
@@ -518,20 +548,28 @@ fn writeGuid(out: *Out, g: *const [16]u8) Error!void {
     try out.write(&buf);
 }
 
+/// `S-R-A-S1-S2-…`, reserved once (a sub-authority is at most 10 digits, the 48-bit
+/// authority 15) and written in place.
 fn writeSid(out: *Out, s: []const u8) Error!void {
     assert(s.len >= 8);
-    try out.write("S-");
-    try writeUnsigned(out, s[0]);
-    try out.byte('-');
-    var authority: u64 = 0;
-    for (s[2..8]) |b| authority = (authority << 8) | b;
-    try writeUnsigned(out, authority);
     const count: usize = s[1];
     assert(s.len == 8 + 4 * count);
+    try out.ensure(2 + 3 + 1 + 20 + count * 21);
+    const dst = out.spare();
+    dst[0..2].* = "S-".*;
+    var d: usize = 2;
+    d += putUnsigned(dst + d, s[0]);
+    dst[d] = '-';
+    d += 1;
+    var authority: u64 = 0;
+    for (s[2..8]) |b| authority = (authority << 8) | b;
+    d += putUnsigned(dst + d, authority);
     for (0..count) |k| {
-        try out.byte('-');
-        try writeUnsigned(out, std.mem.readInt(u32, s[8 + 4 * k ..][0..4], .little));
+        dst[d] = '-';
+        d += 1;
+        d += putUnsigned(dst + d, std.mem.readInt(u32, s[8 + 4 * k ..][0..4], .little));
     }
+    out.advance(d);
 }
 
 /// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ` (year modulo 10000).
@@ -691,6 +729,30 @@ test "hex, SizeT, EvtHandle" {
     try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 2 }, 0, 2, T.size_t, .cut));
 }
 
+test "decimal and hex writers agree with std.fmt at every digit-count edge and at random" {
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    var want: [24]u8 = undefined;
+    var prng = std.Random.DefaultPrng.init(0x14);
+    const random = prng.random();
+    var k: usize = 0;
+    while (k < 4000) : (k += 1) {
+        // Edges around every power of ten and of sixteen, then random values of every width.
+        const v: u64 = switch (k % 4) {
+            0 => pow10[k / 4 % 20] -% @intFromBool(k / 80 % 2 == 1),
+            1 => @as(u64, 1) << @intCast(k / 4 % 64),
+            2 => (@as(u64, 1) << @intCast(k / 4 % 64)) -% 1,
+            else => random.int(u64) >> random.int(u6),
+        };
+        out.truncate(0);
+        try writeUnsigned(&out, v);
+        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&want, "{d}", .{v}), out.list.items);
+        out.truncate(0);
+        try writeHex(&out, v);
+        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&want, "0x{x}", .{v}), out.list.items);
+    }
+}
+
 test "bool: 0/1 are booleans, anything else an Int32" {
     try expectText(&.{ 1, 0, 0, 0 }, T.boolean, "true");
     try expectText(&.{ 0, 0, 0, 0 }, T.boolean, "false");
@@ -723,6 +785,14 @@ test "sid" {
     const s = [_]u8{ 1, 5, 0, 0, 0, 0, 0, 5, 0x15, 0x00, 0x00, 0x00, 0xF2, 0x0A, 0xEA, 0x48, 0xBD, 0x22, 0xAE, 0xC4, 0xA6, 0xFF, 0x26, 0x57, 0xF4, 0x01, 0x00, 0x00 };
     try expectText(&s, T.sid, "S-1-5-21-1223297778-3299746493-1462173606-500");
     try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0 }, T.sid, "S-0-0");
+    // Widest fields: revision 255, a 48-bit authority, 15 sub-authorities of 2^32 - 1.
+    var wide: [8 + 4 * 15]u8 = @splat(0xFF);
+    wide[1] = 15;
+    var want: std.ArrayList(u8) = .empty;
+    defer want.deinit(std.testing.allocator);
+    try want.appendSlice(std.testing.allocator, "S-255-281474976710655");
+    for (0..15) |_| try want.appendSlice(std.testing.allocator, "-4294967295");
+    try expectText(&wide, T.sid, want.items);
 }
 
 test "binary is uppercase hex" {

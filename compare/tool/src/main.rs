@@ -7,6 +7,7 @@ mod exit_table;
 mod gaps;
 mod mutate;
 mod parity;
+mod phases;
 mod records;
 mod report;
 mod run;

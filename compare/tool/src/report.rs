@@ -1,8 +1,10 @@
-//! The gap report: `report.md` for people, `report.json` for tools, `throughput.svg`.
+//! The gap report: `report.md` for people, `report.json` for tools, `throughput.svg` and
+//! `instructions.svg`.
 
 use crate::exit_table::ExitTableReport;
 use crate::parity::{self, ParityReport};
-use crate::speed::{SpeedReport, Timing};
+use crate::phases::PHASES;
+use crate::speed::{Profile, SpeedReport, Timing};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -19,9 +21,11 @@ pub fn write_report(
     md.push_str(&verdict(speed));
     md.push_str("\n## CLI throughput (hyperfine, output to /dev/null)\n\n");
     md.push_str(&timing_table(&speed.timings));
-    md.push_str("\n![throughput](throughput.svg)\n");
+    md.push_str("\n![throughput](throughput.svg)\n\nEach bar is the median; the black line spans the fastest to the slowest run (the range to read on a shared machine).\n");
     md.push_str(&harness_section(speed));
     md.push_str(&profile_section(speed));
+    md.push_str(&phase_section(speed));
+    md.push_str(&allocation_section(speed));
     md.push_str(&rss_section(speed));
     md.push('\n');
     md.push_str(&parity::markdown(parity_report));
@@ -43,7 +47,11 @@ pub fn write_report(
         &out.join("report.json"),
         &serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?,
     )?;
-    write(&out.join("throughput.svg"), &svg_chart(&speed.timings))
+    write(&out.join("throughput.svg"), &svg_chart(&speed.timings))?;
+    write(
+        &out.join("instructions.svg"),
+        &instructions_chart(&speed.profiles),
+    )
 }
 
 /// Pass or fail at a glance: each parity family (the dump modes, the same with
@@ -224,6 +232,7 @@ fn profile_section(speed: &SpeedReport) -> String {
             p.input, p.format, p.backend, p.instructions, p.instructions_per_record
         );
     }
+    md.push_str("\n![instructions per record](instructions.svg)\n");
     md.push_str("\n### Where the instructions go (top functions by self cost)\n");
     for p in &speed.profiles {
         let _ = writeln!(
@@ -236,6 +245,170 @@ fn profile_section(speed: &SpeedReport) -> String {
         }
     }
     md
+}
+
+const BACKENDS: [&str; 3] = ["reference", "rust", "zig"];
+
+/// Instructions per record by phase, one table per format, the backends side by side.
+fn phase_section(speed: &SpeedReport) -> String {
+    if speed.profiles.iter().all(|p| p.phases.is_empty()) {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## Phases (callgrind instructions per record, `-t 1`)\n\nEach function's self cost goes to the first symbol group (`compare/tool/src/phases.rs`) that names it, so the phases sum to the inclusive total; code inlined from another file counts where its file says (a value decoder inlined into the scan is value decoding). \"allocator\" is the allocator's own code; the calls are counted in the next table.\n",
+    );
+    let mut formats: Vec<&str> = speed.profiles.iter().map(|p| p.format).collect();
+    formats.dedup();
+    for format in formats {
+        let row: Vec<Option<&Profile>> = BACKENDS
+            .iter()
+            .map(|b| {
+                speed
+                    .profiles
+                    .iter()
+                    .find(|p| p.format == format && p.backend == *b)
+            })
+            .collect();
+        let input = row.iter().flatten().next().map_or("", |p| p.input.as_str());
+        let _ = writeln!(
+            md,
+            "\n**{input} `-o {format}`**\n\n| phase | reference | evtx-rs | evtx-zig | rs − zig |\n|---|---|---|---|---|"
+        );
+        for (i, phase) in PHASES.iter().enumerate() {
+            let cell = |p: &Option<&Profile>| p.and_then(|p| p.phases.get(i)).map(|(_, n)| *n);
+            let cells: Vec<String> = row
+                .iter()
+                .map(|p| cell(p).map_or("–".into(), |n| format!("{n:.0}")))
+                .collect();
+            let diff = match (cell(&row[1]), cell(&row[2])) {
+                (Some(r), Some(z)) => format!("{:+.0}", r - z),
+                _ => "–".into(),
+            };
+            let _ = writeln!(md, "| {phase} | {} | {diff} |", cells.join(" | "));
+        }
+        let total: Vec<String> = row
+            .iter()
+            .map(|p| {
+                p.map_or("–".into(), |p| {
+                    format!("**{:.0}**", p.instructions_per_record)
+                })
+            })
+            .collect();
+        let _ = writeln!(md, "| total | {} | |", total.join(" | "));
+    }
+    // A pattern is stale when it matched nothing in every format of a backend (jsonl runs no
+    // XML renderer); at `-t 1` an engine may start no thread, so the thread patterns are left
+    // to the groups test, which profiles at `-t 2`.
+    for backend in BACKENDS {
+        let profiles: Vec<&Profile> = speed
+            .profiles
+            .iter()
+            .filter(|p| p.backend == backend)
+            .collect();
+        let Some(first) = profiles.first() else {
+            continue;
+        };
+        let stale: Vec<&str> = first
+            .stale_patterns
+            .iter()
+            .map(String::as_str)
+            .filter(|s| !s.starts_with("threading:"))
+            .filter(|s| {
+                profiles
+                    .iter()
+                    .all(|p| p.stale_patterns.iter().any(|t| t == s))
+            })
+            .collect();
+        if !stale.is_empty() {
+            let _ = writeln!(
+                md,
+                "\n**Stale symbol groups** ({backend}): {} (a pattern no function matched: the groups are out of step with the code).",
+                stale.join(", ")
+            );
+        }
+    }
+    md
+}
+
+/// Allocation calls per record, counted from the callgrind profiles (every backend's allocator
+/// entry points, so the Zig engine's own allocator counts too: valgrind's dhat sees only malloc).
+fn allocation_section(speed: &SpeedReport) -> String {
+    if speed.profiles.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## Allocations (calls per record, `-t 1`, whole run incl. start-up)\n\n| input | format | backend | allocation calls | per record |\n|---|---|---|---|---|\n",
+    );
+    for p in &speed.profiles {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {:.2} |",
+            p.input,
+            p.format,
+            p.backend,
+            p.allocation_calls,
+            p.allocation_calls as f64 / p.records.max(1) as f64
+        );
+    }
+    md.push_str("\nCalls to `malloc`/`calloc`/`realloc` (glibc or jemalloc's `_rjem_*`), Zig's `SmpAllocator` alloc/resize/remap and `ArenaAllocator.alloc`; frees are not counted.\n");
+    md
+}
+
+/// Horizontal bars of instructions per record (lower is better), one group per format.
+pub fn instructions_chart(profiles: &[Profile]) -> String {
+    let colors = [
+        ("reference", "#888888"),
+        ("rust", "#dea584"),
+        ("zig", "#f7a41d"),
+    ];
+    let mut formats: Vec<&str> = profiles.iter().map(|p| p.format).collect();
+    formats.dedup();
+    let max = profiles
+        .iter()
+        .map(|p| p.instructions_per_record)
+        .filter(|v| v.is_finite())
+        .fold(1.0, f64::max);
+    let (bar, gap, label_w, width) = (14.0, 12.0, 160.0, 760.0);
+    let height = 40.0 + formats.len() as f64 * (3.0 * bar + gap);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n<text x=\"10\" y=\"16\" font-size=\"13\">callgrind instructions per record, -t 1 (lower is better)</text>\n"
+    );
+    for (i, (name, color)) in colors.iter().enumerate() {
+        let x = 420.0 + i as f64 * 110.0;
+        let _ = writeln!(svg, "<rect x=\"{x}\" y=\"22\" width=\"10\" height=\"10\" fill=\"{color}\"/><text x=\"{}\" y=\"31\">{name}</text>", x + 14.0);
+    }
+    for (g, format) in formats.iter().enumerate() {
+        let y0 = 40.0 + g as f64 * (3.0 * bar + gap);
+        let input = profiles
+            .iter()
+            .find(|p| p.format == *format)
+            .map_or("", |p| p.input.as_str());
+        let _ = writeln!(
+            svg,
+            "<text x=\"10\" y=\"{}\">{input} {format}</text>",
+            y0 + 1.6 * bar
+        );
+        for (b, (name, color)) in colors.iter().enumerate() {
+            let Some(p) = profiles
+                .iter()
+                .find(|p| p.format == *format && p.backend == *name)
+            else {
+                continue;
+            };
+            let w = (width - label_w - 70.0) * p.instructions_per_record / max;
+            let y = y0 + b as f64 * bar;
+            let _ = writeln!(
+                svg,
+                "<rect x=\"{label_w}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{}\">{:.0}</text>",
+                bar - 2.0,
+                label_w + w + 4.0,
+                y + bar - 4.0,
+                p.instructions_per_record
+            );
+        }
+    }
+    svg.push_str("</svg>\n");
+    svg
 }
 
 fn rss_section(speed: &SpeedReport) -> String {
@@ -273,7 +446,7 @@ pub fn svg_chart(timings: &[Timing]) -> String {
     };
     let max = timings
         .iter()
-        .map(|t| t.mb_per_s)
+        .flat_map(|t| [t.mb_per_s, t.input_bytes as f64 / 1e6 / t.min_s])
         .filter(|v| v.is_finite())
         .fold(1.0, f64::max);
     let (bar, gap, label_w, width) = (14.0, 12.0, 260.0, 760.0);
@@ -302,13 +475,24 @@ pub fn svg_chart(timings: &[Timing]) -> String {
                 0.0
             };
             let y = y0 + b as f64 * bar;
+            // The range: the slowest run (max time) to the fastest (min time), in MB/s.
+            let scale = |s: f64| {
+                let mb_per_s = t.input_bytes as f64 / 1e6 / s;
+                if mb_per_s.is_finite() {
+                    label_w + (width - label_w - 70.0) * mb_per_s / max
+                } else {
+                    label_w + w
+                }
+            };
+            let (lo, hi) = (scale(t.max_s), scale(t.min_s));
             let _ = writeln!(
                 svg,
-                "<rect x=\"{label_w}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{}\">{:.0}</text>",
+                "<rect x=\"{label_w}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"{color}\"/><line x1=\"{lo:.1}\" x2=\"{hi:.1}\" y1=\"{mid:.1}\" y2=\"{mid:.1}\" stroke=\"black\"/><text x=\"{:.1}\" y=\"{}\">{:.0}</text>",
                 bar - 2.0,
-                label_w + w + 4.0,
+                hi.max(label_w + w) + 4.0,
                 y + bar - 4.0,
-                t.mb_per_s
+                t.mb_per_s,
+                mid = y + (bar - 2.0) / 2.0,
             );
         }
     }
@@ -375,7 +559,8 @@ mod tests {
             threads: 1,
             backend,
             median_s,
-            min_s: median_s,
+            min_s: median_s * 0.9,
+            max_s: median_s * 1.2,
             mb_per_s: 30.0 / median_s,
             ns_per_record: median_s * 1e6,
         }
@@ -407,6 +592,72 @@ mod tests {
         ]);
         assert_eq!(svg.matches("<rect").count(), 3 + 3);
         assert!(svg.ends_with("</svg>\n"));
+    }
+
+    #[test]
+    fn chart_draws_each_bars_min_max_range_around_its_median() {
+        let svg = svg_chart(&[timing("reference", 1.0)]);
+        // 30 MB: median 30 MB/s, the fastest run 0.9 s (33.3 MB/s, the scale's maximum), the
+        // slowest 1.2 s (25 MB/s). Bars span 430 px at the maximum.
+        let line = svg.lines().find(|l| l.contains("<line")).expect(&svg);
+        assert!(line.contains("x1=\"582.5\" x2=\"690.0\""), "{line}");
+        assert!(line.contains("width=\"387.0\""), "{line}");
+    }
+
+    fn profile(backend: &'static str, per_record: f64) -> Profile {
+        Profile {
+            input: "a.evtx".into(),
+            backend,
+            format: "jsonl",
+            instructions: (per_record * 1000.0) as u64,
+            records: 1000,
+            instructions_per_record: per_record,
+            top_functions: Vec::new(),
+            phases: PHASES
+                .iter()
+                .map(|p| (*p, per_record / PHASES.len() as f64))
+                .collect(),
+            stale_patterns: if backend == "zig" {
+                vec!["output: gone::".into(), "threading: Mutex".into()]
+            } else {
+                Vec::new()
+            },
+            allocation_calls: 2500,
+        }
+    }
+
+    #[test]
+    fn phase_and_allocation_tables_and_the_instructions_chart() {
+        let speed = SpeedReport {
+            profiles: vec![
+                profile("reference", 16000.0),
+                profile("rust", 8000.0),
+                profile("zig", 4000.0),
+            ],
+            ..Default::default()
+        };
+        let md = phase_section(&speed);
+        assert!(
+            md.contains("| read/scan | 2000 | 1000 | 500 | +500 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| total | **16000** | **8000** | **4000** | |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("**Stale symbol groups** (zig): output: gone:: ("),
+            "{md}"
+        );
+        assert!(!md.contains("threading: Mutex"), "{md}");
+        let md = allocation_section(&speed);
+        assert!(
+            md.contains("| a.evtx | jsonl | zig | 2500 | 2.50 |"),
+            "{md}"
+        );
+        let svg = instructions_chart(&speed.profiles);
+        assert!(svg.contains("width=\"530.0\""), "{svg}");
+        assert!(svg.contains("width=\"132.5\""), "{svg}");
     }
 
     fn check(mode: &'static str, passed: bool) -> parity::Check {

@@ -2,6 +2,7 @@
 //! instruction counts (the stable figure on these noisy machines without hardware counters).
 
 use crate::parity::Backends;
+use crate::phases;
 use crate::run::run;
 use serde::Serialize;
 use serde_json::Value;
@@ -30,6 +31,7 @@ pub struct Timing {
     pub backend: &'static str,
     pub median_s: f64,
     pub min_s: f64,
+    pub max_s: f64,
     pub mb_per_s: f64,
     pub ns_per_record: f64,
 }
@@ -51,6 +53,12 @@ pub struct Profile {
     pub records: u64,
     pub instructions_per_record: f64,
     pub top_functions: Vec<HotFunction>,
+    /// Instructions per record in each of `phases::PHASES`.
+    pub phases: Vec<(&'static str, f64)>,
+    /// Patterns of this backend's phase groups that matched no function in this profile.
+    pub stale_patterns: Vec<String>,
+    /// Calls to allocation entry points (`phases::ALLOCATION_CALLS`) in the whole run.
+    pub allocation_calls: u64,
 }
 
 /// (function, self instructions, percent of the total)
@@ -131,14 +139,22 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
                 };
                 eprintln!("callgrind: {backend} -o {format}");
                 match callgrind(program, input, format, &plan.out, backend) {
-                    Ok((instructions, top_functions)) => report.profiles.push(Profile {
+                    Ok(measured) => report.profiles.push(Profile {
                         input: display(input),
                         backend,
                         format,
-                        instructions,
+                        instructions: measured.instructions,
                         records,
-                        instructions_per_record: instructions as f64 / records.max(1) as f64,
-                        top_functions,
+                        instructions_per_record: measured.instructions as f64
+                            / records.max(1) as f64,
+                        top_functions: measured.top,
+                        phases: phases::PHASES
+                            .iter()
+                            .zip(measured.phases)
+                            .map(|(p, n)| (*p, n as f64 / records.max(1) as f64))
+                            .collect(),
+                        stale_patterns: measured.stale,
+                        allocation_calls: measured.allocation_calls,
                     }),
                     Err(e) => report
                         .notes
@@ -319,6 +335,7 @@ fn hyperfine(
             backend,
             median_s,
             min_s: result["min"].as_f64().unwrap_or(f64::NAN),
+            max_s: result["max"].as_f64().unwrap_or(f64::NAN),
             mb_per_s: input_bytes as f64 / 1e6 / median_s,
             ns_per_record: median_s * 1e9 / records.max(1) as f64,
         });
@@ -347,24 +364,36 @@ fn peak_rss(program: &Path, input: &Path, threads: u32, out: &Path) -> Result<u6
         .ok_or_else(|| format!("unexpected output {text:?}"))
 }
 
-/// Instruction count of one `-t 1` run and the top functions by self cost.
-fn callgrind(
+/// What one callgrind run gives the report.
+pub struct Measured {
+    pub instructions: u64,
+    pub top: Vec<HotFunction>,
+    /// Instructions in each of `phases::PHASES`.
+    pub phases: [u64; phases::PHASES.len()],
+    pub stale: Vec<String>,
+    pub allocation_calls: u64,
+}
+
+/// One `-t 1` run (`threads` otherwise) under callgrind: the instruction count, the top
+/// functions by self cost, the phase split and the allocation calls.
+pub fn callgrind_run(
     program: &Path,
     input: &Path,
     format: &str,
-    out: &Path,
+    threads: u32,
+    file: &Path,
     backend: &str,
-) -> Result<(u64, Vec<HotFunction>), String> {
-    let file = out.join(format!("callgrind.{backend}.{format}.out"));
+) -> Result<Measured, String> {
     let out_arg = format!("--callgrind-out-file={}", file.display());
     let program = program.to_string_lossy();
     let input = input.to_string_lossy();
+    let threads = threads.to_string();
     let args = [
         "--tool=callgrind",
         out_arg.as_str(),
         &program,
         "-t",
-        "1",
+        &threads,
         "-o",
         format,
         &input,
@@ -376,11 +405,38 @@ fn callgrind(
     }
     let annotate = run(
         Path::new("callgrind_annotate"),
-        &["--inclusive=no", &file.to_string_lossy()],
+        &[
+            "--inclusive=no",
+            "--threshold=100",
+            "--auto=no",
+            &file.to_string_lossy(),
+        ],
         Duration::from_secs(300),
     )
     .map_err(|e| e.to_string())?;
-    parse_annotate(&String::from_utf8_lossy(&annotate.stdout))
+    let text = String::from_utf8_lossy(&annotate.stdout);
+    let (instructions, top) = parse_annotate(&text)?;
+    let functions = phases::parse_self_costs(&text);
+    let groups = phases::groups_for(backend);
+    let profile = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    Ok(Measured {
+        instructions,
+        top,
+        phases: phases::split(groups, &functions),
+        stale: phases::stale_patterns(groups, functions.iter().map(|(k, _)| k.as_str())),
+        allocation_calls: phases::allocation_calls(&profile),
+    })
+}
+
+fn callgrind(
+    program: &Path,
+    input: &Path,
+    format: &str,
+    out: &Path,
+    backend: &str,
+) -> Result<Measured, String> {
+    let file = out.join(format!("callgrind.{backend}.{format}.out"));
+    callgrind_run(program, input, format, 1, &file, backend)
 }
 
 /// Reads the `PROGRAM TOTALS` line and the first function lines of `callgrind_annotate`.
