@@ -18,7 +18,7 @@
 
 /* Generated with cbindgen:0.29.4 */
 
-/* Generated from rust/capi by cbindgen; do not edit. Regenerate: zig/zigw build header */
+/* Generated from rust/capi and rust/evtx-abi by cbindgen; do not edit. Regenerate: zig/zigw build header */
 
 #include <stddef.h>
 #include <stdint.h>

@@ -236,8 +236,8 @@ pub export fn evtx_status_name(status: u32) callconv(.c) [*:0]const u8 {
         1 => "end",
         2 => "null argument",
         3 => "invalid options",
-        4 => "unsupported",
-        5 => "io error",
+        4 => "unsupported option",
+        5 => "i/o error",
         6 => "not an evtx file",
         7 => "callback aborted",
         8 => "bad state",
@@ -720,13 +720,22 @@ test "evtx_options_init: the CLI's defaults (header); NULL is ignored" {
 test "identity: ABI version 2, backend name, status names are the README's KIND strings" {
     try testing.expectEqual(@as(u32, 2), evtx_abi_version());
     try testing.expectEqualStrings("zig", std.mem.span(evtx_backend_name()));
-    const kinds = [_][]const u8{
-        "incomplete chunk",            "bad chunk magic",            "bad chunk header checksum",
-        "bad chunk free space offset", "bad chunk records checksum", "bad string table",
-        "bad record magic",            "truncated record header",    "bad record timestamp",
-        "bad record size",             "bad binxml",
-    };
-    for (kinds, 16..) |kind, status| try testing.expectEqualStrings(kind, std.mem.span(evtx_status_name(@intCast(status))));
+    // The oracle: the KIND column of shared-fixtures/README.md's table, in status order.
+    const readme = try readFixture("README.md");
+    defer testing.allocator.free(readme);
+    const table = readme[(std.mem.indexOf(u8, readme, "| KIND | when | DETAIL |") orelse
+        return error.NoKindTable)..];
+    var lines = std.mem.splitScalar(u8, table, '\n');
+    _ = lines.next();
+    _ = lines.next();
+    var value: u32 = @intFromEnum(evtx_status.incomplete_chunk);
+    while (lines.next()) |line| : (value += 1) {
+        if (!std.mem.startsWith(u8, line, "| `")) break;
+        const kind = line[3 .. std.mem.indexOfScalarPos(u8, line, 3, '`') orelse return error.BadRow];
+        try testing.expectEqualStrings(kind, std.mem.span(evtx_status_name(value)));
+    }
+    try testing.expectEqual(@intFromEnum(evtx_status.bad_binxml) + 1, value);
+    try testing.expectEqualStrings("i/o error", std.mem.span(evtx_status_name(5)));
     try testing.expectEqualStrings("ok", std.mem.span(evtx_status_name(0)));
     for ([_]u32{ 11, 15, 27, 1000, std.math.maxInt(u32) }) |status| {
         try testing.expectEqualStrings("unknown status", std.mem.span(evtx_status_name(status)));
