@@ -13,6 +13,19 @@ const chunk = evtx.chunk;
 pub const EVTX_ABI_VERSION: u32 = 2;
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = std.math.maxInt(u64);
 
+// The engine's limits under the header's names: the conformance test holds each to the value
+// rust/evtx-abi/src/limits.rs gives it there.
+pub const EVTX_LIMIT_THREADS = evtx.limits.threads_max;
+pub const EVTX_LIMIT_RECORD_OUTPUT_BYTES = evtx.limits.record_output_bytes_max;
+pub const EVTX_LIMIT_CHUNK_OUTPUT_BYTES = evtx.limits.chunk_output_bytes_max;
+pub const EVTX_LIMIT_RECORD_NODES = evtx.limits.record_nodes_max;
+pub const EVTX_LIMIT_ELEMENT_DEPTH = evtx.limits.element_depth_max;
+pub const EVTX_LIMIT_STREAM_NESTING = evtx.limits.stream_nesting_max;
+pub const EVTX_LIMIT_RENDER_DEPTH = evtx.limits.render_depth_max;
+pub const EVTX_LIMIT_PROGRAMS = evtx.limits.programs_max;
+pub const EVTX_LIMIT_PROGRAM_BYTES = evtx.limits.program_bytes_max;
+pub const EVTX_LIMIT_INSTANCE_VALUES = evtx.limits.instance_values_max;
+
 /// C: evtx_status
 pub const evtx_status = enum(u32) {
     ok = 0,
