@@ -345,3 +345,29 @@ pub type evtx_write_fn =
 /// valid only during the call. Return 0 to go on, anything else to stop the dump.
 pub type evtx_error_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, record: *const evtx_record) -> i32>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_maps_back_to_its_status_and_nothing_else_does() {
+        for value in 0..64 {
+            match evtx_status::from_u32(value) {
+                Some(status) => assert_eq!(status as u32, value),
+                None => assert!((11..16).contains(&value) || value > 26, "{value}"),
+            }
+        }
+        assert_eq!(evtx_status::from_u32(u32::MAX), None);
+    }
+
+    #[test]
+    fn error_kinds_are_the_statuses_from_incomplete_chunk_on() {
+        assert_eq!(
+            ErrorKind::IncompleteChunk.status(),
+            evtx_status::IncompleteChunk
+        );
+        assert_eq!(ErrorKind::BadBinxml.status(), evtx_status::BadBinxml);
+        assert_eq!(ErrorKind::BadRecordSize.to_string(), "bad record size");
+    }
+}
