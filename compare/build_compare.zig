@@ -465,6 +465,8 @@ fn addConformance(
     });
     module.addImport("evtx_h", evtx_h);
     module.addImport("evtx_capi", lib_static.root_module);
+    // The Rust table of status names, read as text (`@embedFile`): the one source of the strings.
+    module.addAnonymousImport("evtx_abi_rs", .{ .root_source_file = b.path("rust/evtx-abi/src/abi.rs") });
     const conformance = b.addTest(.{ .name = "evtx-abi-conformance", .root_module = module });
     const run = b.addRunArtifact(conformance);
     step.dependOn(&run.step);

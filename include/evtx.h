@@ -18,7 +18,7 @@
 
 /* Generated with cbindgen:0.29.4 */
 
-/* Generated from rust/capi by cbindgen; do not edit. Regenerate: zig/zigw build header */
+/* Generated from rust/capi and rust/evtx-abi by cbindgen; do not edit. Regenerate: zig/zigw build header */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +44,46 @@
 
 // `evtx_batch_system.present` bit: the entry has a computer name.
 #define EVTX_SYSTEM_COMPUTER 16
+
+// Worker threads at most: each holds a 64 KiB window and a renderer, and more than this
+// cannot be kept busy by one ordered consumer.
+#define EVTX_LIMIT_THREADS 256
+
+// Rendered bytes of one record past which it fails (contract 12): real records render to a
+// few KiB; a crafted one can repeat a value at every level and grow exponentially.
+#define EVTX_LIMIT_RECORD_OUTPUT_BYTES (16 << 20)
+
+// Rendered bytes of one chunk past which its records fail (contract 12): a chunk's output is
+// held until its last record, and its records share templates that each render near the
+// record limit.
+#define EVTX_LIMIT_CHUNK_OUTPUT_BYTES (64 << 20)
+
+// Tree nodes one record may build (contract 12): instances copy their templates, so a small
+// record can build a tree far larger than itself.
+#define EVTX_LIMIT_RECORD_NODES (1 << 18)
+
+// Open elements in one BinXML stream (contract 6.6), as the reference: deeper fails the record.
+#define EVTX_LIMIT_ELEMENT_DEPTH 512
+
+// Nested BinXML streams (values and instances inside values, contract 6.6), as the reference.
+#define EVTX_LIMIT_STREAM_NESTING 64
+
+// Elements the renderers nest, recursing once per level, across nested streams: the
+// reference's tree walkers' cap (its `MAX_RENDER_DEPTH`, equal to the element depth), so the
+// stack stays bounded whatever a crafted record nests.
+#define EVTX_LIMIT_RENDER_DEPTH 512
+
+// Compiled record programs one renderer keeps across chunks. When full, new shapes are
+// refused (rendered the slow way) and the programs kept stay: the reference's cross-chunk
+// program store also refuses when full, and the first shapes of a log are its common ones.
+#define EVTX_LIMIT_PROGRAMS 8192
+
+// Bytes of those programs (literal bytes plus 8 per operation), refused past it as above.
+#define EVTX_LIMIT_PROGRAM_BYTES (32 << 20)
+
+// Substitution values a template instance may declare: the reference's preflight limit, so
+// an instance declaring more fails its record as the reference fails it.
+#define EVTX_LIMIT_INSTANCE_VALUES 4096
 
 // Result of every `evtx_*` function that can fail, and the status of a pulled record.
 //

@@ -12,6 +12,10 @@
 //!     constants' suffixes in lower case (`EVTX_STATUS_BAD_CHUNK_MAGIC` → `.bad_chunk_magic`)
 //!     with the same values, or as a `u32` with the constants declared one by one;
 //!   * every other constant (`EVTX_ABI_VERSION`, `EVTX_RECORD_ID_UNKNOWN`) with the same value.
+//! `evtx_status_name` returns, for every status and for a value that is none, the string of
+//! the one Rust table (`evtx_status::name` in rust/evtx-abi/src/abi.rs, read here as text): the
+//! header cannot carry strings (cbindgen writes no string constants), so this test holds the
+//! Zig library to their source instead.
 //! Whether the symbols are really exported is proven by the C smoke test, which links the
 //! static library and calls every function.
 const std = @import("std");
@@ -108,6 +112,49 @@ test "enum values and constants equal the header's" {
             }
         }
     }
+}
+
+test "status names equal the Rust table's" {
+    comptime {
+        @setEvalBranchQuota(10_000_000);
+        const table = @embedFile("evtx_abi_rs");
+        for (@typeInfo(capi.evtx_status).@"enum".fields) |field| {
+            const rust = rustStatusName(table, "evtx_status::" ++ camel(field.name) ++ " => c\"");
+            const zig = std.mem.span(capi.evtx_status_name(field.value));
+            if (!std.mem.eql(u8, rust, zig)) {
+                @compileError("evtx_status_name(" ++ field.name ++ "): Zig \"" ++ zig ++
+                    "\", rust/evtx-abi \"" ++ rust ++ "\"");
+            }
+        }
+        const unknown = rustStatusName(table, "UNKNOWN_STATUS_NAME: &CStr = c\"");
+        if (!std.mem.eql(u8, unknown, std.mem.span(capi.evtx_status_name(1000)))) {
+            @compileError("evtx_status_name of an unknown value differs from rust/evtx-abi's");
+        }
+    }
+}
+
+/// The string literal that follows `needle` in the Rust source `table`.
+fn rustStatusName(comptime table: []const u8, comptime needle: []const u8) []const u8 {
+    const start = (std.mem.indexOf(u8, table, needle) orelse
+        @compileError("rust/evtx-abi/src/abi.rs lacks `" ++ needle ++ "`")) + needle.len;
+    const end = std.mem.indexOfScalarPos(u8, table, start, '"') orelse
+        @compileError("unterminated string after `" ++ needle ++ "`");
+    return table[start..end];
+}
+
+/// `bad_chunk_magic` → `BadChunkMagic`: the Rust variant of a Zig enum field.
+fn camel(comptime name: []const u8) []const u8 {
+    comptime var result: []const u8 = "";
+    comptime var up = true;
+    inline for (name) |char| {
+        if (char == '_') {
+            up = true;
+        } else {
+            result = result ++ .{if (up) std.ascii.toUpper(char) else char};
+            up = false;
+        }
+    }
+    return result;
 }
 
 /// The header enum a constant belongs to, by its prefix.

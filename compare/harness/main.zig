@@ -10,6 +10,7 @@
 //! report. Exits 1 when backends disagree on the output hash or counts, or a backend fails.
 //! Besides the bytes, each backend hashes every error record's fields (record id, FILETIME,
 //! file offset, chunk, status) and, with --api pull, every record's: they are compared too.
+//! Before any input, every library must give every status the same name (`evtx_status_name`).
 //! --parity (make abi-parity) makes every skip a failure: a --lib that is not there, a
 //! backend answering NOT_IMPLEMENTED, fewer than two backends.
 const std = @import("std");
@@ -301,6 +302,7 @@ pub fn main() !void {
     }
     if (backends.items.len == 0) fatal("no library to measure", .{});
     if (settings.parity and backends.items.len < 2) fatal("--parity: fewer than two libraries", .{});
+    expectSameStatusNames(backends.items);
 
     var stdout_buffer: [4096]u8 = undefined;
     var stdout_writer = std.fs.File.stdout().writer(&stdout_buffer);
@@ -454,6 +456,25 @@ fn describe(api: Api, library: []const u8) !Backend {
         .version = std.mem.span(api.backend_version()),
         .library = library,
     };
+}
+
+/// Every library names every status alike (rust/evtx-abi's table is the source; the Zig
+/// library is held to it at compile time, this holds the built libraries): the values of the
+/// header's statuses and the gaps between them, and values that are none.
+fn expectSameStatusNames(backends: []const Backend) void {
+    const first = backends[0];
+    for (backends[1..]) |backend| {
+        const values: [64]u32 = std.simd.iota(u32, 64);
+        for (values ++ [_]u32{ 1000, std.math.maxInt(u32) }) |status| {
+            const expected = std.mem.span(first.api.status_name(status));
+            const got = std.mem.span(backend.api.status_name(status));
+            if (!std.mem.eql(u8, expected, got)) {
+                fatal("evtx_status_name({d}): {s} says \"{s}\", {s} says \"{s}\"", .{
+                    status, first.name, expected, backend.name, got,
+                });
+            }
+        }
+    }
 }
 
 /// libevtx_{ref,rs,zig}.so in ../lib beside the executable, those that exist.

@@ -7,6 +7,7 @@
 //! owns its output buffer; nothing is freed between chunks. At most `2 x threads` results
 //! are in flight, so memory does not grow with the file.
 const std = @import("std");
+const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const file_header = @import("file_header.zig");
@@ -26,7 +27,7 @@ const carve = @import("carve.zig");
 pub const OutputFormat = enum { xml, json, jsonl };
 
 /// A chunk's rendered text may not exceed this (12).
-pub const chunk_bytes_max = 64 << 20;
+pub const chunk_bytes_max = limits.chunk_output_bytes_max;
 
 pub const Range = struct { first: u64, last: u64 };
 
@@ -198,7 +199,6 @@ pub const Renderer = struct {
             return chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{at}));
         }
         try r.parser.resetChunk(bytes);
-        r.programs.trim();
         var walker = chunk.Walker.init(bytes, r.settings.recover_records);
         return r.walk(res, slot, &walker);
     }
@@ -223,7 +223,6 @@ pub const Renderer = struct {
         @memcpy(padded[0..bytes.len], bytes);
         @memset(padded[bytes.len..], 0);
         try r.parser.resetChunk(padded[0..bytes.len]);
-        r.programs.trim();
         var walker = chunk.Walker.carveOnly(padded, .{ .start = chunk.header_size, .end = @intCast(bytes.len) });
         return r.walk(res, slot, &walker);
     }
@@ -486,7 +485,7 @@ pub const Consumer = struct {
 /// Most worker threads `run` uses, whatever it is asked (same value as the Rust engine's
 /// `MAX_THREADS`): past a few per core, more workers only cost memory (a renderer, a window
 /// and two results each) and stacks, not speed.
-pub const threads_max = 256;
+pub const threads_max = limits.threads_max;
 
 /// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
 /// are used) and feeds `consumer` in order.

@@ -13,6 +13,7 @@ pub const values = @import("values.zig");
 pub const code_pages = @import("code_pages.zig");
 pub const file_header = @import("file_header.zig");
 pub const input = @import("input.zig");
+pub const limits = @import("limits.zig");
 pub const chunk = @import("chunk.zig");
 pub const carve = @import("carve.zig");
 pub const tokens = @import("tokens.zig");

@@ -13,6 +13,7 @@
 //! fragments that are not template instances, Data names built from substitutions) always
 //! take the slow path.
 const std = @import("std");
+const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const values = @import("values.zig");
@@ -61,9 +62,10 @@ pub const Capture = struct {
     pub const Write = struct { begin: u32, end: u32, slot: u16, item: u16, mode: Mode };
 };
 
-/// Limits of one renderer's program cache; past them it starts over.
-pub const programs_max = 16384;
-pub const literal_bytes_max = 32 << 20;
+/// Limits of one renderer's program cache (limits.zig): past them new shapes are refused and
+/// render the slow way, as the reference's cross-chunk program store refuses when full.
+pub const programs_max = limits.programs_max;
+pub const program_bytes_max = limits.program_bytes_max;
 
 /// Per-renderer cache of compiled programs, kept across chunks.
 pub const Cache = struct {
@@ -93,9 +95,11 @@ pub const Cache = struct {
         c.capture.ops.deinit(c.gpa);
     }
 
-    /// Starts over when the cache has grown past its limits (called between chunks).
-    pub fn trim(c: *Cache) void {
-        if (c.programs.items.len > programs_max or c.literals.items.len > literal_bytes_max) c.clear();
+    /// Whether the cache has room for another program (limits.zig): literal bytes plus 8 per
+    /// operation, the accounting of the Rust engine's `Programs::store`.
+    fn full(c: *const Cache) bool {
+        return c.programs.items.len >= programs_max or
+            c.literals.items.len + 8 * c.ops.items.len > program_bytes_max;
     }
 
     pub fn clear(c: *Cache) void {
@@ -294,7 +298,7 @@ pub const Cache = struct {
     /// program.
     pub fn endCapture(c: *Cache, out: *const Out) Allocator.Error!void {
         const cap = &c.capture;
-        if (cap.poisoned) return;
+        if (cap.poisoned or c.full()) return;
         const text = out.list.items[cap.start..];
         const prog: Program = .{
             .signature_start = @intCast(c.signatures.items.len),
@@ -426,5 +430,28 @@ test "a signature finds only its own program; clear forgets them all" {
     cache.clear();
     cache.signature.clearRetainingCapacity();
     try cache.signature.append(gpa, 7);
+    try std.testing.expect(cache.find() == null);
+}
+
+test "a full cache refuses new programs and keeps the ones it has (limits.zig)" {
+    const gpa = std.testing.allocator;
+    var cache = Cache.init(gpa);
+    defer cache.deinit();
+    var out = Out.init(gpa);
+    defer out.deinit();
+    try out.write("<e/>");
+    var word: u32 = 0;
+    while (word <= programs_max) : (word += 1) {
+        cache.signature.clearRetainingCapacity();
+        try cache.signature.append(gpa, word);
+        _ = cache.beginCapture(0);
+        try cache.endCapture(&out);
+    }
+    try std.testing.expectEqual(@as(usize, programs_max), cache.programs.items.len);
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.append(gpa, 0);
+    try std.testing.expect(cache.find() != null);
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.append(gpa, programs_max);
     try std.testing.expect(cache.find() == null);
 }

@@ -2,6 +2,7 @@
 //! order, `#attributes` / `#text`, `_N` key suffixes, EventData/UserData containers and the
 //! `--separate-json-attributes` layout.
 const std = @import("std");
+const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const values = @import("values.zig");
 const escape = @import("escape.zig");
@@ -13,9 +14,9 @@ const Out = escape.Out;
 const Error = tokens.Error;
 
 /// Rendering depth beyond which a (crafted) record fails instead of exhausting the stack.
-pub const render_depth_max = 8192;
+pub const render_depth_max = limits.render_depth_max;
 /// A record's rendered text may not exceed this (12).
-pub const record_bytes_max = 16 << 20;
+pub const record_bytes_max = limits.record_output_bytes_max;
 
 const Stamp = struct { stamp: u32 = 0, count: u32 = 0 };
 /// A Data-name key rendered into `Json.keybuf`.

@@ -5,6 +5,7 @@
 //! Static definition subtrees (no placeholders, no dependency ids below them) are shared
 //! by reference instead of copied.
 const std = @import("std");
+const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const values = @import("values.zig");
 const tokens = @import("tokens.zig");
@@ -95,7 +96,7 @@ pub const Deferred = struct {
 };
 
 /// The reference's preflight limits (see `Deferred`).
-const preflight_values_max = 4096;
+const preflight_values_max = limits.instance_values_max;
 
 /// After a record stream `start..end` parsed with a deferred failure: the error when the
 /// record must fail as the reference fails it, i.e. unless the stream is that one instance

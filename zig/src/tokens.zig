@@ -7,6 +7,7 @@
 //! `def` store. Record trees may point into definition trees (static subtrees are shared,
 //! never copied), never the other way round.
 const std = @import("std");
+const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const values = @import("values.zig");
@@ -30,9 +31,9 @@ pub const Error = values.Error || error{
 };
 
 /// Limits from the contract (6.6, 12).
-pub const open_elements_max = 512;
-pub const stream_depth_max = 64;
-pub const record_nodes_max = 1 << 18;
+pub const open_elements_max = limits.element_depth_max;
+pub const stream_depth_max = limits.stream_nesting_max;
+pub const record_nodes_max = limits.record_nodes_max;
 /// Child-list entries one record may create (shared fragments multiply them).
 pub const record_edges_max = 1 << 22;
 

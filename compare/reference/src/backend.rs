@@ -1,4 +1,4 @@
-//! The evtx 0.15.1 crate behind the `Engine` trait of `rust/capi/src/ffi.rs`.
+//! The evtx 0.15.1 crate behind the `Engine` trait of `evtx_abi::front`.
 //!
 //! The bytes come from the same calls `evtx_dump` makes (`chunks_xml_bytes` /
 //! `chunks_json_bytes`, one rendered buffer per chunk), so they equal its stdout by
@@ -8,10 +8,10 @@
 //! crate does not report per record — chunk slot, file offset, FILETIME — from a second walk
 //! over the chunks; pull numbers are therefore not a fair speed measure of the reference.
 
-use crate::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
-use crate::ffi::{Engine, Failure, Input, Item, Settings, Sink};
 use evtx::err::{ChunkError, DeserializationError, EvtxError};
 use evtx::{EvtxParser, ParserSettings, RenderedChunk, RenderedChunkItem};
+use evtx_abi::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
+use evtx_abi::front::{Engine, Failure, Input, Item, Library, Settings, Sink};
 use std::ffi::CStr;
 use std::io::Cursor;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -55,7 +55,7 @@ enum State {
     Done,
 }
 
-impl Engine for Backend {
+impl Library for Backend {
     const NAME: &'static CStr = c"reference";
     const VERSION: &'static CStr = c"0.15.1";
 
@@ -106,7 +106,9 @@ impl Engine for Backend {
             state: State::Fresh,
         })
     }
+}
 
+impl Engine for Backend {
     fn next(&mut self) -> Result<Option<Item<'_>>, Failure> {
         if let State::Fresh = self.state {
             self.state = State::Pulling(Puller::start(

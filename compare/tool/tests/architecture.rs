@@ -12,6 +12,7 @@ const ENGINE_DIRS: &[&str] = &[
     "rust/evtx-core/benches",
     "rust/cli/src",
     "rust/cli/tests",
+    "rust/evtx-abi/src",
     "rust/capi/src",
     "rust/capi/tests",
     "zig/src",

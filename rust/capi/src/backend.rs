@@ -1,4 +1,4 @@
-//! evtx-core behind the `Engine` trait of `ffi.rs`.
+//! evtx-core behind the `Engine` trait of `evtx_abi::front`.
 //!
 //! The push path is `evtx_core::dump` (its ordered multi-threaded driver) with one write per
 //! chunk that has no errors, as `evtx_dump` writes. The pull path renders chunks with
@@ -11,8 +11,8 @@
 //! host gives `incomplete chunk` items, not SIGBUS in the host process. A buffer is used in
 //! place (`EvtxFile`, zero-copy). Both are a `ChunkSource` to the rest of the code.
 
-use crate::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
-use crate::ffi::{Engine, Failure, Input, Item, Settings, Sink};
+use evtx_abi::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
+use evtx_abi::front::{Engine, Failure, Input, Item, Library, Settings, Sink};
 use evtx_core::{
     ChunkOrder, ChunkOutput, ChunkSource, ErrorKind, EvtxFile, FatalError, Format, Options,
     Outcome, Renderer,
@@ -117,7 +117,7 @@ impl Puller {
     }
 }
 
-impl Engine for Backend {
+impl Library for Backend {
     const NAME: &'static CStr = c"rust";
     const VERSION: &'static CStr = {
         match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
@@ -161,7 +161,9 @@ impl Engine for Backend {
             state: State::Fresh,
         })
     }
+}
 
+impl Engine for Backend {
     fn next(&mut self) -> Result<Option<Item<'_>>, Failure> {
         if let State::Fresh = self.state {
             let order = self
@@ -213,7 +215,7 @@ impl Engine for Backend {
             Outcome::Rendered(range) => (evtx_status::Ok, &chunk.bytes[range.clone()]),
             Outcome::Failed(failure) => {
                 puller.message = failure.to_string();
-                (status_of(failure.kind), &[][..])
+                (ErrorKind::status(failure.kind), &[][..])
             }
         };
         Ok(Some(Item {
@@ -267,7 +269,7 @@ impl Engine for Backend {
                     }
                     Outcome::Failed(failure) => {
                         let message = failure.to_string();
-                        item.status = status_of(failure.kind);
+                        item.status = ErrorKind::status(failure.kind);
                         item.message = &message;
                         sink.error(&item)?;
                     }
@@ -306,20 +308,4 @@ fn fatal_failure(error: &FatalError) -> Failure {
         _ => evtx_status::NotEvtx,
     };
     Failure::new(status, error.to_string())
-}
-
-fn status_of(kind: ErrorKind) -> evtx_status {
-    match kind {
-        ErrorKind::IncompleteChunk => evtx_status::IncompleteChunk,
-        ErrorKind::BadChunkMagic => evtx_status::BadChunkMagic,
-        ErrorKind::BadChunkHeaderChecksum => evtx_status::BadChunkHeaderChecksum,
-        ErrorKind::BadChunkFreeSpaceOffset => evtx_status::BadChunkFreeSpaceOffset,
-        ErrorKind::BadChunkRecordsChecksum => evtx_status::BadChunkRecordsChecksum,
-        ErrorKind::BadStringTable => evtx_status::BadStringTable,
-        ErrorKind::BadRecordMagic => evtx_status::BadRecordMagic,
-        ErrorKind::TruncatedRecordHeader => evtx_status::TruncatedRecordHeader,
-        ErrorKind::BadRecordTimestamp => evtx_status::BadRecordTimestamp,
-        ErrorKind::BadRecordSize => evtx_status::BadRecordSize,
-        ErrorKind::BadBinxml => evtx_status::BadBinxml,
-    }
 }

@@ -1,174 +1,19 @@
-//! The exported functions of `include/evtx.h`, written once over the `Engine` trait.
+//! The exported functions of `include/evtx.h`: thin wrappers around `evtx_abi::front`, with
+//! evtx-core behind its `Engine` trait. Their doc comments are the header's manual (cbindgen
+//! copies them), so every change to a function's contract is written here.
 //!
-//! Both Rust-built libraries compile this file: `libevtx_rs` with evtx-core behind `Engine`,
-//! `libevtx_ref` (compare/reference) with the evtx 0.15.1 crate. So everything in front of the
-//! engines — argument checks, option decoding, the event-range filter, framing of statistics,
-//! the panic boundary — is the same code, and a speed difference between them is the engines'.
-//!
-//! Every export catches panics and reports `EVTX_STATUS_INTERNAL`; every pointer argument may
-//! be NULL (the call then returns `EVTX_STATUS_NULL_ARGUMENT` or does nothing).
+//! The reference shim (`compare/reference/src/lib.rs`) exports the same wrappers over the evtx
+//! crate; `compare/capi-tests/smoke.c` calls every function of every library through the header.
 #![allow(non_camel_case_types)]
 
-use crate::abi::{
-    evtx_batch, evtx_batch_system, evtx_error_fn, evtx_event_range, evtx_format, evtx_options,
-    evtx_record, evtx_stats, evtx_status, evtx_write_fn, EVTX_ABI_VERSION, EVTX_RECORD_ID_UNKNOWN,
-};
 use crate::backend::Backend;
-use std::cell::RefCell;
-use std::ffi::{c_char, c_void, CStr, CString};
-use std::ops::ControlFlow;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
-
-/// What a failed engine call reports: the status and a human-readable detail.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    pub status: evtx_status,
-    pub message: String,
-}
-
-impl Failure {
-    pub(crate) fn new(status: evtx_status, message: impl Into<String>) -> Self {
-        Failure {
-            status,
-            message: message.into(),
-        }
-    }
-}
-
-/// Where an engine reads its input from.
-pub(crate) enum Input<'a> {
-    Path(&'a Path),
-    /// The caller's buffer, not copied. It outlives the parser by the contract of
-    /// `evtx_parser_open_buffer`, which is why it is `'static` here.
-    Buffer(&'static [u8]),
-}
-
-/// `evtx_options`, decoded and checked. The effective values: `-o jsonl` has already turned
-/// indentation and the banner off.
-#[derive(Clone, Debug)]
-pub(crate) struct Settings {
-    pub format: evtx_format,
-    pub indent: bool,
-    pub separate_json_attributes: bool,
-    pub show_record_number: bool,
-    /// 0 = one per CPU.
-    pub threads: usize,
-    pub validate_checksums: bool,
-    pub recover_records: bool,
-    pub stop_after_error: bool,
-    /// `None` = windows-1252.
-    pub ansi_codec: Option<String>,
-    pub event_ranges: Vec<evtx_event_range>,
-}
-
-/// One record or error, as an engine yields it. `data` is empty unless `status` is OK.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Item<'a> {
-    pub status: evtx_status,
-    pub record_id: u64,
-    pub filetime: u64,
-    pub file_offset: u64,
-    pub chunk_index: u32,
-    pub data: &'a [u8],
-    pub message: &'a str,
-    /// Carved (`recover_records`).
-    pub recovered: bool,
-    /// Our documented extra error (the cut last chunk's line, shared-fixtures/README.md): it
-    /// never stops a dump, as the reference never sees it.
-    pub extra: bool,
-}
-
-/// Where `Engine::dump` delivers its output.
-pub(crate) trait Sink {
-    /// One rendered record (the sink applies the event-range filter).
-    fn record(&mut self, item: &Item<'_>) -> ControlFlow<()>;
-    /// `count` rendered records in one buffer. Engines call it only without event ranges.
-    fn records(&mut self, data: &[u8], count: u64) -> ControlFlow<()>;
-    /// One chunk or record error.
-    fn error(&mut self, item: &Item<'_>) -> ControlFlow<()>;
-}
-
-/// An EVTX engine behind the ABI.
-pub(crate) trait Engine: Sized {
-    /// `evtx_backend_name()`.
-    const NAME: &'static CStr;
-    /// `evtx_backend_version()`.
-    const VERSION: &'static CStr;
-
-    /// Reads the file header; fails with `NotEvtx`, `Io`, `InvalidOptions` or `Unsupported`.
-    fn open(input: Input<'_>, settings: Settings) -> Result<Self, Failure>;
-
-    /// The next record or error in output order (every record, whatever the event ranges),
-    /// `None` at the end. `Err` only for fatal failures.
-    fn next(&mut self) -> Result<Option<Item<'_>>, Failure>;
-
-    /// Everything `next` has not yielded yet, into `sink`, until it breaks. Backends with a
-    /// faster whole-input path override this and fall back to [`Backend::drain`] once pulling
-    /// has started.
-    fn dump(&mut self, sink: &mut dyn Sink) -> Result<(), Failure> {
-        self.drain(sink)
-    }
-
-    /// Pulls the remaining items one by one into `sink`, until it breaks.
-    fn drain(&mut self, sink: &mut dyn Sink) -> Result<(), Failure> {
-        while let Some(item) = self.next()? {
-            let flow = if item.status == evtx_status::Ok {
-                sink.record(&item)
-            } else {
-                sink.error(&item)
-            };
-            if flow.is_break() {
-                break;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A parser over one EVTX input, with its options. Opaque: made by `evtx_parser_open_path` or
-/// `evtx_parser_open_buffer`, released by `evtx_parser_free`. One thread at a time may use it;
-/// different parsers are independent.
-pub struct evtx_parser {
-    engine: Backend,
-    event_ranges: Vec<evtx_event_range>,
-    stop_after_error: bool,
-    /// The current record's message, kept for `evtx_record.message`.
-    message: CString,
-    /// The columns behind the last `evtx_batch`.
-    batch: Columns,
-    /// The columns behind the last `evtx_batch_system`, and whether the output is JSON.
-    system: crate::system::SystemColumns,
-    json: bool,
-    /// A fatal failure met after a batch had entries: reported by the next call.
-    pending: Option<Failure>,
-    /// Set after a fatal failure or a panic: the handle can only be freed.
-    poisoned: bool,
-}
-
-thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
-}
-
-fn c_string(text: &str) -> CString {
-    CString::new(text.replace('\0', "\\0")).unwrap_or_default()
-}
-
-/// Records the failure as this thread's last error and returns its status.
-fn fail(failure: Failure) -> evtx_status {
-    LAST_ERROR.with(|last| *last.borrow_mut() = c_string(&failure.message));
-    failure.status
-}
-
-/// Runs `body` behind the panic boundary.
-fn boundary(body: impl FnOnce() -> evtx_status) -> evtx_status {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|_| {
-        fail(Failure::new(
-            evtx_status::Internal,
-            "the backend panicked; only free the parser",
-        ))
-    })
-}
+use evtx_abi::abi::{
+    evtx_batch, evtx_batch_system, evtx_error_fn, evtx_options, evtx_record, evtx_stats,
+    evtx_status, evtx_write_fn, EVTX_ABI_VERSION,
+};
+pub use evtx_abi::front::evtx_parser;
+use evtx_abi::front::{self, Library};
+use std::ffi::{c_char, c_void};
 
 /// The ABI version the library implements (`EVTX_ABI_VERSION` of its header).
 #[no_mangle]
@@ -194,39 +39,14 @@ pub extern "C" fn evtx_backend_version() -> *const c_char {
 /// status"` for values that are not an `evtx_status`.
 #[no_mangle]
 pub extern "C" fn evtx_status_name(status: u32) -> *const c_char {
-    let name: &'static CStr = match status {
-        0 => c"ok",
-        1 => c"end",
-        2 => c"null argument",
-        3 => c"invalid options",
-        4 => c"unsupported option",
-        5 => c"i/o error",
-        6 => c"not an evtx file",
-        7 => c"callback aborted",
-        8 => c"bad state",
-        9 => c"internal error",
-        10 => c"not implemented",
-        16 => c"incomplete chunk",
-        17 => c"bad chunk magic",
-        18 => c"bad chunk header checksum",
-        19 => c"bad chunk free space offset",
-        20 => c"bad chunk records checksum",
-        21 => c"bad string table",
-        22 => c"bad record magic",
-        23 => c"truncated record header",
-        24 => c"bad record timestamp",
-        25 => c"bad record size",
-        26 => c"bad binxml",
-        _ => c"unknown status",
-    };
-    name.as_ptr()
+    front::status_name(status)
 }
 
 /// The detail of the last call on this thread that failed (open, next, dump), NUL-terminated;
 /// `""` before any failure. Valid until the next failing call on this thread.
 #[no_mangle]
 pub extern "C" fn evtx_last_error() -> *const c_char {
-    LAST_ERROR.with(|last| last.borrow().as_ptr())
+    front::last_error()
 }
 
 /// The CLI's defaults: XML, indented, with `Record N` banners, one thread per CPU,
@@ -236,124 +56,8 @@ pub extern "C" fn evtx_last_error() -> *const c_char {
 /// `options` is NULL or points to writable memory for one `evtx_options`.
 #[no_mangle]
 pub unsafe extern "C" fn evtx_options_init(options: *mut evtx_options) {
-    let defaults = evtx_options {
-        format: evtx_format::Xml as u32,
-        threads: 0,
-        indent: 1,
-        separate_json_attributes: 0,
-        show_record_number: 1,
-        validate_checksums: 0,
-        recover_records: 0,
-        stop_after_error: 0,
-        reserved: [0; 2],
-        ansi_codec: std::ptr::null(),
-        event_ranges: std::ptr::null(),
-        event_ranges_count: 0,
-    };
-    // SAFETY: the caller passes NULL or a pointer valid for writes of one `evtx_options`
-    // (documented above); `as_mut` handles NULL, and the write needs no initialised target.
-    if let Some(options) = unsafe { options.as_mut() } {
-        *options = defaults;
-    }
-}
-
-/// Decodes `options` (NULL = defaults).
-///
-/// # Safety
-/// `options` is NULL or valid for reads; its `ansi_codec` NULL or NUL-terminated; its
-/// `event_ranges` valid for `event_ranges_count` reads when not NULL.
-unsafe fn settings_from(options: *const evtx_options) -> Result<Settings, Failure> {
-    let mut defaults = std::mem::MaybeUninit::<evtx_options>::uninit();
-    // SAFETY: `defaults` is writable memory for one `evtx_options`.
-    unsafe { evtx_options_init(defaults.as_mut_ptr()) };
-    // SAFETY: the caller passes NULL or a readable `evtx_options`; else `evtx_options_init`
-    // has just initialised `defaults`.
-    let options = unsafe { options.as_ref().copied().unwrap_or(defaults.assume_init()) };
-    let invalid = |message: &str| Failure::new(evtx_status::InvalidOptions, message);
-
-    let format = match options.format {
-        0 => evtx_format::Xml,
-        1 => evtx_format::Json,
-        2 => evtx_format::Jsonl,
-        other => return Err(invalid(&format!("unknown format {other}"))),
-    };
-    if options.reserved != [0; 2] {
-        return Err(invalid("evtx_options.reserved must be zero"));
-    }
-    let ansi_codec = if options.ansi_codec.is_null() {
-        None
-    } else {
-        // SAFETY: not NULL, and NUL-terminated by the caller's contract.
-        let label = unsafe { CStr::from_ptr(options.ansi_codec) };
-        let label = label
-            .to_str()
-            .map_err(|_| invalid("the ansi_codec label is not UTF-8"))?;
-        Some(label.to_owned())
-    };
-    let event_ranges = match (options.event_ranges.is_null(), options.event_ranges_count) {
-        (_, 0) => Vec::new(),
-        (true, _) => {
-            return Err(invalid(
-                "event_ranges is NULL but event_ranges_count is not 0",
-            ))
-        }
-        (false, count) => {
-            // SAFETY: not NULL, and valid for `count` reads by the caller's contract; the
-            // ranges are plain integers, so any bit pattern is a valid value.
-            unsafe { std::slice::from_raw_parts(options.event_ranges, count) }.to_vec()
-        }
-    };
-    let jsonl = format == evtx_format::Jsonl;
-    Ok(Settings {
-        format,
-        indent: options.indent != 0 && !jsonl,
-        separate_json_attributes: options.separate_json_attributes != 0,
-        show_record_number: options.show_record_number != 0 && !jsonl,
-        threads: options.threads as usize,
-        validate_checksums: options.validate_checksums != 0,
-        recover_records: options.recover_records != 0,
-        stop_after_error: options.stop_after_error != 0,
-        ansi_codec,
-        event_ranges,
-    })
-}
-
-/// Opens `input` and stores the handle in `*out`.
-///
-/// # Safety
-/// `options` as for `settings_from`; `out` valid for one pointer write.
-unsafe fn open(
-    input: Input<'_>,
-    options: *const evtx_options,
-    out: *mut *mut evtx_parser,
-) -> evtx_status {
-    // SAFETY: forwarded caller contract.
-    let settings = match unsafe { settings_from(options) } {
-        Ok(settings) => settings,
-        Err(failure) => return fail(failure),
-    };
-    let event_ranges = settings.event_ranges.clone();
-    let stop_after_error = settings.stop_after_error;
-    let json = settings.format != evtx_format::Xml;
-    match Backend::open(input, settings) {
-        Ok(engine) => {
-            let parser = Box::new(evtx_parser {
-                engine,
-                event_ranges,
-                stop_after_error,
-                message: CString::default(),
-                batch: Columns::default(),
-                system: Default::default(),
-                json,
-                pending: None,
-                poisoned: false,
-            });
-            // SAFETY: `out` is valid for one pointer write (checked non-NULL by the callers).
-            unsafe { *out = Box::into_raw(parser) };
-            evtx_status::Ok
-        }
-        Err(failure) => fail(failure),
-    }
+    // SAFETY: the caller's contract above, which `front::options_init` forwards.
+    unsafe { front::options_init(options) }
 }
 
 /// Opens the EVTX file at `path` (NUL-terminated, UTF-8 or the platform's bytes) with
@@ -370,29 +74,8 @@ pub unsafe extern "C" fn evtx_parser_open_path(
     options: *const evtx_options,
     out: *mut *mut evtx_parser,
 ) -> evtx_status {
-    boundary(|| {
-        if out.is_null() {
-            return fail(Failure::new(evtx_status::NullArgument, "out is NULL"));
-        }
-        // SAFETY: `out` is not NULL and valid for a pointer write by the caller's contract.
-        unsafe { *out = std::ptr::null_mut() };
-        if path.is_null() {
-            return fail(Failure::new(evtx_status::NullArgument, "path is NULL"));
-        }
-        // SAFETY: not NULL, and NUL-terminated by the caller's contract.
-        let path = unsafe { CStr::from_ptr(path) };
-        #[cfg(unix)]
-        let path = Path::new(
-            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()),
-        );
-        #[cfg(not(unix))]
-        let path = match path.to_str() {
-            Ok(path) => Path::new(path),
-            Err(_) => return fail(Failure::new(evtx_status::Io, "the path is not UTF-8")),
-        };
-        // SAFETY: forwarded caller contract for `options` and `out`.
-        unsafe { open(Input::Path(path), options, out) }
-    })
+    // SAFETY: the caller's contract above, which `front::parser_open_path` forwards.
+    unsafe { front::parser_open_path::<Backend>(path, options, out) }
 }
 
 /// Opens the EVTX file held in `data[0..len]`, without copying it: the buffer must stay
@@ -409,22 +92,8 @@ pub unsafe extern "C" fn evtx_parser_open_buffer(
     options: *const evtx_options,
     out: *mut *mut evtx_parser,
 ) -> evtx_status {
-    boundary(|| {
-        if out.is_null() {
-            return fail(Failure::new(evtx_status::NullArgument, "out is NULL"));
-        }
-        // SAFETY: `out` is not NULL and valid for a pointer write by the caller's contract.
-        unsafe { *out = std::ptr::null_mut() };
-        if data.is_null() {
-            return fail(Failure::new(evtx_status::NullArgument, "data is NULL"));
-        }
-        // SAFETY: not NULL, valid for `len` reads and unchanged until the parser is freed
-        // (caller's contract), so treating it as `'static` for the parser's life is sound:
-        // the parser, the only holder of the slice, is gone when the contract ends.
-        let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(data, len) };
-        // SAFETY: forwarded caller contract for `options` and `out`.
-        unsafe { open(Input::Buffer(bytes), options, out) }
-    })
+    // SAFETY: the caller's contract above, which `front::parser_open_buffer` forwards.
+    unsafe { front::parser_open_buffer::<Backend>(data, len, options, out) }
 }
 
 /// Pulls the next record in output order into `*record` and returns its status:
@@ -443,128 +112,8 @@ pub unsafe extern "C" fn evtx_parser_next(
     parser: *mut evtx_parser,
     record: *mut evtx_record,
 ) -> evtx_status {
-    // SAFETY: NULL or a live, unshared handle by the caller's contract.
-    let Some(parser) = (unsafe { parser.as_mut() }) else {
-        return fail(Failure::new(evtx_status::NullArgument, "parser is NULL"));
-    };
-    // SAFETY: NULL or valid for one write by the caller's contract.
-    let Some(record) = (unsafe { record.as_mut() }) else {
-        return fail(Failure::new(evtx_status::NullArgument, "record is NULL"));
-    };
-    *record = evtx_record {
-        data: std::ptr::null(),
-        data_len: 0,
-        record_id: EVTX_RECORD_ID_UNKNOWN,
-        filetime: 0,
-        file_offset: 0,
-        chunk_index: 0,
-        status: evtx_status::End as u32,
-        message: c"".as_ptr(),
-        recovered: 0,
-    };
-    if parser.poisoned {
-        return fail(Failure::new(
-            evtx_status::BadState,
-            "the parser failed before",
-        ));
-    }
-    let status = boundary(|| loop {
-        let item = match parser.engine.next() {
-            Ok(Some(item)) => item,
-            Ok(None) => return evtx_status::End,
-            Err(failure) => {
-                parser.poisoned = true;
-                return fail(failure);
-            }
-        };
-        if item.status == evtx_status::Ok && !selects(&parser.event_ranges, item.record_id) {
-            continue;
-        }
-        parser.message = c_string(item.message);
-        *record = evtx_record {
-            data: if item.data.is_empty() {
-                std::ptr::null()
-            } else {
-                item.data.as_ptr()
-            },
-            data_len: item.data.len(),
-            record_id: item.record_id,
-            filetime: item.filetime,
-            file_offset: item.file_offset,
-            chunk_index: item.chunk_index,
-            status: item.status as u32,
-            message: parser.message.as_ptr(),
-            recovered: u8::from(item.recovered),
-        };
-        return item.status;
-    });
-    if status == evtx_status::Internal {
-        parser.poisoned = true;
-    }
-    status
-}
-
-/// The storage of `evtx_batch`, reused from batch to batch. Invariant: `offsets` has one
-/// entry more than each per-entry column, and its last entry is `data.len()`.
-#[derive(Debug, Default)]
-struct Columns {
-    data: Vec<u8>,
-    offsets: Vec<u64>,
-    record_ids: Vec<u64>,
-    filetimes: Vec<u64>,
-    file_offsets: Vec<u64>,
-    chunk_indexes: Vec<u32>,
-    statuses: Vec<u32>,
-    recovered: Vec<u8>,
-}
-
-impl Columns {
-    fn clear(&mut self) {
-        self.data.clear();
-        self.offsets.clear();
-        self.offsets.push(0);
-        self.record_ids.clear();
-        self.filetimes.clear();
-        self.file_offsets.clear();
-        self.chunk_indexes.clear();
-        self.statuses.clear();
-        self.recovered.clear();
-    }
-
-    fn push(&mut self, item: &Item<'_>) {
-        if item.status == evtx_status::Ok {
-            self.data.extend_from_slice(item.data);
-        } else {
-            self.data.extend_from_slice(item.message.as_bytes());
-        }
-        self.offsets.push(self.data.len() as u64);
-        self.record_ids.push(item.record_id);
-        self.filetimes.push(item.filetime);
-        self.file_offsets.push(item.file_offset);
-        self.chunk_indexes.push(item.chunk_index);
-        self.statuses.push(item.status as u32);
-        self.recovered
-            .push(u8::from(item.status == evtx_status::Ok && item.recovered));
-    }
-
-    fn len(&self) -> usize {
-        self.statuses.len()
-    }
-
-    fn view(&self) -> evtx_batch {
-        debug_assert_eq!(self.offsets.len(), self.len() + 1);
-        evtx_batch {
-            count: self.len(),
-            data: self.data.as_ptr(),
-            offsets: self.offsets.as_ptr(),
-            record_ids: self.record_ids.as_ptr(),
-            filetimes: self.filetimes.as_ptr(),
-            file_offsets: self.file_offsets.as_ptr(),
-            chunk_indexes: self.chunk_indexes.as_ptr(),
-            statuses: self.statuses.as_ptr(),
-            recovered: self.recovered.as_ptr(),
-        }
-    }
+    // SAFETY: the caller's contract above, which `front::parser_next` forwards.
+    unsafe { front::parser_next(parser, record) }
 }
 
 /// Pulls up to `max_entries` entries (records and errors, as `evtx_parser_next` yields them one
@@ -586,72 +135,8 @@ pub unsafe extern "C" fn evtx_parser_next_batch(
     max_bytes: usize,
     batch: *mut evtx_batch,
 ) -> evtx_status {
-    // SAFETY: NULL or a live, unshared handle by the caller's contract.
-    let Some(parser) = (unsafe { parser.as_mut() }) else {
-        return fail(Failure::new(evtx_status::NullArgument, "parser is NULL"));
-    };
-    // SAFETY: NULL or valid for one write by the caller's contract.
-    let Some(batch) = (unsafe { batch.as_mut() }) else {
-        return fail(Failure::new(evtx_status::NullArgument, "batch is NULL"));
-    };
-    parser.batch.clear();
-    *batch = parser.batch.view();
-    if let Some(failure) = parser.pending.take() {
-        return fail(failure);
-    }
-    if parser.poisoned {
-        return fail(Failure::new(
-            evtx_status::BadState,
-            "the parser failed before",
-        ));
-    }
-    let max_entries = max_entries.max(1);
-    let max_bytes = if max_bytes == 0 {
-        usize::MAX
-    } else {
-        max_bytes
-    };
-    let columns = &mut parser.batch;
-    let engine = &mut parser.engine;
-    let event_ranges = &parser.event_ranges;
-    let mut fatal = None;
-    let status = boundary(|| {
-        while columns.len() < max_entries && columns.data.len() < max_bytes {
-            match engine.next() {
-                Ok(Some(item)) => {
-                    if item.status == evtx_status::Ok && !selects(event_ranges, item.record_id) {
-                        continue;
-                    }
-                    columns.push(&item);
-                }
-                Ok(None) => break,
-                Err(failure) => {
-                    fatal = Some(failure);
-                    break;
-                }
-            }
-        }
-        evtx_status::Ok
-    });
-    if status == evtx_status::Internal {
-        parser.poisoned = true;
-        parser.batch.clear();
-        *batch = parser.batch.view();
-        return status;
-    }
-    if let Some(failure) = fatal {
-        parser.poisoned = true;
-        if parser.batch.len() == 0 {
-            return fail(failure);
-        }
-        parser.pending = Some(failure);
-    }
-    *batch = parser.batch.view();
-    if parser.batch.len() == 0 {
-        evtx_status::End
-    } else {
-        evtx_status::Ok
-    }
+    // SAFETY: the caller's contract above, which `front::parser_next_batch` forwards.
+    unsafe { front::parser_next_batch(parser, max_entries, max_bytes, batch) }
 }
 
 /// Fills `*system` with the System fields (provider, event id, level, channel, computer) of
@@ -670,137 +155,8 @@ pub unsafe extern "C" fn evtx_parser_batch_system(
     parser: *mut evtx_parser,
     system: *mut evtx_batch_system,
 ) -> evtx_status {
-    // SAFETY: NULL or a live, unshared handle by the caller's contract.
-    let Some(parser) = (unsafe { parser.as_mut() }) else {
-        return fail(Failure::new(evtx_status::NullArgument, "parser is NULL"));
-    };
-    // SAFETY: NULL or valid for one write by the caller's contract.
-    let Some(system) = (unsafe { system.as_mut() }) else {
-        return fail(Failure::new(evtx_status::NullArgument, "system is NULL"));
-    };
-    let columns = &mut parser.system;
-    columns.clear();
-    let status = if !parser.json {
-        fail(Failure::new(
-            evtx_status::Unsupported,
-            "System columns need JSON output",
-        ))
-    } else {
-        let batch = &parser.batch;
-        boundary(|| {
-            for (i, &status) in batch.statuses.iter().enumerate() {
-                let text = &batch.data[batch.offsets[i] as usize..batch.offsets[i + 1] as usize];
-                columns.push((status == evtx_status::Ok as u32).then_some(text));
-            }
-            evtx_status::Ok
-        })
-    };
-    if status != evtx_status::Ok {
-        columns.clear();
-    }
-    *system = evtx_batch_system {
-        count: columns.len(),
-        provider_data: columns.provider.data.as_ptr(),
-        provider_offsets: columns.provider.offsets.as_ptr(),
-        channel_data: columns.channel.data.as_ptr(),
-        channel_offsets: columns.channel.offsets.as_ptr(),
-        computer_data: columns.computer.data.as_ptr(),
-        computer_offsets: columns.computer.offsets.as_ptr(),
-        event_ids: columns.event_ids.as_ptr(),
-        levels: columns.levels.as_ptr(),
-        present: columns.present.as_ptr(),
-    };
-    status
-}
-
-fn selects(event_ranges: &[evtx_event_range], record_id: u64) -> bool {
-    event_ranges.is_empty()
-        || event_ranges
-            .iter()
-            .any(|range| (range.first..=range.last).contains(&record_id))
-}
-
-/// The sink of `evtx_parser_dump`: the caller's callbacks plus the totals.
-struct CallbackSink<'a> {
-    write: unsafe extern "C" fn(*mut c_void, *const u8, usize) -> i32,
-    on_error: evtx_error_fn,
-    user_data: *mut c_void,
-    event_ranges: &'a [evtx_event_range],
-    stop_after_error: bool,
-    stats: evtx_stats,
-    /// Why the dump stopped early, if it did.
-    stopped: Option<Failure>,
-}
-
-impl CallbackSink<'_> {
-    fn write(&mut self, data: &[u8]) -> ControlFlow<()> {
-        // SAFETY: the caller of `evtx_parser_dump` guarantees `write` may be called with its
-        // `user_data` and a pointer/length pair valid for the duration of the call.
-        let result = unsafe { (self.write)(self.user_data, data.as_ptr(), data.len()) };
-        if result != 0 {
-            self.stopped = Some(Failure::new(
-                evtx_status::CallbackAborted,
-                format!("the write callback returned {result}"),
-            ));
-            return ControlFlow::Break(());
-        }
-        self.stats.bytes_written += data.len() as u64;
-        ControlFlow::Continue(())
-    }
-}
-
-impl Sink for CallbackSink<'_> {
-    fn record(&mut self, item: &Item<'_>) -> ControlFlow<()> {
-        if !selects(self.event_ranges, item.record_id) {
-            return ControlFlow::Continue(());
-        }
-        self.write(item.data)?;
-        self.stats.records_ok += 1;
-        ControlFlow::Continue(())
-    }
-
-    fn records(&mut self, data: &[u8], count: u64) -> ControlFlow<()> {
-        debug_assert!(self.event_ranges.is_empty());
-        self.write(data)?;
-        self.stats.records_ok += count;
-        ControlFlow::Continue(())
-    }
-
-    fn error(&mut self, item: &Item<'_>) -> ControlFlow<()> {
-        self.stats.records_failed += 1;
-        if let Some(on_error) = self.on_error {
-            let message = c_string(item.message);
-            let record = evtx_record {
-                data: std::ptr::null(),
-                data_len: 0,
-                record_id: item.record_id,
-                filetime: item.filetime,
-                file_offset: item.file_offset,
-                chunk_index: item.chunk_index,
-                status: item.status as u32,
-                message: message.as_ptr(),
-                recovered: 0,
-            };
-            // SAFETY: the caller of `evtx_parser_dump` guarantees `on_error` may be called
-            // with its `user_data` and a record valid for the duration of the call.
-            let result = unsafe { on_error(self.user_data, &record) };
-            if result != 0 {
-                self.stopped = Some(Failure::new(
-                    evtx_status::CallbackAborted,
-                    format!("the error callback returned {result}"),
-                ));
-                return ControlFlow::Break(());
-            }
-        }
-        if self.stop_after_error && !item.extra {
-            self.stopped = Some(Failure::new(
-                item.status,
-                format!("stopped after error: {}", item.message),
-            ));
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
-    }
+    // SAFETY: the caller's contract above, which `front::parser_batch_system` forwards.
+    unsafe { front::parser_batch_system(parser, system) }
 }
 
 /// Renders every record not pulled yet into `write`, in output order: the concatenated bytes
@@ -821,48 +177,8 @@ pub unsafe extern "C" fn evtx_parser_dump(
     user_data: *mut c_void,
     stats: *mut evtx_stats,
 ) -> evtx_status {
-    // SAFETY: NULL or valid for one write by the caller's contract.
-    let mut stats = unsafe { stats.as_mut() };
-    if let Some(stats) = stats.as_deref_mut() {
-        *stats = evtx_stats::default();
-    }
-    // SAFETY: NULL or a live, unshared handle by the caller's contract.
-    let Some(parser) = (unsafe { parser.as_mut() }) else {
-        return fail(Failure::new(evtx_status::NullArgument, "parser is NULL"));
-    };
-    let Some(write) = write else {
-        return fail(Failure::new(evtx_status::NullArgument, "write is NULL"));
-    };
-    if parser.poisoned {
-        return fail(Failure::new(
-            evtx_status::BadState,
-            "the parser failed before",
-        ));
-    }
-    let mut sink = CallbackSink {
-        write,
-        on_error,
-        user_data,
-        event_ranges: &parser.event_ranges,
-        stop_after_error: parser.stop_after_error,
-        stats: evtx_stats::default(),
-        stopped: None,
-    };
-    let engine = &mut parser.engine;
-    let status = boundary(|| match engine.dump(&mut sink) {
-        Ok(()) => match sink.stopped.take() {
-            Some(failure) => fail(failure),
-            None => evtx_status::Ok,
-        },
-        Err(failure) => fail(failure),
-    });
-    if let Some(stats) = stats {
-        *stats = sink.stats;
-    }
-    if matches!(status, evtx_status::Internal | evtx_status::NotImplemented) {
-        parser.poisoned = true;
-    }
-    status
+    // SAFETY: the caller's contract above, which `front::parser_dump` forwards.
+    unsafe { front::parser_dump(parser, write, on_error, user_data, stats) }
 }
 
 /// Releases a parser and everything it holds. NULL is ignored.
@@ -871,13 +187,6 @@ pub unsafe extern "C" fn evtx_parser_dump(
 /// `parser` is NULL or a handle from an open function that has not been freed yet.
 #[no_mangle]
 pub unsafe extern "C" fn evtx_parser_free(parser: *mut evtx_parser) {
-    if parser.is_null() {
-        return;
-    }
-    // A panic while dropping (a worker thread's, say) must not cross the boundary either.
-    let _ = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: not NULL, created by `Box::into_raw` in `open`, and not freed before
-        // (caller's contract), so it is ours to drop exactly once.
-        drop(unsafe { Box::from_raw(parser) });
-    }));
+    // SAFETY: the caller's contract above, which `front::parser_free` forwards.
+    unsafe { front::parser_free(parser) }
 }

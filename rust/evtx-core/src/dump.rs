@@ -19,10 +19,10 @@ use std::ops::{ControlFlow, Range};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Condvar, Mutex};
 
-/// A rendered record longer than this fails (section 12).
-pub const MAX_RECORD_OUTPUT: usize = 16 << 20;
 /// A chunk's output may not grow beyond this (section 12).
-pub const MAX_CHUNK_OUTPUT: usize = 64 << 20;
+pub use crate::limits::MAX_CHUNK_OUTPUT;
+/// A rendered record longer than this fails (section 12).
+pub use crate::limits::MAX_RECORD_OUTPUT;
 
 /// An EVTX file opened over borrowed bytes (no copy). Its order scan and chunk access are those
 /// of [`ChunkSource`], shared with [`crate::Input`] (a file read through windows).

@@ -8,57 +8,9 @@
 
 use std::fmt;
 
-/// The fixed error kinds both engines print (see `shared-fixtures/README.md`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorKind {
-    /// A chunk slot inside the file shorter than 65536 bytes.
-    IncompleteChunk,
-    /// Chunk magic is not `ElfChnk\0`.
-    BadChunkMagic,
-    /// `--validate-checksums`: header CRC mismatch.
-    BadChunkHeaderChecksum,
-    /// `--validate-checksums`: free space offset outside `512..=65536`.
-    BadChunkFreeSpaceOffset,
-    /// `--validate-checksums`: records CRC mismatch.
-    BadChunkRecordsChecksum,
-    /// The chunk's string table cannot be read.
-    BadStringTable,
-    /// Record magic is not `**\0\0`.
-    BadRecordMagic,
-    /// Fewer than 24 bytes left in the chunk.
-    TruncatedRecordHeader,
-    /// Record FILETIME beyond year 9999.
-    BadRecordTimestamp,
-    /// Size < 28, or the record would pass the chunk end.
-    BadRecordSize,
-    /// Any BinXML parse or render error of the record.
-    BadBinxml,
-}
-
-impl ErrorKind {
-    /// The exact string printed in error lines.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::IncompleteChunk => "incomplete chunk",
-            ErrorKind::BadChunkMagic => "bad chunk magic",
-            ErrorKind::BadChunkHeaderChecksum => "bad chunk header checksum",
-            ErrorKind::BadChunkFreeSpaceOffset => "bad chunk free space offset",
-            ErrorKind::BadChunkRecordsChecksum => "bad chunk records checksum",
-            ErrorKind::BadStringTable => "bad string table",
-            ErrorKind::BadRecordMagic => "bad record magic",
-            ErrorKind::TruncatedRecordHeader => "truncated record header",
-            ErrorKind::BadRecordTimestamp => "bad record timestamp",
-            ErrorKind::BadRecordSize => "bad record size",
-            ErrorKind::BadBinxml => "bad binxml",
-        }
-    }
-}
-
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The fixed error kinds both engines print (see `shared-fixtures/README.md`): the C ABI's
+/// status table (`evtx_abi::abi`) holds their values and strings, once for every Rust crate.
+pub use evtx_abi::ErrorKind;
 
 /// A failed chunk or record: its kind and its detail (vocabulary in `shared-fixtures/README.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -44,6 +44,7 @@ pub mod escape;
 pub mod file_header;
 pub mod info;
 pub mod input;
+pub mod limits;
 pub mod options;
 pub mod program;
 pub mod render_json;

@@ -4,7 +4,7 @@ use encoding_rs::Encoding;
 
 /// Most worker threads a dump uses, whatever `-t` asks (same value as the Zig engine's
 /// `dump.threads_max`): past a few per core, more workers only cost stacks and chunk buffers.
-pub const MAX_THREADS: usize = 256;
+pub use crate::limits::MAX_THREADS;
 
 /// Output format (`-o`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -200,8 +200,7 @@ type SigMap = crate::bytes::FastMap<Vec<u8>, (u32, u32, u32, u32)>;
 
 /// Programs are kept across chunks (signatures name definitions by content); these caps bound
 /// the memory a crafted file can make them take.
-const MAX_PROGRAMS: usize = 8192;
-const MAX_PROGRAM_BYTES: usize = 32 << 20;
+use crate::limits::{MAX_PROGRAMS, MAX_PROGRAM_BYTES};
 
 /// The programs of one renderer, by signature.
 #[derive(Debug, Default)]

@@ -19,7 +19,7 @@ pub struct Ctx<'a> {
 }
 
 /// Elements nested deeper than this fail the record when rendered (section 12).
-pub const MAX_RENDER_DEPTH: usize = 512;
+pub use crate::limits::MAX_RENDER_DEPTH;
 
 #[cold]
 fn too_large() -> BinXmlError {

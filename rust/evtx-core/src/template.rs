@@ -293,7 +293,7 @@ impl Deferred {
 }
 
 /// The reference's preflight limit on an instance's values (see [`Deferred`]).
-const PREFLIGHT_VALUES_MAX: usize = 4096;
+use crate::limits::MAX_INSTANCE_VALUES as PREFLIGHT_VALUES_MAX;
 
 /// After a record stream `start..end` parsed with a deferred failure (`top` top-level nodes):
 /// the error when the record must fail as the reference fails it, i.e. unless the stream is

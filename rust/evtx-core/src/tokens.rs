@@ -13,12 +13,12 @@ use crate::tree::{Element, Names, Node, Span, Tree, NAME_EVENT};
 use crate::values::{self, ty, Item, Slot};
 use encoding_rs::Encoding;
 
-/// Nested streams deeper than this fail the record (6.6).
-pub const MAX_STREAM_NESTING: usize = 64;
 /// More open elements than this in one stream fail the record (6.6).
-pub const MAX_ELEMENT_DEPTH: usize = 512;
+pub use crate::limits::MAX_ELEMENT_DEPTH;
 /// More tree nodes than this in one record fail it (section 12).
-pub const MAX_RECORD_NODES: usize = 1 << 18;
+pub use crate::limits::MAX_RECORD_NODES;
+/// Nested streams deeper than this fail the record (6.6).
+pub use crate::limits::MAX_STREAM_NESTING;
 
 /// The chunk being parsed and its decoding settings.
 #[derive(Clone, Copy)]

@@ -2,11 +2,17 @@
 //! fields, so `include/evtx.h` (generated from this crate by cbindgen) can be mirrored exactly by
 //! the Zig library and read by ctypes/cffi/cgo without guessing at layouts.
 //!
-//! This file is also compiled into the reference shim (`compare/reference`), so the three
-//! libraries cannot drift apart on a type.
+//! `rust/capi` (libevtx_rs) and the reference shim (`compare/reference`, libevtx_ref) both
+//! depend on this crate, so the Rust-built libraries cannot drift apart on a type; the Zig
+//! library is held to the header at compile time (`compare/harness/abi_conformance.zig`).
+//!
+//! [`evtx_status::name`] is the one table of status names and error KIND strings in Rust: the
+//! engine's [`ErrorKind`] prints them, `evtx_status_name` returns them, and the Zig conformance
+//! test reads this file to hold `zig/src/capi.zig` to the same strings.
 #![allow(non_camel_case_types)]
 
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CStr};
+use std::fmt;
 
 /// The version of this ABI. It changes whenever a function, type, field or constant changes
 /// incompatibly; `evtx_abi_version()` returns the value the library was built with.
@@ -71,6 +77,134 @@ pub enum evtx_status {
     BadRecordSize = 25,
     /// Any BinXML parse or render error of the record.
     BadBinxml = 26,
+}
+
+impl evtx_status {
+    /// Every status, in value order.
+    ///
+    /// cbindgen:ignore
+    pub const ALL: [evtx_status; 22] = [
+        evtx_status::Ok,
+        evtx_status::End,
+        evtx_status::NullArgument,
+        evtx_status::InvalidOptions,
+        evtx_status::Unsupported,
+        evtx_status::Io,
+        evtx_status::NotEvtx,
+        evtx_status::CallbackAborted,
+        evtx_status::BadState,
+        evtx_status::Internal,
+        evtx_status::NotImplemented,
+        evtx_status::IncompleteChunk,
+        evtx_status::BadChunkMagic,
+        evtx_status::BadChunkHeaderChecksum,
+        evtx_status::BadChunkFreeSpaceOffset,
+        evtx_status::BadChunkRecordsChecksum,
+        evtx_status::BadStringTable,
+        evtx_status::BadRecordMagic,
+        evtx_status::TruncatedRecordHeader,
+        evtx_status::BadRecordTimestamp,
+        evtx_status::BadRecordSize,
+        evtx_status::BadBinxml,
+    ];
+
+    /// The status with this value, if there is one.
+    pub fn from_u32(value: u32) -> Option<evtx_status> {
+        evtx_status::ALL
+            .into_iter()
+            .find(|status| *status as u32 == value)
+    }
+
+    /// The status's name, what `evtx_status_name` returns: for the error KINDs the exact string
+    /// of `shared-fixtures/README.md` that both engines print in their error lines.
+    ///
+    /// The one table of these strings. `compare/harness/abi_conformance.zig` reads the arms
+    /// below as text (`evtx_status::Name => c"name",`), so keep one arm per line.
+    pub const fn name(self) -> &'static CStr {
+        match self {
+            evtx_status::Ok => c"ok",
+            evtx_status::End => c"end",
+            evtx_status::NullArgument => c"null argument",
+            evtx_status::InvalidOptions => c"invalid options",
+            evtx_status::Unsupported => c"unsupported option",
+            evtx_status::Io => c"i/o error",
+            evtx_status::NotEvtx => c"not an evtx file",
+            evtx_status::CallbackAborted => c"callback aborted",
+            evtx_status::BadState => c"bad state",
+            evtx_status::Internal => c"internal error",
+            evtx_status::NotImplemented => c"not implemented",
+            evtx_status::IncompleteChunk => c"incomplete chunk",
+            evtx_status::BadChunkMagic => c"bad chunk magic",
+            evtx_status::BadChunkHeaderChecksum => c"bad chunk header checksum",
+            evtx_status::BadChunkFreeSpaceOffset => c"bad chunk free space offset",
+            evtx_status::BadChunkRecordsChecksum => c"bad chunk records checksum",
+            evtx_status::BadStringTable => c"bad string table",
+            evtx_status::BadRecordMagic => c"bad record magic",
+            evtx_status::TruncatedRecordHeader => c"truncated record header",
+            evtx_status::BadRecordTimestamp => c"bad record timestamp",
+            evtx_status::BadRecordSize => c"bad record size",
+            evtx_status::BadBinxml => c"bad binxml",
+        }
+    }
+}
+
+/// What `evtx_status_name` returns for a value that is not an `evtx_status`.
+pub const UNKNOWN_STATUS_NAME: &CStr = c"unknown status";
+
+/// The fixed error kinds both engines print (`shared-fixtures/README.md`): the statuses from
+/// `EVTX_STATUS_INCOMPLETE_CHUNK` on, under the engine's name. Values and strings are the
+/// statuses'; only the set is said here.
+///
+/// cbindgen:ignore
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// A chunk slot inside the file shorter than 65536 bytes.
+    IncompleteChunk = evtx_status::IncompleteChunk as u32,
+    /// Chunk magic is not `ElfChnk\0`.
+    BadChunkMagic = evtx_status::BadChunkMagic as u32,
+    /// `--validate-checksums`: header CRC mismatch.
+    BadChunkHeaderChecksum = evtx_status::BadChunkHeaderChecksum as u32,
+    /// `--validate-checksums`: free space offset outside `512..=65536`.
+    BadChunkFreeSpaceOffset = evtx_status::BadChunkFreeSpaceOffset as u32,
+    /// `--validate-checksums`: records CRC mismatch.
+    BadChunkRecordsChecksum = evtx_status::BadChunkRecordsChecksum as u32,
+    /// The chunk's string table cannot be read.
+    BadStringTable = evtx_status::BadStringTable as u32,
+    /// Record magic is not `**\0\0`.
+    BadRecordMagic = evtx_status::BadRecordMagic as u32,
+    /// Fewer than 24 bytes left in the chunk.
+    TruncatedRecordHeader = evtx_status::TruncatedRecordHeader as u32,
+    /// Record FILETIME beyond year 9999.
+    BadRecordTimestamp = evtx_status::BadRecordTimestamp as u32,
+    /// Size < 28, or the record would pass the chunk end.
+    BadRecordSize = evtx_status::BadRecordSize as u32,
+    /// Any BinXML parse or render error of the record.
+    BadBinxml = evtx_status::BadBinxml as u32,
+}
+
+impl ErrorKind {
+    /// The status the C ABI reports for this kind (the same value).
+    pub fn status(self) -> evtx_status {
+        match evtx_status::from_u32(self as u32) {
+            Some(status) => status,
+            None => unreachable!("every ErrorKind value is an evtx_status"),
+        }
+    }
+
+    /// The exact string printed in error lines.
+    pub fn as_str(self) -> &'static str {
+        match self.status().name().to_str() {
+            Ok(text) => text,
+            Err(_) => unreachable!("the status names are ASCII"),
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Output format, as `-o` of the CLI.
@@ -254,4 +388,30 @@ pub struct evtx_batch_system {
     pub levels: *const u8,
     /// `count` sets of `EVTX_SYSTEM_*` bits: which fields the entry has.
     pub present: *const u8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_value_maps_back_to_its_status_and_nothing_else_does() {
+        for value in 0..64 {
+            match evtx_status::from_u32(value) {
+                Some(status) => assert_eq!(status as u32, value),
+                None => assert!((11..16).contains(&value) || value > 26, "{value}"),
+            }
+        }
+        assert_eq!(evtx_status::from_u32(u32::MAX), None);
+    }
+
+    #[test]
+    fn error_kinds_are_the_statuses_from_incomplete_chunk_on() {
+        assert_eq!(
+            ErrorKind::IncompleteChunk.status(),
+            evtx_status::IncompleteChunk
+        );
+        assert_eq!(ErrorKind::BadBinxml.status(), evtx_status::BadBinxml);
+        assert_eq!(ErrorKind::BadRecordSize.to_string(), "bad record size");
+    }
 }
