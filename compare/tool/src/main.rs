@@ -1,6 +1,7 @@
 //! `evtx-compare`: parity of evtx-rs, evtx-zig and the reference, their speed, and the gap
 //! report. `make parity`, `make bench` and `make compare` call it; see the README.
 
+mod abi_parity;
 mod cli_paths;
 mod diff;
 mod exit_table;
@@ -43,6 +44,24 @@ enum Command {
     /// The CLI paths parity does not cover (stdin, -f and the overwrite prompt, --events,
     /// --dont-show-record-number, --stop-after-one-error, -t 0 and 3), against the reference.
     CliPaths(CliPathsArgs),
+    /// The three C libraries through `evtx-bench --parity`, every variant of `abi_parity.rs`.
+    AbiParity(AbiParityArgs),
+}
+
+#[derive(Args)]
+struct AbiParityArgs {
+    /// The committed fixtures (every .evtx below it) and, through `$EVTX_SAMPLES`, the samples.
+    #[command(flatten)]
+    corpus: CorpusArgs,
+    /// The harness that loads each library at run time.
+    #[arg(long, default_value = "zig-out/bin/evtx-bench")]
+    harness: PathBuf,
+    /// Where libevtx_ref.so, libevtx_rs.so and libevtx_zig.so are.
+    #[arg(long, default_value = "zig-out/lib")]
+    lib_dir: PathBuf,
+    /// Each run's full evtx-bench output.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -171,6 +190,7 @@ fn main() -> ExitCode {
         Command::All(args) => all_command(&args),
         Command::Mutate(args) => mutate_command(&args),
         Command::ExitTable(args) => exit_table::exit_table_command(&args),
+        Command::AbiParity(args) => abi_parity_command(&args),
         Command::CliPaths(args) => args.backends.check_present().and_then(|()| {
             cli_paths::run_cli_paths(
                 &args.backends.backends(),
@@ -272,6 +292,17 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
     report::print_terminal_summary(&parity_report, &exit_table, &speed_report, out);
     parity::print_summary(&parity_report);
     Ok(parity_report.failed() == 0 && exit_table.failed() == 0)
+}
+
+fn abi_parity_command(args: &AbiParityArgs) -> Result<bool, String> {
+    let (inputs, _) = collect_inputs(&args.corpus, &[])?;
+    let paths: Vec<PathBuf> = inputs.into_iter().map(|i| i.path).collect();
+    let (all, ours) = abi_parity::split_inputs(&args.corpus.fixtures, &paths);
+    let libraries = abi_parity::Libraries {
+        harness: args.harness.clone(),
+        lib_dir: args.lib_dir.clone(),
+    };
+    abi_parity::run_abi_parity(&libraries, &all, &ours, &args.out)
 }
 
 fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
