@@ -400,9 +400,17 @@ fn check_mode(
     gaps: &KnownGaps,
     checks: &mut Vec<Check>,
 ) {
-    let reference = run_backend(&backends.reference, mode, "1", &input.path);
-    let rust = run_backend(&backends.rust, mode, "1", &input.path);
-    let zig = run_backend(&backends.zig, mode, "1", &input.path);
+    // The runs are independent processes: all at once, so two cores are busy (`make test`'s
+    // budget); `-t 2` is what the threads pairs compare, so it runs here too.
+    let threaded = |program: &Path| {
+        mode.threads
+            .then(|| run_backend(program, mode, "2", &input.path))
+    };
+    let ([reference, rust, zig], [rust_threaded, zig_threaded]) = concurrently(
+        [&backends.reference, &backends.rust, &backends.zig]
+            .map(|program| move || run_backend(program, mode, "1", &input.path)),
+        [&backends.rust, &backends.zig].map(|program| move || threaded(program)),
+    );
     let path = input.path.to_string_lossy();
     let file = input.file_name();
 
@@ -435,13 +443,12 @@ fn check_mode(
         gaps,
     ));
 
-    if mode.threads {
-        for (pair, program, single) in [
-            ("rust-threads", &backends.rust, &rust),
-            ("zig-threads", &backends.zig, &zig),
+    if let (Some(rust_threaded), Some(zig_threaded)) = (rust_threaded, zig_threaded) {
+        for (pair, single, threaded) in [
+            ("rust-threads", &rust, rust_threaded),
+            ("zig-threads", &zig, zig_threaded),
         ] {
             gaps.cover(&file, pair, mode.name);
-            let threaded = run_backend(program, mode, "2", &input.path);
             let differences = twin_differences(single, &threaded, mode);
             checks.push(finish(
                 input,
@@ -466,8 +473,12 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
     for form in INFO_FORMS {
         let argv: Vec<String> = form.split(' ').map(|w| w.replace('@', &path)).collect();
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let [reference, rust, zig] = [&backends.reference, &backends.rust, &backends.zig]
-            .map(|program| run_argv(program, &argv, "1", &input.path));
+        let argv = &argv;
+        let ([reference, rust, zig], []) = concurrently(
+            [&backends.reference, &backends.rust, &backends.zig]
+                .map(|program| move || run_argv(program, argv, "1", &input.path)),
+            [] as [fn() -> Option<Run>; 0],
+        );
         let place = |mut d: Difference| {
             d.at = [format!("`{form}`"), d.at].join(" ").trim_end().to_string();
             d
@@ -504,6 +515,22 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
         ) = (0, 0, 0);
         checks.push(check);
     }
+}
+
+/// Runs every job of `first` and `second` at once, each on its own thread (they start
+/// processes and wait); their results in the order given.
+fn concurrently<A: Send, B: Send, const N: usize, const M: usize>(
+    first: [impl FnOnce() -> A + Send; N],
+    second: [impl FnOnce() -> B + Send; M],
+) -> ([A; N], [B; M]) {
+    std::thread::scope(|scope| {
+        let first = first.map(|job| scope.spawn(job));
+        let second = second.map(|job| scope.spawn(job));
+        (
+            first.map(|handle| handle.join().expect("a parity run panicked")),
+            second.map(|handle| handle.join().expect("a parity run panicked")),
+        )
+    })
 }
 
 /// Runs `program argv...` on `input` (`argv` names it); `threads` is what `argv` asked for, for
