@@ -258,9 +258,34 @@ fn run_parity_step(
     if inputs.is_empty() {
         return Err(format!("nothing to compare: {}", notes.join("; ")));
     }
-    let mut report = parity::run_parity(&backends.backends(), inputs, &gaps, &corpus.modes)?;
+    let committed = committed_outputs(&corpus.fixtures)?;
+    let mut report = parity::run_parity(
+        &backends.backends(),
+        inputs,
+        &gaps,
+        &corpus.modes,
+        &committed,
+    )?;
     report.notes = notes;
     Ok(report)
+}
+
+/// The manifest's expected outputs that are the reference's own (not our rule's `ours`), when
+/// the fixtures directory has a manifest (compare/gates/run.sh gives one without).
+fn committed_outputs(fixtures: &Path) -> Result<Vec<parity::Committed>, String> {
+    if !fixtures.join("manifest.json").is_file() {
+        return Ok(Vec::new());
+    }
+    let expectations = evtx_fixture_gen::manifest::expectations(fixtures)?;
+    Ok(expectations
+        .into_iter()
+        .filter(|e| !e.ours)
+        .map(|e| parity::Committed {
+            fixture: fixtures.join(&e.fixture),
+            args: e.args,
+            file: fixtures.join(&e.file),
+        })
+        .collect())
 }
 
 fn all_command(args: &AllArgs) -> Result<bool, String> {
