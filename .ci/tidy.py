@@ -9,7 +9,8 @@
   Rust twin's name (ARCHITECTURE.md's table, rows naming one file on each side), except the
   library roots (`lib.rs` and `evtx.zig`: each language's convention).
 
-Prints one line per offence and exits 1 when there is any.
+Prints one line per offence and exits 1 when there is any. `--lower` rewrites
+`.ci/long-lines.txt` with each count lowered to what the file has now (never raised).
 """
 
 import re
@@ -82,8 +83,22 @@ def bad_names(root: Path, files: list[str]) -> list[str]:
     return offences
 
 
+def lower(root: Path) -> None:
+    path = root / ".ci/long-lines.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if line.startswith("#")]
+    for name, allowance in sorted(allowances(root).items()):
+        text = (root / name).read_text(encoding="utf-8") if (root / name).is_file() else ""
+        now = sum(1 for line in text.splitlines() if len(line) > MAX_COLUMNS)
+        if min(now, allowance):
+            kept.append(f"{min(now, allowance)} {name}")
+    path.write_text("\n".join(kept) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     root = Path(__file__).resolve().parent.parent
+    if sys.argv[1:] == ["--lower"]:
+        lower(root)
     files = tracked_sources(root)
     offences, notes = long_lines(root, files)
     offences += bad_names(root, files)
