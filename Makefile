@@ -1,5 +1,6 @@
-# evtx-twin: the front door. Every target delegates to cargo, `zig build` or the compare tool;
-# nothing here knows how an engine works. `make help` lists the targets.
+# evtx-twin: the front door. Every target delegates to cargo, `zig build`, evtx-compare or a
+# script under .ci/ or compare/; nothing here knows how an engine works or loops over anything.
+# `make help` lists the targets.
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
