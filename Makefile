@@ -1,5 +1,6 @@
-# evtx-twin: the front door. Every target delegates to cargo, `zig build` or the compare tool;
-# nothing here knows how an engine works. `make help` lists the targets.
+# evtx-twin: the front door. Every target delegates to cargo, `zig build`, evtx-compare or a
+# script under .ci/ or compare/; nothing here knows how an engine works or loops over anything.
+# `make help` lists the targets.
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -27,7 +28,6 @@ FUZZERS    := $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_
               $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_abi \
               $(ROOT)/zig-out/fuzz/fuzz-zig-api $(ROOT)/zig-out/fuzz/fuzz-zig-abi \
               $(ROOT)/zig-out/fuzz/fuzz-cross
-FUZZ_SEEDS := $(ROOT)/shared-fixtures/synthetic $(ROOT)/shared-fixtures/damaged $(ROOT)/shared-fixtures/regressions
 FUZZ_FLAGS := -max_len=200000 -rss_limit_mb=1024 -timeout=10
 # The smoke's memory bound (issue 13 item 7): one input (at most -max_len, far below 8 MiB) that
 # makes the engine allocate 64 MiB at once fails it (-malloc_limit_mb). The whole process keeps
@@ -53,7 +53,8 @@ export EVTX_SAMPLES
 export EVTX_REFERENCE := $(REF)
 export CBINDGEN
 
-.PHONY: help setup toolchains build test parity bench compare fixtures fuzz fuzz-build fuzz-smoke fmt lint clean python python-test
+.PHONY: help setup toolchains build test parity abi-parity bench compare fixtures fuzz fuzz-build \
+        fuzz-smoke fmt lint clean python python-test system-tools
 
 help:
 	@echo "evtx-twin targets:"
@@ -61,6 +62,7 @@ help:
 	@echo "  make build     build both engines, the C libraries and the harness into zig-out/"
 	@echo "  make test      lint, unit tests, ABI checks, cross-language parity (what CI runs)"
 	@echo "  make parity    parity of evtx-rs, evtx-zig and the reference over the corpus"
+	@echo "  make abi-parity the three C libraries through evtx-bench --parity (evtx-compare abi-parity)"
 	@echo "  make bench     the evtx-bench harness over the C ABI, then hyperfine of the CLIs"
 	@echo "  make compare   the main job: parity + speed + gap report in target/compare/ (CORPUS=DIR adds files)"
 	@echo "  make python    build the Python wheel (python/, evtx_twin) into target/python/dist and install it in target/python/venv"
@@ -93,16 +95,9 @@ $(CARGO_FUZZ):
 	@echo "==> installing cargo-fuzz $(CARGO_FUZZ_VERSION) into target/tools"
 	$(CARGO) install --quiet --locked --root $(ROOT)/target/tools cargo-fuzz --version $(CARGO_FUZZ_VERSION)
 
-# valgrind is needed by the tests (memcheck of the C ABI); hyperfine only by bench/compare.
-.PHONY: system-tools
+# valgrind, hyperfine, GNU time and LLVM's libFuzzer runtime, from Debian's packages when missing.
 system-tools:
-	@missing=""; for t in valgrind hyperfine; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
-	[ -x /usr/bin/time ] || missing="$$missing time"; \
-	[ -n "$(LIBFUZZER)" ] || missing="$$missing libclang-rt-14-dev"; \
-	if [ -n "$$missing" ]; then \
-	  echo "==> installing$$missing from Debian's packages"; \
-	  apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@.ci/system-tools
 
 # ---------------------------------------------------------------------------------------------
 # Build
@@ -112,74 +107,38 @@ build: $(CBINDGEN)
 	$(CARGO) build --quiet --locked --release -p evtx-compare -p evtx-fixture-gen
 
 # ---------------------------------------------------------------------------------------------
-# Test: every gate runs even when an earlier one failed; one summary line at the end.
-
-# step NAME, COMMAND: run COMMAND, record pass/FAIL and its seconds in $(TEST_LOG) (the budget
-# is 30 minutes on 2 cores; the times say where it goes).
-define step
-	@echo "==> $(1)"; t0=$$(date +%s); if $(2); then r=pass; else r=FAIL; echo "!!! $(1) failed"; fi; \
-	echo "$$r $(1) ($$(( $$(date +%s) - t0 )) s)" >> $(TEST_LOG)
-endef
+# Test: one gate per line, in order; `.ci/step` runs each (every gate runs even when an earlier
+# one failed), records pass/FAIL and its seconds in $(TEST_LOG) (the budget is 30 minutes on 2
+# cores), and `--summary` ends with `test: N passed, N failed`.
 
 test: export EVTX_REQUIRE_SAMPLES := $(EVTX_REQUIRE_SAMPLES)
+test: export EVTX_REQUIRE_REFERENCE := 1
+test: export TEST_LOG := $(TEST_LOG)
 test: setup
-	@mkdir -p target; : > $(TEST_LOG)
-	$(call step,format,$(CARGO) fmt --all --check && $(ZIG) fmt --check build.zig zig compare)
-	$(call step,clippy,$(CARGO) clippy --quiet --workspace --all-targets --locked -- -D warnings)
-	$(call step,cargo-test,EVTX_REQUIRE_REFERENCE=1 $(CARGO) test --quiet --workspace --locked)
-	$(call step,build,$(MAKE) --no-print-directory build)
-	$(call step,zig-test,EVTX_REQUIRE_REFERENCE=1 $(ZIG) build test -Doptimize=ReleaseSafe)
-	$(call step,abi,$(ZIG) build test-abi -Doptimize=ReleaseFast)
-	$(call step,parity,$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity)
-	$(call step,cli-paths,$(COMPARE) cli-paths --reference $(REF) --fixtures shared-fixtures --out target/cli-paths)
-	$(call step,abi-parity,$(MAKE) --no-print-directory abi-parity)
-	$(call step,exit-table,$(COMPARE) exit-table --reference $(REF) --fixtures shared-fixtures --out target/exit-table)
-	$(call step,gates-fail,compare/gates/run.sh $(COMPARE) $(REF) zig-out/bin/evtx-rs zig-out/bin/evtx-zig)
-	$(call step,mutate,$(COMPARE) mutate --reference $(REF) --fixtures shared-fixtures --out target/mutate)
-	$(call step,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
-	$(call step,python,$(MAKE) --no-print-directory python-test)
-	@passed=$$(grep -c '^pass' $(TEST_LOG) || true); failed=$$(grep -c '^FAIL' $(TEST_LOG) || true); \
-	sed 's/^/step: /' $(TEST_LOG); \
-	echo "test: $$passed passed, $$failed failed"; test "$$failed" -eq 0
+	@.ci/step --begin
+	@.ci/step format     .ci/tidy
+	@.ci/step clippy     $(CARGO) clippy --quiet --workspace --all-targets --locked -- -D warnings
+	@.ci/step cargo-test $(CARGO) test --quiet --workspace --locked
+	@.ci/step build      $(MAKE) --no-print-directory build
+	@.ci/step zig-test   $(ZIG) build test -Doptimize=ReleaseSafe
+	@.ci/step abi        $(ZIG) build test-abi -Doptimize=ReleaseFast
+	@.ci/step parity     $(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity
+	@.ci/step cli-paths  $(COMPARE) cli-paths --reference $(REF) --fixtures shared-fixtures --out target/cli-paths
+	@.ci/step abi-parity $(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
+	@.ci/step exit-table $(COMPARE) exit-table --reference $(REF) --fixtures shared-fixtures --out target/exit-table
+	@.ci/step gates-fail compare/gates/run.sh $(COMPARE) $(REF) zig-out/bin/evtx-rs zig-out/bin/evtx-zig
+	@.ci/step mutate     $(COMPARE) mutate --reference $(REF) --fixtures shared-fixtures --out target/mutate
+	@.ci/step fuzz-smoke $(MAKE) --no-print-directory fuzz-smoke
+	@.ci/step python     $(MAKE) --no-print-directory python-test
+	@.ci/step --summary
 
 # ---------------------------------------------------------------------------------------------
 # Parity, benchmarks, the gap report
 
-# The three libraries through the C ABI on every input that opens (the two fatal-header
-# fixtures are the smoke test's job), the reference library as the baseline: evtx-bench --parity
-# fails when an output hash, the per-record fields (record id, FILETIME, offset, chunk, status),
-# the counts or the final status differ, when a library is missing or says NOT_IMPLEMENTED.
-# Every format with the push and the pull API, then the option variants. unsupported-types.evtx
-# is where the engines render what the reference fails (shared-fixtures/README.md): there the
-# two engines are compared with each other only. `recover_records` runs with the push and the
-# pull API (the pull API compares each record's `recovered` flag too).
-# Where our rules differ from the reference (shared-fixtures/README.md: the four value types, the
-# cut last chunk's error line), the two engines are held to each other only.
-ABI_PARITY_OURS   = shared-fixtures/damaged/unsupported-types.evtx shared-fixtures/damaged/header-count-large.evtx \
-                    shared-fixtures/carving/cut-last-chunk.evtx
-ABI_PARITY_INPUTS = $(filter-out %/bad-file-magic.evtx %/short-file.evtx $(ABI_PARITY_OURS),$(wildcard shared-fixtures/*/*.evtx)) \
-                    $(wildcard $(EVTX_SAMPLES)/*.evtx)
-ABI_LIBS          = --lib zig-out/lib/libevtx_ref.so --lib zig-out/lib/libevtx_rs.so --lib zig-out/lib/libevtx_zig.so
-ABI_VARIANTS      = "jsonl push" "json push" "xml push" "jsonl pull" "json pull" "xml pull" \
-                    "xml pull --option no-indent" "xml pull --option dont-show-record-number" \
-                    "json pull --option separate-json-attributes --option dont-show-record-number" \
-                    "jsonl pull --option validate-checksums" "xml pull --option events" \
-                    "jsonl push --option stop-after-one-error" "jsonl push --option events" \
-                    "jsonl push --threads 2" "xml pull --threads 2" \
-                    "jsonl push --option recover-records" "xml push --option recover-records" \
-                    "jsonl pull --option recover-records" "xml pull --option recover-records" \
-                    "json pull --option recover-records --threads 2"
-
-.PHONY: abi-parity
-abi-parity:
-	@if [ "$(EVTX_REQUIRE_SAMPLES)" = 1 ] && [ -z "$(wildcard $(EVTX_SAMPLES)/*.evtx)" ]; then \
-	  echo "abi-parity: EVTX_REQUIRE_SAMPLES=1 but no samples at $(EVTX_SAMPLES)"; exit 1; fi
-	@n=0; for variant in $(ABI_VARIANTS); do set -- $$variant; format=$$1 api=$$2; shift 2; \
-	  log=target/abi-parity-$$n.txt; n=$$((n + 1)); \
-	  for libs in "$(ABI_LIBS) $(ABI_PARITY_INPUTS)" "--lib zig-out/lib/libevtx_rs.so --lib zig-out/lib/libevtx_zig.so $(ABI_PARITY_OURS)"; do \
-	    zig-out/bin/evtx-bench --parity $$libs --runs 1 --warmup 0 --format $$format --api $$api "$$@" > $$log 2>&1 \
-	    || { grep -E 'differs|DIFFERS|FAILED|evtx-bench:' $$log | head -5; exit 1; }; \
-	    echo "abi-parity $$format $$api $$*: $$(tail -n 1 $$log)"; done; done
+# The three libraries through the C ABI (evtx-bench --parity), every variant of
+# compare/tool/src/abi_parity.rs.
+abi-parity: setup build
+	$(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
 
 parity: setup build
 	$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity $(if $(CORPUS),--corpus $(CORPUS))
@@ -235,19 +194,14 @@ fuzz-build: $(CARGO_FUZZ) system-tools
 	cd compare/fuzz && PATH="$(ROOT)/target/tools/bin:$$PATH" RUSTC_BOOTSTRAP=1 $(CARGO) fuzz build --fuzz-dir . -O -a
 	$(ZIG) build fuzz-zig -Dlibfuzzer=$(LIBFUZZER)
 
+fuzz: export FUZZ_FLAGS := $(FUZZ_FLAGS)
 fuzz: fuzz-build
-	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p target/fuzz/corpus/$$n target/fuzz/artifacts/$$n; \
-	  echo "==> $$n for $(FUZZ_SECONDS)s"; \
-	  $$f target/fuzz/corpus/$$n $(FUZZ_SEEDS) -artifact_prefix=target/fuzz/artifacts/$$n/ $(FUZZ_FLAGS) \
-	    -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 2>&1 | grep -E '^(Done|#[0-9]+ *DONE|SUMMARY|artifact|==)|panic|Test unit' || true; \
-	  test -z "$$(ls target/fuzz/artifacts/$$n)" || { echo "fuzz: findings in target/fuzz/artifacts/$$n"; exit 1; }; done
+	compare/fuzz/run.sh long $(FUZZ_SECONDS) $(FUZZERS)
 
 # Deterministic (-seed=1, fixed number of runs, a fresh corpus each time), so CI is not flaky.
+fuzz-smoke: export FUZZ_FLAGS := $(FUZZ_SMOKE_FLAGS)
 fuzz-smoke: fuzz-build
-	@for f in $(FUZZERS); do n=$$(basename $$f); d=$$(mktemp -d); \
-	  if $$f $$d $(FUZZ_SEEDS) -artifact_prefix=$$d/ $(FUZZ_SMOKE_FLAGS) -seed=1 -runs=$(FUZZ_SMOKE_RUNS) > $$d/log 2>&1; \
-	  then echo "fuzz-smoke $$n: $$(grep -E '^Done' $$d/log)"; rm -rf $$d; \
-	  else echo "fuzz-smoke $$n: FAILED"; grep -E 'panic|ERROR|SUMMARY|Test unit' $$d/log | head -5; exit 1; fi; done
+	compare/fuzz/run.sh smoke $(FUZZ_SMOKE_RUNS) $(FUZZERS)
 
 # ---------------------------------------------------------------------------------------------
 # Housekeeping
@@ -257,8 +211,7 @@ fmt:
 	$(ZIG) fmt build.zig zig compare
 
 lint: $(CBINDGEN)
-	$(CARGO) fmt --all --check
-	$(ZIG) fmt --check build.zig zig compare
+	.ci/tidy
 	$(CARGO) clippy --quiet --workspace --all-targets --locked -- -D warnings
 	$(ZIG) build header-check
 

@@ -1,8 +1,7 @@
 //! Build steps of compare/: the evtx-bench harness (one source, linked against each backend),
 //! the header-conformance test of the Zig exports, and the C smoke tests of the C ABI.
-//! Called from the top-level build.zig.
-//!
-//! Steps declared here:
+//! Called from the top-level build.zig, which declares the steps; this file gives these their
+//! work:
 //!   header                 regenerate include/evtx.h with cbindgen (the only step that writes it)
 //!   header-check           diff include/evtx.h against a fresh cbindgen run in the cache; fails
 //!                          on a stale header, never writes it, whatever the environment
@@ -10,9 +9,9 @@
 //!   test-abi-smoke         compare/capi-tests/smoke.c linked against each library, and
 //!                          smoke.py (ctypes) against each shared library
 //!   test-abi-valgrind      the same under valgrind --leak-check=full (zero errors, zero leaks)
+//!   test-abi-asan          smoke.c built by gcc with AddressSanitizer and UBSan
 //!   test-abi-conformance   compile-time check of the Zig exports against include/evtx.h
 //!   bench                  evtx-bench over every library on the benchmark inputs
-//! Installs zig-out/bin/evtx-zig-safe (the Zig CLI built ReleaseSafe) for the mutation test.
 //! Options: -Dbench-input=FILE (repeatable), -Dbench-runs=N, -Dbench-format=F,
 //! -Dbench-threads=N, -Dbench-api=push|pull, -Dsmoke-input=FILE (repeatable),
 //! -Dheader-check-file=FILE (what header-check diffs; compare/gates/run.sh plants a stale one).
@@ -23,6 +22,7 @@ pub const Options = struct {
     target: std.Build.ResolvedTarget,
     optimize: std.builtin.OptimizeMode,
     steps: engine.Steps,
+    engine: *engine.Engine,
     rust: engine.RustArtifacts,
     zig: engine.Artifacts,
 };
@@ -46,24 +46,14 @@ const Library = struct {
 };
 
 pub fn addCompare(b: *std.Build, options: Options) void {
-    const test_abi = b.step("test-abi", "C ABI checks: header freshness, conformance, smoke, valgrind");
-    const test_smoke = b.step("test-abi-smoke", "The C smoke test against each library");
-    const test_valgrind = b.step("test-abi-valgrind", "The C smoke test under valgrind");
-    const test_asan = b.step("test-abi-asan", "The C smoke test built by gcc with AddressSanitizer");
-    const test_conformance = b.step(
-        "test-abi-conformance",
-        "Compile-time check of the Zig exports against include/evtx.h",
-    );
-    const header = b.step("header", "Regenerate include/evtx.h with cbindgen");
-    const header_check = b.step("header-check", "Fail if include/evtx.h is stale (never writes it)");
-    test_abi.dependOn(header_check);
-    test_abi.dependOn(test_smoke);
-    test_abi.dependOn(test_valgrind);
-    test_abi.dependOn(test_asan);
-    test_abi.dependOn(test_conformance);
+    const steps = options.steps;
+    steps.test_abi.dependOn(steps.header_check);
+    steps.test_abi.dependOn(steps.test_abi_smoke);
+    steps.test_abi.dependOn(steps.test_abi_valgrind);
+    steps.test_abi.dependOn(steps.test_abi_asan);
+    steps.test_abi.dependOn(steps.test_abi_conformance);
 
-    addHeader(b, header, header_check);
-    addSafeCli(b, options.target);
+    addHeader(b, steps.header, steps.header_check);
 
     const evtx_h = b.addTranslateC(.{
         .root_source_file = b.path("include/evtx.h"),
@@ -94,23 +84,25 @@ pub fn addCompare(b: *std.Build, options: Options) void {
         .cpu_model = .baseline,
     });
 
-    // The Zig library joins once zig/build_engine.zig builds it; until then it is skipped.
-    if (options.zig.lib_static) |lib_static| {
-        var copies: std.AutoHashMapUnmanaged(*std.Build.Module, *std.Build.Module) = .empty;
-        const lib_valgrind = b.addLibrary(.{
-            .name = "evtx_zig_valgrind",
-            .linkage = .static,
-            .root_module = retarget(b, lib_static.root_module, valgrind_target, &copies),
-        });
-        lib_valgrind.bundle_compiler_rt = lib_static.bundle_compiler_rt;
-        libraries.append(b.allocator, .{
-            .short = "zig",
-            .static = .{ .zig = lib_static },
-            .shared = if (options.zig.lib_shared) |shared| shared.getEmittedBin() else lib_static.getEmittedBin(),
-            .dependency = null,
-            .static_valgrind = lib_valgrind,
-        }) catch @panic("OOM");
-    }
+    const valgrind = options.engine.modules(.{
+        .target = valgrind_target,
+        .optimize = options.optimize,
+        .link_libc = true,
+        .valgrind = true,
+    });
+    const lib_valgrind = b.addLibrary(.{
+        .name = "evtx_zig_valgrind",
+        .linkage = .static,
+        .root_module = valgrind.capi,
+    });
+    lib_valgrind.bundle_compiler_rt = options.zig.lib_static.bundle_compiler_rt;
+    libraries.append(b.allocator, .{
+        .short = "zig",
+        .static = .{ .zig = options.zig.lib_static },
+        .shared = options.zig.lib_shared.getEmittedBin(),
+        .dependency = null,
+        .static_valgrind = lib_valgrind,
+    }) catch @panic("OOM");
     const given = b.option([]const []const u8, "smoke-input", "EVTX files for the C smoke tests");
     const smoke_inputs = given orelse smokeInputs(b, true);
     // The reference crate's SIMD string escaper (sonic_rs write_string_fast) reads 16 bytes
@@ -136,7 +128,7 @@ pub fn addCompare(b: *std.Build, options: Options) void {
         run_smoke.addArgs(smoke_inputs);
         run_smoke.has_side_effects = true;
         run_smoke.expectExitCode(0);
-        test_smoke.dependOn(&run_smoke.step);
+        options.steps.test_abi_smoke.dependOn(&run_smoke.step);
 
         // The same from Python ctypes, against the shared library.
         if (python) |python_path| {
@@ -147,12 +139,13 @@ pub fn addCompare(b: *std.Build, options: Options) void {
             run_python.has_side_effects = true;
             run_python.expectExitCode(0);
             if (library.dependency) |dependency| run_python.step.dependOn(dependency);
-            test_smoke.dependOn(&run_python.step);
+            options.steps.test_abi_smoke.dependOn(&run_python.step);
         }
 
         var library_valgrind = library;
         if (library.static_valgrind) |lib| library_valgrind.static = .{ .zig = lib };
-        const smoke_valgrind = smokeExecutable(b, library_valgrind, valgrind_target, options.optimize, "-valgrind");
+        const smoke_valgrind =
+            smokeExecutable(b, library_valgrind, valgrind_target, options.optimize, "-valgrind");
         const run_valgrind = b.addSystemCommand(&.{
             "valgrind",
             "--quiet",
@@ -161,14 +154,16 @@ pub fn addCompare(b: *std.Build, options: Options) void {
             "--errors-for-leak-kinds=definite,indirect,possible",
             "--error-exitcode=1",
         });
-        run_valgrind.addPrefixedFileArg("--suppressions=", b.path("compare/capi-tests/valgrind.supp"));
+        const suppressions = b.path("compare/capi-tests/valgrind.supp");
+        run_valgrind.addPrefixedFileArg("--suppressions=", suppressions);
         run_valgrind.addArtifactArg(smoke_valgrind);
-        run_valgrind.addArgs(if (std.mem.eql(u8, library.short, "ref")) fixture_inputs else smoke_inputs);
+        const is_ref = std.mem.eql(u8, library.short, "ref");
+        run_valgrind.addArgs(if (is_ref) fixture_inputs else smoke_inputs);
         run_valgrind.has_side_effects = true;
         run_valgrind.expectExitCode(0);
-        test_valgrind.dependOn(&run_valgrind.step);
+        options.steps.test_abi_valgrind.dependOn(&run_valgrind.step);
 
-        test_asan.dependOn(smokeAsan(b, library, smoke_inputs));
+        options.steps.test_abi_asan.dependOn(smokeAsan(b, library, smoke_inputs));
     }
 
     // evtx-bench: the same harness, loading libraries at run time.
@@ -181,37 +176,7 @@ pub fn addCompare(b: *std.Build, options: Options) void {
     options.steps.bench.dependOn(&install_dynamic.step);
     addBenchRun(b, options, bench_dynamic, libraries.items);
 
-    addConformance(b, options, evtx_h, test_conformance);
-}
-
-/// A copy of `module` and everything it imports, compiled for `target` instead (and with
-/// Valgrind client requests on). `copies` keeps shared imports shared.
-fn retarget(
-    b: *std.Build,
-    module: *std.Build.Module,
-    target: std.Build.ResolvedTarget,
-    copies: *std.AutoHashMapUnmanaged(*std.Build.Module, *std.Build.Module),
-) *std.Build.Module {
-    if (copies.get(module)) |copy| return copy;
-    const copy = b.createModule(.{
-        .root_source_file = module.root_source_file,
-        .target = target,
-        .optimize = module.optimize,
-        .link_libc = module.link_libc,
-        .single_threaded = module.single_threaded,
-        .strip = module.strip,
-        .pic = module.pic,
-        .valgrind = true,
-    });
-    copies.put(b.allocator, module, copy) catch @panic("OOM");
-    copy.c_macros.appendSlice(b.allocator, module.c_macros.items) catch @panic("OOM");
-    copy.include_dirs.appendSlice(b.allocator, module.include_dirs.items) catch @panic("OOM");
-    copy.link_objects.appendSlice(b.allocator, module.link_objects.items) catch @panic("OOM");
-    var imports = module.import_table.iterator();
-    while (imports.next()) |entry| {
-        copy.addImport(entry.key_ptr.*, retarget(b, entry.value_ptr.*, target, copies));
-    }
-    return copy;
+    addConformance(b, options, evtx_h, options.steps.test_abi_conformance);
 }
 
 fn harnessModule(
@@ -251,8 +216,13 @@ fn linkLibrary(exe: *std.Build.Step.Compile, library: Library) void {
 /// record buffer whose length the library got wrong, and use after free across the ABI.
 fn smokeAsan(b: *std.Build, library: Library, inputs: []const []const u8) *std.Build.Step {
     const gcc = b.addSystemCommand(&.{
-        "gcc",                          "-std=c99",                  "-g", "-O1", "-fno-omit-frame-pointer",
-        "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+        "gcc",
+        "-std=c99",
+        "-g",
+        "-O1",
+        "-fno-omit-frame-pointer",
+        "-fsanitize=address,undefined",
+        "-fno-sanitize-recover=all",
     });
     gcc.addPrefixedDirectoryArg("-I", b.path("include"));
     gcc.addFileArg(b.path("compare/capi-tests/smoke.c"));
@@ -306,7 +276,8 @@ fn smokeInputs(b: *std.Build, with_corpus: bool) []const []const u8 {
     appendEvtxFiles(b, &inputs, "shared-fixtures/regressions");
     // The whole public corpus when present (EVTX_SAMPLES may point elsewhere).
     if (!with_corpus) return inputs.items;
-    const samples = b.graph.env_map.get("EVTX_SAMPLES") orelse b.pathFromRoot("../shared/evtx-samples");
+    const samples = b.graph.env_map.get("EVTX_SAMPLES") orelse
+        b.pathFromRoot("../shared/evtx-samples");
     appendEvtxFiles(b, &inputs, samples);
     return inputs.items;
 }
@@ -351,9 +322,12 @@ fn addBenchRun(
             }
         }
     }
-    const runs = b.option(u32, "bench-runs", "Timed runs per input and backend (default 5)") orelse 5;
-    const format = b.option([]const u8, "bench-format", "xml, json or jsonl (default jsonl)") orelse "jsonl";
-    const threads = b.option(u32, "bench-threads", "Threads passed to the libraries (default 1)") orelse 1;
+    const runs = b.option(u32, "bench-runs", "Timed runs per input and backend (default 5)") orelse
+        5;
+    const format = b.option([]const u8, "bench-format", "xml, json or jsonl (default jsonl)") orelse
+        "jsonl";
+    const threads = b.option(u32, "bench-threads", "Threads given the libraries (default 1)") orelse
+        1;
     const api = b.option([]const u8, "bench-api", "push or pull (default push)") orelse "push";
 
     if (inputs.items.len == 0) {
@@ -384,7 +358,8 @@ fn addHeader(b: *std.Build, header: *std.Build.Step, check: *std.Build.Step) voi
     const cbindgen_path = b.graph.env_map.get("CBINDGEN") orelse
         b.pathFromRoot("target/tools/bin/cbindgen");
     std.fs.cwd().access(cbindgen_path, .{}) catch {
-        const fail = b.addFail(b.fmt("header: no cbindgen at {s}; install it with: cargo install " ++
+        const fail = b.addFail(b.fmt("header: no cbindgen at {s}; install it with: " ++
+            "cargo install " ++
             "--locked cbindgen --version 0.29.4 --root target/tools", .{cbindgen_path}));
         header.dependOn(&fail.step);
         check.dependOn(&fail.step);
@@ -400,7 +375,8 @@ fn addHeader(b: *std.Build, header: *std.Build.Step, check: *std.Build.Step) voi
 
     const script =
         \\diff -u "$0" "$1" && echo "header-check: include/evtx.h is fresh" ||
-        \\{ echo "header-check: include/evtx.h is stale; regenerate it with: zig/zigw build header"; exit 1; }
+        \\{ echo "header-check: include/evtx.h is stale; regenerate it with: zig/zigw build header";
+        \\  exit 1; }
     ;
     const checked: std.Build.LazyPath = if (b.option(
         []const u8,
@@ -420,53 +396,31 @@ fn addHeader(b: *std.Build, header: *std.Build.Step, check: *std.Build.Step) voi
     header.dependOn(&update.step);
 }
 
-/// zig-out/bin/evtx-zig-safe: the Zig CLI built ReleaseSafe whatever -Doptimize says, for the
-/// mutation test (`evtx-compare mutate`), so a bounds or overflow bug on damaged input traps
-/// there instead of passing silently as it would in the ReleaseFast CLI.
-fn addSafeCli(b: *std.Build, target: std.Build.ResolvedTarget) void {
-    const evtx = b.createModule(.{
-        .root_source_file = b.path("zig/src/evtx.zig"),
-        .target = target,
-        .optimize = .ReleaseSafe,
-    });
-    const cli = b.addExecutable(.{
-        .name = "evtx-zig-safe",
-        .root_module = b.createModule(.{
-            .root_source_file = b.path("zig/src/cli.zig"),
-            .target = target,
-            .optimize = .ReleaseSafe,
-            .imports = &.{.{ .name = "evtx", .module = evtx }},
-        }),
-    });
-    b.installArtifact(cli);
-}
-
-/// The compile-time conformance test of the Zig library's exports against the header. Skipped
-/// (with a note) until zig/build_engine.zig provides the library.
+/// The compile-time conformance test of the Zig library's exports against the header. The
+/// check is all at compile time, so it builds in Debug (the quick self-hosted backend).
 fn addConformance(
     b: *std.Build,
     options: Options,
     evtx_h: *std.Build.Module,
     step: *std.Build.Step,
 ) void {
-    const lib_static = options.zig.lib_static orelse {
-        const note = b.addSystemCommand(&.{
-            "echo",
-            "test-abi-conformance: skipped, zig/build_engine.zig does not build libevtx_zig yet",
-        });
-        step.dependOn(&note.step);
-        return;
-    };
+    const debug = options.engine.modules(.{
+        .target = options.target,
+        .optimize = .Debug,
+        .link_libc = true,
+    });
     const module = b.createModule(.{
         .root_source_file = b.path("compare/harness/abi_conformance.zig"),
         .target = options.target,
-        .optimize = options.optimize,
+        .optimize = .Debug,
         .link_libc = true,
     });
     module.addImport("evtx_h", evtx_h);
-    module.addImport("evtx_capi", lib_static.root_module);
+    module.addImport("evtx_capi", debug.capi);
     // The Rust table of status names, read as text (`@embedFile`): the one source of the strings.
-    module.addAnonymousImport("evtx_abi_rs", .{ .root_source_file = b.path("rust/evtx-abi/src/abi.rs") });
+    module.addAnonymousImport("evtx_abi_rs", .{
+        .root_source_file = b.path("rust/evtx-abi/src/abi.rs"),
+    });
     const conformance = b.addTest(.{ .name = "evtx-abi-conformance", .root_module = module });
     const run = b.addRunArtifact(conformance);
     step.dependOn(&run.step);

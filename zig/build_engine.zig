@@ -1,11 +1,21 @@
-//! The Zig engine's build steps: library module, CLI, C exports, tests, harness.
-//! Called from the top-level build.zig, which owns the cargo side.
+//! The Zig engine's modules and artifacts: library module, CLI, C exports, tests.
+//! Called from the top-level build.zig, which declares every step and owns the cargo side.
 const std = @import("std");
 
+/// Every step of the build, declared once in build.zig.
 pub const Steps = struct {
     test_all: *std.Build.Step,
+    zig_only: *std.Build.Step,
     bench: *std.Build.Step,
     rust: *std.Build.Step,
+    test_abi: *std.Build.Step,
+    test_abi_smoke: *std.Build.Step,
+    test_abi_valgrind: *std.Build.Step,
+    test_abi_asan: *std.Build.Step,
+    test_abi_conformance: *std.Build.Step,
+    header: *std.Build.Step,
+    header_check: *std.Build.Step,
+    fuzz_zig: *std.Build.Step,
 };
 
 pub const RustArtifacts = struct {
@@ -14,116 +24,153 @@ pub const RustArtifacts = struct {
     lib_ref_static: std.Build.LazyPath,
 };
 
+/// How one copy of the engine is compiled.
+pub const Flavor = struct {
+    target: std.Build.ResolvedTarget,
+    optimize: std.builtin.OptimizeMode,
+    /// The C ABI lives inside C processes: libc for pthreads and malloc.
+    link_libc: bool = false,
+    /// Valgrind client requests on (the copies the memcheck runs use).
+    valgrind: bool = false,
+    /// libFuzzer's inline 8-bit counters (compare/build_fuzz.zig): position-independent, no
+    /// stack probes (they would need compiler-rt, which an object file does not carry).
+    fuzz: bool = false,
+
+    fn eql(a: Flavor, b: Flavor) bool {
+        return a.target.query.eql(b.target.query) and a.optimize == b.optimize and
+            a.link_libc == b.link_libc and a.valgrind == b.valgrind and a.fuzz == b.fuzz;
+    }
+};
+
+/// The engine's three root modules of one flavor: the library (`zig/src/evtx.zig`), the C ABI
+/// (`zig/src/capi.zig`) and the CLI (`zig/src/cli.zig`), each importing the library.
+pub const Modules = struct {
+    evtx: *std.Build.Module,
+    capi: *std.Build.Module,
+    cli: *std.Build.Module,
+};
+
+/// Creates each flavor's modules once; every artifact of that flavor imports the same ones.
+pub const Engine = struct {
+    b: *std.Build,
+    /// The shared fixtures, for the `test` blocks that compare with the reference's output.
+    unit_test_options: *std.Build.Module,
+    flavors: std.ArrayList(struct { Flavor, Modules }) = .empty,
+
+    pub fn init(b: *std.Build) Engine {
+        const options = b.addOptions();
+        options.addOptionPath("fixtures", b.path("shared-fixtures"));
+        return .{ .b = b, .unit_test_options = options.createModule() };
+    }
+
+    pub fn modules(self: *Engine, flavor: Flavor) Modules {
+        for (self.flavors.items) |entry| {
+            if (entry[0].eql(flavor)) return entry[1];
+        }
+        const made: Modules = .{
+            .evtx = self.module("zig/src/evtx.zig", flavor),
+            .capi = self.module("zig/src/capi.zig", flavor),
+            .cli = self.module("zig/src/cli.zig", flavor),
+        };
+        for ([_]*std.Build.Module{ made.capi, made.cli }) |root| root.addImport("evtx", made.evtx);
+        self.flavors.append(self.b.allocator, .{ flavor, made }) catch @panic("OOM");
+        return made;
+    }
+
+    fn module(self: *Engine, root: []const u8, flavor: Flavor) *std.Build.Module {
+        const made = self.b.createModule(.{
+            .root_source_file = self.b.path(root),
+            .target = flavor.target,
+            .optimize = flavor.optimize,
+            .link_libc = flavor.link_libc or flavor.fuzz,
+            .valgrind = if (flavor.valgrind) true else null,
+            .fuzz = if (flavor.fuzz) true else null,
+            .pic = if (flavor.fuzz) true else null,
+            .stack_check = if (flavor.fuzz) false else null,
+        });
+        // Only `test` blocks import it; a module nobody imports costs nothing.
+        made.addImport("unit_test_options", self.unit_test_options);
+        return made;
+    }
+};
+
 pub const Options = struct {
     target: std.Build.ResolvedTarget,
     optimize: std.builtin.OptimizeMode,
     steps: Steps,
-    rust: RustArtifacts,
+    engine: *Engine,
 };
 
-/// What the engine hands to the compare/ build (harness, ABI checks). Null until built.
+/// What the engine hands to the compare/ build (harness, ABI checks, fuzz drivers).
 pub const Artifacts = struct {
     /// Static library exporting the include/evtx.h symbols (libevtx_zig.a).
-    lib_static: ?*std.Build.Step.Compile = null,
+    lib_static: *std.Build.Step.Compile,
     /// Shared library exporting the same symbols (libevtx_zig.so).
-    lib_shared: ?*std.Build.Step.Compile = null,
+    lib_shared: *std.Build.Step.Compile,
     /// The evtx-zig CLI.
-    cli: ?*std.Build.Step.Compile = null,
+    cli: *std.Build.Step.Compile,
 };
 
 pub fn addEngine(b: *std.Build, options: Options) Artifacts {
-    const evtx = b.addModule("evtx", .{
-        .root_source_file = b.path("zig/src/evtx.zig"),
-        .target = options.target,
-        .optimize = options.optimize,
-    });
-
-    const cli_module = b.createModule(.{
-        .root_source_file = b.path("zig/src/cli.zig"),
-        .target = options.target,
-        .optimize = options.optimize,
-        .imports = &.{.{ .name = "evtx", .module = evtx }},
-    });
-    const cli = b.addExecutable(.{ .name = "evtx-zig", .root_module = cli_module });
+    const engine = options.engine;
+    const native = engine.modules(.{ .target = options.target, .optimize = options.optimize });
+    // `b.dependency(...).module("evtx")` for a package that embeds the engine.
+    b.modules.put(b.dupe("evtx"), native.evtx) catch @panic("OOM");
+    const cli = b.addExecutable(.{ .name = "evtx-zig", .root_module = native.cli });
     b.installArtifact(cli);
-    // The same CLI for a baseline x86-64-v3 CPU, for callgrind: valgrind 3.19 cannot decode
-    // the AVX-512 a native build may use on these machines (`make compare` profiles with it).
-    if (options.target.result.cpu.arch == .x86_64) {
-        const v3 = b.resolveTargetQuery(.{
-            .cpu_arch = .x86_64,
-            .os_tag = options.target.result.os.tag,
-            .cpu_model = .{ .explicit = &std.Target.x86.cpu.x86_64_v3 },
-        });
-        const evtx_v3 = b.createModule(.{
-            .root_source_file = b.path("zig/src/evtx.zig"),
-            .target = v3,
-            .optimize = options.optimize,
-        });
-        const cli_v3 = b.addExecutable(.{
-            .name = "evtx-zig-valgrind",
-            .root_module = b.createModule(.{
-                .root_source_file = b.path("zig/src/cli.zig"),
-                .target = v3,
-                .optimize = options.optimize,
-                .imports = &.{.{ .name = "evtx", .module = evtx_v3 }},
-            }),
-        });
-        b.installArtifact(cli_v3);
-    }
-    // `zig build zig`: only the Zig engine (no cargo), for quick iteration.
-    const zig_only = b.step("zig", "Build and install only the Zig engine");
-    zig_only.dependOn(&b.addInstallArtifact(cli, .{}).step);
+    options.steps.zig_only.dependOn(&b.addInstallArtifact(cli, .{}).step);
+    addValgrindCli(b, options);
+    const safe_cli = addSafeCli(b, options);
 
-    // Unit tests: every `test` block reachable from the library root. Some compare with the
-    // reference's output of the shared fixtures (`unit_test_options.fixtures`).
-    const unit_options = b.addOptions();
-    unit_options.addOptionPath("fixtures", b.path("shared-fixtures"));
-    const unit_options_module = unit_options.createModule();
-    const test_module = b.createModule(.{
-        .root_source_file = b.path("zig/src/evtx.zig"),
+    // The C ABI (include/evtx.h): capi.zig is the root, with libc.
+    const libc = engine.modules(.{
         .target = options.target,
         .optimize = options.optimize,
-        .imports = &.{.{ .name = "unit_test_options", .module = unit_options_module }},
+        .link_libc = true,
     });
-    const unit_tests = b.addTest(.{ .name = "evtx-zig-tests", .root_module = test_module });
-    const run_tests = b.addRunArtifact(unit_tests);
-    run_tests.has_side_effects = true;
-    options.steps.test_all.dependOn(&run_tests.step);
-
-    // The `test` blocks of the two roots that sit outside the library module: the CLI's
-    // argument parser, and the C ABI (with libc, as the libraries are built; its allocator is
-    // `std.testing.allocator` there, so a leak fails the test).
-    for ([_][]const u8{ "cli", "capi" }) |name| {
-        const link_libc = std.mem.eql(u8, name, "capi");
-        const library = if (link_libc) b.createModule(.{
-            .root_source_file = b.path("zig/src/evtx.zig"),
-            .target = options.target,
-            .optimize = options.optimize,
-            .link_libc = true,
-        }) else evtx;
-        // (evtx-zig-cli-tests is also the name of zig/tests/cli_input.zig's binary below.)
-        const root_tests = b.addTest(.{
-            .name = b.fmt("evtx-zig-{s}-tests", .{name}),
-            .root_module = b.createModule(.{
-                .root_source_file = b.path(b.fmt("zig/src/{s}.zig", .{name})),
-                .target = options.target,
-                .optimize = options.optimize,
-                .link_libc = link_libc,
-                .imports = &.{
-                    .{ .name = "evtx", .module = library },
-                    .{ .name = "unit_test_options", .module = unit_options_module },
-                },
-            }),
-        });
-        const run_root_tests = b.addRunArtifact(root_tests);
-        run_root_tests.has_side_effects = true;
-        options.steps.test_all.dependOn(&run_root_tests.step);
+    var libs: [2]*std.Build.Step.Compile = undefined;
+    for ([_]std.builtin.LinkMode{ .static, .dynamic }, &libs) |linkage, *lib| {
+        lib.* = b.addLibrary(.{ .name = "evtx_zig", .linkage = linkage, .root_module = libc.capi });
+        if (linkage == .static) lib.*.bundle_compiler_rt = true;
+        b.installArtifact(lib.*);
+        options.steps.zig_only.dependOn(&b.addInstallArtifact(lib.*, .{}).step);
     }
 
-    // The CLI run as a user would (zig/tests/cli_input.zig): a file cut under it, `-f`
-    // naming the input, standard input.
+    addTests(b, options, safe_cli);
+    return .{ .cli = cli, .lib_static = libs[0], .lib_shared = libs[1] };
+}
+
+/// Unit tests: every `test` block of the three roots. The library's; the CLI's argument
+/// parser; the C ABI's, with libc as the libraries are built (its allocator is
+/// `std.testing.allocator` there, so a leak fails the test). Then the CLI run as a user would
+/// (zig/tests/cli_input.zig).
+fn addTests(b: *std.Build, options: Options, safe_cli: *std.Build.Step.Compile) void {
+    const native = options.engine.modules(.{
+        .target = options.target,
+        .optimize = options.optimize,
+    });
+    const libc = options.engine.modules(.{
+        .target = options.target,
+        .optimize = options.optimize,
+        .link_libc = true,
+    });
+    const roots = [_]struct { []const u8, *std.Build.Module }{
+        .{ "evtx-zig-tests", native.evtx },
+        .{ "evtx-zig-cli-tests", native.cli },
+        .{ "evtx-zig-capi-tests", libc.capi },
+    };
+    for (roots) |root| {
+        const tests = b.addTest(.{ .name = root[0], .root_module = root[1] });
+        const run = b.addRunArtifact(tests);
+        run.has_side_effects = true;
+        options.steps.test_all.dependOn(&run.step);
+    }
+
+    // The CLI run as a user would: a file cut under it, `-f` naming the input, standard input.
+    // It runs evtx-zig-safe, the CLI `make build` installs for the mutation test, so a bounds
+    // bug traps and the CLI is compiled once for both.
     const cli_input_options = b.addOptions();
-    cli_input_options.addOptionPath("cli", cli.getEmittedBin());
+    cli_input_options.addOptionPath("cli", safe_cli.getEmittedBin());
     cli_input_options.addOptionPath("fixtures", b.path("shared-fixtures"));
     // The sparse > 4 GiB log comes from `evtx-fixture-gen` and its expected output from the
     // reference, both found under the build root (`make build`, `make setup`).
@@ -131,41 +178,43 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     // The reference `evtx_dump` (built by `make setup`): the error lines' words are its own.
     cli_input_options.addOptionPath("reference", b.path("target/reference/bin/evtx_dump"));
     const cli_tests = b.addTest(.{
-        .name = "evtx-zig-cli-tests",
+        .name = "evtx-zig-cli-input-tests",
         .root_module = b.createModule(.{
             .root_source_file = b.path("zig/tests/cli_input.zig"),
             .target = options.target,
             .optimize = options.optimize,
-            .imports = &.{.{ .name = "cli_input_options", .module = cli_input_options.createModule() }},
+            .imports = &.{.{
+                .name = "cli_input_options",
+                .module = cli_input_options.createModule(),
+            }},
         }),
     });
     const run_cli_tests = b.addRunArtifact(cli_tests);
     run_cli_tests.has_side_effects = true;
     options.steps.test_all.dependOn(&run_cli_tests.step);
+}
 
-    // The C ABI (include/evtx.h): capi.zig is the root; libc for pthreads and malloc, since
-    // the libraries live inside C processes.
-    const evtx_libc = b.createModule(.{
-        .root_source_file = b.path("zig/src/evtx.zig"),
-        .target = options.target,
-        .optimize = options.optimize,
-        .link_libc = true,
+/// zig-out/bin/evtx-zig-valgrind: the CLI for a baseline x86-64-v3 CPU, for callgrind:
+/// valgrind 3.19 cannot decode the AVX-512 a native build may use on these machines (`make
+/// compare` profiles with it).
+fn addValgrindCli(b: *std.Build, options: Options) void {
+    if (options.target.result.cpu.arch != .x86_64) return;
+    const v3 = b.resolveTargetQuery(.{
+        .cpu_arch = .x86_64,
+        .os_tag = options.target.result.os.tag,
+        .cpu_model = .{ .explicit = &std.Target.x86.cpu.x86_64_v3 },
     });
-    var libs: [2]*std.Build.Step.Compile = undefined;
-    for ([_]std.builtin.LinkMode{ .static, .dynamic }, 0..) |linkage, i| {
-        const capi_module = b.createModule(.{
-            .root_source_file = b.path("zig/src/capi.zig"),
-            .target = options.target,
-            .optimize = options.optimize,
-            .link_libc = true,
-            .imports = &.{.{ .name = "evtx", .module = evtx_libc }},
-        });
-        const lib = b.addLibrary(.{ .name = "evtx_zig", .linkage = linkage, .root_module = capi_module });
-        if (linkage == .static) lib.bundle_compiler_rt = true;
-        b.installArtifact(lib);
-        zig_only.dependOn(&b.addInstallArtifact(lib, .{}).step);
-        libs[i] = lib;
-    }
+    const modules = options.engine.modules(.{ .target = v3, .optimize = options.optimize });
+    const cli = b.addExecutable(.{ .name = "evtx-zig-valgrind", .root_module = modules.cli });
+    b.installArtifact(cli);
+}
 
-    return .{ .cli = cli, .lib_static = libs[0], .lib_shared = libs[1] };
+/// zig-out/bin/evtx-zig-safe: the CLI built ReleaseSafe whatever -Doptimize says, for the
+/// mutation test (`evtx-compare mutate`) and zig/tests/cli_input.zig, so a bounds or overflow
+/// bug on damaged input traps there instead of passing silently as in the ReleaseFast CLI.
+fn addSafeCli(b: *std.Build, options: Options) *std.Build.Step.Compile {
+    const modules = options.engine.modules(.{ .target = options.target, .optimize = .ReleaseSafe });
+    const cli = b.addExecutable(.{ .name = "evtx-zig-safe", .root_module = modules.cli });
+    b.installArtifact(cli);
+    return cli;
 }

@@ -1,9 +1,11 @@
 //! libFuzzer driver for the Zig engine, through its own API (`api`), through the C ABI (`abi`),
 //! or both engines through the C ABI on the same input (`cross`: libevtx_rs.so, loaded at run
 //! time, against the Zig exports linked in; any difference in a record's status, id, FILETIME,
-//! offset, chunk or bytes is a finding), chosen at build time. The engine is compiled with `-ffuzz`, which emits inline
-//! 8-bit coverage counters but no constructor registering them with a fuzzer runtime, so
-//! `LLVMFuzzerInitialize` hands libFuzzer the counter section itself.
+//! offset, chunk or bytes is a finding). One object holds all three, so the engine is compiled
+//! once; the binary's name picks the target (`fuzz-zig-api`, `fuzz-zig-abi`, `fuzz-cross`,
+//! compare/build_fuzz.zig links one of each). The engine is compiled with `-ffuzz`, which
+//! emits inline 8-bit coverage counters but no constructor registering them with a fuzzer
+//! runtime, so `LLVMFuzzerInitialize` hands libFuzzer the counter section itself.
 //!
 //! A crash (safety panic in ReleaseSafe, segfault), a hang, a leak, or `EVTX_STATUS_INTERNAL`
 //! from the ABI is a finding; every other outcome — errors included — is a normal run. Leaks:
@@ -14,7 +16,20 @@
 const std = @import("std");
 const evtx = @import("evtx");
 const capi = @import("capi");
-const fuzz_options = @import("fuzz_options");
+
+const Target = enum { api, abi, cross };
+
+/// Set once by `LLVMFuzzerInitialize` from the binary's name, before the first input.
+var target: Target = .api;
+
+/// The target a binary named `name` runs; null for a name no build gives.
+fn targetOf(name: []const u8) ?Target {
+    const names = [_]struct { []const u8, Target }{
+        .{ "fuzz-zig-api", .api }, .{ "fuzz-zig-abi", .abi }, .{ "fuzz-cross", .cross },
+    };
+    for (names) |entry| if (std.mem.eql(u8, name, entry[0])) return entry[1];
+    return null;
+}
 
 /// The Zig C ABI's allocator in the fuzz build (see capi.zig's `gpa`). Thread-safe, as `-t 2`
 /// workers allocate through it too.
@@ -33,9 +48,11 @@ extern const __stop___sancov_cntrs: u8;
 extern fn __sanitizer_cov_8bit_counters_init(start: [*]const u8, stop: [*]const u8) void;
 
 export fn LLVMFuzzerInitialize(argc: *c_int, argv: *[*][*:0]u8) callconv(.c) c_int {
-    _ = argc;
-    _ = argv;
-    __sanitizer_cov_8bit_counters_init(@ptrCast(&__start___sancov_cntrs), @ptrCast(&__stop___sancov_cntrs));
+    std.debug.assert(argc.* >= 1);
+    const name = std.fs.path.basename(std.mem.span(argv.*[0]));
+    target = targetOf(name) orelse @panic("fuzz driver: name it fuzz-zig-api, -abi or fuzz-cross");
+    const start: [*]const u8 = @ptrCast(&__start___sancov_cntrs);
+    __sanitizer_cov_8bit_counters_init(start, @ptrCast(&__stop___sancov_cntrs));
     // One failing call up front: it allocates this thread's error-detail buffer (malloc, as
     // long as the thread lives), so no input is the first to pay for it.
     _ = capi.evtx_parser_open_buffer(null, 0, null, null);
@@ -44,16 +61,20 @@ export fn LLVMFuzzerInitialize(argc: *c_int, argv: *[*][*:0]u8) callconv(.c) c_i
 
 export fn LLVMFuzzerTestOneInput(data: [*]const u8, size: usize) callconv(.c) c_int {
     const input = data[0..size];
-    if (std.mem.eql(u8, fuzz_options.target, "abi")) {
-        fuzzAbi(input);
-        expectNoCapiLeak();
-    } else if (std.mem.eql(u8, fuzz_options.target, "cross")) {
-        fuzzCross(input);
-        expectNoCapiLeak();
-    } else {
-        var debug: std.heap.DebugAllocator(.{}) = .init;
-        fuzzApi(debug.allocator(), input);
-        if (debug.deinit() == .leak) @panic("the Zig engine leaked memory (see the report above)");
+    switch (target) {
+        .abi => {
+            fuzzAbi(input);
+            expectNoCapiLeak();
+        },
+        .cross => {
+            fuzzCross(input);
+            expectNoCapiLeak();
+        },
+        .api => {
+            var debug: std.heap.DebugAllocator(.{}) = .init;
+            fuzzApi(debug.allocator(), input);
+            if (debug.deinit() == .leak) @panic("the Zig engine leaked memory (see above)");
+        },
     }
     return 0;
 }
@@ -70,7 +91,8 @@ fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {
     const header = evtx.file_header.parse(input) catch return;
     const in = evtx.dump.Input.fromBytes(input);
     for (&settings_list) |*settings| {
-        const order = evtx.dump.chunkOrder(gpa, &in, &header, settings) catch @panic("out of memory");
+        const order = evtx.dump.chunkOrder(gpa, &in, &header, settings) catch
+            @panic("out of memory");
         defer gpa.free(order);
         var renderer: evtx.dump.Renderer = undefined;
         renderer.init(gpa, settings);
@@ -94,17 +116,27 @@ fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {
 }
 
 fn expectSameEntries(compiled: *const evtx.dump.Result, parsed: *const evtx.dump.Result) void {
-    if (compiled.entries.items.len != parsed.entries.items.len) @panic("compiled programs changed the entry count");
+    if (compiled.entries.items.len != parsed.entries.items.len) {
+        @panic("compiled programs changed the entry count");
+    }
     for (compiled.entries.items, parsed.entries.items) |*c, *p| {
         if (c.kind != p.kind) @panic("compiled programs changed an entry's outcome");
         if (!std.mem.eql(u8, c.detail, p.detail)) @panic("compiled programs changed an error");
-        if (!std.mem.eql(u8, compiled.text(c), parsed.text(p))) @panic("compiled programs changed a record's text");
+        if (!std.mem.eql(u8, compiled.text(c), parsed.text(p))) {
+            @panic("compiled programs changed a record's text");
+        }
     }
 }
 
 /// The C ABI's variants: both APIs, and the options that allocate differently (event
 /// ranges are copied at open, carving keeps its own scratch, `-t 2` runs workers).
-const AbiVariant = struct { format: u32, push: bool, recover: bool = false, threads: u32 = 1, events: bool = false };
+const AbiVariant = struct {
+    format: u32,
+    push: bool,
+    recover: bool = false,
+    threads: u32 = 1,
+    events: bool = false,
+};
 const abi_variants = [_]AbiVariant{
     .{ .format = 0, .push = false },
     .{ .format = 2, .push = false, .recover = true, .events = true },
@@ -119,7 +151,10 @@ fn fuzzAbi(input: []const u8) void {
 fn abiRun(input: []const u8, variant: *const AbiVariant) void {
     const internal: u32 = @intFromEnum(capi.evtx_status.internal);
     const end: u32 = @intFromEnum(capi.evtx_status.end);
-    const ranges = [_]capi.evtx_event_range{ .{ .first = 1, .last = 3 }, .{ .first = 5, .last = 5 } };
+    const ranges = [_]capi.evtx_event_range{
+        .{ .first = 1, .last = 3 },
+        .{ .first = 5, .last = 5 },
+    };
     var options: capi.evtx_options = undefined;
     capi.evtx_options_init(&options);
     options.format = variant.format;
@@ -158,7 +193,12 @@ fn discard(user_data: ?*anyopaque, data: ?[*]const u8, len: usize) callconv(.c) 
 /// The functions of libevtx_rs.so the `cross` target calls.
 const RustAbi = struct {
     options_init: *const fn (*capi.evtx_options) callconv(.c) void,
-    parser_open_buffer: *const fn ([*]const u8, usize, *const capi.evtx_options, *?*anyopaque) callconv(.c) u32,
+    parser_open_buffer: *const fn (
+        [*]const u8,
+        usize,
+        *const capi.evtx_options,
+        *?*anyopaque,
+    ) callconv(.c) u32,
     parser_next: *const fn (?*anyopaque, *capi.evtx_record) callconv(.c) u32,
     parser_free: *const fn (?*anyopaque) callconv(.c) void,
 };
@@ -207,13 +247,17 @@ fn fuzzCross(input: []const u8) void {
 
         var zig_parser: ?*capi.evtx_parser = null;
         var rust_parser: ?*anyopaque = null;
-        const zig_opened: u32 = capi.evtx_parser_open_buffer(input.ptr, input.len, &zig_options, &zig_parser);
-        const rust_opened = rust.parser_open_buffer(input.ptr, input.len, &rust_options, &rust_parser);
+        const zig_opened: u32 =
+            capi.evtx_parser_open_buffer(input.ptr, input.len, &zig_options, &zig_parser);
+        const rust_opened =
+            rust.parser_open_buffer(input.ptr, input.len, &rust_options, &rust_parser);
         defer capi.evtx_parser_free(zig_parser);
         defer rust.parser_free(rust_parser);
         if (zig_opened != rust_opened) @panic("cross: the engines open the input differently");
         if (zig_parser == null or rust_parser == null) {
-            if ((zig_parser == null) != (rust_parser == null)) @panic("cross: one engine opened the input");
+            if ((zig_parser == null) != (rust_parser == null)) {
+                @panic("cross: one engine opened the input");
+            }
             continue;
         }
         var zig_record: capi.evtx_record = undefined;
@@ -232,8 +276,10 @@ fn fuzzCross(input: []const u8) void {
             if (zig_record.status != rust_record.status) @panic("cross: record statuses differ");
             if (zig_record.data_len != rust_record.data_len) @panic("cross: record lengths differ");
             if (zig_record.data_len > 0) {
-                const left = (zig_record.data orelse @panic("cross: no data"))[0..zig_record.data_len];
-                const right = (rust_record.data orelse @panic("cross: no data"))[0..rust_record.data_len];
+                const zig_data = zig_record.data orelse @panic("cross: no data");
+                const rust_data = rust_record.data orelse @panic("cross: no data");
+                const left = zig_data[0..zig_record.data_len];
+                const right = rust_data[0..rust_record.data_len];
                 if (!std.mem.eql(u8, left, right)) @panic("cross: record bytes differ");
             }
         }

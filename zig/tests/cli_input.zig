@@ -344,3 +344,53 @@ test "fatal and usage errors: the reference's first stderr line and exit status,
         };
     }
 }
+
+/// One expected output of `shared-fixtures/manifest.json`, read as the Rust tests read it
+/// (`evtx_fixture_gen::manifest`): the output's arguments from `outputs`, its file from the
+/// fixture's `ours` (our rule, where it differs from the reference) or `expected`.
+fn expectedFile(file: std.json.Value, key: []const u8) ![]const u8 {
+    if (file.object.get("ours")) |ours| {
+        const ours_key = if (std.mem.eql(u8, key, "xml")) "xml_file" else key;
+        if (ours.object.get(ours_key)) |name| return name.string;
+    }
+    const expected = file.object.get("expected") orelse return error.NoExpected;
+    const name = expected.object.get(key) orelse return error.NoExpected;
+    return name.string;
+}
+
+test "every expected output of the manifest, byte for byte" {
+    var fixtures = try std.fs.cwd().openDir(options.fixtures, .{});
+    defer fixtures.close();
+    const text = try fixtures.readFileAlloc(gpa, "manifest.json", 1 << 20);
+    defer gpa.free(text);
+    const manifest = try std.json.parseFromSlice(std.json.Value, gpa, text, .{});
+    defer manifest.deinit();
+    const outputs = manifest.value.object.get("outputs").?.object;
+    const files = manifest.value.object.get("files").?.array.items;
+    try std.testing.expect(outputs.count() == 3 and files.len > 0);
+    var compared: usize = 0;
+    var failed: usize = 0;
+    for (files) |file| {
+        const fixture = file.object.get("path").?.string;
+        var it = outputs.iterator();
+        while (it.next()) |output| {
+            var argv: std.ArrayList([]const u8) = .empty;
+            defer argv.deinit(gpa);
+            try argv.appendSlice(gpa, &.{ cli(), "-t", "1" });
+            for (output.value_ptr.array.items) |arg| try argv.append(gpa, arg.string);
+            try argv.append(gpa, fixture);
+            const name = try expectedFile(file, output.key_ptr.*);
+            const expected = try fixtures.readFileAlloc(gpa, name, output_max);
+            defer gpa.free(expected);
+            var run = try runCli(fixtures, argv.items, null, null);
+            defer run.deinit();
+            compared += 1;
+            if (!std.mem.eql(u8, run.stdout, expected)) {
+                std.debug.print("{s} {s}: stdout differs from {s}\n", .{ fixture, output.key_ptr.*, name });
+                failed += 1;
+            }
+        }
+    }
+    try std.testing.expectEqual(@as(usize, 0), failed);
+    try std.testing.expectEqual(files.len * outputs.count(), compared);
+}

@@ -1,6 +1,7 @@
 //! `evtx-compare`: parity of evtx-rs, evtx-zig and the reference, their speed, and the gap
 //! report. `make parity`, `make bench` and `make compare` call it; see the README.
 
+mod abi_parity;
 mod cli_paths;
 mod diff;
 mod exit_table;
@@ -44,6 +45,24 @@ enum Command {
     /// The CLI paths parity does not cover (stdin, -f and the overwrite prompt, --events,
     /// --dont-show-record-number, --stop-after-one-error, -t 0 and 3), against the reference.
     CliPaths(CliPathsArgs),
+    /// The three C libraries through `evtx-bench --parity`, every variant of `abi_parity.rs`.
+    AbiParity(AbiParityArgs),
+}
+
+#[derive(Args)]
+struct AbiParityArgs {
+    /// The committed fixtures (every .evtx below it) and, through `$EVTX_SAMPLES`, the samples.
+    #[command(flatten)]
+    corpus: CorpusArgs,
+    /// The harness that loads each library at run time.
+    #[arg(long, default_value = "zig-out/bin/evtx-bench")]
+    harness: PathBuf,
+    /// Where libevtx_ref.so, libevtx_rs.so and libevtx_zig.so are.
+    #[arg(long, default_value = "zig-out/lib")]
+    lib_dir: PathBuf,
+    /// Each run's full evtx-bench output.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -172,6 +191,7 @@ fn main() -> ExitCode {
         Command::All(args) => all_command(&args),
         Command::Mutate(args) => mutate_command(&args),
         Command::ExitTable(args) => exit_table::exit_table_command(&args),
+        Command::AbiParity(args) => abi_parity_command(&args),
         Command::CliPaths(args) => args.backends.check_present().and_then(|()| {
             cli_paths::run_cli_paths(
                 &args.backends.backends(),
@@ -239,9 +259,34 @@ fn run_parity_step(
     if inputs.is_empty() {
         return Err(format!("nothing to compare: {}", notes.join("; ")));
     }
-    let mut report = parity::run_parity(&backends.backends(), inputs, &gaps, &corpus.modes)?;
+    let committed = committed_outputs(&corpus.fixtures)?;
+    let mut report = parity::run_parity(
+        &backends.backends(),
+        inputs,
+        &gaps,
+        &corpus.modes,
+        &committed,
+    )?;
     report.notes = notes;
     Ok(report)
+}
+
+/// The manifest's expected outputs that are the reference's own (not our rule's `ours`), when
+/// the fixtures directory has a manifest (compare/gates/run.sh gives one without).
+fn committed_outputs(fixtures: &Path) -> Result<Vec<parity::Committed>, String> {
+    if !fixtures.join("manifest.json").is_file() {
+        return Ok(Vec::new());
+    }
+    let expectations = evtx_fixture_gen::manifest::expectations(fixtures)?;
+    Ok(expectations
+        .into_iter()
+        .filter(|e| !e.ours)
+        .map(|e| parity::Committed {
+            fixture: fixtures.join(&e.fixture),
+            args: e.args,
+            file: fixtures.join(&e.file),
+        })
+        .collect())
 }
 
 fn all_command(args: &AllArgs) -> Result<bool, String> {
@@ -273,6 +318,17 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
     report::print_terminal_summary(&parity_report, &exit_table, &speed_report, out);
     parity::print_summary(&parity_report);
     Ok(parity_report.failed() == 0 && exit_table.failed() == 0)
+}
+
+fn abi_parity_command(args: &AbiParityArgs) -> Result<bool, String> {
+    let (inputs, _) = collect_inputs(&args.corpus, &[])?;
+    let paths: Vec<PathBuf> = inputs.into_iter().map(|i| i.path).collect();
+    let (all, ours) = abi_parity::split_inputs(&args.corpus.fixtures, &paths);
+    let libraries = abi_parity::Libraries {
+        harness: args.harness.clone(),
+        lib_dir: args.lib_dir.clone(),
+    };
+    abi_parity::run_abi_parity(&libraries, &all, &ours, &args.out)
 }
 
 fn mutate_command(args: &MutateArgs) -> Result<bool, String> {

@@ -254,6 +254,9 @@ pub struct ParityReport {
     pub stale_gaps: Vec<String>,
     /// Check families that did not compare every input (a full run must): each fails the run.
     pub incomplete: Vec<String>,
+    /// Committed expected outputs (shared-fixtures/manifest.json) that are not the reference's
+    /// stdout any more: each fails the run (regenerate them).
+    pub stale_expected: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -263,7 +266,10 @@ impl ParityReport {
     }
 
     pub fn failed(&self) -> usize {
-        self.checks.len() - self.passed() + self.stale_gaps.len() + self.incomplete.len()
+        self.checks.len() - self.passed()
+            + self.stale_gaps.len()
+            + self.incomplete.len()
+            + self.stale_expected.len()
     }
 
     /// Per check family (`family`): inputs compared, checks, checks passed.
@@ -320,11 +326,20 @@ fn run_with_args(program: &Path, mode_args: &[&str], threads: &'static str, inpu
 
 /// Runs every check over `inputs`, printing one progress line per file.
 /// `only`: mode names to run (all when empty); an unknown name is an error.
+/// One committed expected output of the manifest: the reference's stdout for `args` (at
+/// `-t 1`) on `fixture`, stored in `file`.
+pub struct Committed {
+    pub fixture: PathBuf,
+    pub args: Vec<String>,
+    pub file: PathBuf,
+}
+
 pub fn run_parity(
     backends: &Backends,
     inputs: &[Input],
     gaps: &KnownGaps,
     only: &[String],
+    committed: &[Committed],
 ) -> Result<ParityReport, String> {
     for name in only {
         if name != INFO_MODE && !modes().iter().chain(CODEC_MODES).any(|m| m.name == name) {
@@ -338,6 +353,7 @@ pub fn run_parity(
     }
     let wanted = |mode: &&Mode| only.is_empty() || only.iter().any(|n| n == mode.name);
     let mut report = ParityReport::default();
+    let mut checked_committed = 0;
     for (n, input) in inputs.iter().enumerate() {
         eprint!("[{}/{}] {} ", n + 1, inputs.len(), input.label);
         let mut failed_modes = Vec::new();
@@ -348,7 +364,24 @@ pub fn run_parity(
         };
         for mode in modes().iter().chain(extra).filter(wanted) {
             let before = report.checks.len();
-            check_mode(backends, input, mode, gaps, &mut report.checks);
+            let reference = check_mode(backends, input, mode, gaps, &mut report.checks);
+            // The manifest's expected output of this (fixture, mode) is the reference's stdout.
+            let args = |c: &&Committed| c.args.iter().eq(mode.args.iter());
+            for c in committed
+                .iter()
+                .filter(|c| c.fixture == input.path)
+                .filter(args)
+            {
+                checked_committed += 1;
+                if std::fs::read(&c.file).ok().as_deref() != Some(&reference[..]) {
+                    report.stale_expected.push(format!(
+                        "{} is not the reference's stdout of {} on {}",
+                        c.file.display(),
+                        mode.args.join(" "),
+                        input.label
+                    ));
+                }
+            }
             if report.checks[before..].iter().any(|c| !c.passed) {
                 failed_modes.push(mode.name);
             }
@@ -365,6 +398,12 @@ pub fn run_parity(
         } else {
             eprintln!("DIFFERS in {}", failed_modes.join(", "));
         }
+    }
+    if only.is_empty() && checked_committed != committed.len() {
+        report.incomplete.push(format!(
+            "parity compared {checked_committed} of the manifest's {} expected outputs",
+            committed.len()
+        ));
     }
     if only.is_empty() {
         let families = report.families();
@@ -399,10 +438,18 @@ fn check_mode(
     mode: &Mode,
     gaps: &KnownGaps,
     checks: &mut Vec<Check>,
-) {
-    let reference = run_backend(&backends.reference, mode, "1", &input.path);
-    let rust = run_backend(&backends.rust, mode, "1", &input.path);
-    let zig = run_backend(&backends.zig, mode, "1", &input.path);
+) -> Vec<u8> {
+    // The runs are independent processes: all at once, so two cores are busy (`make test`'s
+    // budget); `-t 2` is what the threads pairs compare, so it runs here too.
+    let threaded = |program: &Path| {
+        mode.threads
+            .then(|| run_backend(program, mode, "2", &input.path))
+    };
+    let ([reference, rust, zig], [rust_threaded, zig_threaded]) = concurrently(
+        [&backends.reference, &backends.rust, &backends.zig]
+            .map(|program| move || run_backend(program, mode, "1", &input.path)),
+        [&backends.rust, &backends.zig].map(|program| move || threaded(program)),
+    );
     let path = input.path.to_string_lossy();
     let file = input.file_name();
 
@@ -435,13 +482,12 @@ fn check_mode(
         gaps,
     ));
 
-    if mode.threads {
-        for (pair, program, single) in [
-            ("rust-threads", &backends.rust, &rust),
-            ("zig-threads", &backends.zig, &zig),
+    if let (Some(rust_threaded), Some(zig_threaded)) = (rust_threaded, zig_threaded) {
+        for (pair, single, threaded) in [
+            ("rust-threads", &rust, rust_threaded),
+            ("zig-threads", &zig, zig_threaded),
         ] {
             gaps.cover(&file, pair, mode.name);
-            let threaded = run_backend(program, mode, "2", &input.path);
             let differences = twin_differences(single, &threaded, mode);
             checks.push(finish(
                 input,
@@ -454,6 +500,7 @@ fn check_mode(
             ));
         }
     }
+    reference.output.stdout
 }
 
 /// `info` in every form of `INFO_FORMS`: one check per pair (reference-rust, reference-zig:
@@ -466,8 +513,12 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
     for form in INFO_FORMS {
         let argv: Vec<String> = form.split(' ').map(|w| w.replace('@', &path)).collect();
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let [reference, rust, zig] = [&backends.reference, &backends.rust, &backends.zig]
-            .map(|program| run_argv(program, &argv, "1", &input.path));
+        let argv = &argv;
+        let ([reference, rust, zig], []) = concurrently(
+            [&backends.reference, &backends.rust, &backends.zig]
+                .map(|program| move || run_argv(program, argv, "1", &input.path)),
+            [] as [fn() -> Option<Run>; 0],
+        );
         let place = |mut d: Difference| {
             d.at = [format!("`{form}`"), d.at].join(" ").trim_end().to_string();
             d
@@ -504,6 +555,22 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
         ) = (0, 0, 0);
         checks.push(check);
     }
+}
+
+/// Runs every job of `first` and `second` at once, each on its own thread (they start
+/// processes and wait); their results in the order given.
+fn concurrently<A: Send, B: Send, const N: usize, const M: usize>(
+    first: [impl FnOnce() -> A + Send; N],
+    second: [impl FnOnce() -> B + Send; M],
+) -> ([A; N], [B; M]) {
+    std::thread::scope(|scope| {
+        let first = first.map(|job| scope.spawn(job));
+        let second = second.map(|job| scope.spawn(job));
+        (
+            first.map(|handle| handle.join().expect("a parity run panicked")),
+            second.map(|handle| handle.join().expect("a parity run panicked")),
+        )
+    })
 }
 
 /// Runs `program argv...` on `input` (`argv` names it); `threads` is what `argv` asked for, for
@@ -963,6 +1030,12 @@ pub fn markdown(report: &ParityReport) -> String {
             md.push_str(&format!("- {missing}\n"));
         }
     }
+    if !report.stale_expected.is_empty() {
+        md.push_str("\n### Stale expected outputs (shared-fixtures/manifest.json)\n\n");
+        for stale in &report.stale_expected {
+            md.push_str(&format!("- {stale}\n"));
+        }
+    }
     if !report.stale_gaps.is_empty() {
         md.push_str("\n### Stale known gaps (no longer needed: remove them)\n\n");
         for gap in &report.stale_gaps {
@@ -1012,6 +1085,9 @@ pub fn print_summary(report: &ParityReport) {
     }
     for missing in &report.incomplete {
         eprintln!("INCOMPLETE {missing}");
+    }
+    for stale in &report.stale_expected {
+        eprintln!("STALE expected output (regenerate shared-fixtures): {stale}");
     }
     for note in &report.notes {
         eprintln!("note: {note}");

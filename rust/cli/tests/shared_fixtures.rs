@@ -1,8 +1,10 @@
-//! `evtx-rs` against the committed expected outputs of `shared-fixtures/` (reference stdout,
-//! or `<name>.ours.*` where our rule for the four unsupported types applies). Needs neither
-//! the samples nor the reference binary. Every expected file is compared: one that no fixture
-//! used (and that an `.ours` rule does not stand in for) fails the test.
+//! `evtx-rs` against the committed expected outputs of `shared-fixtures/`, as the one manifest
+//! (`shared-fixtures/manifest.json`, `evtx_fixture_gen::manifest`) lists them: reference
+//! stdout, or `<name>.ours.*` where our rule for the four unsupported types applies. Needs
+//! neither the samples nor the reference binary. Every file in `expected/` is compared or
+//! stood in for by an `.ours` file: one that nothing used fails the test.
 
+use evtx_fixture_gen::manifest::expectations;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,71 +13,41 @@ fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared-fixtures")
 }
 
-const OUTPUTS: [(&str, &[&str]); 3] = [
-    ("jsonl", &["-o", "jsonl"]),
-    ("xml", &["-o", "xml"]),
-    ("sep.jsonl", &["-o", "jsonl", "--separate-json-attributes"]),
-];
-
 #[test]
 fn outputs_match_committed_expectations() {
     let root = fixtures_dir();
-    let expected_dir = root.join("expected");
-    let all_expected: BTreeSet<String> = std::fs::read_dir(&expected_dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", expected_dir.display()))
+    let expectations = expectations(&root).unwrap_or_else(|e| panic!("{e}"));
+    let all_expected: BTreeSet<String> = std::fs::read_dir(root.join("expected"))
+        .expect("shared-fixtures/expected")
         .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .map(|e| format!("expected/{}", e.file_name().to_string_lossy()))
         .collect();
-    assert!(
-        !all_expected.is_empty(),
-        "no expected outputs in {}",
-        expected_dir.display()
-    );
     let ours = PathBuf::from(env!("CARGO_BIN_EXE_evtx-rs"));
     let mut failures = Vec::new();
     let mut used = BTreeSet::new();
-    let mut fixtures = 0;
-    for dir in ["synthetic", "damaged"] {
-        let entries = std::fs::read_dir(root.join(dir))
-            .unwrap_or_else(|e| panic!("{}: {e}", root.join(dir).display()));
-        let mut files: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "evtx"))
-            .collect();
-        files.sort();
-        for file in files {
-            fixtures += 1;
-            let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
-            for (suffix, args) in OUTPUTS {
-                let ours_rule = format!("{stem}.ours.{suffix}");
-                let reference = format!("{stem}.{suffix}");
-                let name = if all_expected.contains(&ours_rule) {
-                    // The reference's own output stands beside it, for the record.
-                    used.insert(reference);
-                    ours_rule
-                } else {
-                    reference
-                };
-                let expected_path = expected_dir.join(&name);
-                let Ok(expected) = std::fs::read(&expected_path) else {
-                    failures.push(format!("{dir}/{stem}.evtx: no {}", expected_path.display()));
-                    continue;
-                };
-                used.insert(name);
-                let out = Command::new(&ours)
-                    .args(["-t", "1"])
-                    .args(args)
-                    .arg(&file)
-                    .output()
-                    .expect("run evtx-rs");
-                if out.stdout != expected {
-                    failures.push(format!(
-                        "{dir}/{stem}.evtx {}: stdout differs from {}",
-                        args.join(" "),
-                        expected_path.display()
-                    ));
-                }
-            }
+    for e in &expectations {
+        if e.ours {
+            // The reference's own output stands beside ours, for the record.
+            used.insert(e.file.replace(".ours.", "."));
+        }
+        used.insert(e.file.clone());
+        let Ok(expected) = std::fs::read(root.join(&e.file)) else {
+            failures.push(format!("{}: no {}", e.fixture, e.file));
+            continue;
+        };
+        let out = Command::new(&ours)
+            .args(["-t", "1"])
+            .args(&e.args)
+            .arg(root.join(&e.fixture))
+            .output()
+            .expect("run evtx-rs");
+        if out.stdout != expected {
+            failures.push(format!(
+                "{} {}: stdout differs from {}",
+                e.fixture,
+                e.args.join(" "),
+                e.file
+            ));
         }
     }
     let unused: Vec<_> = all_expected.difference(&used).collect();
@@ -83,11 +55,10 @@ fn outputs_match_committed_expectations() {
         unused.is_empty(),
         "expected outputs no fixture was compared with: {unused:?}"
     );
-    assert!(fixtures > 0, "no fixtures under {}", root.display());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     eprintln!(
-        "{} fixture outputs of {fixtures} fixtures match ({} expected files)",
-        fixtures * OUTPUTS.len(),
+        "{} fixture outputs match ({} expected files)",
+        expectations.len(),
         all_expected.len()
     );
 }

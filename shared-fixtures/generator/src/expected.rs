@@ -150,6 +150,10 @@ pub const XML: &[&str] = &["-o", "xml"];
 pub const SEP: &[&str] = &["-o", "jsonl", "--separate-json-attributes"];
 pub const VALIDATE: &[&str] = &["-o", "jsonl", "--validate-checksums"];
 
+/// The committed outputs: their key in the manifest (`outputs`, each file's `expected`) and
+/// the CLI arguments that print them. The one table every reader of the manifest takes them from.
+pub const OUTPUTS: [(&str, &[&str]); 3] = [("jsonl", JSONL), ("sep_jsonl", SEP), ("xml", XML)];
+
 /// The three committed outputs of one fixture.
 pub struct RefOutputs {
     pub jsonl: RefRun,
@@ -261,6 +265,8 @@ pub fn manifest(entries: Vec<Value>) -> Value {
             "cargo run --release -p evtx-fixture-gen -- synthetic --out-dir shared-fixtures",
             "cargo run --release -p evtx-fixture-gen -- expected --fixtures shared-fixtures --reference target/reference/bin/evtx_dump",
         ],
+        "outputs": OUTPUTS.iter().map(|(key, args)| (key.to_string(), json!(args)))
+            .collect::<serde_json::Map<_, _>>(),
         "files": entries,
     })
 }
