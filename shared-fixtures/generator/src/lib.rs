@@ -9,6 +9,7 @@ pub mod dsl;
 pub mod expected;
 pub mod fixtures;
 pub mod log;
+pub mod mta;
 pub mod more;
 pub mod rng;
 pub mod sparse;
