@@ -94,6 +94,7 @@ impl Engine for Backend {
             event_ranges: None,
             threads: settings.threads,
             recover_records: settings.recover_records,
+            mta: None,
         };
         Ok(Backend {
             source,
