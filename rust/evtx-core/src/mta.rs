@@ -46,7 +46,10 @@ impl fmt::Display for MtaError {
             }
             MtaError::MissingSection(name) => write!(f, "MTA file has no {name} section"),
             MtaError::Corrupt { what, offset } => {
-                write!(f, "MTA {what} at offset {offset:#x} is truncated or out of bounds")
+                write!(
+                    f,
+                    "MTA {what} at offset {offset:#x} is truncated or out of bounds"
+                )
             }
             MtaError::PageLoop(name) => {
                 write!(f, "MTA {name} section has a page chain that does not end")
@@ -332,7 +335,11 @@ impl MtaFile {
 
     /// The strings of an event whose record header id is `record_number`, or `None` when its
     /// publisher is not in the file.
-    pub fn rendering_info(&self, record_number: u64, event: &EventFields) -> Option<RenderingInfo<'_>> {
+    pub fn rendering_info(
+        &self,
+        record_number: u64,
+        event: &EventFields,
+    ) -> Option<RenderingInfo<'_>> {
         let publisher = self.publisher(&event.provider)?;
         let default = self.default_publisher.and_then(|i| self.publishers.get(i));
         // The first table holding the key wins, even with an empty string.
@@ -562,7 +569,13 @@ impl<'a> Reader<'a> {
 /// Appends `info` as the last child of the rendered record `body` (its root `Event` closes at
 /// the end): XML before `</Event>`, JSON before the root object's last two braces.
 /// Returns `false`, writing nothing, when `body` does not end as a rendered `Event` does.
-pub fn splice(out: &mut Vec<u8>, body: usize, info: &RenderingInfo<'_>, json: bool, indent: bool) -> bool {
+pub fn splice(
+    out: &mut Vec<u8>,
+    body: usize,
+    info: &RenderingInfo<'_>,
+    json: bool,
+    indent: bool,
+) -> bool {
     let mut fragment = Vec::with_capacity(256);
     let at = if json {
         if !out[body..].ends_with(b"}}") {
