@@ -397,7 +397,10 @@ fn full() -> Mta {
         name: "Mta-Empty".into(),
         levels: vec![(1, m.s(""))],
         tasks: vec![(5, m.s(""))],
-        opcodes: vec![((3 << 16) | 5, m.s("")), (3 << 16, m.s("Empty op fallback"))],
+        opcodes: vec![
+            ((3 << 16) | 5, m.s("")),
+            (3 << 16, m.s("Empty op fallback")),
+        ],
         keywords: vec![(4, m.s(""))],
     };
     let unicode = Publisher {
@@ -518,7 +521,7 @@ fn odd_strings() -> Vec<u8> {
     };
     let cut = raw(&[b'a' as u16, b'b' as u16, 0, b'c' as u16], &[]);
     let no_nul = raw(&[b'n' as u16, b'o' as u16], &[]);
-    let odd = raw(&[b'o' as u16, b'd' as u16], &[b'x']);
+    let odd = raw(&[b'o' as u16, b'd' as u16], b"x");
     let lone = raw(&[b'x' as u16, 0xD800, b'y' as u16, 0], &[]);
     m.publ.retain(|(_, p)| !p.ends_with(&utf16("Mta-Bare")));
     m.publisher(&Publisher {
@@ -537,7 +540,11 @@ fn damaged() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let mut out = Vec::new();
     let mut push = |name, why, bytes| out.push((name, why, bytes));
     push("damaged-empty", "a zero-length file", Vec::new());
-    push("damaged-short", "the magic and 4 bytes", good[..12].to_vec());
+    push(
+        "damaged-short",
+        "the magic and 4 bytes",
+        good[..12].to_vec(),
+    );
     let mut magic = good.clone();
     magic[0] = b'X';
     push("damaged-magic", "not MTAFile", magic);
@@ -557,10 +564,7 @@ fn damaged() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     push(
         "damaged-no-pub",
         "only EVT and MSG",
-        file(&[
-            ("EVT", section(&full().evt)),
-            ("MSG", section(&full().msg)),
-        ]),
+        file(&[("EVT", section(&full().evt)), ("MSG", section(&full().msg))]),
     );
     let mut count = good.clone();
     count[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
@@ -599,7 +603,11 @@ fn damaged() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     // A MSG length past its payload.
     let mut m = full();
     m.msg[2].1[0..4].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
-    push("damaged-msg-entry", "a MSG length past its record", m.bytes());
+    push(
+        "damaged-msg-entry",
+        "a MSG length past its record",
+        m.bytes(),
+    );
     // A short EVT entry.
     let mut m = full();
     m.evt[3].1.truncate(12);
@@ -607,7 +615,11 @@ fn damaged() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     // A PUB table count past its record.
     let mut m = full();
     m.publ[1].1[0..4].copy_from_slice(&0x4000_0000u32.to_le_bytes());
-    push("damaged-pub-entry", "a PUB table count past its record", m.bytes());
+    push(
+        "damaged-pub-entry",
+        "a PUB table count past its record",
+        m.bytes(),
+    );
     out
 }
 
