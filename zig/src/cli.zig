@@ -34,6 +34,7 @@ const usage =
     \\      --dont-show-record-number   Do not print the `Record <id>` lines
     \\      --ansi-codec <ANSI_CODEC>   Code page of ANSI strings: an Encoding Standard label [default: windows-1252]
     \\      --stop-after-one-error      Stop (exit 1) at the first chunk or record error
+    \\      --mta <MTA>                 An .MTA file (LocaleMetaData\<log>_<LCID>.MTA, next to logs saved with display information): adds each event's message, level, task, opcode and keyword names as a RenderingInfo element
     \\  -v...                           More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same
     \\  -h, --help                      Print help
     \\  -V, --version                   Print version
@@ -56,6 +57,8 @@ const Cli = struct {
     /// `info -i FILE`: print the info report of FILE instead of dumping.
     info_input: ?[]const u8 = null,
     output: ?[]const u8 = null,
+    /// `--mta FILE`, read after the output is created.
+    mta: ?[]const u8 = null,
     threads: usize = 0,
     verbose: usize = 0,
     no_confirm_overwrite: bool = false,
@@ -138,7 +141,7 @@ fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]dump.Range
 }
 
 /// The options of the dump command line, as the reference's clap defines them.
-const Opt = enum { threads, format, output, no_confirm_overwrite, events, validate_checksums, recover_records, no_indent, separate_json_attributes, dont_show_record_number, ansi_codec, stop_after_one_error };
+const Opt = enum { threads, format, output, no_confirm_overwrite, events, validate_checksums, recover_records, no_indent, separate_json_attributes, dont_show_record_number, ansi_codec, stop_after_one_error, mta };
 
 const Spec = struct { opt: Opt, long: []const u8, short: ?u8 = null, value: ?[]const u8 = null };
 
@@ -155,6 +158,7 @@ const specs = [_]Spec{
     .{ .opt = .dont_show_record_number, .long = "dont-show-record-number" },
     .{ .opt = .ansi_codec, .long = "ansi-codec", .value = "<ANSI_CODEC>" },
     .{ .opt = .stop_after_one_error, .long = "stop-after-one-error" },
+    .{ .opt = .mta, .long = "mta", .value = "<MTA>" },
 };
 
 fn specByLong(name: []const u8) ?*const Spec {
@@ -200,6 +204,7 @@ fn apply(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), spec: *cons
         .separate_json_attributes => cli.settings.separate_attributes = true,
         .dont_show_record_number => cli.no_record_number = true,
         .stop_after_one_error => cli.stop_after_one_error = true,
+        .mta => cli.mta = v,
     }
 }
 
@@ -582,11 +587,17 @@ pub fn main() u8 {
         error.OutOfMemory => fatal("out of memory", .{}),
     };
     const header = evtx_file.header;
+    const order = evtx_file.order;
+    const out_file = if (cli.output) |path| openOutput(path, cli.no_confirm_overwrite) else std.fs.File.stdout();
+    // Read after the output is created and before anything is written, as the reference does.
+    var mta_file: evtx.mta.MtaFile = undefined;
+    if (cli.mta) |path| {
+        mta_file = loadMta(gpa, path);
+        cli.settings.mta = &mta_file;
+    }
     if (header.checksumMismatch()) {
         stderrPrint("warning: the file header's CRC32 is invalid (stored 0x{x:0>8}, computed 0x{x:0>8}); reading the file anyway\n", .{ header.checksum_stored, header.checksum_computed });
     }
-    const order = evtx_file.order;
-    const out_file = if (cli.output) |path| openOutput(path, cli.no_confirm_overwrite) else std.fs.File.stdout();
     // Chunks are written in runs of whole records, most larger than this buffer, which
     // then go to the file without an extra copy.
     const buffer = gpa.alloc(u8, 1 << 14) catch fatal("out of memory", .{});
@@ -603,6 +614,20 @@ pub fn main() u8 {
         return finish(&fw, &sink, @intCast(opened_input.size), e);
     };
     return finish(&fw, &sink, @intCast(opened_input.size), null);
+}
+
+/// Reads and parses `--mta FILE`, or ends the run with the reference's words.
+fn loadMta(gpa: std.mem.Allocator, path: []const u8) evtx.mta.MtaFile {
+    const bytes = std.fs.cwd().readFileAlloc(gpa, path, std.math.maxInt(usize)) catch |e| {
+        if (e == error.OutOfMemory) fatal("out of memory", .{});
+        fatal("failed to read `{s}`\n\nCaused by:\n    {s}", .{ path, ioReason(e) });
+    };
+    defer gpa.free(bytes);
+    var diag: evtx.mta.Diagnostic = undefined;
+    return evtx.mta.parse(gpa, bytes, &diag) catch |e| switch (e) {
+        error.OutOfMemory => fatal("out of memory", .{}),
+        error.Invalid => fatal("{f}", .{diag}),
+    };
 }
 
 fn finish(fw: *std.fs.File.Writer, sink: *Sink, bytes: usize, err: ?anyerror) u8 {

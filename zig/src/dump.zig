@@ -23,6 +23,7 @@ const input = @import("input.zig");
 pub const Input = input.Input;
 const template = @import("template.zig");
 const carve = @import("carve.zig");
+const mta = @import("mta.zig");
 
 pub const OutputFormat = enum { xml, json, jsonl };
 
@@ -42,6 +43,8 @@ pub const Settings = struct {
     ansi: values.Codec = values.default_codec,
     /// Records to print (by record header id); empty = all.
     events: []const Range = &.{},
+    /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (mta.zig).
+    mta: ?*const mta.MtaFile = null,
 
     fn wanted(s: *const Settings, id: u64) bool {
         if (s.events.len == 0) return true;
@@ -319,17 +322,19 @@ pub const Renderer = struct {
         const text_start = out.len();
         const format: values.Format = .{ .chunk = p.chunk, .ansi = s.ansi };
         // Fast path: a compiled program for the record's signature, read from the bytes.
-        if (r.compiled and try r.programs.scan(p, start, end)) {
+        // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
+        const compiled = r.compiled and s.mta == null;
+        if (compiled and try r.programs.scan(p, start, end)) {
             if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
         }
         p.resetRecord();
         // Unused BinXml values (shared-fixtures/README.md): the reference compiles no program
         // for JSON with separate attributes.
-        p.defer_unused = !(s.separate_attributes and s.format != .xml);
+        p.defer_unused = s.mta == null and !(s.separate_attributes and s.format != .xml);
         const top = try p.parseStream(start, end, .record);
         if (p.deferred) |*d| try template.checkDeferred(p, d, start, end, top);
         var capture: ?*program.Capture = null;
-        if (r.compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
+        if (compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             if (try r.programs.sign(p, p.edges(top)[0])) {
                 if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
                 capture = r.programs.beginCapture(text_start);
@@ -349,7 +354,19 @@ pub const Renderer = struct {
             },
         }
         if (capture != null) try r.programs.endCapture(out);
+        if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
         try r.finishRecord(out, rec, text_start);
+    }
+
+    /// Splices the record's `RenderingInfo` (from `--mta`) into its rendered text.
+    fn addRenderingInfo(r: *Renderer, out: *escape.Out, file: *const mta.MtaFile, format: values.Format, root: u32, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
+        var scratch = escape.Out.init(out.gpa);
+        defer scratch.deinit();
+        const fields = try mta.eventFields(&r.parser, format, root, &scratch) orelse return;
+        const info = file.renderingInfo(rec.id, &fields) orelse return;
+        const s = r.settings;
+        const spliced = try mta.splice(out, text_start, &info, s.format != .xml, s.indent);
+        assert(spliced);
     }
 
     fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values.Format, rec: *const chunk.Record, text_start: usize) tokens.Error!void {

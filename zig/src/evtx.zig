@@ -21,6 +21,7 @@ pub const template = @import("template.zig");
 pub const render_json = @import("render_json.zig");
 pub const render_xml = @import("render_xml.zig");
 pub const program = @import("program.zig");
+pub const mta = @import("mta.zig");
 pub const dump = @import("dump.zig");
 pub const info = @import("info.zig");
 

@@ -169,6 +169,54 @@ pub const CODEC_MODES: &[Mode] = &[
     },
 ];
 
+/// The marker in the name of an `--mta` mode: `<base mode>+mta:<file name>`.
+pub const MTA_MARK: &str = "+mta:";
+
+/// `--mta` modes of `input`: every base mode (and its `--recover-records` variant) with each
+/// `.MTA` file that pairs with it, `<log stem>.<variant>.MTA` beside the log
+/// (shared-fixtures/generator/mta-format.md). None for other inputs.
+pub fn mta_modes(input: &Path) -> Vec<Mode> {
+    let (Some(dir), Some(stem)) = (input.parent(), input.file_stem()) else {
+        return Vec::new();
+    };
+    let prefix = format!("{}.", stem.to_string_lossy());
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            name.is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".MTA"))
+        })
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        let path: &'static str = file.to_string_lossy().into_owned().leak();
+        let with = |args: &[&'static str]| -> &'static [&'static str] {
+            if args.is_empty() {
+                return &[];
+            }
+            let mut v = args.to_vec();
+            v.extend(["--mta", path]);
+            v.leak()
+        };
+        for base in modes() {
+            out.push(Mode {
+                name: format!("{}{MTA_MARK}{name}", base.name).leak(),
+                args: with(base.args),
+                banner: base.banner,
+                json: base.json,
+                threads: base.threads,
+                with_banner: with(base.with_banner),
+            });
+        }
+    }
+    out
+}
+
 /// `evtx_dump info`, compared as a check family of its own (mode `info`): every form of its
 /// arguments the reference's clap accepts, and a root flag before the subcommand, `@` standing
 /// for the input. stdout byte for byte and
@@ -291,10 +339,13 @@ impl ParityReport {
 }
 
 /// The family of a mode, as the report groups them: `dump` (the base modes), `recover` (with
-/// `--recover-records`), `ansi-codec` (the `ansi-*` fixtures' extra modes), `info`.
+/// `--recover-records`), `ansi-codec` (the `ansi-*` fixtures' extra modes), `mta` (`--mta`
+/// fixtures, `mta_modes`), `info`.
 pub fn family(mode: &str) -> &'static str {
     if mode == INFO_MODE {
         "info"
+    } else if mode.contains(MTA_MARK) {
+        "mta"
     } else if mode.ends_with(RECOVER_SUFFIX) {
         "recover"
     } else if CODEC_MODES.iter().any(|m| m.name == mode) {
@@ -342,7 +393,10 @@ pub fn run_parity(
     committed: &[Committed],
 ) -> Result<ParityReport, String> {
     for name in only {
-        if name != INFO_MODE && !modes().iter().chain(CODEC_MODES).any(|m| m.name == name) {
+        if name != INFO_MODE
+            && !name.contains(MTA_MARK)
+            && !modes().iter().chain(CODEC_MODES).any(|m| m.name == name)
+        {
             return Err(format!("no parity mode {name:?}"));
         }
     }
@@ -362,7 +416,8 @@ pub fn run_parity(
         } else {
             &[]
         };
-        for mode in modes().iter().chain(extra).filter(wanted) {
+        let mta = mta_modes(&input.path);
+        for mode in modes().iter().chain(extra).chain(&mta).filter(wanted) {
             let before = report.checks.len();
             let reference = check_mode(backends, input, mode, gaps, &mut report.checks);
             // The manifest's expected output of this (fixture, mode) is the reference's stdout.

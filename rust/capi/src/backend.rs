@@ -153,6 +153,7 @@ impl Library for Backend {
             event_ranges: None,
             threads: settings.threads,
             recover_records: settings.recover_records,
+            mta: None,
         };
         Ok(Backend {
             source,

@@ -85,6 +85,11 @@ struct Cli {
     /// Stop (exit 1) at the first chunk or record error.
     #[arg(long)]
     stop_after_one_error: bool,
+    /// An .MTA file (LocaleMetaData\<log>_<LCID>.MTA, next to logs saved with display
+    /// information): adds each event's message, level, task, opcode and keyword names as a
+    /// RenderingInfo element.
+    #[arg(long, value_name = "MTA")]
+    mta: Option<PathBuf>,
     /// More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same.
     #[arg(short = 'v', action = ArgAction::Count)]
     verbose: u8,
@@ -178,7 +183,7 @@ fn main() -> ExitCode {
             eprintln!("no need to pass both `--no-show-record-number` and `-o jsonl`");
         }
     }
-    let opts = Options {
+    let mut opts = Options {
         format,
         indent: !cli.no_indent,
         separate_json_attributes: cli.separate_json_attributes,
@@ -190,16 +195,13 @@ fn main() -> ExitCode {
         event_ranges: cli.events.clone().map(|r| r.0),
         threads: cli.threads as usize,
         recover_records: cli.recover_records,
+        mta: None,
     };
 
     let file = match open_input(&input, cli.output.as_deref()) {
         Ok(f) => f,
         Err(e) => return fatal(e),
     };
-    if let Some(w) = file.checksum_warning() {
-        eprintln!("{w}");
-    }
-
     let (sink, progress): (Box<dyn Write>, bool) = match &cli.output {
         None => (stdout_writer(), false),
         Some(path) => match open_output(path, cli.no_confirm_overwrite) {
@@ -207,6 +209,16 @@ fn main() -> ExitCode {
             Err(e) => return fatal(e),
         },
     };
+    // Read after the output is created and before anything is written, as the reference does.
+    if let Some(path) = &cli.mta {
+        match load_mta(path) {
+            Ok(mta) => opts.mta = Some(std::sync::Arc::new(mta)),
+            Err(e) => return fatal(e),
+        }
+    }
+    if let Some(w) = file.checksum_warning() {
+        eprintln!("{w}");
+    }
     // Chunk outputs (usually 60–250 KiB) at least this large go straight to the descriptor in
     // one write; smaller ones are gathered.
     let mut out = io::BufWriter::with_capacity(64 << 10, sink);
@@ -290,6 +302,18 @@ fn main() -> ExitCode {
         return fatal("Stopped after error");
     }
     ExitCode::SUCCESS
+}
+
+/// Reads and parses `--mta FILE`; the error in the reference's words.
+fn load_mta(path: &Path) -> Result<evtx_core::mta::MtaFile, String> {
+    let bytes = fs::read(path).map_err(|e| {
+        format!(
+            "failed to read `{}`\n\nCaused by:\n    {}",
+            path.display(),
+            io_reason(&e)
+        )
+    })?;
+    evtx_core::mta::MtaFile::parse(&bytes).map_err(|e| e.to_string())
 }
 
 /// Standard output as a plain file descriptor: `io::stdout()` is line-buffered, which would

@@ -6,6 +6,7 @@ use crate::chunk::{self, ChunkHeader, RecordWalker, WalkItem, CHUNK_SIZE};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::FileHeader;
 use crate::input::{ChunkOrder, ChunkSlot, ChunkSource};
+use crate::mta;
 use crate::options::{Format, Options};
 use crate::program::{Defs, Prescan, Programs, Recorder};
 use crate::render_xml::Ctx;
@@ -354,7 +355,12 @@ impl Renderer {
             templates: &mut self.templates,
             identities: &mut self.identities,
         };
-        let prescan = self.programs.prescan(cx, &mut defs, bstart, bend);
+        // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
+        let prescan = if self.opts.mta.is_some() {
+            Prescan::Unsupported
+        } else {
+            self.programs.prescan(cx, &mut defs, bstart, bend)
+        };
         if let Prescan::Hit(a, b, c, d) = prescan {
             self.banner(buf, rec.id, recovered);
             let body = buf.len();
@@ -369,8 +375,9 @@ impl Renderer {
         }
         // The reference renders a record through its compiled path when it can, which reads
         // only the values a template uses; it has none for `--separate-json-attributes` JSON.
-        self.scratch.defer_unused =
-            !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
+        // With `--mta` it never does (its tree path reads them all).
+        self.scratch.defer_unused = self.opts.mta.is_none()
+            && !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
         let parsed = tokens::parse_record(
             cx,
             &mut self.names,
@@ -401,6 +408,14 @@ impl Renderer {
             Format::Json | Format::Jsonl => {
                 render_json::render_record(buf, &rcx, root, self.opts.separate_json_attributes)
                     .map_err(|e| e.into_failure())?;
+            }
+        }
+        if let Some(mta) = &self.opts.mta {
+            let fields = mta::event_fields(cx.chunk, cx.codec, &self.names, &self.tree, root);
+            if let Some(info) = fields.and_then(|f| mta.rendering_info(rec.id, &f)) {
+                let json = self.opts.format != Format::Xml;
+                let spliced = mta::splice(buf, body, &info, json, self.opts.indent);
+                debug_assert!(spliced, "a rendered Event ends with its closing");
             }
         }
         buf.push(b'\n');

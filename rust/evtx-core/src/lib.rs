@@ -28,7 +28,8 @@
 //! from BinXML, [`template`] caches and instantiates template definitions, [`values`] decodes
 //! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
 //! turn trees into text, [`program`] records per-template replay programs (the compiled
-//! fast path: most records are produced without building a tree), and [`mod@dump`] drives it all
+//! fast path: most records are produced without building a tree), [`mta`] reads `.MTA` files
+//! for `RenderingInfo`, and [`mod@dump`] drives it all
 //! per chunk, in order, on one or more threads.
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
@@ -45,6 +46,7 @@ pub mod file_header;
 pub mod info;
 pub mod input;
 pub mod limits;
+pub mod mta;
 pub mod options;
 pub mod program;
 pub mod render_json;

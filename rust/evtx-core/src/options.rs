@@ -39,6 +39,8 @@ pub struct Options {
     pub threads: usize,
     /// `--recover-records`: also render records carved from unallocated chunk space (5.4).
     pub recover_records: bool,
+    /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (see `mta`).
+    pub mta: Option<std::sync::Arc<crate::mta::MtaFile>>,
 }
 
 impl Default for Options {
@@ -53,6 +55,7 @@ impl Default for Options {
             event_ranges: None,
             threads: 0,
             recover_records: false,
+            mta: None,
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod fixtures;
 pub mod log;
 pub mod manifest;
 pub mod more;
+pub mod mta;
 pub mod rng;
 pub mod sparse;
 pub mod windows;
