@@ -135,6 +135,7 @@ test: setup
 	$(call step,abi-parity,$(MAKE) --no-print-directory abi-parity)
 	$(call step,exit-table,$(COMPARE) exit-table --reference $(REF) --fixtures shared-fixtures --out target/exit-table)
 	$(call step,gates-fail,compare/gates/run.sh $(COMPARE) $(REF) zig-out/bin/evtx-rs zig-out/bin/evtx-zig)
+	$(call step,instructions,$(COMPARE) instructions --baseline compare/baselines/instructions.json)
 	$(call step,mutate,$(COMPARE) mutate --reference $(REF) --fixtures shared-fixtures --out target/mutate)
 	$(call step,fuzz-smoke,$(MAKE) --no-print-directory fuzz-smoke)
 	$(call step,python,$(MAKE) --no-print-directory python-test)

@@ -5,6 +5,7 @@ mod cli_paths;
 mod diff;
 mod exit_table;
 mod gaps;
+mod instructions;
 mod mutate;
 mod parity;
 mod records;
@@ -43,6 +44,26 @@ enum Command {
     /// The CLI paths parity does not cover (stdin, -f and the overwrite prompt, --events,
     /// --dont-show-record-number, --stop-after-one-error, -t 0 and 3), against the reference.
     CliPaths(CliPathsArgs),
+    /// The instruction-count gate: callgrind instructions per record of both engines in W1
+    /// (jsonl) and W2 (xml) at `-t 1` on the committed fixture, against the committed baseline.
+    Instructions(InstructionsArgs),
+}
+
+#[derive(Args)]
+struct InstructionsArgs {
+    /// The baseline (`compare/baselines/instructions.json`); its fixture is beside it.
+    #[arg(long)]
+    baseline: PathBuf,
+    #[arg(long, default_value = "zig-out/bin/evtx-rs")]
+    rust: PathBuf,
+    /// The Zig CLI built for a CPU valgrind can decode.
+    #[arg(long, default_value = "zig-out/bin/evtx-zig-valgrind")]
+    zig: PathBuf,
+    /// Rewrite the baseline with the measured numbers; the comment says why (required).
+    #[arg(long, value_name = "WHY")]
+    write: Option<String>,
+    #[arg(long, default_value = "target/instructions")]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -171,6 +192,15 @@ fn main() -> ExitCode {
         Command::All(args) => all_command(&args),
         Command::Mutate(args) => mutate_command(&args),
         Command::ExitTable(args) => exit_table::exit_table_command(&args),
+        Command::Instructions(args) => instructions::run_gate(&instructions::Plan {
+            baseline: &args.baseline,
+            engines: vec![
+                ("evtx-rs".into(), args.rust.clone()),
+                ("evtx-zig".into(), args.zig.clone()),
+            ],
+            write: args.write.clone(),
+            out: &args.out,
+        }),
         Command::CliPaths(args) => args.backends.check_present().and_then(|()| {
             cli_paths::run_cli_paths(
                 &args.backends.backends(),
