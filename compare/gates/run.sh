@@ -6,6 +6,7 @@
 # Besides the engines it plants a stale include/evtx.h (header-check), a GNU time that leaves
 # no or an unreadable peak-RSS measurement (the mutation gate), and a C library whose pull API
 # flips each record's `recovered` flag, output bytes unchanged (ABI parity, evtx-bench --parity).
+# And an instruction baseline 5 % below the measurement (the instruction-count gate).
 #
 #   compare/gates/run.sh EVTX_COMPARE REFERENCE EVTX_RS EVTX_ZIG
 set -u -o pipefail
