@@ -250,7 +250,12 @@ pub fn units_until_nul(bytes: &[u8]) -> usize {
 /// Whether `bytes` (UTF-16LE, even length), cut at the first NUL, is valid UTF-16.
 pub fn utf16_until_nul_is_valid(bytes: &[u8]) -> bool {
     let n = units_until_nul(bytes);
-    decode_utf16_strict(&bytes[..2 * n]).is_some()
+    // Decoded and dropped: no `String` per name (the string-table check calls this for every
+    // name of every chunk).
+    let units = bytes[..2 * n]
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]));
+    char::decode_utf16(units).all(|c| c.is_ok())
 }
 
 /// Decodes valid UTF-16LE to a `String`, `None` on a lone surrogate.
@@ -335,6 +340,9 @@ mod tests {
         assert_eq!(units_until_nul(&u16s(&[0x41, 0, 0x42])), 1);
         assert!(utf16_until_nul_is_valid(&u16s(&[0x41, 0, 0xd800])));
         assert!(!utf16_until_nul_is_valid(&u16s(&[0xd800, 0x41])));
+        assert!(utf16_until_nul_is_valid(&u16s(&[0x41, 0xd83d, 0xde00])));
+        assert!(!utf16_until_nul_is_valid(&u16s(&[0x41, 0xde00, 0])));
+        assert!(utf16_until_nul_is_valid(&[]));
     }
 
     /// The contract's escaping one character at a time (sections 8.1, 8.2), written from the
