@@ -27,7 +27,7 @@ impl Specials {
     /// Whether the kernels stop at ASCII unit `u` (the scalar definition).
     #[inline]
     pub fn stops_at(self, u: u16) -> bool {
-        if u >= 0x80 || u < 0x20 {
+        if !(0x20..0x80).contains(&u) {
             return true;
         }
         let b = u as u8;
@@ -47,7 +47,7 @@ impl Specials {
 /// those bytes but never copies them.
 #[inline]
 pub fn plain_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize, sp: Specials) -> usize {
-    debug_assert!(start <= end && end <= src.len() && (end - start) % 2 == 0);
+    debug_assert!(start <= end && end <= src.len() && (end - start).is_multiple_of(2));
     #[cfg(target_arch = "x86_64")]
     {
         match sp {
