@@ -127,6 +127,7 @@ test: setup
 	@.ci/step abi-parity $(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
 	@.ci/step exit-table $(COMPARE) exit-table --reference $(REF) --fixtures shared-fixtures --out target/exit-table
 	@.ci/step gates-fail compare/gates/run.sh $(COMPARE) $(REF) zig-out/bin/evtx-rs zig-out/bin/evtx-zig
+	@.ci/step instructions $(COMPARE) instructions --baseline compare/baselines/instructions.json
 	@.ci/step mutate     $(COMPARE) mutate --reference $(REF) --fixtures shared-fixtures --out target/mutate
 	@.ci/step fuzz-smoke $(MAKE) --no-print-directory fuzz-smoke
 	@.ci/step python     $(MAKE) --no-print-directory python-test

@@ -6,6 +6,7 @@
 # Besides the engines it plants a stale include/evtx.h (header-check), a GNU time that leaves
 # no or an unreadable peak-RSS measurement (the mutation gate), and a C library whose pull API
 # flips each record's `recovered` flag, output bytes unchanged (ABI parity, evtx-bench --parity).
+# And an instruction baseline 5 % below the measurement (the instruction-count gate).
 #
 #   compare/gates/run.sh EVTX_COMPARE REFERENCE EVTX_RS EVTX_ZIG
 set -u -o pipefail
@@ -158,6 +159,28 @@ abi() { # CORRUPTION
 }
 abi none
 abi flip-recovered
+
+# The instruction-count gate: the committed baseline with every count 5 % lower (a planted rise
+# of 5 %, past the 2 % tolerance) must fail. The real engines; the control is make test's own
+# `instructions` step against the committed baseline.
+instructions() { # CORRUPTION
+    local dir="$work/baselines" log="$work/instructions-$1.log" status
+    mkdir -p "$dir"
+    cp "$root/compare/baselines/"*.evtx "$dir/"
+    python3 -S - "$root/compare/baselines/instructions.json" "$dir/instructions.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+for workloads in b["instructions_per_record"].values():
+    for w in workloads:
+        workloads[w] *= 0.95
+json.dump(b, open(sys.argv[2], "w"))
+PY
+    "$compare" instructions --baseline "$dir/instructions.json" --rust "$rust" \
+        --zig "$(dirname "$zig")/evtx-zig-valgrind" --out "$work/instructions" > "$log" 2>&1
+    status=$?
+    verdict instructions "$1" "baseline 5 % below the measurement" "$status" "$log"
+}
+instructions rise-5-percent
 
 echo "gates-fail: $caught of $planted corruptions caught, $failed_controls controls red"
 [ "$caught" -eq "$planted" ] && [ "$planted" -gt 0 ] && [ "$failed_controls" -eq 0 ]

@@ -6,6 +6,7 @@ mod cli_paths;
 mod diff;
 mod exit_table;
 mod gaps;
+mod instructions;
 mod mutate;
 mod parity;
 mod phases;
@@ -47,6 +48,9 @@ enum Command {
     CliPaths(CliPathsArgs),
     /// The three C libraries through `evtx-bench --parity`, every variant of `abi_parity.rs`.
     AbiParity(AbiParityArgs),
+    /// The instruction-count gate: callgrind instructions per record of both engines in W1
+    /// (jsonl) and W2 (xml) at `-t 1` on the committed fixture, against the committed baseline.
+    Instructions(InstructionsArgs),
 }
 
 #[derive(Args)]
@@ -62,6 +66,23 @@ struct AbiParityArgs {
     lib_dir: PathBuf,
     /// Each run's full evtx-bench output.
     #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct InstructionsArgs {
+    /// The baseline (`compare/baselines/instructions.json`); its fixture is beside it.
+    #[arg(long)]
+    baseline: PathBuf,
+    #[arg(long, default_value = "zig-out/bin/evtx-rs")]
+    rust: PathBuf,
+    /// The Zig CLI built for a CPU valgrind can decode.
+    #[arg(long, default_value = "zig-out/bin/evtx-zig-valgrind")]
+    zig: PathBuf,
+    /// Rewrite the baseline with the measured numbers; the comment says why (required).
+    #[arg(long, value_name = "WHY")]
+    write: Option<String>,
+    #[arg(long, default_value = "target/instructions")]
     out: PathBuf,
 }
 
@@ -192,6 +213,15 @@ fn main() -> ExitCode {
         Command::Mutate(args) => mutate_command(&args),
         Command::ExitTable(args) => exit_table::exit_table_command(&args),
         Command::AbiParity(args) => abi_parity_command(&args),
+        Command::Instructions(args) => instructions::run_gate(&instructions::Plan {
+            baseline: &args.baseline,
+            engines: vec![
+                ("evtx-rs".into(), args.rust.clone()),
+                ("evtx-zig".into(), args.zig.clone()),
+            ],
+            write: args.write.clone(),
+            out: &args.out,
+        }),
         Command::CliPaths(args) => args.backends.check_present().and_then(|()| {
             cli_paths::run_cli_paths(
                 &args.backends.backends(),

@@ -5,6 +5,8 @@
 //! by the caller) and appends to the output buffer in one pass: no intermediate `String`.
 //! Lone surrogates become `_` (XML) or U+FFFD (JSON, raw text).
 
+use crate::simd;
+
 /// Escape mode of a UTF-16 or UTF-8 string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -130,46 +132,41 @@ fn lone_surrogate(out: &mut Vec<u8>, mode: Mode) {
 
 /// Appends UTF-16LE `bytes` (even length) escaped for `mode`, up to the first NUL unit (every
 /// text of the contract is cut there).
+#[inline]
 pub fn write_utf16(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
+    write_utf16_in(out, bytes, 0, bytes.len() & !1, mode);
+}
+
+/// The vector kernel's stop set for `mode` (a superset of the units the scalar loop escapes).
+#[inline]
+fn specials(mode: Mode) -> simd::Specials {
+    match mode {
+        Mode::XmlText => simd::Specials::XmlText,
+        Mode::XmlAttr => simd::Specials::XmlAttr,
+        Mode::JsonUpper | Mode::JsonLower => simd::Specials::Json,
+        Mode::Raw => simd::Specials::Raw,
+    }
+}
+
+/// [`write_utf16`] of the text at `src[start..end]` (`end - start` even). `src` may go on past
+/// `end` (the chunk): the vector kernel reads ahead inside it, so fewer strings end too close to
+/// the buffer's end for a full load.
+pub fn write_utf16_in(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize, mode: Mode) {
+    let _ = &src[start..end];
     let t = table(mode);
+    let sp = specials(mode);
     let xml = matches!(mode, Mode::XmlText | Mode::XmlAttr);
-    let n = bytes.len() / 2;
-    // Leading run of plain ASCII (most strings are entirely that): one pass into a pre-sized
-    // region, then the general loop from the first unit that needs care.
-    let base = out.len();
-    out.resize(base + n, 0);
-    let mut i = 0;
-    {
-        let dst = &mut out[base..];
-        for (d, c) in dst[i..].iter_mut().zip(bytes[2 * i..].chunks_exact(2)) {
-            let lo = c[0];
-            if c[1] != 0 || lo >= 0x80 || t[usize::from(lo)] != 0 {
-                break;
-            }
-            *d = lo;
-            i += 1;
+    let json = matches!(mode, Mode::JsonUpper | Mode::JsonLower);
+    let mut i = start;
+    while i < end {
+        // Runs of plain ASCII (most strings are entirely that) eight units at a time; the unit
+        // the kernel stops at (or the next one, near the end of `src`) is handled here.
+        i += 2 * simd::plain_run(out, src, i, end, sp);
+        if i >= end {
+            break;
         }
-    }
-    out.truncate(base + i);
-    if i == n {
-        return;
-    }
-    out.reserve(n - i + 8);
-    while i < n {
-        // Fast path: a run of ASCII units that need no escaping, copied in one go.
-        let run = bytes[2 * i..2 * n]
-            .chunks_exact(2)
-            .position(|c| c[1] != 0 || c[0] >= 0x80 || t[usize::from(c[0])] != 0)
-            .unwrap_or(n - i);
-        if run > 0 {
-            out.extend(bytes[2 * i..2 * (i + run)].chunks_exact(2).map(|c| c[0]));
-            i += run;
-            if i == n {
-                break;
-            }
-        }
-        let u = u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
-        i += 1;
+        let u = u16::from_le_bytes([src[i], src[i + 1]]);
+        i += 2;
         if u == 0 {
             break;
         }
@@ -177,6 +174,9 @@ pub fn write_utf16(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
             let b = u as u8;
             if t[usize::from(b)] == 0 {
                 out.push(b);
+            } else if json && (b == b'\\' || b == b'"') {
+                // Not cold: every Windows path has backslashes.
+                out.extend_from_slice(&[b'\\', b]);
             } else {
                 escape_ascii(out, b, mode);
             }
@@ -186,10 +186,10 @@ pub fn write_utf16(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
             } else {
                 push_utf8(out, u32::from(u));
             }
-        } else if u < 0xdc00 && i < n {
-            let lo = u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]);
+        } else if u < 0xdc00 && i < end {
+            let lo = u16::from_le_bytes([src[i], src[i + 1]]);
             if (0xdc00..0xe000).contains(&lo) {
-                i += 1;
+                i += 2;
                 let c = 0x10000 + ((u32::from(u) - 0xd800) << 10) + (u32::from(lo) - 0xdc00);
                 push_utf8(out, c);
             } else {
@@ -250,7 +250,12 @@ pub fn units_until_nul(bytes: &[u8]) -> usize {
 /// Whether `bytes` (UTF-16LE, even length), cut at the first NUL, is valid UTF-16.
 pub fn utf16_until_nul_is_valid(bytes: &[u8]) -> bool {
     let n = units_until_nul(bytes);
-    decode_utf16_strict(&bytes[..2 * n]).is_some()
+    // Decoded and dropped: no `String` per name (the string-table check calls this for every
+    // name of every chunk).
+    let units = bytes[..2 * n]
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]));
+    char::decode_utf16(units).all(|c| c.is_ok())
 }
 
 /// Decodes valid UTF-16LE to a `String`, `None` on a lone surrogate.
@@ -335,5 +340,92 @@ mod tests {
         assert_eq!(units_until_nul(&u16s(&[0x41, 0, 0x42])), 1);
         assert!(utf16_until_nul_is_valid(&u16s(&[0x41, 0, 0xd800])));
         assert!(!utf16_until_nul_is_valid(&u16s(&[0xd800, 0x41])));
+        assert!(utf16_until_nul_is_valid(&u16s(&[0x41, 0xd83d, 0xde00])));
+        assert!(!utf16_until_nul_is_valid(&u16s(&[0x41, 0xde00, 0])));
+        assert!(utf16_until_nul_is_valid(&[]));
+    }
+
+    /// The contract's escaping one character at a time (sections 8.1, 8.2), written from the
+    /// rules, not from the writer: the oracle of the property test below.
+    fn oracle(units: &[u16], mode: Mode) -> String {
+        let cut = units.iter().position(|&u| u == 0).unwrap_or(units.len());
+        let mut s = String::new();
+        for c in char::decode_utf16(units[..cut].iter().copied()) {
+            let xml = matches!(mode, Mode::XmlText | Mode::XmlAttr);
+            let Ok(c) = c else {
+                s.push_str(if xml { "_" } else { "\u{fffd}" });
+                continue;
+            };
+            match mode {
+                Mode::XmlText | Mode::XmlAttr => match c {
+                    '&' => s.push_str("&amp;"),
+                    '<' => s.push_str("&lt;"),
+                    '>' => s.push_str("&gt;"),
+                    '"' if mode == Mode::XmlAttr => s.push_str("&quot;"),
+                    '\'' if mode == Mode::XmlAttr => s.push_str("&apos;"),
+                    '\t' | '\n' | '\r' => s.push(c),
+                    '\u{0}'..='\u{1f}' | '\u{fffe}' | '\u{ffff}' => s.push('_'),
+                    _ => s.push(c),
+                },
+                Mode::JsonUpper | Mode::JsonLower => match c {
+                    '"' => s.push_str("\\\""),
+                    '\\' => s.push_str("\\\\"),
+                    '\n' => s.push_str("\\n"),
+                    '\r' => s.push_str("\\r"),
+                    '\t' => s.push_str("\\t"),
+                    '\u{8}' => s.push_str("\\b"),
+                    '\u{c}' => s.push_str("\\f"),
+                    '\u{0}'..='\u{1f}' => s.push_str(&format!("\\u{:04X}", c as u32)),
+                    _ => s.push(c),
+                },
+                Mode::Raw => s.push(c),
+            }
+        }
+        s
+    }
+
+    /// The writer (vector kernel plus scalar loop) against the oracle on random strings of every
+    /// unit class, at every offset of a larger buffer (the kernel reads ahead inside it).
+    #[test]
+    fn writer_equals_the_oracle_on_random_strings() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        const CLASS: [u16; 16] = [
+            0x22, 0x26, 0x27, 0x3c, 0x3e, 0x5c, 0x09, 0x0a, 0x0d, 0x01, 0x1f, 0x08, 0x0c, 0x7f,
+            0xfffe, 0xffff,
+        ];
+        for _ in 0..20_000 {
+            let len = (next() % 48) as usize;
+            let units: Vec<u16> = (0..len)
+                .map(|_| match next() % 12 {
+                    0..=6 => 0x20 + (next() % 0x5f) as u16,
+                    7 => CLASS[(next() % 16) as usize],
+                    8 => 0x80 + (next() % 0x780) as u16,
+                    9 => 0xd800 + (next() % 0x800) as u16,
+                    10 if next() % 8 == 0 => 0,
+                    _ => next() as u16,
+                })
+                .collect();
+            let lead = (next() % 3) as usize;
+            let slack = (next() % 20) as usize;
+            let mut src = vec![0x41u8; lead];
+            src.extend(units.iter().flat_map(|u| u.to_le_bytes()));
+            src.extend((0..slack).map(|_| next() as u8));
+            for mode in [Mode::XmlText, Mode::XmlAttr, Mode::JsonUpper, Mode::Raw] {
+                let mut out = b"pre".to_vec();
+                write_utf16_in(&mut out, &src, lead, lead + 2 * len, mode);
+                let want = oracle(&units, mode);
+                assert_eq!(
+                    String::from_utf8(out[3..].to_vec()).unwrap(),
+                    want,
+                    "{mode:?} {units:x?}"
+                );
+            }
+        }
     }
 }

@@ -109,7 +109,7 @@ pub fn emit_node(
     match *node {
         Node::Text16 { off, units, .. } => {
             let o = off as usize;
-            escape::write_utf16(out, &chunk[o..o + 2 * units as usize], flavor.utf16_mode());
+            escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, flavor.utf16_mode());
         }
         Node::Ansi { off, len, .. } => {
             let o = off as usize;
@@ -145,9 +145,11 @@ fn write_item(
             match it {
                 Some(values::Item::Text16 { off, units }) => {
                     let o = off as usize;
-                    escape::write_utf16(
+                    escape::write_utf16_in(
                         out,
-                        &chunk[o..o + 2 * units as usize],
+                        chunk,
+                        o,
+                        o + 2 * units as usize,
                         flavor.utf16_mode(),
                     );
                 }
@@ -177,7 +179,7 @@ fn write_slot(
     match *slot {
         Slot::Text16 { off, units } => {
             let o = off as usize;
-            escape::write_utf16(out, &chunk[o..o + 2 * units as usize], flavor.utf16_mode());
+            escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, flavor.utf16_mode());
         }
         Slot::Ansi { off, len } => {
             let o = off as usize;

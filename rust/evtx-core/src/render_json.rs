@@ -369,7 +369,7 @@ impl Renderer<'_, '_> {
         match *n {
             Node::CData { off, units } => {
                 let o = off as usize;
-                escape::write_utf16(out, &chunk[o..o + 2 * units as usize], Mode::JsonUpper);
+                escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, Mode::JsonUpper);
             }
             Node::Text16 { .. } | Node::Ansi { .. } | Node::Value(_) => {
                 let rec = if record { self.cx.rec } else { None };

@@ -172,7 +172,7 @@ fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> 
 #[inline]
 fn utf16(out: &mut Vec<u8>, chunk: &[u8], off: u32, units: u32, mode: Mode) {
     let o = off as usize;
-    escape::write_utf16(out, &chunk[o..o + 2 * units as usize], mode);
+    escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, mode);
 }
 
 /// Text-mode / attribute-mode rendering of a non-element node (9.3). PIs render nothing here.

@@ -611,9 +611,11 @@ pub fn write_value(
                     None => {}
                     Some(Item::Text16 { off, units }) => {
                         let o = off as usize;
-                        escape::write_utf16(
+                        escape::write_utf16_in(
                             out,
-                            &chunk[o..o + 2 * units as usize],
+                            chunk,
+                            o,
+                            o + 2 * units as usize,
                             flavor.utf16_mode(),
                         )
                     }
@@ -676,19 +678,31 @@ pub fn write_hex_upper(out: &mut Vec<u8>, b: &[u8]) {
     }
 }
 
+/// The two lowercase hex digits of every byte.
+static HEX_PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [HEX_LOWER[i >> 4], HEX_LOWER[i & 0xf]];
+        i += 1;
+    }
+    t
+};
+
 /// `{d1-d2-d3-d4a-d4b}` lowercase.
 pub fn write_guid(out: &mut Vec<u8>, b: &[u8]) {
     // Output position of the two hex digits of each input byte: d1 is bytes 3..0 (LE u32),
-    // d2 bytes 5,4, d3 bytes 7,6, then bytes 8..15 as stored.
+    // d2 bytes 5,4, d3 bytes 7,6, then bytes 8..15 as stored. Constant positions and one
+    // table load per byte: no per-nibble work, no bounds checks.
     const AT: [usize; 16] = [7, 5, 3, 1, 12, 10, 17, 15, 20, 22, 25, 27, 29, 31, 33, 35];
-    let Some(b) = b.get(..16) else {
+    let Some(b) = b.first_chunk::<16>() else {
         return;
     };
     let mut buf = *b"{00000000-0000-0000-0000-000000000000}";
-    for (i, &x) in b.iter().enumerate() {
-        let at = AT[i];
-        buf[at] = HEX_LOWER[usize::from(x >> 4)];
-        buf[at + 1] = HEX_LOWER[usize::from(x & 0xf)];
+    for (&x, at) in b.iter().zip(AT) {
+        let [hi, lo] = HEX_PAIRS[usize::from(x)];
+        buf[at] = hi;
+        buf[at + 1] = lo;
     }
     out.extend_from_slice(&buf);
 }
