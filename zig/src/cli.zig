@@ -22,19 +22,19 @@ const usage =
     \\  [INPUT]  Input EVTX file path, or `-` for standard input. Required unless using a subcommand
     \\
     \\Options:
-    \\  -t, --threads <THREADS>         Worker threads, 0 = one per CPU (at most 256 are used) [default: 0]
-    \\  -o, --format <FORMAT>           Output format; `jsonl` is `json` with --no-indent --dont-show-record-number [default: xml] [possible values: json, xml, jsonl]
-    \\  -f, --output <OUTPUT>           Write to this file instead of standard output (parent directories are created; asks before overwriting). Errors still go to standard error
+    \\  -t, --threads <num-threads>     Worker threads, 0 = one per CPU (at most 256 are used) [default: 0]
+    \\  -o, --format <output-format>    Output format; `jsonl` is `json` with --no-indent --dont-show-record-number [default: xml] [possible values: json, xml, jsonl]
+    \\  -f, --output <output-target>    Write to this file instead of standard output (parent directories are created; asks before overwriting). Errors still go to standard error
     \\      --no-confirm-overwrite      Overwrite the output file without asking
-    \\      --events <EVENTS>           Only print the records with these event record IDs, e.g. `1-3,5`
+    \\      --events <event-ranges>     Only print the records with these event record IDs, e.g. `1-3,5`
     \\      --validate-checksums        Skip chunks whose CRC32s are wrong (dirty logs often have some: fewer records)
     \\      --recover-records           Also carve deleted/stale records from unallocated chunk space
     \\      --no-indent                 No indentation
     \\      --separate-json-attributes  JSON: element attributes in a separate `<NAME>_attributes` object
     \\      --dont-show-record-number   Do not print the `Record <id>` lines
-    \\      --ansi-codec <ANSI_CODEC>   Code page of ANSI strings: an Encoding Standard label [default: windows-1252]
-    \\      --stop-after-one-error      Stop (exit 1) at the first chunk or record error
+    \\      --ansi-codec <ansi-codec>   Code page of ANSI strings: an Encoding Standard label [default: windows-1252]
     \\      --mta <MTA>                 An .MTA file (LocaleMetaData\<log>_<LCID>.MTA, next to logs saved with display information): adds each event's message, level, task, opcode and keyword names as a RenderingInfo element
+    \\      --stop-after-one-error      Stop (exit 1) at the first chunk or record error
     \\  -v...                           More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same
     \\  -h, --help                      Print help
     \\  -V, --version                   Print version
@@ -91,14 +91,75 @@ const ParseError = error{ Usage, Help, OutOfMemory };
 /// The message of the last `error.Usage` or `error.Help` of `parseArgs` (one parse at a time:
 /// the CLI parses once, the tests one after another).
 var parse_message: []const u8 = "";
-var parse_message_buffer: [1024]u8 = undefined;
+var parse_message_buffer: [2048]u8 = undefined;
+
+/// The program's name in `Usage:` lines: the last component of `argv[0]`, as clap shows it.
+var bin_name: []const u8 = "evtx-zig";
+
+/// The tip clap prints under a usage error (clap 4's words).
+const Tip = union(enum) {
+    none,
+    /// `--x` was no option: it may be passed as a value after `--`.
+    trailing: []const u8,
+    /// `-x` (the character without its dash) was no option.
+    trailing_short: []const u8,
+    similar_argument: []const u8,
+    similar_subcommand: []const u8,
+    similar_value: []const u8,
+    /// An option of the `info` subcommand, named before `info`.
+    subcommand_argument: []const u8,
+};
+
+/// The `Usage:` line clap prints under a usage error, if any.
+const UsageLine = union(enum) {
+    none,
+    /// `NAME [OPTIONS] [INPUT] [COMMAND]`.
+    full,
+    /// The options given so far, in the order first given, then `[INPUT]` or `<INPUT>`.
+    used: *const Used,
+    info,
+};
+
+/// Formats a usage error in clap 4's layout: the message, a tip, a usage line (each after
+/// a blank line); `main` adds the `error: ` prefix and clap's last line.
+fn usageErrorWith(tip: Tip, usage_line: UsageLine, comptime fmt: []const u8, args: anytype) error{Usage} {
+    var w: std.Io.Writer = .fixed(&parse_message_buffer);
+    writeUsageError(&w, tip, usage_line, fmt, args) catch {
+        // Longer than any message of ours unless an argument is huge: cut it, as it is only shown.
+    };
+    parse_message = w.buffered();
+    return error.Usage;
+}
+
+fn writeUsageError(w: *std.Io.Writer, tip: Tip, usage_line: UsageLine, comptime fmt: []const u8, args: anytype) std.Io.Writer.Error!void {
+    try w.print(fmt, args);
+    switch (tip) {
+        .none => {},
+        .trailing => |arg| try w.print("\n\n  tip: to pass '{s}' as a value, use '-- {s}'", .{ arg, arg }),
+        .trailing_short => |c| try w.print("\n\n  tip: to pass '-{s}' as a value, use '-- -{s}'", .{ c, c }),
+        .similar_argument => |name| try w.print("\n\n  tip: a similar argument exists: '--{s}'", .{name}),
+        .similar_subcommand => |name| try w.print("\n\n  tip: a similar subcommand exists: '{s}'", .{name}),
+        .similar_value => |value| try w.print("\n\n  tip: a similar value exists: '{s}'", .{value}),
+        .subcommand_argument => |name| try w.print("\n\n  tip: 'info --{s}' exists", .{name}),
+    }
+    switch (usage_line) {
+        .none => {},
+        .full => try w.print("\n\nUsage: {s} [OPTIONS] [INPUT] [COMMAND]", .{bin_name}),
+        .info => try w.print("\n\nUsage: {s} info --input <EVTX>", .{bin_name}),
+        .used => |used| {
+            try w.print("\n\nUsage: {s}", .{bin_name});
+            if (used.count == 0 and !used.input) {
+                try w.writeAll(" [OPTIONS] [INPUT] [COMMAND]");
+                return;
+            }
+            for (used.items[0..used.count]) |item| try w.print(" {s}", .{item});
+            try w.writeAll(if (used.input) " <INPUT>" else " [INPUT]");
+        },
+    }
+}
 
 fn usageError(comptime fmt: []const u8, args: anytype) error{Usage} {
-    parse_message = std.fmt.bufPrint(&parse_message_buffer, fmt, args) catch blk: {
-        // Longer than any message of ours unless an argument is huge: cut it, as it is only shown.
-        break :blk &parse_message_buffer;
-    };
-    return error.Usage;
+    return usageErrorWith(.none, .none, fmt, args);
 }
 
 fn helpRequest(text: []const u8) error{Help} {
@@ -125,13 +186,35 @@ fn parseDecimal(comptime T: type, text: []const u8) ?T {
     return n;
 }
 
+/// `-t`: clap's `value_parser!(u32).range(0..)` reads an `i64` with Rust's `from_str` and
+/// then checks the range; each failure in its words.
+fn parseThreads(text: []const u8) error{Usage}!u32 {
+    const bad = "invalid value '{s}' for '--threads <num-threads>': {s}";
+    if (text.len == 0) return usageError(bad, .{ text, "cannot parse integer from empty string" });
+    const negative = text[0] == '-';
+    const digits = if (text[0] == '+' or negative) text[1..] else text;
+    if (digits.len == 0) return usageError(bad, .{ text, "invalid digit found in string" });
+    const overflow = if (negative) "number too small to fit in target type" else "number too large to fit in target type";
+    var n: i64 = 0;
+    for (digits) |c| {
+        if (c < '0' or c > '9') return usageError(bad, .{ text, "invalid digit found in string" });
+        n = std.math.mul(i64, n, 10) catch return usageError(bad, .{ text, overflow });
+        const digit: i64 = c - '0';
+        n = (if (negative) std.math.sub(i64, n, digit) else std.math.add(i64, n, digit)) catch
+            return usageError(bad, .{ text, overflow });
+    }
+    if (n < 0 or n > std.math.maxInt(u32))
+        return usageError("invalid value '{s}' for '--threads <num-threads>': {d} is not in 0..=4294967295", .{ text, n });
+    return @intCast(n);
+}
+
 /// `--events`: comma-separated `A` or `A-B` (inclusive; `A > B` matches nothing), as the
 /// reference reads it.
 fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]dump.Range {
     var list: std.ArrayList(dump.Range) = .empty;
     var it = std.mem.splitScalar(u8, text, ',');
     while (it.next()) |part| {
-        const bad = "invalid value '{s}' for '--events <EVENTS>': Expected range to be a positive number, got: {s}";
+        const bad = "invalid value '{s}' for '--events <event-ranges>': Expected range to be a positive number, got: {s}";
         const dash = std.mem.indexOfScalar(u8, part, '-');
         const a = parseDecimal(u64, if (dash) |d| part[0..d] else part) orelse return usageError(bad, .{ text, part });
         const b = parseDecimal(u64, if (dash) |d| part[d + 1 ..] else part) orelse return usageError(bad, .{ text, part });
@@ -141,28 +224,40 @@ fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]dump.Range
 }
 
 /// The options of the dump command line, as the reference's clap defines them.
-const Opt = enum { threads, format, output, no_confirm_overwrite, events, validate_checksums, recover_records, no_indent, separate_json_attributes, dont_show_record_number, ansi_codec, stop_after_one_error, mta };
+const Opt = enum { threads, format, output, no_confirm_overwrite, events, validate_checksums, recover_records, no_indent, separate_json_attributes, dont_show_record_number, ansi_codec, stop_after_one_error, mta, verbose, help, version };
 
-const Spec = struct { opt: Opt, long: []const u8, short: ?u8 = null, value: ?[]const u8 = null };
+/// One option: `usage` is how clap names it in messages and `Usage:` lines (`--long <value
+/// name>` for an option with a value; the value names are the reference's argument ids).
+const Spec = struct { opt: Opt, long: []const u8, short: ?u8 = null, usage: []const u8, takes_value: bool = false };
 
+/// In the reference's order (clap's suggestions keep the last of equally similar names).
+/// `--wevt-cache` is not supported yet (README), so it is not suggested.
 const specs = [_]Spec{
-    .{ .opt = .threads, .long = "threads", .short = 't', .value = "<THREADS>" },
-    .{ .opt = .format, .long = "format", .short = 'o', .value = "<FORMAT>" },
-    .{ .opt = .output, .long = "output", .short = 'f', .value = "<OUTPUT>" },
-    .{ .opt = .no_confirm_overwrite, .long = "no-confirm-overwrite" },
-    .{ .opt = .events, .long = "events", .value = "<EVENTS>" },
-    .{ .opt = .validate_checksums, .long = "validate-checksums" },
-    .{ .opt = .recover_records, .long = "recover-records" },
-    .{ .opt = .no_indent, .long = "no-indent" },
-    .{ .opt = .separate_json_attributes, .long = "separate-json-attributes" },
-    .{ .opt = .dont_show_record_number, .long = "dont-show-record-number" },
-    .{ .opt = .ansi_codec, .long = "ansi-codec", .value = "<ANSI_CODEC>" },
-    .{ .opt = .stop_after_one_error, .long = "stop-after-one-error" },
-    .{ .opt = .mta, .long = "mta", .value = "<MTA>" },
+    .{ .opt = .threads, .long = "threads", .short = 't', .usage = "--threads <num-threads>", .takes_value = true },
+    .{ .opt = .format, .long = "format", .short = 'o', .usage = "--format <output-format>", .takes_value = true },
+    .{ .opt = .output, .long = "output", .short = 'f', .usage = "--output <output-target>", .takes_value = true },
+    .{ .opt = .no_confirm_overwrite, .long = "no-confirm-overwrite", .usage = "--no-confirm-overwrite" },
+    .{ .opt = .events, .long = "events", .usage = "--events <event-ranges>", .takes_value = true },
+    .{ .opt = .validate_checksums, .long = "validate-checksums", .usage = "--validate-checksums" },
+    .{ .opt = .recover_records, .long = "recover-records", .usage = "--recover-records" },
+    .{ .opt = .no_indent, .long = "no-indent", .usage = "--no-indent" },
+    .{ .opt = .separate_json_attributes, .long = "separate-json-attributes", .usage = "--separate-json-attributes" },
+    .{ .opt = .dont_show_record_number, .long = "dont-show-record-number", .usage = "--dont-show-record-number" },
+    .{ .opt = .ansi_codec, .long = "ansi-codec", .usage = "--ansi-codec <ansi-codec>", .takes_value = true },
+    .{ .opt = .mta, .long = "mta", .usage = "--mta <MTA>", .takes_value = true },
+    .{ .opt = .stop_after_one_error, .long = "stop-after-one-error", .usage = "--stop-after-one-error" },
+    .{ .opt = .verbose, .long = "", .short = 'v', .usage = "-v..." },
+    .{ .opt = .help, .long = "help", .short = 'h', .usage = "--help" },
+    .{ .opt = .version, .long = "version", .short = 'V', .usage = "--version" },
 };
 
+const info_input_spec: Spec = .{ .opt = .output, .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true };
+const info_longs = [_][]const u8{ "input", "help" };
+const subcommands = [_][]const u8{ "info", "help" };
+const formats = [_][]const u8{ "json", "xml", "jsonl" };
+
 fn specByLong(name: []const u8) ?*const Spec {
-    for (&specs) |*s| if (eq(s.long, name)) return s;
+    for (&specs) |*s| if (s.long.len > 0 and eq(s.long, name)) return s;
     return null;
 }
 
@@ -171,32 +266,181 @@ fn specByShort(c: u8) ?*const Spec {
     return null;
 }
 
-/// The value of an option: inline (`--x=v`, `-xv`, `-x=v`) or the next argument, which
-/// may not look like an option (clap's rule).
-fn optionValue(args: []const []const u8, i: *usize, inline_value: ?[]const u8, spec: *const Spec) error{Usage}![]const u8 {
-    if (inline_value) |v| return v;
-    if (i.* + 1 >= args.len or (args[i.* + 1].len > 1 and args[i.* + 1][0] == '-'))
-        return usageError("a value is required for '--{s} {s}' but none was supplied", .{ spec.long, spec.value.? });
-    i.* += 1;
-    return args[i.*];
+fn specOf(opt: Opt) *const Spec {
+    for (&specs) |*s| if (s.opt == opt) return s;
+    unreachable;
 }
 
-fn apply(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), spec: *const Spec, value: ?[]const u8) ParseError!void {
-    if (seen.contains(spec.opt)) return usageError("the argument '--{s}' cannot be used multiple times", .{spec.long});
-    seen.insert(spec.opt);
+/// The options given so far, each once, in the order first given (clap's `Usage:` line of
+/// an unknown `--long` lists them), and whether INPUT is given.
+const Used = struct {
+    items: [specs.len][]const u8 = undefined,
+    opts: std.EnumSet(Opt) = .initEmpty(),
+    count: usize = 0,
+    input: bool = false,
+
+    fn add(u: *Used, spec: *const Spec) void {
+        if (u.opts.contains(spec.opt)) return;
+        assert(u.count < u.items.len);
+        u.opts.insert(spec.opt);
+        u.items[u.count] = spec.usage;
+        u.count += 1;
+    }
+};
+
+/// clap's "did you mean": the most similar of `candidates` (Jaro similarity over 0.7; the
+/// last of equals), or null.
+fn similar(text: []const u8, candidates: []const []const u8) ?[]const u8 {
+    var best: ?[]const u8 = null;
+    var best_score: f64 = 0;
+    for (candidates) |c| {
+        const score = jaro(text, c);
+        if (score > 0.7 and score >= best_score) {
+            best = c;
+            best_score = score;
+        }
+    }
+    return best;
+}
+
+/// `strsim::jaro` over Unicode scalar values (invalid UTF-8 bytes count one each).
+fn jaro(a_text: []const u8, b_text: []const u8) f64 {
+    const len_max = 256;
+    var a_buf: [len_max]u21 = undefined;
+    var b_buf: [len_max]u21 = undefined;
+    // Longer than any option name by far: similarity to a name is then well under 0.7.
+    const a = scalars(a_text, &a_buf) orelse return 0;
+    const b = scalars(b_text, &b_buf) orelse return 0;
+    if (a.len == 0 and b.len == 0) return 1;
+    if (a.len == 0 or b.len == 0) return 0;
+    const range = (@max(a.len, b.len) / 2) -| 1;
+    var a_flags = [_]bool{false} ** len_max;
+    var b_flags = [_]bool{false} ** len_max;
+    var matches: usize = 0;
+    for (a, 0..) |ca, i| {
+        const low = i -| range;
+        const high = @min(b.len, i + range + 1);
+        var j = low;
+        while (j < high) : (j += 1) {
+            if (ca == b[j] and !b_flags[j]) {
+                a_flags[i] = true;
+                b_flags[j] = true;
+                matches += 1;
+                break;
+            }
+        }
+    }
+    if (matches == 0) return 0;
+    var transpositions: usize = 0;
+    var j: usize = 0;
+    for (a, 0..) |ca, i| {
+        if (!a_flags[i]) continue;
+        while (!b_flags[j]) j += 1;
+        if (ca != b[j]) transpositions += 1;
+        j += 1;
+    }
+    const m: f64 = @floatFromInt(matches);
+    const t: f64 = @floatFromInt(transpositions / 2);
+    return (m / @as(f64, @floatFromInt(a.len)) + m / @as(f64, @floatFromInt(b.len)) + (m - t) / m) / 3;
+}
+
+fn scalars(text: []const u8, buf: []u21) ?[]const u21 {
+    var n: usize = 0;
+    var i: usize = 0;
+    while (i < text.len) : (n += 1) {
+        if (n == buf.len) return null;
+        const len = std.unicode.utf8ByteSequenceLength(text[i]) catch 1;
+        const cp = if (i + len <= text.len) std.unicode.utf8Decode(text[i..][0..len]) catch null else null;
+        if (cp) |c| {
+            buf[n] = c;
+            i += len;
+        } else {
+            buf[n] = std.unicode.replacement_character;
+            i += 1;
+        }
+    }
+    return buf[0..n];
+}
+
+/// The long names clap may suggest for an unknown `--long`.
+fn dumpLongs() [specs.len - 1][]const u8 {
+    var longs: [specs.len - 1][]const u8 = undefined;
+    var n: usize = 0;
+    for (&specs) |*s| {
+        if (s.long.len == 0) continue;
+        longs[n] = s.long;
+        n += 1;
+    }
+    assert(n == longs.len);
+    return longs;
+}
+
+/// Whether clap takes `arg` as the next option rather than a value: `--`, `--x` and `-x`
+/// (a lone `-` is a value, standard input).
+fn looksLikeOption(arg: []const u8) bool {
+    return arg.len > 1 and arg[0] == '-';
+}
+
+/// The value of an option: inline (`--x=v`, `-xv`, `-x=v`) or the next argument. A next
+/// argument that looks like an option is parsed as one first (clap's order): an unknown one
+/// is reported as such, a known one or `--` leaves this option without a value.
+fn optionValue(args: []const []const u8, i: *usize, inline_value: ?[]const u8, spec: *const Spec, used: *const Used) error{Usage}![]const u8 {
+    if (inline_value) |v| return v;
+    if (i.* + 1 < args.len and !looksLikeOption(args[i.* + 1])) {
+        i.* += 1;
+        return args[i.*];
+    }
+    if (i.* + 1 < args.len) try checkKnown(args, i.* + 1, used);
+    const possible: []const u8 = if (spec.opt == .format) "\n  [possible values: json, xml, jsonl]" else "";
+    return usageError("a value is required for '{s}' but none was supplied{s}", .{ spec.usage, possible });
+}
+
+/// clap's error for `args[at]` when it is no option of the dump command line.
+fn checkKnown(args: []const []const u8, at: usize, used: *const Used) error{Usage}!void {
+    const arg = args[at];
+    if (eq(arg, "--")) return;
+    if (std.mem.startsWith(u8, arg, "--")) {
+        const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
+        if (specByLong(name) == null) return unknownLong(args, at, name, used);
+    } else if (specByShort(arg[1]) == null) {
+        const c = shortName(arg, 1);
+        return usageErrorWith(.{ .trailing_short = c }, .full, "unexpected argument '-{s}' found", .{c});
+    }
+}
+
+/// An unknown `--name`: a similar option of ours, else one of `info` named later on the
+/// line, else the `--` tip.
+fn unknownLong(args: []const []const u8, at: usize, name: []const u8, used: *const Used) error{Usage} {
+    const arg = args[at][0 .. 2 + name.len]; // clap names it without an inline value
+    const longs = dumpLongs();
+    if (similar(name, &longs)) |long| {
+        var with = used.*;
+        with.add(specByLong(long).?);
+        return usageErrorWith(.{ .similar_argument = long }, .{ .used = &with }, "unexpected argument '--{s}' found", .{name});
+    }
+    if (similar(name, &info_longs)) |long| {
+        for (args[at + 1 ..]) |later| if (eq(later, "info"))
+            return usageErrorWith(.{ .subcommand_argument = long }, .{ .used = used }, "unexpected argument '{s}' found", .{arg});
+    }
+    return usageErrorWith(.{ .trailing = arg }, .{ .used = used }, "unexpected argument '{s}' found", .{arg});
+}
+
+fn apply(gpa: std.mem.Allocator, cli: *Cli, used: *Used, spec: *const Spec, value: ?[]const u8) ParseError!void {
+    if (used.opts.contains(spec.opt))
+        return usageErrorWith(.none, .full, "the argument '{s}' cannot be used multiple times", .{spec.usage});
     const v = value orelse "";
     switch (spec.opt) {
-        .threads => cli.threads = parseDecimal(u32, v) orelse
-            return usageError("invalid value '{s}' for '--threads <THREADS>': not a number in 0..=4294967295", .{v}),
-        .format => cli.settings.format = std.meta.stringToEnum(dump.OutputFormat, v) orelse
-            return usageError("invalid value '{s}' for '--format <FORMAT>'\n  [possible values: json, xml, jsonl]", .{v}),
+        .threads => cli.threads = try parseThreads(v),
+        .format => cli.settings.format = std.meta.stringToEnum(dump.OutputFormat, v) orelse {
+            // clap takes an empty value of a possible-values option for none.
+            if (v.len == 0)
+                return usageError("a value is required for '--format <output-format>' but none was supplied\n  [possible values: json, xml, jsonl]", .{});
+            const tip: Tip = if (similar(v, &formats)) |f| .{ .similar_value = f } else .none;
+            return usageErrorWith(tip, .none, "invalid value '{s}' for '--format <output-format>'\n  [possible values: json, xml, jsonl]", .{v});
+        },
         .output => cli.output = v,
         .events => cli.settings.events = try parseRanges(gpa, v),
-        .ansi_codec => cli.settings.ansi = evtx.code_pages.lookup(v) orelse return usageError(
-            "invalid value '{s}' for '--ansi-codec <ANSI_CODEC>': unknown or unsupported encoding `{s}`; " ++
-                "supported: the ASCII-compatible Encoding Standard labels",
-            .{ v, v },
-        ),
+        .ansi_codec => cli.settings.ansi = evtx.code_pages.lookup(v) orelse return ansiCodecError(v),
         .no_confirm_overwrite => cli.no_confirm_overwrite = true,
         .validate_checksums => cli.settings.validate_checksums = true,
         .recover_records => cli.settings.recover_records = true,
@@ -205,43 +449,62 @@ fn apply(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), spec: *cons
         .dont_show_record_number => cli.no_record_number = true,
         .stop_after_one_error => cli.stop_after_one_error = true,
         .mta => cli.mta = v,
+        .verbose, .help, .version => unreachable,
     }
+    used.add(spec);
+}
+
+/// The reference's words for a label that is no ASCII-compatible encoding.
+fn ansiCodecError(label: []const u8) error{Usage} {
+    const prefix = "invalid value '{s}' for '--ansi-codec <ansi-codec>': ";
+    if (evtx.code_pages.isIncompatibleLabel(label))
+        return usageError(prefix ++ "`{s}` is not an ASCII-compatible encoding; ANSI strings cannot be UTF-16", .{ label, label });
+    return usageError(prefix ++ "unknown encoding `{s}`; expected an Encoding Standard label such as windows-1252", .{ label, label });
 }
 
 /// Parses the command line as the reference's clap does: options in any order, each at most
 /// once (`-v` counts), the first positional is INPUT, a positional naming a subcommand
 /// (`info`, `help`) starts it, any other second positional is an error. Usage errors are
 /// `error.Usage` (exit 2), `--help`/`--version` `error.Help` (exit 0), each with its text in
-/// `parse_message`. `args[0]` is the program's name.
+/// `parse_message` in clap's words. `args[0]` is the program's name.
 fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
+    if (args.len > 0) bin_name = std.fs.path.basename(args[0]);
     var cli: Cli = .{};
-    var seen: std.EnumSet(Opt) = .initEmpty();
+    var used: Used = .{};
     var i: usize = 1;
     var only_positional = false;
     while (i < args.len) : (i += 1) {
         const arg = args[i];
         if (!only_positional and eq(arg, "--")) {
             only_positional = true;
-        } else if (only_positional or arg.len < 2 or arg[0] != '-') {
+        } else if (only_positional or !looksLikeOption(arg)) {
             if (!only_positional and (eq(arg, "info") or eq(arg, "help"))) {
                 try subcommand(&cli, args[i..]);
                 break;
             }
-            if (cli.input != null) return usageError("unrecognized subcommand '{s}'", .{arg});
+            if (cli.input != null) {
+                if (!only_positional) if (similar(arg, &subcommands)) |name|
+                    return usageErrorWith(.{ .similar_subcommand = name }, .full, "unrecognized subcommand '{s}'", .{arg});
+                return usageErrorWith(.none, .full, "unexpected argument '{s}' found", .{arg});
+            }
             cli.input = arg;
+            used.input = true;
         } else if (std.mem.startsWith(u8, arg, "--")) {
             const at = std.mem.indexOfScalar(u8, arg, '=');
             const name = arg[2..(at orelse arg.len)];
             const inline_value: ?[]const u8 = if (at) |a| arg[a + 1 ..] else null;
-            if (eq(name, "help")) return helpRequest(usage);
-            if (eq(name, "version")) return helpRequest(version_line);
-            const spec = specByLong(name) orelse return usageError("unexpected argument '{s}' found", .{arg});
-            if (spec.value == null and inline_value != null)
-                return usageError("unexpected value '{s}' for '--{s}' found; no more were expected", .{ inline_value.?, name });
-            const value = if (spec.value != null) try optionValue(args, &i, inline_value, spec) else null;
-            try apply(gpa, &cli, &seen, spec, value);
+            const spec = specByLong(name) orelse return unknownLong(args, i, name, &used);
+            if (spec.opt == .help) return helpRequest(usage);
+            if (spec.opt == .version) return helpRequest(version_line);
+            if (!spec.takes_value and inline_value != null) {
+                var only: Used = .{};
+                only.add(spec);
+                return usageErrorWith(.none, .{ .used = &only }, "unexpected value '{s}' for '--{s}' found; no more were expected", .{ inline_value.?, name });
+            }
+            const value = if (spec.takes_value) try optionValue(args, &i, inline_value, spec, &used) else null;
+            try apply(gpa, &cli, &used, spec, value);
         } else {
-            try shortCluster(gpa, &cli, &seen, args, &i);
+            try shortCluster(gpa, &cli, &used, args, &i);
         }
     }
     cli.settings.indent = !cli.no_indent and cli.settings.format != .jsonl;
@@ -261,21 +524,28 @@ fn printNotes(cli: *const Cli) void {
 const version_line = "evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n";
 
 /// `-vvv`, `-h`, `-V`, and `-t4` / `-t=4` / `-t 4` (a value option ends the cluster).
-fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), args: []const []const u8, i: *usize) ParseError!void {
+fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, used: *Used, args: []const []const u8, i: *usize) ParseError!void {
     const arg = args[i.*];
     var j: usize = 1;
     while (j < arg.len) : (j += 1) {
-        switch (arg[j]) {
-            'v' => cli.verbose += 1,
-            'h' => return helpRequest(usage),
-            'V' => return helpRequest(version_line),
-            else => |c| {
-                const spec = specByShort(c) orelse return usageError("unexpected argument '-{c}' found", .{c});
-                assert(spec.value != null);
+        const c = arg[j];
+        const spec = specByShort(c) orelse {
+            const name = shortName(arg, j);
+            return usageErrorWith(.{ .trailing_short = name }, .full, "unexpected argument '-{s}' found", .{name});
+        };
+        switch (spec.opt) {
+            .verbose => {
+                cli.verbose += 1;
+                used.add(spec);
+            },
+            .help => return helpRequest(usage),
+            .version => return helpRequest(version_line),
+            else => {
+                assert(spec.takes_value);
                 var rest = arg[j + 1 ..];
                 if (rest.len > 0 and rest[0] == '=') rest = rest[1..];
                 const inline_value: ?[]const u8 = if (j + 1 < arg.len) rest else null;
-                try apply(gpa, cli, seen, spec, try optionValue(args, i, inline_value, spec));
+                try apply(gpa, cli, used, spec, try optionValue(args, i, inline_value, spec, used));
                 return;
             },
         }
@@ -286,12 +556,22 @@ fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, seen: *std.EnumSet(Opt), args
 fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
     if (eq(rest[0], "help")) {
         if (rest.len < 2 or eq(rest[1], "help")) return helpRequest(usage);
-        if (eq(rest[1], "info")) return helpRequest(info_usage);
-        return usageError("unrecognized subcommand '{s}'", .{rest[1]});
+        if (eq(rest[1], "info")) {
+            if (rest.len > 2) return usageErrorWith(.none, .info, "unrecognized subcommand '{s}'", .{rest[2]});
+            return helpRequest(info_usage);
+        }
+        return usageErrorWith(.none, .full, "unrecognized subcommand '{s}'", .{rest[1]});
     }
     var i: usize = 1;
+    var only_positional = false;
     while (i < rest.len) : (i += 1) {
         const arg = rest[i];
+        if (!only_positional and eq(arg, "--")) {
+            only_positional = true;
+            continue;
+        }
+        if (only_positional or !looksLikeOption(arg))
+            return usageErrorWith(.none, .info, "unexpected argument '{s}' found", .{arg});
         if (eq(arg, "-h") or eq(arg, "--help")) return helpRequest(info_usage);
         const inline_value: ?[]const u8 = if (std.mem.startsWith(u8, arg, "--input="))
             arg["--input=".len..]
@@ -300,13 +580,46 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
         else if (eq(arg, "-i") or eq(arg, "--input"))
             null
         else
-            return usageError("unexpected argument '{s}' found\n\nUsage: evtx-zig info --input <EVTX>", .{arg});
-        if (cli.info_input != null) return usageError("the argument '--input <EVTX>' cannot be used multiple times", .{});
-        const spec: Spec = .{ .opt = .output, .long = "input", .value = "<EVTX>" };
-        cli.info_input = try optionValue(rest, &i, inline_value, &spec);
+            return infoUnknown(arg);
+        const value = inline_value orelse value: {
+            if (i + 1 < rest.len and !looksLikeOption(rest[i + 1])) {
+                i += 1;
+                break :value rest[i];
+            }
+            if (i + 1 < rest.len and !eq(rest[i + 1], "--") and !isInfoOption(rest[i + 1])) return infoUnknown(rest[i + 1]);
+            return usageError("a value is required for '--input <EVTX>' but none was supplied", .{});
+        };
+        // clap refuses a repeated option once it has its value.
+        if (cli.info_input != null)
+            return usageErrorWith(.none, .info, "the argument '--input <EVTX>' cannot be used multiple times", .{});
+        cli.info_input = value;
     }
     if (cli.info_input == null)
-        return usageError("the following required arguments were not provided:\n  --input <EVTX>\n\nUsage: evtx-zig info --input <EVTX>", .{});
+        return usageErrorWith(.none, .info, "the following required arguments were not provided:\n  --input <EVTX>", .{});
+}
+
+fn isInfoOption(arg: []const u8) bool {
+    if (std.mem.startsWith(u8, arg, "--")) {
+        const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
+        return eq(name, "input") or eq(name, "help");
+    }
+    return arg[1] == 'i' or arg[1] == 'h';
+}
+
+/// clap's error for an argument `info` does not know (it has no positional: no `--` tip).
+fn infoUnknown(arg: []const u8) error{Usage} {
+    if (std.mem.startsWith(u8, arg, "--")) {
+        const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
+        const tip: Tip = if (similar(name, &info_longs)) |long| .{ .similar_argument = long } else .none;
+        return usageErrorWith(tip, .info, "unexpected argument '--{s}' found", .{name});
+    }
+    return usageErrorWith(.none, .info, "unexpected argument '-{s}' found", .{shortName(arg, 1)});
+}
+
+/// The short option at `arg[at]` as clap names it: one character (a UTF-8 sequence whole).
+fn shortName(arg: []const u8, at: usize) []const u8 {
+    const len = @min(std.unicode.utf8ByteSequenceLength(arg[at]) catch 1, arg.len - at);
+    return arg[at..][0..len];
 }
 
 fn eq(a: []const u8, b: []const u8) bool {
@@ -723,7 +1036,13 @@ test "-t: 0, N, every spelling of the value; out of u32 range or not a number is
     try expectUsage(&.{ "-t", "4294967296", "x" }, "invalid value '4294967296' for '--threads");
     try expectUsage(&.{ "-t", "x", "x" }, "invalid value 'x' for '--threads");
     try expectUsage(&.{ "-t", "", "x" }, "invalid value '' for '--threads");
-    try expectUsage(&.{ "-t", "-1", "x" }, "a value is required for '--threads");
+    try expectUsage(&.{ "-t", "-1", "x" }, "unexpected argument '-1' found\n\n  tip: to pass '-1' as a value, use '-- -1'\n\nUsage: evtx-zig [OPTIONS] [INPUT] [COMMAND]");
+    try expectUsage(&.{ "-t", "x", "x" }, "invalid value 'x' for '--threads <num-threads>': invalid digit found in string");
+    try expectUsage(&.{ "-t=-1", "x" }, "'-1' for '--threads <num-threads>': -1 is not in 0..=4294967295");
+    try expectUsage(&.{ "-t", "18446744073709551616" }, "number too large to fit in target type");
+    try expectUsage(&.{"-t=-9223372036854775809"}, "number too small to fit in target type");
+    try expectUsage(&.{ "-t", "9223372036854775808" }, "number too large to fit in target type");
+    try expectUsage(&.{ "-t", "9223372036854775807" }, "9223372036854775807 is not in 0..=4294967295");
     try expectUsage(&.{"-t"}, "a value is required for '--threads");
     try expectUsage(&.{ "-t", "1", "-t", "2", "x" }, "the argument '--threads");
 }
@@ -740,6 +1059,8 @@ test "-o: json, xml, jsonl; jsonl turns indentation and banners off; anything el
     try testing.expectEqual(dump.OutputFormat.xml, (try expectParsed(&.{ "-o", "xml", "x" })).settings.format);
     try expectUsage(&.{ "-o", "yaml", "x" }, "invalid value 'yaml' for '--format");
     try expectUsage(&.{ "-o", "JSON", "x" }, "[possible values: json, xml, jsonl]");
+    try expectUsage(&.{ "-o", "", "x" }, "a value is required for '--format <output-format>' but none was supplied");
+    try expectUsage(&.{ "-o", "jsn", "x" }, "\n\n  tip: a similar value exists: 'json'");
 }
 
 test "the flags: each sets its setting, each at most once, none takes a value" {
@@ -759,7 +1080,10 @@ test "the flags: each sets its setting, each at most once, none takes a value" {
     try expectUsage(&.{ "--no-indent", "--no-indent", "x" }, "the argument '--no-indent' cannot be used multiple times");
     try expectUsage(&.{ "--bogus", "x" }, "unexpected argument '--bogus' found");
     try expectUsage(&.{ "-x", "x" }, "unexpected argument '-x' found");
-    try expectUsage(&.{ "x", "extra" }, "unrecognized subcommand 'extra'");
+    try expectUsage(&.{ "x", "extra" }, "unexpected argument 'extra' found\n\nUsage: evtx-zig [OPTIONS] [INPUT] [COMMAND]");
+    try expectUsage(&.{ "x", "inf" }, "unrecognized subcommand 'inf'\n\n  tip: a similar subcommand exists: 'info'");
+    try expectUsage(&.{ "-t", "1", "-vv", "--no-inden" }, "  tip: a similar argument exists: '--no-indent'\n\nUsage: evtx-zig --threads <num-threads> -v... --no-indent [INPUT]");
+    try expectUsage(&.{ "--inpu=a", "info" }, "unexpected argument '--inpu' found\n\n  tip: 'info --input' exists");
     try expectUsage(&.{"-f"}, "a value is required for '--output");
 }
 
@@ -782,7 +1106,7 @@ test "--events: inclusive ranges and single ids; a bad part names itself" {
     try testing.expectEqual(dump.Range{ .first = 5, .last = 5 }, ranges[1]);
     try testing.expectEqual(dump.Range{ .first = 9, .last = 8 }, ranges[2]);
     // The reference's words, the failing part at the end.
-    try expectUsage(&.{ "--events", "1-x", "x" }, "invalid value '1-x' for '--events <EVENTS>': Expected range to be a positive number, got: 1-x");
+    try expectUsage(&.{ "--events", "1-x", "x" }, "invalid value '1-x' for '--events <event-ranges>': Expected range to be a positive number, got: 1-x");
     try expectUsage(&.{ "--events", "1-", "x" }, "Expected range to be a positive number, got: 1-");
     try expectUsage(&.{ "--events", ",1", "x" }, "Expected range to be a positive number, got: ");
     try expectUsage(&.{ "--events", "1,,2", "x" }, "got: ");

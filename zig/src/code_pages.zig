@@ -957,6 +957,22 @@ pub fn lookup(label: []const u8) ?values.Codec {
     return null;
 }
 
+/// The WHATWG labels of the encodings that are not ASCII-compatible (UTF-16BE/LE,
+/// ISO-2022-JP, replacement): known labels `lookup` refuses, which the CLI words apart.
+const incompatible_labels = [_][]const u8{
+    "unicodefffe", "utf-16be",    "csunicode",       "iso-10646-ucs-2", "ucs-2",       "unicode",
+    "unicodefeff", "utf-16",      "utf-16le",        "csiso2022jp",     "iso-2022-jp", "csiso2022kr",
+    "hz-gb-2312",  "iso-2022-cn", "iso-2022-cn-ext", "iso-2022-kr",
+};
+
+/// Whether `label` names an encoding that is not ASCII-compatible (as `lookup` trims and
+/// folds case).
+pub fn isIncompatibleLabel(label: []const u8) bool {
+    const trimmed = std.mem.trim(u8, label, " \t\n\r\x0c");
+    for (incompatible_labels) |l| if (std.ascii.eqlIgnoreCase(trimmed, l)) return true;
+    return false;
+}
+
 test "labels" {
     try std.testing.expect(lookup("Windows-1252").?.single_byte == &values.windows_1252);
     try std.testing.expect(lookup(" latin1 ").?.single_byte == &values.windows_1252);
@@ -965,6 +981,8 @@ test "labels" {
     try std.testing.expectEqual(MultiByte.shift_jis, lookup("windows-31j").?.multi_byte);
     try std.testing.expect(lookup("utf-16le") == null);
     try std.testing.expect(lookup("iso-2022-jp") == null);
+    try std.testing.expect(isIncompatibleLabel(" UTF-16LE") and isIncompatibleLabel("hz-gb-2312"));
+    try std.testing.expect(!isIncompatibleLabel("windows-1252") and !isIncompatibleLabel("nope"));
     // windows-1251: 0xC0 is CYRILLIC CAPITAL LETTER A.
     try std.testing.expectEqual(@as(u21, 0x0410), lookup("windows-1251").?.single_byte[0xC0 - 0x80]);
 }

@@ -332,7 +332,8 @@ pub const Renderer = struct {
         // for JSON with separate attributes.
         p.defer_unused = s.mta == null and !(s.separate_attributes and s.format != .xml);
         const top = try p.parseStream(start, end, .record);
-        if (p.deferred) |*d| try template.checkDeferred(p, d, start, end, top);
+        // The record stream itself must be that one instance, as the value streams below.
+        if (p.deferred) |first| if (top.len != 1 or !template.isWholeInstance(p, start, end)) return first;
         var capture: ?*program.Capture = null;
         if (compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             if (try r.programs.sign(p, p.edges(top)[0])) {

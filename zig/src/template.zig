@@ -79,53 +79,65 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
     return head;
 }
 
-/// A BinXml value of the record's own template instance whose stream failed (every
-/// record, `Parser.defer_unused`; shared-fixtures/README.md, "Unused BinXML values"). The
-/// reference renders a record that is one template instance through compiled programs that
-/// read only the values the template uses, when the instance passes their preflight; then
-/// an unused value that would not parse is never read. Otherwise it builds the whole tree
-/// and fails the record. Carved records whose template was overwritten by another often
-/// hold such a value (5.4). Rust's `template::Deferred` is the same.
-pub const Deferred = struct {
-    err: Error,
-    /// Chunk offsets: after the instance's 0x0C byte, its values, its end.
-    inst_start: u32,
-    values_start: u32,
-    inst_end: u32 = 0,
-    head: InstanceHead,
-};
+/// Unused BinXml values (shared-fixtures/README.md, "Unused BinXML values"; Rust's
+/// `template::check_deferred` is the same). The reference renders a record that is one
+/// template instance through compiled programs when the instance passes their preflight;
+/// they read only the values the template uses, and follow a used BinXml value that is one
+/// whole instance the same way, up to 8 instances deep. A BinXml value that would not parse
+/// is then never read unless used. Otherwise it builds the whole tree and fails the record
+/// with its first fault. Carved records whose template was overwritten often hold such a
+/// value (5.4).
+///
+/// So an instance at most this deep (the record's own is 0) defers a BinXml value that
+/// fails (`Parser.deferred`); a value that deferred one inside stands only as one whole
+/// instance (`isWholeInstance`); an instance that deferred one stands only if
+/// `checkDeferred` accepts it.
+pub const defer_depth_max = 8;
 
-/// The reference's preflight limits (see `Deferred`).
+/// An instance that deferred a failure below it and passed `checkDeferred`: chunk offsets
+/// just after its 0x0C byte and just after its last value.
+pub const Accepted = struct { start: u32, end: u32 };
+
+/// The reference's preflight limit on an instance's values.
 const preflight_values_max = limits.instance_values_max;
 
-/// After a record stream `start..end` parsed with a deferred failure: the error when the
-/// record must fail as the reference fails it, i.e. unless the stream is that one instance
-/// (after an optional fragment header, and followed by nothing or an end-of-stream token),
-/// every value descriptor passes the preflight, and the template uses no failed value.
-pub fn checkDeferred(p: *const Parser, d: *const Deferred, start: u32, end: u32, top: tokens.Span) Error!void {
+/// An instance (definition root `root`, descriptors `head`, values from `values_start`,
+/// value nodes `vals`) that deferred a failure below it: the record's first deferred fault
+/// unless every value descriptor passes the preflight and the template uses no failed value.
+fn checkDeferred(p: *const Parser, head: *const InstanceHead, values_start: u32, root: u32, vals: tokens.Span) Error!void {
     const chunk = p.chunk;
-    assert(start < end and end <= chunk.len);
-    const single: u32 = if (end - start >= 6 and chunk[start] == 0x0F and chunk[start + 4] == 0x0C)
-        start + 5
-    else if (chunk[start] == 0x0C) start + 1 else return d.err;
-    if (d.inst_start != single or top.len != 1) return d.err;
-    if (d.inst_end > end or (d.inst_end < end and chunk[d.inst_end] != 0x00)) return d.err;
-    if (d.head.count > preflight_values_max) return d.err;
-    var off: u64 = d.values_start;
+    const first = p.deferred.?;
+    if (head.count > preflight_values_max) return first;
+    var off: u64 = values_start;
     var i: u32 = 0;
-    while (i < d.head.count) : (i += 1) {
-        const size = d.head.size(chunk, i);
-        if (off + size > chunk.len) return d.err;
-        if (!preflightAccepts(chunk, @intCast(off), size, d.head.vtype(chunk, i))) return d.err;
+    while (i < head.count) : (i += 1) {
+        const size = head.size(chunk, i);
+        if (off + size > chunk.len) return first;
+        if (!preflightAccepts(chunk, @intCast(off), size, head.vtype(chunk, i))) return first;
         off += size;
     }
-    const inst = p.node(p.edges(top)[0]);
-    if (inst.kind != .instance) return d.err;
-    const vals = p.edges(inst.kids);
-    for (vals, 0..) |vi, index| {
+    for (p.edges(vals), 0..) |vi, index| {
         if (p.node(vi).flags & tokens.flag_failed == 0) continue;
-        if (usesValue(p, inst.a, @intCast(index))) return d.err;
+        if (usesValue(p, root, @intCast(index))) return first;
     }
+}
+
+/// Whether the stream `start..end` is one instance that `checkDeferred` accepted (after an
+/// optional fragment header; followed by nothing or an end-of-stream token), as the
+/// reference's `single_instance_offset` and `ends_stream` see a stream.
+pub fn isWholeInstance(p: *const Parser, start: u32, end: u32) bool {
+    const chunk = p.chunk;
+    assert(start <= end and end <= chunk.len);
+    const single: u32 = if (end - start >= 6 and chunk[start] == 0x0F and chunk[start + 4] == 0x0C)
+        start + 5
+    else if (end > start and chunk[start] == 0x0C) start + 1 else return false;
+    var i = p.accepted.items.len;
+    while (i > 0) {
+        i -= 1;
+        const a = p.accepted.items[i];
+        if (a.start == single and a.end <= end and (a.end == end or chunk[a.end] == 0x00)) return true;
+    }
+    return false;
 }
 
 /// The reference preflight's check of one value descriptor (its declared size by type).
@@ -180,7 +192,8 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
     head.root = root;
     head.fingerprint = fingerprint(p, root);
     pos.* = values_start;
-    var failed = false;
+    // The record's own instance is at stream depth 1 (`Parser.depth`).
+    const defers_start = p.defers;
     // Values go to the scratch stack; their indices form the instance's value list.
     const mark = p.stack.items.len;
     var i: u32 = 0;
@@ -193,23 +206,30 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         var n: tokens.Node = .{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len };
         if (n.vtype == T.binxml) {
             const stack_mark = p.stack.items.len;
-            n.kids = p.parseStream(start, start + size, .record) catch |e| kids: {
-                // In the record's own instance, a value that fails may not be needed.
-                if (e == error.OutOfMemory or p.depth != 1 or !p.defer_unused) return e;
+            const defers_before = p.defers;
+            const parsed: Error!tokens.Span = if (p.parseStream(start, start + size, .record)) |kids|
+                // A value that deferred a failure inside stands only as one whole instance.
+                (if (p.defers == defers_before or isWholeInstance(p, start, start + size)) kids else p.deferred.?)
+            else |e|
+                e;
+            n.kids = parsed catch |e| kids: {
+                // On the chain of used instances, a value that fails may not be needed.
+                if (e == error.OutOfMemory or p.depth > defer_depth_max + 1 or !p.defer_unused) return e;
                 p.stack.shrinkRetainingCapacity(stack_mark);
-                if (p.deferred == null) p.deferred = .{ .err = e, .inst_start = inst_start, .values_start = values_start, .head = head };
+                if (p.deferred == null) p.deferred = e;
+                p.defers += 1;
                 n.flags |= tokens.flag_failed;
-                failed = true;
                 break :kids .{};
             };
         }
         try p.push(try p.newNode(n));
         pos.* = @max(d.end, start + size);
     }
-    if (failed) {
-        if (p.deferred.?.inst_start == inst_start) p.deferred.?.inst_end = pos.*;
-    }
     const vals = try p.commit(mark);
+    if (p.defers != defers_start) {
+        try checkDeferred(p, &head, values_start, head.root.?, vals);
+        try p.accepted.append(p.gpa, .{ .start = inst_start, .end = pos.* });
+    }
     // Record streams defer the copy: a compiled program may make it unnecessary.
     if (!p.target_def) return p.newNode(.{ .kind = .instance, .a = head.root.?, .kids = vals });
     return instantiate(p, head.root.?, vals);

@@ -322,11 +322,15 @@ pub const Parser = struct {
     stack: std.ArrayList(u32) = .empty,
     frames: std.ArrayList(Frame) = .empty,
     depth: u32 = 0,
-    /// A failing BinXml value of the record's own template instance fails the record only
-    /// if the template uses it (template.zig, `Deferred`). Set per record.
+    /// A failing BinXml value of an instance on the chain of used instances fails the
+    /// record only if the template uses it (template.zig, `checkDeferred`). Set per record.
     defer_unused: bool = false,
-    /// The first failure deferred by the record's own template instance (template.zig).
-    deferred: ?template.Deferred = null,
+    /// The first failure deferred in the record (the reference's first fault in read order).
+    deferred: ?Error = null,
+    /// How many failures were deferred so far in the record.
+    defers: u32 = 0,
+    /// Instances that deferred a failure below them and passed the preflight (template.zig).
+    accepted: std.ArrayList(template.Accepted) = .empty,
     event_name: u32 = 0,
     /// Nodes and edges created for the current record, in either store (work budget).
     record_nodes: u32 = 0,
@@ -345,6 +349,7 @@ pub const Parser = struct {
         p.known_definitions.deinit(p.gpa);
         p.stack.deinit(p.gpa);
         p.frames.deinit(p.gpa);
+        p.accepted.deinit(p.gpa);
     }
 
     /// Starts a new chunk: drops every cached name and template.
@@ -375,6 +380,8 @@ pub const Parser = struct {
         p.target_def = false;
         p.depth = 0;
         p.deferred = null;
+        p.defers = 0;
+        p.accepted.clearRetainingCapacity();
         p.record_nodes = 0;
         p.record_edges = 0;
     }

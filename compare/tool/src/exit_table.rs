@@ -2,8 +2,10 @@
 //!
 //! Every case runs the reference `evtx_dump`, evtx-rs and evtx-zig with the same arguments
 //! (stdin closed) and compares what a script sees: the exit status, and whether anything was
-//! written to stdout. Help and version texts, and usage error wording, are not compared (ours
-//! name our tools). A case fails when either engine differs from the reference.
+//! written to stdout; on a usage error (the reference exits 2), also stderr byte for byte: clap's
+//! message, tip and `Usage:` line, the reference then run through a symlink named as the engine
+//! (clap's `Usage:` line names the program as invoked). Help and version texts are not compared
+//! (ours name our tools). A case fails when either engine differs from the reference.
 //!
 //! Placeholders in the arguments: `@F` a well-formed fixture, `@R` one with record errors,
 //! `@B` one with a bad file magic, `@S` one shorter than its header, `@D` a directory, `@M` a
@@ -119,13 +121,51 @@ const CASES: &[(&str, &str)] = &[
     ("help subcommand", "help"),
     ("help info", "help info"),
     ("help unknown", "help bogus"),
+    ("help info then more", "help info bogus"),
+    ("threads missing value", "-t"),
+    ("threads empty", "-t '' @F"),
+    ("threads past i64", "-t 9223372036854775808 @F"),
+    ("threads negative with =", "-t=-1 @F"),
+    ("threads then an option", "-t -f @F"),
+    ("threads then an unknown option", "-t --bogus @F"),
+    ("format near a value", "-o jsn @F"),
+    ("format upper case", "-o JSON @F"),
+    ("events missing value", "--events"),
+    ("ansi codec missing value", "--ansi-codec"),
+    ("ansi codec empty", "--ansi-codec '' @F"),
+    ("ansi codec iso-2022-jp", "--ansi-codec iso-2022-jp @F"),
+    ("output repeated", "-f @O -f @O @F"),
+    ("unknown long near an option", "--no-inden @F"),
+    ("unknown long after options", "-t 1 -vv --no-inden @F"),
+    ("unknown long after input", "@F --bogus"),
+    ("unknown long with a value", "--bogus=1 @F"),
+    ("unknown long near help", "--hel @F"),
+    ("unknown long naming info's option", "--inpu @F info"),
+    ("unknown short in a cluster", "-vx @F"),
+    ("second positional near info", "@F inf"),
+    ("second positional near help", "@F hel"),
+    ("three inputs", "@F @F @F"),
+    ("info unknown long", "info --bogus"),
+    ("info unknown long near input", "info --inpu @F"),
+    ("info unknown short", "info -x"),
+    ("info input then unknown short", "info -i -x"),
+    ("info input missing value after input", "info -i @F -i"),
 ];
+
+/// Usage errors whose stderr is not compared, and why: the reference's words name a part of it
+/// the CLIs do not have yet (the README says which).
+const STDERR_NOT_COMPARED: &[(&str, &str)] = &[(
+    "extra positional",
+    "the reference suggests its `extract-wevt-templates` subcommand (template subcommands: own issue)",
+)];
 
 /// One program's outcome on one case.
 #[derive(Clone, PartialEq, Eq)]
 struct Seen {
     status: String,
     stdout_empty: bool,
+    /// A usage error whose stderr is not the reference's, byte for byte.
+    stderr_differs: bool,
 }
 
 impl std::fmt::Display for Seen {
@@ -135,8 +175,38 @@ impl std::fmt::Display for Seen {
         } else {
             "stdout"
         };
-        write!(f, "{}, {out}", self.status)
+        let stderr = if self.stderr_differs {
+            ", other stderr"
+        } else {
+            ""
+        };
+        write!(f, "{}, {out}{stderr}", self.status)
     }
+}
+
+/// A symlink to `reference` named as each of `engines` (in `out/aliases/<n>/`), so that clap
+/// prints the engine's name in its `Usage:` lines.
+fn alias_reference(
+    reference: &Path,
+    engines: &[&PathBuf],
+    out: &Path,
+) -> Result<Vec<PathBuf>, String> {
+    let target =
+        std::fs::canonicalize(reference).map_err(|e| format!("{}: {e}", reference.display()))?;
+    let mut aliases = Vec::new();
+    for (n, engine) in engines.iter().enumerate() {
+        let name = engine
+            .file_name()
+            .ok_or_else(|| format!("{}: no file name", engine.display()))?;
+        let dir = out.join("aliases").join(n.to_string());
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let alias = dir.join(name);
+        let _ = std::fs::remove_file(&alias);
+        std::os::unix::fs::symlink(&target, &alias)
+            .map_err(|e| format!("{}: {e}", alias.display()))?;
+        aliases.push(alias);
+    }
+    Ok(aliases)
 }
 
 /// What the table found: every case, how many were identical in all three CLIs, and the table
@@ -194,9 +264,12 @@ pub fn run_exit_table(
     let mut md = String::from(
         "## Exit statuses and usage errors\n\n| case | arguments | reference | evtx-rs | evtx-zig | |\n|---|---|---|---|---|---|\n",
     );
+    // The reference under each engine's file name, for clap's `Usage:` line.
+    let aliases = alias_reference(&backends.reference, &[&backends.rust, &backends.zig], out)?;
     let mut failed = 0;
     for (index, (name, template)) in CASES.iter().enumerate() {
         let mut seen = Vec::new();
+        let mut stderrs = Vec::new();
         for (program_name, program) in programs {
             let output = out.join(format!("case-{index}-{program_name}.out"));
             let _ = std::fs::remove_file(&output);
@@ -207,7 +280,30 @@ pub fn run_exit_table(
             seen.push(Seen {
                 status: result.describe_status(),
                 stdout_empty: result.stdout.is_empty(),
+                stderr_differs: false,
             });
+            stderrs.push(result.stderr);
+        }
+        let pending = STDERR_NOT_COMPARED.iter().find(|(case, _)| case == name);
+        if seen[0].status == "exit 2" && pending.is_none() {
+            for (engine, alias) in aliases.iter().enumerate() {
+                // The engine's own `@O` path: the message may name it.
+                let output = out.join(format!("case-{index}-{}.out", programs[engine + 1].0));
+                let _ = std::fs::remove_file(&output);
+                let argv = expand(template, &files, &output);
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                let expected = run(alias, &argv, Duration::from_secs(60))
+                    .map_err(|e| format!("could not run {}: {e}", alias.display()))?;
+                seen[engine + 1].stderr_differs = expected.stderr != stderrs[engine + 1];
+                if seen[engine + 1].stderr_differs {
+                    eprintln!(
+                        "exit-table: {name} ({template}): {} stderr {:?}, the reference's {:?}",
+                        programs[engine + 1].0,
+                        String::from_utf8_lossy(&stderrs[engine + 1]),
+                        String::from_utf8_lossy(&expected.stderr)
+                    );
+                }
+            }
         }
         let same = seen[1] == seen[0] && seen[2] == seen[0];
         if !same {
@@ -222,7 +318,11 @@ pub fn run_exit_table(
             seen[0],
             seen[1],
             seen[2],
-            if same { "ok" } else { "**differs**" }
+            match (same, pending) {
+                (false, _) => "**differs**".to_string(),
+                (true, Some((_, why))) => format!("ok (stderr not compared: {why})"),
+                (true, None) => "ok".to_string(),
+            }
         ));
     }
     Ok(ExitTableReport {
@@ -265,6 +365,12 @@ mod tests {
     #[test]
     fn enough_cases() {
         assert!(CASES.len() >= 30);
+        for (name, _) in STDERR_NOT_COMPARED {
+            assert!(
+                CASES.iter().any(|(case, _)| case == name),
+                "{name} is a case"
+            );
+        }
         let mut names: Vec<&str> = CASES.iter().map(|(name, _)| *name).collect();
         names.sort_unstable();
         names.dedup();

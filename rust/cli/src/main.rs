@@ -45,24 +45,38 @@ const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (evtx_dump 0.15.1 com
 /// Dump EVTX files as XML or JSON, byte-identical to evtx_dump 0.15.1.
 #[derive(Debug, Parser)]
 #[command(name = "evtx-rs", version = VERSION)]
+// No argument group: derive's default one would change clap's `Usage:` lines in usage errors
+// (the reference builds its command without one).
+#[group(skip)]
 struct Cli {
     /// Input EVTX file path, or `-` for standard input. Required unless using a subcommand.
     input: Option<String>,
     /// Worker threads, 0 = one per CPU (at most 256 are used).
-    #[arg(short = 't', long = "threads", default_value_t = 0)]
+    #[arg(
+        short = 't',
+        long = "threads",
+        value_name = "num-threads",
+        default_value_t = 0
+    )]
     threads: u32,
     /// Output format; `jsonl` is `json` with --no-indent --dont-show-record-number.
-    #[arg(short = 'o', long = "format", value_enum, default_value = "xml")]
+    #[arg(
+        short = 'o',
+        long = "format",
+        value_name = "output-format",
+        value_enum,
+        default_value = "xml"
+    )]
     format: Fmt,
     /// Write to this file instead of standard output (parent directories are created; asks
     /// before overwriting). Errors still go to standard error.
-    #[arg(short = 'f', long = "output")]
+    #[arg(short = 'f', long = "output", value_name = "output-target")]
     output: Option<PathBuf>,
     /// Overwrite the output file without asking.
     #[arg(long)]
     no_confirm_overwrite: bool,
     /// Only print the records with these event record IDs, e.g. `1-3,5`.
-    #[arg(long, value_parser = parse_ranges)]
+    #[arg(long, value_name = "event-ranges", value_parser = parse_ranges)]
     events: Option<Ranges>,
     /// Skip chunks whose CRC32s are wrong (dirty logs often have some: fewer records).
     #[arg(long)]
@@ -80,16 +94,16 @@ struct Cli {
     #[arg(long)]
     dont_show_record_number: bool,
     /// Code page of ANSI strings: an Encoding Standard label [default: windows-1252].
-    #[arg(long, value_parser = parse_codec)]
+    #[arg(long, value_name = "ansi-codec", value_parser = parse_codec)]
     ansi_codec: Option<Codec>,
-    /// Stop (exit 1) at the first chunk or record error.
-    #[arg(long)]
-    stop_after_one_error: bool,
     /// An .MTA file (LocaleMetaData\<log>_<LCID>.MTA, next to logs saved with display
     /// information): adds each event's message, level, task, opcode and keyword names as a
     /// RenderingInfo element.
     #[arg(long, value_name = "MTA")]
     mta: Option<PathBuf>,
+    /// Stop (exit 1) at the first chunk or record error.
+    #[arg(long)]
+    stop_after_one_error: bool,
     /// More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same.
     #[arg(short = 'v', action = ArgAction::Count)]
     verbose: u8,
@@ -105,6 +119,7 @@ enum Command {
 }
 
 #[derive(Debug, Args)]
+#[group(skip)]
 struct InfoArgs {
     /// Input EVTX file path.
     #[arg(short = 'i', long = "input", value_name = "EVTX")]

@@ -99,12 +99,17 @@ pub fn parse_event_ranges(text: &str) -> Result<Vec<(u64, u64)>, String> {
     Ok(ranges)
 }
 
-/// Looks up an ASCII-compatible WHATWG encoding label (`--ansi-codec`).
+/// Looks up an ASCII-compatible WHATWG encoding label (`--ansi-codec`); the errors are the
+/// reference's words (clap prints them after `invalid value ...`).
 pub fn parse_ansi_codec(label: &str) -> Result<&'static Encoding, String> {
     match Encoding::for_label(label.trim().as_bytes()) {
         Some(e) if e.is_ascii_compatible() => Ok(e),
-        Some(_) => Err(format!("encoding `{label}` is not ASCII-compatible")),
-        None => Err(format!("unknown encoding label `{label}`")),
+        Some(_) => Err(format!(
+            "`{label}` is not an ASCII-compatible encoding; ANSI strings cannot be UTF-16"
+        )),
+        None => Err(format!(
+            "unknown encoding `{label}`; expected an Encoding Standard label such as windows-1252"
+        )),
     }
 }
 

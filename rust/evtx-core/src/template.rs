@@ -259,95 +259,82 @@ impl Identities {
     }
 }
 
-/// A BinXML value of the record's own template instance whose stream failed, deferred
-/// (`Scratch::defer_unused`). The reference renders a record that is one template instance
-/// through compiled programs that read only the values the template uses, when the instance
-/// passes their preflight; an unused value that would not parse is then never read. Otherwise
-/// it builds the whole tree and fails the record. The rule is in `shared-fixtures/README.md`,
-/// "Unused BinXML values"; Zig's `template.Deferred` is the same.
-#[derive(Debug, Clone)]
-pub struct Deferred {
-    /// The first failure: the record's error unless [`check_deferred`] accepts the record.
-    pub err: BinXmlError,
-    /// Chunk offset just after the instance's 0x0C byte.
-    pub inst_start: usize,
-    /// Chunk offset just after the instance's last value.
-    pub inst_end: usize,
-    /// The instance's definition root.
-    pub root: u32,
-    /// Indices of the instance's values that failed.
-    pub failed: Vec<u16>,
-}
+/// Unused BinXML values (`shared-fixtures/README.md`, "Unused BinXML values"; Zig's
+/// `template.checkDeferred` is the same). The reference renders a record that is one template
+/// instance through compiled programs when the instance passes their preflight; they read only
+/// the values the template uses, and follow a used BinXML value that is one whole instance the
+/// same way, up to 8 instances deep. A BinXML value that would not parse is then never read
+/// unless used. Otherwise it builds the whole tree and fails the record with its first fault.
+///
+/// So an instance at most this deep (the record's own is 0) defers a BinXML value that fails
+/// (`Scratch::defer`); a value that deferred one inside stands only as one whole instance
+/// ([`is_whole_instance`]); an instance that deferred one stands only if [`check_deferred`]
+/// accepts it.
+pub const DEFER_DEPTH_MAX: usize = 8;
 
-impl Deferred {
-    #[cold]
-    pub fn new(err: BinXmlError, inst_start: usize, root: u32) -> Deferred {
-        Deferred {
-            err,
-            inst_start,
-            inst_end: usize::MAX,
-            root,
-            failed: Vec::new(),
-        }
-    }
-}
-
-/// The reference's preflight limit on an instance's values (see [`Deferred`]).
+/// The reference's preflight limit on an instance's values.
 use crate::limits::MAX_INSTANCE_VALUES as PREFLIGHT_VALUES_MAX;
 
-/// After a record stream `start..end` parsed with a deferred failure (`top` top-level nodes):
-/// the error when the record must fail as the reference fails it, i.e. unless the stream is
-/// that one instance (after an optional fragment header, and followed by nothing or an
-/// end-of-stream token), every value descriptor passes the preflight, and the template uses
-/// no failed value.
+/// An instance (values just after its 0x0C byte at `inst_start`, definition root `root`) that
+/// deferred a failure below it: `first`, the record's first deferred fault, unless every
+/// value descriptor passes the preflight and the template uses none of the `failed` values.
 #[cold]
 pub fn check_deferred(
     chunk: &[u8],
     def: &Tree,
-    d: &Deferred,
-    start: usize,
-    end: usize,
-    top: usize,
+    root: u32,
+    inst_start: usize,
+    failed: &[u16],
+    first: BinXmlError,
 ) -> BinXmlResult<()> {
-    debug_assert!(start < end && end <= chunk.len());
-    let single = if end - start >= 6 && chunk[start] == 0x0F && chunk[start + 4] == 0x0C {
-        start + 5
-    } else if chunk[start] == 0x0C {
-        start + 1
-    } else {
-        return Err(d.err);
-    };
-    if d.inst_start != single || top != 1 {
-        return Err(d.err);
-    }
-    if d.inst_end > end || (d.inst_end < end && chunk[d.inst_end] != 0x00) {
-        return Err(d.err);
-    }
     // The header again: the definition offset, an inline definition, the descriptor table.
     let get = |at: usize| crate::bytes::get_u32(chunk, at).map(|v| v as usize);
-    let def_off = get(single + 5).ok_or(d.err)?;
-    let mut p = single + 9;
+    let def_off = get(inst_start + 5).ok_or(first)?;
+    let mut p = inst_start + 9;
     if p == def_off {
-        p += 24 + get(p + 20).ok_or(d.err)?;
+        p += 24 + get(p + 20).ok_or(first)?;
     }
-    let count = get(p).ok_or(d.err)?;
+    let count = get(p).ok_or(first)?;
     if count > PREFLIGHT_VALUES_MAX {
-        return Err(d.err);
+        return Err(first);
     }
     let table = p + 4;
     let mut off = table + 4 * count;
     for i in 0..count {
         let at = table + 4 * i;
-        let size = usize::from(crate::bytes::get_u16(chunk, at).ok_or(d.err)?);
+        let size = usize::from(crate::bytes::get_u16(chunk, at).ok_or(first)?);
         if off + size > chunk.len() || !preflight_accepts(chunk, off, size, chunk[at + 2]) {
-            return Err(d.err);
+            return Err(first);
         }
         off += size;
     }
-    if d.failed.iter().any(|&i| uses_value(def, d.root, i)) {
-        return Err(d.err);
+    if failed.iter().any(|&i| uses_value(def, root, i)) {
+        return Err(first);
     }
     Ok(())
+}
+
+/// Whether the stream `start..end` is one instance that [`check_deferred`] accepted (after an
+/// optional fragment header; followed by nothing or an end-of-stream token), as the
+/// reference's `single_instance_offset` and `ends_stream` see a stream.
+#[cold]
+pub fn is_whole_instance(
+    chunk: &[u8],
+    start: usize,
+    end: usize,
+    accepted: &[(usize, usize)],
+) -> bool {
+    debug_assert!(start <= end && end <= chunk.len());
+    let single = if end - start >= 6 && chunk[start] == 0x0F && chunk[start + 4] == 0x0C {
+        start + 5
+    } else if end > start && chunk[start] == 0x0C {
+        start + 1
+    } else {
+        return false;
+    };
+    accepted.iter().rev().any(|&(inst_start, inst_end)| {
+        inst_start == single && inst_end <= end && (inst_end == end || chunk[inst_end] == 0x00)
+    })
 }
 
 /// The reference preflight's check of one value descriptor (its declared size by type).
@@ -392,7 +379,7 @@ fn check_budget(tree: &Tree) -> BinXmlResult<()> {
 ///
 /// `flat_base` is the record-wide index of `vals[0]` (see [`crate::values::Value::src`]).
 /// Whether the definition rooted at element `root` of `def` substitutes value `index`
-/// anywhere (element content or attribute value; see [`Deferred`]).
+/// anywhere (element content or attribute value; see [`check_deferred`]).
 pub fn uses_value(def: &Tree, root: u32, index: u16) -> bool {
     let is_it = |n: &Node| matches!(*n, Node::Placeholder { index: i, .. } if i == index);
     let mut stack = vec![root];

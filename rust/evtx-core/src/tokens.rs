@@ -52,11 +52,17 @@ pub struct Scratch {
     pub array_items: Vec<Option<Item>>,
     /// Substitution values read so far in this record (record-wide numbering).
     pub flat_count: u32,
-    /// Defer a failing BinXML value of the record's own template instance (see
-    /// [`template::check_deferred`]); set per record by the caller, kept by [`Scratch::clear`].
+    /// Defer a failing BinXML value of a template instance on the chain of used instances
+    /// (see [`template::check_deferred`]); set per record by the caller, kept by
+    /// [`Scratch::clear`].
     pub defer_unused: bool,
-    /// The first deferred failure of this record.
-    pub deferred: Option<template::Deferred>,
+    /// The first deferred failure of this record (the reference's first fault in read order).
+    pub deferred: Option<BinXmlError>,
+    /// How many failures were deferred so far in this record.
+    pub defers: u32,
+    /// Instances that deferred a failure below them and passed the preflight: chunk offsets
+    /// just after the 0x0C byte and just after the last value.
+    pub accepted: Vec<(usize, usize)>,
 }
 
 impl Scratch {
@@ -70,6 +76,15 @@ impl Scratch {
         self.array_items.clear();
         self.flat_count = 0;
         self.deferred = None;
+        self.defers = 0;
+        self.accepted.clear();
+    }
+
+    /// Puts a failure aside; the first one stays the record's error.
+    #[cold]
+    fn defer(&mut self, e: BinXmlError) {
+        self.deferred.get_or_insert(e);
+        self.defers += 1;
     }
 
     /// Truncates the stacks back to `m` (a BinXML value that failed, then deferred).
@@ -525,35 +540,43 @@ fn read_instance(
     let flat_base = s.flat_count;
     s.flat_count += n as u32;
     let root = templates.get_or_parse(cx, names, s, def_off, depth)?;
-    // The record's own instance defers a BinXML value that fails (see `check_deferred`).
-    let may_defer = s.defer_unused && depth == 0;
+    // An instance on the chain of used instances defers a BinXML value that fails (see
+    // `template::check_deferred`), as deep as the reference's compiled path follows them.
+    let may_defer = s.defer_unused && depth <= template::DEFER_DEPTH_MAX;
+    let defers_start = s.defers;
+    let mut failed: Vec<u16> = Vec::new();
     // Prepare BinXML values: each becomes the list of its top-level elements.
     for i in val_base..val_base + n {
         if let Slot::BinXml { off, len } = s.values[i] {
             let base = s.children.len();
             let marks = s.marks();
-            let parsed = parse_stream(
+            let defers_before = s.defers;
+            let (start, end) = (off as usize, (off + len) as usize);
+            let mut parsed = parse_stream(
                 cx,
                 names,
                 s,
                 tree,
                 Some(templates),
-                off as usize,
-                (off + len) as usize,
+                start,
+                end,
                 false,
                 depth + 1,
             );
+            // A value that deferred a failure inside stands only as one whole instance.
+            if parsed.is_ok()
+                && s.defers != defers_before
+                && !template::is_whole_instance(cx.chunk, start, end, &s.accepted)
+            {
+                parsed = Err(s.deferred.expect("a deferred failure"));
+            }
             if let Err(e) = parsed {
                 if !may_defer {
                     return Err(e);
                 }
                 s.restore(marks);
-                let d = s
-                    .deferred
-                    .get_or_insert_with(|| template::Deferred::new(e, inst_start, root));
-                if d.inst_start == inst_start {
-                    d.failed.push((i - val_base) as u16);
-                }
+                s.defer(e);
+                failed.push((i - val_base) as u16);
                 continue;
             }
             let span = tree.push_nodes(&s.children[base..]);
@@ -564,8 +587,10 @@ fn read_instance(
             };
         }
     }
-    if let Some(d) = s.deferred.as_mut().filter(|d| d.inst_start == inst_start) {
-        d.inst_end = *pos;
+    if s.defers != defers_start {
+        let first = s.deferred.expect("a deferred failure");
+        template::check_deferred(cx.chunk, &templates.tree, root, inst_start, &failed, first)?;
+        s.accepted.push((inst_start, *pos));
     }
 
     let Scratch {
@@ -607,8 +632,12 @@ pub fn parse_record(
     s.clear();
     tree.clear();
     parse_stream(cx, names, s, tree, Some(templates), start, end, false, 0)?;
-    if let Some(d) = s.deferred.take() {
-        template::check_deferred(cx.chunk, &templates.tree, &d, start, end, s.children.len())?;
+    if let Some(first) = s.deferred {
+        // The record stream itself must be that one instance, as the value streams below.
+        if s.children.len() != 1 || !template::is_whole_instance(cx.chunk, start, end, &s.accepted)
+        {
+            return Err(first);
+        }
     }
     let first = s.children.iter().find_map(|n| match n {
         Node::Element(id) => Some(*id),

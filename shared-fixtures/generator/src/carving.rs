@@ -24,6 +24,7 @@ pub fn all() -> Vec<CarvingFixture> {
         slack_and_gaps(),
         template_gone(),
         unused_binxml(),
+        nested_unused_binxml(),
         wrapped_stale(),
         cut_last_chunk(),
     ]
@@ -296,6 +297,235 @@ fn unused_binxml() -> CarvingFixture {
                     rendered when the template ignores that value, failed when it uses it, \
                     live (slot 0) and stale (slot 1)",
         bytes: file_of(&slots),
+    }
+}
+
+/// A BinXML value holding one instance of `key` whose definition offset points at the chunk
+/// header: it fails wherever it is parsed.
+fn v_broken(key: &str) -> Val {
+    Val::Xml(vec![
+        Tok::Frag,
+        Tok::Instance(Box::new(Inst {
+            key: key.to_string(),
+            def: e("Gone").opt(0, ty::STRING).stream(),
+            values: vec![v_str("never read")],
+            def_ref: DefRef::Offset(0),
+        })),
+        Tok::Eof,
+    ])
+}
+
+/// A clean BinXML value in place of a broken one.
+fn v_leaf(id: u64) -> Val {
+    v_inst(
+        "nu-leaf",
+        e("Leaf").opt(0, ty::STRING),
+        vec![v_str(&format!("leaf {id}"))],
+    )
+}
+
+/// The innermost instance: `<Inner><Text>{0}</Text>[<Extra>{1}</Extra>]</Inner>`, value 1
+/// `one`.
+fn v_inner(id: u64, uses_1: bool, one: Val) -> Val {
+    let mut def = e("Inner").kid(e("Text").opt(0, ty::STRING));
+    if uses_1 {
+        def = def.kid(e("Extra").opt(1, ty::BINXML));
+    }
+    let key = if uses_1 {
+        "nu-inner-uses"
+    } else {
+        "nu-inner-plain"
+    };
+    v_inst(key, def, vec![v_str(&format!("inner {id}")), one])
+}
+
+/// The middle instance: `<Mid><Note>{0}</Note><Kid>{2}</Kid>[<Extra>{1}</Extra>]</Mid>`.
+fn mid_parts(uses_1: bool, note: Val, one: Val, kid: Val) -> (&'static str, E, Vec<Val>) {
+    let mut def = e("Mid")
+        .kid(e("Note").opt(0, ty::STRING))
+        .kid(e("Kid").opt(2, ty::BINXML));
+    if uses_1 {
+        def = def.kid(e("Extra").opt(1, ty::BINXML));
+    }
+    let key = if uses_1 {
+        "nu-mid-uses"
+    } else {
+        "nu-mid-plain"
+    };
+    (key, def, vec![note, one, kid])
+}
+
+/// `Mid`'s definition that ignores value 1.
+fn def_13() -> E {
+    mid_parts(false, v_null(), v_null(), v_null()).1
+}
+
+/// The record: `<Event><System><EventRecordID>{10}</EventRecordID></System>[{18}]</Event>`,
+/// value 18 `mid`.
+fn nu_record(id: u64, uses_18: bool, mid: Val) -> Vec<Tok> {
+    let mut def = e("Event")
+        .attr_s("xmlns", XMLNS)
+        .kid(e("System").kid(e("EventRecordID").opt(10, ty::U64)));
+    if uses_18 {
+        def = def.opt(18, ty::BINXML);
+    }
+    let mut values: Vec<Val> = (0..19).map(|_| v_null()).collect();
+    values[10] = v_u64(id);
+    values[18] = mid;
+    inst_record(
+        if uses_18 {
+            "nu-outer-uses"
+        } else {
+            "nu-outer-plain"
+        },
+        def,
+        values,
+    )
+}
+
+/// Broken BinXML values below the record's own instance, along the chain of used instances
+/// (shared-fixtures/README.md "Unused BinXML values"). Record 18 uses value 18, a `Mid`
+/// instance, whose value 2 is an `Inner` instance. Records 1-2 (and 12) are clean and define
+/// every template inline. Broken and unused, so rendered by the reference: 3 (in `Mid`,
+/// depth 2), 5 (in `Inner`, depth 3), 7 (under an unused value 18). Broken and failing the
+/// record: 4 and 6 (the template uses it), 8 (`Mid`'s value 0 fails the preflight: an
+/// array), 9 (value 18 is more than the one instance), 10 (`Mid`'s used value 2 is the
+/// broken one). Rendered: 11 (the broken value inside `Mid`'s unused value 1), 13 (8 without
+/// the broken value).
+fn nested_unused_binxml() -> CarvingFixture {
+    let note = |id: u64| v_str(&format!("mid {id}"));
+    let mid = |id: u64, uses_1: bool, one: Val, kid: Val| {
+        let (key, def, values) = mid_parts(uses_1, note(id), one, kid);
+        v_inst(key, def, values)
+    };
+    let mut records: Vec<(u64, Vec<Tok>)> = vec![
+        (
+            1,
+            nu_record(
+                1,
+                true,
+                mid(1, false, v_leaf(1), v_inner(1, false, v_leaf(1))),
+            ),
+        ),
+        (
+            2,
+            nu_record(
+                2,
+                true,
+                mid(2, true, v_leaf(2), v_inner(2, true, v_leaf(2))),
+            ),
+        ),
+        (
+            3,
+            nu_record(
+                3,
+                true,
+                mid(3, false, v_broken("nu-gone"), v_inner(3, false, v_leaf(3))),
+            ),
+        ),
+        (
+            4,
+            nu_record(
+                4,
+                true,
+                mid(4, true, v_broken("nu-gone"), v_inner(4, false, v_leaf(4))),
+            ),
+        ),
+        (
+            5,
+            nu_record(
+                5,
+                true,
+                mid(5, false, v_leaf(5), v_inner(5, false, v_broken("nu-gone"))),
+            ),
+        ),
+        (
+            6,
+            nu_record(
+                6,
+                true,
+                mid(6, false, v_leaf(6), v_inner(6, true, v_broken("nu-gone"))),
+            ),
+        ),
+        (
+            7,
+            nu_record(
+                7,
+                false,
+                mid(
+                    7,
+                    true,
+                    v_broken("nu-gone"),
+                    v_inner(7, true, v_broken("nu-gone")),
+                ),
+            ),
+        ),
+    ];
+    // 8: `Mid`'s value 0 an array of UInt32 (rendered by the full parse; the preflight
+    // refuses arrays the program does not expand).
+    let (key, def, _) = mid_parts(false, v_null(), v_null(), v_null());
+    let array = v_array(ty::U32, &[8u32.to_le_bytes().to_vec()]);
+    let v8 = v_inst(
+        key,
+        def,
+        vec![array, v_broken("nu-gone"), v_inner(8, false, v_leaf(8))],
+    );
+    records.push((8, nu_record(8, true, v8)));
+    let array = v_array(ty::U32, &[13u32.to_le_bytes().to_vec()]);
+    let v13 = v_inst(
+        key,
+        def_13(),
+        vec![array, v_leaf(13), v_inner(13, false, v_leaf(13))],
+    );
+    records.push((13, nu_record(13, true, v13)));
+    // 9: value 18 is the `Mid` instance followed by an element.
+    let (key, def, values) = mid_parts(
+        false,
+        note(9),
+        v_broken("nu-gone"),
+        v_inner(9, false, v_leaf(9)),
+    );
+    let mut toks = vec![Tok::Frag, inst(key, def, values)];
+    toks.extend(e("After").empty().toks());
+    toks.push(Tok::Eof);
+    records.push((9, nu_record(9, true, Val::Xml(toks))));
+    // 10: `Mid`'s used value 2 is itself broken.
+    records.push((
+        10,
+        nu_record(10, true, mid(10, false, v_leaf(10), v_broken("nu-gone"))),
+    ));
+    // 11: an unused broken value inside the unused value 1 of `Mid`.
+    records.push((
+        11,
+        nu_record(
+            11,
+            true,
+            mid(
+                11,
+                false,
+                v_inner(11, false, v_broken("nu-gone")),
+                v_inner(11, false, v_leaf(11)),
+            ),
+        ),
+    ));
+    records.push((
+        12,
+        nu_record(
+            12,
+            true,
+            mid(12, false, v_leaf(12), v_inner(12, false, v_leaf(12))),
+        ),
+    ));
+    let mut c = Chunk::new();
+    for (id, toks) in &records {
+        c.record(*id, time_of(*id), toks).unwrap();
+    }
+    CarvingFixture {
+        name: "nested-unused-binxml",
+        exercises: "broken BinXML values inside used nested instances (depth 2 and 3), unused \
+                    (rendered) and used, under a nested instance that fails the preflight or is \
+                    not the whole value (failed)",
+        bytes: file_of(&[fin(&c)]),
     }
 }
 

@@ -120,6 +120,16 @@ fn the_reference_recovers_what_each_fixture_holds() {
             .map(|id| (id, id < 30 && id > 20))
             .to_vec()
     );
+    // Unused BinXML values deeper down: a broken value that no template on the chain of used
+    // instances substitutes (3: in the used nested instance, 5: two levels down, 7: under an
+    // unused value, 11: inside an unused value) does not fail the record; a used one (4, 6,
+    // 10), a nested instance the preflight refuses (8) or one that is not the whole value (9)
+    // does. With separate attributes only the clean records render.
+    let b = banners(&r, "nested-unused-binxml", &[]);
+    let live = [1, 2, 3, 5, 7, 13, 11, 12].map(|id| (id, false));
+    assert_eq!(b, live.to_vec());
+    let b = banners(&r, "nested-unused-binxml", &["--separate-json-attributes"]);
+    assert_eq!(b, [1, 2, 13, 12].map(|id| (id, false)).to_vec());
     // A cut last chunk: the reference is silent and recovers nothing there.
     let b = banners(&r, "cut-last-chunk", &rec);
     assert_eq!(b, (1..=20).map(|id| (id, false)).collect::<Vec<_>>());
