@@ -118,8 +118,8 @@ test: setup
 	@.ci/step --begin
 	@.ci/step format     .ci/tidy
 	@.ci/step clippy     $(CARGO) clippy --quiet --workspace --all-targets --locked -- -D warnings
-	@.ci/step cargo-test $(CARGO) test --quiet --workspace --locked
 	@.ci/step build      $(MAKE) --no-print-directory build
+	@.ci/step cargo-test $(CARGO) test --quiet --workspace --locked
 	@.ci/step zig-test   $(ZIG) build test -Doptimize=ReleaseSafe
 	@.ci/step abi        $(ZIG) build test-abi -Doptimize=ReleaseFast
 	@.ci/step parity     $(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity
