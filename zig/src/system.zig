@@ -1,5 +1,5 @@
 //! The System fields of rendered JSON records, as columns: `evtx_parser_batch_system`.
-//! The twin of rust/capi/src/system.rs (same rules, same results for the same bytes): one
+//! The twin of rust/evtx-abi/src/system.rs (same rules, same results for the same bytes): one
 //! forward scan per record walks `Event` -> `System` and stops there.
 //!
 //! What a field holds (as `json.loads(text)["Event"]["System"]` would give):
