@@ -20,8 +20,6 @@ FIXTURES   := $(ROOT)/target/fixtures
 BENCH_LOG  := $(FIXTURES)/security-30mb.evtx
 CORPUS_LOG := $(FIXTURES)/corpus-30mb.evtx
 TEST_LOG   := $(ROOT)/target/test-steps.log
-CARGO_FUZZ := $(ROOT)/target/tools/bin/cargo-fuzz
-CARGO_FUZZ_VERSION := 0.13.1
 # LLVM's libFuzzer runtime for the Zig drivers (Debian's libclang-rt-14-dev).
 LIBFUZZER  = $(firstword $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a))
 FUZZERS    := $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_api \
@@ -92,10 +90,6 @@ $(REF_STAMP):
 $(CBINDGEN):
 	@echo "==> installing cbindgen $(CBINDGEN_VERSION) into target/tools"
 	$(CARGO) install --quiet --locked --root $(ROOT)/target/tools cbindgen --version $(CBINDGEN_VERSION)
-
-$(CARGO_FUZZ):
-	@echo "==> installing cargo-fuzz $(CARGO_FUZZ_VERSION) into target/tools"
-	$(CARGO) install --quiet --locked --root $(ROOT)/target/tools cargo-fuzz --version $(CARGO_FUZZ_VERSION)
 
 # valgrind, hyperfine, GNU time and LLVM's libFuzzer runtime, from Debian's packages when missing.
 system-tools:
@@ -187,14 +181,15 @@ python-test: python
 	$(PY) -m pytest -q -p no:cacheprovider python/tests
 
 # ---------------------------------------------------------------------------------------------
-# Fuzzing: libFuzzer on the Rust engine (cargo-fuzz: own API, C ABI; built -O -a, so debug
+# Fuzzing: libFuzzer on the Rust engine (cargo-fuzz targets: own API, C ABI; built by
+# compare/fuzz/build.sh as `cargo fuzz build -O -a` would, so debug
 # assertions and overflow checks are on) and the Zig engine (drivers built by `zig build
 # fuzz-zig`: own API and C ABI, each through a leak-checking DebugAllocator), and
 # fuzz-cross: both engines through the C ABI on the same input, any difference a finding (it
 # loads zig-out/lib/libevtx_rs.so, so `make build` first). Findings land in target/fuzz/artifacts/.
 
-fuzz-build: $(CARGO_FUZZ) system-tools
-	cd compare/fuzz && PATH="$(ROOT)/target/tools/bin:$$PATH" RUSTC_BOOTSTRAP=1 $(CARGO) fuzz build --fuzz-dir . -O -a
+fuzz-build: system-tools
+	compare/fuzz/build.sh
 	$(ZIG) build fuzz-zig -Dlibfuzzer=$(LIBFUZZER)
 
 fuzz: export FUZZ_FLAGS := $(FUZZ_FLAGS)
