@@ -66,7 +66,7 @@ impl<'a> EvtxFile<'a> {
 /// How one record (or chunk) came out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// The record's bytes in [`ChunkOutput::bytes`]: banner (if shown), text, trailing
+    /// The record's bytes in [`ChunkResult::bytes`]: banner (if shown), text, trailing
     /// newline(s), exactly as printed.
     Rendered(Range<usize>),
     /// The record or chunk failed.
@@ -75,7 +75,7 @@ pub enum Outcome {
 
 /// One entry per rendered or failed record, and per chunk error, in output order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordEntry {
+pub struct RecordResult {
     /// Record header id, `None` for chunk errors.
     pub record_id: Option<u64>,
     /// Record header FILETIME (0 for chunk errors).
@@ -92,7 +92,7 @@ pub struct RecordEntry {
 
 /// The output of one chunk slot.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ChunkOutput {
+pub struct ChunkResult {
     /// Chunk slot number.
     pub slot: u32,
     /// File offset of the chunk.
@@ -100,16 +100,16 @@ pub struct ChunkOutput {
     /// Rendered bytes of all successful records, back to back.
     pub bytes: Vec<u8>,
     /// Entries in output order.
-    pub records: Vec<RecordEntry>,
+    pub records: Vec<RecordResult>,
     /// The trailing partial slot (`shared-fixtures/README.md`, "A log cut inside its last
     /// chunk"): its `incomplete chunk` error is ours, not the reference's.
     pub partial: bool,
 }
 
-impl ChunkOutput {
+impl ChunkResult {
     /// The first failed entry, if any. The error of a trailing partial slot does not count:
     /// the reference sees no fault there, so `--stop-after-one-error` does not stop at it.
-    pub fn first_failure(&self) -> Option<(usize, &RecordEntry)> {
+    pub fn first_failure(&self) -> Option<(usize, &RecordResult)> {
         self.records.iter().enumerate().find(|(_, r)| {
             matches!(r.outcome, Outcome::Failed(_)) && !(self.partial && r.record_id.is_none())
         })
@@ -157,8 +157,8 @@ impl Renderer {
     }
 
     /// Renders chunk slot `slot` of `file` (3.2, 5.2).
-    pub fn render_chunk<S: ChunkSource + ?Sized>(&mut self, file: &S, slot: u32) -> ChunkOutput {
-        let mut out = ChunkOutput::default();
+    pub fn render_chunk<S: ChunkSource + ?Sized>(&mut self, file: &S, slot: u32) -> ChunkResult {
+        let mut out = ChunkResult::default();
         self.render_chunk_into(file, slot, &mut out);
         out
     }
@@ -169,7 +169,7 @@ impl Renderer {
         &mut self,
         file: &S,
         slot: u32,
-        out: &mut ChunkOutput,
+        out: &mut ChunkResult,
     ) {
         let mut window = std::mem::take(&mut self.window);
         let chunk = file.chunk(slot, &mut window);
@@ -180,7 +180,7 @@ impl Renderer {
 
     /// Renders the bytes `chunk` of slot `slot` into `out`.
     /// `cut`: the slot is the cut last chunk ([`ChunkSource::is_cut_slot`]).
-    fn render_slot(&mut self, slot: u32, chunk: &[u8], cut: bool, out: &mut ChunkOutput) {
+    fn render_slot(&mut self, slot: u32, chunk: &[u8], cut: bool, out: &mut ChunkResult) {
         let file_offset = EvtxFile::chunk_offset(slot);
         out.slot = slot;
         out.file_offset = file_offset;
@@ -188,8 +188,8 @@ impl Renderer {
         out.records.clear();
         out.partial = false;
         let out = &mut *out;
-        let chunk_error = |out: &mut ChunkOutput, kind, detail: String| {
-            out.records.push(RecordEntry {
+        let chunk_error = |out: &mut ChunkResult, kind, detail: String| {
+            out.records.push(RecordResult {
                 record_id: None,
                 filetime: 0,
                 chunk_slot: slot,
@@ -237,7 +237,7 @@ impl Renderer {
         chunk: &[u8],
         slot: u32,
         mut walker: RecordWalker<'_>,
-        out: &mut ChunkOutput,
+        out: &mut ChunkResult,
     ) {
         let file_offset = EvtxFile::chunk_offset(slot);
         self.names.clear();
@@ -252,7 +252,7 @@ impl Renderer {
         while let Some(item) = walker.next() {
             let (rec, recovered) = match item {
                 WalkItem::Error { offset, kind, id } => {
-                    out.records.push(RecordEntry {
+                    out.records.push(RecordResult {
                         record_id: id,
                         filetime: 0,
                         chunk_slot: slot,
@@ -270,7 +270,7 @@ impl Renderer {
             };
             let start = out.bytes.len();
             let result = self.render_record(cx, &rec, recovered, &mut out.bytes);
-            let entry = |outcome| RecordEntry {
+            let entry = |outcome| RecordResult {
                 record_id: Some(rec.id),
                 filetime: rec.filetime,
                 chunk_slot: slot,
@@ -311,9 +311,9 @@ impl Renderer {
     /// The trailing partial slot (`shared-fixtures/README.md`): one `incomplete chunk` error,
     /// then, with `--recover-records`, its complete records carved as recovered.
     #[cold]
-    fn render_partial_chunk(&mut self, chunk: &[u8], slot: u32, out: &mut ChunkOutput) {
+    fn render_partial_chunk(&mut self, chunk: &[u8], slot: u32, out: &mut ChunkResult) {
         out.partial = true;
-        out.records.push(RecordEntry {
+        out.records.push(RecordResult {
             record_id: None,
             filetime: 0,
             chunk_slot: slot,
@@ -449,10 +449,10 @@ impl Renderer {
 fn render_inline<S, F>(file: &S, opts: &Options, order: &ChunkOrder, sink: &mut F)
 where
     S: ChunkSource + ?Sized,
-    F: FnMut(&ChunkOutput) -> ControlFlow<()>,
+    F: FnMut(&ChunkResult) -> ControlFlow<()>,
 {
     let mut r = Renderer::new(opts);
-    let mut out = ChunkOutput::default();
+    let mut out = ChunkResult::default();
     for slot in order.iter() {
         r.render_chunk_into(file, slot, &mut out);
         if sink(&out).is_break() {
@@ -470,7 +470,7 @@ where
 pub fn dump<S, F>(file: &S, opts: &Options, mut sink: F)
 where
     S: ChunkSource + ?Sized,
-    F: FnMut(&ChunkOutput) -> ControlFlow<()>,
+    F: FnMut(&ChunkResult) -> ControlFlow<()>,
 {
     let order = file.chunk_order(opts.validate_checksums);
     let threads = opts.effective_threads().min(order.len().max(1));
@@ -484,9 +484,9 @@ where
     // Index of the next chunk the sink expects; workers may run at most `window` ahead of it.
     let emitted = Mutex::new(0usize);
     let advanced = Condvar::new();
-    let (tx, rx) = mpsc::channel::<(usize, ChunkOutput)>();
+    let (tx, rx) = mpsc::channel::<(usize, ChunkResult)>();
     // Rendered outputs go back to the workers once the sink is done with them.
-    let recycled: Mutex<Vec<ChunkOutput>> = Mutex::new(Vec::new());
+    let recycled: Mutex<Vec<ChunkResult>> = Mutex::new(Vec::new());
     let recycled = &recycled;
     let order = &order;
     // Scoped threads, not a pool: every worker is joined before `dump` returns, so an embedder
@@ -531,7 +531,7 @@ where
             render_inline(file, opts, order, &mut sink);
             return;
         }
-        let mut pending: BTreeMap<usize, ChunkOutput> = BTreeMap::new();
+        let mut pending: BTreeMap<usize, ChunkResult> = BTreeMap::new();
         let mut next = 0usize;
         for (i, output) in rx.iter() {
             if stop.load(Ordering::Relaxed) {

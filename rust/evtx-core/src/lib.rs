@@ -11,7 +11,7 @@
 //! let data = std::fs::read("security.evtx").unwrap();
 //! let file = EvtxFile::open(&data).unwrap();
 //! let opts = Options { format: evtx_core::Format::Jsonl, ..Options::default() };
-//! dump(&file, &opts, |chunk: &evtx_core::ChunkOutput| {
+//! dump(&file, &opts, |chunk: &evtx_core::ChunkResult| {
 //!     for r in &chunk.records {
 //!         if let Outcome::Rendered(range) = &r.outcome {
 //!             print!("{}", String::from_utf8_lossy(&chunk.bytes[range.clone()]));
@@ -60,7 +60,7 @@ pub mod tokens;
 pub mod tree;
 pub mod values;
 
-pub use dump::{dump, ChunkOutput, EvtxFile, Outcome, RecordEntry, Renderer};
+pub use dump::{dump, ChunkResult, EvtxFile, Outcome, RecordResult, Renderer};
 pub use encoding_rs::Encoding;
 pub use error::{ErrorKind, Failure, FatalError};
 pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};
