@@ -9,7 +9,7 @@ use crate::input::{ChunkOrder, ChunkSlot, ChunkSource};
 use crate::mta;
 use crate::options::{Format, Options};
 use crate::program::{Defs, Prescan, Programs, Recorder};
-use crate::render_xml::Ctx;
+use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
 use crate::tokens::{self, Cx, Scratch};
 use crate::tree::{Names, Tree};
@@ -392,7 +392,7 @@ impl Renderer {
         self.banner(buf, rec.id, recovered);
         let body = buf.len();
         let recorder = (prescan == Prescan::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
-        let rcx = Ctx {
+        let rcx = RenderInput {
             chunk: cx.chunk,
             codec: cx.codec,
             names: &self.names,

@@ -3,7 +3,7 @@
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape::{self, Mode};
 use crate::program::emit_node;
-use crate::render_xml::{Ctx, MAX_RENDER_DEPTH};
+use crate::render_xml::{RenderInput, MAX_RENDER_DEPTH};
 use crate::tree::{Element, Node};
 use crate::values::{self, Flavor, Value};
 use std::cell::Cell;
@@ -12,11 +12,11 @@ use std::collections::HashMap;
 /// Renders the record whose root element is `root` (10.1), without trailing newline.
 pub fn render_record(
     out: &mut Vec<u8>,
-    cx: &Ctx<'_>,
+    cx: &RenderInput<'_>,
     root: u32,
     separate: bool,
 ) -> BinXmlResult<()> {
-    let r = Renderer {
+    let r = JsonRenderer {
         cx,
         separate,
         overflow: Cell::new(false),
@@ -106,8 +106,9 @@ fn write_key(out: &mut Vec<u8>, key: &[u8], n: u32, suffix: &[u8]) {
     out.extend_from_slice(b"\":");
 }
 
-struct Renderer<'c, 'a> {
-    cx: &'c Ctx<'a>,
+/// The JSON renderer of one record (the Zig engine's `JsonRenderer`).
+struct JsonRenderer<'c, 'a> {
+    cx: &'c RenderInput<'a>,
     separate: bool,
     /// Set once the output passed `cx.limit` or elements nested too deeply; from then on
     /// nothing more is written and the record fails.
@@ -115,7 +116,7 @@ struct Renderer<'c, 'a> {
     depth: Cell<usize>,
 }
 
-impl Renderer<'_, '_> {
+impl JsonRenderer<'_, '_> {
     /// Whether rendering must stop (output limit reached).
     #[inline]
     fn over(&self, out: &[u8]) -> bool {

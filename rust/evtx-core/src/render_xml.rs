@@ -6,8 +6,9 @@ use crate::tree::{Element, Names, Node, Tree};
 use crate::values::{self, Flavor};
 use encoding_rs::Encoding;
 
-/// Everything rendering needs besides the output buffer.
-pub struct Ctx<'a> {
+/// Everything either renderer reads besides the output buffer: the record's tree and the chunk
+/// bytes its nodes point into.
+pub struct RenderInput<'a> {
     pub chunk: &'a [u8],
     pub codec: &'static Encoding,
     pub names: &'a Names,
@@ -29,9 +30,20 @@ fn too_large() -> BinXmlError {
 const DECLARATION: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
 
 /// Renders the record whose root element is `root` (9.1), declaration included.
-pub fn render_record(out: &mut Vec<u8>, cx: &Ctx<'_>, root: u32, indent: bool) -> BinXmlResult<()> {
+pub fn render_record(
+    out: &mut Vec<u8>,
+    input: &RenderInput<'_>,
+    root: u32,
+    indent: bool,
+) -> BinXmlResult<()> {
     out.extend_from_slice(DECLARATION);
-    element(out, cx, root, 0, indent)
+    XmlRenderer { cx: input, indent }.element(out, root, 0)
+}
+
+/// The XML renderer of one record (the Zig engine's `XmlRenderer`).
+struct XmlRenderer<'c, 'a> {
+    cx: &'c RenderInput<'a>,
+    indent: bool,
 }
 
 #[inline]
@@ -45,88 +57,122 @@ fn spaces(out: &mut Vec<u8>, n: usize) {
     }
 }
 
-fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> BinXmlResult<()> {
-    // Depth first, then size: the order the Zig engine checks them (one error vocabulary).
-    if k / 2 > MAX_RENDER_DEPTH {
-        return Err(BinXmlError::new("elements nested too deeply", 0));
-    }
-    if out.len() > cx.limit {
-        return Err(too_large());
-    }
-    let tree = cx.tree;
-    let e: &Element = &tree.elems[id as usize];
-    let name = cx.names.get(e.name).as_bytes();
-    if indent {
-        spaces(out, k);
-    }
-    out.push(b'<');
-    out.extend_from_slice(name);
-    for a in tree.attrs(e) {
-        let items = tree.items(a);
-        for n in items {
-            if matches!(
-                n,
-                Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. }
-            ) {
-                return Err(BinXmlError::new(
-                    "element or PI inside an attribute value",
-                    0,
-                ));
+impl XmlRenderer<'_, '_> {
+    fn element(&self, out: &mut Vec<u8>, id: u32, k: usize) -> BinXmlResult<()> {
+        let (cx, indent) = (self.cx, self.indent);
+        // Depth first, then size: the order the Zig engine checks them (one error vocabulary).
+        if k / 2 > MAX_RENDER_DEPTH {
+            return Err(BinXmlError::new("elements nested too deeply", 0));
+        }
+        if out.len() > cx.limit {
+            return Err(too_large());
+        }
+        let tree = cx.tree;
+        let e: &Element = &tree.elems[id as usize];
+        let name = cx.names.get(e.name).as_bytes();
+        if indent {
+            spaces(out, k);
+        }
+        out.push(b'<');
+        out.extend_from_slice(name);
+        for a in tree.attrs(e) {
+            let items = tree.items(a);
+            for n in items {
+                if matches!(
+                    n,
+                    Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. }
+                ) {
+                    return Err(BinXmlError::new(
+                        "element or PI inside an attribute value",
+                        0,
+                    ));
+                }
             }
-        }
-        if !items.iter().any(Node::has_content) {
-            continue;
-        }
-        out.push(b' ');
-        out.extend_from_slice(cx.names.get(a.name).as_bytes());
-        out.extend_from_slice(b"=\"");
-        for n in items {
-            node_text(out, cx, n, Flavor::XmlAttr)?;
-            if out.len() > cx.limit {
-                return Err(too_large());
+            if !items.iter().any(Node::has_content) {
+                continue;
             }
+            out.push(b' ');
+            out.extend_from_slice(cx.names.get(a.name).as_bytes());
+            out.extend_from_slice(b"=\"");
+            for n in items {
+                self.node_text(out, n, Flavor::XmlAttr)?;
+                if out.len() > cx.limit {
+                    return Err(too_large());
+                }
+            }
+            out.push(b'"');
         }
-        out.push(b'"');
-    }
-    let children = tree.children(e);
-    if children.is_empty() {
-        if e.self_closing {
-            out.extend_from_slice(b"/>");
-        } else {
-            out.extend_from_slice(b"></");
+        let children = tree.children(e);
+        if children.is_empty() {
+            if e.self_closing {
+                out.extend_from_slice(b"/>");
+            } else {
+                out.extend_from_slice(b"></");
+                out.extend_from_slice(name);
+                out.push(b'>');
+            }
+            if indent {
+                out.push(b'\n');
+            }
+            return Ok(());
+        }
+        let has_elements = children.iter().any(|n| matches!(n, Node::Element(_)));
+        if !has_elements {
+            out.push(b'>');
+            let mut i = 0;
+            while i < children.len() {
+                match children[i] {
+                    Node::PiTarget(t) => {
+                        out.extend_from_slice(b"<?");
+                        out.extend_from_slice(cx.names.get(t).as_bytes());
+                        if let Some(Node::PiData { off, units }) = children.get(i + 1) {
+                            out.push(b' ');
+                            utf16(out, cx.chunk, *off, *units, Mode::Raw);
+                            i += 1;
+                        }
+                        out.extend_from_slice(b"?>");
+                    }
+                    Node::PiData { .. } => {
+                        return Err(BinXmlError::new("PI data without target", 0));
+                    }
+                    ref n => self.node_text(out, n, Flavor::XmlText)?,
+                }
+                if out.len() > cx.limit {
+                    return Err(too_large());
+                }
+                i += 1;
+            }
+            out.extend_from_slice(b"</");
             out.extend_from_slice(name);
             out.push(b'>');
+            if indent {
+                out.push(b'\n');
+            }
+            return Ok(());
         }
+        out.push(b'>');
         if indent {
             out.push(b'\n');
         }
-        return Ok(());
-    }
-    let has_elements = children.iter().any(|n| matches!(n, Node::Element(_)));
-    if !has_elements {
-        out.push(b'>');
-        let mut i = 0;
-        while i < children.len() {
-            match children[i] {
-                Node::PiTarget(t) => {
-                    out.extend_from_slice(b"<?");
-                    out.extend_from_slice(cx.names.get(t).as_bytes());
-                    if let Some(Node::PiData { off, units }) = children.get(i + 1) {
-                        out.push(b' ');
-                        utf16(out, cx.chunk, *off, *units, Mode::Raw);
-                        i += 1;
+        for n in children {
+            match *n {
+                Node::Element(c) => self.element(out, c, k + 2)?,
+                ref n => {
+                    if indent {
+                        spaces(out, k + 2);
                     }
-                    out.extend_from_slice(b"?>");
+                    self.node_text(out, n, Flavor::XmlText)?;
+                    if indent {
+                        out.push(b'\n');
+                    }
+                    if out.len() > cx.limit {
+                        return Err(too_large());
+                    }
                 }
-                Node::PiData { .. } => {
-                    return Err(BinXmlError::new("PI data without target", 0));
-                }
-                ref n => node_text(out, cx, n, Flavor::XmlText)?,
             }
-            if out.len() > cx.limit {
-                return Err(too_large());
-            }
-            i += 1;
+        }
+        if indent {
+            spaces(out, k);
         }
         out.extend_from_slice(b"</");
         out.extend_from_slice(name);
@@ -134,39 +180,8 @@ fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> 
         if indent {
             out.push(b'\n');
         }
-        return Ok(());
+        Ok(())
     }
-    out.push(b'>');
-    if indent {
-        out.push(b'\n');
-    }
-    for n in children {
-        match *n {
-            Node::Element(c) => element(out, cx, c, k + 2, indent)?,
-            ref n => {
-                if indent {
-                    spaces(out, k + 2);
-                }
-                node_text(out, cx, n, Flavor::XmlText)?;
-                if indent {
-                    out.push(b'\n');
-                }
-                if out.len() > cx.limit {
-                    return Err(too_large());
-                }
-            }
-        }
-    }
-    if indent {
-        spaces(out, k);
-    }
-    out.extend_from_slice(b"</");
-    out.extend_from_slice(name);
-    out.push(b'>');
-    if indent {
-        out.push(b'\n');
-    }
-    Ok(())
 }
 
 #[inline]
@@ -176,45 +191,51 @@ fn utf16(out: &mut Vec<u8>, chunk: &[u8], off: u32, units: u32, mode: Mode) {
 }
 
 /// Text-mode / attribute-mode rendering of a non-element node (9.3). PIs render nothing here.
-fn node_text(out: &mut Vec<u8>, cx: &Ctx<'_>, n: &Node, flavor: Flavor) -> BinXmlResult<()> {
-    match *n {
-        Node::Text16 { .. } | Node::Ansi { .. } | Node::Value(_) => {
-            crate::program::emit_node(out, cx.chunk, cx.codec, cx.rec, n, flavor)
-        }
-        Node::CharRef(c) => {
-            out.extend_from_slice(b"&#");
-            values::write_int(out, c);
-            out.push(b';');
-        }
-        Node::EntityRef(name) => {
-            out.push(b'&');
-            out.extend_from_slice(cx.names.get(name).as_bytes());
-            out.push(b';');
-        }
-        Node::CData { off, units } => {
-            if flavor == Flavor::XmlAttr {
-                utf16(out, cx.chunk, off, units, Mode::XmlAttr);
-            } else {
-                out.extend_from_slice(b"<![CDATA[");
-                let start = out.len();
-                utf16(out, cx.chunk, off, units, Mode::Raw);
-                if out[start..].windows(3).any(|w| w == b"]]>") {
-                    let text = out.split_off(start);
-                    let mut i = 0;
-                    while i < text.len() {
-                        if text[i..].starts_with(b"]]>") {
-                            out.extend_from_slice(b"]]]]><![CDATA[>");
-                            i += 3;
-                        } else {
-                            out.push(text[i]);
-                            i += 1;
+impl XmlRenderer<'_, '_> {
+    fn node_text(&self, out: &mut Vec<u8>, n: &Node, flavor: Flavor) -> BinXmlResult<()> {
+        let cx = self.cx;
+        match *n {
+            Node::Text16 { .. } | Node::Ansi { .. } | Node::Value(_) => {
+                crate::program::emit_node(out, cx.chunk, cx.codec, cx.rec, n, flavor)
+            }
+            Node::CharRef(c) => {
+                out.extend_from_slice(b"&#");
+                values::write_int(out, c);
+                out.push(b';');
+            }
+            Node::EntityRef(name) => {
+                out.push(b'&');
+                out.extend_from_slice(cx.names.get(name).as_bytes());
+                out.push(b';');
+            }
+            Node::CData { off, units } => {
+                if flavor == Flavor::XmlAttr {
+                    utf16(out, cx.chunk, off, units, Mode::XmlAttr);
+                } else {
+                    out.extend_from_slice(b"<![CDATA[");
+                    let start = out.len();
+                    utf16(out, cx.chunk, off, units, Mode::Raw);
+                    if out[start..].windows(3).any(|w| w == b"]]>") {
+                        let text = out.split_off(start);
+                        let mut i = 0;
+                        while i < text.len() {
+                            if text[i..].starts_with(b"]]>") {
+                                out.extend_from_slice(b"]]]]><![CDATA[>");
+                                i += 3;
+                            } else {
+                                out.push(text[i]);
+                                i += 1;
+                            }
                         }
                     }
+                    out.extend_from_slice(b"]]>");
                 }
-                out.extend_from_slice(b"]]>");
             }
+            Node::Element(_)
+            | Node::PiTarget(_)
+            | Node::PiData { .. }
+            | Node::Placeholder { .. } => {}
         }
-        Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. } | Node::Placeholder { .. } => {}
+        Ok(())
     }
-    Ok(())
 }
