@@ -8,7 +8,7 @@ use crate::file_header::FileHeader;
 use crate::input::{ChunkOrder, ChunkSlot, ChunkSource};
 use crate::mta;
 use crate::options::{Format, Options};
-use crate::program::{Defs, Prescan, Programs, Recorder};
+use crate::program::{Defs, Programs, Recorder, Sign};
 use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
 use crate::tokens::{self, Cx, Scratch};
@@ -356,16 +356,16 @@ impl Renderer {
             identities: &mut self.identities,
         };
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
-        let prescan = if self.opts.mta.is_some() {
-            Prescan::Unsupported
+        let sign = if self.opts.mta.is_some() {
+            Sign::Unsupported
         } else {
-            self.programs.prescan(cx, &mut defs, bstart, bend)
+            self.programs.sign(cx, &mut defs, bstart, bend)
         };
-        if let Prescan::Hit(a, b, c, d) = prescan {
+        if let Sign::Hit { program } = sign {
             self.banner(buf, rec.id, recovered);
             let body = buf.len();
             let limit = (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT);
-            if !self.programs.replay(buf, cx, (a, b, c, d), limit) {
+            if !self.programs.replay(buf, cx, program, limit) {
                 return Err(Failure::binxml("record output too large"));
             }
             return Self::check_size(buf, start).map(|()| body);
@@ -391,7 +391,7 @@ impl Renderer {
         let root = parsed.map_err(|e| e.into_failure())?;
         self.banner(buf, rec.id, recovered);
         let body = buf.len();
-        let recorder = (prescan == Prescan::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
+        let recorder = (sign == Sign::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
         let rcx = RenderInput {
             chunk: cx.chunk,
             codec: cx.codec,
