@@ -11,7 +11,7 @@ use crate::values::{self, Item, Slot, Value};
 pub struct Templates {
     /// Definition trees (elements keep their dependency ids, substitutions are placeholders).
     pub tree: Tree,
-    by_offset: crate::bytes::FastMap<u32, Result<Def, BinXmlError>>,
+    by_offset: crate::bytes::FastMap<u32, Result<Definition, BinXmlError>>,
     /// Body bytes parsed in this chunk (see [`MAX_DEFINITION_BYTES`]).
     parsed_bytes: usize,
 }
@@ -22,7 +22,7 @@ const MAX_DEFINITION_BYTES: usize = 16 * crate::chunk::CHUNK_SIZE;
 
 /// A parsed definition: its root element in [`Templates::tree`] and the names it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Def {
+pub struct Definition {
     pub root: u32,
     /// The run of [`Names::log`] holding the entry offsets of every name the definition uses.
     pub names: Span,
@@ -46,18 +46,19 @@ impl Templates {
         def_off: u32,
         depth: usize,
     ) -> BinXmlResult<u32> {
-        self.get_def(cx, names, s, def_off, depth).map(|d| d.root)
+        self.get_definition(cx, names, s, def_off, depth)
+            .map(|d| d.root)
     }
 
     /// Like [`Templates::get_or_parse`], with the definition's identity.
-    pub fn get_def(
+    pub fn get_definition(
         &mut self,
         cx: Cx<'_>,
         names: &mut Names,
         s: &mut Scratch,
         def_off: u32,
         depth: usize,
-    ) -> BinXmlResult<Def> {
+    ) -> BinXmlResult<Definition> {
         if let Some(r) = self.by_offset.get(&def_off) {
             return *r;
         }
@@ -79,7 +80,7 @@ impl Templates {
         s: &mut Scratch,
         def_off: u32,
         depth: usize,
-    ) -> BinXmlResult<Def> {
+    ) -> BinXmlResult<Definition> {
         let o = def_off as usize;
         let data_size = crate::bytes::get_u32(cx.chunk, o.saturating_add(20))
             .ok_or_else(|| BinXmlError::new("template definition out of bounds", o))?;
@@ -99,7 +100,7 @@ impl Templates {
         s.children.truncate(base);
         r?;
         match (top, first) {
-            (1, Some(Node::Element(id))) => Ok(Def {
+            (1, Some(Node::Element(id))) => Ok(Definition {
                 root: id,
                 names: Span {
                     start: log_start as u32,
@@ -225,7 +226,9 @@ impl Identities {
                 }
             }
         }
-        let def = templates.get_def(cx, names, s, def_off, depth).ok()?;
+        let def = templates
+            .get_definition(cx, names, s, def_off, depth)
+            .ok()?;
         let mut normalized = body.to_vec();
         let mut refs = Vec::new();
         let mut cost = body.len();
