@@ -2,13 +2,14 @@
 //! (contract sections 3, 5.2, 11.2, 12).
 
 use crate::carve;
-use crate::chunk::{self, ChunkHeader, RecordWalker, WalkItem, CHUNK_SIZE};
+use crate::chunk::{self, ChunkHeader, CHUNK_SIZE};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::FileHeader;
 use crate::input::{ChunkOrder, ChunkSlot, ChunkSource};
 use crate::mta;
 use crate::options::{Format, Options};
 use crate::program::{Defs, Programs, Recorder, Sign};
+use crate::records::{self, RecordWalker, WalkItem};
 use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
 use crate::tokens::{self, Cx, Scratch};
@@ -339,7 +340,7 @@ impl Renderer {
     fn render_record(
         &mut self,
         cx: Cx<'_>,
-        rec: &chunk::RecordHeader,
+        rec: &records::RecordHeader,
         recovered: bool,
         buf: &mut Vec<u8>,
     ) -> Result<usize, Failure> {

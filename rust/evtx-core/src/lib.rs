@@ -24,13 +24,13 @@
 //! A file on disk is better opened as an [`Input`] (positioned reads into one 64 KiB window per
 //! worker, bounded memory, no signal when the file shrinks); both implement [`ChunkSource`].
 //!
-//! Layout: [`file_header`] and [`chunk`] read the containers, [`input`] gives their bytes, [`tokens`] builds element trees
-//! from BinXML, [`template`] caches and instantiates template definitions, [`values`] decodes
-//! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
-//! turn trees into text, [`program`] records per-template replay programs (the compiled
-//! fast path: most records are produced without building a tree), [`mta`] reads `.MTA` files
-//! for `RenderingInfo`, and [`mod@dump`] drives it all
-//! per chunk, in order, on one or more threads.
+//! Layout: [`file_header`] and [`chunk`] read the containers, [`records`] walks a chunk's
+//! records, [`input`] gives their bytes, [`tokens`] builds element trees from BinXML,
+//! [`template`] caches and instantiates template definitions, [`values`] decodes and formats
+//! typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`] turn trees
+//! into text, [`program`] records per-template replay programs (the compiled fast path: most
+//! records are produced without building a tree), [`mta`] reads `.MTA` files for
+//! `RenderingInfo`, and [`mod@dump`] drives it all per chunk, in order, on one or more threads.
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
 //! sizes are capped (section 12 of the contract), and the crate has no `unsafe` outside
@@ -51,6 +51,7 @@ pub mod limits;
 pub mod mta;
 pub mod options;
 pub mod program;
+pub mod records;
 pub mod render_json;
 pub mod render_xml;
 #[allow(unsafe_code)]
