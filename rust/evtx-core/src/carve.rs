@@ -104,7 +104,7 @@ pub fn mark_recovered(buf: &mut Vec<u8>, body: usize, xml: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::CHUNK_SIZE;
+    use crate::file_header::CHUNK_SIZE;
 
     /// A chunk with records `(offset, size, id, size copy)`.
     fn chunk(records: &[(usize, u32, u64, u32)]) -> Vec<u8> {

@@ -3,9 +3,8 @@
 
 use crate::bytes::{get_u16, get_u32, le_u32, le_u64};
 use crate::error::{ErrorKind, Failure};
+use crate::file_header::CHUNK_SIZE;
 
-/// Every chunk is exactly this long.
-pub const CHUNK_SIZE: usize = 65536;
 /// Chunk header length; records start here.
 pub const CHUNK_HEADER_SIZE: usize = 512;
 /// `ElfChnk\0`.

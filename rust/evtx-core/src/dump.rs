@@ -2,9 +2,9 @@
 //! (contract sections 3, 5.2, 11.2, 12).
 
 use crate::carve;
-use crate::chunk::{self, ChunkHeader, CHUNK_SIZE};
+use crate::chunk::{self, ChunkHeader};
 use crate::error::{ErrorKind, Failure, FatalError};
-use crate::file_header::FileHeader;
+use crate::file_header::{self, FileHeader, CHUNK_SIZE};
 use crate::input::{ChunkOrder, ChunkSlot, ChunkSource};
 use crate::mta;
 use crate::options::{Format, Options};
@@ -53,7 +53,7 @@ impl<'a> EvtxFile<'a> {
 
     /// File offset of chunk slot `slot`.
     pub fn chunk_offset(slot: u32) -> u64 {
-        crate::input::chunk_offset(slot)
+        file_header::chunk_offset(slot)
     }
 
     /// The bytes of slot `slot` (shorter than 65536 when the file ends inside it).

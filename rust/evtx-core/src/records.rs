@@ -4,8 +4,9 @@
 
 use crate::bytes::{get_u32, le_u32, le_u64};
 use crate::carve::Carver;
-use crate::chunk::{ChunkHeader, CHUNK_HEADER_SIZE, CHUNK_SIZE};
+use crate::chunk::{ChunkHeader, CHUNK_HEADER_SIZE};
 use crate::error::ErrorKind;
+use crate::file_header::CHUNK_SIZE;
 
 /// Record magic `**\0\0`.
 pub const RECORD_MAGIC: [u8; 4] = [0x2a, 0x2a, 0, 0];

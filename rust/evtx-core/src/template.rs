@@ -18,7 +18,7 @@ pub struct Templates {
 
 /// Definition bodies parsed per chunk are capped: a real chunk's definitions add up to less
 /// than the chunk; a crafted one could otherwise make every record point at a new 64 KiB body.
-const MAX_DEFINITION_BYTES: usize = 16 * crate::chunk::CHUNK_SIZE;
+const MAX_DEFINITION_BYTES: usize = 16 * crate::file_header::CHUNK_SIZE;
 
 /// A parsed definition: its root element in [`Templates::tree`] and the names it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
