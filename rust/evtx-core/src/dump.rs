@@ -5,9 +5,10 @@ use crate::carve;
 use crate::chunk::{self, ChunkHeader};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::{self, FileHeader, CHUNK_SIZE};
-use crate::input::{ChunkOrder, ChunkSlot, ChunkSource};
+use crate::input::{ChunkSlot, ChunkSource};
 use crate::mta;
 use crate::options::{Format, Options};
+use crate::pipeline;
 use crate::program::{Defs, Programs, Recorder, Sign};
 use crate::records::{self, RecordWalker, WalkItem};
 use crate::render_xml::RenderInput;
@@ -16,10 +17,7 @@ use crate::tokens::{self, Cx, Scratch};
 use crate::tree::{Names, Tree};
 use crate::{render_json, render_xml};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::ops::{ControlFlow, Range};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Condvar, Mutex};
 
 /// A chunk's output may not grow beyond this (section 12).
 pub use crate::limits::MAX_CHUNK_OUTPUT;
@@ -445,29 +443,13 @@ impl Renderer {
     }
 }
 
-/// One thread: read and render each slot in turn on the caller's thread. (A read-ahead thread
-/// that overlapped the copy out of the page cache was measured slower: PERF.md H10c.)
-fn render_inline<S, F>(file: &S, opts: &Options, order: &ChunkOrder, sink: &mut F)
-where
-    S: ChunkSource + ?Sized,
-    F: FnMut(&ChunkResult) -> ControlFlow<()>,
-{
-    let mut r = Renderer::new(opts);
-    let mut out = ChunkResult::default();
-    for slot in order.iter() {
-        r.render_chunk_into(file, slot, &mut out);
-        if sink(&out).is_break() {
-            return;
-        }
-    }
-}
-
 /// Renders every chunk of `file` in output order (3.3) with `opts.threads` workers and hands
-/// each chunk's output to `sink`, strictly in order. `sink` returning `Break` stops the dump.
+/// each chunk's result to `sink`, strictly in order. `sink` returning `Break` stops the dump.
 /// With one thread everything runs inline on the caller's thread.
 ///
 /// Memory is bounded whatever the file size: each worker reads one chunk at a time into its own
-/// window (for a file source), and at most `2 * threads` rendered chunks wait for the sink.
+/// window (for a file source), and at most `2 * threads` rendered chunks wait for the sink
+/// ([`crate::pipeline`]).
 pub fn dump<S, F>(file: &S, opts: &Options, mut sink: F)
 where
     S: ChunkSource + ?Sized,
@@ -475,89 +457,5 @@ where
 {
     let order = file.chunk_order(opts.validate_checksums);
     let threads = opts.effective_threads().min(order.len().max(1));
-    if threads <= 1 {
-        render_inline(file, opts, &order, &mut sink);
-        return;
-    }
-    let window = 2 * threads;
-    let next_index = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    // Index of the next chunk the sink expects; workers may run at most `window` ahead of it.
-    let emitted = Mutex::new(0usize);
-    let advanced = Condvar::new();
-    let (tx, rx) = mpsc::channel::<(usize, ChunkResult)>();
-    // Rendered outputs go back to the workers once the sink is done with them.
-    let recycled: Mutex<Vec<ChunkResult>> = Mutex::new(Vec::new());
-    let recycled = &recycled;
-    let order = &order;
-    // Scoped threads, not a pool: every worker is joined before `dump` returns, so an embedder
-    // may unload the library right after (a dropped rayon pool lets its threads run on).
-    std::thread::scope(|scope| {
-        let mut spawned = 0;
-        for _ in 0..threads {
-            let tx = tx.clone();
-            let (next_index, stop, emitted, advanced) = (&next_index, &stop, &emitted, &advanced);
-            let worker = std::thread::Builder::new().spawn_scoped(scope, move || {
-                let mut r = Renderer::new(opts);
-                loop {
-                    let i = next_index.fetch_add(1, Ordering::Relaxed);
-                    let Some(slot) = order.get(i) else {
-                        return;
-                    };
-                    {
-                        let mut e = emitted.lock().unwrap_or_else(|p| p.into_inner());
-                        while i >= *e + window && !stop.load(Ordering::Relaxed) {
-                            e = advanced.wait(e).unwrap_or_else(|p| p.into_inner());
-                        }
-                    }
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let mut output = recycled
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .pop()
-                        .unwrap_or_default();
-                    r.render_chunk_into(file, slot, &mut output);
-                    if tx.send((i, output)).is_err() {
-                        return;
-                    }
-                }
-            });
-            spawned += usize::from(worker.is_ok());
-        }
-        drop(tx);
-        if spawned == 0 {
-            // No thread could be started: render on the caller's thread instead.
-            render_inline(file, opts, order, &mut sink);
-            return;
-        }
-        let mut pending: BTreeMap<usize, ChunkResult> = BTreeMap::new();
-        let mut next = 0usize;
-        for (i, output) in rx.iter() {
-            if stop.load(Ordering::Relaxed) {
-                continue;
-            }
-            pending.insert(i, output);
-            while let Some(output) = pending.remove(&next) {
-                next += 1;
-                let flow = sink(&output);
-                recycled
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(output);
-                {
-                    let mut e = emitted.lock().unwrap_or_else(|p| p.into_inner());
-                    *e = next;
-                }
-                advanced.notify_all();
-                if flow.is_break() {
-                    stop.store(true, Ordering::Relaxed);
-                    advanced.notify_all();
-                    pending.clear();
-                    break;
-                }
-            }
-        }
-    });
+    pipeline::run(file, opts, &order, threads, &mut sink);
 }

@@ -30,7 +30,8 @@
 //! typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`] turn trees
 //! into text, [`program`] records per-template replay programs (the compiled fast path: most
 //! records are produced without building a tree), [`mta`] reads `.MTA` files for
-//! `RenderingInfo`, and [`mod@dump`] drives it all per chunk, in order, on one or more threads.
+//! `RenderingInfo`, and [`mod@dump`] drives it all per chunk, in order, on one or more threads
+//! ([`pipeline`]).
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
 //! sizes are capped (section 12 of the contract), and the crate has no `unsafe` outside
@@ -50,6 +51,7 @@ pub mod input;
 pub mod limits;
 pub mod mta;
 pub mod options;
+pub mod pipeline;
 pub mod program;
 pub mod records;
 pub mod render_json;
