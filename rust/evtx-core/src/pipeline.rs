@@ -1,8 +1,8 @@
-//! The ordered worker pipeline (chunks come out in the order of contract 3.3): `threads` workers
-//! render chunk slots, each with its own [`Renderer`], and one consumer, the caller's thread, hands the
-//! results to the sink strictly in chunk order. Workers run at most a window of `2 × threads`
-//! chunks ahead of the consumer, so memory stays bounded whatever the file size, and the
-//! consumer gives each result back to the workers once the sink is done with it.
+//! The ordered worker pipeline (chunks come out in the order of contract 3.3): `threads`
+//! workers render chunk slots, each with its own [`Renderer`], and one consumer, the caller's
+//! thread, hands the results to the sink strictly in chunk order. Workers run at most a window
+//! of `2 × threads` chunks ahead of the consumer, so memory stays bounded whatever the file
+//! size, and the consumer gives each result back to the workers once the sink is done with it.
 
 use crate::dump::{ChunkResult, Renderer};
 use crate::input::{ChunkOrder, ChunkSource};
