@@ -427,7 +427,7 @@ impl Renderer {
     fn banner(&self, buf: &mut Vec<u8>, id: u64, recovered: bool) {
         if self.opts.banner() {
             buf.extend_from_slice(b"Record ");
-            crate::values::write_int(buf, id);
+            crate::values_format::write_int(buf, id);
             if recovered {
                 buf.extend_from_slice(carve::BANNER_SUFFIX);
             }

@@ -24,14 +24,14 @@
 //! A file on disk is better opened as an [`Input`] (positioned reads into one 64 KiB window per
 //! worker, bounded memory, no signal when the file shrinks); both implement [`ChunkSource`].
 //!
-//! Layout: [`file_header`] and [`chunk`] read the containers, [`records`] walks a chunk's
-//! records, [`input`] gives their bytes, [`tokens`] builds element trees from BinXML,
-//! [`template`] caches and instantiates template definitions, [`values`] decodes and formats
-//! typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`] turn trees
-//! into text, [`program`] records per-template replay programs (the compiled fast path: most
-//! records are produced without building a tree), [`mta`] reads `.MTA` files for
-//! `RenderingInfo`, and [`mod@dump`] drives it all per chunk, in order, on one or more threads
-//! ([`pipeline`]).
+//! Layout: [`file_header`] and [`chunk`] read the containers, [`records`] walks a chunk's records,
+//! [`input`] gives their bytes, [`tokens`] builds element trees from BinXML, [`template`] caches
+//! and instantiates template definitions, [`values_decode`] decodes typed values and
+//! [`values_format`] writes their text, [`escape`] writes escaped text, [`render_xml`] and
+//! [`render_json`] turn trees into text, [`program`] records per-template replay programs (the
+//! compiled fast path: most records are produced without building a tree), [`mta`] reads `.MTA`
+//! files for `RenderingInfo`, and [`mod@dump`] drives it all per chunk, in order, on one or more
+//! threads ([`pipeline`]).
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
 //! sizes are capped (section 12 of the contract), and the crate has no `unsafe` outside
@@ -61,7 +61,8 @@ pub mod simd;
 pub mod template;
 pub mod tokens;
 pub mod tree;
-pub mod values;
+pub mod values_decode;
+pub mod values_format;
 
 pub use dump::{dump, ChunkResult, EvtxFile, Outcome, RecordResult, Renderer};
 pub use encoding_rs::Encoding;

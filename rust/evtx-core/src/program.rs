@@ -20,7 +20,8 @@ use crate::escape;
 use crate::template::{Identities, Templates};
 use crate::tokens::{self, Cx, Scratch};
 use crate::tree::{Names, Node};
-use crate::values::{self, Flavor, Slot};
+use crate::values_decode::{self, Slot};
+use crate::values_format::{self, Flavor};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
 
@@ -113,9 +114,9 @@ pub fn emit_node(
         }
         Node::Ansi { off, len, .. } => {
             let o = off as usize;
-            values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+            values_format::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
         }
-        Node::Value(v) => values::write_value(out, chunk, &v, codec, flavor),
+        Node::Value(v) => values_format::write_value(out, chunk, &v, codec, flavor),
         _ => {}
     }
     if let Some(r) = rec {
@@ -140,10 +141,10 @@ fn write_item(
     };
     let want = usize::from(item) - 1;
     let mut k = 0;
-    values::for_each_item(chunk, v, |it| {
+    values_decode::for_each_item(chunk, v, |it| {
         if k == want {
             match it {
-                Some(values::Item::Text16 { off, units }) => {
+                Some(values_decode::Item::Text16 { off, units }) => {
                     let o = off as usize;
                     escape::write_utf16_in(
                         out,
@@ -153,12 +154,12 @@ fn write_item(
                         flavor.utf16_mode(),
                     );
                 }
-                Some(values::Item::Ansi { off, len }) => {
+                Some(values_decode::Item::Ansi { off, len }) => {
                     let o = off as usize;
-                    values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+                    values_format::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
                 }
-                Some(values::Item::Value(iv)) => {
-                    values::write_value(out, chunk, &iv, codec, flavor)
+                Some(values_decode::Item::Value(iv)) => {
+                    values_format::write_value(out, chunk, &iv, codec, flavor)
                 }
                 None => {}
             }
@@ -183,9 +184,9 @@ fn write_slot(
         }
         Slot::Ansi { off, len } => {
             let o = off as usize;
-            values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+            values_format::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
         }
-        Slot::Value(v) => values::write_value(out, chunk, &v, codec, flavor),
+        Slot::Value(v) => values_format::write_value(out, chunk, &v, codec, flavor),
         Slot::Null | Slot::BinXml { .. } | Slot::Fragment { .. } => {}
     }
 }
@@ -315,7 +316,9 @@ impl Programs {
                     self.sig.extend_from_slice(&v.count.to_le_bytes());
                     if v.ty == 0x81 || v.ty == 0x82 {
                         let sig = &mut self.sig;
-                        values::for_each_item(chunk, &v, |it| sig.push(u8::from(it.is_some())));
+                        values_decode::for_each_item(chunk, &v, |it| {
+                            sig.push(u8::from(it.is_some()))
+                        });
                     }
                 }
             }

@@ -5,7 +5,8 @@ use crate::escape::{self, Mode};
 use crate::program::emit_node;
 use crate::render_xml::{RenderInput, MAX_RENDER_DEPTH};
 use crate::tree::{Element, Node};
-use crate::values::{self, Flavor, Value};
+use crate::values_decode::{self, Value};
+use crate::values_format::{self, Flavor};
 use std::cell::Cell;
 use std::collections::HashMap;
 
@@ -100,7 +101,7 @@ fn write_key(out: &mut Vec<u8>, key: &[u8], n: u32, suffix: &[u8]) {
     out.extend_from_slice(key);
     if n > 0 {
         out.push(b'_');
-        values::write_int(out, n);
+        values_format::write_int(out, n);
     }
     out.extend_from_slice(suffix);
     out.extend_from_slice(b"\":");
@@ -201,7 +202,7 @@ impl JsonRenderer<'_, '_> {
     fn leaf_value(&self, out: &mut Vec<u8>, v: &Value, empty: &[u8]) {
         if v.is_empty() {
             out.extend_from_slice(empty);
-        } else if values::is_bare_json(v.ty) {
+        } else if values_decode::is_bare_json(v.ty) {
             self.write_value(out, v);
         } else {
             out.push(b'"');
@@ -330,7 +331,7 @@ impl JsonRenderer<'_, '_> {
     /// Content value, non-skipping mode (10.4).
     fn content_value(&self, out: &mut Vec<u8>, nodes: &[Node]) {
         if let [Node::Value(v)] = nodes {
-            if values::is_bare_json(v.ty) {
+            if values_decode::is_bare_json(v.ty) {
                 self.write_value(out, v);
                 return;
             }
@@ -349,7 +350,7 @@ impl JsonRenderer<'_, '_> {
     fn content_skipping(&self, out: &mut Vec<u8>, nodes: &[Node]) {
         let mut kept = nodes.iter().filter(|n| n.has_content());
         if let (Some(Node::Value(v)), None) = (kept.next(), kept.next()) {
-            if values::is_bare_json(v.ty) {
+            if values_decode::is_bare_json(v.ty) {
                 self.write_value(out, v);
                 return;
             }
@@ -383,7 +384,7 @@ impl JsonRenderer<'_, '_> {
                 }
                 None => {
                     out.extend_from_slice(b"&#");
-                    values::write_int(out, c);
+                    values_format::write_int(out, c);
                     out.push(b';');
                 }
             },

@@ -3,7 +3,7 @@
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape::{self, Mode};
 use crate::tree::{Element, Names, Node, Tree};
-use crate::values::{self, Flavor};
+use crate::values_format::{self, Flavor};
 use encoding_rs::Encoding;
 
 /// Everything either renderer reads besides the output buffer: the record's tree and the chunk
@@ -200,7 +200,7 @@ impl XmlRenderer<'_, '_> {
             }
             Node::CharRef(c) => {
                 out.extend_from_slice(b"&#");
-                values::write_int(out, c);
+                values_format::write_int(out, c);
                 out.push(b';');
             }
             Node::EntityRef(name) => {

@@ -4,7 +4,7 @@
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::tokens::{self, Cx, Scratch, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES};
 use crate::tree::{Attr, Element, Names, Node, Span, Tree};
-use crate::values::{self, Item, Slot, Value};
+use crate::values_decode::{self, Item, Slot, Value};
 
 /// The parsed template definitions of one chunk.
 #[derive(Debug, Default)]
@@ -342,7 +342,7 @@ pub fn is_whole_instance(
 
 /// The reference preflight's check of one value descriptor (its declared size by type).
 fn preflight_accepts(chunk: &[u8], off: usize, size: usize, t: u8) -> bool {
-    use crate::values::ty;
+    use crate::values_decode::ty;
     match t {
         ty::NULL | ty::ANSI | ty::BINARY | ty::BINXML => true,
         ty::STRING => size.is_multiple_of(2),
@@ -380,7 +380,7 @@ fn check_budget(tree: &Tree) -> BinXmlResult<()> {
 
 /// Instantiates the definition rooted at `root` of `def` with `vals` into `tree` (6.7).
 ///
-/// `flat_base` is the record-wide index of `vals[0]` (see [`crate::values::Value::src`]).
+/// `flat_base` is the record-wide index of `vals[0]` (see [`crate::values_decode::Value::src`]).
 /// Whether the definition rooted at element `root` of `def` substitutes value `index`
 /// anywhere (element content or attribute value; see [`check_deferred`]).
 pub fn uses_value(def: &Tree, root: u32, index: u16) -> bool {
@@ -578,7 +578,7 @@ fn expand(chunk: &[u8], tree: &mut Tree, b: &mut Build<'_>, id: u32) -> BinXmlRe
         return Ok(());
     };
     let base = b.array_items.len();
-    values::for_each_item(chunk, &v, |item| b.array_items.push(item));
+    values_decode::for_each_item(chunk, &v, |item| b.array_items.push(item));
     let count = b.array_items.len() - base;
     for j in 0..count {
         let replacement = item_node(b.array_items[base + j], &v, j);

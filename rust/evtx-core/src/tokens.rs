@@ -10,7 +10,7 @@ use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape;
 use crate::template::{self, Templates};
 use crate::tree::{Element, Names, Node, Span, Tree, NAME_EVENT};
-use crate::values::{self, ty, Item, Slot};
+use crate::values_decode::{self, ty, Item, Slot};
 use encoding_rs::Encoding;
 
 /// More open elements than this in one stream fail the record (6.6).
@@ -324,10 +324,10 @@ pub fn parse_stream(
             0x05 | 0x45 => {
                 let t = u8_at(chunk, pos)?;
                 pos += 1;
-                if !values::is_known_type(t) {
+                if !values_decode::is_known_type(t) {
                     return Err(err("invalid value type", at));
                 }
-                let (slot, next) = values::read_unsized(chunk, pos, t)?;
+                let (slot, next) = values_decode::decode_unsized(chunk, pos, t)?;
                 pos = next;
                 match slot {
                     Slot::BinXml { off, len } => {
@@ -347,7 +347,7 @@ pub fn parse_stream(
                         )?;
                     }
                     Slot::Null if t == ty::BINXML => {}
-                    Slot::Null => content!(Node::Value(values::Value::NULL), at),
+                    Slot::Null => content!(Node::Value(values_decode::Value::NULL), at),
                     Slot::Text16 { off, units } => {
                         content!(
                             Node::Text16 {
@@ -417,7 +417,7 @@ pub fn parse_stream(
                 let index = u16_at(chunk, pos)?;
                 let t = u8_at(chunk, pos + 2)?;
                 pos += 3;
-                if !values::is_known_type(t) {
+                if !values_decode::is_known_type(t) {
                     return Err(err("invalid substitution type", at));
                 }
                 content!(
@@ -478,7 +478,7 @@ pub fn read_instance_values(
     let table = &chunk[p..p + 4 * n];
     // All descriptors are checked before any value is read (6.4 step 1).
     for (i, d) in table.chunks_exact(4).enumerate() {
-        if !values::is_known_type(d[2]) {
+        if !values_decode::is_known_type(d[2]) {
             return Err(err("invalid value type in descriptor", p + 4 * i));
         }
     }
@@ -488,13 +488,13 @@ pub fn read_instance_values(
         let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
         let t = d[2];
         let start = p;
-        // Fixed-width scalars (the common case) inline; everything else in `read_sized`.
-        let w = values::fixed_width(t);
+        // Fixed-width scalars (the common case) inline; everything else in `decode_sized`.
+        let w = values_decode::fixed_width(t);
         if t == ty::STRING && size % 2 == 0 && start + size <= chunk.len() {
-            out.push(values::text16(chunk, start, size / 2));
+            out.push(values_decode::text16(chunk, start, size / 2));
             p = start + size;
         } else if w != 0 && t != ty::BOOL && start + w <= chunk.len() {
-            out.push(Slot::Value(values::Value {
+            out.push(Slot::Value(values_decode::Value {
                 ty: t,
                 src: 0,
                 item: 0,
@@ -504,7 +504,7 @@ pub fn read_instance_values(
             }));
             p = start + w.max(size);
         } else {
-            let (slot, mut stop) = values::read_sized(chunk, p, t, size, cx.codec)?;
+            let (slot, mut stop) = values_decode::decode_sized(chunk, p, t, size, cx.codec)?;
             if t == ty::NULL {
                 stop += size;
             }
