@@ -13,7 +13,7 @@ use crate::program::{Defs, Programs, Recorder, Sign};
 use crate::records::{self, RecordWalker, WalkItem};
 use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
-use crate::tokens::{self, Cx, Scratch};
+use crate::tokens::{self, Scratch, Source};
 use crate::tree::{Names, Tree};
 use crate::{render_json, render_xml};
 use std::cell::RefCell;
@@ -244,7 +244,7 @@ impl Renderer {
         self.identities.new_chunk();
         self.chunk_nodes = 0;
         out.bytes.reserve(self.last_output + self.last_output / 4);
-        let cx = Cx {
+        let cx = Source {
             chunk,
             codec: self.opts.ansi_codec,
         };
@@ -337,7 +337,7 @@ impl Renderer {
     /// Returns where the record's text starts in `buf` (after the banner).
     fn render_record(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         rec: &records::RecordHeader,
         recovered: bool,
         buf: &mut Vec<u8>,

@@ -18,7 +18,7 @@
 
 use crate::escape;
 use crate::template::{Identities, Templates};
-use crate::tokens::{self, Cx, Scratch};
+use crate::tokens::{self, Scratch, Source};
 use crate::tree::{Names, Node};
 use crate::values_decode::{self, Slot};
 use crate::values_format::{self, Flavor};
@@ -246,7 +246,7 @@ impl Programs {
 
     /// Checks the record's BinXML window `start..end` for the single-instance shape, reads
     /// all values (record-wide numbering) into `self.flat` and its signature into `self.sig`.
-    pub fn sign(&mut self, cx: Cx<'_>, defs: &mut Defs<'_>, start: usize, end: usize) -> Sign {
+    pub fn sign(&mut self, cx: Source<'_>, defs: &mut Defs<'_>, start: usize, end: usize) -> Sign {
         self.sig.clear();
         self.flat.clear();
         if self.scan_stream(cx, defs, start, end, 0).is_none() || self.flat.len() > MAX_FLAT_VALUES
@@ -262,7 +262,7 @@ impl Programs {
     /// A stream of exactly `[fragment header] instance [EOF ...]`.
     fn scan_stream(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         defs: &mut Defs<'_>,
         start: usize,
         end: usize,
@@ -363,7 +363,13 @@ impl Programs {
 
     /// Replays `program` over `self.flat`; `false` (output unfinished) when the output passes
     /// `limit`.
-    pub fn replay(&self, out: &mut Vec<u8>, cx: Cx<'_>, program: Program, limit: usize) -> bool {
+    pub fn replay(
+        &self,
+        out: &mut Vec<u8>,
+        cx: Source<'_>,
+        program: Program,
+        limit: usize,
+    ) -> bool {
         let Program {
             ops_start,
             ops_len,

@@ -2,7 +2,7 @@
 //! dependency omission, placeholder resolution and array expansion (6.7, 6.8).
 
 use crate::error::{BinXmlError, BinXmlResult};
-use crate::tokens::{self, Cx, Scratch, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES};
+use crate::tokens::{self, Scratch, Source, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES};
 use crate::tree::{Attr, Element, Names, Node, Span, Tree};
 use crate::values_decode::{self, Item, Slot, Value};
 
@@ -40,7 +40,7 @@ impl Templates {
     /// Failures are remembered too: the same bytes fail the same way.
     pub fn get_or_parse(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         names: &mut Names,
         s: &mut Scratch,
         def_off: u32,
@@ -53,7 +53,7 @@ impl Templates {
     /// Like [`Templates::get_or_parse`], with the definition's identity.
     pub fn get_definition(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         names: &mut Names,
         s: &mut Scratch,
         def_off: u32,
@@ -75,7 +75,7 @@ impl Templates {
 
     fn parse(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         names: &mut Names,
         s: &mut Scratch,
         def_off: u32,
@@ -173,7 +173,7 @@ impl Identities {
     /// The identity of the definition at `def_off`, `None` if it cannot be parsed.
     pub fn get(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         templates: &mut Templates,
         names: &mut Names,
         s: &mut Scratch,
@@ -190,7 +190,7 @@ impl Identities {
 
     fn compute(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         templates: &mut Templates,
         names: &mut Names,
         s: &mut Scratch,

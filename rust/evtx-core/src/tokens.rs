@@ -20,9 +20,10 @@ pub use crate::limits::MAX_RECORD_NODES;
 /// Nested streams deeper than this fail the record (6.6).
 pub use crate::limits::MAX_STREAM_NESTING;
 
-/// The chunk being parsed and its decoding settings.
+/// The chunk every stream reads and its ANSI code page (`--ansi-codec`, contract 7); the Zig
+/// engine keeps both in its `Parser`.
 #[derive(Clone, Copy)]
-pub struct Cx<'a> {
+pub struct Source<'a> {
     pub chunk: &'a [u8],
     pub codec: &'static Encoding,
 }
@@ -134,7 +135,7 @@ fn u32_at(chunk: &[u8], pos: usize) -> BinXmlResult<u32> {
 }
 
 /// Reads a name reference at `*pos` (6.3), skipping an inline name entry.
-fn read_name_ref(cx: Cx<'_>, names: &mut Names, pos: &mut usize) -> BinXmlResult<u32> {
+fn read_name_ref(cx: Source<'_>, names: &mut Names, pos: &mut usize) -> BinXmlResult<u32> {
     let field = *pos;
     let off = u32_at(cx.chunk, *pos)?;
     *pos += 4;
@@ -207,7 +208,7 @@ fn finish_attrs(tree: &mut Tree, s: &mut Scratch, p: &Pending) -> Span {
 /// not). `templates` is `None` where template instances are not allowed (inside definitions).
 #[allow(clippy::too_many_arguments)]
 pub fn parse_stream(
-    cx: Cx<'_>,
+    cx: Source<'_>,
     names: &mut Names,
     s: &mut Scratch,
     tree: &mut Tree,
@@ -450,7 +451,7 @@ pub fn parse_stream(
 /// the 0x0C byte), pushing one slot per value onto `out`. Returns the definition offset and the
 /// number of values; `*pos` ends after the last value.
 pub fn read_instance_values(
-    cx: Cx<'_>,
+    cx: Source<'_>,
     pos: &mut usize,
     out: &mut Vec<Slot>,
 ) -> BinXmlResult<(u32, usize)> {
@@ -525,7 +526,7 @@ pub fn read_instance_values(
 /// Read order (one rule in both engines, `shared-fixtures/README.md`, the reference's): the
 /// header and the descriptors, every value, the definition, then the BinXML values' streams.
 fn read_instance(
-    cx: Cx<'_>,
+    cx: Source<'_>,
     names: &mut Names,
     s: &mut Scratch,
     tree: &mut Tree,
@@ -621,7 +622,7 @@ fn read_instance(
 /// Parses the BinXML window `start..end` of a record and returns its root element (6.9):
 /// the first top-level element, or a synthetic empty `Event`.
 pub fn parse_record(
-    cx: Cx<'_>,
+    cx: Source<'_>,
     names: &mut Names,
     s: &mut Scratch,
     tree: &mut Tree,
