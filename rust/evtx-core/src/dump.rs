@@ -13,7 +13,7 @@ use crate::program::{Defs, Programs, Recorder, Sign};
 use crate::records::{self, RecordWalker, WalkItem};
 use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
-use crate::tokens::{self, Scratch, Source};
+use crate::tokens::{self, Parser, Scratch, Source};
 use crate::tree::{Names, Tree};
 use crate::{render_json, render_xml};
 use std::cell::RefCell;
@@ -377,15 +377,14 @@ impl Renderer {
         // With `--mta` it never does (its tree path reads them all).
         self.scratch.defer_unused = self.opts.mta.is_none()
             && !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
-        let parsed = tokens::parse_record(
-            cx,
-            &mut self.names,
-            &mut self.scratch,
-            &mut self.tree,
-            &mut self.templates,
-            bstart,
-            bend,
-        );
+        let mut parser = Parser {
+            src: cx,
+            names: &mut self.names,
+            s: &mut self.scratch,
+            tree: &mut self.tree,
+            templates: Some(&mut self.templates),
+        };
+        let parsed = tokens::parse_record(&mut parser, bstart, bend);
         self.chunk_nodes += self.tree.nodes.len() + self.tree.elems.len();
         let root = parsed.map_err(|e| e.into_failure())?;
         self.banner(buf, rec.id, recovered);

@@ -2,7 +2,9 @@
 //! dependency omission, placeholder resolution and array expansion (6.7, 6.8).
 
 use crate::error::{BinXmlError, BinXmlResult};
-use crate::tokens::{self, Scratch, Source, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES};
+use crate::tokens::{
+    self, Parser, Scratch, Source, StreamKind, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES,
+};
 use crate::tree::{Attr, Element, Names, Node, Span, Tree};
 use crate::values_decode::{self, Item, Slot, Value};
 
@@ -93,7 +95,14 @@ impl Templates {
         let base = s.children.len();
         let log_start = names.log.len();
         names.logging = true;
-        let r = tokens::parse_stream(cx, names, s, &mut self.tree, None, start, end, true, depth);
+        let mut p = Parser {
+            src: cx,
+            names,
+            s,
+            tree: &mut self.tree,
+            templates: None,
+        };
+        let r = tokens::parse_stream(&mut p, start, end, StreamKind::Definition, depth);
         names.logging = false;
         let top = s.children.len() - base;
         let first = s.children.get(base).copied();
