@@ -25,10 +25,10 @@ use crate::values_format::{self, Flavor};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
 
-/// Records with more values than this (all instances together) are not recorded.
-const MAX_FLAT_VALUES: usize = 60_000;
 /// Records with an array of more items than this are not recorded.
-const MAX_EXPANDED_ITEMS: u16 = 256;
+use crate::limits::MAX_PROGRAM_ARRAY_ITEMS;
+/// Records with more values than this (all instances together) are not recorded.
+use crate::limits::MAX_PROGRAM_VALUES;
 /// Nested instances deeper than this are not recorded.
 const MAX_SIGN_DEPTH: usize = 8;
 
@@ -249,7 +249,8 @@ impl Programs {
     pub fn sign(&mut self, cx: Source<'_>, defs: &mut Defs<'_>, start: usize, end: usize) -> Sign {
         self.sig.clear();
         self.flat.clear();
-        if self.scan_stream(cx, defs, start, end, 0).is_none() || self.flat.len() > MAX_FLAT_VALUES
+        if self.scan_stream(cx, defs, start, end, 0).is_none()
+            || self.flat.len() > MAX_PROGRAM_VALUES
         {
             return Sign::Unsupported;
         }
@@ -310,7 +311,7 @@ impl Programs {
                 if v.is_expandable() {
                     // Expansion repeats elements per item and drops empty string items: the
                     // count and which items are empty are part of the shape.
-                    if v.count > MAX_EXPANDED_ITEMS {
+                    if v.count > MAX_PROGRAM_ARRAY_ITEMS {
                         return None;
                     }
                     self.sig.extend_from_slice(&v.count.to_le_bytes());

@@ -282,7 +282,7 @@ impl Identities {
 /// (`Scratch::defer`); a value that deferred one inside stands only as one whole instance
 /// ([`is_whole_instance`]); an instance that deferred one stands only if [`check_deferred`]
 /// accepts it.
-pub const DEFER_DEPTH_MAX: usize = 8;
+pub use crate::limits::MAX_DEFER_DEPTH;
 
 /// The reference's preflight limit on an instance's values.
 use crate::limits::MAX_INSTANCE_VALUES as PREFLIGHT_VALUES_MAX;

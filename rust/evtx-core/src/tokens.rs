@@ -661,7 +661,7 @@ fn parse_binxml_values(
 ) -> BinXmlResult<Vec<u16>> {
     // An instance on the chain of used instances defers a BinXML value that fails (see
     // `template::check_deferred`), as deep as the reference's compiled path follows them.
-    let may_defer = p.s.defer_unused && depth <= template::DEFER_DEPTH_MAX;
+    let may_defer = p.s.defer_unused && depth <= template::MAX_DEFER_DEPTH;
     let mut failed: Vec<u16> = Vec::new();
     for i in values.clone() {
         let Slot::BinXml { off, len } = p.s.values[i] else {
