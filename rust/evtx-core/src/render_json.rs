@@ -155,6 +155,7 @@ impl JsonRenderer<'_, '_> {
         if self.over(out) {
             return;
         }
+        // The root is depth 1, as in the XML renderer and the Zig engine.
         let depth = self.depth.get() + 1;
         if depth > MAX_RENDER_DEPTH {
             self.overflow.set(true);

@@ -61,7 +61,10 @@ impl XmlRenderer<'_, '_> {
     fn element(&self, out: &mut Vec<u8>, id: u32, k: usize) -> BinXmlResult<()> {
         let (cx, indent) = (self.cx, self.indent);
         // Depth first, then size: the order the Zig engine checks them (one error vocabulary).
-        if k / 2 > MAX_RENDER_DEPTH {
+        // The root is depth 1 (`k` is its indent, 2 per level), as in the JSON renderer and the
+        // Zig engine; the reference fails at indent level 512 (`indent / 2 >= 512`).
+        let depth = k / 2 + 1;
+        if depth > MAX_RENDER_DEPTH {
             return Err(BinXmlError::new("elements nested too deeply", 0));
         }
         if out.len() > cx.limit {
@@ -237,5 +240,57 @@ impl XmlRenderer<'_, '_> {
             | Node::Placeholder { .. } => {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::{Span, NAME_EVENT};
+
+    /// A record of `depth` nested `Event` elements; returns the tree and its root.
+    fn chain(depth: usize) -> (Tree, u32) {
+        let mut tree = Tree::default();
+        let mut inner: Option<u32> = None;
+        for _ in 0..depth {
+            let children = match inner {
+                Some(id) => tree.push_nodes(&[Node::Element(id)]),
+                None => Span::default(),
+            };
+            let id = tree.elems.len() as u32;
+            tree.elems.push(Element {
+                name: NAME_EVENT,
+                dep: 0xffff,
+                self_closing: false,
+                attrs: Span::default(),
+                children,
+            });
+            inner = Some(id);
+        }
+        (tree, inner.expect("depth > 0"))
+    }
+
+    /// Both renderers count the root as depth 1 (as the Zig engine's): `EVTX_LIMIT_RENDER_DEPTH`
+    /// (512) nested elements render, one more fails the record, in XML and in JSON alike.
+    #[test]
+    fn both_renderers_stop_at_the_same_depth() {
+        let names = Names::default();
+        for (depth, renders) in [(512, true), (513, false)] {
+            let (tree, root) = chain(depth);
+            let input = RenderInput {
+                chunk: &[],
+                codec: encoding_rs::WINDOWS_1252,
+                names: &names,
+                tree: &tree,
+                rec: None,
+                limit: usize::MAX,
+            };
+            let mut out = Vec::new();
+            let xml = render_record(&mut out, &input, root, true);
+            assert_eq!(xml.is_ok(), renders, "xml at depth {depth}");
+            out.clear();
+            let json = crate::render_json::render_record(&mut out, &input, root, false);
+            assert_eq!(json.is_ok(), renders, "json at depth {depth}");
+        }
     }
 }
