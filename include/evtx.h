@@ -85,6 +85,20 @@
 // an instance declaring more fails its record as the reference fails it.
 #define EVTX_LIMIT_INSTANCE_VALUES 4096
 
+// Substitution values one compiled program reads: one instance's cap
+// (`EVTX_LIMIT_INSTANCE_VALUES`). A record with more (nested instances) renders the slow way,
+// to the same bytes.
+#define EVTX_LIMIT_PROGRAM_VALUES 4096
+
+// Array items one program's signature describes one by one (the Zig engine keeps their
+// emptiness in a 64-bit mask). A longer array renders the slow way, to the same bytes.
+#define EVTX_LIMIT_PROGRAM_ARRAY_ITEMS 64
+
+// Nested BinXML values whose failure is deferred until the template uses them (the
+// reference's compiled path reads only the values a template uses), as deep as that path
+// follows them.
+#define EVTX_LIMIT_DEFER_DEPTH 8
+
 // Result of every `evtx_*` function that can fail, and the status of a pulled record.
 //
 // `EVTX_STATUS_OK` and `EVTX_STATUS_END` are not errors. The values from

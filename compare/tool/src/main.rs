@@ -13,6 +13,7 @@ mod phases;
 mod records;
 mod report;
 mod run;
+mod shim_parity;
 mod speed;
 
 use clap::{Args, Parser, Subcommand};
@@ -64,6 +65,9 @@ struct AbiParityArgs {
     /// Where libevtx_ref.so, libevtx_rs.so and libevtx_zig.so are.
     #[arg(long, default_value = "zig-out/lib")]
     lib_dir: PathBuf,
+    /// The reference CLI, which libevtx_ref's own output is held to first (`shim_parity.rs`).
+    #[arg(long, default_value = "target/reference/bin/evtx_dump")]
+    reference: PathBuf,
     /// Each run's full evtx-bench output.
     #[arg(long)]
     out: PathBuf,
@@ -354,11 +358,13 @@ fn abi_parity_command(args: &AbiParityArgs) -> Result<bool, String> {
     let (inputs, _) = collect_inputs(&args.corpus, &[])?;
     let paths: Vec<PathBuf> = inputs.into_iter().map(|i| i.path).collect();
     let (all, ours) = abi_parity::split_inputs(&args.corpus.fixtures, &paths);
+    // The baseline first: libevtx_ref's bytes are the reference CLI's.
+    let shim_ok = shim_parity::run(&args.reference, &all)?;
     let libraries = abi_parity::Libraries {
         harness: args.harness.clone(),
         lib_dir: args.lib_dir.clone(),
     };
-    abi_parity::run_abi_parity(&libraries, &all, &ours, &args.out)
+    Ok(abi_parity::run_abi_parity(&libraries, &all, &ours, &args.out)? && shim_ok)
 }
 
 fn mutate_command(args: &MutateArgs) -> Result<bool, String> {

@@ -87,7 +87,8 @@ pub const RUST: Groups = &[
             "finish_grow",
         ],
     ),
-    ("value decoding", &["values.rs:", "values::", "itoa"]),
+    // `values_decode` and `values_format` (files and functions).
+    ("value decoding", &["values_", "itoa"]),
     (
         "template lookup",
         &["template.rs:", "template::", "Identities", "hash"],
@@ -99,6 +100,7 @@ pub const RUST: Groups = &[
             "tokens::",
             "Programs::scan",
             "chunk",
+            "records",
             "dump::Renderer::walk",
             "source",
         ],

@@ -14,7 +14,7 @@
 use evtx_abi::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
 use evtx_abi::front::{Engine, Failure, Input, Item, Library, Settings, Sink};
 use evtx_core::{
-    ChunkOrder, ChunkOutput, ChunkSource, ErrorKind, EvtxFile, FatalError, Format, Options,
+    ChunkOrder, ChunkResult, ChunkSource, ErrorKind, EvtxFile, FatalError, Format, Options,
     Outcome, Renderer,
 };
 use std::ffi::CStr;
@@ -59,7 +59,7 @@ struct Puller {
     next_slot: usize,
     renderers: Vec<Renderer>,
     /// The last refill's chunks, in output order; `chunks[..filled]` hold output.
-    chunks: Vec<ChunkOutput>,
+    chunks: Vec<ChunkResult>,
     filled: usize,
     /// Index of the current chunk in `chunks`.
     current: usize,
@@ -84,7 +84,7 @@ impl Puller {
             return false;
         }
         if self.chunks.len() < group {
-            self.chunks.resize_with(group, ChunkOutput::default);
+            self.chunks.resize_with(group, ChunkResult::default);
         }
         let first = self.next_slot;
         self.next_slot += group;

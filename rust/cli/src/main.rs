@@ -11,7 +11,7 @@
 //! (the wrapped-log order needs every chunk header before the first chunk is written).
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
-use evtx_core::{dump, ChunkOutput, ChunkSource, Format, Input, Options, Outcome};
+use evtx_core::{dump, ChunkResult, ChunkSource, Format, Input, Options, Outcome};
 use std::fs;
 use std::io::{self, IsTerminal, Write};
 use std::ops::ControlFlow;
@@ -245,7 +245,7 @@ fn main() -> ExitCode {
     let mut stopped = false;
     let stderr = io::stderr();
 
-    dump(&file, &opts, |chunk: &ChunkOutput| {
+    dump(&file, &opts, |chunk: &ChunkResult| {
         let first_failure = if cli.stop_after_one_error {
             chunk.first_failure().map(|(i, _)| i)
         } else {
@@ -433,7 +433,7 @@ fn open_output(path: &Path, no_confirm: bool) -> Result<fs::File, String> {
 }
 
 /// Records and errors of one chunk, as the progress bar and `-v` count them.
-fn chunk_counts(chunk: &ChunkOutput) -> (u64, u64) {
+fn chunk_counts(chunk: &ChunkResult) -> (u64, u64) {
     let failed = chunk
         .records
         .iter()
@@ -465,7 +465,7 @@ impl<'a> Verbose<'a> {
         }
     }
 
-    fn chunk_done(&mut self, chunk: &ChunkOutput) {
+    fn chunk_done(&mut self, chunk: &ChunkResult) {
         if self.level == 0 {
             return;
         }
@@ -520,7 +520,7 @@ impl Progress {
         }
     }
 
-    fn chunk_done(&mut self, chunk: &ChunkOutput) {
+    fn chunk_done(&mut self, chunk: &ChunkResult) {
         self.done_bytes += 65536;
         self.records += chunk_counts(chunk).0;
         if self.last.elapsed() >= Duration::from_millis(100) {

@@ -324,13 +324,9 @@ pub unsafe fn parser_open_path<L: Library>(
     out: *mut *mut evtx_parser,
 ) -> evtx_status {
     boundary(|| {
-        if out.is_null() {
-            return fail(Failure::new(evtx_status::NullArgument, "out is NULL"));
-        }
-        // SAFETY: `out` is not NULL and valid for a pointer write by the caller's contract.
-        unsafe { *out = std::ptr::null_mut() };
-        if path.is_null() {
-            return fail(Failure::new(evtx_status::NullArgument, "path is NULL"));
+        // SAFETY: `out` is NULL or valid for one pointer write by the caller's contract.
+        if let Err(status) = unsafe { clear_out(out, path, "path is NULL") } {
+            return status;
         }
         // SAFETY: not NULL, and NUL-terminated by the caller's contract.
         let path = unsafe { CStr::from_ptr(path) };
@@ -348,6 +344,27 @@ pub unsafe fn parser_open_path<L: Library>(
     })
 }
 
+/// What both open functions check first: `out` is not NULL and is cleared (a failed open
+/// leaves NULL there), then `input` (the path or the bytes, named in `null_message`) is not NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for one pointer write.
+unsafe fn clear_out<T>(
+    out: *mut *mut evtx_parser,
+    input: *const T,
+    null_message: &'static str,
+) -> Result<(), evtx_status> {
+    if out.is_null() {
+        return Err(fail(Failure::new(evtx_status::NullArgument, "out is NULL")));
+    }
+    // SAFETY: `out` is not NULL and valid for a pointer write by the caller's contract.
+    unsafe { *out = std::ptr::null_mut() };
+    if input.is_null() {
+        return Err(fail(Failure::new(evtx_status::NullArgument, null_message)));
+    }
+    Ok(())
+}
+
 /// `evtx_parser_open_buffer`; the contract is its export's doc comment (`rust/capi/src/ffi.rs`).
 ///
 /// # Safety
@@ -359,13 +376,9 @@ pub unsafe fn parser_open_buffer<L: Library>(
     out: *mut *mut evtx_parser,
 ) -> evtx_status {
     boundary(|| {
-        if out.is_null() {
-            return fail(Failure::new(evtx_status::NullArgument, "out is NULL"));
-        }
-        // SAFETY: `out` is not NULL and valid for a pointer write by the caller's contract.
-        unsafe { *out = std::ptr::null_mut() };
-        if data.is_null() {
-            return fail(Failure::new(evtx_status::NullArgument, "data is NULL"));
+        // SAFETY: `out` is NULL or valid for one pointer write by the caller's contract.
+        if let Err(status) = unsafe { clear_out(out, data, "data is NULL") } {
+            return status;
         }
         // SAFETY: not NULL, valid for `len` reads and unchanged until the parser is freed
         // (caller's contract), so treating it as `'static` for the parser's life is sound:

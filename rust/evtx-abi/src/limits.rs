@@ -43,3 +43,17 @@ pub const EVTX_LIMIT_PROGRAM_BYTES: u32 = 32 << 20;
 /// Substitution values a template instance may declare: the reference's preflight limit, so
 /// an instance declaring more fails its record as the reference fails it.
 pub const EVTX_LIMIT_INSTANCE_VALUES: u32 = 4096;
+
+/// Substitution values one compiled program reads: one instance's cap
+/// (`EVTX_LIMIT_INSTANCE_VALUES`). A record with more (nested instances) renders the slow way,
+/// to the same bytes.
+pub const EVTX_LIMIT_PROGRAM_VALUES: u32 = 4096;
+
+/// Array items one program's signature describes one by one (the Zig engine keeps their
+/// emptiness in a 64-bit mask). A longer array renders the slow way, to the same bytes.
+pub const EVTX_LIMIT_PROGRAM_ARRAY_ITEMS: u32 = 64;
+
+/// Nested BinXML values whose failure is deferred until the template uses them (the
+/// reference's compiled path reads only the values a template uses), as deep as that path
+/// follows them.
+pub const EVTX_LIMIT_DEFER_DEPTH: u32 = 8;

@@ -4,7 +4,7 @@
 //! it the benchmarks print a note and measure nothing.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use evtx_core::{dump, ChunkOutput, EvtxFile, Format, Options, Renderer};
+use evtx_core::{dump, ChunkResult, EvtxFile, Format, Options, Renderer};
 use std::hint::black_box;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ fn bench(c: &mut Criterion) {
     };
     let file = EvtxFile::open(&data).expect("security.evtx opens");
     let mut records = 0u64;
-    dump(&file, &options(Format::Jsonl), |chunk: &ChunkOutput| {
+    dump(&file, &options(Format::Jsonl), |chunk: &ChunkResult| {
         records += chunk.records.len() as u64;
         ControlFlow::Continue(())
     });
@@ -49,7 +49,7 @@ fn bench(c: &mut Criterion) {
         let mut group = c.benchmark_group(format!("chunk/{name}"));
         group.throughput(Throughput::Bytes(65536));
         let mut renderer = Renderer::new(&opts);
-        let mut out = ChunkOutput::default();
+        let mut out = ChunkResult::default();
         group.bench_function("security.evtx slot 0", |b| {
             b.iter(|| {
                 renderer.render_chunk_into(&file, 0, &mut out);
@@ -64,7 +64,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function("security.evtx all records", |b| {
             b.iter(|| {
                 let mut n = 0usize;
-                dump(&file, &opts, |chunk: &ChunkOutput| {
+                dump(&file, &opts, |chunk: &ChunkResult| {
                     n += chunk.bytes.len();
                     ControlFlow::Continue(())
                 });

@@ -2,12 +2,12 @@
 //! unallocated parts of a chunk. The rules, which both engines share, are in
 //! `shared-fixtures/README.md`, "Record recovery".
 //!
-//! The walk ([`crate::chunk::RecordWalker`]) opens a span after a bad record, after the last
+//! The walk ([`crate::records::RecordWalker`]) opens a span after a bad record, after the last
 //! live record and past the free space; [`Carver`] yields the records in it that carry a
 //! readable header and a matching trailing size copy and end inside the span.
 
 use crate::bytes::get_u32;
-use crate::chunk::{read_record_header, RecordHeader, RECORD_MAGIC};
+use crate::records::{read_record_header, RecordHeader, RECORD_MAGIC};
 
 /// `<?xml ...?>\n`: the XML mark goes right after it.
 const XML_DECL: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
@@ -104,7 +104,7 @@ pub fn mark_recovered(buf: &mut Vec<u8>, body: usize, xml: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::CHUNK_SIZE;
+    use crate::file_header::CHUNK_SIZE;
 
     /// A chunk with records `(offset, size, id, size copy)`.
     fn chunk(records: &[(usize, u32, u64, u32)]) -> Vec<u8> {

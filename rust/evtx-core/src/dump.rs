@@ -2,23 +2,22 @@
 //! (contract sections 3, 5.2, 11.2, 12).
 
 use crate::carve;
-use crate::chunk::{self, ChunkHeader, RecordWalker, WalkItem, CHUNK_SIZE};
+use crate::chunk::{self, ChunkHeader};
 use crate::error::{ErrorKind, Failure, FatalError};
-use crate::file_header::FileHeader;
-use crate::input::{ChunkOrder, ChunkSlot, ChunkSource};
+use crate::file_header::{self, FileHeader, CHUNK_SIZE};
+use crate::input::{ChunkSlot, ChunkSource};
 use crate::mta;
 use crate::options::{Format, Options};
-use crate::program::{Defs, Prescan, Programs, Recorder};
-use crate::render_xml::Ctx;
+use crate::pipeline;
+use crate::program::{Defs, Programs, Recorder, Sign};
+use crate::records::{self, RecordWalker, WalkItem};
+use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
-use crate::tokens::{self, Cx, Scratch};
+use crate::tokens::{self, Parser, Scratch, Source};
 use crate::tree::{Names, Tree};
 use crate::{render_json, render_xml};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::ops::{ControlFlow, Range};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Condvar, Mutex};
 
 /// A chunk's output may not grow beyond this (section 12).
 pub use crate::limits::MAX_CHUNK_OUTPUT;
@@ -52,7 +51,7 @@ impl<'a> EvtxFile<'a> {
 
     /// File offset of chunk slot `slot`.
     pub fn chunk_offset(slot: u32) -> u64 {
-        crate::input::chunk_offset(slot)
+        file_header::chunk_offset(slot)
     }
 
     /// The bytes of slot `slot` (shorter than 65536 when the file ends inside it).
@@ -66,7 +65,7 @@ impl<'a> EvtxFile<'a> {
 /// How one record (or chunk) came out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
-    /// The record's bytes in [`ChunkOutput::bytes`]: banner (if shown), text, trailing
+    /// The record's bytes in [`ChunkResult::bytes`]: banner (if shown), text, trailing
     /// newline(s), exactly as printed.
     Rendered(Range<usize>),
     /// The record or chunk failed.
@@ -75,7 +74,7 @@ pub enum Outcome {
 
 /// One entry per rendered or failed record, and per chunk error, in output order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordEntry {
+pub struct RecordResult {
     /// Record header id, `None` for chunk errors.
     pub record_id: Option<u64>,
     /// Record header FILETIME (0 for chunk errors).
@@ -92,7 +91,7 @@ pub struct RecordEntry {
 
 /// The output of one chunk slot.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ChunkOutput {
+pub struct ChunkResult {
     /// Chunk slot number.
     pub slot: u32,
     /// File offset of the chunk.
@@ -100,16 +99,16 @@ pub struct ChunkOutput {
     /// Rendered bytes of all successful records, back to back.
     pub bytes: Vec<u8>,
     /// Entries in output order.
-    pub records: Vec<RecordEntry>,
+    pub records: Vec<RecordResult>,
     /// The trailing partial slot (`shared-fixtures/README.md`, "A log cut inside its last
     /// chunk"): its `incomplete chunk` error is ours, not the reference's.
     pub partial: bool,
 }
 
-impl ChunkOutput {
+impl ChunkResult {
     /// The first failed entry, if any. The error of a trailing partial slot does not count:
     /// the reference sees no fault there, so `--stop-after-one-error` does not stop at it.
-    pub fn first_failure(&self) -> Option<(usize, &RecordEntry)> {
+    pub fn first_failure(&self) -> Option<(usize, &RecordResult)> {
         self.records.iter().enumerate().find(|(_, r)| {
             matches!(r.outcome, Outcome::Failed(_)) && !(self.partial && r.record_id.is_none())
         })
@@ -157,8 +156,8 @@ impl Renderer {
     }
 
     /// Renders chunk slot `slot` of `file` (3.2, 5.2).
-    pub fn render_chunk<S: ChunkSource + ?Sized>(&mut self, file: &S, slot: u32) -> ChunkOutput {
-        let mut out = ChunkOutput::default();
+    pub fn render_chunk<S: ChunkSource + ?Sized>(&mut self, file: &S, slot: u32) -> ChunkResult {
+        let mut out = ChunkResult::default();
         self.render_chunk_into(file, slot, &mut out);
         out
     }
@@ -169,7 +168,7 @@ impl Renderer {
         &mut self,
         file: &S,
         slot: u32,
-        out: &mut ChunkOutput,
+        out: &mut ChunkResult,
     ) {
         let mut window = std::mem::take(&mut self.window);
         let chunk = file.chunk(slot, &mut window);
@@ -180,7 +179,7 @@ impl Renderer {
 
     /// Renders the bytes `chunk` of slot `slot` into `out`.
     /// `cut`: the slot is the cut last chunk ([`ChunkSource::is_cut_slot`]).
-    fn render_slot(&mut self, slot: u32, chunk: &[u8], cut: bool, out: &mut ChunkOutput) {
+    fn render_slot(&mut self, slot: u32, chunk: &[u8], cut: bool, out: &mut ChunkResult) {
         let file_offset = EvtxFile::chunk_offset(slot);
         out.slot = slot;
         out.file_offset = file_offset;
@@ -188,8 +187,8 @@ impl Renderer {
         out.records.clear();
         out.partial = false;
         let out = &mut *out;
-        let chunk_error = |out: &mut ChunkOutput, kind, detail: String| {
-            out.records.push(RecordEntry {
+        let chunk_error = |out: &mut ChunkResult, kind, detail: String| {
+            out.records.push(RecordResult {
                 record_id: None,
                 filetime: 0,
                 chunk_slot: slot,
@@ -237,7 +236,7 @@ impl Renderer {
         chunk: &[u8],
         slot: u32,
         mut walker: RecordWalker<'_>,
-        out: &mut ChunkOutput,
+        out: &mut ChunkResult,
     ) {
         let file_offset = EvtxFile::chunk_offset(slot);
         self.names.clear();
@@ -245,14 +244,14 @@ impl Renderer {
         self.identities.new_chunk();
         self.chunk_nodes = 0;
         out.bytes.reserve(self.last_output + self.last_output / 4);
-        let cx = Cx {
+        let cx = Source {
             chunk,
             codec: self.opts.ansi_codec,
         };
         while let Some(item) = walker.next() {
             let (rec, recovered) = match item {
                 WalkItem::Error { offset, kind, id } => {
-                    out.records.push(RecordEntry {
+                    out.records.push(RecordResult {
                         record_id: id,
                         filetime: 0,
                         chunk_slot: slot,
@@ -270,7 +269,7 @@ impl Renderer {
             };
             let start = out.bytes.len();
             let result = self.render_record(cx, &rec, recovered, &mut out.bytes);
-            let entry = |outcome| RecordEntry {
+            let entry = |outcome| RecordResult {
                 record_id: Some(rec.id),
                 filetime: rec.filetime,
                 chunk_slot: slot,
@@ -311,9 +310,9 @@ impl Renderer {
     /// The trailing partial slot (`shared-fixtures/README.md`): one `incomplete chunk` error,
     /// then, with `--recover-records`, its complete records carved as recovered.
     #[cold]
-    fn render_partial_chunk(&mut self, chunk: &[u8], slot: u32, out: &mut ChunkOutput) {
+    fn render_partial_chunk(&mut self, chunk: &[u8], slot: u32, out: &mut ChunkResult) {
         out.partial = true;
-        out.records.push(RecordEntry {
+        out.records.push(RecordResult {
             record_id: None,
             filetime: 0,
             chunk_slot: slot,
@@ -338,8 +337,8 @@ impl Renderer {
     /// Returns where the record's text starts in `buf` (after the banner).
     fn render_record(
         &mut self,
-        cx: Cx<'_>,
-        rec: &chunk::RecordHeader,
+        cx: Source<'_>,
+        rec: &records::RecordHeader,
         recovered: bool,
         buf: &mut Vec<u8>,
     ) -> Result<usize, Failure> {
@@ -356,16 +355,16 @@ impl Renderer {
             identities: &mut self.identities,
         };
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
-        let prescan = if self.opts.mta.is_some() {
-            Prescan::Unsupported
+        let sign = if self.opts.mta.is_some() {
+            Sign::Unsupported
         } else {
-            self.programs.prescan(cx, &mut defs, bstart, bend)
+            self.programs.sign(cx, &mut defs, bstart, bend)
         };
-        if let Prescan::Hit(a, b, c, d) = prescan {
+        if let Sign::Hit { program } = sign {
             self.banner(buf, rec.id, recovered);
             let body = buf.len();
             let limit = (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT);
-            if !self.programs.replay(buf, cx, (a, b, c, d), limit) {
+            if !self.programs.replay(buf, cx, program, limit) {
                 return Err(Failure::binxml("record output too large"));
             }
             return Self::check_size(buf, start).map(|()| body);
@@ -378,21 +377,20 @@ impl Renderer {
         // With `--mta` it never does (its tree path reads them all).
         self.scratch.defer_unused = self.opts.mta.is_none()
             && !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
-        let parsed = tokens::parse_record(
-            cx,
-            &mut self.names,
-            &mut self.scratch,
-            &mut self.tree,
-            &mut self.templates,
-            bstart,
-            bend,
-        );
+        let mut parser = Parser {
+            src: cx,
+            names: &mut self.names,
+            s: &mut self.scratch,
+            tree: &mut self.tree,
+            templates: Some(&mut self.templates),
+        };
+        let parsed = tokens::parse_record(&mut parser, bstart, bend);
         self.chunk_nodes += self.tree.nodes.len() + self.tree.elems.len();
         let root = parsed.map_err(|e| e.into_failure())?;
         self.banner(buf, rec.id, recovered);
         let body = buf.len();
-        let recorder = (prescan == Prescan::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
-        let rcx = Ctx {
+        let recorder = (sign == Sign::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
+        let rcx = RenderInput {
             chunk: cx.chunk,
             codec: cx.codec,
             names: &self.names,
@@ -428,7 +426,7 @@ impl Renderer {
     fn banner(&self, buf: &mut Vec<u8>, id: u64, recovered: bool) {
         if self.opts.banner() {
             buf.extend_from_slice(b"Record ");
-            crate::values::write_int(buf, id);
+            crate::values_format::write_int(buf, id);
             if recovered {
                 buf.extend_from_slice(carve::BANNER_SUFFIX);
             }
@@ -444,119 +442,19 @@ impl Renderer {
     }
 }
 
-/// One thread: read and render each slot in turn on the caller's thread. (A read-ahead thread
-/// that overlapped the copy out of the page cache was measured slower: PERF.md H10c.)
-fn render_inline<S, F>(file: &S, opts: &Options, order: &ChunkOrder, sink: &mut F)
-where
-    S: ChunkSource + ?Sized,
-    F: FnMut(&ChunkOutput) -> ControlFlow<()>,
-{
-    let mut r = Renderer::new(opts);
-    let mut out = ChunkOutput::default();
-    for slot in order.iter() {
-        r.render_chunk_into(file, slot, &mut out);
-        if sink(&out).is_break() {
-            return;
-        }
-    }
-}
-
 /// Renders every chunk of `file` in output order (3.3) with `opts.threads` workers and hands
-/// each chunk's output to `sink`, strictly in order. `sink` returning `Break` stops the dump.
+/// each chunk's result to `sink`, strictly in order. `sink` returning `Break` stops the dump.
 /// With one thread everything runs inline on the caller's thread.
 ///
 /// Memory is bounded whatever the file size: each worker reads one chunk at a time into its own
-/// window (for a file source), and at most `2 * threads` rendered chunks wait for the sink.
+/// window (for a file source), and at most `2 * threads` rendered chunks wait for the sink
+/// ([`crate::pipeline`]).
 pub fn dump<S, F>(file: &S, opts: &Options, mut sink: F)
 where
     S: ChunkSource + ?Sized,
-    F: FnMut(&ChunkOutput) -> ControlFlow<()>,
+    F: FnMut(&ChunkResult) -> ControlFlow<()>,
 {
     let order = file.chunk_order(opts.validate_checksums);
     let threads = opts.effective_threads().min(order.len().max(1));
-    if threads <= 1 {
-        render_inline(file, opts, &order, &mut sink);
-        return;
-    }
-    let window = 2 * threads;
-    let next_index = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    // Index of the next chunk the sink expects; workers may run at most `window` ahead of it.
-    let emitted = Mutex::new(0usize);
-    let advanced = Condvar::new();
-    let (tx, rx) = mpsc::channel::<(usize, ChunkOutput)>();
-    // Rendered outputs go back to the workers once the sink is done with them.
-    let recycled: Mutex<Vec<ChunkOutput>> = Mutex::new(Vec::new());
-    let recycled = &recycled;
-    let order = &order;
-    // Scoped threads, not a pool: every worker is joined before `dump` returns, so an embedder
-    // may unload the library right after (a dropped rayon pool lets its threads run on).
-    std::thread::scope(|scope| {
-        let mut spawned = 0;
-        for _ in 0..threads {
-            let tx = tx.clone();
-            let (next_index, stop, emitted, advanced) = (&next_index, &stop, &emitted, &advanced);
-            let worker = std::thread::Builder::new().spawn_scoped(scope, move || {
-                let mut r = Renderer::new(opts);
-                loop {
-                    let i = next_index.fetch_add(1, Ordering::Relaxed);
-                    let Some(slot) = order.get(i) else {
-                        return;
-                    };
-                    {
-                        let mut e = emitted.lock().unwrap_or_else(|p| p.into_inner());
-                        while i >= *e + window && !stop.load(Ordering::Relaxed) {
-                            e = advanced.wait(e).unwrap_or_else(|p| p.into_inner());
-                        }
-                    }
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let mut output = recycled
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .pop()
-                        .unwrap_or_default();
-                    r.render_chunk_into(file, slot, &mut output);
-                    if tx.send((i, output)).is_err() {
-                        return;
-                    }
-                }
-            });
-            spawned += usize::from(worker.is_ok());
-        }
-        drop(tx);
-        if spawned == 0 {
-            // No thread could be started: render on the caller's thread instead.
-            render_inline(file, opts, order, &mut sink);
-            return;
-        }
-        let mut pending: BTreeMap<usize, ChunkOutput> = BTreeMap::new();
-        let mut next = 0usize;
-        for (i, output) in rx.iter() {
-            if stop.load(Ordering::Relaxed) {
-                continue;
-            }
-            pending.insert(i, output);
-            while let Some(output) = pending.remove(&next) {
-                next += 1;
-                let flow = sink(&output);
-                recycled
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(output);
-                {
-                    let mut e = emitted.lock().unwrap_or_else(|p| p.into_inner());
-                    *e = next;
-                }
-                advanced.notify_all();
-                if flow.is_break() {
-                    stop.store(true, Ordering::Relaxed);
-                    advanced.notify_all();
-                    pending.clear();
-                    break;
-                }
-            }
-        }
-    });
+    pipeline::run(file, opts, &order, threads, &mut sink);
 }

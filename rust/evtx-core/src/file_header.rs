@@ -5,6 +5,8 @@ use crate::error::FatalError;
 
 /// Size of the file header block used to locate chunks (always 4096, section 1).
 pub const FILE_HEADER_BLOCK: usize = 4096;
+/// Every chunk slot is exactly this long (section 3.1).
+pub const CHUNK_SIZE: usize = 65536;
 /// `ElfFile\0`.
 pub const FILE_MAGIC: &[u8; 8] = b"ElfFile\0";
 /// File flag: the header and chunk CRCs are not maintained.
@@ -92,8 +94,13 @@ impl FileHeader {
 
     /// Number of chunk slots for a file of `file_len` bytes (section 3.1).
     pub fn chunk_slots(&self, file_len: usize) -> usize {
-        (file_len - usize::from(self.header_block_size)) / crate::chunk::CHUNK_SIZE
+        (file_len - usize::from(self.header_block_size)) / CHUNK_SIZE
     }
+}
+
+/// File offset of chunk slot `slot` (the header block is always 4096 bytes here, section 1).
+pub fn chunk_offset(slot: u32) -> u64 {
+    FILE_HEADER_BLOCK as u64 + u64::from(slot) * CHUNK_SIZE as u64
 }
 
 #[cfg(test)]

@@ -14,10 +14,10 @@
 //! [`Input::open_lenient`]: crate::Input::open_lenient
 
 use crate::bytes::{all_zero, le_u32, le_u64};
-use crate::chunk::{CHUNK_HEADER_SIZE, CHUNK_MAGIC, CHUNK_SIZE};
+use crate::chunk::{CHUNK_HEADER_SIZE, CHUNK_MAGIC};
 use crate::error::FatalError;
-use crate::file_header::{FileHeader, FILE_HEADER_BLOCK, FLAG_NO_CRC32};
-use crate::input::{chunk_offset, ChunkSlot, ChunkSource};
+use crate::file_header::{chunk_offset, FileHeader, CHUNK_SIZE, FILE_HEADER_BLOCK, FLAG_NO_CRC32};
+use crate::input::{ChunkSlot, ChunkSource};
 use std::fmt::Write as _;
 use std::io;
 

@@ -14,10 +14,10 @@
 //!   original `chunk_slots` that reads short (the file shrank, or an I/O error) comes back short,
 //!   which the renderer reports as `incomplete chunk` and the run goes on.
 
-use crate::chunk::{ChunkHeader, CHUNK_HEADER_SIZE, CHUNK_MAGIC, CHUNK_SIZE};
+use crate::chunk::{ChunkHeader, CHUNK_HEADER_SIZE, CHUNK_MAGIC};
 use crate::dump::EvtxFile;
 use crate::error::FatalError;
-use crate::file_header::{FileHeader, FILE_HEADER_BLOCK};
+use crate::file_header::{chunk_offset, FileHeader, CHUNK_SIZE, FILE_HEADER_BLOCK};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -211,11 +211,6 @@ impl ChunkSource for EvtxFile<'_> {
         let bytes = self.chunk_bytes(slot);
         &bytes[..bytes.len().min(max)]
     }
-}
-
-/// File offset of chunk slot `slot` (the header block is always 4096 bytes here, section 1).
-pub fn chunk_offset(slot: u32) -> u64 {
-    FILE_HEADER_BLOCK as u64 + u64::from(slot) * CHUNK_SIZE as u64
 }
 
 /// An EVTX file read through positioned reads: the 4 KiB header at open, then one slot at a

@@ -11,7 +11,7 @@
 //! let data = std::fs::read("security.evtx").unwrap();
 //! let file = EvtxFile::open(&data).unwrap();
 //! let opts = Options { format: evtx_core::Format::Jsonl, ..Options::default() };
-//! dump(&file, &opts, |chunk: &evtx_core::ChunkOutput| {
+//! dump(&file, &opts, |chunk: &evtx_core::ChunkResult| {
 //!     for r in &chunk.records {
 //!         if let Outcome::Rendered(range) = &r.outcome {
 //!             print!("{}", String::from_utf8_lossy(&chunk.bytes[range.clone()]));
@@ -24,13 +24,14 @@
 //! A file on disk is better opened as an [`Input`] (positioned reads into one 64 KiB window per
 //! worker, bounded memory, no signal when the file shrinks); both implement [`ChunkSource`].
 //!
-//! Layout: [`file_header`] and [`chunk`] read the containers, [`input`] gives their bytes, [`tokens`] builds element trees
-//! from BinXML, [`template`] caches and instantiates template definitions, [`values`] decodes
-//! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
-//! turn trees into text, [`program`] records per-template replay programs (the compiled
-//! fast path: most records are produced without building a tree), [`mta`] reads `.MTA` files
-//! for `RenderingInfo`, and [`mod@dump`] drives it all
-//! per chunk, in order, on one or more threads.
+//! Layout: [`file_header`] and [`chunk`] read the containers, [`records`] walks a chunk's records,
+//! [`input`] gives their bytes, [`tokens`] builds element trees from BinXML, [`template`] caches
+//! and instantiates template definitions, [`values_decode`] decodes typed values and
+//! [`values_format`] writes their text, [`escape`] writes escaped text, [`render_xml`] and
+//! [`render_json`] turn trees into text, [`program`] records per-template replay programs (the
+//! compiled fast path: most records are produced without building a tree), [`mta`] reads `.MTA`
+//! files for `RenderingInfo`, and [`mod@dump`] drives it all per chunk, in order, on one or more
+//! threads ([`pipeline`]).
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
 //! sizes are capped (section 12 of the contract), and the crate has no `unsafe` outside
@@ -50,7 +51,9 @@ pub mod input;
 pub mod limits;
 pub mod mta;
 pub mod options;
+pub mod pipeline;
 pub mod program;
+pub mod records;
 pub mod render_json;
 pub mod render_xml;
 #[allow(unsafe_code)]
@@ -58,9 +61,10 @@ pub mod simd;
 pub mod template;
 pub mod tokens;
 pub mod tree;
-pub mod values;
+pub mod values_decode;
+pub mod values_format;
 
-pub use dump::{dump, ChunkOutput, EvtxFile, Outcome, RecordEntry, Renderer};
+pub use dump::{dump, ChunkResult, EvtxFile, Outcome, RecordResult, Renderer};
 pub use encoding_rs::Encoding;
 pub use error::{ErrorKind, Failure, FatalError};
 pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};

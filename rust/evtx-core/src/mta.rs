@@ -13,7 +13,7 @@ use std::fmt;
 
 use crate::escape::{self, Mode};
 use crate::tree::{Element, Names, Node, Tree};
-use crate::values::ty;
+use crate::values_decode::ty;
 
 const MAGIC: &[u8; 8] = b"MTAFile\0";
 const HEADER_SIZE: usize = 24;

@@ -18,18 +18,19 @@
 
 use crate::escape;
 use crate::template::{Identities, Templates};
-use crate::tokens::{self, Cx, Scratch};
+use crate::tokens::{self, Scratch, Source};
 use crate::tree::{Names, Node};
-use crate::values::{self, Flavor, Slot};
+use crate::values_decode::{self, Slot};
+use crate::values_format::{self, Flavor};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
 
-/// Records with more values than this (all instances together) are not recorded.
-const MAX_FLAT_VALUES: usize = 60_000;
 /// Records with an array of more items than this are not recorded.
-const MAX_EXPANDED_ITEMS: u16 = 256;
+use crate::limits::MAX_PROGRAM_ARRAY_ITEMS;
+/// Records with more values than this (all instances together) are not recorded.
+use crate::limits::MAX_PROGRAM_VALUES;
 /// Nested instances deeper than this are not recorded.
-const MAX_PRESCAN_DEPTH: usize = 8;
+const MAX_SIGN_DEPTH: usize = 8;
 
 /// One step of a program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,9 +114,9 @@ pub fn emit_node(
         }
         Node::Ansi { off, len, .. } => {
             let o = off as usize;
-            values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+            values_format::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
         }
-        Node::Value(v) => values::write_value(out, chunk, &v, codec, flavor),
+        Node::Value(v) => values_format::write_value(out, chunk, &v, codec, flavor),
         _ => {}
     }
     if let Some(r) = rec {
@@ -140,10 +141,10 @@ fn write_item(
     };
     let want = usize::from(item) - 1;
     let mut k = 0;
-    values::for_each_item(chunk, v, |it| {
+    values_decode::for_each_item(chunk, v, |it| {
         if k == want {
             match it {
-                Some(values::Item::Text16 { off, units }) => {
+                Some(values_decode::Item::Text16 { off, units }) => {
                     let o = off as usize;
                     escape::write_utf16_in(
                         out,
@@ -153,12 +154,12 @@ fn write_item(
                         flavor.utf16_mode(),
                     );
                 }
-                Some(values::Item::Ansi { off, len }) => {
+                Some(values_decode::Item::Ansi { off, len }) => {
                     let o = off as usize;
-                    values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+                    values_format::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
                 }
-                Some(values::Item::Value(iv)) => {
-                    values::write_value(out, chunk, &iv, codec, flavor)
+                Some(values_decode::Item::Value(iv)) => {
+                    values_format::write_value(out, chunk, &iv, codec, flavor)
                 }
                 None => {}
             }
@@ -183,14 +184,14 @@ fn write_slot(
         }
         Slot::Ansi { off, len } => {
             let o = off as usize;
-            values::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+            values_format::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
         }
-        Slot::Value(v) => values::write_value(out, chunk, &v, codec, flavor),
+        Slot::Value(v) => values_format::write_value(out, chunk, &v, codec, flavor),
         Slot::Null | Slot::BinXml { .. } | Slot::Fragment { .. } => {}
     }
 }
 
-/// What the prescan needs to look template definitions up (and parse them on first use).
+/// What [`Programs::sign`] needs to look template definitions up (and parse them on first use).
 pub struct Defs<'a> {
     pub names: &'a mut Names,
     pub scratch: &'a mut Scratch,
@@ -198,7 +199,16 @@ pub struct Defs<'a> {
     pub identities: &'a mut Identities,
 }
 
-type SigMap = crate::bytes::FastMap<Vec<u8>, (u32, u32, u32, u32)>;
+/// One stored program: its run of operations and of literal bytes in [`Programs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Program {
+    pub ops_start: u32,
+    pub ops_len: u32,
+    pub lits_start: u32,
+    pub lits_len: u32,
+}
+
+type SigMap = crate::bytes::FastMap<Vec<u8>, Program>;
 
 /// Programs are kept across chunks (signatures name definitions by content); these caps bound
 /// the memory a crafted file can make them take.
@@ -215,11 +225,11 @@ pub struct Programs {
     pub flat: Vec<Slot>,
 }
 
-/// Result of [`Programs::prescan`].
+/// What [`Programs::sign`] found for one record (the Zig engine's `Sign`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Prescan {
+pub enum Sign {
     /// A program for this signature exists: replay it.
-    Hit(u32, u32, u32, u32),
+    Hit { program: Program },
     /// No program yet; record the slow path's output under the current signature.
     Miss,
     /// Not a shape programs handle: slow path, do not record.
@@ -236,35 +246,30 @@ impl Programs {
 
     /// Checks the record's BinXML window `start..end` for the single-instance shape, reads
     /// all values (record-wide numbering) into `self.flat` and its signature into `self.sig`.
-    pub fn prescan(
-        &mut self,
-        cx: Cx<'_>,
-        defs: &mut Defs<'_>,
-        start: usize,
-        end: usize,
-    ) -> Prescan {
+    pub fn sign(&mut self, cx: Source<'_>, defs: &mut Defs<'_>, start: usize, end: usize) -> Sign {
         self.sig.clear();
         self.flat.clear();
-        if self.scan_stream(cx, defs, start, end, 0).is_none() || self.flat.len() > MAX_FLAT_VALUES
+        if self.scan_stream(cx, defs, start, end, 0).is_none()
+            || self.flat.len() > MAX_PROGRAM_VALUES
         {
-            return Prescan::Unsupported;
+            return Sign::Unsupported;
         }
         match self.by_sig.get(&self.sig) {
-            Some(&(a, b, c, d)) => Prescan::Hit(a, b, c, d),
-            None => Prescan::Miss,
+            Some(&program) => Sign::Hit { program },
+            None => Sign::Miss,
         }
     }
 
     /// A stream of exactly `[fragment header] instance [EOF ...]`.
     fn scan_stream(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         defs: &mut Defs<'_>,
         start: usize,
         end: usize,
         depth: usize,
     ) -> Option<()> {
-        if depth > MAX_PRESCAN_DEPTH {
+        if depth > MAX_SIGN_DEPTH {
             return None;
         }
         let chunk = cx.chunk;
@@ -306,13 +311,15 @@ impl Programs {
                 if v.is_expandable() {
                     // Expansion repeats elements per item and drops empty string items: the
                     // count and which items are empty are part of the shape.
-                    if v.count > MAX_EXPANDED_ITEMS {
+                    if v.count > MAX_PROGRAM_ARRAY_ITEMS {
                         return None;
                     }
                     self.sig.extend_from_slice(&v.count.to_le_bytes());
                     if v.ty == 0x81 || v.ty == 0x82 {
                         let sig = &mut self.sig;
-                        values::for_each_item(chunk, &v, |it| sig.push(u8::from(it.is_some())));
+                        values_decode::for_each_item(chunk, &v, |it| {
+                            sig.push(u8::from(it.is_some()))
+                        });
                     }
                 }
             }
@@ -345,29 +352,33 @@ impl Programs {
                 });
             }
             self.lits.extend_from_slice(&lits);
-            let entry = (
-                op_start,
-                self.ops.len() as u32 - op_start,
-                lit_start,
-                self.lits.len() as u32 - lit_start,
-            );
-            self.by_sig.insert(self.sig.clone(), entry);
+            let program = Program {
+                ops_start: op_start,
+                ops_len: self.ops.len() as u32 - op_start,
+                lits_start: lit_start,
+                lits_len: self.lits.len() as u32 - lit_start,
+            };
+            self.by_sig.insert(self.sig.clone(), program);
         }
     }
 
-    /// Replays program `(op_start, op_len, ..)` over `self.flat`; `false` (output unfinished)
-    /// when the output passes `limit`.
+    /// Replays `program` over `self.flat`; `false` (output unfinished) when the output passes
+    /// `limit`.
     pub fn replay(
         &self,
         out: &mut Vec<u8>,
-        cx: Cx<'_>,
-        hit: (u32, u32, u32, u32),
+        cx: Source<'_>,
+        program: Program,
         limit: usize,
     ) -> bool {
-        let (op_start, op_len, lit_start, lit_len) = hit;
-        out.reserve(lit_len as usize + 64 * op_len as usize);
-        let _ = lit_start;
-        for op in &self.ops[op_start as usize..(op_start + op_len) as usize] {
+        let Program {
+            ops_start,
+            ops_len,
+            lits_len,
+            ..
+        } = program;
+        out.reserve(lits_len as usize + 64 * ops_len as usize);
+        for op in &self.ops[ops_start as usize..(ops_start + ops_len) as usize] {
             match *op {
                 Op::Lit { start, len } => {
                     out.extend_from_slice(&self.lits[start as usize..(start + len) as usize])

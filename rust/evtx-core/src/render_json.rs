@@ -3,20 +3,21 @@
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape::{self, Mode};
 use crate::program::emit_node;
-use crate::render_xml::{Ctx, MAX_RENDER_DEPTH};
+use crate::render_xml::{RenderInput, MAX_RENDER_DEPTH};
 use crate::tree::{Element, Node};
-use crate::values::{self, Flavor, Value};
+use crate::values_decode::{self, Value};
+use crate::values_format::{self, Flavor};
 use std::cell::Cell;
 use std::collections::HashMap;
 
 /// Renders the record whose root element is `root` (10.1), without trailing newline.
 pub fn render_record(
     out: &mut Vec<u8>,
-    cx: &Ctx<'_>,
+    cx: &RenderInput<'_>,
     root: u32,
     separate: bool,
 ) -> BinXmlResult<()> {
-    let r = Renderer {
+    let r = JsonRenderer {
         cx,
         separate,
         overflow: Cell::new(false),
@@ -100,14 +101,15 @@ fn write_key(out: &mut Vec<u8>, key: &[u8], n: u32, suffix: &[u8]) {
     out.extend_from_slice(key);
     if n > 0 {
         out.push(b'_');
-        values::write_int(out, n);
+        values_format::write_int(out, n);
     }
     out.extend_from_slice(suffix);
     out.extend_from_slice(b"\":");
 }
 
-struct Renderer<'c, 'a> {
-    cx: &'c Ctx<'a>,
+/// The JSON renderer of one record (the Zig engine's `JsonRenderer`).
+struct JsonRenderer<'c, 'a> {
+    cx: &'c RenderInput<'a>,
     separate: bool,
     /// Set once the output passed `cx.limit` or elements nested too deeply; from then on
     /// nothing more is written and the record fails.
@@ -115,7 +117,7 @@ struct Renderer<'c, 'a> {
     depth: Cell<usize>,
 }
 
-impl Renderer<'_, '_> {
+impl JsonRenderer<'_, '_> {
     /// Whether rendering must stop (output limit reached).
     #[inline]
     fn over(&self, out: &[u8]) -> bool {
@@ -153,6 +155,7 @@ impl Renderer<'_, '_> {
         if self.over(out) {
             return;
         }
+        // The root is depth 1, as in the XML renderer and the Zig engine.
         let depth = self.depth.get() + 1;
         if depth > MAX_RENDER_DEPTH {
             self.overflow.set(true);
@@ -200,7 +203,7 @@ impl Renderer<'_, '_> {
     fn leaf_value(&self, out: &mut Vec<u8>, v: &Value, empty: &[u8]) {
         if v.is_empty() {
             out.extend_from_slice(empty);
-        } else if values::is_bare_json(v.ty) {
+        } else if values_decode::is_bare_json(v.ty) {
             self.write_value(out, v);
         } else {
             out.push(b'"');
@@ -329,7 +332,7 @@ impl Renderer<'_, '_> {
     /// Content value, non-skipping mode (10.4).
     fn content_value(&self, out: &mut Vec<u8>, nodes: &[Node]) {
         if let [Node::Value(v)] = nodes {
-            if values::is_bare_json(v.ty) {
+            if values_decode::is_bare_json(v.ty) {
                 self.write_value(out, v);
                 return;
             }
@@ -348,7 +351,7 @@ impl Renderer<'_, '_> {
     fn content_skipping(&self, out: &mut Vec<u8>, nodes: &[Node]) {
         let mut kept = nodes.iter().filter(|n| n.has_content());
         if let (Some(Node::Value(v)), None) = (kept.next(), kept.next()) {
-            if values::is_bare_json(v.ty) {
+            if values_decode::is_bare_json(v.ty) {
                 self.write_value(out, v);
                 return;
             }
@@ -382,7 +385,7 @@ impl Renderer<'_, '_> {
                 }
                 None => {
                     out.extend_from_slice(b"&#");
-                    values::write_int(out, c);
+                    values_format::write_int(out, c);
                     out.push(b';');
                 }
             },

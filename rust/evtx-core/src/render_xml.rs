@@ -3,11 +3,12 @@
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape::{self, Mode};
 use crate::tree::{Element, Names, Node, Tree};
-use crate::values::{self, Flavor};
+use crate::values_format::{self, Flavor};
 use encoding_rs::Encoding;
 
-/// Everything rendering needs besides the output buffer.
-pub struct Ctx<'a> {
+/// Everything either renderer reads besides the output buffer: the record's tree and the chunk
+/// bytes its nodes point into.
+pub struct RenderInput<'a> {
     pub chunk: &'a [u8],
     pub codec: &'static Encoding,
     pub names: &'a Names,
@@ -29,9 +30,20 @@ fn too_large() -> BinXmlError {
 const DECLARATION: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
 
 /// Renders the record whose root element is `root` (9.1), declaration included.
-pub fn render_record(out: &mut Vec<u8>, cx: &Ctx<'_>, root: u32, indent: bool) -> BinXmlResult<()> {
+pub fn render_record(
+    out: &mut Vec<u8>,
+    input: &RenderInput<'_>,
+    root: u32,
+    indent: bool,
+) -> BinXmlResult<()> {
     out.extend_from_slice(DECLARATION);
-    element(out, cx, root, 0, indent)
+    XmlRenderer { cx: input, indent }.element(out, root, 0)
+}
+
+/// The XML renderer of one record (the Zig engine's `XmlRenderer`).
+struct XmlRenderer<'c, 'a> {
+    cx: &'c RenderInput<'a>,
+    indent: bool,
 }
 
 #[inline]
@@ -45,88 +57,125 @@ fn spaces(out: &mut Vec<u8>, n: usize) {
     }
 }
 
-fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> BinXmlResult<()> {
-    // Depth first, then size: the order the Zig engine checks them (one error vocabulary).
-    if k / 2 > MAX_RENDER_DEPTH {
-        return Err(BinXmlError::new("elements nested too deeply", 0));
-    }
-    if out.len() > cx.limit {
-        return Err(too_large());
-    }
-    let tree = cx.tree;
-    let e: &Element = &tree.elems[id as usize];
-    let name = cx.names.get(e.name).as_bytes();
-    if indent {
-        spaces(out, k);
-    }
-    out.push(b'<');
-    out.extend_from_slice(name);
-    for a in tree.attrs(e) {
-        let items = tree.items(a);
-        for n in items {
-            if matches!(
-                n,
-                Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. }
-            ) {
-                return Err(BinXmlError::new(
-                    "element or PI inside an attribute value",
-                    0,
-                ));
+impl XmlRenderer<'_, '_> {
+    fn element(&self, out: &mut Vec<u8>, id: u32, k: usize) -> BinXmlResult<()> {
+        let (cx, indent) = (self.cx, self.indent);
+        // Depth first, then size: the order the Zig engine checks them (one error vocabulary).
+        // The root is depth 1 (`k` is its indent, 2 per level), as in the JSON renderer and the
+        // Zig engine; the reference fails at indent level 512 (`indent / 2 >= 512`).
+        let depth = k / 2 + 1;
+        if depth > MAX_RENDER_DEPTH {
+            return Err(BinXmlError::new("elements nested too deeply", 0));
+        }
+        if out.len() > cx.limit {
+            return Err(too_large());
+        }
+        let tree = cx.tree;
+        let e: &Element = &tree.elems[id as usize];
+        let name = cx.names.get(e.name).as_bytes();
+        if indent {
+            spaces(out, k);
+        }
+        out.push(b'<');
+        out.extend_from_slice(name);
+        for a in tree.attrs(e) {
+            let items = tree.items(a);
+            for n in items {
+                if matches!(
+                    n,
+                    Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. }
+                ) {
+                    return Err(BinXmlError::new(
+                        "element or PI inside an attribute value",
+                        0,
+                    ));
+                }
             }
-        }
-        if !items.iter().any(Node::has_content) {
-            continue;
-        }
-        out.push(b' ');
-        out.extend_from_slice(cx.names.get(a.name).as_bytes());
-        out.extend_from_slice(b"=\"");
-        for n in items {
-            node_text(out, cx, n, Flavor::XmlAttr)?;
-            if out.len() > cx.limit {
-                return Err(too_large());
+            if !items.iter().any(Node::has_content) {
+                continue;
             }
+            out.push(b' ');
+            out.extend_from_slice(cx.names.get(a.name).as_bytes());
+            out.extend_from_slice(b"=\"");
+            for n in items {
+                self.node_text(out, n, Flavor::XmlAttr)?;
+                if out.len() > cx.limit {
+                    return Err(too_large());
+                }
+            }
+            out.push(b'"');
         }
-        out.push(b'"');
-    }
-    let children = tree.children(e);
-    if children.is_empty() {
-        if e.self_closing {
-            out.extend_from_slice(b"/>");
-        } else {
-            out.extend_from_slice(b"></");
+        let children = tree.children(e);
+        if children.is_empty() {
+            if e.self_closing {
+                out.extend_from_slice(b"/>");
+            } else {
+                out.extend_from_slice(b"></");
+                out.extend_from_slice(name);
+                out.push(b'>');
+            }
+            if indent {
+                out.push(b'\n');
+            }
+            return Ok(());
+        }
+        let has_elements = children.iter().any(|n| matches!(n, Node::Element(_)));
+        if !has_elements {
+            out.push(b'>');
+            let mut i = 0;
+            while i < children.len() {
+                match children[i] {
+                    Node::PiTarget(t) => {
+                        out.extend_from_slice(b"<?");
+                        out.extend_from_slice(cx.names.get(t).as_bytes());
+                        if let Some(Node::PiData { off, units }) = children.get(i + 1) {
+                            out.push(b' ');
+                            utf16(out, cx.chunk, *off, *units, Mode::Raw);
+                            i += 1;
+                        }
+                        out.extend_from_slice(b"?>");
+                    }
+                    Node::PiData { .. } => {
+                        return Err(BinXmlError::new("PI data without target", 0));
+                    }
+                    ref n => self.node_text(out, n, Flavor::XmlText)?,
+                }
+                if out.len() > cx.limit {
+                    return Err(too_large());
+                }
+                i += 1;
+            }
+            out.extend_from_slice(b"</");
             out.extend_from_slice(name);
             out.push(b'>');
+            if indent {
+                out.push(b'\n');
+            }
+            return Ok(());
         }
+        out.push(b'>');
         if indent {
             out.push(b'\n');
         }
-        return Ok(());
-    }
-    let has_elements = children.iter().any(|n| matches!(n, Node::Element(_)));
-    if !has_elements {
-        out.push(b'>');
-        let mut i = 0;
-        while i < children.len() {
-            match children[i] {
-                Node::PiTarget(t) => {
-                    out.extend_from_slice(b"<?");
-                    out.extend_from_slice(cx.names.get(t).as_bytes());
-                    if let Some(Node::PiData { off, units }) = children.get(i + 1) {
-                        out.push(b' ');
-                        utf16(out, cx.chunk, *off, *units, Mode::Raw);
-                        i += 1;
+        for n in children {
+            match *n {
+                Node::Element(c) => self.element(out, c, k + 2)?,
+                ref n => {
+                    if indent {
+                        spaces(out, k + 2);
                     }
-                    out.extend_from_slice(b"?>");
+                    self.node_text(out, n, Flavor::XmlText)?;
+                    if indent {
+                        out.push(b'\n');
+                    }
+                    if out.len() > cx.limit {
+                        return Err(too_large());
+                    }
                 }
-                Node::PiData { .. } => {
-                    return Err(BinXmlError::new("PI data without target", 0));
-                }
-                ref n => node_text(out, cx, n, Flavor::XmlText)?,
             }
-            if out.len() > cx.limit {
-                return Err(too_large());
-            }
-            i += 1;
+        }
+        if indent {
+            spaces(out, k);
         }
         out.extend_from_slice(b"</");
         out.extend_from_slice(name);
@@ -134,39 +183,8 @@ fn element(out: &mut Vec<u8>, cx: &Ctx<'_>, id: u32, k: usize, indent: bool) -> 
         if indent {
             out.push(b'\n');
         }
-        return Ok(());
+        Ok(())
     }
-    out.push(b'>');
-    if indent {
-        out.push(b'\n');
-    }
-    for n in children {
-        match *n {
-            Node::Element(c) => element(out, cx, c, k + 2, indent)?,
-            ref n => {
-                if indent {
-                    spaces(out, k + 2);
-                }
-                node_text(out, cx, n, Flavor::XmlText)?;
-                if indent {
-                    out.push(b'\n');
-                }
-                if out.len() > cx.limit {
-                    return Err(too_large());
-                }
-            }
-        }
-    }
-    if indent {
-        spaces(out, k);
-    }
-    out.extend_from_slice(b"</");
-    out.extend_from_slice(name);
-    out.push(b'>');
-    if indent {
-        out.push(b'\n');
-    }
-    Ok(())
 }
 
 #[inline]
@@ -176,45 +194,103 @@ fn utf16(out: &mut Vec<u8>, chunk: &[u8], off: u32, units: u32, mode: Mode) {
 }
 
 /// Text-mode / attribute-mode rendering of a non-element node (9.3). PIs render nothing here.
-fn node_text(out: &mut Vec<u8>, cx: &Ctx<'_>, n: &Node, flavor: Flavor) -> BinXmlResult<()> {
-    match *n {
-        Node::Text16 { .. } | Node::Ansi { .. } | Node::Value(_) => {
-            crate::program::emit_node(out, cx.chunk, cx.codec, cx.rec, n, flavor)
-        }
-        Node::CharRef(c) => {
-            out.extend_from_slice(b"&#");
-            values::write_int(out, c);
-            out.push(b';');
-        }
-        Node::EntityRef(name) => {
-            out.push(b'&');
-            out.extend_from_slice(cx.names.get(name).as_bytes());
-            out.push(b';');
-        }
-        Node::CData { off, units } => {
-            if flavor == Flavor::XmlAttr {
-                utf16(out, cx.chunk, off, units, Mode::XmlAttr);
-            } else {
-                out.extend_from_slice(b"<![CDATA[");
-                let start = out.len();
-                utf16(out, cx.chunk, off, units, Mode::Raw);
-                if out[start..].windows(3).any(|w| w == b"]]>") {
-                    let text = out.split_off(start);
-                    let mut i = 0;
-                    while i < text.len() {
-                        if text[i..].starts_with(b"]]>") {
-                            out.extend_from_slice(b"]]]]><![CDATA[>");
-                            i += 3;
-                        } else {
-                            out.push(text[i]);
-                            i += 1;
+impl XmlRenderer<'_, '_> {
+    fn node_text(&self, out: &mut Vec<u8>, n: &Node, flavor: Flavor) -> BinXmlResult<()> {
+        let cx = self.cx;
+        match *n {
+            Node::Text16 { .. } | Node::Ansi { .. } | Node::Value(_) => {
+                crate::program::emit_node(out, cx.chunk, cx.codec, cx.rec, n, flavor)
+            }
+            Node::CharRef(c) => {
+                out.extend_from_slice(b"&#");
+                values_format::write_int(out, c);
+                out.push(b';');
+            }
+            Node::EntityRef(name) => {
+                out.push(b'&');
+                out.extend_from_slice(cx.names.get(name).as_bytes());
+                out.push(b';');
+            }
+            Node::CData { off, units } => {
+                if flavor == Flavor::XmlAttr {
+                    utf16(out, cx.chunk, off, units, Mode::XmlAttr);
+                } else {
+                    out.extend_from_slice(b"<![CDATA[");
+                    let start = out.len();
+                    utf16(out, cx.chunk, off, units, Mode::Raw);
+                    if out[start..].windows(3).any(|w| w == b"]]>") {
+                        let text = out.split_off(start);
+                        let mut i = 0;
+                        while i < text.len() {
+                            if text[i..].starts_with(b"]]>") {
+                                out.extend_from_slice(b"]]]]><![CDATA[>");
+                                i += 3;
+                            } else {
+                                out.push(text[i]);
+                                i += 1;
+                            }
                         }
                     }
+                    out.extend_from_slice(b"]]>");
                 }
-                out.extend_from_slice(b"]]>");
             }
+            Node::Element(_)
+            | Node::PiTarget(_)
+            | Node::PiData { .. }
+            | Node::Placeholder { .. } => {}
         }
-        Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. } | Node::Placeholder { .. } => {}
+        Ok(())
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::{Span, NAME_EVENT};
+
+    /// A record of `depth` nested `Event` elements; returns the tree and its root.
+    fn chain(depth: usize) -> (Tree, u32) {
+        let mut tree = Tree::default();
+        let mut inner: Option<u32> = None;
+        for _ in 0..depth {
+            let children = match inner {
+                Some(id) => tree.push_nodes(&[Node::Element(id)]),
+                None => Span::default(),
+            };
+            let id = tree.elems.len() as u32;
+            tree.elems.push(Element {
+                name: NAME_EVENT,
+                dep: 0xffff,
+                self_closing: false,
+                attrs: Span::default(),
+                children,
+            });
+            inner = Some(id);
+        }
+        (tree, inner.expect("depth > 0"))
+    }
+
+    /// Both renderers count the root as depth 1 (as the Zig engine's): `EVTX_LIMIT_RENDER_DEPTH`
+    /// (512) nested elements render, one more fails the record, in XML and in JSON alike.
+    #[test]
+    fn both_renderers_stop_at_the_same_depth() {
+        let names = Names::default();
+        for (depth, renders) in [(512, true), (513, false)] {
+            let (tree, root) = chain(depth);
+            let input = RenderInput {
+                chunk: &[],
+                codec: encoding_rs::WINDOWS_1252,
+                names: &names,
+                tree: &tree,
+                rec: None,
+                limit: usize::MAX,
+            };
+            let mut out = Vec::new();
+            let xml = render_record(&mut out, &input, root, true);
+            assert_eq!(xml.is_ok(), renders, "xml at depth {depth}");
+            out.clear();
+            let json = crate::render_json::render_record(&mut out, &input, root, false);
+            assert_eq!(json.is_ok(), renders, "json at depth {depth}");
+        }
+    }
 }

@@ -2,27 +2,29 @@
 //! dependency omission, placeholder resolution and array expansion (6.7, 6.8).
 
 use crate::error::{BinXmlError, BinXmlResult};
-use crate::tokens::{self, Cx, Scratch, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES};
+use crate::tokens::{
+    self, Parser, Scratch, Source, StreamKind, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES,
+};
 use crate::tree::{Attr, Element, Names, Node, Span, Tree};
-use crate::values::{self, Item, Slot, Value};
+use crate::values_decode::{self, Item, Slot, Value};
 
 /// The parsed template definitions of one chunk.
 #[derive(Debug, Default)]
 pub struct Templates {
     /// Definition trees (elements keep their dependency ids, substitutions are placeholders).
     pub tree: Tree,
-    by_offset: crate::bytes::FastMap<u32, Result<Def, BinXmlError>>,
+    by_offset: crate::bytes::FastMap<u32, Result<Definition, BinXmlError>>,
     /// Body bytes parsed in this chunk (see [`MAX_DEFINITION_BYTES`]).
     parsed_bytes: usize,
 }
 
 /// Definition bodies parsed per chunk are capped: a real chunk's definitions add up to less
 /// than the chunk; a crafted one could otherwise make every record point at a new 64 KiB body.
-const MAX_DEFINITION_BYTES: usize = 16 * crate::chunk::CHUNK_SIZE;
+const MAX_DEFINITION_BYTES: usize = 16 * crate::file_header::CHUNK_SIZE;
 
 /// A parsed definition: its root element in [`Templates::tree`] and the names it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Def {
+pub struct Definition {
     pub root: u32,
     /// The run of [`Names::log`] holding the entry offsets of every name the definition uses.
     pub names: Span,
@@ -40,24 +42,25 @@ impl Templates {
     /// Failures are remembered too: the same bytes fail the same way.
     pub fn get_or_parse(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         names: &mut Names,
         s: &mut Scratch,
         def_off: u32,
         depth: usize,
     ) -> BinXmlResult<u32> {
-        self.get_def(cx, names, s, def_off, depth).map(|d| d.root)
+        self.get_definition(cx, names, s, def_off, depth)
+            .map(|d| d.root)
     }
 
     /// Like [`Templates::get_or_parse`], with the definition's identity.
-    pub fn get_def(
+    pub fn get_definition(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         names: &mut Names,
         s: &mut Scratch,
         def_off: u32,
         depth: usize,
-    ) -> BinXmlResult<Def> {
+    ) -> BinXmlResult<Definition> {
         if let Some(r) = self.by_offset.get(&def_off) {
             return *r;
         }
@@ -74,12 +77,12 @@ impl Templates {
 
     fn parse(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         names: &mut Names,
         s: &mut Scratch,
         def_off: u32,
         depth: usize,
-    ) -> BinXmlResult<Def> {
+    ) -> BinXmlResult<Definition> {
         let o = def_off as usize;
         let data_size = crate::bytes::get_u32(cx.chunk, o.saturating_add(20))
             .ok_or_else(|| BinXmlError::new("template definition out of bounds", o))?;
@@ -92,14 +95,21 @@ impl Templates {
         let base = s.children.len();
         let log_start = names.log.len();
         names.logging = true;
-        let r = tokens::parse_stream(cx, names, s, &mut self.tree, None, start, end, true, depth);
+        let mut p = Parser {
+            src: cx,
+            names,
+            s,
+            tree: &mut self.tree,
+            templates: None,
+        };
+        let r = tokens::parse_stream(&mut p, start, end, StreamKind::Definition, depth);
         names.logging = false;
         let top = s.children.len() - base;
         let first = s.children.get(base).copied();
         s.children.truncate(base);
         r?;
         match (top, first) {
-            (1, Some(Node::Element(id))) => Ok(Def {
+            (1, Some(Node::Element(id))) => Ok(Definition {
                 root: id,
                 names: Span {
                     start: log_start as u32,
@@ -172,7 +182,7 @@ impl Identities {
     /// The identity of the definition at `def_off`, `None` if it cannot be parsed.
     pub fn get(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         templates: &mut Templates,
         names: &mut Names,
         s: &mut Scratch,
@@ -189,7 +199,7 @@ impl Identities {
 
     fn compute(
         &mut self,
-        cx: Cx<'_>,
+        cx: Source<'_>,
         templates: &mut Templates,
         names: &mut Names,
         s: &mut Scratch,
@@ -225,7 +235,9 @@ impl Identities {
                 }
             }
         }
-        let def = templates.get_def(cx, names, s, def_off, depth).ok()?;
+        let def = templates
+            .get_definition(cx, names, s, def_off, depth)
+            .ok()?;
         let mut normalized = body.to_vec();
         let mut refs = Vec::new();
         let mut cost = body.len();
@@ -270,7 +282,7 @@ impl Identities {
 /// (`Scratch::defer`); a value that deferred one inside stands only as one whole instance
 /// ([`is_whole_instance`]); an instance that deferred one stands only if [`check_deferred`]
 /// accepts it.
-pub const DEFER_DEPTH_MAX: usize = 8;
+pub use crate::limits::MAX_DEFER_DEPTH;
 
 /// The reference's preflight limit on an instance's values.
 use crate::limits::MAX_INSTANCE_VALUES as PREFLIGHT_VALUES_MAX;
@@ -339,7 +351,7 @@ pub fn is_whole_instance(
 
 /// The reference preflight's check of one value descriptor (its declared size by type).
 fn preflight_accepts(chunk: &[u8], off: usize, size: usize, t: u8) -> bool {
-    use crate::values::ty;
+    use crate::values_decode::ty;
     match t {
         ty::NULL | ty::ANSI | ty::BINARY | ty::BINXML => true,
         ty::STRING => size.is_multiple_of(2),
@@ -377,7 +389,7 @@ fn check_budget(tree: &Tree) -> BinXmlResult<()> {
 
 /// Instantiates the definition rooted at `root` of `def` with `vals` into `tree` (6.7).
 ///
-/// `flat_base` is the record-wide index of `vals[0]` (see [`crate::values::Value::src`]).
+/// `flat_base` is the record-wide index of `vals[0]` (see [`crate::values_decode::Value::src`]).
 /// Whether the definition rooted at element `root` of `def` substitutes value `index`
 /// anywhere (element content or attribute value; see [`check_deferred`]).
 pub fn uses_value(def: &Tree, root: u32, index: u16) -> bool {
@@ -575,7 +587,7 @@ fn expand(chunk: &[u8], tree: &mut Tree, b: &mut Build<'_>, id: u32) -> BinXmlRe
         return Ok(());
     };
     let base = b.array_items.len();
-    values::for_each_item(chunk, &v, |item| b.array_items.push(item));
+    values_decode::for_each_item(chunk, &v, |item| b.array_items.push(item));
     let count = b.array_items.len() - base;
     for j in 0..count {
         let replacement = item_node(b.array_items[base + j], &v, j);

@@ -7,7 +7,7 @@
 
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape;
-use crate::values::Value;
+use crate::values_decode::Value;
 
 /// A contiguous run in one of the tree's vectors.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The contract's worked examples (sections 6, 9, 10 and 14.1), built as BinXML by hand and
 //! rendered through the public API. Expected strings are copied from the contract.
 
-use evtx_core::{ChunkOutput, EvtxFile, Format, Options, Outcome, Renderer};
+use evtx_core::{ChunkResult, EvtxFile, Format, Options, Outcome, Renderer};
 
 /// Chunk offset where name entries are written (outside the record area).
 const NAMES_AT: usize = 0x8000;
@@ -218,7 +218,7 @@ fn utf16(s: &str) -> Vec<u8> {
 fn render(file: &[u8], opts: &Options) -> Vec<Result<String, String>> {
     let f = EvtxFile::open(file).expect("valid file");
     let mut r = Renderer::new(opts);
-    let mut out = ChunkOutput::default();
+    let mut out = ChunkResult::default();
     r.render_chunk_into(&f, 0, &mut out);
     out.records
         .iter()

@@ -2,7 +2,7 @@
 //! (bit flips, random bytes, extreme u16/u32 values) and random chunks are rendered in every
 //! format. Deterministic (fixed seeds); `EVTX_FUZZ_ITERS` raises the number of rounds.
 
-use evtx_core::{dump, ChunkOutput, EvtxFile, Format, Options};
+use evtx_core::{dump, ChunkResult, EvtxFile, Format, Options};
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 
@@ -47,7 +47,7 @@ fn render_all(data: &[u8]) -> usize {
             threads: 1,
             ..Options::default()
         };
-        dump(&file, &opts, |chunk: &ChunkOutput| {
+        dump(&file, &opts, |chunk: &ChunkResult| {
             total += chunk.bytes.len();
             assert!(chunk.bytes.len() <= 64 << 20);
             ControlFlow::Continue(())
