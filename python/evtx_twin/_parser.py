@@ -202,6 +202,8 @@ class Parser:
 
     engine: ``"rust"``, ``"zig"`` or ``"reference"`` (evtx 0.15.1, for comparisons).
     threads: worker threads of the engine (0 = one per CPU); the output does not depend on it.
+    With any value but 1 the batches are also pulled on a read-ahead thread, so the engine
+    renders while the caller's thread builds dicts or Arrow arrays (PERF.md P3).
     validate_checksums, recover_records, ansi_codec, separate_json_attributes: as the CLI's
     ``--validate-checksums``, ``--recover-records``, ``--ansi-codec``,
     ``--separate-json-attributes``.
