@@ -419,9 +419,11 @@ class Parser:
         for i in range(b.count):
             if statuses[i] != _ffi.STATUS_OK:
                 raw = b.data[offsets[i]:offsets[i + 1]]
-                self._report(self._entry_error(statuses[i], raw, chunks[i], ids[i], file_offsets[i]))
+                error = self._entry_error(statuses[i], raw, chunks[i], ids[i], file_offsets[i])
+                self._report(error)
                 continue
-            yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered)
+            yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks,
+                               file_offsets, recovered)
 
     @staticmethod
     def _record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered) -> dict:
