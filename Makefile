@@ -169,15 +169,24 @@ compare: setup build fixtures
 PY_VENV := $(ROOT)/target/python/venv
 PY      := $(PY_VENV)/bin/python
 
+PIP     := $(PY) -m pip --quiet --disable-pip-version-check
+# The build requirements of python/pyproject.toml, installed once into the venv: the wheel is
+# built without build isolation, so ziglang (about 50 MB) is not fetched again on every run.
+PY_BUILD_DEPS := $(PY_VENV)/.build-deps-ziglang-0.15.2
+
 $(PY):
 	python3 -m venv $(PY_VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check pytest pyarrow 'dask[distributed]'
+	$(PIP) install pytest pyarrow 'dask[distributed]'
 
-python: $(PY)
+$(PY_BUILD_DEPS): $(PY)
+	$(PIP) install 'setuptools>=68' wheel ziglang==0.15.2
+	touch $@
+
+python: $(PY_BUILD_DEPS)
 	rm -f target/python/dist/evtx_twin-*.whl
-	$(PY) -m pip wheel --quiet --disable-pip-version-check --no-deps -w target/python/dist ./python
-	$(PY) -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps target/python/dist/evtx_twin-*.whl
-	$(PY) -m pip install --quiet --disable-pip-version-check "$$(ls target/python/dist/evtx_twin-*.whl)[test]"
+	$(PIP) wheel --no-build-isolation --no-deps -w target/python/dist ./python
+	$(PIP) install --force-reinstall --no-deps target/python/dist/evtx_twin-*.whl
+	$(PIP) install "$$(ls target/python/dist/evtx_twin-*.whl)[test]"
 
 python-test: python
 	$(PY) -m pytest -q -p no:cacheprovider python/tests

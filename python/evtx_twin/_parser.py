@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ctypes
+import itertools
 import json
 import os
+import queue
+import threading
 import warnings
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator, NamedTuple
@@ -14,6 +17,8 @@ from . import _ffi
 #: Entries per `evtx_parser_next_batch` call, and the rendered bytes after which a batch ends.
 BATCH_ENTRIES = 8192
 BATCH_BYTES = 16 << 20
+#: Batches the read-ahead thread (threads != 1) may hold ready for the caller.
+READ_AHEAD = 2
 
 _FILETIME_EPOCH = datetime(1601, 1, 1, tzinfo=timezone.utc)
 
@@ -136,6 +141,17 @@ def _timestamps(filetimes: list[int]) -> list[str | None]:
     return out
 
 
+class _Records(itertools.chain):
+    """The records of `records()` / `records_json()`: a C-level chain of per-batch iterators,
+    with a generator's `close()` (it stops the read-ahead thread and frees the parser)."""
+
+    _batches: Any = None
+
+    def close(self) -> None:
+        if self._batches is not None:
+            self._batches.close()
+
+
 class _Handle:
     """An open `evtx_parser`, owning everything the library reads through it: the source
     bytes (`open_buffer` does not copy them), the options and the codec label. Freed once."""
@@ -186,6 +202,8 @@ class Parser:
 
     engine: ``"rust"``, ``"zig"`` or ``"reference"`` (evtx 0.15.1, for comparisons).
     threads: worker threads of the engine (0 = one per CPU); the output does not depend on it.
+    With any value but 1 the batches are also pulled on a read-ahead thread, so the engine
+    renders while the caller's thread builds dicts or Arrow arrays (PERF.md P3).
     validate_checksums, recover_records, ansi_codec, separate_json_attributes: as the CLI's
     ``--validate-checksums``, ``--recover-records``, ``--ansi-codec``,
     ``--separate-json-attributes``.
@@ -262,80 +280,150 @@ class Parser:
         each batch carries its System columns from the library (`RawSystem`)."""
         fmt = {"xml": _ffi.FORMAT_XML, "json": _ffi.FORMAT_JSON, "jsonl": _ffi.FORMAT_JSONL}[format]
         handle = _Handle(self._lib, self, fmt)
-        try:
-            batch = _ffi.Batch()
-            fields = _ffi.BatchSystem()
-            next_batch = self._lib.evtx_parser_next_batch
-            while True:
-                status = next_batch(handle.ptr, BATCH_ENTRIES, BATCH_BYTES, ctypes.byref(batch))
-                if status == _ffi.STATUS_END:
-                    return
+        if self.threads == 1:
+            try:
+                yield from self._pull(handle, system)
+            finally:
+                handle.close()
+            return
+        yield from self._read_ahead(handle, system)
+
+    def _pull(self, handle: "_Handle", system: bool) -> Iterator[RawBatch]:
+        """The batches of `handle`, each copied out of the library before the next call."""
+        batch = _ffi.Batch()
+        fields = _ffi.BatchSystem()
+        next_batch = self._lib.evtx_parser_next_batch
+        while True:
+            status = next_batch(handle.ptr, BATCH_ENTRIES, BATCH_BYTES, ctypes.byref(batch))
+            if status == _ffi.STATUS_END:
+                return
+            if status != _ffi.STATUS_OK:
+                raise self._failure(status)
+            n = batch.count
+            columns = None
+            if system:
+                status = self._lib.evtx_parser_batch_system(handle.ptr, ctypes.byref(fields))
                 if status != _ffi.STATUS_OK:
                     raise self._failure(status)
-                n = batch.count
-                columns = None
-                if system:
-                    status = self._lib.evtx_parser_batch_system(handle.ptr, ctypes.byref(fields))
-                    if status != _ffi.STATUS_OK:
-                        raise self._failure(status)
-                    assert fields.count == n
-                    columns = RawSystem(
-                        _strings(fields.provider_data, fields.provider_offsets, n),
-                        _strings(fields.channel_data, fields.channel_offsets, n),
-                        _strings(fields.computer_data, fields.computer_offsets, n),
-                        ctypes.string_at(fields.event_ids, 4 * n),
-                        ctypes.string_at(fields.levels, n),
-                        ctypes.string_at(fields.present, n),
-                    )
-                offsets = ctypes.string_at(batch.offsets, 8 * (n + 1))
-                total = memoryview(offsets).cast("Q")[n]
-                yield RawBatch(
-                    n,
-                    ctypes.string_at(batch.data, total) if total else b"",
-                    offsets,
-                    ctypes.string_at(batch.record_ids, 8 * n),
-                    ctypes.string_at(batch.filetimes, 8 * n),
-                    ctypes.string_at(batch.file_offsets, 8 * n),
-                    ctypes.string_at(batch.chunk_indexes, 4 * n),
-                    ctypes.string_at(batch.statuses, 4 * n),
-                    ctypes.string_at(batch.recovered, n),
-                    columns,
+                assert fields.count == n
+                columns = RawSystem(
+                    _strings(fields.provider_data, fields.provider_offsets, n),
+                    _strings(fields.channel_data, fields.channel_offsets, n),
+                    _strings(fields.computer_data, fields.computer_offsets, n),
+                    ctypes.string_at(fields.event_ids, 4 * n),
+                    ctypes.string_at(fields.levels, n),
+                    ctypes.string_at(fields.present, n),
                 )
+            offsets = ctypes.string_at(batch.offsets, 8 * (n + 1))
+            total = memoryview(offsets).cast("Q")[n]
+            yield RawBatch(
+                n,
+                ctypes.string_at(batch.data, total) if total else b"",
+                offsets,
+                ctypes.string_at(batch.record_ids, 8 * n),
+                ctypes.string_at(batch.filetimes, 8 * n),
+                ctypes.string_at(batch.file_offsets, 8 * n),
+                ctypes.string_at(batch.chunk_indexes, 4 * n),
+                ctypes.string_at(batch.statuses, 4 * n),
+                ctypes.string_at(batch.recovered, n),
+                columns,
+            )
+
+    def _read_ahead(self, handle: "_Handle", system: bool) -> Iterator[RawBatch]:
+        """`_pull` on a helper thread, up to `READ_AHEAD` batches ahead of the caller: the
+        library renders (ctypes drops the GIL during the call) while the caller's Python code
+        turns the previous batch into dicts or Arrow arrays. The handle is used by the helper
+        thread only, and freed after it has stopped."""
+        ready: queue.Queue = queue.Queue(READ_AHEAD)
+        stop = threading.Event()
+
+        def produce():
+            try:
+                for raw in self._pull(handle, system):
+                    while not stop.is_set():
+                        try:
+                            ready.put((raw, None), timeout=0.1)
+                            break
+                        except queue.Full:
+                            continue
+                    if stop.is_set():
+                        return
+                item = (None, None)
+            except BaseException as error:  # handed to the caller, raised there
+                item = (None, error)
+            while not stop.is_set():
+                try:
+                    ready.put(item, timeout=0.1)
+                    return
+                except queue.Full:
+                    continue
+
+        worker = threading.Thread(target=produce, name="evtx_twin read-ahead", daemon=True)
+        worker.start()
+        try:
+            while True:
+                raw, error = ready.get()
+                if error is not None:
+                    raise error
+                if raw is None:
+                    return
+                yield raw
         finally:
+            stop.set()
+            worker.join()
             handle.close()
 
     def _records(self, format: str) -> Iterator[dict]:
+        # One iterator of dicts per batch, chained in C: no Python frame per record but the
+        # dict display's own.
+        batches = self._record_batches(format)
+        records = _Records.from_iterable(batches)
+        records._batches = batches
+        return records
+
+    def _record_batches(self, format: str) -> Iterator[Iterator[dict]]:
         # JSONL ends each record with one newline; XML with a blank line.
         trim = 1 if format == "jsonl" else 2
         for b in self.batches(format):
-            offsets = memoryview(b.offsets).cast("Q").tolist()
-            statuses = memoryview(b.statuses).cast("I").tolist()
+            statuses = memoryview(b.statuses).cast("I")
             ids = memoryview(b.record_ids).cast("Q").tolist()
             chunks = memoryview(b.chunk_indexes).cast("I").tolist()
             file_offsets = memoryview(b.file_offsets).cast("Q").tolist()
             stamps = _timestamps(memoryview(b.filetimes).cast("Q").tolist())
-            recovered = [flag != 0 for flag in b.recovered]
-            # ASCII (the common case): character offsets are byte offsets, one decode per batch.
-            whole = b.data.isascii()
-            text = b.data.decode("ascii") if whole else ""
+            recovered = list(map(bool, b.recovered))
             if any(statuses):
-                for i in range(b.count):
-                    if statuses[i] != _ffi.STATUS_OK:
-                        raw = b.data[offsets[i]:offsets[i + 1]]
-                        self._report(self._entry_error(statuses[i], raw, chunks[i], ids[i], file_offsets[i]))
-                        continue
-                    yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered)
+                yield self._mixed_batch(b, trim, ids, stamps, chunks, file_offsets, recovered)
                 continue
-            # No errors in the batch: one generator of dict displays, no call per record.
+            # No errors: every entry is a record. ASCII (the common case): character offsets
+            # are byte offsets, so one decode per batch and a slice per record. (`str.split` on
+            # the newline would be one call, but CPython's one-character split scans per
+            # character and re-checks each part: 8 instructions a byte, 3x the slices.)
+            offsets = memoryview(b.offsets).cast("Q").tolist()
             ends = [end - trim for end in offsets[1:]]
-            if whole:
+            if b.data.isascii():
+                text = b.data.decode("ascii")
                 datas = [text[start:end] for start, end in zip(offsets, ends)]
             else:
                 datas = [b.data[start:end].decode() for start, end in zip(offsets, ends)]
-            yield from ({"event_record_id": rid, "timestamp": stamp, "data": data, "chunk": chunk,
-                         "offset": offset, "recovered": flag}
-                        for rid, stamp, data, chunk, offset, flag
-                        in zip(ids, stamps, datas, chunks, file_offsets, recovered))
+            yield ({"event_record_id": rid, "timestamp": stamp, "data": data, "chunk": chunk,
+                    "offset": offset, "recovered": flag}
+                   for rid, stamp, data, chunk, offset, flag
+                   in zip(ids, stamps, datas, chunks, file_offsets, recovered))
+
+    def _mixed_batch(self, b, trim, ids, stamps, chunks, file_offsets, recovered) -> Iterator[dict]:
+        """A batch holding errors: its records, with each error raised or warned in order."""
+        offsets = memoryview(b.offsets).cast("Q").tolist()
+        statuses = memoryview(b.statuses).cast("I").tolist()
+        whole = b.data.isascii()
+        text = b.data.decode("ascii") if whole else ""
+        for i in range(b.count):
+            if statuses[i] != _ffi.STATUS_OK:
+                raw = b.data[offsets[i]:offsets[i + 1]]
+                error = self._entry_error(statuses[i], raw, chunks[i], ids[i], file_offsets[i])
+                self._report(error)
+                continue
+            yield self._record(b, text, whole, offsets, i, trim, ids, stamps, chunks,
+                               file_offsets, recovered)
 
     @staticmethod
     def _record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered) -> dict:

@@ -1,6 +1,7 @@
 """Sources (path, bytes, buffers, file objects), the lifetime of what Python passes in, bad
 files, errors as exceptions or warnings, options."""
 
+import threading
 import gc
 import io
 import os
@@ -191,3 +192,20 @@ def test_records_json_parsed_and_timestamps():
 def parser_filetime(parser):
     batch = next(parser.batches())
     return memoryview(batch.filetimes).cast("Q")[0]
+
+
+@pytest.mark.parametrize("engine", ["rust", "zig"])
+def test_read_ahead_stops_when_the_caller_does(engine, cli):
+    """threads=2 pulls on a helper thread: the records equal the CLI's, and a generator closed
+    after one record (or dropped) stops the thread and frees the parser without hanging."""
+    path = some_sample()
+    parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True, threads=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        assert [r["data"] for r in parser.records_json()] == cli.jsonl(engine, path)
+        before = threading.active_count()
+        for _ in range(20):
+            records = parser.records_json()
+            next(records)
+            records.close()
+        assert threading.active_count() == before
