@@ -11,6 +11,7 @@ const std = @import("std");
 const tokens = @import("tokens.zig");
 const values = @import("values.zig");
 const escape = @import("escape.zig");
+const bytes_le = @import("bytes.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 
@@ -190,16 +191,6 @@ fn findMessage(messages: []const Message, index: u32) ?*const Message {
     return &messages[i];
 }
 
-fn readU32(b: []const u8, at: usize) ?u32 {
-    if (at > b.len or b.len - at < 4) return null;
-    return std.mem.readInt(u32, b[at..][0..4], .little);
-}
-
-fn readU64(b: []const u8, at: usize) ?u64 {
-    if (at > b.len or b.len - at < 8) return null;
-    return std.mem.readInt(u64, b[at..][0..8], .little);
-}
-
 /// `b[start..start+len]`, or null when it passes the end.
 fn slice(b: []const u8, start: u64, len: u64) ?[]const u8 {
     if (start > b.len or len > b.len - start) return null;
@@ -275,8 +266,8 @@ const Records = struct {
         while (!r.done) {
             if (r.slot == 100) {
                 if (r.header.len != 0) {
-                    const next_page = readU64(r.header, page_next).?;
-                    if (next_page == readU64(r.header, page_self).?) {
+                    const next_page = bytes_le.getU64(r.header, page_next).?;
+                    if (next_page == bytes_le.getU64(r.header, page_self).?) {
                         r.done = true;
                         return null;
                     }
@@ -293,10 +284,10 @@ const Records = struct {
                 };
                 assert(r.header.len == page_header_size);
                 // An empty page has 0 here; its slots are not read.
-                r.slot = if (readU32(r.header, 0).? == 0) 100 else 0;
+                r.slot = if (bytes_le.getU32(r.header, 0).? == 0) 100 else 0;
                 continue;
             }
-            const offset = readU64(r.header, page_slots + 8 * r.slot).?;
+            const offset = bytes_le.getU64(r.header, page_slots + 8 * r.slot).?;
             r.slot += 1;
             if (offset == 0) continue;
             const bad: Diagnostic = .{ .corrupt = .{ .what = "record", .offset = r.s.at(offset) } };
@@ -318,7 +309,7 @@ const Records = struct {
 
 fn readU32OrNull(b: []const u8, at: u64) ?u32 {
     if (at > b.len) return null;
-    return readU32(b, @intCast(at));
+    return bytes_le.getU32(b, @intCast(at));
 }
 
 /// Parses an `.MTA` file; on `error.Invalid`, `diag` says why (the first fault found).
@@ -335,8 +326,8 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
         diag.* = .{ .invalid_magic = bytes[0..8].* };
         return error.Invalid;
     }
-    const major = readU32(bytes, 8);
-    const minor = readU32(bytes, 12);
+    const major = bytes_le.getU32(bytes, 8);
+    const minor = bytes_le.getU32(bytes, 12);
     if (major == null or minor == null) {
         diag.* = header_bad;
         return error.Invalid;
@@ -345,7 +336,7 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
         diag.* = .{ .unsupported_version = .{ .major = major.?, .minor = minor.? } };
         return error.Invalid;
     }
-    const count = readU32(bytes, 20) orelse {
+    const count = bytes_le.getU32(bytes, 20) orelse {
         diag.* = header_bad;
         return error.Invalid;
     };
@@ -354,9 +345,9 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
     var k: u32 = 0;
     while (k < count) : (k += 1) {
         const at: u64 = offset;
-        const start = readU64(bytes, offset);
-        const size = readU64(bytes, offset + 8);
-        const name_len = readU32(bytes, offset + 16);
+        const start = bytes_le.getU64(bytes, offset);
+        const size = bytes_le.getU64(bytes, offset + 8);
+        const name_len = bytes_le.getU32(bytes, offset + 16);
         if (start == null or size == null or name_len == null) {
             diag.* = .{ .corrupt = .{ .what = "section descriptor", .offset = at } };
             return error.Invalid;
@@ -389,7 +380,7 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
     var messages: std.ArrayList(Message) = .empty;
     var records = Records.init(msg);
     while (try records.next(diag)) |r| {
-        const len = readU32(r.payload, 0);
+        const len = bytes_le.getU32(r.payload, 0);
         const text = if (len) |l| slice(r.payload, 4, l) else null;
         if (text == null) {
             diag.* = .{ .corrupt = .{ .what = "MSG entry", .offset = r.at } };
@@ -402,8 +393,8 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
     var events: std.ArrayList(Event) = .empty;
     records = Records.init(evt);
     while (try records.next(diag)) |r| {
-        const id = readU64(r.payload, 0);
-        const message = readU64(r.payload, 8);
+        const id = bytes_le.getU64(r.payload, 0);
+        const message = bytes_le.getU64(r.payload, 8);
         if (id == null or message == null) {
             diag.* = .{ .corrupt = .{ .what = "EVT entry", .offset = r.at } };
             return error.Invalid;
@@ -469,20 +460,20 @@ fn parsePublisher(a: Allocator, payload: []const u8, messages: []const Message) 
     var offset: usize = 0;
     var tables: [4]Table = .{ .empty, .empty, .empty, .empty };
     for (&tables, 0..) |*table, t| {
-        const count = readU32(payload, offset) orelse return null;
+        const count = bytes_le.getU32(payload, offset) orelse return null;
         const entries = slice(payload, offset + 4, @as(u64, count) * 8) orelse return null;
         offset += 4 + entries.len;
         const mask: u32 = if (t == 1) 0xffff else std.math.maxInt(u32);
         var i: usize = 0;
         while (i < entries.len) : (i += 8) {
-            const key = readU32(entries, i).? & mask;
-            const index = readU32(entries, i + 4).?;
+            const key = bytes_le.getU32(entries, i).? & mask;
+            const index = bytes_le.getU32(entries, i + 4).?;
             const text = (findMessage(messages, index) orelse continue).text;
             const gop = try table.getOrPut(a, key);
             if (!gop.found_existing) gop.value_ptr.* = text;
         }
     }
-    const name_len = readU32(payload, offset) orelse return null;
+    const name_len = bytes_le.getU32(payload, offset) orelse return null;
     const name = slice(payload, offset + 4, name_len) orelse return null;
     return .{
         .name = try decodeUtf16(a, name),
