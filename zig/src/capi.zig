@@ -52,7 +52,7 @@ pub const evtx_status = enum(u32) {
     bad_record_size = 25,
     bad_binxml = 26,
 
-    fn fromKind(kind: chunk.Kind) evtx_status {
+    fn fromKind(kind: evtx.errors.ErrorKind) evtx_status {
         return @enumFromInt(16 + @as(u32, @intFromEnum(kind)));
     }
 };
@@ -210,8 +210,8 @@ const Parser = struct {
     input: dump.Input,
     /// Set when the parser opened the file itself (closed with the parser).
     owned: ?std.fs.File,
-    settings: dump.Settings,
-    events: []dump.Range,
+    settings: evtx.options.Options,
+    events: []evtx.options.Range,
     threads: usize,
     stop_after_error: bool,
     order: []u32,
@@ -271,7 +271,7 @@ pub export fn evtx_backend_version() callconv(.c) [*:0]const u8 {
 
 pub export fn evtx_status_name(status: u32) callconv(.c) [*:0]const u8 {
     if (status >= 16 and status <= 26) {
-        const kind: chunk.Kind = @enumFromInt(status - 16);
+        const kind: evtx.errors.ErrorKind = @enumFromInt(status - 16);
         return kindName(kind);
     }
     return switch (status) {
@@ -290,10 +290,10 @@ pub export fn evtx_status_name(status: u32) callconv(.c) [*:0]const u8 {
     };
 }
 
-fn kindName(kind: chunk.Kind) [*:0]const u8 {
+fn kindName(kind: evtx.errors.ErrorKind) [*:0]const u8 {
     return switch (kind) {
         inline else => |k| comptime blk: {
-            const text = chunk.Kind.text(k);
+            const text = evtx.errors.ErrorKind.text(k);
             break :blk (text ++ "\x00")[0..text.len :0];
         },
     };
@@ -356,7 +356,7 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     if (o.format > 2) return fail(.invalid_options, "unknown format {d}", .{o.format});
     if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(.invalid_options, "reserved bytes must be zero", .{});
     if (o.event_ranges == null and o.event_ranges_count != 0) return fail(.invalid_options, "event_ranges is NULL", .{});
-    var settings: dump.Settings = .{};
+    var settings: evtx.options.Options = .{};
     if (o.ansi_codec) |label| {
         settings.ansi = evtx.code_pages.lookup(std.mem.span(label)) orelse
             return fail(.invalid_options, "unknown or unsupported ANSI code page `{s}`", .{label});
@@ -375,7 +375,7 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     var block: [evtx.file_header.block_size]u8 = undefined;
     const header = evtx.file_header.parseBlock(in.read(0, &block), in.size) catch |e|
         return fail(.not_evtx, "Failed to parse evtx file header: {s}", .{@errorName(e)});
-    const events = gpa.alloc(dump.Range, o.event_ranges_count) catch return fail(.internal, "out of memory", .{});
+    const events = gpa.alloc(evtx.options.Range, o.event_ranges_count) catch return fail(.internal, "out of memory", .{});
     for (events, 0..) |*r, i| r.* = .{ .first = o.event_ranges.?[i].first, .last = o.event_ranges.?[i].last };
     settings.events = events;
     const order = dump.chunkOrder(gpa, &in, &header, &settings) catch {

@@ -3,6 +3,8 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const crc32 = @import("crc32.zig");
+const bytes_le = @import("bytes.zig");
+const errors = @import("error.zig");
 const file_header = @import("file_header.zig");
 const carve = @import("carve.zig");
 
@@ -17,36 +19,7 @@ comptime {
     assert(header_size + record_header_size < size);
 }
 
-/// Error kinds shared with the Rust engine (shared-fixtures/README.md).
-pub const Kind = enum {
-    incomplete_chunk,
-    bad_chunk_magic,
-    bad_chunk_header_checksum,
-    bad_chunk_free_space_offset,
-    bad_chunk_records_checksum,
-    bad_string_table,
-    bad_record_magic,
-    truncated_record_header,
-    bad_record_timestamp,
-    bad_record_size,
-    bad_binxml,
-
-    pub fn text(k: Kind) []const u8 {
-        return switch (k) {
-            .incomplete_chunk => "incomplete chunk",
-            .bad_chunk_magic => "bad chunk magic",
-            .bad_chunk_header_checksum => "bad chunk header checksum",
-            .bad_chunk_free_space_offset => "bad chunk free space offset",
-            .bad_chunk_records_checksum => "bad chunk records checksum",
-            .bad_string_table => "bad string table",
-            .bad_record_magic => "bad record magic",
-            .truncated_record_header => "truncated record header",
-            .bad_record_timestamp => "bad record timestamp",
-            .bad_record_size => "bad record size",
-            .bad_binxml => "bad binxml",
-        };
-    }
-};
+pub const ErrorKind = errors.ErrorKind;
 
 pub const Header = struct {
     first_record_id: u64,
@@ -59,13 +32,13 @@ pub const Header = struct {
 
     pub fn read(bytes: *const [size]u8) Header {
         return .{
-            .first_record_id = std.mem.readInt(u64, bytes[24..32], .little),
-            .last_record_id = std.mem.readInt(u64, bytes[32..40], .little),
-            .last_record_offset = std.mem.readInt(u32, bytes[44..48], .little),
-            .free_space_offset = std.mem.readInt(u32, bytes[48..52], .little),
-            .records_checksum = std.mem.readInt(u32, bytes[52..56], .little),
-            .flags = std.mem.readInt(u32, bytes[120..124], .little),
-            .header_checksum = std.mem.readInt(u32, bytes[124..128], .little),
+            .first_record_id = bytes_le.leU64(bytes, 24),
+            .last_record_id = bytes_le.leU64(bytes, 32),
+            .last_record_offset = bytes_le.leU32(bytes, 44),
+            .free_space_offset = bytes_le.leU32(bytes, 48),
+            .records_checksum = bytes_le.leU32(bytes, 52),
+            .flags = bytes_le.leU32(bytes, 120),
+            .header_checksum = bytes_le.leU32(bytes, 124),
         };
     }
 
@@ -92,7 +65,7 @@ pub fn headerChecksum(bytes: *const [size]u8) u32 {
 }
 
 /// `--validate-checksums` (4.2); null when the chunk passes.
-pub fn validateChecksums(bytes: *const [size]u8, h: *const Header) ?Kind {
+pub fn validateChecksums(bytes: *const [size]u8, h: *const Header) ?ErrorKind {
     if (h.flags & flag_no_crc32 != 0) return null;
     if (headerChecksum(bytes) != h.header_checksum) return .bad_chunk_header_checksum;
     if (h.free_space_offset < header_size or h.free_space_offset > size) return .bad_chunk_free_space_offset;
@@ -106,16 +79,16 @@ pub fn validateChecksums(bytes: *const [size]u8, h: *const Header) ?Kind {
 pub fn stringTableFault(bytes: *const [size]u8, visited: *std.bit_set.ArrayBitSet(usize, size)) ?u32 {
     visited.* = .initEmpty();
     for (0..64) |bucket| {
-        var offset = std.mem.readInt(u32, bytes[128 + 4 * bucket ..][0..4], .little);
+        var offset = bytes_le.leU32(bytes, 128 + 4 * bucket);
         while (offset != 0) {
             if (offset >= size) return offset;
             if (visited.isSet(offset)) break;
             visited.set(offset);
             if (size - offset < 8) return offset;
-            const count: u32 = std.mem.readInt(u16, bytes[offset + 6 ..][0..2], .little);
+            const count: u32 = bytes_le.leU16(bytes, offset + 6);
             if (size - offset - 8 < 2 * count + 2) return offset;
             if (!utf16Valid(bytes[offset + 8 ..][0 .. 2 * count])) return offset;
-            offset = std.mem.readInt(u32, bytes[offset..][0..4], .little);
+            offset = bytes_le.leU32(bytes, offset);
         }
     }
     return null;
@@ -125,11 +98,11 @@ fn utf16Valid(units: []const u8) bool {
     var i: usize = 0;
     const n = units.len / 2;
     while (i < n) : (i += 1) {
-        const u = std.mem.readInt(u16, units[2 * i ..][0..2], .little);
+        const u = bytes_le.leU16(units, 2 * i);
         if (u == 0) return true;
         if (u >= 0xD800 and u < 0xDC00) {
             if (i + 1 >= n) return false;
-            const lo = std.mem.readInt(u16, units[2 * i + 2 ..][0..2], .little);
+            const lo = bytes_le.leU16(units, 2 * i + 2);
             if (lo < 0xDC00 or lo >= 0xE000) return false;
             i += 1;
         } else if (u >= 0xDC00 and u < 0xE000) return false;
@@ -152,7 +125,7 @@ pub const Record = struct {
 };
 
 pub const ReadError = struct {
-    kind: Kind,
+    kind: ErrorKind,
     /// Zero magic or truncated header: a silent end when nothing live follows.
     blank: bool,
     /// Record id, when the header could be read.
@@ -174,9 +147,9 @@ pub fn readRecord(bytes: *const [size]u8, pos: u32) ReadResult {
         const zero = std.mem.allEqual(u8, m, 0);
         return .{ .err = .{ .kind = .bad_record_magic, .blank = zero, .id = null } };
     }
-    const rsize = std.mem.readInt(u32, bytes[pos + 4 ..][0..4], .little);
-    const id = std.mem.readInt(u64, bytes[pos + 8 ..][0..8], .little);
-    const filetime = std.mem.readInt(u64, bytes[pos + 16 ..][0..8], .little);
+    const rsize = bytes_le.leU32(bytes, pos + 4);
+    const id = bytes_le.leU64(bytes, pos + 8);
+    const filetime = bytes_le.leU64(bytes, pos + 16);
     if (filetime > filetime_max) return .{ .err = .{ .kind = .bad_record_timestamp, .blank = false, .id = id } };
     if (rsize < 28) return .{ .err = .{ .kind = .bad_record_size, .blank = false, .id = id } };
     if (@as(u64, pos) + rsize - 4 > size) return .{ .err = .{ .kind = .bad_record_size, .blank = false, .id = id } };
@@ -198,7 +171,7 @@ pub fn resync(bytes: *const [size]u8, h: *const Header, from: u32) ?u32 {
             .err => continue,
         };
         if (@as(u64, found) + r.size > live_end) continue;
-        const copy = std.mem.readInt(u32, bytes[found + r.size - 4 ..][0..4], .little);
+        const copy = bytes_le.leU32(bytes, found + r.size - 4);
         if (copy != r.size) continue;
         if (r.id < h.first_record_id or r.id > h.last_record_id) continue;
         return @intCast(found);
@@ -282,10 +255,10 @@ test "record header checks (5.1)" {
     try std.testing.expect(readRecord(&bytes, 512).err.blank);
     @memcpy(bytes[512..516], record_magic);
     std.mem.writeInt(u32, bytes[516..520], 0, .little);
-    try std.testing.expectEqual(Kind.bad_record_size, readRecord(&bytes, 512).err.kind);
+    try std.testing.expectEqual(ErrorKind.bad_record_size, readRecord(&bytes, 512).err.kind);
     std.mem.writeInt(u32, bytes[516..520], 40, .little);
     std.mem.writeInt(u64, bytes[528..536], filetime_max + 1, .little);
-    try std.testing.expectEqual(Kind.bad_record_timestamp, readRecord(&bytes, 512).err.kind);
+    try std.testing.expectEqual(ErrorKind.bad_record_timestamp, readRecord(&bytes, 512).err.kind);
     std.mem.writeInt(u64, bytes[528..536], filetime_max, .little);
     try std.testing.expectEqual(@as(u32, 40), readRecord(&bytes, 512).ok.size);
     try std.testing.expect(readRecord(&bytes, size - 10).err.blank);
@@ -306,7 +279,7 @@ test "walker resyncs past a bad record and ends silently at zeroed space" {
     std.mem.writeInt(u32, bytes[636..640], 40, .little);
     var w = Walker.init(&bytes, false);
     const first = w.next().?;
-    try std.testing.expectEqual(Kind.bad_record_size, first.err.e.kind);
+    try std.testing.expectEqual(ErrorKind.bad_record_size, first.err.e.kind);
     try std.testing.expectEqual(@as(u32, 512), first.err.offset);
     try std.testing.expectEqual(@as(u64, 2), w.next().?.record.id);
     try std.testing.expect(w.next() == null);

@@ -12,6 +12,7 @@ const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const file_header = @import("file_header.zig");
 const chunk = @import("chunk.zig");
+const errors = @import("error.zig");
 const crc32 = @import("crc32.zig");
 const values = @import("values.zig");
 const escape = @import("escape.zig");
@@ -24,36 +25,12 @@ pub const Input = input.Input;
 const template = @import("template.zig");
 const carve = @import("carve.zig");
 const mta = @import("mta.zig");
-
-pub const OutputFormat = enum { xml, json, jsonl };
+const options = @import("options.zig");
+const Options = options.Options;
+const Format = options.Format;
 
 /// A chunk's rendered text may not exceed this (12).
 pub const chunk_bytes_max = limits.chunk_output_bytes_max;
-
-pub const Range = struct { first: u64, last: u64 };
-
-pub const Settings = struct {
-    format: OutputFormat = .xml,
-    indent: bool = true,
-    show_record_number: bool = true,
-    separate_attributes: bool = false,
-    validate_checksums: bool = false,
-    /// `--recover-records`: also carve stale records (5.4, carve.zig).
-    recover_records: bool = false,
-    ansi: values.Codec = values.default_codec,
-    /// Records to print (by record header id); empty = all.
-    events: []const Range = &.{},
-    /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (mta.zig).
-    mta: ?*const mta.MtaFile = null,
-
-    fn wanted(s: *const Settings, id: u64) bool {
-        if (s.events.len == 0) return true;
-        for (s.events) |r| {
-            if (id >= r.first and id <= r.last) return true;
-        }
-        return false;
-    }
-};
 
 /// One record (or chunk/record error) of a rendered chunk.
 pub const Entry = struct {
@@ -67,7 +44,7 @@ pub const Entry = struct {
     start: u32,
     len: u32,
     /// Null for a rendered record.
-    kind: ?chunk.Kind,
+    kind: ?errors.ErrorKind,
     /// The words after the kind in the error line (vocabulary in shared-fixtures/README.md,
     /// the same as the Rust engine's).
     detail: [:0]const u8,
@@ -84,8 +61,8 @@ pub const Entry = struct {
 pub const Result = struct {
     out: escape.Out,
     entries: std.ArrayList(Entry) = .empty,
-    /// Formatted error details, NUL-terminated back to back (chunk and record header errors).
-    details: std.ArrayList(u8) = .empty,
+    /// Formatted error details (chunk and record header errors).
+    details: errors.Details = .{},
     slot: u32 = 0,
     /// The slot is the one a cut file ends inside: its `incomplete chunk` line is our extra
     /// (shared-fixtures/README.md) and never stops a run (`--stop-after-one-error`).
@@ -111,7 +88,7 @@ pub const Renderer = struct {
     gpa: Allocator,
     parser: tokens.Parser,
     json: render_json.Json,
-    settings: *const Settings,
+    settings: *const Options,
     visited: std.bit_set.ArrayBitSet(usize, chunk.size) = .initEmpty(),
     /// The chunk being rendered, when the input is read rather than lent.
     window: input.ChunkSlot = .{},
@@ -123,7 +100,7 @@ pub const Renderer = struct {
     compiled: bool = true,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
-    pub fn init(r: *Renderer, gpa: Allocator, settings: *const Settings) void {
+    pub fn init(r: *Renderer, gpa: Allocator, settings: *const Options) void {
         r.* = .{
             .gpa = gpa,
             .parser = tokens.Parser.init(gpa),
@@ -144,12 +121,10 @@ pub const Renderer = struct {
 
     /// Appends a formatted detail to `res.details`; its position for `Entry.detail_at`.
     fn addDetail(res: *Result, comptime fmt: []const u8, args: anytype) Allocator.Error!u32 {
-        const at: u32 = @intCast(res.details.items.len);
-        try res.details.print(res.out.gpa, fmt ++ "\x00", args);
-        return at;
+        return res.details.add(res.out.gpa, fmt, args);
     }
 
-    fn chunkError(res: *Result, slot: u32, kind: chunk.Kind, detail_at: u32) Allocator.Error!void {
+    fn chunkError(res: *Result, slot: u32, kind: errors.ErrorKind, detail_at: u32) Allocator.Error!void {
         try res.entries.append(res.out.gpa, .{
             .record_id = null,
             .filetime = 0,
@@ -168,13 +143,11 @@ pub const Renderer = struct {
     pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
         const got = in.read(file_header.chunkOffset(slot), &r.window.bytes);
         assert(got.len <= chunk.size);
-        res.details.clearRetainingCapacity();
+        res.details.clear();
         try r.renderEntries(in, slot, got, res);
         for (res.entries.items) |*e| {
             const at = e.detail_at orelse continue;
-            // addDetail ended each detail with a NUL: the sentinel is in bounds.
-            const len = std.mem.indexOfScalar(u8, res.details.items[at..], 0).?;
-            e.detail = res.details.items[at .. at + len :0];
+            e.detail = res.details.get(at);
         }
     }
 
@@ -196,7 +169,7 @@ pub const Renderer = struct {
         if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, try addDetail(res, "found {x}", .{bytes[0..8]}));
         const header = chunk.Header.read(bytes);
         if (r.settings.validate_checksums) {
-            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, try checksumDetail(res, kind, bytes, &header));
+            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, try res.details.addChecksumDetail(res.out.gpa, kind, bytes, &header));
         }
         if (chunk.stringTableFault(bytes, &r.visited)) |at| {
             return chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{at}));
@@ -242,43 +215,15 @@ pub const Renderer = struct {
                 .len = 0,
                 .kind = e.e.kind,
                 .detail = "",
-                .detail_at = try recordDetail(res, e.e.kind, walker.bytes, e.offset),
+                .detail_at = try res.details.addRecordDetail(res.out.gpa, e.e.kind, walker.bytes, e.offset),
                 .printed = false,
             }),
         };
     }
 
-    /// The `--validate-checksums` failure details (stored and computed values).
-    fn checksumDetail(res: *Result, kind: chunk.Kind, bytes: *const [chunk.size]u8, h: *const chunk.Header) Allocator.Error!u32 {
-        return switch (kind) {
-            .bad_chunk_header_checksum => addDetail(res, "stored 0x{x:0>8}, computed 0x{x:0>8}", .{ h.header_checksum, chunk.headerChecksum(bytes) }),
-            .bad_chunk_free_space_offset => addDetail(res, "free space offset {d} is outside 512..=65536", .{h.free_space_offset}),
-            .bad_chunk_records_checksum => addDetail(res, "stored 0x{x:0>8}, computed 0x{x:0>8}", .{ h.records_checksum, crc32.hash(bytes[chunk.header_size..h.free_space_offset]) }),
-            else => addDetail(res, "", .{}),
-        };
-    }
-
-    /// The detail of a record header error at chunk offset `pos`, read from the header bytes.
-    fn recordDetail(res: *Result, kind: chunk.Kind, bytes: *const [chunk.size]u8, pos: u32) Allocator.Error!u32 {
-        const rest = bytes[@min(pos, chunk.size)..];
-        const le = struct {
-            fn read(b: []const u8, at: usize, comptime T: type) T {
-                if (b.len < at + @sizeOf(T)) return 0;
-                return std.mem.readInt(T, b[at..][0..@sizeOf(T)], .little);
-            }
-        }.read;
-        return switch (kind) {
-            .bad_record_magic => addDetail(res, "found {x}", .{rest[0..@min(rest.len, 4)]}),
-            .truncated_record_header => addDetail(res, "{d} bytes left in the chunk", .{rest.len}),
-            .bad_record_timestamp => addDetail(res, "FILETIME 0x{x:0>16}", .{le(rest, 16, u64)}),
-            .bad_record_size => addDetail(res, "size {d}", .{le(rest, 4, u32)}),
-            else => addDetail(res, "", .{}),
-        };
-    }
-
     fn renderRecord(r: *Renderer, res: *Result, slot: u32, rec: *const chunk.Record, walker: *chunk.Walker) Allocator.Error!void {
         const mark = res.out.len();
-        const printed = r.settings.wanted(rec.id);
+        const printed = r.settings.wantsRecord(rec.id);
         var entry: Entry = .{
             .record_id = rec.id,
             .filetime = rec.filetime,
@@ -297,7 +242,7 @@ pub const Renderer = struct {
             // Carved hits that fail are noise, not errors (5.4).
             if (rec.recovered) return walker.rejectCarved(rec);
             entry.kind = .bad_binxml;
-            entry.detail = binxmlDetail(e);
+            entry.detail = errors.binxmlDetail(e);
             entry.printed = false;
         };
         if (!printed) res.out.truncate(mark);
@@ -384,33 +329,6 @@ pub const Renderer = struct {
     }
 };
 
-/// The `bad binxml` detail vocabulary (shared-fixtures/README.md): one phrase per error of
-/// the parser, the same phrases as the Rust engine's `error::binxml_detail`.
-pub fn binxmlDetail(e: tokens.Error) [:0]const u8 {
-    return switch (e) {
-        error.InvalidToken => "invalid token",
-        error.BadState => "token out of place",
-        error.NestingTooDeep => "nested too deeply",
-        error.ValueOutsideElement => "value outside an element",
-        error.TemplateRoot => "template definition without exactly one root element",
-        error.TemplateInDefinition => "template instance inside a template definition",
-        error.TooManyNodes => "too many nodes",
-        error.InvalidName => "name is not valid UTF-16",
-        error.ElementInAttribute, error.PiInAttribute => "element or PI inside an attribute value",
-        error.PiDataWithoutTarget => "PI data without target",
-        error.OutputTooLarge => "record output too large",
-        error.EmptyBinXml => "empty BinXML",
-        error.OutOfBounds => "out of bounds",
-        error.InvalidValueType => "invalid value type",
-        error.OddStringSize => "odd-sized UTF-16 string",
-        error.BadSizeTSize => "bad SizeT or EvtHandle size",
-        error.MisalignedArray => "misaligned array",
-        error.InvalidAnsi => "invalid ANSI sequence",
-        error.UnsupportedValueType => "unsupported value type",
-        error.OutOfMemory => "out of memory",
-    };
-}
-
 /// An EVTX input (a file read by windows, or lent bytes), its header and its chunk slots in
 /// output order: the entry point of the library. Render with `run` (all chunks, N threads,
 /// in order) or chunk by chunk with a `Renderer`.
@@ -421,7 +339,7 @@ pub const File = struct {
     order: []u32,
 
     /// Reads the file header and every chunk header (not the chunks).
-    pub fn open(gpa: Allocator, in: Input, settings: *const Settings) (file_header.Error || Allocator.Error)!File {
+    pub fn open(gpa: Allocator, in: Input, settings: *const Options) (file_header.Error || Allocator.Error)!File {
         var block: [file_header.block_size]u8 = undefined;
         const header = try file_header.parseBlock(in.read(0, &block), in.size);
         const order = try chunkOrder(gpa, &in, &header, settings);
@@ -436,7 +354,7 @@ pub const File = struct {
 /// The slots to process, in output order (3.3), from the chunk headers (one 512-byte read
 /// each); whole chunks are read only for slots past `chunk_slots` (a header block larger
 /// than 4096 bytes).
-pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.FileHeader, settings: *const Settings) Allocator.Error![]u32 {
+pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.FileHeader, settings: *const Options) Allocator.Error![]u32 {
     const slots = header.chunk_slots;
     var oldest: u64 = 0;
     var oldest_id: ?u64 = null;
@@ -507,7 +425,7 @@ pub const threads_max = limits.threads_max;
 
 /// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
 /// are used) and feeds `consumer` in order.
-pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, threads: usize, consumer: Consumer) anyerror!void {
+pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Options, threads: usize, consumer: Consumer) anyerror!void {
     assert(threads >= 1);
     if (threads == 1 or order.len <= 1) return runInline(gpa, in, order, settings, consumer);
     var pipeline: Pipeline = undefined;
@@ -518,7 +436,7 @@ pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *cons
 
 /// One thread: read and render each slot in turn on the caller's thread (a read-ahead
 /// thread that overlapped the copy was measured slower: PERF.md H10c).
-fn runInline(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, consumer: Consumer) anyerror!void {
+fn runInline(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Options, consumer: Consumer) anyerror!void {
     const renderer = try gpa.create(Renderer);
     defer gpa.destroy(renderer);
     renderer.init(gpa, settings);
@@ -538,7 +456,7 @@ const Pipeline = struct {
     gpa: Allocator,
     in: *const Input,
     order: []const u32,
-    settings: *const Settings,
+    settings: *const Options,
     mutex: std.Thread.Mutex = .{},
     cond: std.Thread.Condition = .{},
     next_job: usize = 0,
@@ -551,7 +469,7 @@ const Pipeline = struct {
     stop: bool = false,
     failed: ?anyerror = null,
 
-    fn init(pl: *Pipeline, gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, threads: usize) !void {
+    fn init(pl: *Pipeline, gpa: Allocator, in: *const Input, order: []const u32, settings: *const Options, threads: usize) !void {
         assert(threads >= 2 and threads <= threads_max);
         const window = 2 * threads;
         pl.* = .{
@@ -654,7 +572,7 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
     defer gpa.free(file);
     const in = Input.fromBytes(file);
 
-    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
     var f = try File.open(gpa, in, &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{0}, f.order);
@@ -682,7 +600,7 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
     const random = prng.random();
     const mutated = try gpa.dupe(u8, file);
     defer gpa.free(mutated);
-    const formats = [_]OutputFormat{ .jsonl, .xml, .json };
+    const formats = [_]Format{ .jsonl, .xml, .json };
     for (0..300) |round| {
         @memcpy(mutated, file);
         const flips = 1 + random.uintLessThan(usize, 8);
@@ -751,8 +669,8 @@ test "the scan path agrees with the full parse, record by record" {
     defer gpa.free(file);
     const in = Input.fromBytes(file);
 
-    for ([_]OutputFormat{ .jsonl, .xml }) |format| {
-        const settings: Settings = .{ .format = format, .indent = false, .show_record_number = false };
+    for ([_]Format{ .jsonl, .xml }) |format| {
+        const settings: Options = .{ .format = format, .indent = false, .show_record_number = false };
         var results: [2]Result = .{ Result.init(gpa), Result.init(gpa) };
         defer for (&results) |*res| res.deinit();
         for ([_]bool{ true, false }, &results) |compiled, *res| {
@@ -776,8 +694,8 @@ test "the scan path agrees with the full parse, record by record" {
         const e = scanned.entries.items;
         try std.testing.expectEqualStrings("invalid token", e[2].detail);
         try std.testing.expectEqualStrings("odd-sized UTF-16 string", e[3].detail);
-        try std.testing.expectEqual(@as(?chunk.Kind, null), e[4].kind);
-        try std.testing.expectEqual(@as(?chunk.Kind, null), e[5].kind);
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[4].kind);
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[5].kind);
         if (format == .jsonl) inline for (cases, 0..) |c, i| {
             if (@TypeOf(c[5]) != @TypeOf(null)) try std.testing.expectEqualStrings(c[5] ++ "\n", scanned.text(&e[i]));
         };
@@ -798,7 +716,7 @@ const Collect = struct {
         }
     }
 
-    fn runOver(gpa: Allocator, in: *const Input, settings: *const Settings, threads: usize) ![]u8 {
+    fn runOver(gpa: Allocator, in: *const Input, settings: *const Options, threads: usize) ![]u8 {
         var f = try File.open(gpa, in.*, settings);
         defer f.deinit(gpa);
         var c: Collect = .{ .gpa = gpa };
@@ -827,7 +745,7 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
     const file = try tmp.dir.openFile("six.evtx", .{});
     defer file.close();
     const read = try Input.fromFile(file);
-    const settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    const settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
 
     const lent = try Collect.runOver(gpa, &Input.fromBytes(bytes), &settings, 1);
     defer gpa.free(lent);
@@ -883,7 +801,7 @@ fn carveTestRecord(b: *testing.Builder, id: u32, def: *?u32) u32 {
     return at;
 }
 
-fn renderSlot(gpa: Allocator, file: []const u8, slot: u32, settings: *const Settings, res: *Result) !void {
+fn renderSlot(gpa: Allocator, file: []const u8, slot: u32, settings: *const Options, res: *Result) !void {
     const renderer = try gpa.create(Renderer);
     defer gpa.destroy(renderer);
     renderer.init(gpa, settings);
@@ -916,7 +834,7 @@ test "recover records: slack carved after the last live record, noise skipped, m
     // The chunk header says the live area ends after record 2.
     std.mem.writeInt(u32, file[4096 + 48 ..][0..4], live_end, .little);
 
-    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
     var res = Result.init(gpa);
     defer res.deinit();
     try renderSlot(gpa, file, 0, &settings, &res);
@@ -932,7 +850,7 @@ test "recover records: slack carved after the last live record, noise skipped, m
     };
     try std.testing.expectEqual(expected.len, res.entries.items.len);
     for (expected, res.entries.items) |x, *e| {
-        try std.testing.expectEqual(@as(?chunk.Kind, null), e.kind);
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e.kind);
         try std.testing.expectEqual(@as(?u64, x.id), e.record_id);
         try std.testing.expectEqual(x.recovered, e.recovered);
         try std.testing.expectEqualStrings(x.text, res.text(e));
@@ -961,7 +879,7 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     const file = try std.mem.concat(gpa, u8, &.{ one, one[4096..][0..cut] });
     defer gpa.free(file);
 
-    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
     var f = try File.open(gpa, Input.fromBytes(file), &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{ 0, 1 }, f.order);
@@ -972,7 +890,7 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
         try renderSlot(gpa, file, 1, &settings, &res);
         const e = res.entries.items;
         try std.testing.expectEqual(@as(usize, if (recover) 3 else 1), e.len);
-        try std.testing.expectEqual(@as(?chunk.Kind, .incomplete_chunk), e[0].kind);
+        try std.testing.expectEqual(@as(?errors.ErrorKind, .incomplete_chunk), e[0].kind);
         try std.testing.expectEqual(file_header.chunkOffset(1), e[0].file_offset);
         var missing: [32]u8 = undefined;
         try std.testing.expectEqualStrings(try std.fmt.bufPrint(&missing, "{d} bytes missing", .{chunk.size - cut}), e[0].detail);
@@ -1031,7 +949,7 @@ test "a BinXml value that fails is read only if its template uses it" {
     const file = try testing.fileWithRecords(gpa, &b, 2, last);
     defer gpa.free(file);
 
-    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .recover_records = true };
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false, .recover_records = true };
     var res = Result.init(gpa);
     defer res.deinit();
     try renderSlot(gpa, file, 0, &settings, &res);
@@ -1040,7 +958,7 @@ test "a BinXml value that fails is read only if its template uses it" {
     try std.testing.expectEqualStrings("{\"E\":{\"A\":1}}\n", res.text(&e[0]));
     // A live record too: the reference's compiled lane renders live records alike
     // (shared-fixtures/README.md, "Unused BinXML values"; fixture carving/unused-binxml).
-    try std.testing.expectEqual(@as(?chunk.Kind, null), e[1].kind);
+    try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[1].kind);
     try std.testing.expectEqualStrings("{\"E\":{\"A\":2}}\n", res.text(&e[1]));
     try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
     // JSON with separate attributes: the reference has no compiled lane, record 2 fails and
@@ -1049,5 +967,5 @@ test "a BinXml value that fails is read only if its template uses it" {
     try renderSlot(gpa, file, 0, &settings, &res);
     e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 2), e.len);
-    try std.testing.expectEqual(@as(?chunk.Kind, .bad_binxml), e[1].kind);
+    try std.testing.expectEqual(@as(?errors.ErrorKind, .bad_binxml), e[1].kind);
 }

@@ -7,6 +7,7 @@
 //! `render_xml`, `escape` (UTF-16 to escaped UTF-8), `crc32`, `input` (chunk windows read
 //! from a file, or lent bytes; the stdin spool), `dump` (chunk order, per-chunk rendering,
 //! threads), `info` (the `info` report: file and chunk headers only).
+pub const bytes = @import("bytes.zig");
 pub const crc32 = @import("crc32.zig");
 pub const escape = @import("escape.zig");
 pub const values = @import("values.zig");
@@ -15,6 +16,8 @@ pub const file_header = @import("file_header.zig");
 pub const input = @import("input.zig");
 pub const limits = @import("limits.zig");
 pub const chunk = @import("chunk.zig");
+/// `error.zig` (`error` is a keyword).
+pub const errors = @import("error.zig");
 pub const carve = @import("carve.zig");
 pub const tokens = @import("tokens.zig");
 pub const template = @import("template.zig");
@@ -22,6 +25,7 @@ pub const render_json = @import("render_json.zig");
 pub const render_xml = @import("render_xml.zig");
 pub const program = @import("program.zig");
 pub const mta = @import("mta.zig");
+pub const options = @import("options.zig");
 pub const dump = @import("dump.zig");
 pub const info = @import("info.zig");
 

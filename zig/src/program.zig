@@ -352,13 +352,14 @@ pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: e
 // same signature.
 const testing = @import("testing.zig");
 const dump = @import("dump.zig");
+const options = @import("options.zig");
 
 test "replayed programs give the reference's bytes in every mode; the cache is used" {
     const gpa = std.testing.allocator;
     // wrapped.evtx: 90 records of a few templates over 4 chunks (programs live across chunks).
     const bytes = try testing.readFixture(gpa, "damaged/wrapped.evtx");
     defer gpa.free(bytes);
-    const cases = [_]struct { settings: dump.Settings, expected: []const u8 }{
+    const cases = [_]struct { settings: options.Options, expected: []const u8 }{
         .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false }, .expected = "expected/wrapped.jsonl" },
         .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_attributes = true }, .expected = "expected/wrapped.sep.jsonl" },
         .{ .settings = .{}, .expected = "expected/wrapped.xml" },

@@ -8,6 +8,7 @@ const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
 const render_xml = @import("render_xml.zig");
 const dump = @import("dump.zig");
+const options = @import("options.zig");
 
 pub const Builder = struct {
     chunk: []u8,
@@ -386,7 +387,7 @@ pub fn readFixture(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
 /// What the CLI prints on stdout for the EVTX file `bytes` with `settings`: every printed
 /// record's text in output order, through one renderer, with the compiled-program lane on or
 /// off. Caller frees.
-pub fn dumpBytes(gpa: std.mem.Allocator, bytes: []const u8, settings: *const dump.Settings, compiled: bool) ![]u8 {
+pub fn dumpBytes(gpa: std.mem.Allocator, bytes: []const u8, settings: *const options.Options, compiled: bool) ![]u8 {
     var file = try dump.File.open(gpa, dump.Input.fromBytes(bytes), settings);
     defer file.deinit(gpa);
     var renderer: dump.Renderer = undefined;
@@ -415,7 +416,7 @@ pub const synthetic_fixtures = [_][]const u8{
 
 /// Renders `synthetic/<name>.evtx` with `settings` and compares it with
 /// `expected/<name><suffix>` (the reference's stdout), both lanes (compiled programs on, off).
-pub fn expectFixture(name: []const u8, settings: *const dump.Settings, suffix: []const u8) !void {
+pub fn expectFixture(name: []const u8, settings: *const options.Options, suffix: []const u8) !void {
     const gpa = std.testing.allocator;
     var path_buffer: [128]u8 = undefined;
     const bytes = try readFixture(gpa, try std.fmt.bufPrint(&path_buffer, "synthetic/{s}.evtx", .{name}));
