@@ -12,6 +12,7 @@ const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const file_header = @import("file_header.zig");
 const chunk = @import("chunk.zig");
+const records = @import("records.zig");
 const errors = @import("error.zig");
 const crc32 = @import("crc32.zig");
 const values = @import("values.zig");
@@ -26,6 +27,7 @@ const template = @import("template.zig");
 const carve = @import("carve.zig");
 const mta = @import("mta.zig");
 const options = @import("options.zig");
+const pipeline = @import("pipeline.zig");
 const Options = options.Options;
 const Format = options.Format;
 
@@ -167,7 +169,7 @@ pub const Renderer = struct {
         const bytes: *const [chunk.size]u8 = got[0..chunk.size];
         if (chunk.isEmpty(bytes)) return;
         if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, try addDetail(res, "found {x}", .{bytes[0..8]}));
-        const header = chunk.Header.read(bytes);
+        const header = chunk.ChunkHeader.read(bytes);
         if (r.settings.validate_checksums) {
             if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, try res.details.addChecksumDetail(res.out.gpa, kind, bytes, &header));
         }
@@ -175,7 +177,7 @@ pub const Renderer = struct {
             return chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{at}));
         }
         try r.parser.resetChunk(bytes);
-        var walker = chunk.Walker.init(bytes, r.settings.recover_records);
+        var walker = records.RecordWalker.init(bytes, r.settings.recover_records);
         return r.walk(res, slot, &walker);
     }
 
@@ -199,29 +201,29 @@ pub const Renderer = struct {
         @memcpy(padded[0..bytes.len], bytes);
         @memset(padded[bytes.len..], 0);
         try r.parser.resetChunk(padded[0..bytes.len]);
-        var walker = chunk.Walker.carveOnly(padded, .{ .start = chunk.header_size, .end = @intCast(bytes.len) });
+        var walker = records.RecordWalker.carveOnly(padded, .{ .start = chunk.header_size, .end = @intCast(bytes.len) });
         return r.walk(res, slot, &walker);
     }
 
-    fn walk(r: *Renderer, res: *Result, slot: u32, walker: *chunk.Walker) Allocator.Error!void {
+    fn walk(r: *Renderer, res: *Result, slot: u32, walker: *records.RecordWalker) Allocator.Error!void {
         while (walker.next()) |step| switch (step) {
             .record => |rec| try r.renderRecord(res, slot, &rec, walker),
             .err => |e| try res.entries.append(res.out.gpa, .{
-                .record_id = e.e.id,
+                .record_id = e.id,
                 .filetime = 0,
                 .slot = slot,
                 .file_offset = file_header.chunkOffset(slot) + e.offset,
                 .start = @intCast(res.out.len()),
                 .len = 0,
-                .kind = e.e.kind,
+                .kind = e.kind,
                 .detail = "",
-                .detail_at = try res.details.addRecordDetail(res.out.gpa, e.e.kind, walker.bytes, e.offset),
+                .detail_at = try res.details.addRecordDetail(res.out.gpa, e.kind, walker.bytes, e.offset),
                 .printed = false,
             }),
         };
     }
 
-    fn renderRecord(r: *Renderer, res: *Result, slot: u32, rec: *const chunk.Record, walker: *chunk.Walker) Allocator.Error!void {
+    fn renderRecord(r: *Renderer, res: *Result, slot: u32, rec: *const records.RecordHeader, walker: *records.RecordWalker) Allocator.Error!void {
         const mark = res.out.len();
         const printed = r.settings.wantsRecord(rec.id);
         var entry: Entry = .{
@@ -250,10 +252,10 @@ pub const Renderer = struct {
         try res.entries.append(res.out.gpa, entry);
     }
 
-    fn writeRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record) tokens.Error!void {
+    fn writeRecord(r: *Renderer, out: *escape.Out, rec: *const records.RecordHeader) tokens.Error!void {
         const p = &r.parser;
         p.resetRecord();
-        const start = rec.offset + chunk.record_header_size;
+        const start = rec.offset + records.record_header_size;
         const end = rec.binxmlEnd();
         // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
         if (end == start) return error.EmptyBinXml;
@@ -305,7 +307,7 @@ pub const Renderer = struct {
     }
 
     /// Splices the record's `RenderingInfo` (from `--mta`) into its rendered text.
-    fn addRenderingInfo(r: *Renderer, out: *escape.Out, file: *const mta.MtaFile, format: values.Format, root: u32, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
+    fn addRenderingInfo(r: *Renderer, out: *escape.Out, file: *const mta.MtaFile, format: values.Format, root: u32, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         var scratch = escape.Out.init(out.gpa);
         defer scratch.deinit();
         const fields = try mta.eventFields(&r.parser, format, root, &scratch) orelse return;
@@ -315,13 +317,13 @@ pub const Renderer = struct {
         assert(spliced);
     }
 
-    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values.Format, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
+    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values.Format, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         try r.programs.replay(prog, out, format);
         if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
         return r.finishRecord(out, rec, text_start);
     }
 
-    inline fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
+    inline fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         _ = r;
         if (rec.recovered) try carve.markRecovered(out, text_start);
         try out.byte('\n');
@@ -386,7 +388,7 @@ pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.F
             if (chunk.isEmpty(bytes)) continue;
             if (!chunk.hasMagic(bytes)) break;
             if (settings.validate_checksums) {
-                const h = chunk.Header.read(bytes);
+                const h = chunk.ChunkHeader.read(bytes);
                 if (chunk.validateChecksums(bytes, &h) != null) break;
             }
         }
@@ -412,153 +414,19 @@ fn cutSlot(in: *const Input) ?u32 {
     return @intCast(slot);
 }
 
-/// Receives chunk results in output order. Returning an error stops the dump.
-pub const Consumer = struct {
-    context: *anyopaque,
-    consume: *const fn (context: *anyopaque, result: *const Result) anyerror!void,
-};
-
-/// Most worker threads `run` uses, whatever it is asked (same value as the Rust engine's
-/// `MAX_THREADS`): past a few per core, more workers only cost memory (a renderer, a window
-/// and two results each) and stacks, not speed.
-pub const threads_max = limits.threads_max;
+pub const Consumer = pipeline.Consumer;
+pub const threads_max = pipeline.threads_max;
 
 /// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
 /// are used) and feeds `consumer` in order.
 pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Options, threads: usize, consumer: Consumer) anyerror!void {
     assert(threads >= 1);
-    if (threads == 1 or order.len <= 1) return runInline(gpa, in, order, settings, consumer);
-    var pipeline: Pipeline = undefined;
-    try pipeline.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
-    defer pipeline.deinit();
-    return pipeline.drive(consumer);
+    if (threads == 1 or order.len <= 1) return pipeline.runInline(gpa, in, order, settings, consumer);
+    var workers: pipeline.Pipeline = undefined;
+    try workers.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
+    defer workers.deinit();
+    return workers.drive(consumer);
 }
-
-/// One thread: read and render each slot in turn on the caller's thread (a read-ahead
-/// thread that overlapped the copy was measured slower: PERF.md H10c).
-fn runInline(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Options, consumer: Consumer) anyerror!void {
-    const renderer = try gpa.create(Renderer);
-    defer gpa.destroy(renderer);
-    renderer.init(gpa, settings);
-    defer renderer.deinit();
-    var result = Result.init(gpa);
-    defer result.deinit();
-    for (order) |slot| {
-        try renderer.renderChunk(in, slot, &result);
-        try consumer.consume(consumer.context, &result);
-    }
-}
-
-/// Workers take jobs in order; results go to a window of 2 x threads slots that the
-/// consumer drains strictly in job order. A worker waits for its slot to be drained, so no
-/// more than `window` chunks are ever rendered ahead of the consumer.
-const Pipeline = struct {
-    gpa: Allocator,
-    in: *const Input,
-    order: []const u32,
-    settings: *const Options,
-    mutex: std.Thread.Mutex = .{},
-    cond: std.Thread.Condition = .{},
-    next_job: usize = 0,
-    /// Per window slot: the job it holds, and whether it is rendered.
-    window_job: []usize,
-    window_ready: []bool,
-    results: []Result,
-    renderers: []Renderer,
-    workers: []std.Thread,
-    stop: bool = false,
-    failed: ?anyerror = null,
-
-    fn init(pl: *Pipeline, gpa: Allocator, in: *const Input, order: []const u32, settings: *const Options, threads: usize) !void {
-        assert(threads >= 2 and threads <= threads_max);
-        const window = 2 * threads;
-        pl.* = .{
-            .gpa = gpa,
-            .in = in,
-            .order = order,
-            .settings = settings,
-            .window_job = try gpa.alloc(usize, window),
-            .window_ready = try gpa.alloc(bool, window),
-            .results = try gpa.alloc(Result, window),
-            .renderers = try gpa.alloc(Renderer, threads),
-            .workers = try gpa.alloc(std.Thread, threads),
-        };
-        for (pl.window_job, pl.window_ready, pl.results, 0..) |*j, *rd, *res, i| {
-            j.* = i; // Slot i first holds job i.
-            rd.* = false;
-            res.* = Result.init(gpa);
-        }
-        for (pl.renderers) |*r| r.init(gpa, settings);
-    }
-
-    fn deinit(pl: *Pipeline) void {
-        for (pl.results) |*r| r.deinit();
-        for (pl.renderers) |*r| r.deinit();
-        pl.gpa.free(pl.window_job);
-        pl.gpa.free(pl.window_ready);
-        pl.gpa.free(pl.results);
-        pl.gpa.free(pl.renderers);
-        pl.gpa.free(pl.workers);
-    }
-
-    fn worker(pl: *Pipeline, r: *Renderer) void {
-        const window = pl.results.len;
-        while (true) {
-            pl.mutex.lock();
-            const job = pl.next_job;
-            if (job >= pl.order.len or pl.stop) {
-                pl.mutex.unlock();
-                return;
-            }
-            pl.next_job += 1;
-            const w = job % window;
-            while (pl.window_job[w] != job and !pl.stop) pl.cond.wait(&pl.mutex);
-            pl.mutex.unlock();
-            if (pl.stop) return;
-            const err = r.renderChunk(pl.in, pl.order[job], &pl.results[w]);
-            pl.mutex.lock();
-            if (err) |_| {} else |e| {
-                pl.failed = e;
-                pl.stop = true;
-            }
-            pl.window_ready[w] = true;
-            pl.cond.broadcast();
-            pl.mutex.unlock();
-        }
-    }
-
-    fn drive(pl: *Pipeline, consumer: Consumer) anyerror!void {
-        var spawned: usize = 0;
-        defer {
-            pl.mutex.lock();
-            pl.stop = true;
-            pl.cond.broadcast();
-            pl.mutex.unlock();
-            for (pl.workers[0..spawned]) |t| t.join();
-        }
-        for (pl.renderers, 0..) |*r, i| {
-            pl.workers[i] = try std.Thread.spawn(.{}, worker, .{ pl, r });
-            spawned += 1;
-        }
-        const window = pl.results.len;
-        for (0..pl.order.len) |job| {
-            const w = job % window;
-            pl.mutex.lock();
-            while (!pl.window_ready[w] and !pl.stop) pl.cond.wait(&pl.mutex);
-            if (pl.failed) |e| {
-                pl.mutex.unlock();
-                return e;
-            }
-            pl.mutex.unlock();
-            try consumer.consume(consumer.context, &pl.results[w]);
-            pl.mutex.lock();
-            pl.window_ready[w] = false;
-            pl.window_job[w] = job + window;
-            pl.cond.broadcast();
-            pl.mutex.unlock();
-        }
-    }
-};
 
 // ---------------------------------------------------------------------------------------
 const testing = @import("testing.zig");

@@ -130,7 +130,7 @@ pub const Details = struct {
         gpa: Allocator,
         kind: ErrorKind,
         bytes: *const [chunk.size]u8,
-        h: *const chunk.Header,
+        h: *const chunk.ChunkHeader,
     ) Allocator.Error!u32 {
         const stored_computed = "stored 0x{x:0>8}, computed 0x{x:0>8}";
         return switch (kind) {

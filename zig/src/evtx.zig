@@ -18,6 +18,7 @@ pub const limits = @import("limits.zig");
 pub const chunk = @import("chunk.zig");
 /// `error.zig` (`error` is a keyword).
 pub const errors = @import("error.zig");
+pub const records = @import("records.zig");
 pub const carve = @import("carve.zig");
 pub const tokens = @import("tokens.zig");
 pub const template = @import("template.zig");
@@ -27,6 +28,7 @@ pub const program = @import("program.zig");
 pub const mta = @import("mta.zig");
 pub const options = @import("options.zig");
 pub const dump = @import("dump.zig");
+pub const pipeline = @import("pipeline.zig");
 pub const info = @import("info.zig");
 
 comptime {
