@@ -220,7 +220,7 @@ const Parser = struct {
     /// Pull state: a renderer per worker (made on the first pull) and the last group of
     /// rendered chunks, `results[0..filled]`, handed out from `results[current]`, entry `entry`.
     renderers: []*dump.Renderer = &.{},
-    results: []dump.Result = &.{},
+    results: []dump.ChunkResult = &.{},
     filled: usize = 0,
     current: usize = 0,
     entry: usize = 0,
@@ -401,17 +401,21 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     return .ok;
 }
 
-fn fillRecord(r: *evtx_record, res: *const dump.Result, e: *const dump.Entry) evtx_status {
-    const status: evtx_status = if (e.kind) |k| evtx_status.fromKind(k) else .ok;
+fn fillRecord(r: *evtx_record, res: *const dump.ChunkResult, e: *const dump.RecordResult) evtx_status {
+    const status: evtx_status = if (e.kind()) |k| evtx_status.fromKind(k) else .ok;
+    const text = res.text(e);
     r.* = .{
-        .data = if (status == .ok) res.out.list.items.ptr + e.start else null,
-        .data_len = if (status == .ok) e.len else 0,
+        .data = if (status == .ok) text.ptr else null,
+        .data_len = text.len,
         .record_id = e.record_id orelse EVTX_RECORD_ID_UNKNOWN,
         .filetime = e.filetime,
         .file_offset = e.file_offset,
         .chunk_index = e.slot,
         .status = @intFromEnum(status),
-        .message = if (status == .ok) "" else e.detail.ptr,
+        .message = switch (e.outcome) {
+            .rendered => "",
+            .failed => |f| f.detail.ptr,
+        },
         .recovered = @intFromBool(status == .ok and e.recovered),
     };
     return status;
@@ -431,7 +435,6 @@ pub export fn evtx_parser_next(parser: ?*evtx_parser, record: ?*evtx_record) cal
             while (p.entry < res.entries.items.len) {
                 const e = &res.entries.items[p.entry];
                 p.entry += 1;
-                if (e.kind == null and !e.printed) continue;
                 return @intFromEnum(fillRecord(r, res, e));
             }
         }
@@ -451,7 +454,7 @@ const PullWork = struct {
     renderer: *dump.Renderer,
     input: *const dump.Input,
     slots: []const u32,
-    results: []dump.Result,
+    results: []dump.ChunkResult,
     failed: bool = false,
 
     fn run(w: *PullWork) void {
@@ -516,8 +519,8 @@ fn makeWorkers(p: *Parser) error{OutOfMemory}!void {
         slot.* = r;
         made += 1;
     }
-    const results = try gpa.alloc(dump.Result, if (workers == 1) 1 else workers * chunks_per_worker);
-    for (results) |*res| res.* = dump.Result.init(gpa);
+    const results = try gpa.alloc(dump.ChunkResult, if (workers == 1) 1 else workers * chunks_per_worker);
+    for (results) |*res| res.* = dump.ChunkResult.init(gpa);
     p.renderers = renderers;
     p.results = results;
 }
@@ -690,14 +693,14 @@ const DumpContext = struct {
     stopped_status: ?evtx_status = null,
 
     /// Writes entries `from..` of `res`, batching consecutive records into one call.
-    fn entries(c: *DumpContext, res: *const dump.Result, from: usize) error{Stop}!void {
+    fn entries(c: *DumpContext, res: *const dump.ChunkResult, from: usize) error{Stop}!void {
         var run_start: ?usize = null;
         var run_end: usize = 0;
         for (res.entries.items[from..]) |*e| {
-            if (e.kind == null) {
-                if (!e.printed) continue;
-                if (run_start == null) run_start = e.start;
-                run_end = e.start + e.len;
+            if (e.outcome == .rendered) {
+                const span = e.outcome.rendered;
+                if (run_start == null) run_start = span.start;
+                run_end = span.start + span.len;
                 c.stats.records_ok += 1;
                 continue;
             }
@@ -711,7 +714,7 @@ const DumpContext = struct {
                     return error.Stop;
                 }
             }
-            if (c.stop_after_error and !(res.partial and e.kind == .incomplete_chunk)) {
+            if (c.stop_after_error and !(res.partial and e.outcome.failed.kind == .incomplete_chunk)) {
                 c.stopped_status = status;
                 return error.Stop;
             }
@@ -719,7 +722,7 @@ const DumpContext = struct {
         try c.flush(res, &run_start, run_end);
     }
 
-    fn flush(c: *DumpContext, res: *const dump.Result, run_start: *?usize, run_end: usize) error{Stop}!void {
+    fn flush(c: *DumpContext, res: *const dump.ChunkResult, run_start: *?usize, run_end: usize) error{Stop}!void {
         const start = run_start.* orelse return;
         run_start.* = null;
         const bytes = res.out.list.items[start..run_end];
@@ -730,7 +733,7 @@ const DumpContext = struct {
         }
     }
 
-    fn consume(context: *anyopaque, result: *const dump.Result) anyerror!void {
+    fn consume(context: *anyopaque, result: *const dump.ChunkResult) anyerror!void {
         const c: *DumpContext = @ptrCast(@alignCast(context));
         try c.entries(result, 0);
     }

@@ -723,38 +723,38 @@ const Sink = struct {
     progress: ?Progress,
     verbose: Verbose,
 
-    fn consume(context: *anyopaque, result: *const dump.Result) anyerror!void {
+    fn consume(context: *anyopaque, result: *const dump.ChunkResult) anyerror!void {
         const s: *Sink = @ptrCast(@alignCast(context));
         // Printed records are contiguous in the result's buffer: write runs of them at once.
         var run_start: usize = 0;
         var run_end: usize = 0;
         for (result.entries.items) |*e| {
-            if (e.kind == null) {
-                if (!e.printed) continue;
-                if (run_end != e.start) {
-                    try s.writer.writeAll(result.out.list.items[run_start..run_end]);
-                    run_start = e.start;
-                }
-                run_end = e.start + e.len;
-                continue;
-            }
+            const f = switch (e.outcome) {
+                .rendered => |span| {
+                    if (run_end != span.start) {
+                        try s.writer.writeAll(result.out.list.items[run_start..run_end]);
+                        run_start = span.start;
+                    }
+                    run_end = span.start + span.len;
+                    continue;
+                },
+                .failed => |f| f,
+            };
             try s.writer.writeAll(result.out.list.items[run_start..run_end]);
             run_start = run_end;
-            if (e.kind) |kind| {
-                s.writer.flush() catch return error.WriteFailed;
-                var buf: [512]u8 = undefined;
-                var id_buf: [24]u8 = undefined;
-                const id = if (e.record_id) |r| std.fmt.bufPrint(&id_buf, "{d}", .{r}) catch "-" else "-";
-                var w = std.fs.File.stderr().writerStreaming(&buf);
-                w.interface.print("error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n", .{ s.path, e.slot, id, e.file_offset, kind.text(), e.detail }) catch {};
-                w.interface.flush() catch {};
-                // A cut last chunk is no fault the reference would see (shared-fixtures/README.md).
-                if (s.stop_after_one_error and !(result.partial and kind == .incomplete_chunk)) return error.StoppedAfterError;
-            }
+            s.writer.flush() catch return error.WriteFailed;
+            var buf: [512]u8 = undefined;
+            var id_buf: [24]u8 = undefined;
+            const id = if (e.record_id) |r| std.fmt.bufPrint(&id_buf, "{d}", .{r}) catch "-" else "-";
+            var w = std.fs.File.stderr().writerStreaming(&buf);
+            w.interface.print("error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n", .{ s.path, e.slot, id, e.file_offset, f.kind.text(), f.detail }) catch {};
+            w.interface.flush() catch {};
+            // A cut last chunk is no fault the reference would see (shared-fixtures/README.md).
+            if (s.stop_after_one_error and !(result.partial and f.kind == .incomplete_chunk)) return error.StoppedAfterError;
         }
         try s.writer.writeAll(result.out.list.items[run_start..run_end]);
         var records: u64 = 0;
-        for (result.entries.items) |*e| records += @intFromBool(e.kind == null);
+        for (result.entries.items) |*e| records += @intFromBool(e.outcome == .rendered);
         const errors = result.entries.items.len - records;
         if (s.progress) |*p| p.chunkDone(records);
         s.verbose.chunkDone(result.slot, records, errors);
@@ -872,7 +872,7 @@ pub fn main() u8 {
     if (cli.info_input) |path| return infoCommand(gpa, path);
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
     const opened_input = openInput(input, cli.output);
-    const evtx_file = dump.File.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
+    const evtx_file = dump.EvtxFile.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
         error.FileTooShort => if (opened_input.size < evtx.file_header.block_size)
             fatal("An error occurred while trying to deserialize evtx stream: the file is {d} bytes, shorter than the 4096-byte file header", .{opened_input.size})
         else

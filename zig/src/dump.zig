@@ -34,35 +34,52 @@ const Format = options.Format;
 /// A chunk's rendered text may not exceed this (12).
 pub const chunk_bytes_max = limits.chunk_output_bytes_max;
 
-/// One record (or chunk/record error) of a rendered chunk.
-pub const Entry = struct {
+/// One rendered or failed record, or a chunk error, of a rendered chunk. Records that
+/// `--events` excludes get none (as in the Rust engine).
+pub const RecordResult = struct {
     /// Record header id; null when unknown (chunk errors, unreadable record headers).
     record_id: ?u64,
     /// Record FILETIME (0 when unknown).
     filetime: u64,
     slot: u32,
     file_offset: u64,
-    /// Byte range in the result's output: exactly what the CLI prints for this record.
-    start: u32,
-    len: u32,
-    /// Null for a rendered record.
-    kind: ?errors.ErrorKind,
-    /// The words after the kind in the error line (vocabulary in shared-fixtures/README.md,
-    /// the same as the Rust engine's).
-    detail: [:0]const u8,
-    /// Where a formatted detail starts in `Result.details` until the chunk is done (the
-    /// list may move while it grows; `renderChunk` then points `detail` at it).
-    detail_at: ?u32 = null,
-    /// False when the record was rendered but `--events` excludes it (len == 0).
-    printed: bool,
     /// A carved record (`--recover-records`); carved records that fail are never entries.
     recovered: bool = false,
+    outcome: Outcome,
+
+    /// The failure's kind; null when the record rendered.
+    pub fn kind(e: *const RecordResult) ?errors.ErrorKind {
+        return switch (e.outcome) {
+            .rendered => null,
+            .failed => |f| f.kind,
+        };
+    }
+
+    /// The failure's detail; empty when the record rendered.
+    pub fn detail(e: *const RecordResult) []const u8 {
+        return switch (e.outcome) {
+            .rendered => "",
+            .failed => |f| f.detail,
+        };
+    }
 };
 
+/// What happened to one record (the Rust engine's `Outcome`).
+pub const Outcome = union(enum) {
+    /// Byte range in the chunk result's output: exactly what the CLI prints for the record
+    /// (banner, text, newline).
+    rendered: Span,
+    /// The record or chunk failed.
+    failed: errors.Failure,
+};
+
+/// A byte range `start..start + len` of a chunk result's output.
+pub const Span = struct { start: u32, len: u32 };
+
 /// The rendered text and entries of one chunk slot.
-pub const Result = struct {
+pub const ChunkResult = struct {
     out: escape.Out,
-    entries: std.ArrayList(Entry) = .empty,
+    entries: std.ArrayList(RecordResult) = .empty,
     /// Formatted error details (chunk and record header errors).
     details: errors.Details = .{},
     slot: u32 = 0,
@@ -70,18 +87,22 @@ pub const Result = struct {
     /// (shared-fixtures/README.md) and never stops a run (`--stop-after-one-error`).
     partial: bool = false,
 
-    pub fn init(gpa: Allocator) Result {
+    pub fn init(gpa: Allocator) ChunkResult {
         return .{ .out = escape.Out.init(gpa) };
     }
 
-    pub fn deinit(r: *Result) void {
+    pub fn deinit(r: *ChunkResult) void {
         r.details.deinit(r.out.gpa);
         r.entries.deinit(r.out.gpa);
         r.out.deinit();
     }
 
-    pub fn text(r: *const Result, e: *const Entry) []const u8 {
-        return r.out.list.items[e.start..][0..e.len];
+    /// What the CLI prints for `e`: its text when rendered, nothing when it failed.
+    pub fn text(r: *const ChunkResult, e: *const RecordResult) []const u8 {
+        return switch (e.outcome) {
+            .rendered => |span| r.out.list.items[span.start..][0..span.len],
+            .failed => "",
+        };
     }
 };
 
@@ -89,12 +110,12 @@ pub const Result = struct {
 pub const Renderer = struct {
     gpa: Allocator,
     parser: tokens.Parser,
-    json: render_json.Json,
+    json: render_json.JsonRenderer,
     settings: *const Options,
     visited: std.bit_set.ArrayBitSet(usize, chunk.size) = .initEmpty(),
     /// The chunk being rendered, when the input is read rather than lent.
     window: input.ChunkSlot = .{},
-    programs: program.Cache,
+    programs: program.Programs,
     /// A partial chunk slot's bytes, zero-padded to a whole chunk (allocated on first use).
     partial: ?*[chunk.size]u8 = null,
     /// Compiled programs (scan and replay); off only in tests, to compare with the full
@@ -108,10 +129,10 @@ pub const Renderer = struct {
             .parser = tokens.Parser.init(gpa),
             .json = undefined,
             .settings = settings,
-            .programs = program.Cache.init(gpa),
+            .programs = program.Programs.init(gpa),
         };
         r.parser.ansi = settings.ansi;
-        r.json = render_json.Json.init(&r.parser, undefined, settings.ansi, settings.separate_attributes);
+        r.json = render_json.JsonRenderer.init(&r.parser, undefined, settings.ansi, settings.separate_attributes);
     }
 
     pub fn deinit(r: *Renderer) void {
@@ -121,41 +142,38 @@ pub const Renderer = struct {
         r.parser.deinit();
     }
 
-    /// Appends a formatted detail to `res.details`; its position for `Entry.detail_at`.
-    fn addDetail(res: *Result, comptime fmt: []const u8, args: anytype) Allocator.Error!u32 {
+    /// Appends a formatted detail to `res.details`; its position for `RecordResult.detail_at`.
+    fn addDetail(res: *ChunkResult, comptime fmt: []const u8, args: anytype) Allocator.Error!u32 {
         return res.details.add(res.out.gpa, fmt, args);
     }
 
-    fn chunkError(res: *Result, slot: u32, kind: errors.ErrorKind, detail_at: u32) Allocator.Error!void {
+    fn chunkError(res: *ChunkResult, slot: u32, kind: errors.ErrorKind, detail_at: u32) Allocator.Error!void {
         try res.entries.append(res.out.gpa, .{
             .record_id = null,
             .filetime = 0,
             .slot = slot,
             .file_offset = file_header.chunkOffset(slot),
-            .start = @intCast(res.out.len()),
-            .len = 0,
-            .kind = kind,
-            .detail = "",
-            .detail_at = detail_at,
-            .printed = false,
+            .outcome = .{ .failed = .{ .kind = kind, .detail_at = detail_at } },
         });
     }
 
     /// Renders chunk slot `slot` of `in` into `res` (cleared first).
-    pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
+    pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *ChunkResult) Allocator.Error!void {
         const got = in.read(file_header.chunkOffset(slot), &r.window.bytes);
         assert(got.len <= chunk.size);
         res.details.clear();
         try r.renderEntries(in, slot, got, res);
-        for (res.entries.items) |*e| {
-            const at = e.detail_at orelse continue;
-            e.detail = res.details.get(at);
-        }
+        for (res.entries.items) |*e| switch (e.outcome) {
+            .rendered => {},
+            .failed => |*f| if (f.detail_at) |at| {
+                f.detail = res.details.get(at);
+            },
+        };
     }
 
     /// A slot that cannot be read whole (past the end, or cut since the input was opened) is
     /// `incomplete chunk`, naming the bytes the read lacked.
-    fn renderEntries(r: *Renderer, in: *const Input, slot: u32, got: []const u8, res: *Result) Allocator.Error!void {
+    fn renderEntries(r: *Renderer, in: *const Input, slot: u32, got: []const u8, res: *ChunkResult) Allocator.Error!void {
         res.out.truncate(0);
         res.entries.clearRetainingCapacity();
         res.slot = slot;
@@ -187,7 +205,7 @@ pub const Renderer = struct {
     /// complete records carved from `[512, available)`. The parser sees only the bytes that
     /// are there, so a record that needs a name or definition past the cut fails and, carved,
     /// is dropped.
-    fn renderPartialChunk(r: *Renderer, bytes: []const u8, slot: u32, res: *Result) Allocator.Error!void {
+    fn renderPartialChunk(r: *Renderer, bytes: []const u8, slot: u32, res: *ChunkResult) Allocator.Error!void {
         assert(bytes.len < chunk.size);
         res.partial = true;
         try chunkError(res, slot, .incomplete_chunk, try addDetail(res, "{d} bytes missing", .{chunk.size - bytes.len}));
@@ -205,7 +223,7 @@ pub const Renderer = struct {
         return r.walk(res, slot, &walker);
     }
 
-    fn walk(r: *Renderer, res: *Result, slot: u32, walker: *records.RecordWalker) Allocator.Error!void {
+    fn walk(r: *Renderer, res: *ChunkResult, slot: u32, walker: *records.RecordWalker) Allocator.Error!void {
         while (walker.next()) |step| switch (step) {
             .record => |rec| try r.renderRecord(res, slot, &rec, walker),
             .err => |e| try res.entries.append(res.out.gpa, .{
@@ -213,42 +231,36 @@ pub const Renderer = struct {
                 .filetime = 0,
                 .slot = slot,
                 .file_offset = file_header.chunkOffset(slot) + e.offset,
-                .start = @intCast(res.out.len()),
-                .len = 0,
-                .kind = e.kind,
-                .detail = "",
-                .detail_at = try res.details.addRecordDetail(res.out.gpa, e.kind, walker.bytes, e.offset),
-                .printed = false,
+                .outcome = .{ .failed = .{
+                    .kind = e.kind,
+                    .detail_at = try res.details.addRecordDetail(res.out.gpa, e.kind, walker.bytes, e.offset),
+                } },
             }),
         };
     }
 
-    fn renderRecord(r: *Renderer, res: *Result, slot: u32, rec: *const records.RecordHeader, walker: *records.RecordWalker) Allocator.Error!void {
+    fn renderRecord(r: *Renderer, res: *ChunkResult, slot: u32, rec: *const records.RecordHeader, walker: *records.RecordWalker) Allocator.Error!void {
         const mark = res.out.len();
-        const printed = r.settings.wantsRecord(rec.id);
-        var entry: Entry = .{
+        var entry: RecordResult = .{
             .record_id = rec.id,
             .filetime = rec.filetime,
             .slot = slot,
             .file_offset = file_header.chunkOffset(slot) + rec.offset,
-            .start = @intCast(mark),
-            .len = 0,
-            .kind = null,
-            .detail = "",
-            .printed = printed,
             .recovered = rec.recovered,
+            .outcome = undefined,
         };
-        r.writeRecord(&res.out, rec) catch |e| {
+        if (r.writeRecord(&res.out, rec)) {
+            // `--events` excludes it: rendered (the caches learn from it), never an entry.
+            if (!r.settings.wantsRecord(rec.id)) return res.out.truncate(mark);
+            const len: u32 = @intCast(res.out.len() - mark);
+            entry.outcome = .{ .rendered = .{ .start = @intCast(mark), .len = len } };
+        } else |e| {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             res.out.truncate(mark);
             // Carved hits that fail are noise, not errors (5.4).
             if (rec.recovered) return walker.rejectCarved(rec);
-            entry.kind = .bad_binxml;
-            entry.detail = errors.binxmlDetail(e);
-            entry.printed = false;
-        };
-        if (!printed) res.out.truncate(mark);
-        entry.len = @intCast(res.out.len() - mark);
+            entry.outcome = .{ .failed = .{ .kind = .bad_binxml, .detail = errors.binxmlDetail(e) } };
+        }
         try res.entries.append(res.out.gpa, entry);
     }
 
@@ -271,9 +283,10 @@ pub const Renderer = struct {
         // Fast path: a compiled program for the record's signature, read from the bytes.
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
         const compiled = r.compiled and s.mta == null;
-        if (compiled and try r.programs.scan(p, start, end)) {
-            if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
-        }
+        if (compiled) switch (try r.programs.sign(p, start, end)) {
+            .hit => |prog| return r.replayRecord(out, &prog, format, rec, text_start),
+            .miss, .unsupported => {},
+        };
         p.resetRecord();
         // Unused BinXml values (shared-fixtures/README.md): the reference compiles no program
         // for JSON with separate attributes.
@@ -281,27 +294,28 @@ pub const Renderer = struct {
         const top = try p.parseStream(start, end, .record);
         // The record stream itself must be that one instance, as the value streams below.
         if (p.deferred) |first| if (top.len != 1 or !template.isWholeInstance(p, start, end)) return first;
-        var capture: ?*program.Capture = null;
+        var recorder: ?*program.Recorder = null;
         if (compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
-            if (try r.programs.sign(p, p.edges(top)[0])) {
-                if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
-                capture = r.programs.beginCapture(text_start);
+            switch (try r.programs.signTree(p, p.edges(top)[0])) {
+                .hit => |prog| return r.replayRecord(out, &prog, format, rec, text_start),
+                .miss => recorder = r.programs.beginRecorder(text_start),
+                .unsupported => {},
             }
         }
         const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .a = p.event_name });
         switch (s.format) {
             .xml => {
-                var x: render_xml.Xml = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent, .capture = capture };
+                var x: render_xml.XmlRenderer = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent, .recorder = recorder };
                 try x.writeRecord(root);
             },
             .json, .jsonl => {
                 r.json.out = out;
-                r.json.capture = capture;
-                defer r.json.capture = null;
+                r.json.recorder = recorder;
+                defer r.json.recorder = null;
                 try r.json.writeRecord(root);
             },
         }
-        if (capture != null) try r.programs.endCapture(out);
+        if (recorder != null) try r.programs.store(out);
         if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
         try r.finishRecord(out, rec, text_start);
     }
@@ -334,21 +348,21 @@ pub const Renderer = struct {
 /// An EVTX input (a file read by windows, or lent bytes), its header and its chunk slots in
 /// output order: the entry point of the library. Render with `run` (all chunks, N threads,
 /// in order) or chunk by chunk with a `Renderer`.
-pub const File = struct {
+pub const EvtxFile = struct {
     input: Input,
     header: file_header.FileHeader,
     /// Chunk slots in output order (3.3).
     order: []u32,
 
     /// Reads the file header and every chunk header (not the chunks).
-    pub fn open(gpa: Allocator, in: Input, settings: *const Options) (file_header.Error || Allocator.Error)!File {
+    pub fn open(gpa: Allocator, in: Input, settings: *const Options) (file_header.Error || Allocator.Error)!EvtxFile {
         var block: [file_header.block_size]u8 = undefined;
         const header = try file_header.parseBlock(in.read(0, &block), in.size);
         const order = try chunkOrder(gpa, &in, &header, settings);
         return .{ .input = in, .header = header, .order = order };
     }
 
-    pub fn deinit(f: *File, gpa: Allocator) void {
+    pub fn deinit(f: *EvtxFile, gpa: Allocator) void {
         gpa.free(f.order);
     }
 };
@@ -441,14 +455,14 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
     const in = Input.fromBytes(file);
 
     var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    var f = try File.open(gpa, in, &settings);
+    var f = try EvtxFile.open(gpa, in, &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{0}, f.order);
     const renderer = try gpa.create(Renderer);
     defer gpa.destroy(renderer);
     renderer.init(gpa, &settings);
     defer renderer.deinit();
-    var result = Result.init(gpa);
+    var result = ChunkResult.init(gpa);
     defer result.deinit();
     // Twice: a renderer is reused across chunks.
     for (0..2) |_| {
@@ -484,19 +498,19 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         try renderer.renderChunk(&in, 0, &result);
         try renderer.renderChunk(&Input.fromBytes(mutated), 0, &result);
         for (result.entries.items) |*e| {
-            if (e.kind == null) try std.testing.expect(e.len > 0);
+            if (e.outcome == .rendered) try std.testing.expect(e.outcome.rendered.len > 0);
         }
         const cold = try gpa.create(Renderer);
         defer gpa.destroy(cold);
         cold.init(gpa, &settings);
         defer cold.deinit();
-        var cold_result = Result.init(gpa);
+        var cold_result = ChunkResult.init(gpa);
         defer cold_result.deinit();
         try cold.renderChunk(&Input.fromBytes(mutated), 0, &cold_result);
         try std.testing.expectEqual(cold_result.entries.items.len, result.entries.items.len);
         for (cold_result.entries.items, result.entries.items) |*c, *w| {
-            try std.testing.expectEqual(c.kind, w.kind);
-            try std.testing.expectEqualStrings(c.detail, w.detail);
+            try std.testing.expectEqual(c.kind(), w.kind());
+            try std.testing.expectEqualStrings(c.detail(), w.detail());
             try std.testing.expectEqualStrings(cold_result.text(c), result.text(w));
         }
     }
@@ -539,7 +553,7 @@ test "the scan path agrees with the full parse, record by record" {
 
     for ([_]Format{ .jsonl, .xml }) |format| {
         const settings: Options = .{ .format = format, .indent = false, .show_record_number = false };
-        var results: [2]Result = .{ Result.init(gpa), Result.init(gpa) };
+        var results: [2]ChunkResult = .{ ChunkResult.init(gpa), ChunkResult.init(gpa) };
         defer for (&results) |*res| res.deinit();
         for ([_]bool{ true, false }, &results) |compiled, *res| {
             const renderer = try gpa.create(Renderer);
@@ -555,15 +569,15 @@ test "the scan path agrees with the full parse, record by record" {
         const parsed = &results[1];
         try std.testing.expectEqual(@as(usize, cases.len), scanned.entries.items.len);
         for (scanned.entries.items, parsed.entries.items) |*s, *f| {
-            try std.testing.expectEqual(f.kind, s.kind);
-            try std.testing.expectEqualStrings(f.detail, s.detail);
+            try std.testing.expectEqual(f.kind(), s.kind());
+            try std.testing.expectEqualStrings(f.detail(), s.detail());
             try std.testing.expectEqualStrings(parsed.text(f), scanned.text(s));
         }
         const e = scanned.entries.items;
-        try std.testing.expectEqualStrings("invalid token", e[2].detail);
-        try std.testing.expectEqualStrings("odd-sized UTF-16 string", e[3].detail);
-        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[4].kind);
-        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[5].kind);
+        try std.testing.expectEqualStrings("invalid token", e[2].detail());
+        try std.testing.expectEqualStrings("odd-sized UTF-16 string", e[3].detail());
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[4].kind());
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[5].kind());
         if (format == .jsonl) inline for (cases, 0..) |c, i| {
             if (@TypeOf(c[5]) != @TypeOf(null)) try std.testing.expectEqualStrings(c[5] ++ "\n", scanned.text(&e[i]));
         };
@@ -575,17 +589,17 @@ const Collect = struct {
     gpa: Allocator,
     text: std.ArrayList(u8) = .empty,
 
-    fn consume(context: *anyopaque, result: *const Result) anyerror!void {
+    fn consume(context: *anyopaque, result: *const ChunkResult) anyerror!void {
         const c: *Collect = @ptrCast(@alignCast(context));
         for (result.entries.items) |*e| {
-            if (e.kind) |k| {
+            if (e.kind()) |k| {
                 try c.text.print(c.gpa, "{d}:{s}@{x}\n", .{ e.slot, k.text(), e.file_offset });
             } else try c.text.appendSlice(c.gpa, result.text(e));
         }
     }
 
     fn runOver(gpa: Allocator, in: *const Input, settings: *const Options, threads: usize) ![]u8 {
-        var f = try File.open(gpa, in.*, settings);
+        var f = try EvtxFile.open(gpa, in.*, settings);
         defer f.deinit(gpa);
         var c: Collect = .{ .gpa = gpa };
         errdefer c.text.deinit(gpa);
@@ -625,7 +639,7 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
     }
 
     // Cut in the middle of slot 4 after the order is known: slots 4 and 5 are incomplete.
-    var f = try File.open(gpa, read, &settings);
+    var f = try EvtxFile.open(gpa, read, &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqual(@as(usize, slots), f.order.len);
     {
@@ -669,7 +683,7 @@ fn carveTestRecord(b: *testing.Builder, id: u32, def: *?u32) u32 {
     return at;
 }
 
-fn renderSlot(gpa: Allocator, file: []const u8, slot: u32, settings: *const Options, res: *Result) !void {
+fn renderSlot(gpa: Allocator, file: []const u8, slot: u32, settings: *const Options, res: *ChunkResult) !void {
     const renderer = try gpa.create(Renderer);
     defer gpa.destroy(renderer);
     renderer.init(gpa, settings);
@@ -703,7 +717,7 @@ test "recover records: slack carved after the last live record, noise skipped, m
     std.mem.writeInt(u32, file[4096 + 48 ..][0..4], live_end, .little);
 
     var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    var res = Result.init(gpa);
+    var res = ChunkResult.init(gpa);
     defer res.deinit();
     try renderSlot(gpa, file, 0, &settings, &res);
     try std.testing.expectEqual(@as(usize, 2), res.entries.items.len);
@@ -718,7 +732,7 @@ test "recover records: slack carved after the last live record, noise skipped, m
     };
     try std.testing.expectEqual(expected.len, res.entries.items.len);
     for (expected, res.entries.items) |x, *e| {
-        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e.kind);
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e.kind());
         try std.testing.expectEqual(@as(?u64, x.id), e.record_id);
         try std.testing.expectEqual(x.recovered, e.recovered);
         try std.testing.expectEqualStrings(x.text, res.text(e));
@@ -748,20 +762,20 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     defer gpa.free(file);
 
     var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    var f = try File.open(gpa, Input.fromBytes(file), &settings);
+    var f = try EvtxFile.open(gpa, Input.fromBytes(file), &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{ 0, 1 }, f.order);
-    var res = Result.init(gpa);
+    var res = ChunkResult.init(gpa);
     defer res.deinit();
     for ([_]bool{ false, true }) |recover| {
         settings.recover_records = recover;
         try renderSlot(gpa, file, 1, &settings, &res);
         const e = res.entries.items;
         try std.testing.expectEqual(@as(usize, if (recover) 3 else 1), e.len);
-        try std.testing.expectEqual(@as(?errors.ErrorKind, .incomplete_chunk), e[0].kind);
+        try std.testing.expectEqual(@as(?errors.ErrorKind, .incomplete_chunk), e[0].kind());
         try std.testing.expectEqual(file_header.chunkOffset(1), e[0].file_offset);
         var missing: [32]u8 = undefined;
-        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&missing, "{d} bytes missing", .{chunk.size - cut}), e[0].detail);
+        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&missing, "{d} bytes missing", .{chunk.size - cut}), e[0].detail());
         if (recover) {
             try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":1}}\n", res.text(&e[1]));
             try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
@@ -774,7 +788,7 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     // Bytes without the chunk magic there are ignored, as the reference ignores them.
     const junk = try std.mem.concat(gpa, u8, &.{ one, "not a chunk" });
     defer gpa.free(junk);
-    var g = try File.open(gpa, Input.fromBytes(junk), &settings);
+    var g = try EvtxFile.open(gpa, Input.fromBytes(junk), &settings);
     defer g.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{0}, g.order);
 }
@@ -818,7 +832,7 @@ test "a BinXml value that fails is read only if its template uses it" {
     defer gpa.free(file);
 
     var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false, .recover_records = true };
-    var res = Result.init(gpa);
+    var res = ChunkResult.init(gpa);
     defer res.deinit();
     try renderSlot(gpa, file, 0, &settings, &res);
     var e = res.entries.items;
@@ -826,7 +840,7 @@ test "a BinXml value that fails is read only if its template uses it" {
     try std.testing.expectEqualStrings("{\"E\":{\"A\":1}}\n", res.text(&e[0]));
     // A live record too: the reference's compiled lane renders live records alike
     // (shared-fixtures/README.md, "Unused BinXML values"; fixture carving/unused-binxml).
-    try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[1].kind);
+    try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[1].kind());
     try std.testing.expectEqualStrings("{\"E\":{\"A\":2}}\n", res.text(&e[1]));
     try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
     // JSON with separate attributes: the reference has no compiled lane, record 2 fails and
@@ -835,5 +849,5 @@ test "a BinXml value that fails is read only if its template uses it" {
     try renderSlot(gpa, file, 0, &settings, &res);
     e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 2), e.len);
-    try std.testing.expectEqual(@as(?errors.ErrorKind, .bad_binxml), e[1].kind);
+    try std.testing.expectEqual(@as(?errors.ErrorKind, .bad_binxml), e[1].kind());
 }

@@ -41,6 +41,16 @@ pub const ErrorKind = enum {
     }
 };
 
+/// A failed chunk or record: its kind and the words after the kind in its error line
+/// (vocabulary in shared-fixtures/README.md), the Rust engine's `Failure`.
+pub const Failure = struct {
+    kind: ErrorKind,
+    detail: [:0]const u8 = "",
+    /// Where a formatted detail starts in the chunk's `Details` until the chunk is done (the
+    /// list may move while it grows; the driver then points `detail` at it).
+    detail_at: ?u32 = null,
+};
+
 /// The `bad binxml` detail vocabulary (shared-fixtures/README.md): one phrase per error of
 /// the parser, the same phrases as the Rust engine's `error::binxml_detail`.
 pub fn binxmlDetail(e: tokens.Error) [:0]const u8 {

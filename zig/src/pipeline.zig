@@ -9,12 +9,12 @@ const dump = @import("dump.zig");
 const Input = @import("input.zig").Input;
 const Options = @import("options.zig").Options;
 const Renderer = dump.Renderer;
-const Result = dump.Result;
+const ChunkResult = dump.ChunkResult;
 
 /// Receives chunk results in output order. Returning an error stops the dump.
 pub const Consumer = struct {
     context: *anyopaque,
-    consume: *const fn (context: *anyopaque, result: *const Result) anyerror!void,
+    consume: *const fn (context: *anyopaque, result: *const ChunkResult) anyerror!void,
 };
 
 /// Most worker threads `dump.run` uses, whatever it is asked (same value as the Rust engine's
@@ -35,7 +35,7 @@ pub fn runInline(
     defer gpa.destroy(renderer);
     renderer.init(gpa, settings);
     defer renderer.deinit();
-    var result = Result.init(gpa);
+    var result = ChunkResult.init(gpa);
     defer result.deinit();
     for (order) |slot| {
         try renderer.renderChunk(in, slot, &result);
@@ -57,7 +57,7 @@ pub const Pipeline = struct {
     /// Per window slot: the job it holds, and whether it is rendered.
     window_job: []usize,
     window_ready: []bool,
-    results: []Result,
+    results: []ChunkResult,
     renderers: []Renderer,
     workers: []std.Thread,
     stop: bool = false,
@@ -81,14 +81,14 @@ pub const Pipeline = struct {
             .settings = settings,
             .window_job = try gpa.alloc(usize, window),
             .window_ready = try gpa.alloc(bool, window),
-            .results = try gpa.alloc(Result, window),
+            .results = try gpa.alloc(ChunkResult, window),
             .renderers = try gpa.alloc(Renderer, threads),
             .workers = try gpa.alloc(std.Thread, threads),
         };
         for (pl.window_job, pl.window_ready, pl.results, 0..) |*j, *rd, *res, i| {
             j.* = i; // Slot i first holds job i.
             rd.* = false;
-            res.* = Result.init(gpa);
+            res.* = ChunkResult.init(gpa);
         }
         for (pl.renderers) |*r| r.init(gpa, settings);
     }

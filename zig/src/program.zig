@@ -4,10 +4,11 @@
 //! value its normalised type and emptiness (what every rendering decision depends on).
 //!
 //! The first record with a signature renders the slow way (tree copy + renderer) while a
-//! `Capture` records where each substitution value was written; later records with the
-//! same signature replay literals and format their values directly. `scan` finds the
-//! signature and the values of such a record from its bytes, without a tree; `sign` does
-//! the same over a parsed tree when the scan gives up. Programs are per run, shared across
+//! `Recorder` records where each substitution value was written; later records with the
+//! same signature replay literals and format their values directly. `sign` finds the
+//! signature and the values of such a record from its bytes, without a tree (`scan`);
+//! `signTree` does the same over a parsed tree when the scan gives up; both say what the
+//! cache has for it (`Sign`). Programs are per run, shared across
 //! chunks: definitions are identified by a content fingerprint (names by text), not by
 //! their chunk offset. Records the signature cannot describe (arrays with several items,
 //! fragments that are not template instances, Data names built from substitutions) always
@@ -52,8 +53,19 @@ pub const Program = struct {
     tail_len: u32,
 };
 
+/// What the program cache has for one record (`Programs.sign`, `Programs.signTree`), the
+/// Rust engine's `Sign`.
+pub const Sign = union(enum) {
+    /// A program for this signature exists: replay it.
+    hit: Program,
+    /// No program yet: render the slow way, recording under the current signature.
+    miss,
+    /// Not a shape programs describe: render the slow way, do not record.
+    unsupported,
+};
+
 /// Records substitution writes during a slow-path rendering.
-pub const Capture = struct {
+pub const Recorder = struct {
     start: usize,
     ops: std.ArrayList(Write) = .empty,
     /// A substitution influenced the output beyond its own text (e.g. a Data name).
@@ -68,7 +80,7 @@ pub const programs_max = limits.programs_max;
 pub const program_bytes_max = limits.program_bytes_max;
 
 /// Per-renderer cache of compiled programs, kept across chunks.
-pub const Cache = struct {
+pub const Programs = struct {
     gpa: Allocator,
     programs: std.ArrayList(Program) = .empty,
     by_hash: std.AutoHashMapUnmanaged(u64, u32) = .empty,
@@ -78,13 +90,13 @@ pub const Cache = struct {
     /// Scratch: the current record's signature and its substitution values by slot.
     signature: std.ArrayList(u32) = .empty,
     slots: std.ArrayList(values.Value) = .empty,
-    capture: Capture = .{ .start = 0 },
+    recorder: Recorder = .{ .start = 0 },
 
-    pub fn init(gpa: Allocator) Cache {
+    pub fn init(gpa: Allocator) Programs {
         return .{ .gpa = gpa };
     }
 
-    pub fn deinit(c: *Cache) void {
+    pub fn deinit(c: *Programs) void {
         c.programs.deinit(c.gpa);
         c.by_hash.deinit(c.gpa);
         c.signatures.deinit(c.gpa);
@@ -92,17 +104,17 @@ pub const Cache = struct {
         c.literals.deinit(c.gpa);
         c.signature.deinit(c.gpa);
         c.slots.deinit(c.gpa);
-        c.capture.ops.deinit(c.gpa);
+        c.recorder.ops.deinit(c.gpa);
     }
 
     /// Whether the cache has room for another program (limits.zig): literal bytes plus 8 per
     /// operation, the accounting of the Rust engine's `Programs::store`.
-    fn full(c: *const Cache) bool {
+    fn full(c: *const Programs) bool {
         return c.programs.items.len >= programs_max or
             c.literals.items.len + 8 * c.ops.items.len > program_bytes_max;
     }
 
-    pub fn clear(c: *Cache) void {
+    pub fn clear(c: *Programs) void {
         c.programs.clearRetainingCapacity();
         c.by_hash.clearRetainingCapacity();
         c.signatures.clearRetainingCapacity();
@@ -110,15 +122,30 @@ pub const Cache = struct {
         c.literals.clearRetainingCapacity();
     }
 
-    /// Computes the signature of the record rooted at instance `root` and numbers its
-    /// substitution values. False when the record needs the slow path.
-    pub fn sign(c: *Cache, p: *Parser, root: u32) Allocator.Error!bool {
-        c.signature.clearRetainingCapacity();
-        c.slots.clearRetainingCapacity();
-        return c.signInstance(p, root);
+    /// The program lookup of the record stream `start..end`, read from the chunk bytes
+    /// (`scan`): `.hit` replays, `.miss` and `.unsupported` take the full parse (which may
+    /// then `signTree`). The Rust engine's `Programs::sign`.
+    pub fn sign(c: *Programs, p: *Parser, start: u32, end: u32) Allocator.Error!Sign {
+        if (!try c.scan(p, start, end)) return .unsupported;
+        return c.lookup();
     }
 
-    fn signInstance(c: *Cache, p: *Parser, inst_index: u32) Allocator.Error!bool {
+    /// The program lookup of a parsed record rooted at instance `root`, for when the byte
+    /// scan gave up: `.miss` records the slow path's output under the signature.
+    pub fn signTree(c: *Programs, p: *Parser, root: u32) Allocator.Error!Sign {
+        c.signature.clearRetainingCapacity();
+        c.slots.clearRetainingCapacity();
+        if (!try c.signInstance(p, root)) return .unsupported;
+        return c.lookup();
+    }
+
+    /// The current signature's program, or `.miss`.
+    fn lookup(c: *const Programs) Sign {
+        const prog = c.find() orelse return .miss;
+        return .{ .hit = prog.* };
+    }
+
+    fn signInstance(c: *Programs, p: *Parser, inst_index: u32) Allocator.Error!bool {
         const inst = p.node(inst_index).*;
         assert(inst.kind == .instance);
         if (inst.kids.len > slots_max) return false;
@@ -148,7 +175,7 @@ pub const Cache = struct {
     }
 
     /// Signature words of an instance: its definition's fingerprint and value count.
-    fn signHead(c: *Cache, fp: u64, count: u32) Allocator.Error!void {
+    fn signHead(c: *Programs, fp: u64, count: u32) Allocator.Error!void {
         assert(count <= slots_max);
         // Most values then find their room already reserved.
         try c.signature.ensureUnusedCapacity(c.gpa, 3 + count);
@@ -159,7 +186,7 @@ pub const Cache = struct {
     }
 
     /// Signs substitution value `v` (not BinXml) and numbers it as the next slot.
-    inline fn signValue(c: *Cache, chunk: []const u8, v: values.Value) Allocator.Error!bool {
+    inline fn signValue(c: *Programs, chunk: []const u8, v: values.Value) Allocator.Error!bool {
         assert(v.vtype != T.binxml);
         if (c.slots.items.len >= slots_max) return false;
         if (v.vtype > T.array) return c.signArray(chunk, v);
@@ -170,7 +197,7 @@ pub const Cache = struct {
         return true;
     }
 
-    fn signArray(c: *Cache, chunk: []const u8, v: values.Value) Allocator.Error!bool {
+    fn signArray(c: *Programs, chunk: []const u8, v: values.Value) Allocator.Error!bool {
         assert(v.vtype > T.array);
         const count = values.itemCount(chunk, v);
         if (count > array_items_max) return false;
@@ -192,7 +219,7 @@ pub const Cache = struct {
     }
 
     /// Room for `words` more signature words and one more slot.
-    inline fn reserve(c: *Cache, words: usize) Allocator.Error!void {
+    inline fn reserve(c: *Programs, words: usize) Allocator.Error!void {
         if (c.signature.capacity - c.signature.items.len < words) try c.signature.ensureUnusedCapacity(c.gpa, words);
         if (c.slots.capacity == c.slots.items.len) try c.slots.ensureUnusedCapacity(c.gpa, 1);
     }
@@ -202,7 +229,7 @@ pub const Cache = struct {
     /// the token parser's order with its checks (definitions are parsed and cached as the
     /// parser would), and gives up (false) on anything else: other token shapes and every
     /// error, which the full parse then reproduces and reports.
-    pub fn scan(c: *Cache, p: *Parser, start: u32, end: u32) Allocator.Error!bool {
+    fn scan(c: *Programs, p: *Parser, start: u32, end: u32) Allocator.Error!bool {
         c.signature.clearRetainingCapacity();
         c.slots.clearRetainingCapacity();
         return c.scanStream(p, start, end) catch |e| switch (e) {
@@ -213,7 +240,7 @@ pub const Cache = struct {
 
     /// A stream of exactly: fragment headers, one template instance, then the end of the
     /// window or an end-of-stream token.
-    fn scanStream(c: *Cache, p: *Parser, start: u32, end: u32) tokens.Error!bool {
+    fn scanStream(c: *Programs, p: *Parser, start: u32, end: u32) tokens.Error!bool {
         assert(end <= p.chunk.len);
         if (p.depth >= tokens.stream_depth_max) return false;
         p.depth += 1;
@@ -227,7 +254,7 @@ pub const Cache = struct {
         return pos >= end or p.chunk[pos] == 0x00;
     }
 
-    fn scanInstance(c: *Cache, p: *Parser, pos: *u32) tokens.Error!bool {
+    fn scanInstance(c: *Programs, p: *Parser, pos: *u32) tokens.Error!bool {
         const head = try template.readInstanceHead(p, pos, .fingerprint);
         if (head.count > slots_max) return false;
         try c.signHead(head.fingerprint, head.count);
@@ -248,12 +275,12 @@ pub const Cache = struct {
         return true;
     }
 
-    fn hash(c: *const Cache) u64 {
+    fn hash(c: *const Programs) u64 {
         return std.hash.Wyhash.hash(0, std.mem.sliceAsBytes(c.signature.items));
     }
 
     /// The program for the current signature, if compiled.
-    pub fn find(c: *const Cache) ?*const Program {
+    pub fn find(c: *const Programs) ?*const Program {
         const index = c.by_hash.get(c.hash()) orelse return null;
         const prog = &c.programs.items[index];
         const stored = c.signatures.items[prog.signature_start..][0..prog.signature_len];
@@ -262,7 +289,7 @@ pub const Cache = struct {
     }
 
     /// Writes a record with program `prog`.
-    pub fn replay(c: *const Cache, prog: *const Program, out: *Out, f: values.Format) values.Error!void {
+    pub fn replay(c: *const Programs, prog: *const Program, out: *Out, f: values.Format) values.Error!void {
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
             try out.write(c.literals.items[op.literal_start..][0..op.literal_len]);
             var v = c.slots.items[op.slot];
@@ -287,17 +314,17 @@ pub const Cache = struct {
     }
 
     /// Starts capturing a slow-path rendering that begins at output offset `start`.
-    pub fn beginCapture(c: *Cache, start: usize) *Capture {
-        c.capture.start = start;
-        c.capture.ops.clearRetainingCapacity();
-        c.capture.poisoned = false;
-        return &c.capture;
+    pub fn beginRecorder(c: *Programs, start: usize) *Recorder {
+        c.recorder.start = start;
+        c.recorder.ops.clearRetainingCapacity();
+        c.recorder.poisoned = false;
+        return &c.recorder;
     }
 
-    /// Stores the captured rendering `out[capture.start..]` as the current signature's
+    /// Stores the captured rendering `out[recorder.start..]` as the current signature's
     /// program.
-    pub fn endCapture(c: *Cache, out: *const Out) Allocator.Error!void {
-        const cap = &c.capture;
+    pub fn store(c: *Programs, out: *const Out) Allocator.Error!void {
+        const cap = &c.recorder;
         if (cap.poisoned or c.full()) return;
         const text = out.list.items[cap.start..];
         const prog: Program = .{
@@ -327,8 +354,8 @@ pub const Cache = struct {
 };
 
 /// Writes value node `n` for a renderer, recording it when it is a numbered substitution.
-pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: escape.Mode, capture: ?*Capture) values.Error!void {
-    if (capture) |cap| {
+pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: escape.Mode, recorder: ?*Recorder) values.Error!void {
+    if (recorder) |cap| {
         if (n.flags & tokens.flag_slot != 0) {
             const begin = out.len() - cap.start;
             try values.writeText(out, f, n.value(), mode);
@@ -367,7 +394,7 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
     for (&cases) |*case| {
         const expected = try testing.readFixture(gpa, case.expected);
         defer gpa.free(expected);
-        var file = try dump.File.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
+        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
         defer file.deinit(gpa);
         var renderer: dump.Renderer = undefined;
         renderer.init(gpa, &case.settings);
@@ -376,11 +403,11 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
         defer text.deinit(gpa);
         var records: usize = 0;
         for (file.order) |slot| {
-            var result = dump.Result.init(gpa);
+            var result = dump.ChunkResult.init(gpa);
             defer result.deinit();
             try renderer.renderChunk(&file.input, slot, &result);
             for (result.entries.items) |*e| {
-                try std.testing.expect(e.kind == null);
+                try std.testing.expect(e.outcome == .rendered);
                 records += 1;
                 try text.appendSlice(gpa, result.text(e));
             }
@@ -395,7 +422,7 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
 
 test "a signature finds only its own program; clear forgets them all" {
     const gpa = std.testing.allocator;
-    var cache = Cache.init(gpa);
+    var cache = Programs.init(gpa);
     defer cache.deinit();
     var out = Out.init(gpa);
     defer out.deinit();
@@ -406,8 +433,8 @@ test "a signature finds only its own program; clear forgets them all" {
         try std.testing.expect(cache.find() == null);
         out.truncate(0);
         try out.write(if (word == 7) "<seven/>" else "<eight/>");
-        _ = cache.beginCapture(0);
-        try cache.endCapture(&out);
+        _ = cache.beginRecorder(0);
+        try cache.store(&out);
     }
     for ([_]u32{ 7, 8 }) |word| {
         cache.signature.clearRetainingCapacity();
@@ -421,12 +448,12 @@ test "a signature finds only its own program; clear forgets them all" {
     cache.signature.clearRetainingCapacity();
     try cache.signature.appendSlice(gpa, &.{ 7, 8 });
     try std.testing.expect(cache.find() == null);
-    // A poisoned capture (a substitution shaped more than its own text) is not stored.
+    // A poisoned recorder (a substitution shaped more than its own text) is not stored.
     cache.signature.clearRetainingCapacity();
     try cache.signature.append(gpa, 9);
-    const capture = cache.beginCapture(0);
-    capture.poisoned = true;
-    try cache.endCapture(&out);
+    const recorder = cache.beginRecorder(0);
+    recorder.poisoned = true;
+    try cache.store(&out);
     try std.testing.expect(cache.find() == null);
     cache.clear();
     cache.signature.clearRetainingCapacity();
@@ -436,7 +463,7 @@ test "a signature finds only its own program; clear forgets them all" {
 
 test "a full cache refuses new programs and keeps the ones it has (limits.zig)" {
     const gpa = std.testing.allocator;
-    var cache = Cache.init(gpa);
+    var cache = Programs.init(gpa);
     defer cache.deinit();
     var out = Out.init(gpa);
     defer out.deinit();
@@ -445,8 +472,8 @@ test "a full cache refuses new programs and keeps the ones it has (limits.zig)" 
     while (word <= programs_max) : (word += 1) {
         cache.signature.clearRetainingCapacity();
         try cache.signature.append(gpa, word);
-        _ = cache.beginCapture(0);
-        try cache.endCapture(&out);
+        _ = cache.beginRecorder(0);
+        try cache.store(&out);
     }
     try std.testing.expectEqual(@as(usize, programs_max), cache.programs.items.len);
     cache.signature.clearRetainingCapacity();

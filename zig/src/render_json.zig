@@ -19,11 +19,11 @@ pub const render_depth_max = limits.render_depth_max;
 pub const record_bytes_max = limits.record_output_bytes_max;
 
 const Stamp = struct { stamp: u32 = 0, count: u32 = 0 };
-/// A Data-name key rendered into `Json.keybuf`.
+/// A Data-name key rendered into `JsonRenderer.keybuf`.
 const KeyRef = struct { start: u32, len: u32 };
 
 /// Per-thread JSON renderer state, reused across records.
-pub const Json = struct {
+pub const JsonRenderer = struct {
     p: *Parser,
     out: *Out,
     ansi: values.Codec,
@@ -39,9 +39,9 @@ pub const Json = struct {
     /// Rendered Data-name keys of the containers being written (stack discipline).
     keybuf: Out,
     /// Set while a compiled program is being captured.
-    capture: ?*program.Capture = null,
+    recorder: ?*program.Recorder = null,
 
-    pub fn init(p: *Parser, out: *Out, ansi: values.Codec, separate: bool) Json {
+    pub fn init(p: *Parser, out: *Out, ansi: values.Codec, separate: bool) JsonRenderer {
         return .{
             .p = p,
             .out = out,
@@ -52,23 +52,23 @@ pub const Json = struct {
         };
     }
 
-    pub fn deinit(j: *Json) void {
+    pub fn deinit(j: *JsonRenderer) void {
         j.keybuf.deinit();
         j.name_counts.deinit(j.p.gpa);
         j.suffixes.deinit(j.p.gpa);
         j.arena.deinit();
     }
 
-    fn fmt(j: *const Json) values.Format {
+    fn fmt(j: *const JsonRenderer) values.Format {
         return .{ .chunk = j.p.chunk, .ansi = j.ansi };
     }
 
-    fn emit(j: *Json, v: *const Node) Error!void {
-        return program.emit(j.out, j.fmt(), v, .json, j.capture);
+    fn emit(j: *JsonRenderer, v: *const Node) Error!void {
+        return program.emit(j.out, j.fmt(), v, .json, j.recorder);
     }
 
     /// Writes the record whose root element is `root` (10.1), without a trailing newline.
-    pub fn writeRecord(j: *Json, root: u32) Error!void {
+    pub fn writeRecord(j: *JsonRenderer, root: u32) Error!void {
         _ = j.arena.reset(.retain_capacity);
         j.record_start = j.out.len();
         const n = j.p.node(root).*;
@@ -93,7 +93,7 @@ pub const Json = struct {
         try j.out.byte('}');
     }
 
-    fn hasContent(j: *const Json, n: *const Node) bool {
+    fn hasContent(j: *const JsonRenderer, n: *const Node) bool {
         return switch (n.kind) {
             .value => !tokens.isFragment(n) and !values.isEmpty(j.p.chunk, n.value()),
             .cdata => n.b > 0,
@@ -104,7 +104,7 @@ pub const Json = struct {
 
     const Shape = struct { element_kids: u32, has_text: bool };
 
-    fn shape(j: *const Json, n: *const Node) Shape {
+    fn shape(j: *const JsonRenderer, n: *const Node) Shape {
         var s: Shape = .{ .element_kids = 0, .has_text = false };
         for (j.p.edges(n.kids)) |k| {
             const kid = j.p.node(k);
@@ -113,27 +113,27 @@ pub const Json = struct {
         return s;
     }
 
-    fn attrHasContent(j: *const Json, a: *const Node) bool {
+    fn attrHasContent(j: *const JsonRenderer, a: *const Node) bool {
         for (j.p.edges(a.kids)) |item| {
             if (j.hasContent(j.p.node(item))) return true;
         }
         return false;
     }
 
-    fn attrText(j: *const Json, n: *const Node) bool {
+    fn attrText(j: *const JsonRenderer, n: *const Node) bool {
         for (j.p.edges(n.attrs)) |a| {
             if (j.attrHasContent(j.p.node(a))) return true;
         }
         return false;
     }
 
-    fn checkLimits(j: *const Json, depth: u32) Error!void {
+    fn checkLimits(j: *const JsonRenderer, depth: u32) Error!void {
         if (depth > render_depth_max) return error.NestingTooDeep;
         if (j.out.len() - j.record_start > record_bytes_max) return error.OutputTooLarge;
     }
 
     /// Leaf shortcut (10.2 step 1); returns false when it does not apply.
-    fn writeLeaf(j: *Json, n: *const Node) Error!bool {
+    fn writeLeaf(j: *JsonRenderer, n: *const Node) Error!bool {
         if (n.kids.len != 1) return false;
         const kid = j.p.node(j.p.edges(n.kids)[0]);
         if (kid.kind != .value or tokens.isFragment(kid)) return false;
@@ -142,7 +142,7 @@ pub const Json = struct {
     }
 
     /// A single value: `empty` if empty, bare if numeric/bool, else a string.
-    fn writeScalar(j: *Json, v: *const Node, empty: []const u8) Error!void {
+    fn writeScalar(j: *JsonRenderer, v: *const Node, empty: []const u8) Error!void {
         if (values.isEmpty(j.p.chunk, v.value())) return j.out.write(empty);
         if (values.isBare(v.vtype)) return j.emit(v);
         try j.out.byte('"');
@@ -151,7 +151,7 @@ pub const Json = struct {
     }
 
     /// The value of an element (10.2).
-    fn writeValue(j: *Json, n: *const Node, container: bool, depth: u32) Error!void {
+    fn writeValue(j: *JsonRenderer, n: *const Node, container: bool, depth: u32) Error!void {
         try j.checkLimits(depth);
         const s = j.shape(n);
         if (n.attrs.len == 0 and s.element_kids == 0 and try j.writeLeaf(n)) return;
@@ -162,7 +162,7 @@ pub const Json = struct {
     }
 
     /// The value of an element ignoring its attributes (10.6).
-    fn writeValueIgnoringAttributes(j: *Json, n: *const Node, container: bool, depth: u32) Error!void {
+    fn writeValueIgnoringAttributes(j: *JsonRenderer, n: *const Node, container: bool, depth: u32) Error!void {
         try j.checkLimits(depth);
         const s = j.shape(n);
         if (s.element_kids == 0 and try j.writeLeaf(n)) return;
@@ -171,7 +171,7 @@ pub const Json = struct {
         try j.writeObject(n, false, s.has_text, container, depth);
     }
 
-    fn writeAttributes(j: *Json, n: *const Node) Error!void {
+    fn writeAttributes(j: *JsonRenderer, n: *const Node) Error!void {
         try j.out.byte('{');
         var first = true;
         for (j.p.edges(n.attrs)) |ai| {
@@ -188,7 +188,7 @@ pub const Json = struct {
     }
 
     /// The object of an element (10.3).
-    fn writeObject(j: *Json, n: *const Node, with_attrs: bool, has_text: bool, container: bool, depth: u32) Error!void {
+    fn writeObject(j: *JsonRenderer, n: *const Node, with_attrs: bool, has_text: bool, container: bool, depth: u32) Error!void {
         try j.out.byte('{');
         var first = true;
         if (with_attrs) {
@@ -207,7 +207,7 @@ pub const Json = struct {
     }
 
     /// Computes `_N` suffixes for the element children of `n`, pushed on `suffixes`.
-    fn numberKids(j: *Json, n: *const Node) Error!void {
+    fn numberKids(j: *JsonRenderer, n: *const Node) Error!void {
         const names = j.p.names.texts.items.len;
         if (j.name_counts.items.len < names) try j.name_counts.appendNTimes(j.p.gpa, .{}, names - j.name_counts.items.len);
         j.stamp +%= 1;
@@ -225,7 +225,7 @@ pub const Json = struct {
         }
     }
 
-    fn writeKey(j: *Json, name: []const u8, suffix: u32, tail: []const u8) Error!void {
+    fn writeKey(j: *JsonRenderer, name: []const u8, suffix: u32, tail: []const u8) Error!void {
         try j.out.byte('"');
         try j.out.write(name);
         if (suffix > 0) {
@@ -235,7 +235,7 @@ pub const Json = struct {
         try j.out.write(tail);
     }
 
-    fn writeMembers(j: *Json, n: *const Node, first_in: bool, container: bool, depth: u32) Error!void {
+    fn writeMembers(j: *JsonRenderer, n: *const Node, first_in: bool, container: bool, depth: u32) Error!void {
         const base = j.suffixes.items.len;
         defer j.suffixes.shrinkRetainingCapacity(base);
         try j.numberKids(n);
@@ -256,7 +256,7 @@ pub const Json = struct {
     }
 
     /// One ordinary child member (10.3, 10.6).
-    fn writeMember(j: *Json, kid: *const Node, suffix: u32, first: *bool, depth: u32) Error!void {
+    fn writeMember(j: *JsonRenderer, kid: *const Node, suffix: u32, first: *bool, depth: u32) Error!void {
         const name = j.p.nameText(kid.a);
         const container = isContainerName(name);
         if (!first.*) try j.out.byte(',');
@@ -276,28 +276,28 @@ pub const Json = struct {
         try j.writeValueIgnoringAttributes(kid, container, depth + 1);
     }
 
-    fn isData(j: *const Json, n: *const Node) bool {
+    fn isData(j: *const JsonRenderer, n: *const Node) bool {
         return n.kind == .element and std.mem.eql(u8, j.p.nameText(n.a), "Data");
     }
 
     /// Renders the JSON text of the `Name` attribute of a Data element into `keybuf`;
     /// false when there is no usable Name.
-    fn dataName(j: *Json, n: *const Node) Error!?KeyRef {
+    fn dataName(j: *JsonRenderer, n: *const Node) Error!?KeyRef {
         for (j.p.edges(n.attrs)) |ai| {
             const a = j.p.node(ai);
             if (!std.mem.eql(u8, j.p.nameText(a.a), "Name")) continue;
             if (!j.attrHasContent(a)) return null;
             const saved = j.out;
-            const saved_capture = j.capture;
+            const saved_capture = j.recorder;
             defer j.out = saved;
-            defer j.capture = saved_capture;
-            if (j.capture) |cap| {
+            defer j.recorder = saved_capture;
+            if (j.recorder) |cap| {
                 for (j.p.edges(a.kids)) |item| {
                     if (j.p.node(item).flags & tokens.flag_slot != 0) cap.poisoned = true;
                 }
             }
             j.out = &j.keybuf;
-            j.capture = null;
+            j.recorder = null;
             const start = j.keybuf.len();
             for (j.p.edges(a.kids)) |item| try j.writeNodeText(j.p.node(item));
             return .{ .start = @intCast(start), .len = @intCast(j.keybuf.len() - start) };
@@ -305,12 +305,12 @@ pub const Json = struct {
         return null;
     }
 
-    fn keyText(j: *const Json, k: KeyRef) []const u8 {
+    fn keyText(j: *const JsonRenderer, k: KeyRef) []const u8 {
         return j.keybuf.list.items[k.start..][0..k.len];
     }
 
     /// Index of the last kid of the run of same-named Data elements starting at `i`.
-    fn runEnd(j: *const Json, n: *const Node, keys: []const ?KeyRef, i: usize) usize {
+    fn runEnd(j: *const JsonRenderer, n: *const Node, keys: []const ?KeyRef, i: usize) usize {
         const key = j.keyText(keys[i].?);
         var last = i;
         var r = i + 1;
@@ -324,7 +324,7 @@ pub const Json = struct {
     }
 
     /// Suffix of each run start of a named container (the data-name counter of 10.5).
-    fn numberRuns(j: *Json, n: *const Node, keys: []const ?KeyRef, suffixes: []u32) Error!void {
+    fn numberRuns(j: *JsonRenderer, n: *const Node, keys: []const ?KeyRef, suffixes: []u32) Error!void {
         // Few distinct names (the normal case): a linear list; many: a hash map.
         var distinct: std.ArrayList(struct { key: []const u8, count: u32 }) = .empty;
         var map: std.StringHashMapUnmanaged(u32) = .empty;
@@ -359,7 +359,7 @@ pub const Json = struct {
         }
     }
 
-    fn writeContainerMembers(j: *Json, n: *const Node, first_in: bool, base: usize, depth: u32) Error!void {
+    fn writeContainerMembers(j: *JsonRenderer, n: *const Node, first_in: bool, base: usize, depth: u32) Error!void {
         var first = first_in;
         const kids_len = n.kids.len;
         const keybuf_mark = j.keybuf.len();
@@ -430,7 +430,7 @@ pub const Json = struct {
     }
 
     /// Positional form: `"Data":{"#text":V}`.
-    fn writePositional(j: *Json, n: *const Node, depth: u32) Error!void {
+    fn writePositional(j: *JsonRenderer, n: *const Node, depth: u32) Error!void {
         var count: usize = 0;
         for (j.p.edges(n.kids)) |k| {
             if (j.isData(j.p.node(k))) count += 1;
@@ -450,7 +450,7 @@ pub const Json = struct {
     }
 
     /// The Data value of a container's Data element (10.5).
-    fn writeDataValue(j: *Json, d: *const Node, depth: u32) Error!void {
+    fn writeDataValue(j: *JsonRenderer, d: *const Node, depth: u32) Error!void {
         try j.checkLimits(depth);
         if (d.kids.len == 1) {
             const kid = j.p.node(j.p.edges(d.kids)[0]);
@@ -463,7 +463,7 @@ pub const Json = struct {
     }
 
     /// Content value of a node list (10.4).
-    fn writeContent(j: *Json, list: tokens.Span, skipping: bool) Error!void {
+    fn writeContent(j: *JsonRenderer, list: tokens.Span, skipping: bool) Error!void {
         const kids = j.p.edges(list);
         if (!skipping) {
             if (kids.len == 1) {
@@ -492,7 +492,7 @@ pub const Json = struct {
     }
 
     /// JSON text of one node for concatenation (10.4 table).
-    fn writeNodeText(j: *Json, n: *const Node) Error!void {
+    fn writeNodeText(j: *JsonRenderer, n: *const Node) Error!void {
         switch (n.kind) {
             .value => try j.emit(n),
             .cdata => try escape.writeUtf16(j.out, j.p.chunk[n.a..][0..n.b], .json),

@@ -15,27 +15,27 @@ const Error = tokens.Error;
 
 pub const declaration = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
 
-pub const Xml = struct {
+pub const XmlRenderer = struct {
     p: *Parser,
     out: *Out,
     ansi: values.Codec,
     indent: bool,
     record_start: usize = 0,
     /// Set while a compiled program is being captured.
-    capture: ?*program.Capture = null,
+    recorder: ?*program.Recorder = null,
 
-    fn fmt(x: *const Xml) values.Format {
+    fn fmt(x: *const XmlRenderer) values.Format {
         return .{ .chunk = x.p.chunk, .ansi = x.ansi };
     }
 
     /// Writes the declaration and the root element (9.1).
-    pub fn writeRecord(x: *Xml, root: u32) Error!void {
+    pub fn writeRecord(x: *XmlRenderer, root: u32) Error!void {
         x.record_start = x.out.len();
         try x.out.write(declaration);
         try x.writeElement(x.p.node(root), 0, 0);
     }
 
-    fn hasContent(x: *const Xml, n: *const Node) bool {
+    fn hasContent(x: *const XmlRenderer, n: *const Node) bool {
         return switch (n.kind) {
             .value => !tokens.isFragment(n) and !values.isEmpty(x.p.chunk, n.value()),
             .cdata => n.b > 0,
@@ -44,11 +44,11 @@ pub const Xml = struct {
         };
     }
 
-    fn newline(x: *Xml) Error!void {
+    fn newline(x: *XmlRenderer) Error!void {
         if (x.indent) try x.out.byte('\n');
     }
 
-    fn writeElement(x: *Xml, n: *const Node, level: usize, depth: u32) Error!void {
+    fn writeElement(x: *XmlRenderer, n: *const Node, level: usize, depth: u32) Error!void {
         if (depth > render_json.render_depth_max) return error.NestingTooDeep;
         if (x.out.len() - x.record_start > render_json.record_bytes_max) return error.OutputTooLarge;
         assert(n.kind == .element);
@@ -97,7 +97,7 @@ pub const Xml = struct {
         try x.newline();
     }
 
-    fn writeAttribute(x: *Xml, a: *const Node) Error!void {
+    fn writeAttribute(x: *XmlRenderer, a: *const Node) Error!void {
         const items = x.p.edges(a.kids);
         var content = false;
         for (items) |i| {
@@ -120,7 +120,7 @@ pub const Xml = struct {
     }
 
     /// Children of an element without element children, one after another (9.2).
-    fn writeInline(x: *Xml, kids: []const u32) Error!void {
+    fn writeInline(x: *XmlRenderer, kids: []const u32) Error!void {
         var i: usize = 0;
         while (i < kids.len) : (i += 1) {
             const kid = x.p.node(kids[i]);
@@ -143,9 +143,9 @@ pub const Xml = struct {
     }
 
     /// Text-mode / attribute-mode rendering of a non-element node (9.3).
-    fn writeText(x: *Xml, n: *const Node, comptime mode: escape.Mode) Error!void {
+    fn writeText(x: *XmlRenderer, n: *const Node, comptime mode: escape.Mode) Error!void {
         switch (n.kind) {
-            .value => try program.emit(x.out, x.fmt(), n, mode, x.capture),
+            .value => try program.emit(x.out, x.fmt(), n, mode, x.recorder),
             .char_ref => {
                 try x.out.write("&#");
                 try values.writeUnsigned(x.out, n.a);
@@ -166,7 +166,7 @@ pub const Xml = struct {
     }
 
     /// `<![CDATA[...]]>`, splitting every `]]>` inside as `]]]]><![CDATA[>`.
-    fn writeCdata(x: *Xml, text: []const u8) Error!void {
+    fn writeCdata(x: *XmlRenderer, text: []const u8) Error!void {
         try x.out.write("<![CDATA[");
         const start = x.out.len();
         try escape.writeUtf16(x.out, text, .raw);

@@ -211,12 +211,12 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
     errdefer out.deinit();
     switch (format) {
         .json, .json_separate => {
-            var j = render_json.Json.init(&p, &out, values.default_codec, format == .json_separate);
+            var j = render_json.JsonRenderer.init(&p, &out, values.default_codec, format == .json_separate);
             defer j.deinit();
             try j.writeRecord(root);
         },
         .xml, .xml_flat => {
-            var x: render_xml.Xml = .{ .p = &p, .out = &out, .ansi = values.default_codec, .indent = format == .xml };
+            var x: render_xml.XmlRenderer = .{ .p = &p, .out = &out, .ansi = values.default_codec, .indent = format == .xml };
             try x.writeRecord(root);
         },
     }
@@ -388,7 +388,7 @@ pub fn readFixture(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
 /// record's text in output order, through one renderer, with the compiled-program lane on or
 /// off. Caller frees.
 pub fn dumpBytes(gpa: std.mem.Allocator, bytes: []const u8, settings: *const options.Options, compiled: bool) ![]u8 {
-    var file = try dump.File.open(gpa, dump.Input.fromBytes(bytes), settings);
+    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
     defer file.deinit(gpa);
     var renderer: dump.Renderer = undefined;
     renderer.init(gpa, settings);
@@ -397,11 +397,11 @@ pub fn dumpBytes(gpa: std.mem.Allocator, bytes: []const u8, settings: *const opt
     var text: std.ArrayList(u8) = .empty;
     errdefer text.deinit(gpa);
     for (file.order) |slot| {
-        var result = dump.Result.init(gpa);
+        var result = dump.ChunkResult.init(gpa);
         defer result.deinit();
         try renderer.renderChunk(&file.input, slot, &result);
         for (result.entries.items) |*e| {
-            if (e.kind == null and e.printed) try text.appendSlice(gpa, result.text(e));
+            if (e.outcome == .rendered) try text.appendSlice(gpa, result.text(e));
         }
     }
     return text.toOwnedSlice(gpa);
