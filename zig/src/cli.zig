@@ -904,7 +904,7 @@ pub fn main() u8 {
         .verbose = .{ .path = input, .level = cli.verbose, .timer = std.time.Timer.start() catch null },
     };
     const threads = if (cli.threads == 0) std.Thread.getCpuCount() catch 1 else cli.threads;
-    dump.run(gpa, &evtx_file.input, order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
+    evtx.pipeline.run(gpa, &evtx_file.input, order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
         return finish(&fw, &sink, @intCast(opened_input.size), e);
     };
     return finish(&fw, &sink, @intCast(opened_input.size), null);

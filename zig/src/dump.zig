@@ -1,6 +1,6 @@
-//! The driver: chunk order (3.3), rendering one chunk into a reusable buffer with one
-//! entry per record (or error), and a multi-threaded pipeline that hands chunk results to
-//! a consumer strictly in chunk order.
+//! The driver: an EVTX file and its chunk order (3.3), and rendering one chunk into a
+//! reusable buffer with one entry per record (or error). pipeline.zig runs renderers on
+//! threads and hands chunk results to a consumer strictly in chunk order.
 //!
 //! Memory: each renderer owns a parser (per-chunk caches, reset with retained capacity)
 //! and one 64 KiB chunk window it reads its chunk into (`input.zig`); each in-flight result
@@ -15,7 +15,8 @@ const chunk = @import("chunk.zig");
 const records = @import("records.zig");
 const errors = @import("error.zig");
 const crc32 = @import("crc32.zig");
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
@@ -274,12 +275,12 @@ pub const Renderer = struct {
         const s = r.settings;
         if (s.show_record_number and s.format != .jsonl) {
             try out.write("Record ");
-            try values.writeUnsigned(out, rec.id);
+            try values_format.writeInt(out, rec.id);
             if (rec.recovered) try out.write(" (recovered)");
             try out.byte('\n');
         }
         const text_start = out.len();
-        const format: values.Format = .{ .chunk = p.chunk, .ansi = s.ansi };
+        const format: values_format.Format = .{ .chunk = p.chunk, .ansi = s.ansi };
         // Fast path: a compiled program for the record's signature, read from the bytes.
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
         const compiled = r.compiled and s.mta == null;
@@ -321,7 +322,7 @@ pub const Renderer = struct {
     }
 
     /// Splices the record's `RenderingInfo` (from `--mta`) into its rendered text.
-    fn addRenderingInfo(r: *Renderer, out: *escape.Out, file: *const mta.MtaFile, format: values.Format, root: u32, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
+    fn addRenderingInfo(r: *Renderer, out: *escape.Out, file: *const mta.MtaFile, format: values_format.Format, root: u32, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         var scratch = escape.Out.init(out.gpa);
         defer scratch.deinit();
         const fields = try mta.eventFields(&r.parser, format, root, &scratch) orelse return;
@@ -331,7 +332,7 @@ pub const Renderer = struct {
         assert(spliced);
     }
 
-    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values.Format, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
+    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values_format.Format, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         try r.programs.replay(prog, out, format);
         if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
         return r.finishRecord(out, rec, text_start);
@@ -426,20 +427,6 @@ fn cutSlot(in: *const Input) ?u32 {
     var magic: [8]u8 = undefined;
     if (!in.isCutSlot(slot, in.read(file_header.chunkOffset(slot), &magic))) return null;
     return @intCast(slot);
-}
-
-pub const Consumer = pipeline.Consumer;
-pub const threads_max = pipeline.threads_max;
-
-/// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
-/// are used) and feeds `consumer` in order.
-pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Options, threads: usize, consumer: Consumer) anyerror!void {
-    assert(threads >= 1);
-    if (threads == 1 or order.len <= 1) return pipeline.runInline(gpa, in, order, settings, consumer);
-    var workers: pipeline.Pipeline = undefined;
-    try workers.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
-    defer workers.deinit();
-    return workers.drive(consumer);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -584,30 +571,6 @@ test "the scan path agrees with the full parse, record by record" {
     }
 }
 
-/// Test consumer: every entry's text, and `<slot>:<kind>` for errors, in output order.
-const Collect = struct {
-    gpa: Allocator,
-    text: std.ArrayList(u8) = .empty,
-
-    fn consume(context: *anyopaque, result: *const ChunkResult) anyerror!void {
-        const c: *Collect = @ptrCast(@alignCast(context));
-        for (result.entries.items) |*e| {
-            if (e.kind()) |k| {
-                try c.text.print(c.gpa, "{d}:{s}@{x}\n", .{ e.slot, k.text(), e.file_offset });
-            } else try c.text.appendSlice(c.gpa, result.text(e));
-        }
-    }
-
-    fn runOver(gpa: Allocator, in: *const Input, settings: *const Options, threads: usize) ![]u8 {
-        var f = try EvtxFile.open(gpa, in.*, settings);
-        defer f.deinit(gpa);
-        var c: Collect = .{ .gpa = gpa };
-        errdefer c.text.deinit(gpa);
-        try run(gpa, &f.input, f.order, settings, threads, .{ .context = &c, .consume = consume });
-        return c.text.toOwnedSlice(gpa);
-    }
-};
-
 test "a file read by windows renders as the same bytes lent; a cut file gives incomplete chunks" {
     const gpa = std.testing.allocator;
     var b = try testing.Builder.init(gpa);
@@ -629,11 +592,11 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
     const read = try Input.fromFile(file);
     const settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
 
-    const lent = try Collect.runOver(gpa, &Input.fromBytes(bytes), &settings, 1);
+    const lent = try testing.Collect.runOver(gpa, &Input.fromBytes(bytes), &settings, 1);
     defer gpa.free(lent);
     try std.testing.expectEqual(@as(usize, slots), std.mem.count(u8, lent, "\"EventID\":4608"));
     for ([_]usize{ 1, 2, 3 }) |threads| {
-        const got = try Collect.runOver(gpa, &read, &settings, threads);
+        const got = try testing.Collect.runOver(gpa, &read, &settings, threads);
         defer gpa.free(got);
         try std.testing.expectEqualStrings(lent, got);
     }
@@ -648,47 +611,12 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
         try w.setEndPos(file_header.chunkOffset(4) + 100);
     }
     for ([_]usize{ 1, 2 }) |threads| {
-        var c: Collect = .{ .gpa = gpa };
+        var c: testing.Collect = .{ .gpa = gpa };
         defer c.text.deinit(gpa);
-        try run(gpa, &f.input, f.order, &settings, threads, .{ .context = &c, .consume = Collect.consume });
+        try pipeline.run(gpa, &f.input, f.order, &settings, threads, .{ .context = &c, .consume = testing.Collect.consume });
         try std.testing.expectEqual(@as(usize, 4), std.mem.count(u8, c.text.items, "\"EventID\":4608"));
         try std.testing.expect(std.mem.endsWith(u8, c.text.items, "}\n4:incomplete chunk@41000\n5:incomplete chunk@51000\n"));
     }
-}
-
-/// Record `id` of the recovery tests: an instance of `<E><A>%0</A></E>` (defined inline
-/// when `def` is null) with value `id` as UInt32.
-fn carveTestRecord(b: *testing.Builder, id: u32, def: *?u32) u32 {
-    const at = b.beginRecord();
-    b.fragment();
-    if (def.*) |d| b.instanceOf(d) else {
-        const size_at = b.beginInstance();
-        def.* = size_at - 20;
-        b.fragment();
-        b.open("E", 0xFFFF, false);
-        b.closeStart();
-        b.open("A", 0xFFFF, false);
-        b.closeStart();
-        b.sub(0, false, values.T.uint32);
-        b.end();
-        b.end();
-        b.byte(0x00);
-        b.endDefinition(size_at);
-    }
-    var value: [4]u8 = undefined;
-    std.mem.writeInt(u32, &value, id, .little);
-    b.valueList(&.{.{ .vtype = values.T.uint32, .bytes = &value }});
-    b.byte(0x00);
-    b.endRecord(at, id);
-    return at;
-}
-
-fn renderSlot(gpa: Allocator, file: []const u8, slot: u32, settings: *const Options, res: *ChunkResult) !void {
-    const renderer = try gpa.create(Renderer);
-    defer gpa.destroy(renderer);
-    renderer.init(gpa, settings);
-    defer renderer.deinit();
-    try renderer.renderChunk(&Input.fromBytes(file), slot, res);
 }
 
 test "recover records: slack carved after the last live record, noise skipped, marks" {
@@ -696,19 +624,19 @@ test "recover records: slack carved after the last live record, noise skipped, m
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
     var def: ?u32 = null;
-    _ = carveTestRecord(&b, 1, &def);
-    const last = carveTestRecord(&b, 2, &def);
+    _ = testing.carveTestRecord(&b, 1, &def);
+    const last = testing.carveTestRecord(&b, 2, &def);
     const live_end = b.pos;
     // Stale bytes past the chunk's last record: record 3, then record 4 whose BinXML is
     // invalid and whose span holds record 5, then a record magic with a wrong size copy.
-    _ = carveTestRecord(&b, 3, &def);
+    _ = testing.carveTestRecord(&b, 3, &def);
     const noise = b.beginRecord();
     b.byte(0x4A);
     b.raw("pad.");
-    _ = carveTestRecord(&b, 5, &def);
+    _ = testing.carveTestRecord(&b, 5, &def);
     b.raw("tail");
     b.endRecord(noise, 4);
-    const bad_copy = carveTestRecord(&b, 6, &def);
+    const bad_copy = testing.carveTestRecord(&b, 6, &def);
     std.mem.writeInt(u32, b.chunk[b.pos - 4 ..][0..4], 7, .little);
     _ = bad_copy;
     const file = try testing.fileWithRecords(gpa, &b, 2, last);
@@ -719,11 +647,11 @@ test "recover records: slack carved after the last live record, noise skipped, m
     var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
     var res = ChunkResult.init(gpa);
     defer res.deinit();
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     try std.testing.expectEqual(@as(usize, 2), res.entries.items.len);
 
     settings.recover_records = true;
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     const expected = [_]struct { id: u64, recovered: bool, text: []const u8 }{
         .{ .id = 1, .recovered = false, .text = "{\"E\":{\"A\":1}}\n" },
         .{ .id = 2, .recovered = false, .text = "{\"E\":{\"A\":2}}\n" },
@@ -741,10 +669,33 @@ test "recover records: slack carved after the last live record, noise skipped, m
     settings.format = .xml;
     settings.indent = true;
     settings.show_record_number = true;
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     try std.testing.expectEqual(@as(usize, 4), res.entries.items.len);
     try std.testing.expect(std.mem.startsWith(u8, res.text(&res.entries.items[1]), "Record 2\n" ++ render_xml.declaration ++ "<E>"));
     try std.testing.expect(std.mem.startsWith(u8, res.text(&res.entries.items[2]), "Record 3 (recovered)\n" ++ render_xml.declaration ++ "<!-- recovered -->\n<E>"));
+}
+
+test "records --events excludes get no entry; the others keep their bytes" {
+    const gpa = std.testing.allocator;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    var def: ?u32 = null;
+    _ = testing.carveTestRecord(&b, 1, &def);
+    _ = testing.carveTestRecord(&b, 2, &def);
+    const last = testing.carveTestRecord(&b, 3, &def);
+    const file = try testing.fileWithRecords(gpa, &b, 3, last);
+    defer gpa.free(file);
+    // The reference prints only the records whose id is in a range (`--events 2,5-9`).
+    const events = [_]options.Range{ .{ .first = 2, .last = 2 }, .{ .first = 5, .last = 9 } };
+    const settings: Options = .{ .format = .jsonl, .show_record_number = false, .events = &events };
+    var res = ChunkResult.init(gpa);
+    defer res.deinit();
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
+    try std.testing.expectEqual(@as(usize, 1), res.entries.items.len);
+    const e = &res.entries.items[0];
+    try std.testing.expectEqual(@as(?u64, 2), e.record_id);
+    try std.testing.expectEqualStrings("{\"E\":{\"A\":2}}\n", res.text(e));
+    try std.testing.expectEqualStrings(res.out.list.items, res.text(e));
 }
 
 test "a log cut inside its last chunk: one incomplete chunk error, complete records carved" {
@@ -752,9 +703,9 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
     var def: ?u32 = null;
-    _ = carveTestRecord(&b, 1, &def);
-    _ = carveTestRecord(&b, 2, &def);
-    const last = carveTestRecord(&b, 3, &def);
+    _ = testing.carveTestRecord(&b, 1, &def);
+    _ = testing.carveTestRecord(&b, 2, &def);
+    const last = testing.carveTestRecord(&b, 3, &def);
     const cut = last + 10; // Inside record 3.
     const one = try testing.fileWithRecords(gpa, &b, 3, last);
     defer gpa.free(one);
@@ -769,7 +720,7 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     defer res.deinit();
     for ([_]bool{ false, true }) |recover| {
         settings.recover_records = recover;
-        try renderSlot(gpa, file, 1, &settings, &res);
+        try testing.renderSlot(gpa, file, 1, &settings, &res);
         const e = res.entries.items;
         try std.testing.expectEqual(@as(usize, if (recover) 3 else 1), e.len);
         try std.testing.expectEqual(@as(?errors.ErrorKind, .incomplete_chunk), e[0].kind());
@@ -783,7 +734,7 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     }
     // `--validate-checksums` cannot check a partial chunk: the error alone.
     settings.validate_checksums = true;
-    try renderSlot(gpa, file, 1, &settings, &res);
+    try testing.renderSlot(gpa, file, 1, &settings, &res);
     try std.testing.expectEqual(@as(usize, 1), res.entries.items.len);
     // Bytes without the chunk magic there are ignored, as the reference ignores them.
     const junk = try std.mem.concat(gpa, u8, &.{ one, "not a chunk" });
@@ -795,11 +746,11 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
 
 test "a BinXml value that fails is read only if its template uses it" {
     const gpa = std.testing.allocator;
-    const T = values.T;
+    const T = values_decode.T;
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
     var def: ?u32 = null;
-    _ = carveTestRecord(&b, 1, &def);
+    _ = testing.carveTestRecord(&b, 1, &def);
     // A nested instance whose definition lies outside the chunk: it cannot be parsed.
     const broken = [_]u8{ 0x0F, 0x01, 0x01, 0x00, 0x0C, 0x01, 0, 0, 0, 0, 0x00, 0xFF, 0xFF, 0xFF, 0x00 };
     const two = [_]u8{ 2, 0, 0, 0 };
@@ -834,7 +785,7 @@ test "a BinXml value that fails is read only if its template uses it" {
     var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false, .recover_records = true };
     var res = ChunkResult.init(gpa);
     defer res.deinit();
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     var e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 3), e.len);
     try std.testing.expectEqualStrings("{\"E\":{\"A\":1}}\n", res.text(&e[0]));
@@ -846,7 +797,7 @@ test "a BinXml value that fails is read only if its template uses it" {
     // JSON with separate attributes: the reference has no compiled lane, record 2 fails and
     // record 3 is dropped.
     settings.separate_attributes = true;
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 2), e.len);
     try std.testing.expectEqual(@as(?errors.ErrorKind, .bad_binxml), e[1].kind());

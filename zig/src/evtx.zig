@@ -10,7 +10,8 @@
 pub const bytes = @import("bytes.zig");
 pub const crc32 = @import("crc32.zig");
 pub const escape = @import("escape.zig");
-pub const values = @import("values.zig");
+pub const values_decode = @import("values_decode.zig");
+pub const values_format = @import("values_format.zig");
 pub const code_pages = @import("code_pages.zig");
 pub const file_header = @import("file_header.zig");
 pub const input = @import("input.zig");

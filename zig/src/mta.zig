@@ -9,7 +9,8 @@
 //! the bytes it claims are known to be there. All memory lives in one arena.
 const std = @import("std");
 const tokens = @import("tokens.zig");
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const bytes_le = @import("bytes.zig");
 const assert = std.debug.assert;
@@ -487,7 +488,7 @@ fn parsePublisher(a: Allocator, payload: []const u8, messages: []const Message) 
 /// Reads the `System` fields of a materialized record tree: null when the record gets no
 /// `RenderingInfo` (the root is not `Event`, has no `System`, or has a `RenderingInfo`).
 /// `scratch` holds the provider name the result points into.
-pub fn eventFields(p: *const tokens.Parser, f: values.Format, root: u32, scratch: *escape.Out) Allocator.Error!?EventFields {
+pub fn eventFields(p: *const tokens.Parser, f: values_format.Format, root: u32, scratch: *escape.Out) Allocator.Error!?EventFields {
     const r = p.node(root);
     if (r.kind != .element or !std.mem.eql(u8, p.nameText(r.a), "Event")) return null;
     var system: ?*const tokens.Node = null;
@@ -549,7 +550,7 @@ fn narrow(comptime T: type, v: ?u64) T {
 
 fn hasContent(p: *const tokens.Parser, n: *const tokens.Node) bool {
     return switch (n.kind) {
-        .value => !tokens.isFragment(n) and !values.isEmpty(p.chunk, n.value()),
+        .value => !tokens.isFragment(n) and !values_decode.isEmpty(p.chunk, n.value()),
         .cdata => n.b > 0,
         .char_ref, .entity_ref => true,
         else => false,
@@ -571,12 +572,12 @@ fn attribute(p: *const tokens.Parser, element: *const tokens.Node, name: []const
 }
 
 /// Appends the concatenated string text of `items` (other nodes read as nothing).
-fn stringText(p: *const tokens.Parser, f: values.Format, items: []const u32, out: *escape.Out) Allocator.Error!void {
+fn stringText(p: *const tokens.Parser, f: values_format.Format, items: []const u32, out: *escape.Out) Allocator.Error!void {
     for (items) |id| {
         const n = p.node(id);
         if (n.kind != .value) continue;
-        if (n.vtype != values.T.string and n.vtype != values.T.ansi) continue;
-        values.writeText(out, f, n.value(), .raw) catch |e| switch (e) {
+        if (n.vtype != values_decode.T.string and n.vtype != values_decode.T.ansi) continue;
+        values_format.writeValue(out, f, n.value(), .raw) catch |e| switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
             // An undecodable ANSI string reads as what decoded before it.
             else => {},
@@ -585,11 +586,11 @@ fn stringText(p: *const tokens.Parser, f: values.Format, items: []const u32, out
 }
 
 /// One integer value, or else the text in decimal or `0x` hex (Rust's `u64` parsing).
-fn number(p: *const tokens.Parser, f: values.Format, items: []const u32, scratch: *escape.Out) Allocator.Error!?u64 {
+fn number(p: *const tokens.Parser, f: values_format.Format, items: []const u32, scratch: *escape.Out) Allocator.Error!?u64 {
     if (items.len == 1) {
         const n = p.node(items[0]);
         if (n.kind == .value) {
-            const T = values.T;
+            const T = values_decode.T;
             const c = p.chunk;
             const at = n.a;
             const fits = struct {

@@ -3,7 +3,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
-const values = @import("values.zig");
+const values_format = @import("values_format.zig");
 const code_pages = @import("code_pages.zig");
 const mta = @import("mta.zig");
 
@@ -22,7 +22,7 @@ pub const Options = struct {
     validate_checksums: bool = false,
     /// `--recover-records`: also carve stale records (5.4, carve.zig).
     recover_records: bool = false,
-    ansi: values.Codec = values.default_codec,
+    ansi: values_format.Codec = values_format.default_codec,
     /// Records to print (by record header id); empty = all.
     events: []const Range = &.{},
     /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (mta.zig).
@@ -76,7 +76,7 @@ pub fn parseEventRanges(
 
 /// `--ansi-codec`: the code page of an Encoding Standard label, or null when unknown or not
 /// ASCII-compatible (code_pages.zig).
-pub fn parseAnsiCodec(label: []const u8) ?values.Codec {
+pub fn parseAnsiCodec(label: []const u8) ?values_format.Codec {
     return code_pages.lookup(label);
 }
 

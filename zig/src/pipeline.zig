@@ -17,10 +17,28 @@ pub const Consumer = struct {
     consume: *const fn (context: *anyopaque, result: *const ChunkResult) anyerror!void,
 };
 
-/// Most worker threads `dump.run` uses, whatever it is asked (same value as the Rust engine's
+/// Most worker threads `run` uses, whatever it is asked (same value as the Rust engine's
 /// `MAX_THREADS`): past a few per core, more workers only cost memory (a renderer, a window
 /// and two results each) and stacks, not speed.
 pub const threads_max = limits.threads_max;
+
+/// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
+/// are used) and feeds `consumer` in order.
+pub fn run(
+    gpa: Allocator,
+    in: *const Input,
+    order: []const u32,
+    settings: *const Options,
+    threads: usize,
+    consumer: Consumer,
+) anyerror!void {
+    assert(threads >= 1);
+    if (threads == 1 or order.len <= 1) return runInline(gpa, in, order, settings, consumer);
+    var pipeline: Pipeline = undefined;
+    try pipeline.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
+    defer pipeline.deinit();
+    return pipeline.drive(consumer);
+}
 
 /// One thread: read and render each slot in turn on the caller's thread (a read-ahead
 /// thread that overlapped the copy was measured slower: PERF.md H10c).

@@ -17,13 +17,14 @@ const std = @import("std");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const template = @import("template.zig");
 const Parser = tokens.Parser;
 const Out = escape.Out;
-const T = values.T;
+const T = values_decode.T;
 
 pub const Mode = enum(u8) { json, xml_text, xml_attr };
 
@@ -89,7 +90,7 @@ pub const Programs = struct {
     literals: std.ArrayList(u8) = .empty,
     /// Scratch: the current record's signature and its substitution values by slot.
     signature: std.ArrayList(u32) = .empty,
-    slots: std.ArrayList(values.Value) = .empty,
+    slots: std.ArrayList(values_decode.Value) = .empty,
     recorder: Recorder = .{ .start = 0 },
 
     pub fn init(gpa: Allocator) Programs {
@@ -186,20 +187,20 @@ pub const Programs = struct {
     }
 
     /// Signs substitution value `v` (not BinXml) and numbers it as the next slot.
-    inline fn signValue(c: *Programs, chunk: []const u8, v: values.Value) Allocator.Error!bool {
+    inline fn signValue(c: *Programs, chunk: []const u8, v: values_decode.Value) Allocator.Error!bool {
         assert(v.vtype != T.binxml);
         if (c.slots.items.len >= slots_max) return false;
         if (v.vtype > T.array) return c.signArray(chunk, v);
-        const empty: u32 = @intFromBool(values.isEmptyScalar(chunk, v));
+        const empty: u32 = @intFromBool(values_decode.isEmptyScalar(chunk, v));
         try c.reserve(1);
         c.signature.appendAssumeCapacity(v.vtype | (empty << 8));
         c.slots.appendAssumeCapacity(v);
         return true;
     }
 
-    fn signArray(c: *Programs, chunk: []const u8, v: values.Value) Allocator.Error!bool {
+    fn signArray(c: *Programs, chunk: []const u8, v: values_decode.Value) Allocator.Error!bool {
         assert(v.vtype > T.array);
-        const count = values.itemCount(chunk, v);
+        const count = values_decode.itemCount(chunk, v);
         if (count > array_items_max) return false;
         try c.reserve(4);
         c.signature.appendAssumeCapacity(v.vtype | (@as(u32, @intFromBool(count == 0)) << 8));
@@ -207,10 +208,10 @@ pub const Programs = struct {
             // Expanded arrays: the item count and which string items are empty (an
             // empty item produces no node) decide the structure.
             var mask: u64 = 0;
-            var it = values.Items.init(chunk, v);
+            var it = values_decode.Items.init(chunk, v);
             var k: u6 = 0;
             while (it.next()) |item| : (k +%= 1) {
-                if (values.isEmpty(chunk, item)) mask |= @as(u64, 1) << k;
+                if (values_decode.isEmpty(chunk, item)) mask |= @as(u64, 1) << k;
             }
             c.signature.appendSliceAssumeCapacity(&.{ @intCast(count), @truncate(mask), @truncate(mask >> 32) });
         }
@@ -263,8 +264,8 @@ pub const Programs = struct {
             const size = head.size(p.chunk, i);
             const start = pos.*;
             if (start > p.chunk.len) return false;
-            const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .declared);
-            if (template.isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
+            const d = try values_decode.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .declared);
+            if (template.isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
             if (d.value.vtype == T.binxml) {
                 try c.reserve(1);
                 c.signature.appendAssumeCapacity(T.binxml | (1 << 8));
@@ -289,22 +290,22 @@ pub const Programs = struct {
     }
 
     /// Writes a record with program `prog`.
-    pub fn replay(c: *const Programs, prog: *const Program, out: *Out, f: values.Format) values.Error!void {
+    pub fn replay(c: *const Programs, prog: *const Program, out: *Out, f: values_format.Format) values_decode.Error!void {
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
             try out.write(c.literals.items[op.literal_start..][0..op.literal_len]);
             var v = c.slots.items[op.slot];
             if (op.item != whole_value) v = arrayItem(f.chunk, v, op.item);
             switch (op.mode) {
-                .json => try values.writeText(out, f, v, .json),
-                .xml_text => try values.writeText(out, f, v, .xml_text),
-                .xml_attr => try values.writeText(out, f, v, .xml_attr),
+                .json => try values_format.writeValue(out, f, v, .json),
+                .xml_text => try values_format.writeValue(out, f, v, .xml_text),
+                .xml_attr => try values_format.writeValue(out, f, v, .xml_attr),
             }
         }
         try out.write(c.literals.items[prog.tail_start..][0..prog.tail_len]);
     }
 
-    fn arrayItem(chunk: []const u8, v: values.Value, index: u16) values.Value {
-        var it = values.Items.init(chunk, v);
+    fn arrayItem(chunk: []const u8, v: values_decode.Value, index: u16) values_decode.Value {
+        var it = values_decode.Items.init(chunk, v);
         var k: u16 = 0;
         while (it.next()) |item| : (k += 1) {
             if (k == index) return item;
@@ -354,11 +355,11 @@ pub const Programs = struct {
 };
 
 /// Writes value node `n` for a renderer, recording it when it is a numbered substitution.
-pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: escape.Mode, recorder: ?*Recorder) values.Error!void {
+pub fn emit(out: *Out, f: values_format.Format, n: *const tokens.Node, comptime mode: escape.Mode, recorder: ?*Recorder) values_decode.Error!void {
     if (recorder) |cap| {
         if (n.flags & tokens.flag_slot != 0) {
             const begin = out.len() - cap.start;
-            try values.writeText(out, f, n.value(), mode);
+            try values_format.writeValue(out, f, n.value(), mode);
             const m: Mode = switch (mode) {
                 .json => .json,
                 .xml_text => .xml_text,
@@ -370,7 +371,7 @@ pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: e
             return;
         }
     }
-    try values.writeText(out, f, n.value(), mode);
+    try values_format.writeValue(out, f, n.value(), mode);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -442,7 +443,7 @@ test "a signature finds only its own program; clear forgets them all" {
         const prog = cache.find() orelse return error.TestExpectedProgram;
         var replayed = Out.init(gpa);
         defer replayed.deinit();
-        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values.default_codec });
+        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values_format.default_codec });
         try std.testing.expectEqualStrings(if (word == 7) "<seven/>" else "<eight/>", replayed.list.items);
     }
     cache.signature.clearRetainingCapacity();

@@ -4,7 +4,8 @@
 const std = @import("std");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const program = @import("program.zig");
@@ -13,7 +14,8 @@ const Node = tokens.Node;
 const Out = escape.Out;
 const Error = tokens.Error;
 
-/// Rendering depth beyond which a (crafted) record fails instead of exhausting the stack.
+/// Rendering depth beyond which a (crafted) record fails instead of exhausting the stack; the
+/// root element is depth 1 in both renderers (as in the Rust engine's).
 pub const render_depth_max = limits.render_depth_max;
 /// A record's rendered text may not exceed this (12).
 pub const record_bytes_max = limits.record_output_bytes_max;
@@ -26,7 +28,7 @@ const KeyRef = struct { start: u32, len: u32 };
 pub const JsonRenderer = struct {
     p: *Parser,
     out: *Out,
-    ansi: values.Codec,
+    ansi: values_format.Codec,
     separate: bool,
     record_start: usize = 0,
     /// Name id -> (object stamp, occurrences) for `_N` key numbering.
@@ -41,7 +43,7 @@ pub const JsonRenderer = struct {
     /// Set while a compiled program is being captured.
     recorder: ?*program.Recorder = null,
 
-    pub fn init(p: *Parser, out: *Out, ansi: values.Codec, separate: bool) JsonRenderer {
+    pub fn init(p: *Parser, out: *Out, ansi: values_format.Codec, separate: bool) JsonRenderer {
         return .{
             .p = p,
             .out = out,
@@ -59,7 +61,7 @@ pub const JsonRenderer = struct {
         j.arena.deinit();
     }
 
-    fn fmt(j: *const JsonRenderer) values.Format {
+    fn fmt(j: *const JsonRenderer) values_format.Format {
         return .{ .chunk = j.p.chunk, .ansi = j.ansi };
     }
 
@@ -84,18 +86,18 @@ pub const JsonRenderer = struct {
             }
             try j.out.write(name);
             try j.out.write("\":");
-            try j.writeValueIgnoringAttributes(&n, false, 0);
+            try j.writeValueIgnoringAttributes(&n, false, 1);
         } else {
             try j.out.write(name);
             try j.out.write("\":");
-            try j.writeValue(&n, false, 0);
+            try j.writeValue(&n, false, 1);
         }
         try j.out.byte('}');
     }
 
     fn hasContent(j: *const JsonRenderer, n: *const Node) bool {
         return switch (n.kind) {
-            .value => !tokens.isFragment(n) and !values.isEmpty(j.p.chunk, n.value()),
+            .value => !tokens.isFragment(n) and !values_decode.isEmpty(j.p.chunk, n.value()),
             .cdata => n.b > 0,
             .char_ref, .entity_ref => true,
             else => false,
@@ -143,8 +145,8 @@ pub const JsonRenderer = struct {
 
     /// A single value: `empty` if empty, bare if numeric/bool, else a string.
     fn writeScalar(j: *JsonRenderer, v: *const Node, empty: []const u8) Error!void {
-        if (values.isEmpty(j.p.chunk, v.value())) return j.out.write(empty);
-        if (values.isBare(v.vtype)) return j.emit(v);
+        if (values_decode.isEmpty(j.p.chunk, v.value())) return j.out.write(empty);
+        if (values_decode.isBare(v.vtype)) return j.emit(v);
         try j.out.byte('"');
         try j.emit(v);
         try j.out.byte('"');
@@ -230,7 +232,7 @@ pub const JsonRenderer = struct {
         try j.out.write(name);
         if (suffix > 0) {
             try j.out.byte('_');
-            try values.writeUnsigned(j.out, suffix);
+            try values_format.writeInt(j.out, suffix);
         }
         try j.out.write(tail);
     }
@@ -402,7 +404,7 @@ pub const JsonRenderer = struct {
             try j.out.write(j.keyText(key));
             if (run_suffix[i] > 0) {
                 try j.out.byte('_');
-                try values.writeUnsigned(j.out, run_suffix[i]);
+                try values_format.writeInt(j.out, run_suffix[i]);
             }
             try j.out.write("\":");
             if (last == i) {
@@ -468,7 +470,7 @@ pub const JsonRenderer = struct {
         if (!skipping) {
             if (kids.len == 1) {
                 const only = j.p.node(kids[0]);
-                if (only.kind == .value and values.isBare(only.vtype)) {
+                if (only.kind == .value and values_decode.isBare(only.vtype)) {
                     return j.emit(only);
                 }
             }
@@ -482,7 +484,7 @@ pub const JsonRenderer = struct {
                     else => if (!j.hasContent(kid)) continue,
                 }
                 remaining += 1;
-                bare = if (kid.kind == .value and values.isBare(kid.vtype)) kid else null;
+                bare = if (kid.kind == .value and values_decode.isBare(kid.vtype)) kid else null;
             }
             if (remaining == 1 and bare != null) return j.emit(bare.?);
         }
@@ -499,7 +501,7 @@ pub const JsonRenderer = struct {
             .char_ref => {
                 if (n.a >= 0xD800 and n.a < 0xE000) {
                     try j.out.write("&#");
-                    try values.writeUnsigned(j.out, n.a);
+                    try values_format.writeInt(j.out, n.a);
                     try j.out.byte(';');
                 } else try escape.writeCodepoint(j.out, @intCast(n.a), .json);
             },

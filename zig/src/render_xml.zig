@@ -3,7 +3,8 @@
 //! inline vs one-child-per-line layout, CDATA, references and processing instructions.
 const std = @import("std");
 const assert = std.debug.assert;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const program = @import("program.zig");
@@ -18,13 +19,13 @@ pub const declaration = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
 pub const XmlRenderer = struct {
     p: *Parser,
     out: *Out,
-    ansi: values.Codec,
+    ansi: values_format.Codec,
     indent: bool,
     record_start: usize = 0,
     /// Set while a compiled program is being captured.
     recorder: ?*program.Recorder = null,
 
-    fn fmt(x: *const XmlRenderer) values.Format {
+    fn fmt(x: *const XmlRenderer) values_format.Format {
         return .{ .chunk = x.p.chunk, .ansi = x.ansi };
     }
 
@@ -32,12 +33,12 @@ pub const XmlRenderer = struct {
     pub fn writeRecord(x: *XmlRenderer, root: u32) Error!void {
         x.record_start = x.out.len();
         try x.out.write(declaration);
-        try x.writeElement(x.p.node(root), 0, 0);
+        try x.writeElement(x.p.node(root), 0, 1); // The root is depth 1, as in JSON.
     }
 
     fn hasContent(x: *const XmlRenderer, n: *const Node) bool {
         return switch (n.kind) {
-            .value => !tokens.isFragment(n) and !values.isEmpty(x.p.chunk, n.value()),
+            .value => !tokens.isFragment(n) and !values_decode.isEmpty(x.p.chunk, n.value()),
             .cdata => n.b > 0,
             .char_ref, .entity_ref => true,
             else => false,
@@ -148,7 +149,7 @@ pub const XmlRenderer = struct {
             .value => try program.emit(x.out, x.fmt(), n, mode, x.recorder),
             .char_ref => {
                 try x.out.write("&#");
-                try values.writeUnsigned(x.out, n.a);
+                try values_format.writeInt(x.out, n.a);
                 try x.out.byte(';');
             },
             .entity_ref => {

@@ -7,11 +7,12 @@
 const std = @import("std");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const tokens = @import("tokens.zig");
 const Parser = tokens.Parser;
 const Error = tokens.Error;
-const T = values.T;
+const T = values_decode.T;
 
 /// What is known of the definition at a chunk offset, cached per chunk.
 pub const Cached = union(enum) {
@@ -74,7 +75,7 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
     pos.* += 4 * count;
     var i: u32 = 0;
     while (i < count) : (i += 1) {
-        if (!values.isKnownType(head.vtype(p.chunk, i))) return error.InvalidValueType;
+        if (!values_decode.isKnownType(head.vtype(p.chunk, i))) return error.InvalidValueType;
     }
     return head;
 }
@@ -184,8 +185,8 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         const size = head.size(p.chunk, k);
         const start = pos.*;
         if (start > p.chunk.len) return error.OutOfBounds;
-        const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, k), .cut);
-        if (isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
+        const d = try values_decode.decodeSized(p.chunk, start, size, head.vtype(p.chunk, k), .cut);
+        if (isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
         pos.* = @max(d.end, start + size);
     }
     const root = try definition(p, head.definition);
@@ -201,8 +202,8 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         const size = head.size(p.chunk, i);
         const start = pos.*;
         if (start > p.chunk.len) return error.OutOfBounds;
-        const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .cut);
-        if (isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
+        const d = try values_decode.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .cut);
+        if (isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
         var n: tokens.Node = .{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len };
         if (n.vtype == T.binxml) {
             const stack_mark = p.stack.items.len;
@@ -356,7 +357,7 @@ pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
             0x05, 0x45 => {
                 const vtype = w.byte() orelse return null;
                 if (vtype == T.binxml) return null;
-                const d = values.decodeUnsized(chunk, w.pos, vtype) catch return null;
+                const d = values_decode.decodeUnsized(chunk, w.pos, vtype) catch return null;
                 w.pos = d.end;
             },
             0x06, 0x46, 0x09, 0x49, 0x0A => w.name() orelse return null,
@@ -368,7 +369,7 @@ pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
             0x0D, 0x0E => {
                 w.pos += 2; // Value index.
                 const vtype = w.byte() orelse return null;
-                if (!values.isKnownType(vtype)) return null;
+                if (!values_decode.isKnownType(vtype)) return null;
             },
             0x0F => w.skip(3) orelse return null,
             else => return null, // Includes 0x0C: no template inside a definition.
@@ -495,7 +496,7 @@ fn resolvePlaceholder(p: *Parser, ph: tokens.Node, vals: tokens.Span) Error!void
         while (i < v.kids.len) : (i += 1) try p.push(p.edges(v.kids)[i]);
         return;
     }
-    if (ph.vtype != 0 and values.isEmpty(p.chunk, v.value())) return;
+    if (ph.vtype != 0 and values_decode.isEmpty(p.chunk, v.value())) return;
     try p.push(vi);
 }
 
@@ -544,7 +545,7 @@ fn copyElement(p: *Parser, src: u32, vals: tokens.Span) Error!u32 {
 }
 
 fn isExpandable(p: *const Parser, n: *const tokens.Node) bool {
-    return n.kind == .value and n.vtype > T.array and values.itemCount(p.chunk, n.value()) > 1;
+    return n.kind == .value and n.vtype > T.array and values_decode.itemCount(p.chunk, n.value()) > 1;
 }
 
 /// Array expansion (6.8): pushes one or more elements for copied element `el`.
@@ -576,10 +577,10 @@ fn expandArrays(p: *Parser, el_index: u32) Error!void {
     const array_index = if (found_kid) |k| p.edges(el.kids)[k] else p.edges(p.node(p.edges(el.attrs)[found_attr.?]).kids)[found_item];
     const array_node = p.node(array_index).*;
     const array = array_node.value();
-    var it = values.Items.init(p.chunk, array);
+    var it = values_decode.Items.init(p.chunk, array);
     var item_index: u32 = 0;
     while (it.next()) |item| : (item_index += 1) {
-        const skip = (item.vtype == T.string or item.vtype == T.ansi) and values.isEmpty(p.chunk, item);
+        const skip = (item.vtype == T.string or item.vtype == T.ansi) and values_decode.isEmpty(p.chunk, item);
         var n: tokens.Node = .{ .kind = .value, .vtype = item.vtype, .a = item.start, .b = item.len };
         if (array_node.flags & tokens.flag_slot != 0) {
             // Numbered for a compiled program: same slot, item index + 1 in `kids.len`.

@@ -2,13 +2,15 @@
 //! definitions inline, as Windows writes them) and renders them with both renderers.
 //! Used only by `test` blocks; expected strings in those tests come from the contract.
 const std = @import("std");
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
 const render_xml = @import("render_xml.zig");
 const dump = @import("dump.zig");
 const options = @import("options.zig");
+const pipeline = @import("pipeline.zig");
 
 pub const Builder = struct {
     chunk: []u8,
@@ -92,7 +94,7 @@ pub const Builder = struct {
 
     pub fn text(b: *Builder, s: []const u8) void {
         b.byte(0x05);
-        b.byte(values.T.string);
+        b.byte(values_decode.T.string);
         b.u16le(@intCast(s.len));
         b.units(s);
     }
@@ -211,12 +213,12 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
     errdefer out.deinit();
     switch (format) {
         .json, .json_separate => {
-            var j = render_json.JsonRenderer.init(&p, &out, values.default_codec, format == .json_separate);
+            var j = render_json.JsonRenderer.init(&p, &out, values_format.default_codec, format == .json_separate);
             defer j.deinit();
             try j.writeRecord(root);
         },
         .xml, .xml_flat => {
-            var x: render_xml.XmlRenderer = .{ .p = &p, .out = &out, .ansi = values.default_codec, .indent = format == .xml };
+            var x: render_xml.XmlRenderer = .{ .p = &p, .out = &out, .ansi = values_format.default_codec, .indent = format == .xml };
             try x.writeRecord(root);
         },
     }
@@ -243,7 +245,7 @@ pub fn expectError(b: *const Builder, format: Format, expected: anyerror) !void 
 /// A Security-like record: a template with dependency ids, optional substitutions, an
 /// attribute, an array and a nested BinXml instance.
 pub fn buildSample(b: *Builder) void {
-    const T = values.T;
+    const T = values_decode.T;
     b.start = 536;
     b.pos = 536;
     b.fragment();
@@ -319,7 +321,7 @@ pub fn buildSample(b: *Builder) void {
 /// BinXml value holding one instance of `U` per entry of `u_texts`. `trailer` follows the
 /// instance.
 pub fn scanTestRecord(b: *Builder, id: u64, e_def: *?u32, u_def: *?u32, a: u8, b_text: []const u8, b_size: u16, u_texts: []const []const u8, trailer: []const u8) u32 {
-    const T = values.T;
+    const T = values_decode.T;
     const at = b.beginRecord();
     b.fragment();
     if (e_def.*) |d| b.instanceOf(d) else {
@@ -431,4 +433,76 @@ pub fn expectFixture(name: []const u8, settings: *const options.Options, suffix:
             return e;
         };
     }
+}
+
+/// Test consumer: every entry's text, and `<slot>:<kind>` for errors, in output order.
+pub const Collect = struct {
+    gpa: std.mem.Allocator,
+    text: std.ArrayList(u8) = .empty,
+
+    pub fn consume(context: *anyopaque, result: *const dump.ChunkResult) anyerror!void {
+        const c: *Collect = @ptrCast(@alignCast(context));
+        for (result.entries.items) |*e| {
+            if (e.kind()) |k| {
+                try c.text.print(c.gpa, "{d}:{s}@{x}\n", .{ e.slot, k.text(), e.file_offset });
+            } else try c.text.appendSlice(c.gpa, result.text(e));
+        }
+    }
+
+    pub fn runOver(
+        gpa: std.mem.Allocator,
+        in: *const dump.Input,
+        settings: *const options.Options,
+        threads: usize,
+    ) ![]u8 {
+        var f = try dump.EvtxFile.open(gpa, in.*, settings);
+        defer f.deinit(gpa);
+        var c: Collect = .{ .gpa = gpa };
+        errdefer c.text.deinit(gpa);
+        const consumer: pipeline.Consumer = .{ .context = &c, .consume = consume };
+        try pipeline.run(gpa, &f.input, f.order, settings, threads, consumer);
+        return c.text.toOwnedSlice(gpa);
+    }
+};
+
+/// Record `id` of the recovery tests: an instance of `<E><A>%0</A></E>` (defined inline
+/// when `def` is null) with value `id` as UInt32.
+pub fn carveTestRecord(b: *Builder, id: u32, def: *?u32) u32 {
+    const at = b.beginRecord();
+    b.fragment();
+    if (def.*) |d| b.instanceOf(d) else {
+        const size_at = b.beginInstance();
+        def.* = size_at - 20;
+        b.fragment();
+        b.open("E", 0xFFFF, false);
+        b.closeStart();
+        b.open("A", 0xFFFF, false);
+        b.closeStart();
+        b.sub(0, false, values_decode.T.uint32);
+        b.end();
+        b.end();
+        b.byte(0x00);
+        b.endDefinition(size_at);
+    }
+    var value: [4]u8 = undefined;
+    std.mem.writeInt(u32, &value, id, .little);
+    b.valueList(&.{.{ .vtype = values_decode.T.uint32, .bytes = &value }});
+    b.byte(0x00);
+    b.endRecord(at, id);
+    return at;
+}
+
+/// Renders chunk slot `slot` of the EVTX file `file` into `res` with a fresh renderer.
+pub fn renderSlot(
+    gpa: std.mem.Allocator,
+    file: []const u8,
+    slot: u32,
+    settings: *const options.Options,
+    res: *dump.ChunkResult,
+) !void {
+    const renderer = try gpa.create(dump.Renderer);
+    defer gpa.destroy(renderer);
+    renderer.init(gpa, settings);
+    defer renderer.deinit();
+    try renderer.renderChunk(&dump.Input.fromBytes(file), slot, res);
 }

@@ -10,11 +10,12 @@ const std = @import("std");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const template = @import("template.zig");
 
-pub const Error = values.Error || error{
+pub const Error = values_decode.Error || error{
     InvalidToken,
     BadState,
     NestingTooDeep,
@@ -88,7 +89,7 @@ pub const Node = struct {
     kids: Span = .{},
     attrs: Span = .{},
 
-    pub fn value(n: *const Node) values.Value {
+    pub fn value(n: *const Node) values_decode.Value {
         return .{ .vtype = n.vtype, .start = n.a, .len = n.b };
     }
 };
@@ -99,7 +100,7 @@ pub const def_bit: u32 = 1 << 31;
 /// content, but makes an XML parent use the one-child-per-line layout (and is an
 /// element-like item inside attributes).
 pub fn isFragment(n: *const Node) bool {
-    return n.kind == .value and n.vtype == values.T.binxml;
+    return n.kind == .value and n.vtype == values_decode.T.binxml;
 }
 
 const Store = struct {
@@ -244,7 +245,7 @@ const Stream = struct {
 
     fn valueText(st: *Stream, p: *Parser) Error!void {
         const vtype = try p.readU8(&st.pos);
-        if (vtype == values.T.binxml) {
+        if (vtype == values_decode.T.binxml) {
             const len = try p.readU16(&st.pos);
             if (p.chunk.len - st.pos < len) return error.OutOfBounds;
             if (st.pending != null) return error.BadState;
@@ -252,7 +253,7 @@ const Stream = struct {
             st.pos += len;
             return p.attachElements(frag);
         }
-        const d = try values.decodeUnsized(p.chunk, st.pos, vtype);
+        const d = try values_decode.decodeUnsized(p.chunk, st.pos, vtype);
         st.pos = d.end;
         const n = try p.newNode(.{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len });
         try st.content(p, n);
@@ -281,7 +282,7 @@ const Stream = struct {
         if (st.kind != .definition) return error.InvalidToken;
         const index = try p.readU16(&st.pos);
         const vtype = try p.readU8(&st.pos);
-        if (!values.isKnownType(vtype)) return error.InvalidValueType;
+        if (!values_decode.isKnownType(vtype)) return error.InvalidValueType;
         const n = try p.newNode(.{ .kind = .placeholder, .a = index, .b = vtype, .vtype = @intFromBool(optional) });
         try st.content(p, n);
     }
@@ -308,7 +309,7 @@ pub const Parser = struct {
     /// Which store new nodes go to.
     target_def: bool = false,
     /// The code page every ANSI value is checked against as it is read.
-    ansi: values.Codec = values.default_codec,
+    ansi: values_format.Codec = values_format.default_codec,
     names: Names,
     templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
     /// Content hash of each parsed definition (indexed by the root element's `b`).
