@@ -26,6 +26,9 @@ pub const EVTX_LIMIT_RENDER_DEPTH = evtx.limits.render_depth_max;
 pub const EVTX_LIMIT_PROGRAMS = evtx.limits.programs_max;
 pub const EVTX_LIMIT_PROGRAM_BYTES = evtx.limits.program_bytes_max;
 pub const EVTX_LIMIT_INSTANCE_VALUES = evtx.limits.instance_values_max;
+pub const EVTX_LIMIT_PROGRAM_VALUES = evtx.limits.program_values_max;
+pub const EVTX_LIMIT_PROGRAM_ARRAY_ITEMS = evtx.limits.program_array_items_max;
+pub const EVTX_LIMIT_DEFER_DEPTH = evtx.limits.defer_depth_max;
 
 /// C: evtx_status
 pub const evtx_status = enum(u32) {

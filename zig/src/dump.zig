@@ -303,7 +303,7 @@ pub const Renderer = struct {
                 .unsupported => {},
             }
         }
-        const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .a = p.event_name });
+        const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .ref = .{ .name = p.event_name } });
         switch (s.format) {
             .xml => {
                 var x: render_xml.XmlRenderer = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent, .recorder = recorder };

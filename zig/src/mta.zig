@@ -9,6 +9,7 @@
 //! the bytes it claims are known to be there. All memory lives in one arena.
 const std = @import("std");
 const tokens = @import("tokens.zig");
+const tree = @import("tree.zig");
 const values_decode = @import("values_decode.zig");
 const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
@@ -490,12 +491,12 @@ fn parsePublisher(a: Allocator, payload: []const u8, messages: []const Message) 
 /// `scratch` holds the provider name the result points into.
 pub fn eventFields(p: *const tokens.Parser, f: values_format.Format, root: u32, scratch: *escape.Out) Allocator.Error!?EventFields {
     const r = p.node(root);
-    if (r.kind != .element or !std.mem.eql(u8, p.nameText(r.a), "Event")) return null;
-    var system: ?*const tokens.Node = null;
+    if (r.kind != .element or !std.mem.eql(u8, p.nameText(r.ref.name), "Event")) return null;
+    var system: ?*const tree.Node = null;
     for (p.edges(r.kids)) |id| {
         const n = p.node(id);
         if (n.kind != .element) continue;
-        const name = p.nameText(n.a);
+        const name = p.nameText(n.ref.name);
         if (std.mem.eql(u8, name, "System")) {
             if (system == null) system = n;
         } else if (std.mem.eql(u8, name, "RenderingInfo")) return null;
@@ -512,7 +513,7 @@ pub fn eventFields(p: *const tokens.Parser, f: values_format.Format, root: u32, 
     for (p.edges(sys.kids)) |id| {
         const n = p.node(id);
         if (n.kind != .element) continue;
-        const name = p.nameText(n.a);
+        const name = p.nameText(n.ref.name);
         const kids = p.edges(n.kids);
         if (std.mem.eql(u8, name, "Provider")) {
             provider = attribute(p, n, "Name");
@@ -548,10 +549,10 @@ fn narrow(comptime T: type, v: ?u64) T {
     return std.math.cast(T, x) orelse 0;
 }
 
-fn hasContent(p: *const tokens.Parser, n: *const tokens.Node) bool {
+fn hasContent(p: *const tokens.Parser, n: *const tree.Node) bool {
     return switch (n.kind) {
-        .value => !tokens.isFragment(n) and !values_decode.isEmpty(p.chunk, n.value()),
-        .cdata => n.b > 0,
+        .value => !tree.isFragment(n) and !values_decode.isEmpty(p.chunk, n.value()),
+        .cdata => n.size.len > 0,
         .char_ref, .entity_ref => true,
         else => false,
     };
@@ -559,10 +560,10 @@ fn hasContent(p: *const tokens.Parser, n: *const tokens.Node) bool {
 
 /// The items of the first attribute `name` with content (the reference's tree leaves out
 /// attributes whose substitutions are empty); none when there is none.
-fn attribute(p: *const tokens.Parser, element: *const tokens.Node, name: []const u8) []const u32 {
+fn attribute(p: *const tokens.Parser, element: *const tree.Node, name: []const u8) []const u32 {
     for (p.edges(element.attrs)) |id| {
         const attr = p.node(id);
-        if (!std.mem.eql(u8, p.nameText(attr.a), name)) continue;
+        if (!std.mem.eql(u8, p.nameText(attr.ref.name), name)) continue;
         const items = p.edges(attr.kids);
         for (items) |item| {
             if (hasContent(p, p.node(item))) return items;
@@ -592,21 +593,21 @@ fn number(p: *const tokens.Parser, f: values_format.Format, items: []const u32, 
         if (n.kind == .value) {
             const T = values_decode.T;
             const c = p.chunk;
-            const at = n.a;
+            const at = n.ref.offset;
             const fits = struct {
                 fn ok(chunk: []const u8, start: u32, len: u32, need: u32) bool {
                     return len >= need and start <= chunk.len and chunk.len - start >= need;
                 }
             }.ok;
             const v: ?u64 = switch (n.vtype) {
-                T.uint8 => if (fits(c, at, n.b, 1)) c[at] else null,
-                T.uint16 => if (fits(c, at, n.b, 2)) std.mem.readInt(u16, c[at..][0..2], .little) else null,
-                T.uint32, T.hex32 => if (fits(c, at, n.b, 4)) std.mem.readInt(u32, c[at..][0..4], .little) else null,
-                T.uint64, T.hex64 => if (fits(c, at, n.b, 8)) std.mem.readInt(u64, c[at..][0..8], .little) else null,
-                T.int8 => if (fits(c, at, n.b, 1)) std.math.cast(u64, @as(i8, @bitCast(c[at]))) else null,
-                T.int16 => if (fits(c, at, n.b, 2)) std.math.cast(u64, std.mem.readInt(i16, c[at..][0..2], .little)) else null,
-                T.int32 => if (fits(c, at, n.b, 4)) std.math.cast(u64, std.mem.readInt(i32, c[at..][0..4], .little)) else null,
-                T.int64 => if (fits(c, at, n.b, 8)) std.math.cast(u64, std.mem.readInt(i64, c[at..][0..8], .little)) else null,
+                T.uint8 => if (fits(c, at, n.size.len, 1)) c[at] else null,
+                T.uint16 => if (fits(c, at, n.size.len, 2)) std.mem.readInt(u16, c[at..][0..2], .little) else null,
+                T.uint32, T.hex32 => if (fits(c, at, n.size.len, 4)) std.mem.readInt(u32, c[at..][0..4], .little) else null,
+                T.uint64, T.hex64 => if (fits(c, at, n.size.len, 8)) std.mem.readInt(u64, c[at..][0..8], .little) else null,
+                T.int8 => if (fits(c, at, n.size.len, 1)) std.math.cast(u64, @as(i8, @bitCast(c[at]))) else null,
+                T.int16 => if (fits(c, at, n.size.len, 2)) std.math.cast(u64, std.mem.readInt(i16, c[at..][0..2], .little)) else null,
+                T.int32 => if (fits(c, at, n.size.len, 4)) std.math.cast(u64, std.mem.readInt(i32, c[at..][0..4], .little)) else null,
+                T.int64 => if (fits(c, at, n.size.len, 8)) std.math.cast(u64, std.mem.readInt(i64, c[at..][0..8], .little)) else null,
                 else => null,
             };
             if (v != null) return v;

@@ -21,6 +21,7 @@ const values_decode = @import("values_decode.zig");
 const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const tree = @import("tree.zig");
 const template = @import("template.zig");
 const Parser = tokens.Parser;
 const Out = escape.Out;
@@ -28,11 +29,11 @@ const T = values_decode.T;
 
 pub const Mode = enum(u8) { json, xml_text, xml_attr };
 
-/// Substitution values one program may reference.
-pub const slots_max = 4096;
+/// Substitution values one program may reference (limits.zig).
+pub const slots_max = limits.program_values_max;
 
-/// Array items a signature describes one by one; longer arrays take the slow path.
-pub const array_items_max = 64;
+/// Array items a signature describes one by one; longer arrays take the slow path (limits.zig).
+pub const array_items_max = limits.program_array_items_max;
 /// `Op.item` of a whole value (not an array item).
 pub const whole_value: u16 = 0xFFFF;
 
@@ -150,11 +151,11 @@ pub const Programs = struct {
         const inst = p.node(inst_index).*;
         assert(inst.kind == .instance);
         if (inst.kids.len > slots_max) return false;
-        try c.signHead(template.fingerprint(p, inst.a), inst.kids.len);
+        try c.signHead(template.fingerprint(p, inst.ref.definition), inst.kids.len);
         const vals = p.edges(inst.kids);
         for (vals) |vi| {
             const v = p.node(vi);
-            if (v.flags & tokens.flag_failed != 0) return false;
+            if (v.flags & tree.flag_failed != 0) return false;
             if (v.vtype == T.binxml) {
                 const kids = v.kids;
                 try c.reserve(1);
@@ -170,7 +171,7 @@ pub const Programs = struct {
             if (!try c.signValue(p.chunk, v.value())) return false;
             const vm = p.nodeMut(vi);
             vm.dep = @intCast(c.slots.items.len - 1);
-            vm.flags |= tokens.flag_slot;
+            vm.flags |= tree.flag_slot;
         }
         return true;
     }
@@ -355,9 +356,9 @@ pub const Programs = struct {
 };
 
 /// Writes value node `n` for a renderer, recording it when it is a numbered substitution.
-pub fn emit(out: *Out, f: values_format.Format, n: *const tokens.Node, comptime mode: escape.Mode, recorder: ?*Recorder) values_decode.Error!void {
+pub fn emit(out: *Out, f: values_format.Format, n: *const tree.Node, comptime mode: escape.Mode, recorder: ?*Recorder) values_decode.Error!void {
     if (recorder) |cap| {
-        if (n.flags & tokens.flag_slot != 0) {
+        if (n.flags & tree.flag_slot != 0) {
             const begin = out.len() - cap.start;
             try values_format.writeValue(out, f, n.value(), mode);
             const m: Mode = switch (mode) {

@@ -8,9 +8,10 @@ const values_decode = @import("values_decode.zig");
 const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const tree = @import("tree.zig");
 const program = @import("program.zig");
 const Parser = tokens.Parser;
-const Node = tokens.Node;
+const Node = tree.Node;
 const Out = escape.Out;
 const Error = tokens.Error;
 
@@ -75,7 +76,7 @@ pub const JsonRenderer = struct {
         j.record_start = j.out.len();
         const n = j.p.node(root).*;
         assert(n.kind == .element);
-        const name = j.p.nameText(n.a);
+        const name = j.p.nameText(n.ref.name);
         try j.out.write("{\"");
         if (j.separate) {
             if (attrText(j, &n)) {
@@ -97,8 +98,8 @@ pub const JsonRenderer = struct {
 
     fn hasContent(j: *const JsonRenderer, n: *const Node) bool {
         return switch (n.kind) {
-            .value => !tokens.isFragment(n) and !values_decode.isEmpty(j.p.chunk, n.value()),
-            .cdata => n.b > 0,
+            .value => !tree.isFragment(n) and !values_decode.isEmpty(j.p.chunk, n.value()),
+            .cdata => n.size.len > 0,
             .char_ref, .entity_ref => true,
             else => false,
         };
@@ -138,7 +139,7 @@ pub const JsonRenderer = struct {
     fn writeLeaf(j: *JsonRenderer, n: *const Node) Error!bool {
         if (n.kids.len != 1) return false;
         const kid = j.p.node(j.p.edges(n.kids)[0]);
-        if (kid.kind != .value or tokens.isFragment(kid)) return false;
+        if (kid.kind != .value or tree.isFragment(kid)) return false;
         try j.writeScalar(kid, "null");
         return true;
     }
@@ -182,7 +183,7 @@ pub const JsonRenderer = struct {
             if (!first) try j.out.byte(',');
             first = false;
             try j.out.byte('"');
-            try j.out.write(j.p.nameText(a.a));
+            try j.out.write(j.p.nameText(a.ref.name));
             try j.out.write("\":");
             try j.writeContent(a.kids, false);
         }
@@ -220,7 +221,7 @@ pub const JsonRenderer = struct {
         for (j.p.edges(n.kids)) |k| {
             const kid = j.p.node(k);
             if (kid.kind != .element) continue;
-            const c = &j.name_counts.items[kid.a];
+            const c = &j.name_counts.items[kid.ref.name];
             if (c.stamp != j.stamp) c.* = .{ .stamp = j.stamp, .count = 0 };
             try j.suffixes.append(j.p.gpa, c.count);
             c.count += 1;
@@ -259,7 +260,7 @@ pub const JsonRenderer = struct {
 
     /// One ordinary child member (10.3, 10.6).
     fn writeMember(j: *JsonRenderer, kid: *const Node, suffix: u32, first: *bool, depth: u32) Error!void {
-        const name = j.p.nameText(kid.a);
+        const name = j.p.nameText(kid.ref.name);
         const container = isContainerName(name);
         if (!first.*) try j.out.byte(',');
         first.* = false;
@@ -279,7 +280,7 @@ pub const JsonRenderer = struct {
     }
 
     fn isData(j: *const JsonRenderer, n: *const Node) bool {
-        return n.kind == .element and std.mem.eql(u8, j.p.nameText(n.a), "Data");
+        return n.kind == .element and std.mem.eql(u8, j.p.nameText(n.ref.name), "Data");
     }
 
     /// Renders the JSON text of the `Name` attribute of a Data element into `keybuf`;
@@ -287,7 +288,7 @@ pub const JsonRenderer = struct {
     fn dataName(j: *JsonRenderer, n: *const Node) Error!?KeyRef {
         for (j.p.edges(n.attrs)) |ai| {
             const a = j.p.node(ai);
-            if (!std.mem.eql(u8, j.p.nameText(a.a), "Name")) continue;
+            if (!std.mem.eql(u8, j.p.nameText(a.ref.name), "Name")) continue;
             if (!j.attrHasContent(a)) return null;
             const saved = j.out;
             const saved_capture = j.recorder;
@@ -295,7 +296,7 @@ pub const JsonRenderer = struct {
             defer j.recorder = saved_capture;
             if (j.recorder) |cap| {
                 for (j.p.edges(a.kids)) |item| {
-                    if (j.p.node(item).flags & tokens.flag_slot != 0) cap.poisoned = true;
+                    if (j.p.node(item).flags & tree.flag_slot != 0) cap.poisoned = true;
                 }
             }
             j.out = &j.keybuf;
@@ -456,7 +457,7 @@ pub const JsonRenderer = struct {
         try j.checkLimits(depth);
         if (d.kids.len == 1) {
             const kid = j.p.node(j.p.edges(d.kids)[0]);
-            if (kid.kind == .value and !tokens.isFragment(kid)) return j.writeScalar(kid, "\"\"");
+            if (kid.kind == .value and !tree.isFragment(kid)) return j.writeScalar(kid, "\"\"");
         }
         const s = j.shape(d);
         if (!s.has_text and s.element_kids == 0) return j.out.write("\"\"");
@@ -465,7 +466,7 @@ pub const JsonRenderer = struct {
     }
 
     /// Content value of a node list (10.4).
-    fn writeContent(j: *JsonRenderer, list: tokens.Span, skipping: bool) Error!void {
+    fn writeContent(j: *JsonRenderer, list: tree.Span, skipping: bool) Error!void {
         const kids = j.p.edges(list);
         if (!skipping) {
             if (kids.len == 1) {
@@ -497,16 +498,16 @@ pub const JsonRenderer = struct {
     fn writeNodeText(j: *JsonRenderer, n: *const Node) Error!void {
         switch (n.kind) {
             .value => try j.emit(n),
-            .cdata => try escape.writeUtf16(j.out, j.p.chunk[n.a..][0..n.b], .json),
+            .cdata => try escape.writeUtf16(j.out, j.p.chunk[n.ref.offset..][0..n.size.len], .json),
             .char_ref => {
-                if (n.a >= 0xD800 and n.a < 0xE000) {
+                if (n.ref.code_unit >= 0xD800 and n.ref.code_unit < 0xE000) {
                     try j.out.write("&#");
-                    try values_format.writeInt(j.out, n.a);
+                    try values_format.writeInt(j.out, n.ref.code_unit);
                     try j.out.byte(';');
-                } else try escape.writeCodepoint(j.out, @intCast(n.a), .json);
+                } else try escape.writeCodepoint(j.out, @intCast(n.ref.code_unit), .json);
             },
             .entity_ref => {
-                const name = j.p.nameText(n.a);
+                const name = j.p.nameText(n.ref.name);
                 const map = [_][2][]const u8{ .{ "quot", "\\\"" }, .{ "apos", "'" }, .{ "amp", "&" }, .{ "lt", "<" }, .{ "gt", ">" } };
                 for (map) |m| {
                     if (std.mem.eql(u8, name, m[0])) return j.out.write(m[1]);

@@ -7,10 +7,11 @@ const values_decode = @import("values_decode.zig");
 const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const tree = @import("tree.zig");
 const program = @import("program.zig");
 const render_json = @import("render_json.zig");
 const Parser = tokens.Parser;
-const Node = tokens.Node;
+const Node = tree.Node;
 const Out = escape.Out;
 const Error = tokens.Error;
 
@@ -38,8 +39,8 @@ pub const XmlRenderer = struct {
 
     fn hasContent(x: *const XmlRenderer, n: *const Node) bool {
         return switch (n.kind) {
-            .value => !tokens.isFragment(n) and !values_decode.isEmpty(x.p.chunk, n.value()),
-            .cdata => n.b > 0,
+            .value => !tree.isFragment(n) and !values_decode.isEmpty(x.p.chunk, n.value()),
+            .cdata => n.size.len > 0,
             .char_ref, .entity_ref => true,
             else => false,
         };
@@ -53,14 +54,14 @@ pub const XmlRenderer = struct {
         if (depth > render_json.render_depth_max) return error.NestingTooDeep;
         if (x.out.len() - x.record_start > render_json.record_bytes_max) return error.OutputTooLarge;
         assert(n.kind == .element);
-        const name = x.p.nameText(n.a);
+        const name = x.p.nameText(n.ref.name);
         if (x.indent) try x.out.spaces(level);
         try x.out.byte('<');
         try x.out.write(name);
         for (x.p.edges(n.attrs)) |ai| try x.writeAttribute(x.p.node(ai));
         const kids = x.p.edges(n.kids);
         if (kids.len == 0) {
-            if (n.flags & tokens.flag_self_closing != 0) {
+            if (n.flags & tree.flag_self_closing != 0) {
                 try x.out.write("/>");
             } else {
                 try x.out.write("></");
@@ -72,7 +73,7 @@ pub const XmlRenderer = struct {
         var has_element = false;
         for (kids) |k| {
             const kid = x.p.node(k);
-            if (kid.kind == .element or tokens.isFragment(kid)) has_element = true;
+            if (kid.kind == .element or tree.isFragment(kid)) has_element = true;
         }
         try x.out.byte('>');
         if (!has_element) {
@@ -85,7 +86,7 @@ pub const XmlRenderer = struct {
                     try x.writeElement(kid, level + 2, depth + 1);
                     continue;
                 }
-                if (tokens.isFragment(kid)) continue;
+                if (tree.isFragment(kid)) continue;
                 if (x.indent) try x.out.spaces(level + 2);
                 if (kid.kind != .pi_target and kid.kind != .pi_data) try x.writeText(kid, .xml_text);
                 try x.newline();
@@ -103,7 +104,7 @@ pub const XmlRenderer = struct {
         var content = false;
         for (items) |i| {
             const item = x.p.node(i);
-            if (tokens.isFragment(item)) return error.ElementInAttribute;
+            if (tree.isFragment(item)) return error.ElementInAttribute;
             switch (item.kind) {
                 .element => return error.ElementInAttribute,
                 .pi_target, .pi_data => return error.PiInAttribute,
@@ -114,7 +115,7 @@ pub const XmlRenderer = struct {
         }
         if (!content) return;
         try x.out.byte(' ');
-        try x.out.write(x.p.nameText(a.a));
+        try x.out.write(x.p.nameText(a.ref.name));
         try x.out.write("=\"");
         for (items) |i| try x.writeText(x.p.node(i), .xml_attr);
         try x.out.byte('"');
@@ -128,12 +129,12 @@ pub const XmlRenderer = struct {
             switch (kid.kind) {
                 .pi_target => {
                     try x.out.write("<?");
-                    try x.out.write(x.p.nameText(kid.a));
+                    try x.out.write(x.p.nameText(kid.ref.name));
                     if (i + 1 < kids.len and x.p.node(kids[i + 1]).kind == .pi_data) {
                         i += 1;
                         const data = x.p.node(kids[i]);
                         try x.out.byte(' ');
-                        try escape.writeUtf16(x.out, x.p.chunk[data.a..][0..data.b], .raw);
+                        try escape.writeUtf16(x.out, x.p.chunk[data.ref.offset..][0..data.size.len], .raw);
                     }
                     try x.out.write("?>");
                 },
@@ -149,16 +150,16 @@ pub const XmlRenderer = struct {
             .value => try program.emit(x.out, x.fmt(), n, mode, x.recorder),
             .char_ref => {
                 try x.out.write("&#");
-                try values_format.writeInt(x.out, n.a);
+                try values_format.writeInt(x.out, n.ref.code_unit);
                 try x.out.byte(';');
             },
             .entity_ref => {
                 try x.out.byte('&');
-                try x.out.write(x.p.nameText(n.a));
+                try x.out.write(x.p.nameText(n.ref.name));
                 try x.out.byte(';');
             },
             .cdata => {
-                const text = x.p.chunk[n.a..][0..n.b];
+                const text = x.p.chunk[n.ref.offset..][0..n.size.len];
                 if (mode == .xml_attr) return escape.writeUtf16(x.out, text, .xml_attr);
                 try x.writeCdata(text);
             },

@@ -208,7 +208,7 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
     try p.resetChunk(b.chunk);
     p.resetRecord();
     const top = try p.parseStream(b.start, b.pos, .record);
-    const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .a = p.event_name });
+    const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .ref = .{ .name = p.event_name } });
     var out = escape.Out.init(gpa);
     errdefer out.deinit();
     switch (format) {
