@@ -115,7 +115,10 @@ fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {
     }
 }
 
-fn expectSameEntries(compiled: *const evtx.dump.ChunkResult, parsed: *const evtx.dump.ChunkResult) void {
+fn expectSameEntries(
+    compiled: *const evtx.dump.ChunkResult,
+    parsed: *const evtx.dump.ChunkResult,
+) void {
     if (compiled.entries.items.len != parsed.entries.items.len) {
         @panic("compiled programs changed the entry count");
     }

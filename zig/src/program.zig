@@ -188,7 +188,11 @@ pub const Programs = struct {
     }
 
     /// Signs substitution value `v` (not BinXml) and numbers it as the next slot.
-    inline fn signValue(c: *Programs, chunk: []const u8, v: values_decode.Value) Allocator.Error!bool {
+    inline fn signValue(
+        c: *Programs,
+        chunk: []const u8,
+        v: values_decode.Value,
+    ) Allocator.Error!bool {
         assert(v.vtype != T.binxml);
         if (c.slots.items.len >= slots_max) return false;
         if (v.vtype > T.array) return c.signArray(chunk, v);
@@ -291,7 +295,12 @@ pub const Programs = struct {
     }
 
     /// Writes a record with program `prog`.
-    pub fn replay(c: *const Programs, prog: *const Program, out: *Out, f: values_format.Format) values_decode.Error!void {
+    pub fn replay(
+        c: *const Programs,
+        prog: *const Program,
+        out: *Out,
+        f: values_format.Format,
+    ) values_decode.Error!void {
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
             try out.write(c.literals.items[op.literal_start..][0..op.literal_len]);
             var v = c.slots.items[op.slot];
@@ -356,7 +365,13 @@ pub const Programs = struct {
 };
 
 /// Writes value node `n` for a renderer, recording it when it is a numbered substitution.
-pub fn emit(out: *Out, f: values_format.Format, n: *const tree.Node, comptime mode: escape.Mode, recorder: ?*Recorder) values_decode.Error!void {
+pub fn emit(
+    out: *Out,
+    f: values_format.Format,
+    n: *const tree.Node,
+    comptime mode: escape.Mode,
+    recorder: ?*Recorder,
+) values_decode.Error!void {
     if (recorder) |cap| {
         if (n.flags & tree.flag_slot != 0) {
             const begin = out.len() - cap.start;

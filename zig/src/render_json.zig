@@ -191,7 +191,14 @@ pub const JsonRenderer = struct {
     }
 
     /// The object of an element (10.3).
-    fn writeObject(j: *JsonRenderer, n: *const Node, with_attrs: bool, has_text: bool, container: bool, depth: u32) Error!void {
+    fn writeObject(
+        j: *JsonRenderer,
+        n: *const Node,
+        with_attrs: bool,
+        has_text: bool,
+        container: bool,
+        depth: u32,
+    ) Error!void {
         try j.out.byte('{');
         var first = true;
         if (with_attrs) {
@@ -238,7 +245,13 @@ pub const JsonRenderer = struct {
         try j.out.write(tail);
     }
 
-    fn writeMembers(j: *JsonRenderer, n: *const Node, first_in: bool, container: bool, depth: u32) Error!void {
+    fn writeMembers(
+        j: *JsonRenderer,
+        n: *const Node,
+        first_in: bool,
+        container: bool,
+        depth: u32,
+    ) Error!void {
         const base = j.suffixes.items.len;
         defer j.suffixes.shrinkRetainingCapacity(base);
         try j.numberKids(n);
@@ -362,7 +375,13 @@ pub const JsonRenderer = struct {
         }
     }
 
-    fn writeContainerMembers(j: *JsonRenderer, n: *const Node, first_in: bool, base: usize, depth: u32) Error!void {
+    fn writeContainerMembers(
+        j: *JsonRenderer,
+        n: *const Node,
+        first_in: bool,
+        base: usize,
+        depth: u32,
+    ) Error!void {
         var first = first_in;
         const kids_len = n.kids.len;
         const keybuf_mark = j.keybuf.len();

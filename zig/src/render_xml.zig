@@ -134,7 +134,8 @@ pub const XmlRenderer = struct {
                         i += 1;
                         const data = x.p.node(kids[i]);
                         try x.out.byte(' ');
-                        try escape.writeUtf16(x.out, x.p.chunk[data.ref.offset..][0..data.size.len], .raw);
+                        const pi_data = x.p.chunk[data.ref.offset..][0..data.size.len];
+                        try escape.writeUtf16(x.out, pi_data, .raw);
                     }
                     try x.out.write("?>");
                 },

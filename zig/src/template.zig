@@ -106,7 +106,13 @@ const preflight_values_max = limits.instance_values_max;
 /// An instance (definition root `root`, descriptors `head`, values from `values_start`,
 /// value nodes `vals`) that deferred a failure below it: the record's first deferred fault
 /// unless every value descriptor passes the preflight and the template uses no failed value.
-fn checkDeferred(p: *const Parser, head: *const InstanceHead, values_start: u32, root: u32, vals: tree.Span) Error!void {
+fn checkDeferred(
+    p: *const Parser,
+    head: *const InstanceHead,
+    values_start: u32,
+    root: u32,
+    vals: tree.Span,
+) Error!void {
     const chunk = p.chunk;
     const first = p.deferred.?;
     if (head.count > preflight_values_max) return first;
@@ -205,7 +211,12 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         if (start > p.chunk.len) return error.OutOfBounds;
         const d = try values_decode.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .cut);
         if (isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
-        var n: tree.Node = .{ .kind = .value, .vtype = d.value.vtype, .ref = .{ .offset = d.value.start }, .size = .{ .len = d.value.len } };
+        var n: tree.Node = .{
+            .kind = .value,
+            .vtype = d.value.vtype,
+            .ref = .{ .offset = d.value.start },
+            .size = .{ .len = d.value.len },
+        };
         if (n.vtype == T.binxml) {
             const stack_mark = p.stack.items.len;
             const defers_before = p.defers;
@@ -233,7 +244,11 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         try p.accepted.append(p.gpa, .{ .start = inst_start, .end = pos.* });
     }
     // Record streams defer the copy: a compiled program may make it unnecessary.
-    if (!p.target_def) return p.newNode(.{ .kind = .instance, .ref = .{ .definition = head.root.? }, .kids = vals });
+    if (!p.target_def) return p.newNode(.{
+        .kind = .instance,
+        .ref = .{ .definition = head.root.? },
+        .kids = vals,
+    });
     return instantiate(p, head.root.?, vals);
 }
 
@@ -542,7 +557,13 @@ fn copyElement(p: *Parser, src: u32, vals: tree.Span) Error!u32 {
         }
     }
     const kids = try p.commit(kids_mark);
-    return p.newNode(.{ .kind = .element, .ref = .{ .name = s.ref.name }, .flags = s.flags & tree.flag_self_closing, .kids = kids, .attrs = attrs });
+    return p.newNode(.{
+        .kind = .element,
+        .ref = .{ .name = s.ref.name },
+        .flags = s.flags & tree.flag_self_closing,
+        .kids = kids,
+        .attrs = attrs,
+    });
 }
 
 fn isExpandable(p: *const Parser, n: *const tree.Node) bool {

@@ -208,7 +208,10 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
     try p.resetChunk(b.chunk);
     p.resetRecord();
     const top = try p.parseStream(b.start, b.pos, .record);
-    const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .ref = .{ .name = p.event_name } });
+    const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{
+        .kind = .element,
+        .ref = .{ .name = p.event_name },
+    });
     var out = escape.Out.init(gpa);
     errdefer out.deinit();
     switch (format) {
@@ -389,7 +392,12 @@ pub fn readFixture(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
 /// What the CLI prints on stdout for the EVTX file `bytes` with `settings`: every printed
 /// record's text in output order, through one renderer, with the compiled-program lane on or
 /// off. Caller frees.
-pub fn dumpBytes(gpa: std.mem.Allocator, bytes: []const u8, settings: *const options.Options, compiled: bool) ![]u8 {
+pub fn dumpBytes(
+    gpa: std.mem.Allocator,
+    bytes: []const u8,
+    settings: *const options.Options,
+    compiled: bool,
+) ![]u8 {
     var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
     defer file.deinit(gpa);
     var renderer: dump.Renderer = undefined;

@@ -121,7 +121,12 @@ const Stream = struct {
         }
         const d = try values_decode.decodeUnsized(p.chunk, st.pos, vtype);
         st.pos = d.end;
-        const n = try p.newNode(.{ .kind = .value, .vtype = d.value.vtype, .ref = .{ .offset = d.value.start }, .size = .{ .len = d.value.len } });
+        const n = try p.newNode(.{
+            .kind = .value,
+            .vtype = d.value.vtype,
+            .ref = .{ .offset = d.value.start },
+            .size = .{ .len = d.value.len },
+        });
         try st.content(p, n);
     }
 
@@ -139,7 +144,11 @@ const Stream = struct {
         const count: u32 = try p.readU16(&st.pos);
         if (p.chunk.len - st.pos < 2 * count) return error.OutOfBounds;
         const n_units = escape.unitsBeforeNul(p.chunk[st.pos..][0 .. 2 * count]);
-        const n = try p.newNode(.{ .kind = kind, .ref = .{ .offset = st.pos }, .size = .{ .len = @intCast(2 * n_units) } });
+        const n = try p.newNode(.{
+            .kind = kind,
+            .ref = .{ .offset = st.pos },
+            .size = .{ .len = @intCast(2 * n_units) },
+        });
         st.pos += 2 * count;
         try st.content(p, n);
     }
@@ -149,7 +158,12 @@ const Stream = struct {
         const index = try p.readU16(&st.pos);
         const vtype = try p.readU8(&st.pos);
         if (!values_decode.isKnownType(vtype)) return error.InvalidValueType;
-        const n = try p.newNode(.{ .kind = .placeholder, .ref = .{ .index = index }, .size = .{ .declared_type = vtype }, .vtype = @intFromBool(optional) });
+        const n = try p.newNode(.{
+            .kind = .placeholder,
+            .ref = .{ .index = index },
+            .size = .{ .declared_type = vtype },
+            .vtype = @intFromBool(optional),
+        });
         try st.content(p, n);
     }
 
