@@ -80,7 +80,7 @@ export fn LLVMFuzzerTestOneInput(data: [*]const u8, size: usize) callconv(.c) c_
 }
 
 /// Every output mode a user can pick that changes the code path.
-const settings_list = [_]evtx.evtx.options.Options{
+const settings_list = [_]evtx.options.Options{
     .{ .format = .xml },
     .{ .format = .jsonl },
     .{ .format = .jsonl, .separate_attributes = true, .validate_checksums = true },
