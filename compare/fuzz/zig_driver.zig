@@ -80,7 +80,7 @@ export fn LLVMFuzzerTestOneInput(data: [*]const u8, size: usize) callconv(.c) c_
 }
 
 /// Every output mode a user can pick that changes the code path.
-const settings_list = [_]evtx.dump.Settings{
+const settings_list = [_]evtx.options.Options{
     .{ .format = .xml },
     .{ .format = .jsonl },
     .{ .format = .jsonl, .separate_attributes = true, .validate_checksums = true },
@@ -97,7 +97,7 @@ fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {
         var renderer: evtx.dump.Renderer = undefined;
         renderer.init(gpa, settings);
         defer renderer.deinit();
-        var result = evtx.dump.Result.init(gpa);
+        var result = evtx.dump.ChunkResult.init(gpa);
         defer result.deinit();
         // The same chunks through the full parse only: compiled programs (the scan, replay)
         // must never change an entry, so any difference is a finding.
@@ -105,7 +105,7 @@ fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {
         parsed.init(gpa, settings);
         defer parsed.deinit();
         parsed.compiled = false;
-        var parsed_result = evtx.dump.Result.init(gpa);
+        var parsed_result = evtx.dump.ChunkResult.init(gpa);
         defer parsed_result.deinit();
         for (order) |slot| {
             renderer.renderChunk(&in, slot, &result) catch @panic("out of memory");
@@ -115,13 +115,16 @@ fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {
     }
 }
 
-fn expectSameEntries(compiled: *const evtx.dump.Result, parsed: *const evtx.dump.Result) void {
+fn expectSameEntries(
+    compiled: *const evtx.dump.ChunkResult,
+    parsed: *const evtx.dump.ChunkResult,
+) void {
     if (compiled.entries.items.len != parsed.entries.items.len) {
         @panic("compiled programs changed the entry count");
     }
     for (compiled.entries.items, parsed.entries.items) |*c, *p| {
-        if (c.kind != p.kind) @panic("compiled programs changed an entry's outcome");
-        if (!std.mem.eql(u8, c.detail, p.detail)) @panic("compiled programs changed an error");
+        if (c.kind() != p.kind()) @panic("compiled programs changed an entry's outcome");
+        if (!std.mem.eql(u8, c.detail(), p.detail())) @panic("compiled programs changed an error");
         if (!std.mem.eql(u8, compiled.text(c), parsed.text(p))) {
             @panic("compiled programs changed a record's text");
         }

@@ -10,6 +10,7 @@
 const std = @import("std");
 const assert = std.debug.assert;
 const chunk = @import("chunk.zig");
+const records = @import("records.zig");
 const escape = @import("escape.zig");
 const render_xml = @import("render_xml.zig");
 
@@ -27,11 +28,11 @@ pub const Span = struct {
 
 /// The next carved record in `span` (marked `recovered`), moving `span.start` past it; null
 /// when the span holds no more (the span is then empty).
-pub fn next(bytes: *const [chunk.size]u8, span: *Span) ?chunk.Record {
+pub fn next(bytes: *const [chunk.size]u8, span: *Span) ?records.RecordHeader {
     assert(span.end <= chunk.size);
     while (span.start < span.end) {
         // The magic must lie inside the span, as all of the record must.
-        const at = std.mem.indexOfPos(u8, bytes[0..span.end], span.start, chunk.record_magic) orelse break;
+        const at = std.mem.indexOfPos(u8, bytes[0..span.end], span.start, records.record_magic) orelse break;
         if (recordAt(bytes, @intCast(at))) |r| {
             if (r.offset + r.size <= span.end) {
                 span.start = r.offset + r.size;
@@ -45,7 +46,7 @@ pub fn next(bytes: *const [chunk.size]u8, span: *Span) ?chunk.Record {
 }
 
 /// Resume carving one byte after the magic of `r`, a carved hit that turned out to be noise.
-pub fn rescanAfter(span: *Span, r: *const chunk.Record) void {
+pub fn rescanAfter(span: *Span, r: *const records.RecordHeader) void {
     assert(r.recovered);
     span.start = r.offset + 1;
 }
@@ -64,8 +65,8 @@ pub fn markRecovered(out: *escape.Out, start: usize) escape.Error!void {
 }
 
 /// The record at `pos` when it reads and ends with the copy of its size.
-fn recordAt(bytes: *const [chunk.size]u8, pos: u32) ?chunk.Record {
-    var r = switch (chunk.readRecord(bytes, pos)) {
+fn recordAt(bytes: *const [chunk.size]u8, pos: u32) ?records.RecordHeader {
+    var r = switch (records.readRecordHeader(bytes, pos)) {
         .ok => |r| r,
         .err => return null,
     };
@@ -81,7 +82,7 @@ fn recordAt(bytes: *const [chunk.size]u8, pos: u32) ?chunk.Record {
 /// Writes a record header at `pos`: magic, `size`, `id`, a zero FILETIME, and the size copy
 /// `copy` at the end.
 fn putRecord(bytes: *[chunk.size]u8, pos: u32, size: u32, id: u64, copy: u32) void {
-    @memcpy(bytes[pos..][0..4], chunk.record_magic);
+    @memcpy(bytes[pos..][0..4], records.record_magic);
     std.mem.writeInt(u32, bytes[pos + 4 ..][0..4], size, .little);
     std.mem.writeInt(u64, bytes[pos + 8 ..][0..8], id, .little);
     std.mem.writeInt(u32, bytes[pos + size - 4 ..][0..4], copy, .little);

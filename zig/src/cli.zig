@@ -63,7 +63,7 @@ const Cli = struct {
     verbose: usize = 0,
     no_confirm_overwrite: bool = false,
     stop_after_one_error: bool = false,
-    settings: dump.Settings = .{},
+    settings: evtx.options.Options = .{},
     no_indent: bool = false,
     no_record_number: bool = false,
 };
@@ -172,20 +172,6 @@ fn fatal(comptime fmt: []const u8, args: anytype) noreturn {
     std.process.exit(1);
 }
 
-/// A decimal as Rust's `from_str` reads it (what the reference's clap and range parsers
-/// use): an optional `+`, then one or more ASCII digits; no spaces, no `_`.
-fn parseDecimal(comptime T: type, text: []const u8) ?T {
-    const digits = if (text.len > 0 and text[0] == '+') text[1..] else text;
-    if (digits.len == 0) return null;
-    var n: T = 0;
-    for (digits) |c| {
-        if (c < '0' or c > '9') return null;
-        n = std.math.mul(T, n, 10) catch return null;
-        n = std.math.add(T, n, c - '0') catch return null;
-    }
-    return n;
-}
-
 /// `-t`: clap's `value_parser!(u32).range(0..)` reads an `i64` with Rust's `from_str` and
 /// then checks the range; each failure in its words.
 fn parseThreads(text: []const u8) error{Usage}!u32 {
@@ -208,19 +194,14 @@ fn parseThreads(text: []const u8) error{Usage}!u32 {
     return @intCast(n);
 }
 
-/// `--events`: comma-separated `A` or `A-B` (inclusive; `A > B` matches nothing), as the
-/// reference reads it.
-fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]dump.Range {
-    var list: std.ArrayList(dump.Range) = .empty;
-    var it = std.mem.splitScalar(u8, text, ',');
-    while (it.next()) |part| {
-        const bad = "invalid value '{s}' for '--events <event-ranges>': Expected range to be a positive number, got: {s}";
-        const dash = std.mem.indexOfScalar(u8, part, '-');
-        const a = parseDecimal(u64, if (dash) |d| part[0..d] else part) orelse return usageError(bad, .{ text, part });
-        const b = parseDecimal(u64, if (dash) |d| part[d + 1 ..] else part) orelse return usageError(bad, .{ text, part });
-        try list.append(gpa, .{ .first = a, .last = b });
-    }
-    return list.toOwnedSlice(gpa);
+/// `--events` (options.zig), a bad range in the reference's words.
+fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]evtx.options.Range {
+    var part: []const u8 = "";
+    return evtx.options.parseEventRanges(gpa, text, &part) catch |e| switch (e) {
+        error.OutOfMemory => error.OutOfMemory,
+        error.InvalidRange => usageError("invalid value '{s}' for '--events <event-ranges>': " ++
+            "Expected range to be a positive number, got: {s}", .{ text, part }),
+    };
 }
 
 /// The options of the dump command line, as the reference's clap defines them.
@@ -431,7 +412,7 @@ fn apply(gpa: std.mem.Allocator, cli: *Cli, used: *Used, spec: *const Spec, valu
     const v = value orelse "";
     switch (spec.opt) {
         .threads => cli.threads = try parseThreads(v),
-        .format => cli.settings.format = std.meta.stringToEnum(dump.OutputFormat, v) orelse {
+        .format => cli.settings.format = std.meta.stringToEnum(evtx.options.Format, v) orelse {
             // clap takes an empty value of a possible-values option for none.
             if (v.len == 0)
                 return usageError("a value is required for '--format <output-format>' but none was supplied\n  [possible values: json, xml, jsonl]", .{});
@@ -440,7 +421,7 @@ fn apply(gpa: std.mem.Allocator, cli: *Cli, used: *Used, spec: *const Spec, valu
         },
         .output => cli.output = v,
         .events => cli.settings.events = try parseRanges(gpa, v),
-        .ansi_codec => cli.settings.ansi = evtx.code_pages.lookup(v) orelse return ansiCodecError(v),
+        .ansi_codec => cli.settings.ansi = evtx.options.parseAnsiCodec(v) orelse return ansiCodecError(v),
         .no_confirm_overwrite => cli.no_confirm_overwrite = true,
         .validate_checksums => cli.settings.validate_checksums = true,
         .recover_records => cli.settings.recover_records = true,
@@ -742,38 +723,38 @@ const Sink = struct {
     progress: ?Progress,
     verbose: Verbose,
 
-    fn consume(context: *anyopaque, result: *const dump.Result) anyerror!void {
+    fn consume(context: *anyopaque, result: *const dump.ChunkResult) anyerror!void {
         const s: *Sink = @ptrCast(@alignCast(context));
         // Printed records are contiguous in the result's buffer: write runs of them at once.
         var run_start: usize = 0;
         var run_end: usize = 0;
         for (result.entries.items) |*e| {
-            if (e.kind == null) {
-                if (!e.printed) continue;
-                if (run_end != e.start) {
-                    try s.writer.writeAll(result.out.list.items[run_start..run_end]);
-                    run_start = e.start;
-                }
-                run_end = e.start + e.len;
-                continue;
-            }
+            const f = switch (e.outcome) {
+                .rendered => |span| {
+                    if (run_end != span.start) {
+                        try s.writer.writeAll(result.out.list.items[run_start..run_end]);
+                        run_start = span.start;
+                    }
+                    run_end = span.start + span.len;
+                    continue;
+                },
+                .failed => |f| f,
+            };
             try s.writer.writeAll(result.out.list.items[run_start..run_end]);
             run_start = run_end;
-            if (e.kind) |kind| {
-                s.writer.flush() catch return error.WriteFailed;
-                var buf: [512]u8 = undefined;
-                var id_buf: [24]u8 = undefined;
-                const id = if (e.record_id) |r| std.fmt.bufPrint(&id_buf, "{d}", .{r}) catch "-" else "-";
-                var w = std.fs.File.stderr().writerStreaming(&buf);
-                w.interface.print("error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n", .{ s.path, e.slot, id, e.file_offset, kind.text(), e.detail }) catch {};
-                w.interface.flush() catch {};
-                // A cut last chunk is no fault the reference would see (shared-fixtures/README.md).
-                if (s.stop_after_one_error and !(result.partial and kind == .incomplete_chunk)) return error.StoppedAfterError;
-            }
+            s.writer.flush() catch return error.WriteFailed;
+            var buf: [512]u8 = undefined;
+            var id_buf: [24]u8 = undefined;
+            const id = if (e.record_id) |r| std.fmt.bufPrint(&id_buf, "{d}", .{r}) catch "-" else "-";
+            var w = std.fs.File.stderr().writerStreaming(&buf);
+            w.interface.print("error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n", .{ s.path, e.slot, id, e.file_offset, f.kind.text(), f.detail }) catch {};
+            w.interface.flush() catch {};
+            // A cut last chunk is no fault the reference would see (shared-fixtures/README.md).
+            if (s.stop_after_one_error and !(result.partial and f.kind == .incomplete_chunk)) return error.StoppedAfterError;
         }
         try s.writer.writeAll(result.out.list.items[run_start..run_end]);
         var records: u64 = 0;
-        for (result.entries.items) |*e| records += @intFromBool(e.kind == null);
+        for (result.entries.items) |*e| records += @intFromBool(e.outcome == .rendered);
         const errors = result.entries.items.len - records;
         if (s.progress) |*p| p.chunkDone(records);
         s.verbose.chunkDone(result.slot, records, errors);
@@ -891,7 +872,7 @@ pub fn main() u8 {
     if (cli.info_input) |path| return infoCommand(gpa, path);
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
     const opened_input = openInput(input, cli.output);
-    const evtx_file = dump.File.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
+    const evtx_file = dump.EvtxFile.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
         error.FileTooShort => if (opened_input.size < evtx.file_header.block_size)
             fatal("An error occurred while trying to deserialize evtx stream: the file is {d} bytes, shorter than the 4096-byte file header", .{opened_input.size})
         else
@@ -923,7 +904,7 @@ pub fn main() u8 {
         .verbose = .{ .path = input, .level = cli.verbose, .timer = std.time.Timer.start() catch null },
     };
     const threads = if (cli.threads == 0) std.Thread.getCpuCount() catch 1 else cli.threads;
-    dump.run(gpa, &evtx_file.input, order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
+    evtx.pipeline.run(gpa, &evtx_file.input, order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
         return finish(&fw, &sink, @intCast(opened_input.size), e);
     };
     return finish(&fw, &sink, @intCast(opened_input.size), null);
@@ -1008,7 +989,7 @@ test "defaults: xml, indented, banners, -t 0 (one per CPU), windows-1252, every 
     const cli = try expectParsed(&.{"log.evtx"});
     try testing.expectEqualStrings("log.evtx", cli.input.?);
     try testing.expectEqual(@as(usize, 0), cli.threads);
-    try testing.expectEqual(dump.OutputFormat.xml, cli.settings.format);
+    try testing.expectEqual(evtx.options.Format.xml, cli.settings.format);
     try testing.expect(cli.settings.indent and cli.settings.show_record_number);
     try testing.expect(!cli.settings.separate_attributes and !cli.settings.validate_checksums);
     try testing.expect(!cli.settings.recover_records and !cli.stop_after_one_error);
@@ -1049,14 +1030,14 @@ test "-t: 0, N, every spelling of the value; out of u32 range or not a number is
 
 test "-o: json, xml, jsonl; jsonl turns indentation and banners off; anything else is refused" {
     const json = try expectParsed(&.{ "-o", "json", "x" });
-    try testing.expectEqual(dump.OutputFormat.json, json.settings.format);
+    try testing.expectEqual(evtx.options.Format.json, json.settings.format);
     try testing.expect(json.settings.indent and json.settings.show_record_number);
     const jsonl = try expectParsed(&.{ "--format=jsonl", "x" });
-    try testing.expectEqual(dump.OutputFormat.jsonl, jsonl.settings.format);
+    try testing.expectEqual(evtx.options.Format.jsonl, jsonl.settings.format);
     try testing.expect(!jsonl.settings.indent and !jsonl.settings.show_record_number);
     const cluster = try expectParsed(&.{ "-ojsonl", "x" });
-    try testing.expectEqual(dump.OutputFormat.jsonl, cluster.settings.format);
-    try testing.expectEqual(dump.OutputFormat.xml, (try expectParsed(&.{ "-o", "xml", "x" })).settings.format);
+    try testing.expectEqual(evtx.options.Format.jsonl, cluster.settings.format);
+    try testing.expectEqual(evtx.options.Format.xml, (try expectParsed(&.{ "-o", "xml", "x" })).settings.format);
     try expectUsage(&.{ "-o", "yaml", "x" }, "invalid value 'yaml' for '--format");
     try expectUsage(&.{ "-o", "JSON", "x" }, "[possible values: json, xml, jsonl]");
     try expectUsage(&.{ "-o", "", "x" }, "a value is required for '--format <output-format>' but none was supplied");
@@ -1102,9 +1083,9 @@ test "--events: inclusive ranges and single ids; a bad part names itself" {
     const cli = try parseTest(&arena, &.{ "--events", "1-3,5,9-8", "x" });
     const ranges = cli.settings.events;
     try testing.expectEqual(@as(usize, 3), ranges.len);
-    try testing.expectEqual(dump.Range{ .first = 1, .last = 3 }, ranges[0]);
-    try testing.expectEqual(dump.Range{ .first = 5, .last = 5 }, ranges[1]);
-    try testing.expectEqual(dump.Range{ .first = 9, .last = 8 }, ranges[2]);
+    try testing.expectEqual(evtx.options.Range{ .first = 1, .last = 3 }, ranges[0]);
+    try testing.expectEqual(evtx.options.Range{ .first = 5, .last = 5 }, ranges[1]);
+    try testing.expectEqual(evtx.options.Range{ .first = 9, .last = 8 }, ranges[2]);
     // The reference's words, the failing part at the end.
     try expectUsage(&.{ "--events", "1-x", "x" }, "invalid value '1-x' for '--events <event-ranges>': Expected range to be a positive number, got: 1-x");
     try expectUsage(&.{ "--events", "1-", "x" }, "Expected range to be a positive number, got: 1-");
@@ -1146,15 +1127,4 @@ test "`--` ends the options: a name that looks like one is the input" {
     try testing.expectEqual(@as(usize, 0), cli.threads);
     // A lone `-` is standard input, not an option.
     try testing.expectEqualStrings("-", (try expectParsed(&.{"-"})).input.?);
-}
-
-test "parseDecimal reads what Rust's from_str reads" {
-    try testing.expectEqual(@as(?u32, 42), parseDecimal(u32, "42"));
-    try testing.expectEqual(@as(?u32, 42), parseDecimal(u32, "+42"));
-    try testing.expectEqual(@as(?u32, 7), parseDecimal(u32, "007"));
-    for ([_][]const u8{ "", "+", "-1", " 1", "1 ", "1_000", "0x10", "4294967296" }) |text| {
-        try testing.expectEqual(@as(?u32, null), parseDecimal(u32, text));
-    }
-    try testing.expectEqual(@as(?u64, std.math.maxInt(u64)), parseDecimal(u64, "18446744073709551615"));
-    try testing.expectEqual(@as(?u64, null), parseDecimal(u64, "18446744073709551616"));
 }

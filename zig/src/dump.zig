@@ -1,6 +1,6 @@
-//! The driver: chunk order (3.3), rendering one chunk into a reusable buffer with one
-//! entry per record (or error), and a multi-threaded pipeline that hands chunk results to
-//! a consumer strictly in chunk order.
+//! The driver: an EVTX file and its chunk order (3.3), and rendering one chunk into a
+//! reusable buffer with one entry per record (or error). pipeline.zig runs renderers on
+//! threads and hands chunk results to a consumer strictly in chunk order.
 //!
 //! Memory: each renderer owns a parser (per-chunk caches, reset with retained capacity)
 //! and one 64 KiB chunk window it reads its chunk into (`input.zig`); each in-flight result
@@ -12,8 +12,11 @@ const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const file_header = @import("file_header.zig");
 const chunk = @import("chunk.zig");
+const records = @import("records.zig");
+const errors = @import("error.zig");
 const crc32 = @import("crc32.zig");
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
@@ -24,85 +27,83 @@ pub const Input = input.Input;
 const template = @import("template.zig");
 const carve = @import("carve.zig");
 const mta = @import("mta.zig");
-
-pub const OutputFormat = enum { xml, json, jsonl };
+const options = @import("options.zig");
+const pipeline = @import("pipeline.zig");
+const Options = options.Options;
+const Format = options.Format;
 
 /// A chunk's rendered text may not exceed this (12).
 pub const chunk_bytes_max = limits.chunk_output_bytes_max;
 
-pub const Range = struct { first: u64, last: u64 };
-
-pub const Settings = struct {
-    format: OutputFormat = .xml,
-    indent: bool = true,
-    show_record_number: bool = true,
-    separate_attributes: bool = false,
-    validate_checksums: bool = false,
-    /// `--recover-records`: also carve stale records (5.4, carve.zig).
-    recover_records: bool = false,
-    ansi: values.Codec = values.default_codec,
-    /// Records to print (by record header id); empty = all.
-    events: []const Range = &.{},
-    /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (mta.zig).
-    mta: ?*const mta.MtaFile = null,
-
-    fn wanted(s: *const Settings, id: u64) bool {
-        if (s.events.len == 0) return true;
-        for (s.events) |r| {
-            if (id >= r.first and id <= r.last) return true;
-        }
-        return false;
-    }
-};
-
-/// One record (or chunk/record error) of a rendered chunk.
-pub const Entry = struct {
+/// One rendered or failed record, or a chunk error, of a rendered chunk. Records that
+/// `--events` excludes get none (as in the Rust engine).
+pub const RecordResult = struct {
     /// Record header id; null when unknown (chunk errors, unreadable record headers).
     record_id: ?u64,
     /// Record FILETIME (0 when unknown).
     filetime: u64,
     slot: u32,
     file_offset: u64,
-    /// Byte range in the result's output: exactly what the CLI prints for this record.
-    start: u32,
-    len: u32,
-    /// Null for a rendered record.
-    kind: ?chunk.Kind,
-    /// The words after the kind in the error line (vocabulary in shared-fixtures/README.md,
-    /// the same as the Rust engine's).
-    detail: [:0]const u8,
-    /// Where a formatted detail starts in `Result.details` until the chunk is done (the
-    /// list may move while it grows; `renderChunk` then points `detail` at it).
-    detail_at: ?u32 = null,
-    /// False when the record was rendered but `--events` excludes it (len == 0).
-    printed: bool,
     /// A carved record (`--recover-records`); carved records that fail are never entries.
     recovered: bool = false,
+    outcome: Outcome,
+
+    /// The failure's kind; null when the record rendered.
+    pub fn kind(e: *const RecordResult) ?errors.ErrorKind {
+        return switch (e.outcome) {
+            .rendered => null,
+            .failed => |f| f.kind,
+        };
+    }
+
+    /// The failure's detail; empty when the record rendered.
+    pub fn detail(e: *const RecordResult) []const u8 {
+        return switch (e.outcome) {
+            .rendered => "",
+            .failed => |f| f.detail,
+        };
+    }
 };
 
+/// What happened to one record (the Rust engine's `Outcome`).
+pub const Outcome = union(enum) {
+    /// Byte range in the chunk result's output: exactly what the CLI prints for the record
+    /// (banner, text, newline).
+    rendered: Span,
+    /// The record or chunk failed.
+    failed: errors.Failure,
+};
+
+/// A byte range `start..start + len` of a chunk result's output.
+pub const Span = struct { start: u32, len: u32 };
+
 /// The rendered text and entries of one chunk slot.
-pub const Result = struct {
+pub const ChunkResult = struct {
     out: escape.Out,
-    entries: std.ArrayList(Entry) = .empty,
-    /// Formatted error details, NUL-terminated back to back (chunk and record header errors).
-    details: std.ArrayList(u8) = .empty,
+    entries: std.ArrayList(RecordResult) = .empty,
+    /// Formatted error details (chunk and record header errors).
+    details: errors.Details = .{},
     slot: u32 = 0,
     /// The slot is the one a cut file ends inside: its `incomplete chunk` line is our extra
     /// (shared-fixtures/README.md) and never stops a run (`--stop-after-one-error`).
     partial: bool = false,
 
-    pub fn init(gpa: Allocator) Result {
+    pub fn init(gpa: Allocator) ChunkResult {
         return .{ .out = escape.Out.init(gpa) };
     }
 
-    pub fn deinit(r: *Result) void {
+    pub fn deinit(r: *ChunkResult) void {
         r.details.deinit(r.out.gpa);
         r.entries.deinit(r.out.gpa);
         r.out.deinit();
     }
 
-    pub fn text(r: *const Result, e: *const Entry) []const u8 {
-        return r.out.list.items[e.start..][0..e.len];
+    /// What the CLI prints for `e`: its text when rendered, nothing when it failed.
+    pub fn text(r: *const ChunkResult, e: *const RecordResult) []const u8 {
+        return switch (e.outcome) {
+            .rendered => |span| r.out.list.items[span.start..][0..span.len],
+            .failed => "",
+        };
     }
 };
 
@@ -110,12 +111,12 @@ pub const Result = struct {
 pub const Renderer = struct {
     gpa: Allocator,
     parser: tokens.Parser,
-    json: render_json.Json,
-    settings: *const Settings,
+    json: render_json.JsonRenderer,
+    settings: *const Options,
     visited: std.bit_set.ArrayBitSet(usize, chunk.size) = .initEmpty(),
     /// The chunk being rendered, when the input is read rather than lent.
     window: input.ChunkSlot = .{},
-    programs: program.Cache,
+    programs: program.Programs,
     /// A partial chunk slot's bytes, zero-padded to a whole chunk (allocated on first use).
     partial: ?*[chunk.size]u8 = null,
     /// Compiled programs (scan and replay); off only in tests, to compare with the full
@@ -123,16 +124,16 @@ pub const Renderer = struct {
     compiled: bool = true,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
-    pub fn init(r: *Renderer, gpa: Allocator, settings: *const Settings) void {
+    pub fn init(r: *Renderer, gpa: Allocator, settings: *const Options) void {
         r.* = .{
             .gpa = gpa,
             .parser = tokens.Parser.init(gpa),
             .json = undefined,
             .settings = settings,
-            .programs = program.Cache.init(gpa),
+            .programs = program.Programs.init(gpa),
         };
         r.parser.ansi = settings.ansi;
-        r.json = render_json.Json.init(&r.parser, undefined, settings.ansi, settings.separate_attributes);
+        r.json = render_json.JsonRenderer.init(&r.parser, undefined, settings.ansi, settings.separate_attributes);
     }
 
     pub fn deinit(r: *Renderer) void {
@@ -142,45 +143,38 @@ pub const Renderer = struct {
         r.parser.deinit();
     }
 
-    /// Appends a formatted detail to `res.details`; its position for `Entry.detail_at`.
-    fn addDetail(res: *Result, comptime fmt: []const u8, args: anytype) Allocator.Error!u32 {
-        const at: u32 = @intCast(res.details.items.len);
-        try res.details.print(res.out.gpa, fmt ++ "\x00", args);
-        return at;
+    /// Appends a formatted detail to `res.details`; its position for `RecordResult.detail_at`.
+    fn addDetail(res: *ChunkResult, comptime fmt: []const u8, args: anytype) Allocator.Error!u32 {
+        return res.details.add(res.out.gpa, fmt, args);
     }
 
-    fn chunkError(res: *Result, slot: u32, kind: chunk.Kind, detail_at: u32) Allocator.Error!void {
+    fn chunkError(res: *ChunkResult, slot: u32, kind: errors.ErrorKind, detail_at: u32) Allocator.Error!void {
         try res.entries.append(res.out.gpa, .{
             .record_id = null,
             .filetime = 0,
             .slot = slot,
             .file_offset = file_header.chunkOffset(slot),
-            .start = @intCast(res.out.len()),
-            .len = 0,
-            .kind = kind,
-            .detail = "",
-            .detail_at = detail_at,
-            .printed = false,
+            .outcome = .{ .failed = .{ .kind = kind, .detail_at = detail_at } },
         });
     }
 
     /// Renders chunk slot `slot` of `in` into `res` (cleared first).
-    pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *Result) Allocator.Error!void {
+    pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *ChunkResult) Allocator.Error!void {
         const got = in.read(file_header.chunkOffset(slot), &r.window.bytes);
         assert(got.len <= chunk.size);
-        res.details.clearRetainingCapacity();
+        res.details.clear();
         try r.renderEntries(in, slot, got, res);
-        for (res.entries.items) |*e| {
-            const at = e.detail_at orelse continue;
-            // addDetail ended each detail with a NUL: the sentinel is in bounds.
-            const len = std.mem.indexOfScalar(u8, res.details.items[at..], 0).?;
-            e.detail = res.details.items[at .. at + len :0];
-        }
+        for (res.entries.items) |*e| switch (e.outcome) {
+            .rendered => {},
+            .failed => |*f| if (f.detail_at) |at| {
+                f.detail = res.details.get(at);
+            },
+        };
     }
 
     /// A slot that cannot be read whole (past the end, or cut since the input was opened) is
     /// `incomplete chunk`, naming the bytes the read lacked.
-    fn renderEntries(r: *Renderer, in: *const Input, slot: u32, got: []const u8, res: *Result) Allocator.Error!void {
+    fn renderEntries(r: *Renderer, in: *const Input, slot: u32, got: []const u8, res: *ChunkResult) Allocator.Error!void {
         res.out.truncate(0);
         res.entries.clearRetainingCapacity();
         res.slot = slot;
@@ -194,15 +188,15 @@ pub const Renderer = struct {
         const bytes: *const [chunk.size]u8 = got[0..chunk.size];
         if (chunk.isEmpty(bytes)) return;
         if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, try addDetail(res, "found {x}", .{bytes[0..8]}));
-        const header = chunk.Header.read(bytes);
+        const header = chunk.ChunkHeader.read(bytes);
         if (r.settings.validate_checksums) {
-            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, try checksumDetail(res, kind, bytes, &header));
+            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, try res.details.addChecksumDetail(res.out.gpa, kind, bytes, &header));
         }
         if (chunk.stringTableFault(bytes, &r.visited)) |at| {
             return chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{at}));
         }
         try r.parser.resetChunk(bytes);
-        var walker = chunk.Walker.init(bytes, r.settings.recover_records);
+        var walker = records.RecordWalker.init(bytes, r.settings.recover_records);
         return r.walk(res, slot, &walker);
     }
 
@@ -212,7 +206,7 @@ pub const Renderer = struct {
     /// complete records carved from `[512, available)`. The parser sees only the bytes that
     /// are there, so a record that needs a name or definition past the cut fails and, carved,
     /// is dropped.
-    fn renderPartialChunk(r: *Renderer, bytes: []const u8, slot: u32, res: *Result) Allocator.Error!void {
+    fn renderPartialChunk(r: *Renderer, bytes: []const u8, slot: u32, res: *ChunkResult) Allocator.Error!void {
         assert(bytes.len < chunk.size);
         res.partial = true;
         try chunkError(res, slot, .incomplete_chunk, try addDetail(res, "{d} bytes missing", .{chunk.size - bytes.len}));
@@ -226,107 +220,74 @@ pub const Renderer = struct {
         @memcpy(padded[0..bytes.len], bytes);
         @memset(padded[bytes.len..], 0);
         try r.parser.resetChunk(padded[0..bytes.len]);
-        var walker = chunk.Walker.carveOnly(padded, .{ .start = chunk.header_size, .end = @intCast(bytes.len) });
+        var walker = records.RecordWalker.carveOnly(padded, .{ .start = chunk.header_size, .end = @intCast(bytes.len) });
         return r.walk(res, slot, &walker);
     }
 
-    fn walk(r: *Renderer, res: *Result, slot: u32, walker: *chunk.Walker) Allocator.Error!void {
+    fn walk(r: *Renderer, res: *ChunkResult, slot: u32, walker: *records.RecordWalker) Allocator.Error!void {
         while (walker.next()) |step| switch (step) {
             .record => |rec| try r.renderRecord(res, slot, &rec, walker),
             .err => |e| try res.entries.append(res.out.gpa, .{
-                .record_id = e.e.id,
+                .record_id = e.id,
                 .filetime = 0,
                 .slot = slot,
                 .file_offset = file_header.chunkOffset(slot) + e.offset,
-                .start = @intCast(res.out.len()),
-                .len = 0,
-                .kind = e.e.kind,
-                .detail = "",
-                .detail_at = try recordDetail(res, e.e.kind, walker.bytes, e.offset),
-                .printed = false,
+                .outcome = .{ .failed = .{
+                    .kind = e.kind,
+                    .detail_at = try res.details.addRecordDetail(res.out.gpa, e.kind, walker.bytes, e.offset),
+                } },
             }),
         };
     }
 
-    /// The `--validate-checksums` failure details (stored and computed values).
-    fn checksumDetail(res: *Result, kind: chunk.Kind, bytes: *const [chunk.size]u8, h: *const chunk.Header) Allocator.Error!u32 {
-        return switch (kind) {
-            .bad_chunk_header_checksum => addDetail(res, "stored 0x{x:0>8}, computed 0x{x:0>8}", .{ h.header_checksum, chunk.headerChecksum(bytes) }),
-            .bad_chunk_free_space_offset => addDetail(res, "free space offset {d} is outside 512..=65536", .{h.free_space_offset}),
-            .bad_chunk_records_checksum => addDetail(res, "stored 0x{x:0>8}, computed 0x{x:0>8}", .{ h.records_checksum, crc32.hash(bytes[chunk.header_size..h.free_space_offset]) }),
-            else => addDetail(res, "", .{}),
-        };
-    }
-
-    /// The detail of a record header error at chunk offset `pos`, read from the header bytes.
-    fn recordDetail(res: *Result, kind: chunk.Kind, bytes: *const [chunk.size]u8, pos: u32) Allocator.Error!u32 {
-        const rest = bytes[@min(pos, chunk.size)..];
-        const le = struct {
-            fn read(b: []const u8, at: usize, comptime T: type) T {
-                if (b.len < at + @sizeOf(T)) return 0;
-                return std.mem.readInt(T, b[at..][0..@sizeOf(T)], .little);
-            }
-        }.read;
-        return switch (kind) {
-            .bad_record_magic => addDetail(res, "found {x}", .{rest[0..@min(rest.len, 4)]}),
-            .truncated_record_header => addDetail(res, "{d} bytes left in the chunk", .{rest.len}),
-            .bad_record_timestamp => addDetail(res, "FILETIME 0x{x:0>16}", .{le(rest, 16, u64)}),
-            .bad_record_size => addDetail(res, "size {d}", .{le(rest, 4, u32)}),
-            else => addDetail(res, "", .{}),
-        };
-    }
-
-    fn renderRecord(r: *Renderer, res: *Result, slot: u32, rec: *const chunk.Record, walker: *chunk.Walker) Allocator.Error!void {
+    fn renderRecord(r: *Renderer, res: *ChunkResult, slot: u32, rec: *const records.RecordHeader, walker: *records.RecordWalker) Allocator.Error!void {
         const mark = res.out.len();
-        const printed = r.settings.wanted(rec.id);
-        var entry: Entry = .{
+        var entry: RecordResult = .{
             .record_id = rec.id,
             .filetime = rec.filetime,
             .slot = slot,
             .file_offset = file_header.chunkOffset(slot) + rec.offset,
-            .start = @intCast(mark),
-            .len = 0,
-            .kind = null,
-            .detail = "",
-            .printed = printed,
             .recovered = rec.recovered,
+            .outcome = undefined,
         };
-        r.writeRecord(&res.out, rec) catch |e| {
+        if (r.writeRecord(&res.out, rec)) {
+            // `--events` excludes it: rendered (the caches learn from it), never an entry.
+            if (!r.settings.wantsRecord(rec.id)) return res.out.truncate(mark);
+            const len: u32 = @intCast(res.out.len() - mark);
+            entry.outcome = .{ .rendered = .{ .start = @intCast(mark), .len = len } };
+        } else |e| {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             res.out.truncate(mark);
             // Carved hits that fail are noise, not errors (5.4).
             if (rec.recovered) return walker.rejectCarved(rec);
-            entry.kind = .bad_binxml;
-            entry.detail = binxmlDetail(e);
-            entry.printed = false;
-        };
-        if (!printed) res.out.truncate(mark);
-        entry.len = @intCast(res.out.len() - mark);
+            entry.outcome = .{ .failed = .{ .kind = .bad_binxml, .detail = errors.binxmlDetail(e) } };
+        }
         try res.entries.append(res.out.gpa, entry);
     }
 
-    fn writeRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record) tokens.Error!void {
+    fn writeRecord(r: *Renderer, out: *escape.Out, rec: *const records.RecordHeader) tokens.Error!void {
         const p = &r.parser;
         p.resetRecord();
-        const start = rec.offset + chunk.record_header_size;
+        const start = rec.offset + records.record_header_size;
         const end = rec.binxmlEnd();
         // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
         if (end == start) return error.EmptyBinXml;
         const s = r.settings;
         if (s.show_record_number and s.format != .jsonl) {
             try out.write("Record ");
-            try values.writeUnsigned(out, rec.id);
+            try values_format.writeInt(out, rec.id);
             if (rec.recovered) try out.write(" (recovered)");
             try out.byte('\n');
         }
         const text_start = out.len();
-        const format: values.Format = .{ .chunk = p.chunk, .ansi = s.ansi };
+        const format: values_format.Format = .{ .chunk = p.chunk, .ansi = s.ansi };
         // Fast path: a compiled program for the record's signature, read from the bytes.
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
         const compiled = r.compiled and s.mta == null;
-        if (compiled and try r.programs.scan(p, start, end)) {
-            if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
-        }
+        if (compiled) switch (try r.programs.sign(p, start, end)) {
+            .hit => |prog| return r.replayRecord(out, &prog, format, rec, text_start),
+            .miss, .unsupported => {},
+        };
         p.resetRecord();
         // Unused BinXml values (shared-fixtures/README.md): the reference compiles no program
         // for JSON with separate attributes.
@@ -334,33 +295,34 @@ pub const Renderer = struct {
         const top = try p.parseStream(start, end, .record);
         // The record stream itself must be that one instance, as the value streams below.
         if (p.deferred) |first| if (top.len != 1 or !template.isWholeInstance(p, start, end)) return first;
-        var capture: ?*program.Capture = null;
+        var recorder: ?*program.Recorder = null;
         if (compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
-            if (try r.programs.sign(p, p.edges(top)[0])) {
-                if (r.programs.find()) |prog| return r.replayRecord(out, prog, format, rec, text_start);
-                capture = r.programs.beginCapture(text_start);
+            switch (try r.programs.signTree(p, p.edges(top)[0])) {
+                .hit => |prog| return r.replayRecord(out, &prog, format, rec, text_start),
+                .miss => recorder = r.programs.beginRecorder(text_start),
+                .unsupported => {},
             }
         }
-        const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .a = p.event_name });
+        const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .ref = .{ .name = p.event_name } });
         switch (s.format) {
             .xml => {
-                var x: render_xml.Xml = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent, .capture = capture };
+                var x: render_xml.XmlRenderer = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent, .recorder = recorder };
                 try x.writeRecord(root);
             },
             .json, .jsonl => {
                 r.json.out = out;
-                r.json.capture = capture;
-                defer r.json.capture = null;
+                r.json.recorder = recorder;
+                defer r.json.recorder = null;
                 try r.json.writeRecord(root);
             },
         }
-        if (capture != null) try r.programs.endCapture(out);
+        if (recorder != null) try r.programs.store(out);
         if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
         try r.finishRecord(out, rec, text_start);
     }
 
     /// Splices the record's `RenderingInfo` (from `--mta`) into its rendered text.
-    fn addRenderingInfo(r: *Renderer, out: *escape.Out, file: *const mta.MtaFile, format: values.Format, root: u32, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
+    fn addRenderingInfo(r: *Renderer, out: *escape.Out, file: *const mta.MtaFile, format: values_format.Format, root: u32, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         var scratch = escape.Out.init(out.gpa);
         defer scratch.deinit();
         const fields = try mta.eventFields(&r.parser, format, root, &scratch) orelse return;
@@ -370,13 +332,13 @@ pub const Renderer = struct {
         assert(spliced);
     }
 
-    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values.Format, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
+    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values_format.Format, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         try r.programs.replay(prog, out, format);
         if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
         return r.finishRecord(out, rec, text_start);
     }
 
-    inline fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const chunk.Record, text_start: usize) tokens.Error!void {
+    inline fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         _ = r;
         if (rec.recovered) try carve.markRecovered(out, text_start);
         try out.byte('\n');
@@ -384,51 +346,24 @@ pub const Renderer = struct {
     }
 };
 
-/// The `bad binxml` detail vocabulary (shared-fixtures/README.md): one phrase per error of
-/// the parser, the same phrases as the Rust engine's `error::binxml_detail`.
-pub fn binxmlDetail(e: tokens.Error) [:0]const u8 {
-    return switch (e) {
-        error.InvalidToken => "invalid token",
-        error.BadState => "token out of place",
-        error.NestingTooDeep => "nested too deeply",
-        error.ValueOutsideElement => "value outside an element",
-        error.TemplateRoot => "template definition without exactly one root element",
-        error.TemplateInDefinition => "template instance inside a template definition",
-        error.TooManyNodes => "too many nodes",
-        error.InvalidName => "name is not valid UTF-16",
-        error.ElementInAttribute, error.PiInAttribute => "element or PI inside an attribute value",
-        error.PiDataWithoutTarget => "PI data without target",
-        error.OutputTooLarge => "record output too large",
-        error.EmptyBinXml => "empty BinXML",
-        error.OutOfBounds => "out of bounds",
-        error.InvalidValueType => "invalid value type",
-        error.OddStringSize => "odd-sized UTF-16 string",
-        error.BadSizeTSize => "bad SizeT or EvtHandle size",
-        error.MisalignedArray => "misaligned array",
-        error.InvalidAnsi => "invalid ANSI sequence",
-        error.UnsupportedValueType => "unsupported value type",
-        error.OutOfMemory => "out of memory",
-    };
-}
-
 /// An EVTX input (a file read by windows, or lent bytes), its header and its chunk slots in
 /// output order: the entry point of the library. Render with `run` (all chunks, N threads,
 /// in order) or chunk by chunk with a `Renderer`.
-pub const File = struct {
+pub const EvtxFile = struct {
     input: Input,
     header: file_header.FileHeader,
     /// Chunk slots in output order (3.3).
     order: []u32,
 
     /// Reads the file header and every chunk header (not the chunks).
-    pub fn open(gpa: Allocator, in: Input, settings: *const Settings) (file_header.Error || Allocator.Error)!File {
+    pub fn open(gpa: Allocator, in: Input, settings: *const Options) (file_header.Error || Allocator.Error)!EvtxFile {
         var block: [file_header.block_size]u8 = undefined;
         const header = try file_header.parseBlock(in.read(0, &block), in.size);
         const order = try chunkOrder(gpa, &in, &header, settings);
         return .{ .input = in, .header = header, .order = order };
     }
 
-    pub fn deinit(f: *File, gpa: Allocator) void {
+    pub fn deinit(f: *EvtxFile, gpa: Allocator) void {
         gpa.free(f.order);
     }
 };
@@ -436,7 +371,7 @@ pub const File = struct {
 /// The slots to process, in output order (3.3), from the chunk headers (one 512-byte read
 /// each); whole chunks are read only for slots past `chunk_slots` (a header block larger
 /// than 4096 bytes).
-pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.FileHeader, settings: *const Settings) Allocator.Error![]u32 {
+pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.FileHeader, settings: *const Options) Allocator.Error![]u32 {
     const slots = header.chunk_slots;
     var oldest: u64 = 0;
     var oldest_id: ?u64 = null;
@@ -468,7 +403,7 @@ pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.F
             if (chunk.isEmpty(bytes)) continue;
             if (!chunk.hasMagic(bytes)) break;
             if (settings.validate_checksums) {
-                const h = chunk.Header.read(bytes);
+                const h = chunk.ChunkHeader.read(bytes);
                 if (chunk.validateChecksums(bytes, &h) != null) break;
             }
         }
@@ -494,154 +429,6 @@ fn cutSlot(in: *const Input) ?u32 {
     return @intCast(slot);
 }
 
-/// Receives chunk results in output order. Returning an error stops the dump.
-pub const Consumer = struct {
-    context: *anyopaque,
-    consume: *const fn (context: *anyopaque, result: *const Result) anyerror!void,
-};
-
-/// Most worker threads `run` uses, whatever it is asked (same value as the Rust engine's
-/// `MAX_THREADS`): past a few per core, more workers only cost memory (a renderer, a window
-/// and two results each) and stacks, not speed.
-pub const threads_max = limits.threads_max;
-
-/// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
-/// are used) and feeds `consumer` in order.
-pub fn run(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, threads: usize, consumer: Consumer) anyerror!void {
-    assert(threads >= 1);
-    if (threads == 1 or order.len <= 1) return runInline(gpa, in, order, settings, consumer);
-    var pipeline: Pipeline = undefined;
-    try pipeline.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
-    defer pipeline.deinit();
-    return pipeline.drive(consumer);
-}
-
-/// One thread: read and render each slot in turn on the caller's thread (a read-ahead
-/// thread that overlapped the copy was measured slower: PERF.md H10c).
-fn runInline(gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, consumer: Consumer) anyerror!void {
-    const renderer = try gpa.create(Renderer);
-    defer gpa.destroy(renderer);
-    renderer.init(gpa, settings);
-    defer renderer.deinit();
-    var result = Result.init(gpa);
-    defer result.deinit();
-    for (order) |slot| {
-        try renderer.renderChunk(in, slot, &result);
-        try consumer.consume(consumer.context, &result);
-    }
-}
-
-/// Workers take jobs in order; results go to a window of 2 x threads slots that the
-/// consumer drains strictly in job order. A worker waits for its slot to be drained, so no
-/// more than `window` chunks are ever rendered ahead of the consumer.
-const Pipeline = struct {
-    gpa: Allocator,
-    in: *const Input,
-    order: []const u32,
-    settings: *const Settings,
-    mutex: std.Thread.Mutex = .{},
-    cond: std.Thread.Condition = .{},
-    next_job: usize = 0,
-    /// Per window slot: the job it holds, and whether it is rendered.
-    window_job: []usize,
-    window_ready: []bool,
-    results: []Result,
-    renderers: []Renderer,
-    workers: []std.Thread,
-    stop: bool = false,
-    failed: ?anyerror = null,
-
-    fn init(pl: *Pipeline, gpa: Allocator, in: *const Input, order: []const u32, settings: *const Settings, threads: usize) !void {
-        assert(threads >= 2 and threads <= threads_max);
-        const window = 2 * threads;
-        pl.* = .{
-            .gpa = gpa,
-            .in = in,
-            .order = order,
-            .settings = settings,
-            .window_job = try gpa.alloc(usize, window),
-            .window_ready = try gpa.alloc(bool, window),
-            .results = try gpa.alloc(Result, window),
-            .renderers = try gpa.alloc(Renderer, threads),
-            .workers = try gpa.alloc(std.Thread, threads),
-        };
-        for (pl.window_job, pl.window_ready, pl.results, 0..) |*j, *rd, *res, i| {
-            j.* = i; // Slot i first holds job i.
-            rd.* = false;
-            res.* = Result.init(gpa);
-        }
-        for (pl.renderers) |*r| r.init(gpa, settings);
-    }
-
-    fn deinit(pl: *Pipeline) void {
-        for (pl.results) |*r| r.deinit();
-        for (pl.renderers) |*r| r.deinit();
-        pl.gpa.free(pl.window_job);
-        pl.gpa.free(pl.window_ready);
-        pl.gpa.free(pl.results);
-        pl.gpa.free(pl.renderers);
-        pl.gpa.free(pl.workers);
-    }
-
-    fn worker(pl: *Pipeline, r: *Renderer) void {
-        const window = pl.results.len;
-        while (true) {
-            pl.mutex.lock();
-            const job = pl.next_job;
-            if (job >= pl.order.len or pl.stop) {
-                pl.mutex.unlock();
-                return;
-            }
-            pl.next_job += 1;
-            const w = job % window;
-            while (pl.window_job[w] != job and !pl.stop) pl.cond.wait(&pl.mutex);
-            pl.mutex.unlock();
-            if (pl.stop) return;
-            const err = r.renderChunk(pl.in, pl.order[job], &pl.results[w]);
-            pl.mutex.lock();
-            if (err) |_| {} else |e| {
-                pl.failed = e;
-                pl.stop = true;
-            }
-            pl.window_ready[w] = true;
-            pl.cond.broadcast();
-            pl.mutex.unlock();
-        }
-    }
-
-    fn drive(pl: *Pipeline, consumer: Consumer) anyerror!void {
-        var spawned: usize = 0;
-        defer {
-            pl.mutex.lock();
-            pl.stop = true;
-            pl.cond.broadcast();
-            pl.mutex.unlock();
-            for (pl.workers[0..spawned]) |t| t.join();
-        }
-        for (pl.renderers, 0..) |*r, i| {
-            pl.workers[i] = try std.Thread.spawn(.{}, worker, .{ pl, r });
-            spawned += 1;
-        }
-        const window = pl.results.len;
-        for (0..pl.order.len) |job| {
-            const w = job % window;
-            pl.mutex.lock();
-            while (!pl.window_ready[w] and !pl.stop) pl.cond.wait(&pl.mutex);
-            if (pl.failed) |e| {
-                pl.mutex.unlock();
-                return e;
-            }
-            pl.mutex.unlock();
-            try consumer.consume(consumer.context, &pl.results[w]);
-            pl.mutex.lock();
-            pl.window_ready[w] = false;
-            pl.window_job[w] = job + window;
-            pl.cond.broadcast();
-            pl.mutex.unlock();
-        }
-    }
-};
-
 // ---------------------------------------------------------------------------------------
 const testing = @import("testing.zig");
 
@@ -654,15 +441,15 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
     defer gpa.free(file);
     const in = Input.fromBytes(file);
 
-    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    var f = try File.open(gpa, in, &settings);
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var f = try EvtxFile.open(gpa, in, &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{0}, f.order);
     const renderer = try gpa.create(Renderer);
     defer gpa.destroy(renderer);
     renderer.init(gpa, &settings);
     defer renderer.deinit();
-    var result = Result.init(gpa);
+    var result = ChunkResult.init(gpa);
     defer result.deinit();
     // Twice: a renderer is reused across chunks.
     for (0..2) |_| {
@@ -682,7 +469,7 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
     const random = prng.random();
     const mutated = try gpa.dupe(u8, file);
     defer gpa.free(mutated);
-    const formats = [_]OutputFormat{ .jsonl, .xml, .json };
+    const formats = [_]Format{ .jsonl, .xml, .json };
     for (0..300) |round| {
         @memcpy(mutated, file);
         const flips = 1 + random.uintLessThan(usize, 8);
@@ -698,19 +485,19 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         try renderer.renderChunk(&in, 0, &result);
         try renderer.renderChunk(&Input.fromBytes(mutated), 0, &result);
         for (result.entries.items) |*e| {
-            if (e.kind == null) try std.testing.expect(e.len > 0);
+            if (e.outcome == .rendered) try std.testing.expect(e.outcome.rendered.len > 0);
         }
         const cold = try gpa.create(Renderer);
         defer gpa.destroy(cold);
         cold.init(gpa, &settings);
         defer cold.deinit();
-        var cold_result = Result.init(gpa);
+        var cold_result = ChunkResult.init(gpa);
         defer cold_result.deinit();
         try cold.renderChunk(&Input.fromBytes(mutated), 0, &cold_result);
         try std.testing.expectEqual(cold_result.entries.items.len, result.entries.items.len);
         for (cold_result.entries.items, result.entries.items) |*c, *w| {
-            try std.testing.expectEqual(c.kind, w.kind);
-            try std.testing.expectEqualStrings(c.detail, w.detail);
+            try std.testing.expectEqual(c.kind(), w.kind());
+            try std.testing.expectEqualStrings(c.detail(), w.detail());
             try std.testing.expectEqualStrings(cold_result.text(c), result.text(w));
         }
     }
@@ -751,9 +538,9 @@ test "the scan path agrees with the full parse, record by record" {
     defer gpa.free(file);
     const in = Input.fromBytes(file);
 
-    for ([_]OutputFormat{ .jsonl, .xml }) |format| {
-        const settings: Settings = .{ .format = format, .indent = false, .show_record_number = false };
-        var results: [2]Result = .{ Result.init(gpa), Result.init(gpa) };
+    for ([_]Format{ .jsonl, .xml }) |format| {
+        const settings: Options = .{ .format = format, .indent = false, .show_record_number = false };
+        var results: [2]ChunkResult = .{ ChunkResult.init(gpa), ChunkResult.init(gpa) };
         defer for (&results) |*res| res.deinit();
         for ([_]bool{ true, false }, &results) |compiled, *res| {
             const renderer = try gpa.create(Renderer);
@@ -769,44 +556,20 @@ test "the scan path agrees with the full parse, record by record" {
         const parsed = &results[1];
         try std.testing.expectEqual(@as(usize, cases.len), scanned.entries.items.len);
         for (scanned.entries.items, parsed.entries.items) |*s, *f| {
-            try std.testing.expectEqual(f.kind, s.kind);
-            try std.testing.expectEqualStrings(f.detail, s.detail);
+            try std.testing.expectEqual(f.kind(), s.kind());
+            try std.testing.expectEqualStrings(f.detail(), s.detail());
             try std.testing.expectEqualStrings(parsed.text(f), scanned.text(s));
         }
         const e = scanned.entries.items;
-        try std.testing.expectEqualStrings("invalid token", e[2].detail);
-        try std.testing.expectEqualStrings("odd-sized UTF-16 string", e[3].detail);
-        try std.testing.expectEqual(@as(?chunk.Kind, null), e[4].kind);
-        try std.testing.expectEqual(@as(?chunk.Kind, null), e[5].kind);
+        try std.testing.expectEqualStrings("invalid token", e[2].detail());
+        try std.testing.expectEqualStrings("odd-sized UTF-16 string", e[3].detail());
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[4].kind());
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[5].kind());
         if (format == .jsonl) inline for (cases, 0..) |c, i| {
             if (@TypeOf(c[5]) != @TypeOf(null)) try std.testing.expectEqualStrings(c[5] ++ "\n", scanned.text(&e[i]));
         };
     }
 }
-
-/// Test consumer: every entry's text, and `<slot>:<kind>` for errors, in output order.
-const Collect = struct {
-    gpa: Allocator,
-    text: std.ArrayList(u8) = .empty,
-
-    fn consume(context: *anyopaque, result: *const Result) anyerror!void {
-        const c: *Collect = @ptrCast(@alignCast(context));
-        for (result.entries.items) |*e| {
-            if (e.kind) |k| {
-                try c.text.print(c.gpa, "{d}:{s}@{x}\n", .{ e.slot, k.text(), e.file_offset });
-            } else try c.text.appendSlice(c.gpa, result.text(e));
-        }
-    }
-
-    fn runOver(gpa: Allocator, in: *const Input, settings: *const Settings, threads: usize) ![]u8 {
-        var f = try File.open(gpa, in.*, settings);
-        defer f.deinit(gpa);
-        var c: Collect = .{ .gpa = gpa };
-        errdefer c.text.deinit(gpa);
-        try run(gpa, &f.input, f.order, settings, threads, .{ .context = &c, .consume = consume });
-        return c.text.toOwnedSlice(gpa);
-    }
-};
 
 test "a file read by windows renders as the same bytes lent; a cut file gives incomplete chunks" {
     const gpa = std.testing.allocator;
@@ -827,19 +590,19 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
     const file = try tmp.dir.openFile("six.evtx", .{});
     defer file.close();
     const read = try Input.fromFile(file);
-    const settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    const settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
 
-    const lent = try Collect.runOver(gpa, &Input.fromBytes(bytes), &settings, 1);
+    const lent = try testing.Collect.runOver(gpa, &Input.fromBytes(bytes), &settings, 1);
     defer gpa.free(lent);
     try std.testing.expectEqual(@as(usize, slots), std.mem.count(u8, lent, "\"EventID\":4608"));
     for ([_]usize{ 1, 2, 3 }) |threads| {
-        const got = try Collect.runOver(gpa, &read, &settings, threads);
+        const got = try testing.Collect.runOver(gpa, &read, &settings, threads);
         defer gpa.free(got);
         try std.testing.expectEqualStrings(lent, got);
     }
 
     // Cut in the middle of slot 4 after the order is known: slots 4 and 5 are incomplete.
-    var f = try File.open(gpa, read, &settings);
+    var f = try EvtxFile.open(gpa, read, &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqual(@as(usize, slots), f.order.len);
     {
@@ -848,47 +611,12 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
         try w.setEndPos(file_header.chunkOffset(4) + 100);
     }
     for ([_]usize{ 1, 2 }) |threads| {
-        var c: Collect = .{ .gpa = gpa };
+        var c: testing.Collect = .{ .gpa = gpa };
         defer c.text.deinit(gpa);
-        try run(gpa, &f.input, f.order, &settings, threads, .{ .context = &c, .consume = Collect.consume });
+        try pipeline.run(gpa, &f.input, f.order, &settings, threads, .{ .context = &c, .consume = testing.Collect.consume });
         try std.testing.expectEqual(@as(usize, 4), std.mem.count(u8, c.text.items, "\"EventID\":4608"));
         try std.testing.expect(std.mem.endsWith(u8, c.text.items, "}\n4:incomplete chunk@41000\n5:incomplete chunk@51000\n"));
     }
-}
-
-/// Record `id` of the recovery tests: an instance of `<E><A>%0</A></E>` (defined inline
-/// when `def` is null) with value `id` as UInt32.
-fn carveTestRecord(b: *testing.Builder, id: u32, def: *?u32) u32 {
-    const at = b.beginRecord();
-    b.fragment();
-    if (def.*) |d| b.instanceOf(d) else {
-        const size_at = b.beginInstance();
-        def.* = size_at - 20;
-        b.fragment();
-        b.open("E", 0xFFFF, false);
-        b.closeStart();
-        b.open("A", 0xFFFF, false);
-        b.closeStart();
-        b.sub(0, false, values.T.uint32);
-        b.end();
-        b.end();
-        b.byte(0x00);
-        b.endDefinition(size_at);
-    }
-    var value: [4]u8 = undefined;
-    std.mem.writeInt(u32, &value, id, .little);
-    b.valueList(&.{.{ .vtype = values.T.uint32, .bytes = &value }});
-    b.byte(0x00);
-    b.endRecord(at, id);
-    return at;
-}
-
-fn renderSlot(gpa: Allocator, file: []const u8, slot: u32, settings: *const Settings, res: *Result) !void {
-    const renderer = try gpa.create(Renderer);
-    defer gpa.destroy(renderer);
-    renderer.init(gpa, settings);
-    defer renderer.deinit();
-    try renderer.renderChunk(&Input.fromBytes(file), slot, res);
 }
 
 test "recover records: slack carved after the last live record, noise skipped, marks" {
@@ -896,19 +624,19 @@ test "recover records: slack carved after the last live record, noise skipped, m
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
     var def: ?u32 = null;
-    _ = carveTestRecord(&b, 1, &def);
-    const last = carveTestRecord(&b, 2, &def);
+    _ = testing.carveTestRecord(&b, 1, &def);
+    const last = testing.carveTestRecord(&b, 2, &def);
     const live_end = b.pos;
     // Stale bytes past the chunk's last record: record 3, then record 4 whose BinXML is
     // invalid and whose span holds record 5, then a record magic with a wrong size copy.
-    _ = carveTestRecord(&b, 3, &def);
+    _ = testing.carveTestRecord(&b, 3, &def);
     const noise = b.beginRecord();
     b.byte(0x4A);
     b.raw("pad.");
-    _ = carveTestRecord(&b, 5, &def);
+    _ = testing.carveTestRecord(&b, 5, &def);
     b.raw("tail");
     b.endRecord(noise, 4);
-    const bad_copy = carveTestRecord(&b, 6, &def);
+    const bad_copy = testing.carveTestRecord(&b, 6, &def);
     std.mem.writeInt(u32, b.chunk[b.pos - 4 ..][0..4], 7, .little);
     _ = bad_copy;
     const file = try testing.fileWithRecords(gpa, &b, 2, last);
@@ -916,14 +644,14 @@ test "recover records: slack carved after the last live record, noise skipped, m
     // The chunk header says the live area ends after record 2.
     std.mem.writeInt(u32, file[4096 + 48 ..][0..4], live_end, .little);
 
-    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    var res = Result.init(gpa);
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var res = ChunkResult.init(gpa);
     defer res.deinit();
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     try std.testing.expectEqual(@as(usize, 2), res.entries.items.len);
 
     settings.recover_records = true;
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     const expected = [_]struct { id: u64, recovered: bool, text: []const u8 }{
         .{ .id = 1, .recovered = false, .text = "{\"E\":{\"A\":1}}\n" },
         .{ .id = 2, .recovered = false, .text = "{\"E\":{\"A\":2}}\n" },
@@ -932,7 +660,7 @@ test "recover records: slack carved after the last live record, noise skipped, m
     };
     try std.testing.expectEqual(expected.len, res.entries.items.len);
     for (expected, res.entries.items) |x, *e| {
-        try std.testing.expectEqual(@as(?chunk.Kind, null), e.kind);
+        try std.testing.expectEqual(@as(?errors.ErrorKind, null), e.kind());
         try std.testing.expectEqual(@as(?u64, x.id), e.record_id);
         try std.testing.expectEqual(x.recovered, e.recovered);
         try std.testing.expectEqualStrings(x.text, res.text(e));
@@ -941,10 +669,33 @@ test "recover records: slack carved after the last live record, noise skipped, m
     settings.format = .xml;
     settings.indent = true;
     settings.show_record_number = true;
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     try std.testing.expectEqual(@as(usize, 4), res.entries.items.len);
     try std.testing.expect(std.mem.startsWith(u8, res.text(&res.entries.items[1]), "Record 2\n" ++ render_xml.declaration ++ "<E>"));
     try std.testing.expect(std.mem.startsWith(u8, res.text(&res.entries.items[2]), "Record 3 (recovered)\n" ++ render_xml.declaration ++ "<!-- recovered -->\n<E>"));
+}
+
+test "records --events excludes get no entry; the others keep their bytes" {
+    const gpa = std.testing.allocator;
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    var def: ?u32 = null;
+    _ = testing.carveTestRecord(&b, 1, &def);
+    _ = testing.carveTestRecord(&b, 2, &def);
+    const last = testing.carveTestRecord(&b, 3, &def);
+    const file = try testing.fileWithRecords(gpa, &b, 3, last);
+    defer gpa.free(file);
+    // The reference prints only the records whose id is in a range (`--events 2,5-9`).
+    const events = [_]options.Range{ .{ .first = 2, .last = 2 }, .{ .first = 5, .last = 9 } };
+    const settings: Options = .{ .format = .jsonl, .show_record_number = false, .events = &events };
+    var res = ChunkResult.init(gpa);
+    defer res.deinit();
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
+    try std.testing.expectEqual(@as(usize, 1), res.entries.items.len);
+    const e = &res.entries.items[0];
+    try std.testing.expectEqual(@as(?u64, 2), e.record_id);
+    try std.testing.expectEqualStrings("{\"E\":{\"A\":2}}\n", res.text(e));
+    try std.testing.expectEqualStrings(res.out.list.items, res.text(e));
 }
 
 test "a log cut inside its last chunk: one incomplete chunk error, complete records carved" {
@@ -952,30 +703,30 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
     var def: ?u32 = null;
-    _ = carveTestRecord(&b, 1, &def);
-    _ = carveTestRecord(&b, 2, &def);
-    const last = carveTestRecord(&b, 3, &def);
+    _ = testing.carveTestRecord(&b, 1, &def);
+    _ = testing.carveTestRecord(&b, 2, &def);
+    const last = testing.carveTestRecord(&b, 3, &def);
     const cut = last + 10; // Inside record 3.
     const one = try testing.fileWithRecords(gpa, &b, 3, last);
     defer gpa.free(one);
     const file = try std.mem.concat(gpa, u8, &.{ one, one[4096..][0..cut] });
     defer gpa.free(file);
 
-    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    var f = try File.open(gpa, Input.fromBytes(file), &settings);
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var f = try EvtxFile.open(gpa, Input.fromBytes(file), &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{ 0, 1 }, f.order);
-    var res = Result.init(gpa);
+    var res = ChunkResult.init(gpa);
     defer res.deinit();
     for ([_]bool{ false, true }) |recover| {
         settings.recover_records = recover;
-        try renderSlot(gpa, file, 1, &settings, &res);
+        try testing.renderSlot(gpa, file, 1, &settings, &res);
         const e = res.entries.items;
         try std.testing.expectEqual(@as(usize, if (recover) 3 else 1), e.len);
-        try std.testing.expectEqual(@as(?chunk.Kind, .incomplete_chunk), e[0].kind);
+        try std.testing.expectEqual(@as(?errors.ErrorKind, .incomplete_chunk), e[0].kind());
         try std.testing.expectEqual(file_header.chunkOffset(1), e[0].file_offset);
         var missing: [32]u8 = undefined;
-        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&missing, "{d} bytes missing", .{chunk.size - cut}), e[0].detail);
+        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&missing, "{d} bytes missing", .{chunk.size - cut}), e[0].detail());
         if (recover) {
             try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":1}}\n", res.text(&e[1]));
             try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
@@ -983,23 +734,23 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     }
     // `--validate-checksums` cannot check a partial chunk: the error alone.
     settings.validate_checksums = true;
-    try renderSlot(gpa, file, 1, &settings, &res);
+    try testing.renderSlot(gpa, file, 1, &settings, &res);
     try std.testing.expectEqual(@as(usize, 1), res.entries.items.len);
     // Bytes without the chunk magic there are ignored, as the reference ignores them.
     const junk = try std.mem.concat(gpa, u8, &.{ one, "not a chunk" });
     defer gpa.free(junk);
-    var g = try File.open(gpa, Input.fromBytes(junk), &settings);
+    var g = try EvtxFile.open(gpa, Input.fromBytes(junk), &settings);
     defer g.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{0}, g.order);
 }
 
 test "a BinXml value that fails is read only if its template uses it" {
     const gpa = std.testing.allocator;
-    const T = values.T;
+    const T = values_decode.T;
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
     var def: ?u32 = null;
-    _ = carveTestRecord(&b, 1, &def);
+    _ = testing.carveTestRecord(&b, 1, &def);
     // A nested instance whose definition lies outside the chunk: it cannot be parsed.
     const broken = [_]u8{ 0x0F, 0x01, 0x01, 0x00, 0x0C, 0x01, 0, 0, 0, 0, 0x00, 0xFF, 0xFF, 0xFF, 0x00 };
     const two = [_]u8{ 2, 0, 0, 0 };
@@ -1031,23 +782,23 @@ test "a BinXml value that fails is read only if its template uses it" {
     const file = try testing.fileWithRecords(gpa, &b, 2, last);
     defer gpa.free(file);
 
-    var settings: Settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .recover_records = true };
-    var res = Result.init(gpa);
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false, .recover_records = true };
+    var res = ChunkResult.init(gpa);
     defer res.deinit();
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     var e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 3), e.len);
     try std.testing.expectEqualStrings("{\"E\":{\"A\":1}}\n", res.text(&e[0]));
     // A live record too: the reference's compiled lane renders live records alike
     // (shared-fixtures/README.md, "Unused BinXML values"; fixture carving/unused-binxml).
-    try std.testing.expectEqual(@as(?chunk.Kind, null), e[1].kind);
+    try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[1].kind());
     try std.testing.expectEqualStrings("{\"E\":{\"A\":2}}\n", res.text(&e[1]));
     try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
     // JSON with separate attributes: the reference has no compiled lane, record 2 fails and
     // record 3 is dropped.
     settings.separate_attributes = true;
-    try renderSlot(gpa, file, 0, &settings, &res);
+    try testing.renderSlot(gpa, file, 0, &settings, &res);
     e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 2), e.len);
-    try std.testing.expectEqual(@as(?chunk.Kind, .bad_binxml), e[1].kind);
+    try std.testing.expectEqual(@as(?errors.ErrorKind, .bad_binxml), e[1].kind());
 }

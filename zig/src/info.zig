@@ -18,6 +18,7 @@ const Writer = std.Io.Writer;
 const file_header = @import("file_header.zig");
 const chunk = @import("chunk.zig");
 const crc32 = @import("crc32.zig");
+const bytes_le = @import("bytes.zig");
 const input = @import("input.zig");
 const Input = input.Input;
 
@@ -104,29 +105,25 @@ fn columnWidths(in: *const Input, slots: u64) [columns.len]usize {
     for (0..slots) |slot| {
         const bytes = in.read(file_header.chunkOffset(slot), &head);
         if (bytes.len < width_bytes or !chunk.hasMagic(bytes)) continue;
-        cell.set("{d}-{d}", .{ readInt(u64, bytes, 8), readInt(u64, bytes, 16) });
+        cell.set("{d}-{d}", .{ bytes_le.le(u64, bytes, 8), bytes_le.le(u64, bytes, 16) });
         widths[2] = @max(widths[2], cell.len);
-        cell.set("{d}-{d}", .{ readInt(u64, bytes, 24), readInt(u64, bytes, 32) });
+        cell.set("{d}-{d}", .{ bytes_le.le(u64, bytes, 24), bytes_le.le(u64, bytes, 32) });
         widths[3] = @max(widths[3], cell.len);
         var w: Writer = .fixed(&cell.buf);
-        writeFlags(readInt(u32, bytes, 120), &chunk_flags, &w) catch unreachable;
+        writeFlags(bytes_le.le(u32, bytes, 120), &chunk_flags, &w) catch unreachable;
         widths[4] = @max(widths[4], w.end);
     }
     return widths;
 }
 
-fn readInt(comptime T: type, bytes: []const u8, at: usize) T {
-    return std.mem.readInt(T, bytes[at..][0..@sizeOf(T)], .little);
-}
-
 fn writeHeader(file: []const u8, size: u64, out: *Writer) Writer.Error!void {
     assert(file.len == file_header.block_size);
     const body = size - file_header.block_size;
-    const flags = readInt(u32, file, 120);
-    const stored = readInt(u32, file, 124);
+    const flags = bytes_le.le(u32, file, 120);
+    const stored = bytes_le.le(u32, file, 124);
     const computed = crc32.hash(file[0..120]);
     try out.writeAll("File header\n");
-    try out.print("  {s:<16} {d}.{d}\n", .{ "Version", readInt(u16, file, 38), readInt(u16, file, 36) });
+    try out.print("  {s:<16} {d}.{d}\n", .{ "Version", bytes_le.le(u16, file, 38), bytes_le.le(u16, file, 36) });
     try out.print("  {s:<16} ", .{"Flags"});
     try writeFlags(flags, &header_flags, out);
     try out.print("\n  {s:<16} ", .{"CRC32"});
@@ -137,11 +134,11 @@ fn writeHeader(file: []const u8, size: u64, out: *Writer) Writer.Error!void {
     } else {
         try out.print("BAD (stored 0x{x:0>8}, computed 0x{x:0>8})\n", .{ stored, computed });
     }
-    try out.print("  {s:<16} {d}\n", .{ "First chunk", readInt(u64, file, 8) });
-    try out.print("  {s:<16} {d}\n", .{ "Last chunk", readInt(u64, file, 16) });
-    try out.print("  {s:<16} {d}\n", .{ "Next record ID", readInt(u64, file, 24) });
-    try out.print("  {s:<16} {d} (the file has room for {d})\n", .{ "Chunk count", readInt(u16, file, 42), body / chunk.size });
-    try out.print("  {s:<16} {d} (block {d})\n", .{ "Header size", readInt(u32, file, 32), readInt(u16, file, 40) });
+    try out.print("  {s:<16} {d}\n", .{ "First chunk", bytes_le.le(u64, file, 8) });
+    try out.print("  {s:<16} {d}\n", .{ "Last chunk", bytes_le.le(u64, file, 16) });
+    try out.print("  {s:<16} {d}\n", .{ "Next record ID", bytes_le.le(u64, file, 24) });
+    try out.print("  {s:<16} {d} (the file has room for {d})\n", .{ "Chunk count", bytes_le.le(u16, file, 42), body / chunk.size });
+    try out.print("  {s:<16} {d} (block {d})\n", .{ "Header size", bytes_le.le(u32, file, 32), bytes_le.le(u16, file, 40) });
     if (body % chunk.size > 0) try out.print("  {s:<16} {d}, after the last chunk\n", .{ "Trailing bytes", body % chunk.size });
 }
 
@@ -200,18 +197,18 @@ fn chunkRow(got: []const u8, slot: usize, row: *Row, totals: *Totals) void {
         return;
     }
     totals.used += 1;
-    const flags = readInt(u32, bytes, 120);
+    const flags = bytes_le.le(u32, bytes, 120);
     const no_crc = flags & chunk.flag_no_crc32 != 0;
-    const header_ok = no_crc or readInt(u32, bytes, 124) == chunk.headerChecksum(bytes);
-    const free_space = readInt(u32, bytes, 48);
+    const header_ok = no_crc or bytes_le.le(u32, bytes, 124) == chunk.headerChecksum(bytes);
+    const free_space = bytes_le.le(u32, bytes, 48);
     const records_ok = no_crc or (free_space >= chunk.header_size and free_space <= chunk.size and
-        readInt(u32, bytes, 52) == crc32.hash(bytes[chunk.header_size..free_space]));
+        bytes_le.le(u32, bytes, 52) == crc32.hash(bytes[chunk.header_size..free_space]));
     if (!header_ok or !records_ok) totals.failing += 1;
-    const first = readInt(u64, bytes, 8);
-    const last = readInt(u64, bytes, 16);
+    const first = bytes_le.le(u64, bytes, 8);
+    const last = bytes_le.le(u64, bytes, 16);
     if (last >= first) totals.records +%= std.math.add(u64, last - first, 1) catch std.math.maxInt(u64);
     row.cells[2].set("{d}-{d}", .{ first, last });
-    row.cells[3].set("{d}-{d}", .{ readInt(u64, bytes, 24), readInt(u64, bytes, 32) });
+    row.cells[3].set("{d}-{d}", .{ bytes_le.le(u64, bytes, 24), bytes_le.le(u64, bytes, 32) });
     var w: Writer = .fixed(&row.cells[4].buf);
     writeFlags(flags, &chunk_flags, &w) catch unreachable;
     row.cells[4].len = w.end;

@@ -24,9 +24,21 @@ pub const program_bytes_max = 32 << 20;
 /// `EVTX_LIMIT_INSTANCE_VALUES`: values one template instance may declare (the reference's
 /// preflight limit).
 pub const instance_values_max = 4096;
+/// `EVTX_LIMIT_PROGRAM_VALUES`: substitution values one compiled program reads, one instance's
+/// cap; a record with more (nested instances) renders the slow way, to the same bytes.
+pub const program_values_max = 4096;
+/// `EVTX_LIMIT_PROGRAM_ARRAY_ITEMS`: array items one signature describes one by one (their
+/// emptiness is one 64-bit mask); a longer array renders the slow way, to the same bytes.
+pub const program_array_items_max = 64;
+/// `EVTX_LIMIT_DEFER_DEPTH`: nested BinXml values whose failure waits until the record uses
+/// them (shared-fixtures/README.md, "Unused BinXML values"); deeper ones fail at once.
+pub const defer_depth_max = 8;
 
 comptime {
     // The element depth bounds one stream; rendering spans nested streams and never less.
     if (render_depth_max < element_depth_max) @compileError("render depth below element depth");
     if (record_output_bytes_max > chunk_output_bytes_max) @compileError("record above chunk output");
+    // A program reads at most one instance's values, and array items fit the 64-bit mask.
+    if (program_values_max > instance_values_max) @compileError("program values above instance");
+    if (program_array_items_max > 64) @compileError("array items past the emptiness mask");
 }

@@ -9,8 +9,11 @@
 //! the bytes it claims are known to be there. All memory lives in one arena.
 const std = @import("std");
 const tokens = @import("tokens.zig");
-const values = @import("values.zig");
+const tree = @import("tree.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
+const bytes_le = @import("bytes.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 
@@ -190,16 +193,6 @@ fn findMessage(messages: []const Message, index: u32) ?*const Message {
     return &messages[i];
 }
 
-fn readU32(b: []const u8, at: usize) ?u32 {
-    if (at > b.len or b.len - at < 4) return null;
-    return std.mem.readInt(u32, b[at..][0..4], .little);
-}
-
-fn readU64(b: []const u8, at: usize) ?u64 {
-    if (at > b.len or b.len - at < 8) return null;
-    return std.mem.readInt(u64, b[at..][0..8], .little);
-}
-
 /// `b[start..start+len]`, or null when it passes the end.
 fn slice(b: []const u8, start: u64, len: u64) ?[]const u8 {
     if (start > b.len or len > b.len - start) return null;
@@ -275,8 +268,8 @@ const Records = struct {
         while (!r.done) {
             if (r.slot == 100) {
                 if (r.header.len != 0) {
-                    const next_page = readU64(r.header, page_next).?;
-                    if (next_page == readU64(r.header, page_self).?) {
+                    const next_page = bytes_le.getU64(r.header, page_next).?;
+                    if (next_page == bytes_le.getU64(r.header, page_self).?) {
                         r.done = true;
                         return null;
                     }
@@ -293,10 +286,10 @@ const Records = struct {
                 };
                 assert(r.header.len == page_header_size);
                 // An empty page has 0 here; its slots are not read.
-                r.slot = if (readU32(r.header, 0).? == 0) 100 else 0;
+                r.slot = if (bytes_le.getU32(r.header, 0).? == 0) 100 else 0;
                 continue;
             }
-            const offset = readU64(r.header, page_slots + 8 * r.slot).?;
+            const offset = bytes_le.getU64(r.header, page_slots + 8 * r.slot).?;
             r.slot += 1;
             if (offset == 0) continue;
             const bad: Diagnostic = .{ .corrupt = .{ .what = "record", .offset = r.s.at(offset) } };
@@ -318,7 +311,7 @@ const Records = struct {
 
 fn readU32OrNull(b: []const u8, at: u64) ?u32 {
     if (at > b.len) return null;
-    return readU32(b, @intCast(at));
+    return bytes_le.getU32(b, @intCast(at));
 }
 
 /// Parses an `.MTA` file; on `error.Invalid`, `diag` says why (the first fault found).
@@ -335,8 +328,8 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
         diag.* = .{ .invalid_magic = bytes[0..8].* };
         return error.Invalid;
     }
-    const major = readU32(bytes, 8);
-    const minor = readU32(bytes, 12);
+    const major = bytes_le.getU32(bytes, 8);
+    const minor = bytes_le.getU32(bytes, 12);
     if (major == null or minor == null) {
         diag.* = header_bad;
         return error.Invalid;
@@ -345,7 +338,7 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
         diag.* = .{ .unsupported_version = .{ .major = major.?, .minor = minor.? } };
         return error.Invalid;
     }
-    const count = readU32(bytes, 20) orelse {
+    const count = bytes_le.getU32(bytes, 20) orelse {
         diag.* = header_bad;
         return error.Invalid;
     };
@@ -354,9 +347,9 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
     var k: u32 = 0;
     while (k < count) : (k += 1) {
         const at: u64 = offset;
-        const start = readU64(bytes, offset);
-        const size = readU64(bytes, offset + 8);
-        const name_len = readU32(bytes, offset + 16);
+        const start = bytes_le.getU64(bytes, offset);
+        const size = bytes_le.getU64(bytes, offset + 8);
+        const name_len = bytes_le.getU32(bytes, offset + 16);
         if (start == null or size == null or name_len == null) {
             diag.* = .{ .corrupt = .{ .what = "section descriptor", .offset = at } };
             return error.Invalid;
@@ -389,7 +382,7 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
     var messages: std.ArrayList(Message) = .empty;
     var records = Records.init(msg);
     while (try records.next(diag)) |r| {
-        const len = readU32(r.payload, 0);
+        const len = bytes_le.getU32(r.payload, 0);
         const text = if (len) |l| slice(r.payload, 4, l) else null;
         if (text == null) {
             diag.* = .{ .corrupt = .{ .what = "MSG entry", .offset = r.at } };
@@ -402,8 +395,8 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
     var events: std.ArrayList(Event) = .empty;
     records = Records.init(evt);
     while (try records.next(diag)) |r| {
-        const id = readU64(r.payload, 0);
-        const message = readU64(r.payload, 8);
+        const id = bytes_le.getU64(r.payload, 0);
+        const message = bytes_le.getU64(r.payload, 8);
         if (id == null or message == null) {
             diag.* = .{ .corrupt = .{ .what = "EVT entry", .offset = r.at } };
             return error.Invalid;
@@ -469,20 +462,20 @@ fn parsePublisher(a: Allocator, payload: []const u8, messages: []const Message) 
     var offset: usize = 0;
     var tables: [4]Table = .{ .empty, .empty, .empty, .empty };
     for (&tables, 0..) |*table, t| {
-        const count = readU32(payload, offset) orelse return null;
+        const count = bytes_le.getU32(payload, offset) orelse return null;
         const entries = slice(payload, offset + 4, @as(u64, count) * 8) orelse return null;
         offset += 4 + entries.len;
         const mask: u32 = if (t == 1) 0xffff else std.math.maxInt(u32);
         var i: usize = 0;
         while (i < entries.len) : (i += 8) {
-            const key = readU32(entries, i).? & mask;
-            const index = readU32(entries, i + 4).?;
+            const key = bytes_le.getU32(entries, i).? & mask;
+            const index = bytes_le.getU32(entries, i + 4).?;
             const text = (findMessage(messages, index) orelse continue).text;
             const gop = try table.getOrPut(a, key);
             if (!gop.found_existing) gop.value_ptr.* = text;
         }
     }
-    const name_len = readU32(payload, offset) orelse return null;
+    const name_len = bytes_le.getU32(payload, offset) orelse return null;
     const name = slice(payload, offset + 4, name_len) orelse return null;
     return .{
         .name = try decodeUtf16(a, name),
@@ -496,14 +489,14 @@ fn parsePublisher(a: Allocator, payload: []const u8, messages: []const Message) 
 /// Reads the `System` fields of a materialized record tree: null when the record gets no
 /// `RenderingInfo` (the root is not `Event`, has no `System`, or has a `RenderingInfo`).
 /// `scratch` holds the provider name the result points into.
-pub fn eventFields(p: *const tokens.Parser, f: values.Format, root: u32, scratch: *escape.Out) Allocator.Error!?EventFields {
+pub fn eventFields(p: *const tokens.Parser, f: values_format.Format, root: u32, scratch: *escape.Out) Allocator.Error!?EventFields {
     const r = p.node(root);
-    if (r.kind != .element or !std.mem.eql(u8, p.nameText(r.a), "Event")) return null;
-    var system: ?*const tokens.Node = null;
+    if (r.kind != .element or !std.mem.eql(u8, p.nameText(r.ref.name), "Event")) return null;
+    var system: ?*const tree.Node = null;
     for (p.edges(r.kids)) |id| {
         const n = p.node(id);
         if (n.kind != .element) continue;
-        const name = p.nameText(n.a);
+        const name = p.nameText(n.ref.name);
         if (std.mem.eql(u8, name, "System")) {
             if (system == null) system = n;
         } else if (std.mem.eql(u8, name, "RenderingInfo")) return null;
@@ -520,7 +513,7 @@ pub fn eventFields(p: *const tokens.Parser, f: values.Format, root: u32, scratch
     for (p.edges(sys.kids)) |id| {
         const n = p.node(id);
         if (n.kind != .element) continue;
-        const name = p.nameText(n.a);
+        const name = p.nameText(n.ref.name);
         const kids = p.edges(n.kids);
         if (std.mem.eql(u8, name, "Provider")) {
             provider = attribute(p, n, "Name");
@@ -556,10 +549,10 @@ fn narrow(comptime T: type, v: ?u64) T {
     return std.math.cast(T, x) orelse 0;
 }
 
-fn hasContent(p: *const tokens.Parser, n: *const tokens.Node) bool {
+fn hasContent(p: *const tokens.Parser, n: *const tree.Node) bool {
     return switch (n.kind) {
-        .value => !tokens.isFragment(n) and !values.isEmpty(p.chunk, n.value()),
-        .cdata => n.b > 0,
+        .value => !tree.isFragment(n) and !values_decode.isEmpty(p.chunk, n.value()),
+        .cdata => n.size.len > 0,
         .char_ref, .entity_ref => true,
         else => false,
     };
@@ -567,10 +560,10 @@ fn hasContent(p: *const tokens.Parser, n: *const tokens.Node) bool {
 
 /// The items of the first attribute `name` with content (the reference's tree leaves out
 /// attributes whose substitutions are empty); none when there is none.
-fn attribute(p: *const tokens.Parser, element: *const tokens.Node, name: []const u8) []const u32 {
+fn attribute(p: *const tokens.Parser, element: *const tree.Node, name: []const u8) []const u32 {
     for (p.edges(element.attrs)) |id| {
         const attr = p.node(id);
-        if (!std.mem.eql(u8, p.nameText(attr.a), name)) continue;
+        if (!std.mem.eql(u8, p.nameText(attr.ref.name), name)) continue;
         const items = p.edges(attr.kids);
         for (items) |item| {
             if (hasContent(p, p.node(item))) return items;
@@ -580,12 +573,12 @@ fn attribute(p: *const tokens.Parser, element: *const tokens.Node, name: []const
 }
 
 /// Appends the concatenated string text of `items` (other nodes read as nothing).
-fn stringText(p: *const tokens.Parser, f: values.Format, items: []const u32, out: *escape.Out) Allocator.Error!void {
+fn stringText(p: *const tokens.Parser, f: values_format.Format, items: []const u32, out: *escape.Out) Allocator.Error!void {
     for (items) |id| {
         const n = p.node(id);
         if (n.kind != .value) continue;
-        if (n.vtype != values.T.string and n.vtype != values.T.ansi) continue;
-        values.writeText(out, f, n.value(), .raw) catch |e| switch (e) {
+        if (n.vtype != values_decode.T.string and n.vtype != values_decode.T.ansi) continue;
+        values_format.writeValue(out, f, n.value(), .raw) catch |e| switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
             // An undecodable ANSI string reads as what decoded before it.
             else => {},
@@ -594,27 +587,27 @@ fn stringText(p: *const tokens.Parser, f: values.Format, items: []const u32, out
 }
 
 /// One integer value, or else the text in decimal or `0x` hex (Rust's `u64` parsing).
-fn number(p: *const tokens.Parser, f: values.Format, items: []const u32, scratch: *escape.Out) Allocator.Error!?u64 {
+fn number(p: *const tokens.Parser, f: values_format.Format, items: []const u32, scratch: *escape.Out) Allocator.Error!?u64 {
     if (items.len == 1) {
         const n = p.node(items[0]);
         if (n.kind == .value) {
-            const T = values.T;
+            const T = values_decode.T;
             const c = p.chunk;
-            const at = n.a;
+            const at = n.ref.offset;
             const fits = struct {
                 fn ok(chunk: []const u8, start: u32, len: u32, need: u32) bool {
                     return len >= need and start <= chunk.len and chunk.len - start >= need;
                 }
             }.ok;
             const v: ?u64 = switch (n.vtype) {
-                T.uint8 => if (fits(c, at, n.b, 1)) c[at] else null,
-                T.uint16 => if (fits(c, at, n.b, 2)) std.mem.readInt(u16, c[at..][0..2], .little) else null,
-                T.uint32, T.hex32 => if (fits(c, at, n.b, 4)) std.mem.readInt(u32, c[at..][0..4], .little) else null,
-                T.uint64, T.hex64 => if (fits(c, at, n.b, 8)) std.mem.readInt(u64, c[at..][0..8], .little) else null,
-                T.int8 => if (fits(c, at, n.b, 1)) std.math.cast(u64, @as(i8, @bitCast(c[at]))) else null,
-                T.int16 => if (fits(c, at, n.b, 2)) std.math.cast(u64, std.mem.readInt(i16, c[at..][0..2], .little)) else null,
-                T.int32 => if (fits(c, at, n.b, 4)) std.math.cast(u64, std.mem.readInt(i32, c[at..][0..4], .little)) else null,
-                T.int64 => if (fits(c, at, n.b, 8)) std.math.cast(u64, std.mem.readInt(i64, c[at..][0..8], .little)) else null,
+                T.uint8 => if (fits(c, at, n.size.len, 1)) c[at] else null,
+                T.uint16 => if (fits(c, at, n.size.len, 2)) std.mem.readInt(u16, c[at..][0..2], .little) else null,
+                T.uint32, T.hex32 => if (fits(c, at, n.size.len, 4)) std.mem.readInt(u32, c[at..][0..4], .little) else null,
+                T.uint64, T.hex64 => if (fits(c, at, n.size.len, 8)) std.mem.readInt(u64, c[at..][0..8], .little) else null,
+                T.int8 => if (fits(c, at, n.size.len, 1)) std.math.cast(u64, @as(i8, @bitCast(c[at]))) else null,
+                T.int16 => if (fits(c, at, n.size.len, 2)) std.math.cast(u64, std.mem.readInt(i16, c[at..][0..2], .little)) else null,
+                T.int32 => if (fits(c, at, n.size.len, 4)) std.math.cast(u64, std.mem.readInt(i32, c[at..][0..4], .little)) else null,
+                T.int64 => if (fits(c, at, n.size.len, 8)) std.math.cast(u64, std.mem.readInt(i64, c[at..][0..8], .little)) else null,
                 else => null,
             };
             if (v != null) return v;

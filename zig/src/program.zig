@@ -4,10 +4,11 @@
 //! value its normalised type and emptiness (what every rendering decision depends on).
 //!
 //! The first record with a signature renders the slow way (tree copy + renderer) while a
-//! `Capture` records where each substitution value was written; later records with the
-//! same signature replay literals and format their values directly. `scan` finds the
-//! signature and the values of such a record from its bytes, without a tree; `sign` does
-//! the same over a parsed tree when the scan gives up. Programs are per run, shared across
+//! `Recorder` records where each substitution value was written; later records with the
+//! same signature replay literals and format their values directly. `sign` finds the
+//! signature and the values of such a record from its bytes, without a tree (`scan`);
+//! `signTree` does the same over a parsed tree when the scan gives up; both say what the
+//! cache has for it (`Sign`). Programs are per run, shared across
 //! chunks: definitions are identified by a content fingerprint (names by text), not by
 //! their chunk offset. Records the signature cannot describe (arrays with several items,
 //! fragments that are not template instances, Data names built from substitutions) always
@@ -16,21 +17,23 @@ const std = @import("std");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const tree = @import("tree.zig");
 const template = @import("template.zig");
 const Parser = tokens.Parser;
 const Out = escape.Out;
-const T = values.T;
+const T = values_decode.T;
 
 pub const Mode = enum(u8) { json, xml_text, xml_attr };
 
-/// Substitution values one program may reference.
-pub const slots_max = 4096;
+/// Substitution values one program may reference (limits.zig).
+pub const slots_max = limits.program_values_max;
 
-/// Array items a signature describes one by one; longer arrays take the slow path.
-pub const array_items_max = 64;
+/// Array items a signature describes one by one; longer arrays take the slow path (limits.zig).
+pub const array_items_max = limits.program_array_items_max;
 /// `Op.item` of a whole value (not an array item).
 pub const whole_value: u16 = 0xFFFF;
 
@@ -52,8 +55,19 @@ pub const Program = struct {
     tail_len: u32,
 };
 
+/// What the program cache has for one record (`Programs.sign`, `Programs.signTree`), the
+/// Rust engine's `Sign`.
+pub const Sign = union(enum) {
+    /// A program for this signature exists: replay it.
+    hit: Program,
+    /// No program yet: render the slow way, recording under the current signature.
+    miss,
+    /// Not a shape programs describe: render the slow way, do not record.
+    unsupported,
+};
+
 /// Records substitution writes during a slow-path rendering.
-pub const Capture = struct {
+pub const Recorder = struct {
     start: usize,
     ops: std.ArrayList(Write) = .empty,
     /// A substitution influenced the output beyond its own text (e.g. a Data name).
@@ -68,7 +82,7 @@ pub const programs_max = limits.programs_max;
 pub const program_bytes_max = limits.program_bytes_max;
 
 /// Per-renderer cache of compiled programs, kept across chunks.
-pub const Cache = struct {
+pub const Programs = struct {
     gpa: Allocator,
     programs: std.ArrayList(Program) = .empty,
     by_hash: std.AutoHashMapUnmanaged(u64, u32) = .empty,
@@ -77,14 +91,14 @@ pub const Cache = struct {
     literals: std.ArrayList(u8) = .empty,
     /// Scratch: the current record's signature and its substitution values by slot.
     signature: std.ArrayList(u32) = .empty,
-    slots: std.ArrayList(values.Value) = .empty,
-    capture: Capture = .{ .start = 0 },
+    slots: std.ArrayList(values_decode.Value) = .empty,
+    recorder: Recorder = .{ .start = 0 },
 
-    pub fn init(gpa: Allocator) Cache {
+    pub fn init(gpa: Allocator) Programs {
         return .{ .gpa = gpa };
     }
 
-    pub fn deinit(c: *Cache) void {
+    pub fn deinit(c: *Programs) void {
         c.programs.deinit(c.gpa);
         c.by_hash.deinit(c.gpa);
         c.signatures.deinit(c.gpa);
@@ -92,17 +106,17 @@ pub const Cache = struct {
         c.literals.deinit(c.gpa);
         c.signature.deinit(c.gpa);
         c.slots.deinit(c.gpa);
-        c.capture.ops.deinit(c.gpa);
+        c.recorder.ops.deinit(c.gpa);
     }
 
     /// Whether the cache has room for another program (limits.zig): literal bytes plus 8 per
     /// operation, the accounting of the Rust engine's `Programs::store`.
-    fn full(c: *const Cache) bool {
+    fn full(c: *const Programs) bool {
         return c.programs.items.len >= programs_max or
             c.literals.items.len + 8 * c.ops.items.len > program_bytes_max;
     }
 
-    pub fn clear(c: *Cache) void {
+    pub fn clear(c: *Programs) void {
         c.programs.clearRetainingCapacity();
         c.by_hash.clearRetainingCapacity();
         c.signatures.clearRetainingCapacity();
@@ -110,23 +124,38 @@ pub const Cache = struct {
         c.literals.clearRetainingCapacity();
     }
 
-    /// Computes the signature of the record rooted at instance `root` and numbers its
-    /// substitution values. False when the record needs the slow path.
-    pub fn sign(c: *Cache, p: *Parser, root: u32) Allocator.Error!bool {
-        c.signature.clearRetainingCapacity();
-        c.slots.clearRetainingCapacity();
-        return c.signInstance(p, root);
+    /// The program lookup of the record stream `start..end`, read from the chunk bytes
+    /// (`scan`): `.hit` replays, `.miss` and `.unsupported` take the full parse (which may
+    /// then `signTree`). The Rust engine's `Programs::sign`.
+    pub fn sign(c: *Programs, p: *Parser, start: u32, end: u32) Allocator.Error!Sign {
+        if (!try c.scan(p, start, end)) return .unsupported;
+        return c.lookup();
     }
 
-    fn signInstance(c: *Cache, p: *Parser, inst_index: u32) Allocator.Error!bool {
+    /// The program lookup of a parsed record rooted at instance `root`, for when the byte
+    /// scan gave up: `.miss` records the slow path's output under the signature.
+    pub fn signTree(c: *Programs, p: *Parser, root: u32) Allocator.Error!Sign {
+        c.signature.clearRetainingCapacity();
+        c.slots.clearRetainingCapacity();
+        if (!try c.signInstance(p, root)) return .unsupported;
+        return c.lookup();
+    }
+
+    /// The current signature's program, or `.miss`.
+    fn lookup(c: *const Programs) Sign {
+        const prog = c.find() orelse return .miss;
+        return .{ .hit = prog.* };
+    }
+
+    fn signInstance(c: *Programs, p: *Parser, inst_index: u32) Allocator.Error!bool {
         const inst = p.node(inst_index).*;
         assert(inst.kind == .instance);
         if (inst.kids.len > slots_max) return false;
-        try c.signHead(template.fingerprint(p, inst.a), inst.kids.len);
+        try c.signHead(template.fingerprint(p, inst.ref.definition), inst.kids.len);
         const vals = p.edges(inst.kids);
         for (vals) |vi| {
             const v = p.node(vi);
-            if (v.flags & tokens.flag_failed != 0) return false;
+            if (v.flags & tree.flag_failed != 0) return false;
             if (v.vtype == T.binxml) {
                 const kids = v.kids;
                 try c.reserve(1);
@@ -142,13 +171,13 @@ pub const Cache = struct {
             if (!try c.signValue(p.chunk, v.value())) return false;
             const vm = p.nodeMut(vi);
             vm.dep = @intCast(c.slots.items.len - 1);
-            vm.flags |= tokens.flag_slot;
+            vm.flags |= tree.flag_slot;
         }
         return true;
     }
 
     /// Signature words of an instance: its definition's fingerprint and value count.
-    fn signHead(c: *Cache, fp: u64, count: u32) Allocator.Error!void {
+    fn signHead(c: *Programs, fp: u64, count: u32) Allocator.Error!void {
         assert(count <= slots_max);
         // Most values then find their room already reserved.
         try c.signature.ensureUnusedCapacity(c.gpa, 3 + count);
@@ -159,20 +188,24 @@ pub const Cache = struct {
     }
 
     /// Signs substitution value `v` (not BinXml) and numbers it as the next slot.
-    inline fn signValue(c: *Cache, chunk: []const u8, v: values.Value) Allocator.Error!bool {
+    inline fn signValue(
+        c: *Programs,
+        chunk: []const u8,
+        v: values_decode.Value,
+    ) Allocator.Error!bool {
         assert(v.vtype != T.binxml);
         if (c.slots.items.len >= slots_max) return false;
         if (v.vtype > T.array) return c.signArray(chunk, v);
-        const empty: u32 = @intFromBool(values.isEmptyScalar(chunk, v));
+        const empty: u32 = @intFromBool(values_decode.isEmptyScalar(chunk, v));
         try c.reserve(1);
         c.signature.appendAssumeCapacity(v.vtype | (empty << 8));
         c.slots.appendAssumeCapacity(v);
         return true;
     }
 
-    fn signArray(c: *Cache, chunk: []const u8, v: values.Value) Allocator.Error!bool {
+    fn signArray(c: *Programs, chunk: []const u8, v: values_decode.Value) Allocator.Error!bool {
         assert(v.vtype > T.array);
-        const count = values.itemCount(chunk, v);
+        const count = values_decode.itemCount(chunk, v);
         if (count > array_items_max) return false;
         try c.reserve(4);
         c.signature.appendAssumeCapacity(v.vtype | (@as(u32, @intFromBool(count == 0)) << 8));
@@ -180,10 +213,10 @@ pub const Cache = struct {
             // Expanded arrays: the item count and which string items are empty (an
             // empty item produces no node) decide the structure.
             var mask: u64 = 0;
-            var it = values.Items.init(chunk, v);
+            var it = values_decode.Items.init(chunk, v);
             var k: u6 = 0;
             while (it.next()) |item| : (k +%= 1) {
-                if (values.isEmpty(chunk, item)) mask |= @as(u64, 1) << k;
+                if (values_decode.isEmpty(chunk, item)) mask |= @as(u64, 1) << k;
             }
             c.signature.appendSliceAssumeCapacity(&.{ @intCast(count), @truncate(mask), @truncate(mask >> 32) });
         }
@@ -192,7 +225,7 @@ pub const Cache = struct {
     }
 
     /// Room for `words` more signature words and one more slot.
-    inline fn reserve(c: *Cache, words: usize) Allocator.Error!void {
+    inline fn reserve(c: *Programs, words: usize) Allocator.Error!void {
         if (c.signature.capacity - c.signature.items.len < words) try c.signature.ensureUnusedCapacity(c.gpa, words);
         if (c.slots.capacity == c.slots.items.len) try c.slots.ensureUnusedCapacity(c.gpa, 1);
     }
@@ -202,7 +235,7 @@ pub const Cache = struct {
     /// the token parser's order with its checks (definitions are parsed and cached as the
     /// parser would), and gives up (false) on anything else: other token shapes and every
     /// error, which the full parse then reproduces and reports.
-    pub fn scan(c: *Cache, p: *Parser, start: u32, end: u32) Allocator.Error!bool {
+    fn scan(c: *Programs, p: *Parser, start: u32, end: u32) Allocator.Error!bool {
         c.signature.clearRetainingCapacity();
         c.slots.clearRetainingCapacity();
         return c.scanStream(p, start, end) catch |e| switch (e) {
@@ -213,7 +246,7 @@ pub const Cache = struct {
 
     /// A stream of exactly: fragment headers, one template instance, then the end of the
     /// window or an end-of-stream token.
-    fn scanStream(c: *Cache, p: *Parser, start: u32, end: u32) tokens.Error!bool {
+    fn scanStream(c: *Programs, p: *Parser, start: u32, end: u32) tokens.Error!bool {
         assert(end <= p.chunk.len);
         if (p.depth >= tokens.stream_depth_max) return false;
         p.depth += 1;
@@ -227,7 +260,7 @@ pub const Cache = struct {
         return pos >= end or p.chunk[pos] == 0x00;
     }
 
-    fn scanInstance(c: *Cache, p: *Parser, pos: *u32) tokens.Error!bool {
+    fn scanInstance(c: *Programs, p: *Parser, pos: *u32) tokens.Error!bool {
         const head = try template.readInstanceHead(p, pos, .fingerprint);
         if (head.count > slots_max) return false;
         try c.signHead(head.fingerprint, head.count);
@@ -236,8 +269,8 @@ pub const Cache = struct {
             const size = head.size(p.chunk, i);
             const start = pos.*;
             if (start > p.chunk.len) return false;
-            const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .declared);
-            if (template.isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
+            const d = try values_decode.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .declared);
+            if (template.isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
             if (d.value.vtype == T.binxml) {
                 try c.reserve(1);
                 c.signature.appendAssumeCapacity(T.binxml | (1 << 8));
@@ -248,12 +281,12 @@ pub const Cache = struct {
         return true;
     }
 
-    fn hash(c: *const Cache) u64 {
+    fn hash(c: *const Programs) u64 {
         return std.hash.Wyhash.hash(0, std.mem.sliceAsBytes(c.signature.items));
     }
 
     /// The program for the current signature, if compiled.
-    pub fn find(c: *const Cache) ?*const Program {
+    pub fn find(c: *const Programs) ?*const Program {
         const index = c.by_hash.get(c.hash()) orelse return null;
         const prog = &c.programs.items[index];
         const stored = c.signatures.items[prog.signature_start..][0..prog.signature_len];
@@ -262,22 +295,27 @@ pub const Cache = struct {
     }
 
     /// Writes a record with program `prog`.
-    pub fn replay(c: *const Cache, prog: *const Program, out: *Out, f: values.Format) values.Error!void {
+    pub fn replay(
+        c: *const Programs,
+        prog: *const Program,
+        out: *Out,
+        f: values_format.Format,
+    ) values_decode.Error!void {
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
             try out.write(c.literals.items[op.literal_start..][0..op.literal_len]);
             var v = c.slots.items[op.slot];
             if (op.item != whole_value) v = arrayItem(f.chunk, v, op.item);
             switch (op.mode) {
-                .json => try values.writeText(out, f, v, .json),
-                .xml_text => try values.writeText(out, f, v, .xml_text),
-                .xml_attr => try values.writeText(out, f, v, .xml_attr),
+                .json => try values_format.writeValue(out, f, v, .json),
+                .xml_text => try values_format.writeValue(out, f, v, .xml_text),
+                .xml_attr => try values_format.writeValue(out, f, v, .xml_attr),
             }
         }
         try out.write(c.literals.items[prog.tail_start..][0..prog.tail_len]);
     }
 
-    fn arrayItem(chunk: []const u8, v: values.Value, index: u16) values.Value {
-        var it = values.Items.init(chunk, v);
+    fn arrayItem(chunk: []const u8, v: values_decode.Value, index: u16) values_decode.Value {
+        var it = values_decode.Items.init(chunk, v);
         var k: u16 = 0;
         while (it.next()) |item| : (k += 1) {
             if (k == index) return item;
@@ -287,17 +325,17 @@ pub const Cache = struct {
     }
 
     /// Starts capturing a slow-path rendering that begins at output offset `start`.
-    pub fn beginCapture(c: *Cache, start: usize) *Capture {
-        c.capture.start = start;
-        c.capture.ops.clearRetainingCapacity();
-        c.capture.poisoned = false;
-        return &c.capture;
+    pub fn beginRecorder(c: *Programs, start: usize) *Recorder {
+        c.recorder.start = start;
+        c.recorder.ops.clearRetainingCapacity();
+        c.recorder.poisoned = false;
+        return &c.recorder;
     }
 
-    /// Stores the captured rendering `out[capture.start..]` as the current signature's
+    /// Stores the captured rendering `out[recorder.start..]` as the current signature's
     /// program.
-    pub fn endCapture(c: *Cache, out: *const Out) Allocator.Error!void {
-        const cap = &c.capture;
+    pub fn store(c: *Programs, out: *const Out) Allocator.Error!void {
+        const cap = &c.recorder;
         if (cap.poisoned or c.full()) return;
         const text = out.list.items[cap.start..];
         const prog: Program = .{
@@ -327,11 +365,17 @@ pub const Cache = struct {
 };
 
 /// Writes value node `n` for a renderer, recording it when it is a numbered substitution.
-pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: escape.Mode, capture: ?*Capture) values.Error!void {
-    if (capture) |cap| {
-        if (n.flags & tokens.flag_slot != 0) {
+pub fn emit(
+    out: *Out,
+    f: values_format.Format,
+    n: *const tree.Node,
+    comptime mode: escape.Mode,
+    recorder: ?*Recorder,
+) values_decode.Error!void {
+    if (recorder) |cap| {
+        if (n.flags & tree.flag_slot != 0) {
             const begin = out.len() - cap.start;
-            try values.writeText(out, f, n.value(), mode);
+            try values_format.writeValue(out, f, n.value(), mode);
             const m: Mode = switch (mode) {
                 .json => .json,
                 .xml_text => .xml_text,
@@ -343,7 +387,7 @@ pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: e
             return;
         }
     }
-    try values.writeText(out, f, n.value(), mode);
+    try values_format.writeValue(out, f, n.value(), mode);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -352,13 +396,14 @@ pub fn emit(out: *Out, f: values.Format, n: *const tokens.Node, comptime mode: e
 // same signature.
 const testing = @import("testing.zig");
 const dump = @import("dump.zig");
+const options = @import("options.zig");
 
 test "replayed programs give the reference's bytes in every mode; the cache is used" {
     const gpa = std.testing.allocator;
     // wrapped.evtx: 90 records of a few templates over 4 chunks (programs live across chunks).
     const bytes = try testing.readFixture(gpa, "damaged/wrapped.evtx");
     defer gpa.free(bytes);
-    const cases = [_]struct { settings: dump.Settings, expected: []const u8 }{
+    const cases = [_]struct { settings: options.Options, expected: []const u8 }{
         .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false }, .expected = "expected/wrapped.jsonl" },
         .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_attributes = true }, .expected = "expected/wrapped.sep.jsonl" },
         .{ .settings = .{}, .expected = "expected/wrapped.xml" },
@@ -366,7 +411,7 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
     for (&cases) |*case| {
         const expected = try testing.readFixture(gpa, case.expected);
         defer gpa.free(expected);
-        var file = try dump.File.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
+        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
         defer file.deinit(gpa);
         var renderer: dump.Renderer = undefined;
         renderer.init(gpa, &case.settings);
@@ -375,11 +420,11 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
         defer text.deinit(gpa);
         var records: usize = 0;
         for (file.order) |slot| {
-            var result = dump.Result.init(gpa);
+            var result = dump.ChunkResult.init(gpa);
             defer result.deinit();
             try renderer.renderChunk(&file.input, slot, &result);
             for (result.entries.items) |*e| {
-                try std.testing.expect(e.kind == null);
+                try std.testing.expect(e.outcome == .rendered);
                 records += 1;
                 try text.appendSlice(gpa, result.text(e));
             }
@@ -394,7 +439,7 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
 
 test "a signature finds only its own program; clear forgets them all" {
     const gpa = std.testing.allocator;
-    var cache = Cache.init(gpa);
+    var cache = Programs.init(gpa);
     defer cache.deinit();
     var out = Out.init(gpa);
     defer out.deinit();
@@ -405,8 +450,8 @@ test "a signature finds only its own program; clear forgets them all" {
         try std.testing.expect(cache.find() == null);
         out.truncate(0);
         try out.write(if (word == 7) "<seven/>" else "<eight/>");
-        _ = cache.beginCapture(0);
-        try cache.endCapture(&out);
+        _ = cache.beginRecorder(0);
+        try cache.store(&out);
     }
     for ([_]u32{ 7, 8 }) |word| {
         cache.signature.clearRetainingCapacity();
@@ -414,18 +459,18 @@ test "a signature finds only its own program; clear forgets them all" {
         const prog = cache.find() orelse return error.TestExpectedProgram;
         var replayed = Out.init(gpa);
         defer replayed.deinit();
-        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values.default_codec });
+        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values_format.default_codec });
         try std.testing.expectEqualStrings(if (word == 7) "<seven/>" else "<eight/>", replayed.list.items);
     }
     cache.signature.clearRetainingCapacity();
     try cache.signature.appendSlice(gpa, &.{ 7, 8 });
     try std.testing.expect(cache.find() == null);
-    // A poisoned capture (a substitution shaped more than its own text) is not stored.
+    // A poisoned recorder (a substitution shaped more than its own text) is not stored.
     cache.signature.clearRetainingCapacity();
     try cache.signature.append(gpa, 9);
-    const capture = cache.beginCapture(0);
-    capture.poisoned = true;
-    try cache.endCapture(&out);
+    const recorder = cache.beginRecorder(0);
+    recorder.poisoned = true;
+    try cache.store(&out);
     try std.testing.expect(cache.find() == null);
     cache.clear();
     cache.signature.clearRetainingCapacity();
@@ -435,7 +480,7 @@ test "a signature finds only its own program; clear forgets them all" {
 
 test "a full cache refuses new programs and keeps the ones it has (limits.zig)" {
     const gpa = std.testing.allocator;
-    var cache = Cache.init(gpa);
+    var cache = Programs.init(gpa);
     defer cache.deinit();
     var out = Out.init(gpa);
     defer out.deinit();
@@ -444,8 +489,8 @@ test "a full cache refuses new programs and keeps the ones it has (limits.zig)" 
     while (word <= programs_max) : (word += 1) {
         cache.signature.clearRetainingCapacity();
         try cache.signature.append(gpa, word);
-        _ = cache.beginCapture(0);
-        try cache.endCapture(&out);
+        _ = cache.beginRecorder(0);
+        try cache.store(&out);
     }
     try std.testing.expectEqual(@as(usize, programs_max), cache.programs.items.len);
     cache.signature.clearRetainingCapacity();

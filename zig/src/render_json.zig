@@ -4,29 +4,32 @@
 const std = @import("std");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const tree = @import("tree.zig");
 const program = @import("program.zig");
 const Parser = tokens.Parser;
-const Node = tokens.Node;
+const Node = tree.Node;
 const Out = escape.Out;
 const Error = tokens.Error;
 
-/// Rendering depth beyond which a (crafted) record fails instead of exhausting the stack.
+/// Rendering depth beyond which a (crafted) record fails instead of exhausting the stack; the
+/// root element is depth 1 in both renderers (as in the Rust engine's).
 pub const render_depth_max = limits.render_depth_max;
 /// A record's rendered text may not exceed this (12).
 pub const record_bytes_max = limits.record_output_bytes_max;
 
 const Stamp = struct { stamp: u32 = 0, count: u32 = 0 };
-/// A Data-name key rendered into `Json.keybuf`.
+/// A Data-name key rendered into `JsonRenderer.keybuf`.
 const KeyRef = struct { start: u32, len: u32 };
 
 /// Per-thread JSON renderer state, reused across records.
-pub const Json = struct {
+pub const JsonRenderer = struct {
     p: *Parser,
     out: *Out,
-    ansi: values.Codec,
+    ansi: values_format.Codec,
     separate: bool,
     record_start: usize = 0,
     /// Name id -> (object stamp, occurrences) for `_N` key numbering.
@@ -39,9 +42,9 @@ pub const Json = struct {
     /// Rendered Data-name keys of the containers being written (stack discipline).
     keybuf: Out,
     /// Set while a compiled program is being captured.
-    capture: ?*program.Capture = null,
+    recorder: ?*program.Recorder = null,
 
-    pub fn init(p: *Parser, out: *Out, ansi: values.Codec, separate: bool) Json {
+    pub fn init(p: *Parser, out: *Out, ansi: values_format.Codec, separate: bool) JsonRenderer {
         return .{
             .p = p,
             .out = out,
@@ -52,28 +55,28 @@ pub const Json = struct {
         };
     }
 
-    pub fn deinit(j: *Json) void {
+    pub fn deinit(j: *JsonRenderer) void {
         j.keybuf.deinit();
         j.name_counts.deinit(j.p.gpa);
         j.suffixes.deinit(j.p.gpa);
         j.arena.deinit();
     }
 
-    fn fmt(j: *const Json) values.Format {
+    fn fmt(j: *const JsonRenderer) values_format.Format {
         return .{ .chunk = j.p.chunk, .ansi = j.ansi };
     }
 
-    fn emit(j: *Json, v: *const Node) Error!void {
-        return program.emit(j.out, j.fmt(), v, .json, j.capture);
+    fn emit(j: *JsonRenderer, v: *const Node) Error!void {
+        return program.emit(j.out, j.fmt(), v, .json, j.recorder);
     }
 
     /// Writes the record whose root element is `root` (10.1), without a trailing newline.
-    pub fn writeRecord(j: *Json, root: u32) Error!void {
+    pub fn writeRecord(j: *JsonRenderer, root: u32) Error!void {
         _ = j.arena.reset(.retain_capacity);
         j.record_start = j.out.len();
         const n = j.p.node(root).*;
         assert(n.kind == .element);
-        const name = j.p.nameText(n.a);
+        const name = j.p.nameText(n.ref.name);
         try j.out.write("{\"");
         if (j.separate) {
             if (attrText(j, &n)) {
@@ -84,19 +87,19 @@ pub const Json = struct {
             }
             try j.out.write(name);
             try j.out.write("\":");
-            try j.writeValueIgnoringAttributes(&n, false, 0);
+            try j.writeValueIgnoringAttributes(&n, false, 1);
         } else {
             try j.out.write(name);
             try j.out.write("\":");
-            try j.writeValue(&n, false, 0);
+            try j.writeValue(&n, false, 1);
         }
         try j.out.byte('}');
     }
 
-    fn hasContent(j: *const Json, n: *const Node) bool {
+    fn hasContent(j: *const JsonRenderer, n: *const Node) bool {
         return switch (n.kind) {
-            .value => !tokens.isFragment(n) and !values.isEmpty(j.p.chunk, n.value()),
-            .cdata => n.b > 0,
+            .value => !tree.isFragment(n) and !values_decode.isEmpty(j.p.chunk, n.value()),
+            .cdata => n.size.len > 0,
             .char_ref, .entity_ref => true,
             else => false,
         };
@@ -104,7 +107,7 @@ pub const Json = struct {
 
     const Shape = struct { element_kids: u32, has_text: bool };
 
-    fn shape(j: *const Json, n: *const Node) Shape {
+    fn shape(j: *const JsonRenderer, n: *const Node) Shape {
         var s: Shape = .{ .element_kids = 0, .has_text = false };
         for (j.p.edges(n.kids)) |k| {
             const kid = j.p.node(k);
@@ -113,45 +116,45 @@ pub const Json = struct {
         return s;
     }
 
-    fn attrHasContent(j: *const Json, a: *const Node) bool {
+    fn attrHasContent(j: *const JsonRenderer, a: *const Node) bool {
         for (j.p.edges(a.kids)) |item| {
             if (j.hasContent(j.p.node(item))) return true;
         }
         return false;
     }
 
-    fn attrText(j: *const Json, n: *const Node) bool {
+    fn attrText(j: *const JsonRenderer, n: *const Node) bool {
         for (j.p.edges(n.attrs)) |a| {
             if (j.attrHasContent(j.p.node(a))) return true;
         }
         return false;
     }
 
-    fn checkLimits(j: *const Json, depth: u32) Error!void {
+    fn checkLimits(j: *const JsonRenderer, depth: u32) Error!void {
         if (depth > render_depth_max) return error.NestingTooDeep;
         if (j.out.len() - j.record_start > record_bytes_max) return error.OutputTooLarge;
     }
 
     /// Leaf shortcut (10.2 step 1); returns false when it does not apply.
-    fn writeLeaf(j: *Json, n: *const Node) Error!bool {
+    fn writeLeaf(j: *JsonRenderer, n: *const Node) Error!bool {
         if (n.kids.len != 1) return false;
         const kid = j.p.node(j.p.edges(n.kids)[0]);
-        if (kid.kind != .value or tokens.isFragment(kid)) return false;
+        if (kid.kind != .value or tree.isFragment(kid)) return false;
         try j.writeScalar(kid, "null");
         return true;
     }
 
     /// A single value: `empty` if empty, bare if numeric/bool, else a string.
-    fn writeScalar(j: *Json, v: *const Node, empty: []const u8) Error!void {
-        if (values.isEmpty(j.p.chunk, v.value())) return j.out.write(empty);
-        if (values.isBare(v.vtype)) return j.emit(v);
+    fn writeScalar(j: *JsonRenderer, v: *const Node, empty: []const u8) Error!void {
+        if (values_decode.isEmpty(j.p.chunk, v.value())) return j.out.write(empty);
+        if (values_decode.isBare(v.vtype)) return j.emit(v);
         try j.out.byte('"');
         try j.emit(v);
         try j.out.byte('"');
     }
 
     /// The value of an element (10.2).
-    fn writeValue(j: *Json, n: *const Node, container: bool, depth: u32) Error!void {
+    fn writeValue(j: *JsonRenderer, n: *const Node, container: bool, depth: u32) Error!void {
         try j.checkLimits(depth);
         const s = j.shape(n);
         if (n.attrs.len == 0 and s.element_kids == 0 and try j.writeLeaf(n)) return;
@@ -162,7 +165,7 @@ pub const Json = struct {
     }
 
     /// The value of an element ignoring its attributes (10.6).
-    fn writeValueIgnoringAttributes(j: *Json, n: *const Node, container: bool, depth: u32) Error!void {
+    fn writeValueIgnoringAttributes(j: *JsonRenderer, n: *const Node, container: bool, depth: u32) Error!void {
         try j.checkLimits(depth);
         const s = j.shape(n);
         if (s.element_kids == 0 and try j.writeLeaf(n)) return;
@@ -171,7 +174,7 @@ pub const Json = struct {
         try j.writeObject(n, false, s.has_text, container, depth);
     }
 
-    fn writeAttributes(j: *Json, n: *const Node) Error!void {
+    fn writeAttributes(j: *JsonRenderer, n: *const Node) Error!void {
         try j.out.byte('{');
         var first = true;
         for (j.p.edges(n.attrs)) |ai| {
@@ -180,7 +183,7 @@ pub const Json = struct {
             if (!first) try j.out.byte(',');
             first = false;
             try j.out.byte('"');
-            try j.out.write(j.p.nameText(a.a));
+            try j.out.write(j.p.nameText(a.ref.name));
             try j.out.write("\":");
             try j.writeContent(a.kids, false);
         }
@@ -188,7 +191,14 @@ pub const Json = struct {
     }
 
     /// The object of an element (10.3).
-    fn writeObject(j: *Json, n: *const Node, with_attrs: bool, has_text: bool, container: bool, depth: u32) Error!void {
+    fn writeObject(
+        j: *JsonRenderer,
+        n: *const Node,
+        with_attrs: bool,
+        has_text: bool,
+        container: bool,
+        depth: u32,
+    ) Error!void {
         try j.out.byte('{');
         var first = true;
         if (with_attrs) {
@@ -207,7 +217,7 @@ pub const Json = struct {
     }
 
     /// Computes `_N` suffixes for the element children of `n`, pushed on `suffixes`.
-    fn numberKids(j: *Json, n: *const Node) Error!void {
+    fn numberKids(j: *JsonRenderer, n: *const Node) Error!void {
         const names = j.p.names.texts.items.len;
         if (j.name_counts.items.len < names) try j.name_counts.appendNTimes(j.p.gpa, .{}, names - j.name_counts.items.len);
         j.stamp +%= 1;
@@ -218,24 +228,30 @@ pub const Json = struct {
         for (j.p.edges(n.kids)) |k| {
             const kid = j.p.node(k);
             if (kid.kind != .element) continue;
-            const c = &j.name_counts.items[kid.a];
+            const c = &j.name_counts.items[kid.ref.name];
             if (c.stamp != j.stamp) c.* = .{ .stamp = j.stamp, .count = 0 };
             try j.suffixes.append(j.p.gpa, c.count);
             c.count += 1;
         }
     }
 
-    fn writeKey(j: *Json, name: []const u8, suffix: u32, tail: []const u8) Error!void {
+    fn writeKey(j: *JsonRenderer, name: []const u8, suffix: u32, tail: []const u8) Error!void {
         try j.out.byte('"');
         try j.out.write(name);
         if (suffix > 0) {
             try j.out.byte('_');
-            try values.writeUnsigned(j.out, suffix);
+            try values_format.writeInt(j.out, suffix);
         }
         try j.out.write(tail);
     }
 
-    fn writeMembers(j: *Json, n: *const Node, first_in: bool, container: bool, depth: u32) Error!void {
+    fn writeMembers(
+        j: *JsonRenderer,
+        n: *const Node,
+        first_in: bool,
+        container: bool,
+        depth: u32,
+    ) Error!void {
         const base = j.suffixes.items.len;
         defer j.suffixes.shrinkRetainingCapacity(base);
         try j.numberKids(n);
@@ -256,8 +272,8 @@ pub const Json = struct {
     }
 
     /// One ordinary child member (10.3, 10.6).
-    fn writeMember(j: *Json, kid: *const Node, suffix: u32, first: *bool, depth: u32) Error!void {
-        const name = j.p.nameText(kid.a);
+    fn writeMember(j: *JsonRenderer, kid: *const Node, suffix: u32, first: *bool, depth: u32) Error!void {
+        const name = j.p.nameText(kid.ref.name);
         const container = isContainerName(name);
         if (!first.*) try j.out.byte(',');
         first.* = false;
@@ -276,28 +292,28 @@ pub const Json = struct {
         try j.writeValueIgnoringAttributes(kid, container, depth + 1);
     }
 
-    fn isData(j: *const Json, n: *const Node) bool {
-        return n.kind == .element and std.mem.eql(u8, j.p.nameText(n.a), "Data");
+    fn isData(j: *const JsonRenderer, n: *const Node) bool {
+        return n.kind == .element and std.mem.eql(u8, j.p.nameText(n.ref.name), "Data");
     }
 
     /// Renders the JSON text of the `Name` attribute of a Data element into `keybuf`;
     /// false when there is no usable Name.
-    fn dataName(j: *Json, n: *const Node) Error!?KeyRef {
+    fn dataName(j: *JsonRenderer, n: *const Node) Error!?KeyRef {
         for (j.p.edges(n.attrs)) |ai| {
             const a = j.p.node(ai);
-            if (!std.mem.eql(u8, j.p.nameText(a.a), "Name")) continue;
+            if (!std.mem.eql(u8, j.p.nameText(a.ref.name), "Name")) continue;
             if (!j.attrHasContent(a)) return null;
             const saved = j.out;
-            const saved_capture = j.capture;
+            const saved_capture = j.recorder;
             defer j.out = saved;
-            defer j.capture = saved_capture;
-            if (j.capture) |cap| {
+            defer j.recorder = saved_capture;
+            if (j.recorder) |cap| {
                 for (j.p.edges(a.kids)) |item| {
-                    if (j.p.node(item).flags & tokens.flag_slot != 0) cap.poisoned = true;
+                    if (j.p.node(item).flags & tree.flag_slot != 0) cap.poisoned = true;
                 }
             }
             j.out = &j.keybuf;
-            j.capture = null;
+            j.recorder = null;
             const start = j.keybuf.len();
             for (j.p.edges(a.kids)) |item| try j.writeNodeText(j.p.node(item));
             return .{ .start = @intCast(start), .len = @intCast(j.keybuf.len() - start) };
@@ -305,12 +321,12 @@ pub const Json = struct {
         return null;
     }
 
-    fn keyText(j: *const Json, k: KeyRef) []const u8 {
+    fn keyText(j: *const JsonRenderer, k: KeyRef) []const u8 {
         return j.keybuf.list.items[k.start..][0..k.len];
     }
 
     /// Index of the last kid of the run of same-named Data elements starting at `i`.
-    fn runEnd(j: *const Json, n: *const Node, keys: []const ?KeyRef, i: usize) usize {
+    fn runEnd(j: *const JsonRenderer, n: *const Node, keys: []const ?KeyRef, i: usize) usize {
         const key = j.keyText(keys[i].?);
         var last = i;
         var r = i + 1;
@@ -324,7 +340,7 @@ pub const Json = struct {
     }
 
     /// Suffix of each run start of a named container (the data-name counter of 10.5).
-    fn numberRuns(j: *Json, n: *const Node, keys: []const ?KeyRef, suffixes: []u32) Error!void {
+    fn numberRuns(j: *JsonRenderer, n: *const Node, keys: []const ?KeyRef, suffixes: []u32) Error!void {
         // Few distinct names (the normal case): a linear list; many: a hash map.
         var distinct: std.ArrayList(struct { key: []const u8, count: u32 }) = .empty;
         var map: std.StringHashMapUnmanaged(u32) = .empty;
@@ -359,7 +375,13 @@ pub const Json = struct {
         }
     }
 
-    fn writeContainerMembers(j: *Json, n: *const Node, first_in: bool, base: usize, depth: u32) Error!void {
+    fn writeContainerMembers(
+        j: *JsonRenderer,
+        n: *const Node,
+        first_in: bool,
+        base: usize,
+        depth: u32,
+    ) Error!void {
         var first = first_in;
         const kids_len = n.kids.len;
         const keybuf_mark = j.keybuf.len();
@@ -402,7 +424,7 @@ pub const Json = struct {
             try j.out.write(j.keyText(key));
             if (run_suffix[i] > 0) {
                 try j.out.byte('_');
-                try values.writeUnsigned(j.out, run_suffix[i]);
+                try values_format.writeInt(j.out, run_suffix[i]);
             }
             try j.out.write("\":");
             if (last == i) {
@@ -430,7 +452,7 @@ pub const Json = struct {
     }
 
     /// Positional form: `"Data":{"#text":V}`.
-    fn writePositional(j: *Json, n: *const Node, depth: u32) Error!void {
+    fn writePositional(j: *JsonRenderer, n: *const Node, depth: u32) Error!void {
         var count: usize = 0;
         for (j.p.edges(n.kids)) |k| {
             if (j.isData(j.p.node(k))) count += 1;
@@ -450,11 +472,11 @@ pub const Json = struct {
     }
 
     /// The Data value of a container's Data element (10.5).
-    fn writeDataValue(j: *Json, d: *const Node, depth: u32) Error!void {
+    fn writeDataValue(j: *JsonRenderer, d: *const Node, depth: u32) Error!void {
         try j.checkLimits(depth);
         if (d.kids.len == 1) {
             const kid = j.p.node(j.p.edges(d.kids)[0]);
-            if (kid.kind == .value and !tokens.isFragment(kid)) return j.writeScalar(kid, "\"\"");
+            if (kid.kind == .value and !tree.isFragment(kid)) return j.writeScalar(kid, "\"\"");
         }
         const s = j.shape(d);
         if (!s.has_text and s.element_kids == 0) return j.out.write("\"\"");
@@ -463,12 +485,12 @@ pub const Json = struct {
     }
 
     /// Content value of a node list (10.4).
-    fn writeContent(j: *Json, list: tokens.Span, skipping: bool) Error!void {
+    fn writeContent(j: *JsonRenderer, list: tree.Span, skipping: bool) Error!void {
         const kids = j.p.edges(list);
         if (!skipping) {
             if (kids.len == 1) {
                 const only = j.p.node(kids[0]);
-                if (only.kind == .value and values.isBare(only.vtype)) {
+                if (only.kind == .value and values_decode.isBare(only.vtype)) {
                     return j.emit(only);
                 }
             }
@@ -482,7 +504,7 @@ pub const Json = struct {
                     else => if (!j.hasContent(kid)) continue,
                 }
                 remaining += 1;
-                bare = if (kid.kind == .value and values.isBare(kid.vtype)) kid else null;
+                bare = if (kid.kind == .value and values_decode.isBare(kid.vtype)) kid else null;
             }
             if (remaining == 1 and bare != null) return j.emit(bare.?);
         }
@@ -492,19 +514,19 @@ pub const Json = struct {
     }
 
     /// JSON text of one node for concatenation (10.4 table).
-    fn writeNodeText(j: *Json, n: *const Node) Error!void {
+    fn writeNodeText(j: *JsonRenderer, n: *const Node) Error!void {
         switch (n.kind) {
             .value => try j.emit(n),
-            .cdata => try escape.writeUtf16(j.out, j.p.chunk[n.a..][0..n.b], .json),
+            .cdata => try escape.writeUtf16(j.out, j.p.chunk[n.ref.offset..][0..n.size.len], .json),
             .char_ref => {
-                if (n.a >= 0xD800 and n.a < 0xE000) {
+                if (n.ref.code_unit >= 0xD800 and n.ref.code_unit < 0xE000) {
                     try j.out.write("&#");
-                    try values.writeUnsigned(j.out, n.a);
+                    try values_format.writeInt(j.out, n.ref.code_unit);
                     try j.out.byte(';');
-                } else try escape.writeCodepoint(j.out, @intCast(n.a), .json);
+                } else try escape.writeCodepoint(j.out, @intCast(n.ref.code_unit), .json);
             },
             .entity_ref => {
-                const name = j.p.nameText(n.a);
+                const name = j.p.nameText(n.ref.name);
                 const map = [_][2][]const u8{ .{ "quot", "\\\"" }, .{ "apos", "'" }, .{ "amp", "&" }, .{ "lt", "<" }, .{ "gt", ">" } };
                 for (map) |m| {
                     if (std.mem.eql(u8, name, m[0])) return j.out.write(m[1]);

@@ -3,63 +3,65 @@
 //! inline vs one-child-per-line layout, CDATA, references and processing instructions.
 const std = @import("std");
 const assert = std.debug.assert;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
+const tree = @import("tree.zig");
 const program = @import("program.zig");
 const render_json = @import("render_json.zig");
 const Parser = tokens.Parser;
-const Node = tokens.Node;
+const Node = tree.Node;
 const Out = escape.Out;
 const Error = tokens.Error;
 
 pub const declaration = "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
 
-pub const Xml = struct {
+pub const XmlRenderer = struct {
     p: *Parser,
     out: *Out,
-    ansi: values.Codec,
+    ansi: values_format.Codec,
     indent: bool,
     record_start: usize = 0,
     /// Set while a compiled program is being captured.
-    capture: ?*program.Capture = null,
+    recorder: ?*program.Recorder = null,
 
-    fn fmt(x: *const Xml) values.Format {
+    fn fmt(x: *const XmlRenderer) values_format.Format {
         return .{ .chunk = x.p.chunk, .ansi = x.ansi };
     }
 
     /// Writes the declaration and the root element (9.1).
-    pub fn writeRecord(x: *Xml, root: u32) Error!void {
+    pub fn writeRecord(x: *XmlRenderer, root: u32) Error!void {
         x.record_start = x.out.len();
         try x.out.write(declaration);
-        try x.writeElement(x.p.node(root), 0, 0);
+        try x.writeElement(x.p.node(root), 0, 1); // The root is depth 1, as in JSON.
     }
 
-    fn hasContent(x: *const Xml, n: *const Node) bool {
+    fn hasContent(x: *const XmlRenderer, n: *const Node) bool {
         return switch (n.kind) {
-            .value => !tokens.isFragment(n) and !values.isEmpty(x.p.chunk, n.value()),
-            .cdata => n.b > 0,
+            .value => !tree.isFragment(n) and !values_decode.isEmpty(x.p.chunk, n.value()),
+            .cdata => n.size.len > 0,
             .char_ref, .entity_ref => true,
             else => false,
         };
     }
 
-    fn newline(x: *Xml) Error!void {
+    fn newline(x: *XmlRenderer) Error!void {
         if (x.indent) try x.out.byte('\n');
     }
 
-    fn writeElement(x: *Xml, n: *const Node, level: usize, depth: u32) Error!void {
+    fn writeElement(x: *XmlRenderer, n: *const Node, level: usize, depth: u32) Error!void {
         if (depth > render_json.render_depth_max) return error.NestingTooDeep;
         if (x.out.len() - x.record_start > render_json.record_bytes_max) return error.OutputTooLarge;
         assert(n.kind == .element);
-        const name = x.p.nameText(n.a);
+        const name = x.p.nameText(n.ref.name);
         if (x.indent) try x.out.spaces(level);
         try x.out.byte('<');
         try x.out.write(name);
         for (x.p.edges(n.attrs)) |ai| try x.writeAttribute(x.p.node(ai));
         const kids = x.p.edges(n.kids);
         if (kids.len == 0) {
-            if (n.flags & tokens.flag_self_closing != 0) {
+            if (n.flags & tree.flag_self_closing != 0) {
                 try x.out.write("/>");
             } else {
                 try x.out.write("></");
@@ -71,7 +73,7 @@ pub const Xml = struct {
         var has_element = false;
         for (kids) |k| {
             const kid = x.p.node(k);
-            if (kid.kind == .element or tokens.isFragment(kid)) has_element = true;
+            if (kid.kind == .element or tree.isFragment(kid)) has_element = true;
         }
         try x.out.byte('>');
         if (!has_element) {
@@ -84,7 +86,7 @@ pub const Xml = struct {
                     try x.writeElement(kid, level + 2, depth + 1);
                     continue;
                 }
-                if (tokens.isFragment(kid)) continue;
+                if (tree.isFragment(kid)) continue;
                 if (x.indent) try x.out.spaces(level + 2);
                 if (kid.kind != .pi_target and kid.kind != .pi_data) try x.writeText(kid, .xml_text);
                 try x.newline();
@@ -97,12 +99,12 @@ pub const Xml = struct {
         try x.newline();
     }
 
-    fn writeAttribute(x: *Xml, a: *const Node) Error!void {
+    fn writeAttribute(x: *XmlRenderer, a: *const Node) Error!void {
         const items = x.p.edges(a.kids);
         var content = false;
         for (items) |i| {
             const item = x.p.node(i);
-            if (tokens.isFragment(item)) return error.ElementInAttribute;
+            if (tree.isFragment(item)) return error.ElementInAttribute;
             switch (item.kind) {
                 .element => return error.ElementInAttribute,
                 .pi_target, .pi_data => return error.PiInAttribute,
@@ -113,26 +115,27 @@ pub const Xml = struct {
         }
         if (!content) return;
         try x.out.byte(' ');
-        try x.out.write(x.p.nameText(a.a));
+        try x.out.write(x.p.nameText(a.ref.name));
         try x.out.write("=\"");
         for (items) |i| try x.writeText(x.p.node(i), .xml_attr);
         try x.out.byte('"');
     }
 
     /// Children of an element without element children, one after another (9.2).
-    fn writeInline(x: *Xml, kids: []const u32) Error!void {
+    fn writeInline(x: *XmlRenderer, kids: []const u32) Error!void {
         var i: usize = 0;
         while (i < kids.len) : (i += 1) {
             const kid = x.p.node(kids[i]);
             switch (kid.kind) {
                 .pi_target => {
                     try x.out.write("<?");
-                    try x.out.write(x.p.nameText(kid.a));
+                    try x.out.write(x.p.nameText(kid.ref.name));
                     if (i + 1 < kids.len and x.p.node(kids[i + 1]).kind == .pi_data) {
                         i += 1;
                         const data = x.p.node(kids[i]);
                         try x.out.byte(' ');
-                        try escape.writeUtf16(x.out, x.p.chunk[data.a..][0..data.b], .raw);
+                        const pi_data = x.p.chunk[data.ref.offset..][0..data.size.len];
+                        try escape.writeUtf16(x.out, pi_data, .raw);
                     }
                     try x.out.write("?>");
                 },
@@ -143,21 +146,21 @@ pub const Xml = struct {
     }
 
     /// Text-mode / attribute-mode rendering of a non-element node (9.3).
-    fn writeText(x: *Xml, n: *const Node, comptime mode: escape.Mode) Error!void {
+    fn writeText(x: *XmlRenderer, n: *const Node, comptime mode: escape.Mode) Error!void {
         switch (n.kind) {
-            .value => try program.emit(x.out, x.fmt(), n, mode, x.capture),
+            .value => try program.emit(x.out, x.fmt(), n, mode, x.recorder),
             .char_ref => {
                 try x.out.write("&#");
-                try values.writeUnsigned(x.out, n.a);
+                try values_format.writeInt(x.out, n.ref.code_unit);
                 try x.out.byte(';');
             },
             .entity_ref => {
                 try x.out.byte('&');
-                try x.out.write(x.p.nameText(n.a));
+                try x.out.write(x.p.nameText(n.ref.name));
                 try x.out.byte(';');
             },
             .cdata => {
-                const text = x.p.chunk[n.a..][0..n.b];
+                const text = x.p.chunk[n.ref.offset..][0..n.size.len];
                 if (mode == .xml_attr) return escape.writeUtf16(x.out, text, .xml_attr);
                 try x.writeCdata(text);
             },
@@ -166,7 +169,7 @@ pub const Xml = struct {
     }
 
     /// `<![CDATA[...]]>`, splitting every `]]>` inside as `]]]]><![CDATA[>`.
-    fn writeCdata(x: *Xml, text: []const u8) Error!void {
+    fn writeCdata(x: *XmlRenderer, text: []const u8) Error!void {
         try x.out.write("<![CDATA[");
         const start = x.out.len();
         try escape.writeUtf16(x.out, text, .raw);

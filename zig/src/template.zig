@@ -7,11 +7,13 @@
 const std = @import("std");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const tokens = @import("tokens.zig");
+const tree = @import("tree.zig");
 const Parser = tokens.Parser;
 const Error = tokens.Error;
-const T = values.T;
+const T = values_decode.T;
 
 /// What is known of the definition at a chunk offset, cached per chunk.
 pub const Cached = union(enum) {
@@ -74,7 +76,7 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
     pos.* += 4 * count;
     var i: u32 = 0;
     while (i < count) : (i += 1) {
-        if (!values.isKnownType(head.vtype(p.chunk, i))) return error.InvalidValueType;
+        if (!values_decode.isKnownType(head.vtype(p.chunk, i))) return error.InvalidValueType;
     }
     return head;
 }
@@ -92,7 +94,7 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
 /// fails (`Parser.deferred`); a value that deferred one inside stands only as one whole
 /// instance (`isWholeInstance`); an instance that deferred one stands only if
 /// `checkDeferred` accepts it.
-pub const defer_depth_max = 8;
+pub const defer_depth_max = limits.defer_depth_max;
 
 /// An instance that deferred a failure below it and passed `checkDeferred`: chunk offsets
 /// just after its 0x0C byte and just after its last value.
@@ -104,7 +106,13 @@ const preflight_values_max = limits.instance_values_max;
 /// An instance (definition root `root`, descriptors `head`, values from `values_start`,
 /// value nodes `vals`) that deferred a failure below it: the record's first deferred fault
 /// unless every value descriptor passes the preflight and the template uses no failed value.
-fn checkDeferred(p: *const Parser, head: *const InstanceHead, values_start: u32, root: u32, vals: tokens.Span) Error!void {
+fn checkDeferred(
+    p: *const Parser,
+    head: *const InstanceHead,
+    values_start: u32,
+    root: u32,
+    vals: tree.Span,
+) Error!void {
     const chunk = p.chunk;
     const first = p.deferred.?;
     if (head.count > preflight_values_max) return first;
@@ -117,7 +125,7 @@ fn checkDeferred(p: *const Parser, head: *const InstanceHead, values_start: u32,
         off += size;
     }
     for (p.edges(vals), 0..) |vi, index| {
-        if (p.node(vi).flags & tokens.flag_failed == 0) continue;
+        if (p.node(vi).flags & tree.flag_failed == 0) continue;
         if (usesValue(p, root, @intCast(index))) return first;
     }
 }
@@ -161,7 +169,7 @@ fn preflightAccepts(chunk: []const u8, off: u32, size: u16, vtype: u8) bool {
 fn usesValue(p: *const Parser, n: u32, index: u32) bool {
     const node = p.node(n);
     switch (node.kind) {
-        .placeholder => return node.a == index,
+        .placeholder => return node.ref.index == index,
         .element, .attribute => {
             for (p.edges(node.attrs)) |k| if (usesValue(p, k, index)) return true;
             for (p.edges(node.kids)) |k| if (usesValue(p, k, index)) return true;
@@ -184,8 +192,8 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         const size = head.size(p.chunk, k);
         const start = pos.*;
         if (start > p.chunk.len) return error.OutOfBounds;
-        const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, k), .cut);
-        if (isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
+        const d = try values_decode.decodeSized(p.chunk, start, size, head.vtype(p.chunk, k), .cut);
+        if (isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
         pos.* = @max(d.end, start + size);
     }
     const root = try definition(p, head.definition);
@@ -201,13 +209,18 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         const size = head.size(p.chunk, i);
         const start = pos.*;
         if (start > p.chunk.len) return error.OutOfBounds;
-        const d = try values.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .cut);
-        if (isAnsi(d.value.vtype)) try values.checkAnsi(p.ansi, p.chunk, d.value);
-        var n: tokens.Node = .{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len };
+        const d = try values_decode.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .cut);
+        if (isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
+        var n: tree.Node = .{
+            .kind = .value,
+            .vtype = d.value.vtype,
+            .ref = .{ .offset = d.value.start },
+            .size = .{ .len = d.value.len },
+        };
         if (n.vtype == T.binxml) {
             const stack_mark = p.stack.items.len;
             const defers_before = p.defers;
-            const parsed: Error!tokens.Span = if (p.parseStream(start, start + size, .record)) |kids|
+            const parsed: Error!tree.Span = if (p.parseStream(start, start + size, .record)) |kids|
                 // A value that deferred a failure inside stands only as one whole instance.
                 (if (p.defers == defers_before or isWholeInstance(p, start, start + size)) kids else p.deferred.?)
             else |e|
@@ -218,7 +231,7 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
                 p.stack.shrinkRetainingCapacity(stack_mark);
                 if (p.deferred == null) p.deferred = e;
                 p.defers += 1;
-                n.flags |= tokens.flag_failed;
+                n.flags |= tree.flag_failed;
                 break :kids .{};
             };
         }
@@ -231,7 +244,11 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
         try p.accepted.append(p.gpa, .{ .start = inst_start, .end = pos.* });
     }
     // Record streams defer the copy: a compiled program may make it unnecessary.
-    if (!p.target_def) return p.newNode(.{ .kind = .instance, .a = head.root.?, .kids = vals });
+    if (!p.target_def) return p.newNode(.{
+        .kind = .instance,
+        .ref = .{ .definition = head.root.? },
+        .kids = vals,
+    });
     return instantiate(p, head.root.?, vals);
 }
 
@@ -256,7 +273,7 @@ pub fn materializeInstance(p: *Parser, inst_index: u32) Error!u32 {
         } else try p.push(vi);
     }
     const vals = try p.commit(mark);
-    return instantiate(p, inst.a, vals);
+    return instantiate(p, inst.ref.definition, vals);
 }
 
 /// The root element of the definition at `offset`, parsing it on first use in the chunk.
@@ -299,14 +316,14 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
         try p.known_definitions.put(p.gpa, fp, {});
         break :fp fp;
     } else p.uniqueFingerprint();
-    p.nodeMut(root).b = @intCast(p.fingerprints.items.len);
+    p.nodeMut(root).size = .{ .fingerprint = @intCast(p.fingerprints.items.len) };
     try p.fingerprints.append(p.gpa, fp);
     return root;
 }
 
 /// The fingerprint of definition `root` (computed when it was parsed).
 pub fn fingerprint(p: *const Parser, root: u32) u64 {
-    return p.fingerprints.items[p.node(root).b];
+    return p.fingerprints.items[p.node(root).size.fingerprint];
 }
 
 /// The fingerprint of the definition at `offset`, for the compiled-program scan. A body
@@ -356,7 +373,7 @@ pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
             0x05, 0x45 => {
                 const vtype = w.byte() orelse return null;
                 if (vtype == T.binxml) return null;
-                const d = values.decodeUnsized(chunk, w.pos, vtype) catch return null;
+                const d = values_decode.decodeUnsized(chunk, w.pos, vtype) catch return null;
                 w.pos = d.end;
             },
             0x06, 0x46, 0x09, 0x49, 0x0A => w.name() orelse return null,
@@ -368,7 +385,7 @@ pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
             0x0D, 0x0E => {
                 w.pos += 2; // Value index.
                 const vtype = w.byte() orelse return null;
-                if (!values.isKnownType(vtype)) return null;
+                if (!values_decode.isKnownType(vtype)) return null;
             },
             0x0F => w.skip(3) orelse return null,
             else => return null, // Includes 0x0C: no template inside a definition.
@@ -461,7 +478,7 @@ const TokenWalk = struct {
         w.run = w.pos;
         const slot = &w.names[offset % names_cached];
         if (slot.offset != offset) {
-            const units = tokens.nameUnits(w.chunk, offset) catch return null;
+            const units = tree.nameUnits(w.chunk, offset) catch return null;
             slot.* = .{ .offset = offset, .hash = std.hash.Wyhash.hash(0x6e616d65, units) };
         }
         w.feed(std.mem.asBytes(&slot.hash));
@@ -469,46 +486,46 @@ const TokenWalk = struct {
 };
 
 /// Copies definition `root` with the instance values `vals` (6.7).
-fn instantiate(p: *Parser, root: u32, vals: tokens.Span) Error!u32 {
+fn instantiate(p: *Parser, root: u32, vals: tree.Span) Error!u32 {
     return copyElement(p, root, vals);
 }
 
-fn isNullValue(p: *const Parser, vals: tokens.Span, dep: u16) bool {
+fn isNullValue(p: *const Parser, vals: tree.Span, dep: u16) bool {
     if (dep == 0xFFFF or dep >= vals.len) return false;
     return p.node(p.edges(vals)[dep]).vtype == T.null_type;
 }
 
 /// Pushes what placeholder `(index, optional)` produces onto the stack.
-fn resolvePlaceholder(p: *Parser, ph: tokens.Node, vals: tokens.Span) Error!void {
-    if (ph.a >= vals.len) return;
-    const vi = p.edges(vals)[ph.a];
+fn resolvePlaceholder(p: *Parser, ph: tree.Node, vals: tree.Span) Error!void {
+    if (ph.ref.index >= vals.len) return;
+    const vi = p.edges(vals)[ph.ref.index];
     const v = p.node(vi).*;
     if (v.vtype == T.binxml) {
         // A fragment without elements in a substitution not declared as BinXml still
         // occupies the position (as in the reference): XML lays its parent out as having
-        // element children, JSON ignores it. See `tokens.isFragment`.
+        // element children, JSON ignores it. See `tree.isFragment`.
         if (v.kids.len == 0) {
-            if (ph.b != T.binxml) try p.push(vi);
+            if (ph.size.declared_type != T.binxml) try p.push(vi);
             return;
         }
         var i: u32 = 0;
         while (i < v.kids.len) : (i += 1) try p.push(p.edges(v.kids)[i]);
         return;
     }
-    if (ph.vtype != 0 and values.isEmpty(p.chunk, v.value())) return;
+    if (ph.vtype != 0 and values_decode.isEmpty(p.chunk, v.value())) return;
     try p.push(vi);
 }
 
-fn copyElement(p: *Parser, src: u32, vals: tokens.Span) Error!u32 {
+fn copyElement(p: *Parser, src: u32, vals: tree.Span) Error!u32 {
     const s = p.node(src).*;
     assert(s.kind == .element);
-    if (s.flags & tokens.flag_dynamic == 0) return src;
+    if (s.flags & tree.flag_dynamic == 0) return src;
     const attrs_mark = p.stack.items.len;
     var ai: u32 = 0;
     while (ai < s.attrs.len) : (ai += 1) {
         const attr_index = p.edges(s.attrs)[ai];
         const attr = p.node(attr_index).*;
-        if (attr.flags & tokens.flag_dynamic == 0) {
+        if (attr.flags & tree.flag_dynamic == 0) {
             try p.push(attr_index);
             continue;
         }
@@ -521,7 +538,7 @@ fn copyElement(p: *Parser, src: u32, vals: tokens.Span) Error!u32 {
         }
         if (p.stack.items.len == items_mark) continue; // Empty: dropped.
         const items = try p.commit(items_mark);
-        try p.push(try p.newNode(.{ .kind = .attribute, .a = attr.a, .kids = items }));
+        try p.push(try p.newNode(.{ .kind = .attribute, .ref = .{ .name = attr.ref.name }, .kids = items }));
     }
     const attrs = try p.commit(attrs_mark);
     const kids_mark = p.stack.items.len;
@@ -540,17 +557,23 @@ fn copyElement(p: *Parser, src: u32, vals: tokens.Span) Error!u32 {
         }
     }
     const kids = try p.commit(kids_mark);
-    return p.newNode(.{ .kind = .element, .a = s.a, .flags = s.flags & tokens.flag_self_closing, .kids = kids, .attrs = attrs });
+    return p.newNode(.{
+        .kind = .element,
+        .ref = .{ .name = s.ref.name },
+        .flags = s.flags & tree.flag_self_closing,
+        .kids = kids,
+        .attrs = attrs,
+    });
 }
 
-fn isExpandable(p: *const Parser, n: *const tokens.Node) bool {
-    return n.kind == .value and n.vtype > T.array and values.itemCount(p.chunk, n.value()) > 1;
+fn isExpandable(p: *const Parser, n: *const tree.Node) bool {
+    return n.kind == .value and n.vtype > T.array and values_decode.itemCount(p.chunk, n.value()) > 1;
 }
 
 /// Array expansion (6.8): pushes one or more elements for copied element `el`.
 fn expandArrays(p: *Parser, el_index: u32) Error!void {
     const el = p.node(el_index).*;
-    if (el_index & tokens.def_bit != 0) return p.push(el_index); // Shared static subtree.
+    if (el_index & tree.def_bit != 0) return p.push(el_index); // Shared static subtree.
     // Find the first array value with more than one item: children, then attributes.
     var found_kid: ?u32 = null;
     var found_attr: ?u32 = null;
@@ -576,14 +599,14 @@ fn expandArrays(p: *Parser, el_index: u32) Error!void {
     const array_index = if (found_kid) |k| p.edges(el.kids)[k] else p.edges(p.node(p.edges(el.attrs)[found_attr.?]).kids)[found_item];
     const array_node = p.node(array_index).*;
     const array = array_node.value();
-    var it = values.Items.init(p.chunk, array);
+    var it = values_decode.Items.init(p.chunk, array);
     var item_index: u32 = 0;
     while (it.next()) |item| : (item_index += 1) {
-        const skip = (item.vtype == T.string or item.vtype == T.ansi) and values.isEmpty(p.chunk, item);
-        var n: tokens.Node = .{ .kind = .value, .vtype = item.vtype, .a = item.start, .b = item.len };
-        if (array_node.flags & tokens.flag_slot != 0) {
+        const skip = (item.vtype == T.string or item.vtype == T.ansi) and values_decode.isEmpty(p.chunk, item);
+        var n: tree.Node = .{ .kind = .value, .vtype = item.vtype, .ref = .{ .offset = item.start }, .size = .{ .len = item.len } };
+        if (array_node.flags & tree.flag_slot != 0) {
             // Numbered for a compiled program: same slot, item index + 1 in `kids.len`.
-            n.flags = tokens.flag_slot;
+            n.flags = tree.flag_slot;
             n.dep = array_node.dep;
             n.kids.len = item_index + 1;
         }
@@ -598,7 +621,7 @@ fn expandArrays(p: *Parser, el_index: u32) Error!void {
             const mark = p.stack.items.len;
             for (0..el.attrs.len) |i| {
                 if (i == ai) {
-                    if (items.len > 0) try p.push(try p.newNode(.{ .kind = .attribute, .a = attr.a, .kids = items }));
+                    if (items.len > 0) try p.push(try p.newNode(.{ .kind = .attribute, .ref = .{ .name = attr.ref.name }, .kids = items }));
                 } else try p.push(p.edges(el.attrs)[i]);
             }
             copy.attrs = try p.commit(mark);
@@ -608,7 +631,7 @@ fn expandArrays(p: *Parser, el_index: u32) Error!void {
 }
 
 /// A copy of edge list `list` with entry `at` replaced by `with` (or removed).
-fn replaced(p: *Parser, list: tokens.Span, at: u32, with: ?u32) Error!tokens.Span {
+fn replaced(p: *Parser, list: tree.Span, at: u32, with: ?u32) Error!tree.Span {
     const mark = p.stack.items.len;
     for (0..list.len) |i| {
         if (i == at) {

@@ -2,12 +2,15 @@
 //! definitions inline, as Windows writes them) and renders them with both renderers.
 //! Used only by `test` blocks; expected strings in those tests come from the contract.
 const std = @import("std");
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const tokens = @import("tokens.zig");
 const render_json = @import("render_json.zig");
 const render_xml = @import("render_xml.zig");
 const dump = @import("dump.zig");
+const options = @import("options.zig");
+const pipeline = @import("pipeline.zig");
 
 pub const Builder = struct {
     chunk: []u8,
@@ -91,7 +94,7 @@ pub const Builder = struct {
 
     pub fn text(b: *Builder, s: []const u8) void {
         b.byte(0x05);
-        b.byte(values.T.string);
+        b.byte(values_decode.T.string);
         b.u16le(@intCast(s.len));
         b.units(s);
     }
@@ -205,17 +208,20 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
     try p.resetChunk(b.chunk);
     p.resetRecord();
     const top = try p.parseStream(b.start, b.pos, .record);
-    const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .a = p.event_name });
+    const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{
+        .kind = .element,
+        .ref = .{ .name = p.event_name },
+    });
     var out = escape.Out.init(gpa);
     errdefer out.deinit();
     switch (format) {
         .json, .json_separate => {
-            var j = render_json.Json.init(&p, &out, values.default_codec, format == .json_separate);
+            var j = render_json.JsonRenderer.init(&p, &out, values_format.default_codec, format == .json_separate);
             defer j.deinit();
             try j.writeRecord(root);
         },
         .xml, .xml_flat => {
-            var x: render_xml.Xml = .{ .p = &p, .out = &out, .ansi = values.default_codec, .indent = format == .xml };
+            var x: render_xml.XmlRenderer = .{ .p = &p, .out = &out, .ansi = values_format.default_codec, .indent = format == .xml };
             try x.writeRecord(root);
         },
     }
@@ -242,7 +248,7 @@ pub fn expectError(b: *const Builder, format: Format, expected: anyerror) !void 
 /// A Security-like record: a template with dependency ids, optional substitutions, an
 /// attribute, an array and a nested BinXml instance.
 pub fn buildSample(b: *Builder) void {
-    const T = values.T;
+    const T = values_decode.T;
     b.start = 536;
     b.pos = 536;
     b.fragment();
@@ -318,7 +324,7 @@ pub fn buildSample(b: *Builder) void {
 /// BinXml value holding one instance of `U` per entry of `u_texts`. `trailer` follows the
 /// instance.
 pub fn scanTestRecord(b: *Builder, id: u64, e_def: *?u32, u_def: *?u32, a: u8, b_text: []const u8, b_size: u16, u_texts: []const []const u8, trailer: []const u8) u32 {
-    const T = values.T;
+    const T = values_decode.T;
     const at = b.beginRecord();
     b.fragment();
     if (e_def.*) |d| b.instanceOf(d) else {
@@ -386,8 +392,13 @@ pub fn readFixture(gpa: std.mem.Allocator, path: []const u8) ![]u8 {
 /// What the CLI prints on stdout for the EVTX file `bytes` with `settings`: every printed
 /// record's text in output order, through one renderer, with the compiled-program lane on or
 /// off. Caller frees.
-pub fn dumpBytes(gpa: std.mem.Allocator, bytes: []const u8, settings: *const dump.Settings, compiled: bool) ![]u8 {
-    var file = try dump.File.open(gpa, dump.Input.fromBytes(bytes), settings);
+pub fn dumpBytes(
+    gpa: std.mem.Allocator,
+    bytes: []const u8,
+    settings: *const options.Options,
+    compiled: bool,
+) ![]u8 {
+    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
     defer file.deinit(gpa);
     var renderer: dump.Renderer = undefined;
     renderer.init(gpa, settings);
@@ -396,11 +407,11 @@ pub fn dumpBytes(gpa: std.mem.Allocator, bytes: []const u8, settings: *const dum
     var text: std.ArrayList(u8) = .empty;
     errdefer text.deinit(gpa);
     for (file.order) |slot| {
-        var result = dump.Result.init(gpa);
+        var result = dump.ChunkResult.init(gpa);
         defer result.deinit();
         try renderer.renderChunk(&file.input, slot, &result);
         for (result.entries.items) |*e| {
-            if (e.kind == null and e.printed) try text.appendSlice(gpa, result.text(e));
+            if (e.outcome == .rendered) try text.appendSlice(gpa, result.text(e));
         }
     }
     return text.toOwnedSlice(gpa);
@@ -415,7 +426,7 @@ pub const synthetic_fixtures = [_][]const u8{
 
 /// Renders `synthetic/<name>.evtx` with `settings` and compares it with
 /// `expected/<name><suffix>` (the reference's stdout), both lanes (compiled programs on, off).
-pub fn expectFixture(name: []const u8, settings: *const dump.Settings, suffix: []const u8) !void {
+pub fn expectFixture(name: []const u8, settings: *const options.Options, suffix: []const u8) !void {
     const gpa = std.testing.allocator;
     var path_buffer: [128]u8 = undefined;
     const bytes = try readFixture(gpa, try std.fmt.bufPrint(&path_buffer, "synthetic/{s}.evtx", .{name}));
@@ -430,4 +441,76 @@ pub fn expectFixture(name: []const u8, settings: *const dump.Settings, suffix: [
             return e;
         };
     }
+}
+
+/// Test consumer: every entry's text, and `<slot>:<kind>` for errors, in output order.
+pub const Collect = struct {
+    gpa: std.mem.Allocator,
+    text: std.ArrayList(u8) = .empty,
+
+    pub fn consume(context: *anyopaque, result: *const dump.ChunkResult) anyerror!void {
+        const c: *Collect = @ptrCast(@alignCast(context));
+        for (result.entries.items) |*e| {
+            if (e.kind()) |k| {
+                try c.text.print(c.gpa, "{d}:{s}@{x}\n", .{ e.slot, k.text(), e.file_offset });
+            } else try c.text.appendSlice(c.gpa, result.text(e));
+        }
+    }
+
+    pub fn runOver(
+        gpa: std.mem.Allocator,
+        in: *const dump.Input,
+        settings: *const options.Options,
+        threads: usize,
+    ) ![]u8 {
+        var f = try dump.EvtxFile.open(gpa, in.*, settings);
+        defer f.deinit(gpa);
+        var c: Collect = .{ .gpa = gpa };
+        errdefer c.text.deinit(gpa);
+        const consumer: pipeline.Consumer = .{ .context = &c, .consume = consume };
+        try pipeline.run(gpa, &f.input, f.order, settings, threads, consumer);
+        return c.text.toOwnedSlice(gpa);
+    }
+};
+
+/// Record `id` of the recovery tests: an instance of `<E><A>%0</A></E>` (defined inline
+/// when `def` is null) with value `id` as UInt32.
+pub fn carveTestRecord(b: *Builder, id: u32, def: *?u32) u32 {
+    const at = b.beginRecord();
+    b.fragment();
+    if (def.*) |d| b.instanceOf(d) else {
+        const size_at = b.beginInstance();
+        def.* = size_at - 20;
+        b.fragment();
+        b.open("E", 0xFFFF, false);
+        b.closeStart();
+        b.open("A", 0xFFFF, false);
+        b.closeStart();
+        b.sub(0, false, values_decode.T.uint32);
+        b.end();
+        b.end();
+        b.byte(0x00);
+        b.endDefinition(size_at);
+    }
+    var value: [4]u8 = undefined;
+    std.mem.writeInt(u32, &value, id, .little);
+    b.valueList(&.{.{ .vtype = values_decode.T.uint32, .bytes = &value }});
+    b.byte(0x00);
+    b.endRecord(at, id);
+    return at;
+}
+
+/// Renders chunk slot `slot` of the EVTX file `file` into `res` with a fresh renderer.
+pub fn renderSlot(
+    gpa: std.mem.Allocator,
+    file: []const u8,
+    slot: u32,
+    settings: *const options.Options,
+    res: *dump.ChunkResult,
+) !void {
+    const renderer = try gpa.create(dump.Renderer);
+    defer gpa.destroy(renderer);
+    renderer.init(gpa, settings);
+    defer renderer.deinit();
+    try renderer.renderChunk(&dump.Input.fromBytes(file), slot, res);
 }

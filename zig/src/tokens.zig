@@ -1,7 +1,7 @@
 //! BinXML tokens (contract section 6): the token parser that turns a record stream, a
 //! template definition body or a nested BinXml value into an element tree.
 //!
-//! Trees live in flat arrays: nodes, and "edges" (child index lists). Two stores exist:
+//! Trees (tree.zig) live in flat arrays: nodes, and "edges" (child index lists). Two exist:
 //! `def` lives as long as the chunk (template definitions, cached by offset) and `rec`
 //! is cleared for every record. A node index or edge span with bit 31 set refers to the
 //! `def` store. Record trees may point into definition trees (static subtrees are shared,
@@ -10,11 +10,22 @@ const std = @import("std");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
-const values = @import("values.zig");
+const values_decode = @import("values_decode.zig");
+const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const template = @import("template.zig");
+const tree = @import("tree.zig");
+const Kind = tree.Kind;
+const Node = tree.Node;
+const Span = tree.Span;
+const Names = tree.Names;
+const def_bit = tree.def_bit;
+const flag_self_closing = tree.flag_self_closing;
+const flag_dynamic = tree.flag_dynamic;
+const flag_lazy = tree.flag_lazy;
+const flag_failed = tree.flag_failed;
 
-pub const Error = values.Error || error{
+pub const Error = values_decode.Error || error{
     InvalidToken,
     BadState,
     NestingTooDeep,
@@ -36,150 +47,6 @@ pub const stream_depth_max = limits.stream_nesting_max;
 pub const record_nodes_max = limits.record_nodes_max;
 /// Child-list entries one record may create (shared fragments multiply them).
 pub const record_edges_max = 1 << 22;
-
-pub const Kind = enum(u8) {
-    element,
-    attribute,
-    /// A typed value; text nodes are values of type String / AnsiString.
-    value,
-    cdata,
-    char_ref,
-    entity_ref,
-    pi_target,
-    pi_data,
-    /// Substitution in a template definition: `a` = index, `vtype` = 1 if optional,
-    /// `b` = the type declared by the token.
-    placeholder,
-    /// A template instance not copied yet (record streams only): `a` = definition root,
-    /// `kids` = its values. `materialize` replaces it by the instantiated element.
-    instance,
-};
-
-pub const flag_self_closing: u8 = 1;
-/// Definition nodes: the subtree holds placeholders or dependency ids (must be copied).
-pub const flag_dynamic: u8 = 2;
-/// Record-stream elements: the subtree holds `instance` nodes (see `materialize`).
-pub const flag_lazy: u8 = 4;
-/// Substitution values numbered for a compiled program: `dep` holds the slot, and for
-/// items made by array expansion `kids.len` holds the item index + 1.
-pub const flag_slot: u8 = 8;
-/// A BinXml value of the record's own template instance whose stream failed to parse; the
-/// record fails only if it needs the value (`Parser.deferred`, template.zig).
-pub const flag_failed: u8 = 16;
-
-pub const Span = struct {
-    start: u32 = 0,
-    len: u32 = 0,
-};
-
-pub const Node = struct {
-    kind: Kind,
-    /// Value type (values), optional flag (placeholders).
-    vtype: u8 = 0,
-    flags: u8 = 0,
-    /// Dependency id (elements of template definitions), 0xFFFF = none.
-    dep: u16 = 0xFFFF,
-    /// Name id (element, attribute, entity_ref, pi_target); chunk offset (value, cdata,
-    /// pi_data); code unit (char_ref); value index (placeholder).
-    a: u32 = 0,
-    /// Byte length (value, cdata, pi_data).
-    b: u32 = 0,
-    /// Children (element), value items (attribute), fragment elements (BinXml value).
-    kids: Span = .{},
-    attrs: Span = .{},
-
-    pub fn value(n: *const Node) values.Value {
-        return .{ .vtype = n.vtype, .start = n.a, .len = n.b };
-    }
-};
-
-pub const def_bit: u32 = 1 << 31;
-
-/// A substituted BinXml value whose stream yielded no element: it renders nothing, is not
-/// content, but makes an XML parent use the one-child-per-line layout (and is an
-/// element-like item inside attributes).
-pub fn isFragment(n: *const Node) bool {
-    return n.kind == .value and n.vtype == values.T.binxml;
-}
-
-const Store = struct {
-    nodes: std.ArrayList(Node) = .empty,
-    edges: std.ArrayList(u32) = .empty,
-
-    fn deinit(s: *Store, gpa: Allocator) void {
-        s.nodes.deinit(gpa);
-        s.edges.deinit(gpa);
-    }
-
-    fn clear(s: *Store) void {
-        s.nodes.clearRetainingCapacity();
-        s.edges.clearRetainingCapacity();
-    }
-};
-
-/// Element and attribute names of one chunk, interned by text so that equal names
-/// (possibly stored at different offsets) get the same id.
-pub const Names = struct {
-    by_offset: std.AutoHashMapUnmanaged(u32, u32) = .empty,
-    by_text: std.StringHashMapUnmanaged(u32) = .empty,
-    texts: std.ArrayList([]const u8) = .empty,
-    arena: std.heap.ArenaAllocator,
-
-    pub fn init(gpa: Allocator) Names {
-        return .{ .arena = std.heap.ArenaAllocator.init(gpa) };
-    }
-
-    pub fn deinit(n: *Names, gpa: Allocator) void {
-        n.by_offset.deinit(gpa);
-        n.by_text.deinit(gpa);
-        n.texts.deinit(gpa);
-        n.arena.deinit();
-    }
-
-    pub fn clear(n: *Names) void {
-        n.by_offset.clearRetainingCapacity();
-        n.by_text.clearRetainingCapacity();
-        n.texts.clearRetainingCapacity();
-        _ = n.arena.reset(.retain_capacity);
-    }
-
-    pub fn text(n: *const Names, id: u32) []const u8 {
-        return n.texts.items[id];
-    }
-
-    pub fn internText(n: *Names, gpa: Allocator, s: []const u8) Allocator.Error!u32 {
-        const gop = try n.by_text.getOrPut(gpa, s);
-        if (!gop.found_existing) {
-            const copy = try n.arena.allocator().dupe(u8, s);
-            gop.key_ptr.* = copy;
-            gop.value_ptr.* = @intCast(n.texts.items.len);
-            try n.texts.append(gpa, copy);
-        }
-        return gop.value_ptr.*;
-    }
-
-    /// The id of the name entry at chunk offset `offset` (6.3), decoding it on first use.
-    pub fn resolve(n: *Names, gpa: Allocator, chunk: []const u8, offset: u32) Error!u32 {
-        if (n.by_offset.get(offset)) |id| return id;
-        const units = try nameUnits(chunk, offset);
-        if (!escape.isValidUtf16(units)) return error.InvalidName;
-        // Once per name offset and chunk: a temporary heap copy is cheap enough.
-        const utf8 = try escape.utf16ToUtf8(gpa, units);
-        defer gpa.free(utf8);
-        const id = try n.internText(gpa, utf8);
-        try n.by_offset.put(gpa, offset, id);
-        return id;
-    }
-};
-
-/// The UTF-16 characters of the name entry at `offset`, cut at the first NUL.
-pub fn nameUnits(chunk: []const u8, offset: u32) Error![]const u8 {
-    if (offset > chunk.len or chunk.len - offset < 8) return error.OutOfBounds;
-    const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
-    if (chunk.len - offset - 8 < 2 * count) return error.OutOfBounds;
-    const units = chunk[offset + 8 ..][0 .. 2 * count];
-    return units[0 .. 2 * escape.unitsBeforeNul(units)];
-}
 
 pub const StreamKind = enum { record, definition };
 
@@ -210,7 +77,7 @@ const Stream = struct {
         _ = try p.readU32(&st.pos); // Element data size: ignored.
         const name = try p.readName(&st.pos);
         if (has_attributes) _ = try p.readU32(&st.pos); // Attribute list size: ignored.
-        const n = try p.newNode(.{ .kind = .element, .a = name, .dep = dep });
+        const n = try p.newNode(.{ .kind = .element, .ref = .{ .name = name }, .dep = dep });
         st.pending = .{ .node = n, .attrs_mark = @intCast(p.stack.items.len) };
     }
 
@@ -244,7 +111,7 @@ const Stream = struct {
 
     fn valueText(st: *Stream, p: *Parser) Error!void {
         const vtype = try p.readU8(&st.pos);
-        if (vtype == values.T.binxml) {
+        if (vtype == values_decode.T.binxml) {
             const len = try p.readU16(&st.pos);
             if (p.chunk.len - st.pos < len) return error.OutOfBounds;
             if (st.pending != null) return error.BadState;
@@ -252,9 +119,14 @@ const Stream = struct {
             st.pos += len;
             return p.attachElements(frag);
         }
-        const d = try values.decodeUnsized(p.chunk, st.pos, vtype);
+        const d = try values_decode.decodeUnsized(p.chunk, st.pos, vtype);
         st.pos = d.end;
-        const n = try p.newNode(.{ .kind = .value, .vtype = d.value.vtype, .a = d.value.start, .b = d.value.len });
+        const n = try p.newNode(.{
+            .kind = .value,
+            .vtype = d.value.vtype,
+            .ref = .{ .offset = d.value.start },
+            .size = .{ .len = d.value.len },
+        });
         try st.content(p, n);
     }
 
@@ -272,7 +144,11 @@ const Stream = struct {
         const count: u32 = try p.readU16(&st.pos);
         if (p.chunk.len - st.pos < 2 * count) return error.OutOfBounds;
         const n_units = escape.unitsBeforeNul(p.chunk[st.pos..][0 .. 2 * count]);
-        const n = try p.newNode(.{ .kind = kind, .a = st.pos, .b = @intCast(2 * n_units) });
+        const n = try p.newNode(.{
+            .kind = kind,
+            .ref = .{ .offset = st.pos },
+            .size = .{ .len = @intCast(2 * n_units) },
+        });
         st.pos += 2 * count;
         try st.content(p, n);
     }
@@ -281,8 +157,13 @@ const Stream = struct {
         if (st.kind != .definition) return error.InvalidToken;
         const index = try p.readU16(&st.pos);
         const vtype = try p.readU8(&st.pos);
-        if (!values.isKnownType(vtype)) return error.InvalidValueType;
-        const n = try p.newNode(.{ .kind = .placeholder, .a = index, .b = vtype, .vtype = @intFromBool(optional) });
+        if (!values_decode.isKnownType(vtype)) return error.InvalidValueType;
+        const n = try p.newNode(.{
+            .kind = .placeholder,
+            .ref = .{ .index = index },
+            .size = .{ .declared_type = vtype },
+            .vtype = @intFromBool(optional),
+        });
         try st.content(p, n);
     }
 
@@ -303,12 +184,12 @@ const Stream = struct {
 pub const Parser = struct {
     gpa: Allocator,
     chunk: []const u8 = &.{},
-    rec: Store = .{},
-    def: Store = .{},
+    rec: tree.Tree = .{},
+    def: tree.Tree = .{},
     /// Which store new nodes go to.
     target_def: bool = false,
     /// The code page every ANSI value is checked against as it is read.
-    ansi: values.Codec = values.default_codec,
+    ansi: values_format.Codec = values_format.default_codec,
     names: Names,
     templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
     /// Content hash of each parsed definition (indexed by the root element's `b`).
@@ -490,11 +371,11 @@ pub const Parser = struct {
                 0x07, 0x47, 0x0B => try st.units(p, if (token == 0x0B) .pi_data else .cdata),
                 0x08, 0x48 => {
                     const code = try p.readU16(&st.pos);
-                    try st.content(p, try p.newNode(.{ .kind = .char_ref, .a = code }));
+                    try st.content(p, try p.newNode(.{ .kind = .char_ref, .ref = .{ .code_unit = code } }));
                 },
                 0x09, 0x49, 0x0A => {
                     const name = try p.readName(&st.pos);
-                    const n = try p.newNode(.{ .kind = if (token == 0x0A) .pi_target else .entity_ref, .a = name });
+                    const n = try p.newNode(.{ .kind = if (token == 0x0A) .pi_target else .entity_ref, .ref = .{ .name = name } });
                     try st.content(p, n);
                 },
                 0x0C => {
@@ -532,7 +413,7 @@ pub const Parser = struct {
             if (p.node(item).kind == .placeholder) dynamic = true;
         }
         const items = try p.commit(pe.items_mark);
-        const a = try p.newNode(.{ .kind = .attribute, .a = name, .kids = items, .flags = if (dynamic) flag_dynamic else 0 });
+        const a = try p.newNode(.{ .kind = .attribute, .ref = .{ .name = name }, .kids = items, .flags = if (dynamic) flag_dynamic else 0 });
         try p.push(a);
     }
 

@@ -1,0 +1,180 @@
+//! Failures (the twin of `rust/evtx-core/src/error.rs`): the error kinds both engines print,
+//! and the words after the kind in an error line (vocabulary in shared-fixtures/README.md).
+const std = @import("std");
+const assert = std.debug.assert;
+const Allocator = std.mem.Allocator;
+const bytes_le = @import("bytes.zig");
+const crc32 = @import("crc32.zig");
+const chunk = @import("chunk.zig");
+const tokens = @import("tokens.zig");
+
+/// Error kinds shared with the Rust engine (shared-fixtures/README.md); the C ABI's statuses
+/// 16.. in this order (capi.zig).
+pub const ErrorKind = enum {
+    incomplete_chunk,
+    bad_chunk_magic,
+    bad_chunk_header_checksum,
+    bad_chunk_free_space_offset,
+    bad_chunk_records_checksum,
+    bad_string_table,
+    bad_record_magic,
+    truncated_record_header,
+    bad_record_timestamp,
+    bad_record_size,
+    bad_binxml,
+
+    /// The kind's words in an error line.
+    pub fn text(k: ErrorKind) []const u8 {
+        return switch (k) {
+            .incomplete_chunk => "incomplete chunk",
+            .bad_chunk_magic => "bad chunk magic",
+            .bad_chunk_header_checksum => "bad chunk header checksum",
+            .bad_chunk_free_space_offset => "bad chunk free space offset",
+            .bad_chunk_records_checksum => "bad chunk records checksum",
+            .bad_string_table => "bad string table",
+            .bad_record_magic => "bad record magic",
+            .truncated_record_header => "truncated record header",
+            .bad_record_timestamp => "bad record timestamp",
+            .bad_record_size => "bad record size",
+            .bad_binxml => "bad binxml",
+        };
+    }
+};
+
+/// A failed chunk or record: its kind and the words after the kind in its error line
+/// (vocabulary in shared-fixtures/README.md), the Rust engine's `Failure`.
+pub const Failure = struct {
+    kind: ErrorKind,
+    detail: [:0]const u8 = "",
+    /// Where a formatted detail starts in the chunk's `Details` until the chunk is done (the
+    /// list may move while it grows; the driver then points `detail` at it).
+    detail_at: ?u32 = null,
+};
+
+/// The `bad binxml` detail vocabulary (shared-fixtures/README.md): one phrase per error of
+/// the parser, the same phrases as the Rust engine's `error::binxml_detail`.
+pub fn binxmlDetail(e: tokens.Error) [:0]const u8 {
+    return switch (e) {
+        error.InvalidToken => "invalid token",
+        error.BadState => "token out of place",
+        error.NestingTooDeep => "nested too deeply",
+        error.ValueOutsideElement => "value outside an element",
+        error.TemplateRoot => "template definition without exactly one root element",
+        error.TemplateInDefinition => "template instance inside a template definition",
+        error.TooManyNodes => "too many nodes",
+        error.InvalidName => "name is not valid UTF-16",
+        error.ElementInAttribute,
+        error.PiInAttribute,
+        => "element or PI inside an attribute value",
+        error.PiDataWithoutTarget => "PI data without target",
+        error.OutputTooLarge => "record output too large",
+        error.EmptyBinXml => "empty BinXML",
+        error.OutOfBounds => "out of bounds",
+        error.InvalidValueType => "invalid value type",
+        error.OddStringSize => "odd-sized UTF-16 string",
+        error.BadSizeTSize => "bad SizeT or EvtHandle size",
+        error.MisalignedArray => "misaligned array",
+        error.InvalidAnsi => "invalid ANSI sequence",
+        error.UnsupportedValueType => "unsupported value type",
+        error.OutOfMemory => "out of memory",
+    };
+}
+
+/// Formatted details of one chunk's failures, NUL-terminated back to back; a detail is known
+/// by its position until the chunk is done (the list may move while it grows).
+pub const Details = struct {
+    list: std.ArrayList(u8) = .empty,
+
+    pub fn deinit(d: *Details, gpa: Allocator) void {
+        d.list.deinit(gpa);
+    }
+
+    pub fn clear(d: *Details) void {
+        d.list.clearRetainingCapacity();
+    }
+
+    /// Appends a formatted detail; its position for `get`.
+    pub fn add(
+        d: *Details,
+        gpa: Allocator,
+        comptime fmt: []const u8,
+        args: anytype,
+    ) Allocator.Error!u32 {
+        const at: u32 = @intCast(d.list.items.len);
+        try d.list.print(gpa, fmt ++ "\x00", args);
+        return at;
+    }
+
+    /// The detail added at `at`.
+    pub fn get(d: *const Details, at: u32) [:0]const u8 {
+        assert(at < d.list.items.len);
+        // `add` ended each detail with a NUL: the sentinel is in bounds.
+        const len = std.mem.indexOfScalar(u8, d.list.items[at..], 0).?;
+        return d.list.items[at .. at + len :0];
+    }
+
+    /// The detail of a record header error of `kind` at chunk offset `pos`, read from the
+    /// header bytes (the Rust engine's `error::record_detail`).
+    pub fn addRecordDetail(
+        d: *Details,
+        gpa: Allocator,
+        kind: ErrorKind,
+        bytes: *const [chunk.size]u8,
+        pos: u32,
+    ) Allocator.Error!u32 {
+        const rest = bytes[@min(pos, chunk.size)..];
+        return switch (kind) {
+            .bad_record_magic => d.add(gpa, "found {x}", .{rest[0..@min(rest.len, 4)]}),
+            .truncated_record_header => d.add(gpa, "{d} bytes left in the chunk", .{rest.len}),
+            .bad_record_timestamp => d.add(gpa, "FILETIME 0x{x:0>16}", .{
+                bytes_le.getU64(rest, 16) orelse 0,
+            }),
+            .bad_record_size => d.add(gpa, "size {d}", .{bytes_le.getU32(rest, 4) orelse 0}),
+            else => d.add(gpa, "", .{}),
+        };
+    }
+
+    /// The `--validate-checksums` failure details (stored and computed values).
+    pub fn addChecksumDetail(
+        d: *Details,
+        gpa: Allocator,
+        kind: ErrorKind,
+        bytes: *const [chunk.size]u8,
+        h: *const chunk.ChunkHeader,
+    ) Allocator.Error!u32 {
+        const stored_computed = "stored 0x{x:0>8}, computed 0x{x:0>8}";
+        return switch (kind) {
+            .bad_chunk_header_checksum => d.add(gpa, stored_computed, .{
+                h.header_checksum,
+                chunk.headerChecksum(bytes),
+            }),
+            .bad_chunk_free_space_offset => d.add(
+                gpa,
+                "free space offset {d} is outside 512..=65536",
+                .{h.free_space_offset},
+            ),
+            .bad_chunk_records_checksum => d.add(gpa, stored_computed, .{
+                h.records_checksum,
+                crc32.hash(bytes[chunk.header_size..h.free_space_offset]),
+            }),
+            else => d.add(gpa, "", .{}),
+        };
+    }
+};
+
+test "record header details read what the header holds, zero past the chunk" {
+    const gpa = std.testing.allocator;
+    var bytes = [_]u8{0} ** chunk.size;
+    std.mem.writeInt(u32, bytes[516..520], 7, .little);
+    std.mem.writeInt(u64, bytes[528..536], 0xABCD, .little);
+    var d: Details = .{};
+    defer d.deinit(gpa);
+    const size_at = try d.addRecordDetail(gpa, .bad_record_size, &bytes, 512);
+    const time_at = try d.addRecordDetail(gpa, .bad_record_timestamp, &bytes, 512);
+    const cut_at = try d.addRecordDetail(gpa, .bad_record_timestamp, &bytes, chunk.size - 10);
+    const left_at = try d.addRecordDetail(gpa, .truncated_record_header, &bytes, chunk.size - 10);
+    try std.testing.expectEqualStrings("size 7", d.get(size_at));
+    try std.testing.expectEqualStrings("FILETIME 0x000000000000abcd", d.get(time_at));
+    try std.testing.expectEqualStrings("FILETIME 0x0000000000000000", d.get(cut_at));
+    try std.testing.expectEqualStrings("10 bytes left in the chunk", d.get(left_at));
+}
