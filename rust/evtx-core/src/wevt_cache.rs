@@ -683,3 +683,83 @@ pub fn translate(temp: &[u8], ext: &mut Vec<u8>) -> Option<u32> {
     debug_assert!(body_at == def as usize + 24 && base <= def as usize);
     Some(def)
 }
+
+// ---------------------------------------------------------------------------------------------
+// `apply-wevt-cache`: a TEMP rendered with given values.
+
+/// A substitution value for [`render_with_values`]: its type byte and its bytes (6.4).
+pub type RawValue = (u8, Vec<u8>);
+
+/// Renders template `temp` (a TEMP, header included, cut where its BinXML ends) with `values`
+/// as one XML record (declaration, indented), as `apply-wevt-cache` prints it. The template and
+/// the values are laid out as a one-chunk log (definition, then a record of one instance) and
+/// rendered by the dump itself. `None` when the template or the record does not render (the
+/// reference's error is then the caller's to word) or does not fit one chunk.
+pub fn render_with_values(
+    temp: &[u8],
+    values: &[RawValue],
+    codec: &'static encoding_rs::Encoding,
+) -> Option<Vec<u8>> {
+    const CHUNK: usize = crate::chunk::CHUNK_SIZE;
+    let mut chunk = vec![0u8; 512];
+    let def = translate(temp, &mut chunk)?;
+    let rec = chunk.len();
+    chunk.extend_from_slice(b"**\0\0");
+    chunk.extend_from_slice(&[0; 4]); // size, below
+    chunk.extend_from_slice(&1u64.to_le_bytes());
+    chunk.extend_from_slice(&[0; 8]); // FILETIME 1601
+    chunk.extend_from_slice(&[0x0F, 0x01, 0x01, 0x00, 0x0C, 0x01]);
+    chunk.extend_from_slice(&temp[24..28]);
+    chunk.extend_from_slice(&def.to_le_bytes());
+    chunk.extend_from_slice(&u32::try_from(values.len()).ok()?.to_le_bytes());
+    for (t, bytes) in values {
+        chunk.extend_from_slice(&u16::try_from(bytes.len()).ok()?.to_le_bytes());
+        chunk.extend_from_slice(&[*t, 0]);
+    }
+    for (_, bytes) in values {
+        chunk.extend_from_slice(bytes);
+    }
+    chunk.push(0x00);
+    let size = u32::try_from(chunk.len() + 4 - rec).ok()?;
+    chunk.extend_from_slice(&size.to_le_bytes());
+    chunk[rec + 4..rec + 8].copy_from_slice(&size.to_le_bytes());
+    if chunk.len() > CHUNK {
+        return None;
+    }
+    let free = chunk.len() as u32;
+    chunk.resize(CHUNK, 0);
+    chunk[..8].copy_from_slice(crate::chunk::CHUNK_MAGIC);
+    for at in [8, 16, 24, 32] {
+        chunk[at..at + 8].copy_from_slice(&1u64.to_le_bytes());
+    }
+    chunk[40..44].copy_from_slice(&128u32.to_le_bytes());
+    chunk[44..48].copy_from_slice(&(rec as u32).to_le_bytes());
+    chunk[48..52].copy_from_slice(&free.to_le_bytes());
+    let mut file = vec![0u8; 4096];
+    file[..8].copy_from_slice(b"ElfFile\0");
+    file[32..34].copy_from_slice(&128u16.to_le_bytes());
+    file[36..38].copy_from_slice(&1u16.to_le_bytes());
+    file[38..40].copy_from_slice(&3u16.to_le_bytes());
+    file[40..42].copy_from_slice(&4096u16.to_le_bytes());
+    file[42..44].copy_from_slice(&1u16.to_le_bytes());
+    file.extend_from_slice(&chunk);
+    let log = crate::EvtxFile::open(&file).ok()?;
+    let opts = crate::Options {
+        show_record_number: false,
+        threads: 1,
+        ansi_codec: codec,
+        ..crate::Options::default()
+    };
+    let mut text = None;
+    crate::dump(&log, &opts, |c: &crate::ChunkOutput| {
+        for r in &c.records {
+            if let crate::Outcome::Rendered(range) = &r.outcome {
+                // The dump ends a record with an empty line; the reference's text has none.
+                let t = &c.bytes[range.clone()];
+                text = Some(t.strip_suffix(b"\n").unwrap_or(t).to_vec());
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    text
+}
