@@ -763,3 +763,134 @@ pub fn render_with_values(
     });
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// The generator's fixtures (`shared-fixtures/wevt`, `evtx-fixture-gen wevt`).
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared-fixtures/wevt")
+            .join(name)
+    }
+
+    /// The generator's `guid_of`: the fixtures' template GUIDs.
+    fn guid_of(key: &str) -> [u8; 16] {
+        let mut h: u64 = 0xcbf29ce484222325;
+        let mut out = [0u8; 16];
+        for round in 0..2u64 {
+            for b in key.bytes().chain(std::iter::once(round as u8)) {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x100000001b3);
+            }
+            out[(round as usize) * 8..(round as usize) * 8 + 8].copy_from_slice(&h.to_le_bytes());
+        }
+        out
+    }
+
+    fn utf16(s: &str) -> Vec<u8> {
+        s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+    }
+
+    fn contains(hay: &[u8], needle: &[u8]) -> bool {
+        hay.windows(needle.len()).any(|w| w == needle)
+    }
+
+    #[test]
+    fn cache_indexes_every_guid_once_first_blob_wins() {
+        let cache = WevtCache::load(&fixture("templates.wevtcache")).unwrap();
+        // logon, nested-data, bad-hash (manifest A); service, zero GUID (B; B's logon is a
+        // second copy).
+        assert_eq!(cache.len(), 5);
+        let logon = cache.temp(&guid_of("wevt-logon")).unwrap();
+        assert_eq!(&logon[..4], b"TEMP");
+        assert_eq!(&logon[24..40], &guid_of("wevt-logon"));
+        assert!(contains(logon, &utf16("TargetUserSid")));
+        let b_first = WevtCache::load(&fixture("templates-b-first.wevtcache")).unwrap();
+        let logon = b_first.temp(&guid_of("wevt-logon")).unwrap();
+        assert!(contains(logon, &utf16("Shadowed")));
+        assert!(cache.temp(&[0; 16]).is_some());
+        assert!(cache.temp(&guid_of("wevt-unknown")).is_none());
+        assert!(WevtCache::load(&fixture("empty.wevtcache"))
+            .unwrap()
+            .is_empty());
+    }
+
+    /// The reference's texts for the damaged caches (as `evtx_dump --wevt-cache` prints them).
+    #[test]
+    fn damaged_caches_fail_in_the_reference_words() {
+        let cases = [
+            (
+                "damaged-magic.wevtcache",
+                "invalid `.wevtcache` magic for `{}`".to_string(),
+            ),
+            (
+                "damaged-version.wevtcache",
+                "unsupported `.wevtcache` version 2 for `{}` (expected 1)".to_string(),
+            ),
+            (
+                "damaged-kind.wevtcache",
+                "unknown `.wevtcache` entry kind 7 for `{}`".to_string(),
+            ),
+            (
+                "damaged-length.wevtcache",
+                "`.wevtcache` entry length 4294967280 is larger than the rest of `{}`".to_string(),
+            ),
+            (
+                "damaged-short.wevtcache",
+                "I/O error while read header `{}`: failed to fill whole buffer\n\nCaused by:\n    \
+                 failed to fill whole buffer"
+                    .to_string(),
+            ),
+            (
+                "damaged-crim-magic.wevtcache",
+                "failed to parse CRIM/WEVT blob: invalid signature at offset 0: expected [67, 82, \
+                 73, 77], got [67, 82, 73, 88]"
+                    .to_string(),
+            ),
+            (
+                "damaged-temp-size.wevtcache",
+                "failed to parse CRIM/WEVT blob: size 65535 out of bounds for TEMP.size at offset \
+                 104"
+                .to_string(),
+            ),
+            (
+                "damaged-ttbl-count.wevtcache",
+                "failed to parse CRIM/WEVT blob: buffer too small for TEMP header at offset 1304 \
+                 (need 40 bytes, have 0)"
+                    .to_string(),
+            ),
+            (
+                "damaged-truncated.wevtcache",
+                "`.wevtcache` entry length 1232 is larger than the rest of `{}`".to_string(),
+            ),
+        ];
+        for (name, text) in cases {
+            let path = fixture(name);
+            let want = text.replace("{}", &path.display().to_string());
+            assert_eq!(WevtCache::load(&path).unwrap_err(), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn translation_keeps_names_and_refuses_a_bad_hash() {
+        let cache = WevtCache::load(&fixture("templates.wevtcache")).unwrap();
+        let mut ext = vec![0u8; 100];
+        let def = translate(cache.temp(&guid_of("wevt-service")).unwrap(), &mut ext).unwrap();
+        let def = def as usize;
+        assert_eq!(&ext[def + 4..def + 20], &guid_of("wevt-service"));
+        let size = u32::from_le_bytes(ext[def + 20..def + 24].try_into().unwrap()) as usize;
+        assert_eq!(ext.len(), def + 24 + size);
+        // Names are string-table entries before the definition, the body refers to them.
+        assert!(contains(&ext[100..def], &utf16("ServiceChange")));
+        assert!(!contains(&ext[def..], &utf16("ServiceChange")));
+        let before = ext.len();
+        assert_eq!(
+            translate(cache.temp(&guid_of("wevt-bad-hash")).unwrap(), &mut ext),
+            None
+        );
+        assert_eq!(ext.len(), before);
+    }
+}
