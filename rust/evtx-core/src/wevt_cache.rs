@@ -315,7 +315,7 @@ pub fn parse_crim(blob: &[u8]) -> CrimResult<Vec<TempRef>> {
         size,
     })?;
     let n = providers as usize;
-    let end = 16 + n * 20;
+    let end = n.saturating_mul(20).saturating_add(16);
     if end > crim.len() {
         return Err(CrimError::Truncated {
             what: "CRIM provider descriptor array",
@@ -347,7 +347,7 @@ fn parse_provider(crim: &[u8], at: u32, index: usize, temps: &mut Vec<TempRef>) 
     let descriptors = u32_at(crim, o + 12, "WEVT.number_of_descriptors")? as usize;
     let unknown2 = u32_at(crim, o + 16, "WEVT.number_of_unknown2")? as usize;
     let desc_off = o + 20;
-    require(crim, desc_off, descriptors * 8, "WEVT descriptor array")?;
+    require(crim, desc_off, descriptors.saturating_mul(8), "WEVT descriptor array")?;
     let mut elements = Vec::with_capacity(descriptors);
     for i in 0..descriptors {
         let d = desc_off + i * 8;
@@ -359,7 +359,7 @@ fn parse_provider(crim: &[u8], at: u32, index: usize, temps: &mut Vec<TempRef>) 
     require(
         crim,
         desc_off + descriptors * 8,
-        unknown2 * 4,
+        unknown2.saturating_mul(4),
         "WEVT unknown2 array",
     )?;
     let mut last_table: Option<(usize, usize)> = None;
@@ -516,8 +516,8 @@ fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()
             end_abs as usize,
         ));
     }
-    let needed = count as usize * 20;
-    if rel + needed > temp.len() {
+    let needed = (count as usize).saturating_mul(20);
+    if needed > temp.len() - rel {
         return Err(CrimError::Truncated {
             what: "template item descriptors",
             offset: items_at,
