@@ -347,7 +347,12 @@ fn parse_provider(crim: &[u8], at: u32, index: usize, temps: &mut Vec<TempRef>) 
     let descriptors = u32_at(crim, o + 12, "WEVT.number_of_descriptors")? as usize;
     let unknown2 = u32_at(crim, o + 16, "WEVT.number_of_unknown2")? as usize;
     let desc_off = o + 20;
-    require(crim, desc_off, descriptors.saturating_mul(8), "WEVT descriptor array")?;
+    require(
+        crim,
+        desc_off,
+        descriptors.saturating_mul(8),
+        "WEVT descriptor array",
+    )?;
     let mut elements = Vec::with_capacity(descriptors);
     for i in 0..descriptors {
         let d = desc_off + i * 8;
