@@ -383,6 +383,64 @@ fn timestamp(ft: u64) -> String {
     }
 }
 
+/// The reference's fatal text when the log cannot be opened (its `Caused by:` chain).
+#[cold]
+fn open_error(path: &str, e: &evtx_core::FatalError) -> String {
+    use evtx_core::FatalError;
+    let head = format!(
+        "Failed to open evtx file at: {path}\n\nCaused by:\n    \
+         0: An error occurred while trying to deserialize evtx stream.\n    1: "
+    );
+    match e {
+        FatalError::TooShort(_) => {
+            format!("{head}failed to read EVTX file header block: failed to fill whole buffer")
+        }
+        FatalError::BadMagic => {
+            // The magic as the reference's `{:2X?}` shows a byte array.
+            let mut magic = [0u8; 8];
+            if let Ok(mut f) = fs::File::open(path) {
+                let _ = std::io::Read::read_exact(&mut f, &mut magic);
+            }
+            let bytes: Vec<String> = magic.iter().map(|b| format!("{b:2X}")).collect();
+            format!(
+                "{head}Invalid EVTX file header magic, expected `ElfFile0`, found `[{}]`",
+                bytes.join(", ")
+            )
+        }
+        other => format!("Failed to open evtx file at: {path}\n\nCaused by:\n    {other}"),
+    }
+}
+
+/// A failed record or chunk as the reference's chunk and record iterators display it (their
+/// error's own text, no `Caused by:` chain).
+#[cold]
+fn failure_line(
+    chunk: &evtx_core::ChunkOutput,
+    r: &evtx_core::RecordEntry,
+    f: &evtx_core::Failure,
+) -> String {
+    use evtx_core::ErrorKind as K;
+    match (f.kind, r.record_id) {
+        (K::BadStringTable, _) => "Failed to build string cache".to_string(),
+        (
+            K::IncompleteChunk
+            | K::BadChunkMagic
+            | K::BadChunkHeaderChecksum
+            | K::BadChunkFreeSpaceOffset
+            | K::BadChunkRecordsChecksum,
+            _,
+        ) => format!("Failed to parse chunk number {}", r.chunk_slot),
+        (K::BadBinxml, Some(id)) => format!("Failed to parse record number {id}"),
+        _ => {
+            let offset = r.file_offset - chunk.file_offset;
+            format!(
+                "Failed to read the record at offset {offset:#x} of chunk {} (file offset {:#x})",
+                r.chunk_slot, r.file_offset
+            )
+        }
+    }
+}
+
 /// `dump-template-instances`: one JSON line per record holding the selected instance.
 pub fn dump_instances(args: &DumpArgs) -> ExitCode {
     use evtx_core::{ChunkSource, Outcome};
@@ -397,12 +455,7 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
     };
     let input = match evtx_core::Input::open(file) {
         Ok(i) => i,
-        Err(e) => {
-            return fatal(format!(
-                "Failed to open evtx file at: {}\n\nCaused by:\n    {e}",
-                args.input
-            ))
-        }
+        Err(e) => return fatal(open_error(&args.input, &e)),
     };
     let opts = evtx_core::Options {
         format: evtx_core::Format::Jsonl,
@@ -415,13 +468,16 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
     evtx_core::dump(&input, &opts, |chunk: &evtx_core::ChunkOutput| {
         let bytes = input.chunk(chunk.slot, &mut window);
         for r in &chunk.records {
+            if let Outcome::Failed(f) = &r.outcome {
+                // A trailing partial slot is ours alone: the reference's walk ends before it.
+                if !(chunk.partial && r.record_id.is_none()) {
+                    eprintln!("{}", failure_line(chunk, r, f));
+                }
+                continue;
+            }
             let Some(id) = r.record_id else {
                 continue;
             };
-            if let Outcome::Failed(_) = r.outcome {
-                eprintln!("Failed to parse record number {id}");
-                continue;
-            }
             if args.record_id.is_some_and(|want| want != id) {
                 continue;
             }
