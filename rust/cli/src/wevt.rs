@@ -460,6 +460,10 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
     let opts = evtx_core::Options {
         format: evtx_core::Format::Jsonl,
         threads: 1,
+        // The reference's record iterator reads every value of a record, used or not, as its
+        // dump does with `--mta` (the tree path): an empty `.MTA` takes that path and adds
+        // no rendering information.
+        mta: Some(std::sync::Arc::new(evtx_core::mta::MtaFile::default())),
         ..evtx_core::Options::default()
     };
     let mut out = std::io::stdout().lock();
