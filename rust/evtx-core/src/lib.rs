@@ -30,8 +30,9 @@
 //! [`values_format`] writes their text, [`escape`] writes escaped text, [`render_xml`] and
 //! [`render_json`] turn trees into text, [`program`] records per-template replay programs (the
 //! compiled fast path: most records are produced without building a tree), [`mta`] reads `.MTA`
-//! files for `RenderingInfo`, and [`mod@dump`] drives it all per chunk, in order, on one or more
-//! threads ([`pipeline`]).
+//! files for `RenderingInfo`, [`wevt_cache`] and [`pe`] read provider templates
+//! (`--wevt-cache`), and [`mod@dump`] drives it all per chunk, in order, on one or more threads
+//! ([`pipeline`]).
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
 //! sizes are capped (section 12 of the contract), and the crate has no `unsafe` outside
@@ -51,6 +52,7 @@ pub mod input;
 pub mod limits;
 pub mod mta;
 pub mod options;
+pub mod pe;
 pub mod pipeline;
 pub mod program;
 pub mod records;
@@ -63,6 +65,7 @@ pub mod tokens;
 pub mod tree;
 pub mod values_decode;
 pub mod values_format;
+pub mod wevt_cache;
 
 pub use dump::{dump, ChunkResult, EvtxFile, Outcome, RecordResult, Renderer};
 pub use encoding_rs::Encoding;
