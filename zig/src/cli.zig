@@ -6,6 +6,7 @@ const evtx = @import("evtx");
 const dump = evtx.dump;
 const chunk = evtx.chunk;
 const assert = std.debug.assert;
+const extract_wevt_templates = @import("extract_wevt_templates.zig");
 
 const version = "0.1.0";
 
@@ -56,6 +57,8 @@ const Cli = struct {
     input: ?[]const u8 = null,
     /// `info -i FILE`: print the info report of FILE instead of dumping.
     info_input: ?[]const u8 = null,
+    /// The arguments after a wevt subcommand's name (`extract_wevt_templates.zig`).
+    wevt: ?Wevt = null,
     output: ?[]const u8 = null,
     /// `--mta FILE`, read after the output is created.
     mta: ?[]const u8 = null,
@@ -290,7 +293,7 @@ const Used = struct {
 
 /// clap's "did you mean": the most similar of `candidates` (Jaro similarity over 0.7; the
 /// last of equals), or null.
-fn similar(text: []const u8, candidates: []const []const u8) ?[]const u8 {
+pub fn similar(text: []const u8, candidates: []const []const u8) ?[]const u8 {
     var best: ?[]const u8 = null;
     var best_score: f64 = 0;
     for (candidates) |c| {
@@ -480,6 +483,10 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
         } else if (only_positional or !looksLikeOption(arg)) {
             if (!only_positional and (eq(arg, "info") or eq(arg, "help"))) {
                 try subcommand(&cli, args[i..]);
+                break;
+            }
+            if (!only_positional and eq(arg, "extract-wevt-templates")) {
+                cli.wevt = .{ .extract = args[i + 1 ..] };
                 break;
             }
             if (cli.input != null) {
@@ -889,6 +896,7 @@ pub fn main() u8 {
     };
     printNotes(&cli);
     if (cli.info_input) |path| return infoCommand(gpa, path);
+    if (cli.wevt) |wevt| return wevtCommand(gpa, wevt);
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
     const opened_input = openInput(input, cli.output);
     const evtx_file = dump.File.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
@@ -927,6 +935,33 @@ pub fn main() u8 {
         return finish(&fw, &sink, @intCast(opened_input.size), e);
     };
     return finish(&fw, &sink, @intCast(opened_input.size), null);
+}
+
+/// A wevt subcommand (issue 17) and the arguments after its name.
+const Wevt = union(enum) {
+    extract: []const []const u8,
+};
+
+/// Hook: the wevt subcommands parse and run in their own files.
+fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
+    var w = std.fs.File.stderr().writer(&stderr_buffer);
+    switch (wevt) {
+        .extract => |rest| {
+            const outcome = extract_wevt_templates.parse(gpa, bin_name, rest, similar) catch
+                fatal("out of memory", .{});
+            switch (outcome) {
+                .help => {
+                    stdoutWriteAll(extract_wevt_templates.help);
+                    return 0;
+                },
+                .usage => |message| {
+                    stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{message});
+                    return 2;
+                },
+                .run => |options| return extract_wevt_templates.run(gpa, &options, .{ .stderr = &w.interface }),
+            }
+        },
+    }
 }
 
 /// Reads and parses `--mta FILE`, or ends the run with the reference's words.

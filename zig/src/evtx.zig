@@ -24,6 +24,8 @@ pub const program = @import("program.zig");
 pub const mta = @import("mta.zig");
 pub const dump = @import("dump.zig");
 pub const info = @import("info.zig");
+pub const pe = @import("pe.zig");
+pub const wevt_cache = @import("wevt_cache.zig");
 
 comptime {
     if (@import("builtin").is_test) _ = @import("testing.zig");
