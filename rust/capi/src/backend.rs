@@ -154,6 +154,7 @@ impl Library for Backend {
             threads: settings.threads,
             recover_records: settings.recover_records,
             mta: None,
+            wevt_cache: None,
         };
         Ok(Backend {
             source,

@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod wevt;
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Fmt {
     Json,
@@ -96,6 +98,10 @@ struct Cli {
     /// Code page of ANSI strings: an Encoding Standard label [default: windows-1252].
     #[arg(long, value_name = "ansi-codec", value_parser = parse_codec)]
     ansi_codec: Option<Codec>,
+    /// A WEVT template cache (`.wevtcache`, from `extract-wevt-templates`): renders records whose
+    /// embedded template definition is broken or missing from the cached provider template.
+    #[arg(long, value_name = "WEVTCACHE")]
+    wevt_cache: Option<PathBuf>,
     /// An .MTA file (LocaleMetaData\<log>_<LCID>.MTA, next to logs saved with display
     /// information): adds each event's message, level, task, opcode and keyword names as a
     /// RenderingInfo element.
@@ -115,6 +121,9 @@ struct Cli {
 enum Command {
     /// Show an EVTX file's header and each chunk's record IDs, flags and CRC32s (records are not
     /// parsed).
+    ExtractWevtTemplates(wevt::ExtractArgs),
+    DumpTemplateInstances(wevt::DumpArgs),
+    ApplyWevtCache(wevt::ApplyArgs),
     Info(InfoArgs),
 }
 
@@ -127,7 +136,7 @@ struct InfoArgs {
 }
 
 #[cold]
-fn fatal(message: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fatal(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("Error: {message}");
     ExitCode::from(1)
 }
@@ -174,8 +183,12 @@ fn io_reason(e: &io::Error) -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(Command::Info(args)) = &cli.command {
-        return info_command(args);
+    match &cli.command {
+        Some(Command::Info(args)) => return info_command(args),
+        Some(Command::ExtractWevtTemplates(args)) => return wevt::extract(args),
+        Some(Command::DumpTemplateInstances(args)) => return wevt::dump_instances(args),
+        Some(Command::ApplyWevtCache(args)) => return wevt::apply(args),
+        None => {}
     }
     let Some(input) = cli.input.clone() else {
         return fatal(
@@ -211,6 +224,7 @@ fn main() -> ExitCode {
         threads: cli.threads as usize,
         recover_records: cli.recover_records,
         mta: None,
+        wevt_cache: None,
     };
 
     let file = match open_input(&input, cli.output.as_deref()) {
@@ -225,6 +239,12 @@ fn main() -> ExitCode {
         },
     };
     // Read after the output is created and before anything is written, as the reference does.
+    if let Some(path) = &cli.wevt_cache {
+        match evtx_core::wevt_cache::WevtCache::load(path) {
+            Ok(cache) => opts.wevt_cache = Some(std::sync::Arc::new(cache)),
+            Err(e) => return fatal(e),
+        }
+    }
     if let Some(path) = &cli.mta {
         match load_mta(path) {
             Ok(mta) => opts.mta = Some(std::sync::Arc::new(mta)),

@@ -227,14 +227,75 @@ impl Renderer {
             chunk_error(out, f.kind, f.detail);
             return;
         }
+        if let Some(cache) = self.opts.wevt_cache.clone() {
+            self.walk_chunk_wevt(&cache, chunk, header, slot, out);
+            return;
+        }
         let walker = RecordWalker::new(chunk, header, self.opts.recover_records);
-        self.walk_chunk(chunk, slot, walker, out);
+        self.walk_chunk(chunk, chunk, slot, walker, out);
+    }
+
+    /// `--wevt-cache` (hook into `crate::wevt_cache`): walks the chunk; when definitions failed
+    /// whose GUIDs the cache holds, appends their translations after the chunk's bytes and
+    /// walks it again over `chunk ++ appended`, those offsets redirected. Each round adds at
+    /// least one template, so it ends.
+    #[cold]
+    fn walk_chunk_wevt(
+        &mut self,
+        cache: &crate::wevt_cache::WevtCache,
+        chunk: &[u8],
+        header: chunk::ChunkHeader,
+        slot: u32,
+        out: &mut ChunkOutput,
+    ) {
+        let mut ext: Vec<u8> = Vec::new();
+        let mut tried: Vec<u32> = Vec::new();
+        self.templates.fallback.clear();
+        loop {
+            let data = if ext.is_empty() { chunk } else { &ext[..] };
+            out.bytes.clear();
+            out.records.clear();
+            let walker = RecordWalker::new(chunk, header, self.opts.recover_records);
+            self.walk_chunk(chunk, data, slot, walker, out);
+            let failed = self.templates.failed_offsets();
+            let before = self.templates.fallback.len();
+            for off in failed {
+                if tried.contains(&off) {
+                    continue;
+                }
+                tried.push(off);
+                let o = off as usize;
+                let Some(guid) = chunk.get(o + 4..o + 20).filter(|_| o + 24 <= chunk.len()) else {
+                    continue;
+                };
+                let guid: [u8; 16] = guid.try_into().expect("16 bytes");
+                let Some(temp) = cache.temp(&guid) else {
+                    continue;
+                };
+                if ext.is_empty() {
+                    ext.extend_from_slice(chunk);
+                }
+                if ext.len() + 2 * temp.len() > crate::wevt_cache::MAX_CHUNK_EXTENSION {
+                    continue;
+                }
+                if let Some(def) = crate::wevt_cache::translate(temp, &mut ext) {
+                    self.templates.fallback.insert(off, def);
+                }
+            }
+            if self.templates.fallback.len() == before {
+                break;
+            }
+        }
+        self.templates.fallback.clear();
     }
 
     /// Renders the records `walker` yields from `chunk` (slot `slot`) onto `out`.
+    /// `data` is what records read by offset: `chunk`, or with `--wevt-cache` `chunk` followed
+    /// by translated templates.
     fn walk_chunk(
         &mut self,
         chunk: &[u8],
+        data: &[u8],
         slot: u32,
         mut walker: RecordWalker<'_>,
         out: &mut ChunkOutput,
@@ -246,7 +307,7 @@ impl Renderer {
         self.chunk_nodes = 0;
         out.bytes.reserve(self.last_output + self.last_output / 4);
         let cx = Cx {
-            chunk,
+            chunk: data,
             codec: self.opts.ansi_codec,
         };
         while let Some(item) = walker.next() {
@@ -328,7 +389,13 @@ impl Renderer {
             return;
         }
         if let Some(header) = ChunkHeader::parse(chunk) {
-            self.walk_chunk(chunk, slot, RecordWalker::carve_only(chunk, header), out);
+            self.walk_chunk(
+                chunk,
+                chunk,
+                slot,
+                RecordWalker::carve_only(chunk, header),
+                out,
+            );
         }
     }
 

@@ -29,7 +29,7 @@
 //! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
 //! turn trees into text, [`program`] records per-template replay programs (the compiled
 //! fast path: most records are produced without building a tree), [`mta`] reads `.MTA` files
-//! for `RenderingInfo`, and [`mod@dump`] drives it all
+//! for `RenderingInfo`, [`wevt_cache`] and [`pe`] read provider templates (`--wevt-cache`), and [`mod@dump`] drives it all
 //! per chunk, in order, on one or more threads.
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
@@ -50,6 +50,7 @@ pub mod input;
 pub mod limits;
 pub mod mta;
 pub mod options;
+pub mod pe;
 pub mod program;
 pub mod render_json;
 pub mod render_xml;
@@ -59,6 +60,7 @@ pub mod template;
 pub mod tokens;
 pub mod tree;
 pub mod values;
+pub mod wevt_cache;
 
 pub use dump::{dump, ChunkOutput, EvtxFile, Outcome, RecordEntry, Renderer};
 pub use encoding_rs::Encoding;

@@ -41,6 +41,9 @@ pub struct Options {
     pub recover_records: bool,
     /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (see `mta`).
     pub mta: Option<std::sync::Arc<crate::mta::MtaFile>>,
+    /// `--wevt-cache FILE`: provider templates for broken or missing definitions (see
+    /// `wevt_cache`).
+    pub wevt_cache: Option<std::sync::Arc<crate::wevt_cache::WevtCache>>,
 }
 
 impl Default for Options {
@@ -56,6 +59,7 @@ impl Default for Options {
             threads: 0,
             recover_records: false,
             mta: None,
+            wevt_cache: None,
         }
     }
 }

@@ -14,6 +14,9 @@ pub struct Templates {
     by_offset: crate::bytes::FastMap<u32, Result<Def, BinXmlError>>,
     /// Body bytes parsed in this chunk (see [`MAX_DEFINITION_BYTES`]).
     parsed_bytes: usize,
+    /// `--wevt-cache`: definition offset → offset of the cached template standing in for it
+    /// when the definition fails (`crate::wevt_cache`). Kept by [`Templates::clear`].
+    pub(crate) fallback: crate::bytes::FastMap<u32, u32>,
 }
 
 /// Definition bodies parsed per chunk are capped: a real chunk's definitions add up to less
@@ -67,9 +70,22 @@ impl Templates {
                 def_off as usize,
             ));
         }
-        let r = self.parse(cx, names, s, def_off, depth);
+        let mut r = self.parse(cx, names, s, def_off, depth);
+        if let (Err(_), Some(&alt)) = (r, self.fallback.get(&def_off)) {
+            r = self.parse(cx, names, s, alt, depth).or(r);
+        }
         self.by_offset.insert(def_off, r);
         r
+    }
+
+    /// Offsets of the definitions that failed in this chunk, ascending (`--wevt-cache`).
+    pub fn failed_offsets(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = (self.by_offset.iter())
+            .filter(|(_, r)| r.is_err())
+            .map(|(&o, _)| o)
+            .collect();
+        v.sort_unstable();
+        v
     }
 
     fn parse(

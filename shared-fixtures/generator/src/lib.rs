@@ -14,5 +14,6 @@ pub mod more;
 pub mod mta;
 pub mod rng;
 pub mod sparse;
+pub mod wevt;
 pub mod windows;
 pub mod writer;

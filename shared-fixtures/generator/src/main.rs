@@ -1,13 +1,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evtx_fixture_gen::{bench, carving, code_pages, corpus, expected, mta, sparse};
+use evtx_fixture_gen::{bench, carving, code_pages, corpus, expected, mta, sparse, wevt};
 
 const USAGE: &str = "usage:
   evtx-fixture-gen synthetic --out-dir DIR
   evtx-fixture-gen expected --fixtures DIR [--reference PATH]
   evtx-fixture-gen carving --out-dir DIR     (shared-fixtures/carving: record recovery fixtures)
   evtx-fixture-gen mta --out-dir DIR         (shared-fixtures/mta: --mta fixtures)
+  evtx-fixture-gen wevt --out-dir DIR        (shared-fixtures/wevt: --wevt-cache, PE files)
   evtx-fixture-gen bench --out FILE [--seed N] [--size-mb N]
   evtx-fixture-gen corpus --samples DIR --out FILE [--reference PATH] [--size-mb N]
   evtx-fixture-gen sparse --out FILE      (a 4.0 GiB sparse wrapped log, ~1 MiB on disk)
@@ -70,6 +71,12 @@ fn run() -> Result<(), String> {
             let out = PathBuf::from(a.need("out-dir")?);
             let all = mta::write(&out).map_err(|e| e.to_string())?;
             eprintln!("wrote {} mta fixtures", all.len());
+            Ok(())
+        }
+        "wevt" => {
+            let out = PathBuf::from(a.need("out-dir")?);
+            let all = wevt::write(&out).map_err(|e| e.to_string())?;
+            eprintln!("wrote {} wevt fixtures", all.len());
             Ok(())
         }
         "expected" => {

@@ -1,0 +1,685 @@
+//! `--wevt-cache`: provider template definitions (`WEVT_TEMPLATE` CRIM manifests, collected in
+//! a `.wevtcache` file) that stand in for a record's broken or missing embedded definition.
+//! Layouts, error texts and the rules of use: `shared-fixtures/generator/wevt-format.md`.
+//!
+//! A cached TEMP is BinXML with inline names; the engine's trees refer to chunk bytes by offset.
+//! So [`translate`] rewrites a TEMP into a chunk-style definition (header, body whose names are
+//! offsets to string-table-shaped entries) appended after the chunk's bytes, and the chunk is
+//! rendered again over `chunk ++ appended` with the failed definition's offset redirected there
+//! ([`crate::template::Templates::fallback`]). Only chunks that need the cache pay for it.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::Read;
+use std::path::Path;
+
+/// Largest `.wevtcache` blob count or byte total is bounded by the file itself: an entry's
+/// length is checked against the bytes left before it is allocated.
+const HEADER_SIZE: usize = 16;
+const ENTRY_HEADER_SIZE: u64 = 9;
+const MAGIC: &[u8; 8] = b"WEVTCACH";
+/// Most bytes a chunk grows to with translated templates (`Renderer::walk_chunk_wevt`): the
+/// chunk plus far more templates than one chunk's records can name.
+pub const MAX_CHUNK_EXTENSION: usize = 16 << 20;
+/// Size of a TEMP header; its BinXML follows.
+pub const TEMP_HEADER_SIZE: usize = 40;
+
+/// The templates of a `.wevtcache`, by GUID (the first TEMP with a GUID wins).
+#[derive(Debug, Default)]
+pub struct WevtCache {
+    blobs: Vec<Vec<u8>>,
+    by_guid: HashMap<[u8; 16], (usize, usize, usize)>,
+}
+
+impl WevtCache {
+    /// Reads and indexes `path` (the `--wevt-cache` file). The error is the reference's text,
+    /// `Caused by:` block included.
+    pub fn load(path: &Path) -> Result<WevtCache, String> {
+        let mut cache = WevtCache::default();
+        read_blobs(path, |blob| {
+            let temps =
+                parse_crim(&blob).map_err(|e| format!("failed to parse CRIM/WEVT blob: {e}"))?;
+            let index = cache.blobs.len();
+            for t in temps.iter().filter(|t| t.indexed) {
+                cache
+                    .by_guid
+                    .entry(t.guid)
+                    .or_insert((index, t.offset, t.offset + t.size));
+            }
+            cache.blobs.push(blob);
+            Ok(())
+        })?;
+        Ok(cache)
+    }
+
+    /// The whole TEMP (header included) of template `guid`.
+    pub fn temp(&self, guid: &[u8; 16]) -> Option<&[u8]> {
+        let &(blob, start, end) = self.by_guid.get(guid)?;
+        self.blobs[blob].get(start..end)
+    }
+
+    /// Number of templates indexed.
+    pub fn len(&self) -> usize {
+        self.by_guid.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_guid.is_empty()
+    }
+}
+
+#[cold]
+fn io_error(action: &str, path: &Path, e: &std::io::Error) -> String {
+    let reason = if e.kind() == std::io::ErrorKind::UnexpectedEof {
+        "failed to fill whole buffer".to_string()
+    } else {
+        e.to_string()
+    };
+    format!(
+        "I/O error while {action} `{}`: {reason}\n\nCaused by:\n    {reason}",
+        path.display()
+    )
+}
+
+/// Reads the entries of the `.wevtcache` at `path` in order, handing each CRIM blob to `each`.
+/// Stops at the first error (the reference's text).
+pub fn read_blobs(
+    path: &Path,
+    mut each: impl FnMut(Vec<u8>) -> Result<(), String>,
+) -> Result<u32, String> {
+    let mut file = std::fs::File::open(path).map_err(|e| io_error("open", path, &e))?;
+    let mut header = [0u8; HEADER_SIZE];
+    file.read_exact(&mut header)
+        .map_err(|e| io_error("read header", path, &e))?;
+    if &header[..8] != MAGIC {
+        return Err(format!(
+            "invalid `.wevtcache` magic for `{}`",
+            path.display()
+        ));
+    }
+    let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+    if version != 1 {
+        return Err(format!(
+            "unsupported `.wevtcache` version {version} for `{}` (expected 1)",
+            path.display()
+        ));
+    }
+    let count = u32::from_le_bytes([header[12], header[13], header[14], header[15]]);
+    let len = file
+        .metadata()
+        .map_err(|e| io_error("stat", path, &e))?
+        .len();
+    let mut left = len.saturating_sub(HEADER_SIZE as u64);
+    for _ in 0..count {
+        let mut h = [0u8; ENTRY_HEADER_SIZE as usize];
+        file.read_exact(&mut h)
+            .map_err(|e| io_error("read entry header", path, &e))?;
+        if h[0] != 1 {
+            return Err(format!(
+                "unknown `.wevtcache` entry kind {} for `{}`",
+                h[0],
+                path.display()
+            ));
+        }
+        let size = u64::from_le_bytes(h[1..9].try_into().expect("8 bytes"));
+        left = left.saturating_sub(ENTRY_HEADER_SIZE);
+        if size > left {
+            return Err(format!(
+                "`.wevtcache` entry length {size} is larger than the rest of `{}`",
+                path.display()
+            ));
+        }
+        left -= size;
+        // Bounded by the file's length (checked above).
+        let mut blob = vec![0u8; size as usize];
+        file.read_exact(&mut blob)
+            .map_err(|e| io_error("read entry payload", path, &e))?;
+        each(blob)?;
+    }
+    Ok(count)
+}
+
+// ---------------------------------------------------------------------------------------------
+// CRIM manifests.
+
+/// A manifest error, displayed in the reference's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CrimError {
+    Signature {
+        offset: u32,
+        expected: [u8; 4],
+        found: [u8; 4],
+    },
+    Truncated {
+        what: &'static str,
+        offset: u32,
+        need: usize,
+        have: usize,
+    },
+    Offset {
+        what: &'static str,
+        offset: u32,
+        len: usize,
+    },
+    Size {
+        what: &'static str,
+        offset: u32,
+        size: u32,
+    },
+    Count {
+        what: &'static str,
+        offset: u32,
+        count: u32,
+    },
+    Utf16 {
+        what: &'static str,
+        offset: u32,
+    },
+}
+
+impl fmt::Display for CrimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            CrimError::Signature {
+                offset,
+                expected,
+                found,
+            } => write!(
+                f,
+                "invalid signature at offset {offset}: expected {expected:?}, got {found:?}"
+            ),
+            CrimError::Truncated {
+                what,
+                offset,
+                need,
+                have,
+            } => write!(
+                f,
+                "buffer too small for {what} at offset {offset} (need {need} bytes, have {have})"
+            ),
+            CrimError::Offset { what, offset, len } => {
+                write!(f, "offset {offset} out of bounds for {what} (len={len})")
+            }
+            CrimError::Size { what, offset, size } => {
+                write!(f, "size {size} out of bounds for {what} at offset {offset}")
+            }
+            CrimError::Count {
+                what,
+                offset,
+                count,
+            } => write!(f, "invalid count {count} for {what} at offset {offset}"),
+            CrimError::Utf16 { what, offset } => {
+                write!(f, "invalid utf-16 string for {what} at offset {offset}")
+            }
+        }
+    }
+}
+
+type CrimResult<T> = Result<T, CrimError>;
+
+fn to_u32(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+#[cold]
+fn truncated(buf: &[u8], offset: usize, need: usize, what: &'static str) -> CrimError {
+    CrimError::Truncated {
+        what,
+        offset: to_u32(offset),
+        need,
+        have: buf.len().saturating_sub(offset),
+    }
+}
+
+fn require(buf: &[u8], off: usize, need: usize, what: &'static str) -> CrimResult<()> {
+    if off > buf.len() || buf.len() - off < need {
+        return Err(truncated(buf, off, need, what));
+    }
+    Ok(())
+}
+
+fn u32_at(buf: &[u8], off: usize, what: &'static str) -> CrimResult<u32> {
+    crate::bytes::get_u32(buf, off).ok_or_else(|| truncated(buf, off, 4, what))
+}
+
+fn sig_at(buf: &[u8], off: usize, what: &'static str) -> CrimResult<[u8; 4]> {
+    buf.get(off..off.wrapping_add(4))
+        .filter(|_| off.checked_add(4).is_some())
+        .map(|b| b.try_into().expect("4 bytes"))
+        .ok_or_else(|| truncated(buf, off, 4, what))
+}
+
+fn offset(off: u32, what: &'static str, len: usize) -> CrimResult<usize> {
+    if off as usize > len {
+        return Err(CrimError::Offset {
+            what,
+            offset: off,
+            len,
+        });
+    }
+    Ok(off as usize)
+}
+
+fn checked_end(len: usize, off: u32, size: u32, what: &'static str) -> CrimResult<usize> {
+    let start = offset(off, what, len)?;
+    if size as usize > len - start {
+        return Err(CrimError::Size {
+            what,
+            offset: off,
+            size,
+        });
+    }
+    Ok(start + size as usize)
+}
+
+/// One TEMP of a manifest: where it lies in the blob, its GUID, whether the cache indexes it
+/// (only the templates of each provider's last `TTBL` element are, as in the reference).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TempRef {
+    pub offset: usize,
+    pub size: usize,
+    pub guid: [u8; 16],
+    /// End of its BinXML (before the template items), relative to the TEMP.
+    pub binxml_end: usize,
+    /// Its provider's index in the manifest.
+    pub provider: usize,
+    pub indexed: bool,
+}
+
+/// Parses a CRIM manifest and returns its templates in order (providers, then tables).
+/// Checks what the reference checks for the header, providers, their element descriptors,
+/// `TTBL` tables and unknown elements; see wevt-format.md for the elements not modelled.
+pub fn parse_crim(blob: &[u8]) -> CrimResult<Vec<TempRef>> {
+    let sig = sig_at(blob, 0, "CRIM signature")?;
+    if &sig != b"CRIM" {
+        return Err(CrimError::Signature {
+            offset: 0,
+            expected: *b"CRIM",
+            found: sig,
+        });
+    }
+    let size = u32_at(blob, 4, "CRIM.size")?;
+    require(blob, 8, 2, "CRIM.major_version")?;
+    require(blob, 10, 2, "CRIM.minor_version")?;
+    let providers = u32_at(blob, 12, "CRIM.provider_count")?;
+    if size < 16 {
+        return Err(CrimError::Size {
+            what: "CRIM.size",
+            offset: 0,
+            size,
+        });
+    }
+    let crim = blob.get(..size as usize).ok_or(CrimError::Size {
+        what: "CRIM.size",
+        offset: 0,
+        size,
+    })?;
+    let n = providers as usize;
+    let end = 16 + n * 20;
+    if end > crim.len() {
+        return Err(CrimError::Truncated {
+            what: "CRIM provider descriptor array",
+            offset: 16,
+            need: end - 16,
+            have: crim.len().saturating_sub(16),
+        });
+    }
+    let mut temps = Vec::new();
+    for i in 0..n {
+        let d = 16 + i * 20;
+        let at = u32_at(crim, d + 16, "CRIM.provider.offset")?;
+        parse_provider(crim, at, i, &mut temps)?;
+    }
+    Ok(temps)
+}
+
+fn parse_provider(crim: &[u8], at: u32, index: usize, temps: &mut Vec<TempRef>) -> CrimResult<()> {
+    let o = offset(at, "WEVT provider offset", crim.len())?;
+    require(crim, o, 20, "WEVT header")?;
+    let sig = sig_at(crim, o, "WEVT signature")?;
+    if &sig != b"WEVT" {
+        return Err(CrimError::Signature {
+            offset: at,
+            expected: *b"WEVT",
+            found: sig,
+        });
+    }
+    let descriptors = u32_at(crim, o + 12, "WEVT.number_of_descriptors")? as usize;
+    let unknown2 = u32_at(crim, o + 16, "WEVT.number_of_unknown2")? as usize;
+    let desc_off = o + 20;
+    require(crim, desc_off, descriptors * 8, "WEVT descriptor array")?;
+    let mut elements = Vec::with_capacity(descriptors);
+    for i in 0..descriptors {
+        let d = desc_off + i * 8;
+        let eo = u32_at(crim, d, "WEVT.descriptor.element_offset")?;
+        let e = offset(eo, "WEVT element offset", crim.len())?;
+        require(crim, e, 4, "WEVT element signature")?;
+        elements.push((eo, sig_at(crim, e, "WEVT element signature")?));
+    }
+    require(
+        crim,
+        desc_off + descriptors * 8,
+        unknown2 * 4,
+        "WEVT unknown2 array",
+    )?;
+    let mut last_table: Option<(usize, usize)> = None;
+    for (eo, sig) in elements {
+        match &sig {
+            b"TTBL" => {
+                let start = temps.len();
+                parse_ttbl(crim, eo, index, temps)?;
+                last_table = Some((start, temps.len()));
+            }
+            // Parsed and checked by the reference; located only here (wevt-format.md).
+            b"CHAN" | b"EVNT" | b"KEYW" | b"LEVL" | b"MAPS" | b"OPCO" | b"TASK" => {}
+            _ => {
+                let e = offset(eo, "provider element offset", crim.len())?;
+                require(crim, e, 8, "unknown element header")?;
+                let size = u32_at(crim, e + 4, "provider element size")?;
+                offset(eo.saturating_add(size), "unknown element end", crim.len())?;
+            }
+        }
+    }
+    if let Some((a, b)) = last_table {
+        for t in &mut temps[a..b] {
+            t.indexed = true;
+        }
+    }
+    Ok(())
+}
+
+fn parse_ttbl(crim: &[u8], at: u32, provider: usize, temps: &mut Vec<TempRef>) -> CrimResult<()> {
+    let o = offset(at, "TTBL offset", crim.len())?;
+    require(crim, o, 12, "TTBL header")?;
+    let sig = sig_at(crim, o, "TTBL signature")?;
+    if &sig != b"TTBL" {
+        return Err(CrimError::Signature {
+            offset: at,
+            expected: *b"TTBL",
+            found: sig,
+        });
+    }
+    let size = u32_at(crim, o + 4, "TTBL.size")?;
+    let count = u32_at(crim, o + 8, "TTBL.count")?;
+    let end = match size {
+        0 => crim.len(),
+        s if s < 12 => {
+            return Err(CrimError::Size {
+                what: "TTBL.size",
+                offset: at,
+                size,
+            })
+        }
+        _ => checked_end(crim.len(), at, size, "TTBL.size")?,
+    };
+    let table = &crim[..end];
+    let mut cur = o + 12;
+    for _ in 0..count {
+        require(table, cur, TEMP_HEADER_SIZE, "TEMP header")?;
+        let sig = sig_at(crim, cur, "TEMP signature")?;
+        let here = to_u32(cur);
+        if &sig != b"TEMP" {
+            return Err(CrimError::Signature {
+                offset: here,
+                expected: *b"TEMP",
+                found: sig,
+            });
+        }
+        let temp_size = u32_at(crim, cur + 4, "TEMP.size")?;
+        if (temp_size as usize) < TEMP_HEADER_SIZE {
+            return Err(CrimError::Size {
+                what: "TEMP.size",
+                offset: here,
+                size: temp_size,
+            });
+        }
+        let temp_end = checked_end(end, here, temp_size, "TEMP.size")?;
+        let descriptors = u32_at(crim, cur + 8, "TEMP.item_descriptor_count")?;
+        let names = u32_at(crim, cur + 12, "TEMP.item_name_count")?;
+        let items_at = u32_at(crim, cur + 16, "TEMP.template_items_offset")?;
+        let mut guid = [0u8; 16];
+        guid.copy_from_slice(&crim[cur + 24..cur + 40]);
+        if descriptors == 0 && names != 0 {
+            return Err(CrimError::Count {
+                what: "TEMP.item_name_count (expected 0 when item_descriptor_count == 0)",
+                offset: here + 12,
+                count: names,
+            });
+        }
+        let temp = &crim[cur..temp_end];
+        let items_abs = if descriptors == 0 && items_at == 0 {
+            here.saturating_add(temp_size)
+        } else {
+            items_at
+        };
+        let items_rel = if items_abs == 0 {
+            temp_size
+        } else if items_abs < here {
+            return Err(CrimError::Offset {
+                what: "TEMP.template_items_offset",
+                offset: items_abs,
+                len: crim.len(),
+            });
+        } else {
+            items_abs - here
+        };
+        let items_rel = offset(
+            items_rel,
+            "TEMP.template_items_offset (relative)",
+            temp.len(),
+        )?;
+        parse_items(temp, here, descriptors, items_at)?;
+        temps.push(TempRef {
+            offset: cur,
+            size: temp.len(),
+            guid,
+            binxml_end: items_rel.max(TEMP_HEADER_SIZE),
+            provider,
+            indexed: false,
+        });
+        cur = temp_end;
+    }
+    Ok(())
+}
+
+/// The item descriptors and names of a TEMP (checked, not kept: rendering needs neither).
+fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()> {
+    let end_abs = at.saturating_add(to_u32(temp.len()));
+    let off_err = |what, offset, len| CrimError::Offset { what, offset, len };
+    if count == 0 {
+        if items_at != 0 && items_at != end_abs {
+            return Err(off_err(
+                "TEMP.template_items_offset (expected 0 or end-of-template when \
+                 item_descriptor_count==0)",
+                items_at,
+                end_abs as usize,
+            ));
+        }
+        return Ok(());
+    }
+    if items_at < at {
+        return Err(off_err(
+            "TEMP.template_items_offset",
+            items_at,
+            end_abs as usize,
+        ));
+    }
+    let rel = offset(
+        items_at - at,
+        "TEMP.template_items_offset (relative)",
+        temp.len(),
+    )?;
+    if rel < TEMP_HEADER_SIZE || rel >= temp.len() {
+        return Err(off_err(
+            "TEMP.template_items_offset (relative)",
+            items_at,
+            end_abs as usize,
+        ));
+    }
+    let needed = count as usize * 20;
+    if rel + needed > temp.len() {
+        return Err(CrimError::Truncated {
+            what: "template item descriptors",
+            offset: items_at,
+            need: needed,
+            have: temp.len() - rel,
+        });
+    }
+    let descriptors_end = rel + needed;
+    let mut min_name: Option<usize> = None;
+    let mut names = Vec::with_capacity(count as usize);
+    for i in 0..count as usize {
+        let name_at = u32_at(temp, rel + i * 20 + 16, "TEMP.item.name_offset")?;
+        if name_at == 0 {
+            continue;
+        }
+        if name_at < at {
+            return Err(off_err(
+                "template item name_offset",
+                name_at,
+                end_abs as usize,
+            ));
+        }
+        let r = offset(
+            name_at - at,
+            "template item name_offset (relative)",
+            temp.len(),
+        )?;
+        min_name = Some(min_name.map_or(r, |m| m.min(r)));
+        names.push(r);
+    }
+    if let Some(m) = min_name.filter(|&m| m < descriptors_end) {
+        return Err(off_err(
+            "template item name_offset overlaps descriptor table",
+            at.saturating_add(to_u32(m)),
+            end_abs as usize,
+        ));
+    }
+    for r in names {
+        let what = "template item name";
+        require(temp, r, 4, what)?;
+        let size = u32_at(temp, r, what)?;
+        if size < 4 {
+            return Err(CrimError::Size {
+                what,
+                offset: to_u32(r),
+                size,
+            });
+        }
+        require(temp, r, size as usize, what)?;
+        let bytes = &temp[r + 4..r + size as usize];
+        let units = bytes
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .take_while(|&u| u != 0);
+        if char::decode_utf16(units).any(|c| c.is_err()) {
+            return Err(CrimError::Utf16 {
+                what,
+                offset: to_u32(r),
+            });
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// TEMP BinXML → chunk-style definition.
+
+/// Appends to `ext` a chunk-style template definition equivalent to the TEMP `temp` (header
+/// included): first string-table-shaped name entries, then the 24-byte definition header (GUID
+/// of the TEMP) and the body, whose names are offsets into `ext`. Returns the definition's
+/// offset in `ext`, or `None` (nothing appended) when the TEMP's BinXML is one the reference
+/// fails on (bad inline name, unknown token, template instance) or that this reader does not
+/// model (a value token other than String text); the embedded definition's error then stands.
+pub fn translate(temp: &[u8], ext: &mut Vec<u8>) -> Option<u32> {
+    let binxml = temp.get(TEMP_HEADER_SIZE..)?;
+    let mut body = Vec::with_capacity(binxml.len());
+    // (position in `body` of a name reference, index into `names`)
+    let mut refs: Vec<(usize, usize)> = Vec::new();
+    let mut names: Vec<&[u8]> = Vec::new();
+    let mut p = 0usize;
+    let take = |p: &mut usize, n: usize| -> Option<&[u8]> {
+        let s = binxml.get(*p..p.checked_add(n)?)?;
+        *p += n;
+        Some(s)
+    };
+    let mut name = |p: &mut usize, body: &mut Vec<u8>, refs: &mut Vec<(usize, usize)>| {
+        let at = *p;
+        let stored = u16::from_le_bytes(take(p, 2)?.try_into().ok()?);
+        let count = u16::from_le_bytes(take(p, 2)?.try_into().ok()?) as usize;
+        let units = take(p, count * 2)?;
+        let nul = take(p, 2)?;
+        if nul != [0, 0] {
+            return None;
+        }
+        let mut h: u32 = 0;
+        for c in units.chunks_exact(2) {
+            h = h
+                .wrapping_mul(65599)
+                .wrapping_add(u32::from(u16::from_le_bytes([c[0], c[1]])));
+        }
+        if stored != h as u16 {
+            return None;
+        }
+        refs.push((body.len(), names.len()));
+        names.push(&binxml[at..*p]);
+        body.extend_from_slice(&[0; 4]);
+        Some(())
+    };
+    while p < binxml.len() {
+        let token = binxml[p];
+        p += 1;
+        body.push(token);
+        match token {
+            0x00 => break,
+            0x01 | 0x41 => {
+                body.extend_from_slice(take(&mut p, 6)?);
+                name(&mut p, &mut body, &mut refs)?;
+                if token == 0x41 {
+                    body.extend_from_slice(take(&mut p, 4)?);
+                }
+            }
+            0x02..=0x04 => {}
+            0x05 | 0x45 => {
+                let ty = *take(&mut p, 1)?.first()?;
+                if ty != 0x01 {
+                    return None;
+                }
+                body.push(ty);
+                let count = take(&mut p, 2)?;
+                body.extend_from_slice(count);
+                let n = u16::from_le_bytes([count[0], count[1]]) as usize;
+                body.extend_from_slice(take(&mut p, n * 2)?);
+            }
+            0x06 | 0x46 | 0x09 | 0x49 | 0x0A => name(&mut p, &mut body, &mut refs)?,
+            0x07 | 0x47 | 0x0B => {
+                let count = take(&mut p, 2)?;
+                body.extend_from_slice(count);
+                let n = u16::from_le_bytes([count[0], count[1]]) as usize;
+                body.extend_from_slice(take(&mut p, n * 2)?);
+            }
+            0x08 | 0x48 => body.extend_from_slice(take(&mut p, 2)?),
+            0x0D..=0x0F => body.extend_from_slice(take(&mut p, 3)?),
+            _ => return None,
+        }
+    }
+    let base = ext.len();
+    let mut at = Vec::with_capacity(names.len());
+    for n in &names {
+        // Entry: next (0), hash, count, units, NUL: the inline name is hash, count, units, NUL.
+        at.push(u32::try_from(ext.len()).ok()?);
+        ext.extend_from_slice(&[0; 4]);
+        ext.extend_from_slice(n);
+    }
+    let def = u32::try_from(ext.len()).ok()?;
+    for (pos, i) in refs {
+        body[pos..pos + 4].copy_from_slice(&at[i].to_le_bytes());
+    }
+    ext.extend_from_slice(&[0; 4]);
+    ext.extend_from_slice(&temp[24..40]);
+    ext.extend_from_slice(&u32::try_from(body.len()).ok()?.to_le_bytes());
+    let body_at = ext.len();
+    ext.extend_from_slice(&body);
+    debug_assert!(body_at == def as usize + 24 && base <= def as usize);
+    Some(def)
+}
