@@ -8,6 +8,10 @@ const chunk = evtx.chunk;
 const assert = std.debug.assert;
 const extract_wevt_templates = @import("extract_wevt_templates.zig");
 
+test {
+    _ = extract_wevt_templates;
+}
+
 const version = "0.1.0";
 
 const usage =
@@ -958,7 +962,10 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
                     stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{message});
                     return 2;
                 },
-                .run => |options| return extract_wevt_templates.run(gpa, &options, .{ .stderr = &w.interface }),
+                .run => |options| {
+                    const report: extract_wevt_templates.Report = .{ .stderr = &w.interface };
+                    return extract_wevt_templates.run(gpa, &options, report);
+                },
             }
         },
     }

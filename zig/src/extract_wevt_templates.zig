@@ -16,15 +16,15 @@ pub const files_max = 1 << 20;
 pub const file_bytes_max = 1 << 31;
 
 pub const help =
-    \\Build a WEVT template cache (`.wevtcache`) from the WEVT_TEMPLATE resources of PE files (EXE/DLL/SYS)
+    \\Build a WEVT template cache (`.wevtcache`) from the WEVT_TEMPLATE resources of PE files
     \\
     \\Usage: evtx-zig extract-wevt-templates [OPTIONS] --output <WEVTCACHE>
     \\
     \\Options:
-    \\  -i, --input <PATH>         Input PE path (file or directory). Can be passed multiple times
-    \\      --glob <PATTERN>       Glob pattern to expand into input paths. Can be passed multiple times
+    \\  -i, --input <PATH>         Input PE path (file or directory; repeatable)
+    \\      --glob <PATTERN>       Glob pattern to expand into input paths (repeatable)
     \\  -r, --recursive            Walk directories given by --input or --glob
-    \\      --extensions <EXTS>    Comma-separated file extensions kept when walking directories [default: exe,dll,sys]
+    \\      --extensions <EXTS>    Extensions kept in walked directories [default: exe,dll,sys]
     \\  -o, --output <WEVTCACHE>   Output `.wevtcache` file
     \\      --overwrite            Overwrite the output file if it already exists
     \\  -h, --help                 Print help
@@ -75,10 +75,19 @@ fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) Ru
 }
 
 /// Writes the cache from `files`, one stderr line per file that gives no blobs.
-fn write(gpa: std.mem.Allocator, files: []const []const u8, options: *const Options, report: Report) RunError!u8 {
+fn write(
+    gpa: std.mem.Allocator,
+    files: []const []const u8,
+    options: *const Options,
+    report: Report,
+) RunError!u8 {
     const output = options.output;
     if (!options.overwrite and exists(output))
-        return fatal(report, "refusing to overwrite existing output file `{s}` (pass overwrite=true)", .{output});
+        return fatal(
+            report,
+            "refusing to overwrite existing output file `{s}` (pass overwrite=true)",
+            .{output},
+        );
     const file = std.fs.cwd().createFile(output, .{}) catch |e|
         return ioFatal(report, "create", output, e);
     defer file.close();
@@ -92,7 +101,11 @@ fn write(gpa: std.mem.Allocator, files: []const []const u8, options: *const Opti
         const bytes = std.fs.cwd().readFileAlloc(gpa, path, file_bytes_max) catch |e| {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             errors += 1;
-            line(report, "failed to read `{s}`: {s} (os error {d})", .{ path, reason(e), errno(e) });
+            line(
+                report,
+                "failed to read `{s}`: {s} (os error {d})",
+                .{ path, reason(e), errno(e) },
+            );
             continue;
         };
         defer gpa.free(bytes);
@@ -111,14 +124,24 @@ fn write(gpa: std.mem.Allocator, files: []const []const u8, options: *const Opti
     }
     const written = writer.finish() catch
         return ioFatal(report, "write entry_count", output, error.InputOutput);
-    if (errors > 0) return fatal(report, "extract-wevt-templates completed with {d} error(s)", .{errors});
+    if (errors > 0) return fatal(
+        report,
+        "extract-wevt-templates completed with {d} error(s)",
+        .{errors},
+    );
     line(report, "wrote {d} resource blob(s) to `{s}`", .{ written, output });
     return 0;
 }
 
 /// One input: a file is kept whatever its extension; a directory is walked (breadth first)
 /// only with `-r`, keeping files with an allowed extension; a missing path is skipped.
-fn collect(gpa: std.mem.Allocator, path: []const u8, options: *const Options, files: *std.ArrayList([]const u8), report: Report) RunError!void {
+fn collect(
+    gpa: std.mem.Allocator,
+    path: []const u8,
+    options: *const Options,
+    files: *std.ArrayList([]const u8),
+    report: Report,
+) RunError!void {
     const kind = statKind(path) orelse return;
     if (kind == .file) return keep(gpa, files, path, report);
     if (kind != .directory or !options.recursive) return;
@@ -136,14 +159,22 @@ fn collect(gpa: std.mem.Allocator, path: []const u8, options: *const Options, fi
             const child = try join(gpa, dir_path, entry.name);
             switch (statKind(child) orelse continue) {
                 .directory => try queue.append(gpa, child),
-                .file => if (allowed(options.extensions, child)) try keep(gpa, files, child, report),
+                .file => if (allowed(
+                    options.extensions,
+                    child,
+                )) try keep(gpa, files, child, report),
                 else => {},
             }
         }
     }
 }
 
-fn keep(gpa: std.mem.Allocator, files: *std.ArrayList([]const u8), path: []const u8, report: Report) RunError!void {
+fn keep(
+    gpa: std.mem.Allocator,
+    files: *std.ArrayList([]const u8),
+    path: []const u8,
+    report: Report,
+) RunError!void {
     if (files.items.len >= files_max)
         return fatal(report, "more than {d} input files", .{files_max});
     try files.append(gpa, path);
@@ -283,12 +314,26 @@ fn fatalLine(report: Report, comptime fmt: []const u8, args: anytype) u8 {
 }
 
 /// anyhow's layout of an I/O error with its source: the message, then `Caused by:`.
-fn ioFatal(report: Report, comptime action: []const u8, path: []const u8, e: anyerror) error{Reported} {
-    return fatal(report, "I/O error while " ++ action ++ " `{s}`: {s} (os error {d})\n\nCaused by:\n    {s} (os error {d})", .{ path, reason(e), errno(e), reason(e), errno(e) });
+fn ioFatal(
+    report: Report,
+    comptime action: []const u8,
+    path: []const u8,
+    e: anyerror,
+) error{Reported} {
+    return fatal(
+        report,
+        "I/O error while " ++ action ++ " `{s}`: {s} (os error {d})" ++
+            "\n\nCaused by:\n    {s} (os error {d})",
+        .{ path, reason(e), errno(e), reason(e), errno(e) },
+    );
 }
 
 fn readDirFatal(report: Report, path: []const u8, e: anyerror) error{Reported} {
-    return fatal(report, "failed to read directory `{s}`\n\nCaused by:\n    {s} (os error {d})", .{ path, reason(e), errno(e) });
+    return fatal(
+        report,
+        "failed to read directory `{s}`\n\nCaused by:\n    {s} (os error {d})",
+        .{ path, reason(e), errno(e) },
+    );
 }
 
 /// The C library's words for an error, as Rust's `io::Error` prints them.
@@ -325,6 +370,10 @@ fn eql(a: []const u8, b: []const u8) bool {
     return std.mem.eql(u8, a, b);
 }
 
+test {
+    _ = glob;
+}
+
 test "paths sort by components as Rust's Path does, not bytewise" {
     // Bytewise `a-b` < `a/b`; by components `a` < `a-b`.
     try std.testing.expectEqual(std.math.Order.lt, comparePaths("a/b", "a-b"));
@@ -355,11 +404,28 @@ const Spec = struct {
 };
 
 const specs = [_]Spec{
-    .{ .arg = .input, .long = "input", .short = 'i', .usage = "--input <PATH>", .takes_value = true },
+    .{
+        .arg = .input,
+        .long = "input",
+        .short = 'i',
+        .usage = "--input <PATH>",
+        .takes_value = true,
+    },
     .{ .arg = .glob, .long = "glob", .usage = "--glob <PATTERN>", .takes_value = true },
     .{ .arg = .recursive, .long = "recursive", .short = 'r', .usage = "--recursive" },
-    .{ .arg = .extensions, .long = "extensions", .usage = "--extensions <EXTS>", .takes_value = true },
-    .{ .arg = .output, .long = "output", .short = 'o', .usage = "--output <WEVTCACHE>", .takes_value = true },
+    .{
+        .arg = .extensions,
+        .long = "extensions",
+        .usage = "--extensions <EXTS>",
+        .takes_value = true,
+    },
+    .{
+        .arg = .output,
+        .long = "output",
+        .short = 'o',
+        .usage = "--output <WEVTCACHE>",
+        .takes_value = true,
+    },
     .{ .arg = .overwrite, .long = "overwrite", .usage = "--overwrite" },
     .{ .arg = .help, .long = "help", .short = 'h', .usage = "--help" },
 };
@@ -406,15 +472,26 @@ const Parser = struct {
     globs: std.ArrayList([]const u8) = .empty,
 
     /// Formats the error and returns `error.Usage`; `line` is clap's usage line kind.
-    fn fail(p: *Parser, line_kind: enum { none, options, used }, comptime fmt: []const u8, args: anytype) error{ Usage, OutOfMemory } {
+    fn fail(
+        p: *Parser,
+        line_kind: enum { none, options, used },
+        comptime fmt: []const u8,
+        args: anytype,
+    ) error{ Usage, OutOfMemory } {
         const w = &p.message.writer;
         w.print(fmt, args) catch return error.OutOfMemory;
         switch (line_kind) {
             .none => {},
-            .options => w.print("\n\nUsage: {s} extract-wevt-templates [OPTIONS] --output <WEVTCACHE>", .{p.bin}) catch
+            .options => w.print(
+                "\n\nUsage: {s} extract-wevt-templates [OPTIONS] --output <WEVTCACHE>",
+                .{p.bin},
+            ) catch
                 return error.OutOfMemory,
             .used => {
-                w.print("\n\nUsage: {s} extract-wevt-templates --output <WEVTCACHE>", .{p.bin}) catch
+                w.print(
+                    "\n\nUsage: {s} extract-wevt-templates --output <WEVTCACHE>",
+                    .{p.bin},
+                ) catch
                     return error.OutOfMemory;
                 for (p.used.order[0..p.used.count]) |a| if (a != .output)
                     w.print(" {s}", .{specOf(a).usage}) catch return error.OutOfMemory;
@@ -426,7 +503,11 @@ const Parser = struct {
     fn unknownLong(p: *Parser, name: []const u8) error{ Usage, OutOfMemory } {
         if (p.similar(name, &longs)) |long| {
             p.used.add(specByLong(long).?.arg);
-            return p.fail(.used, "unexpected argument '--{s}' found\n\n  tip: a similar argument exists: '--{s}'", .{ name, long });
+            return p.fail(
+                .used,
+                "unexpected argument '--{s}' found\n\n  tip: a similar argument exists: '--{s}'",
+                .{ name, long },
+            );
         }
         return p.fail(.used, "unexpected argument '--{s}' found", .{name});
     }
@@ -442,7 +523,13 @@ const Parser = struct {
         }
     }
 
-    fn value(p: *Parser, args: []const []const u8, i: *usize, inline_value: ?[]const u8, spec: *const Spec) error{ Usage, OutOfMemory }![]const u8 {
+    fn value(
+        p: *Parser,
+        args: []const []const u8,
+        i: *usize,
+        inline_value: ?[]const u8,
+        spec: *const Spec,
+    ) error{ Usage, OutOfMemory }![]const u8 {
         if (inline_value) |v| return v;
         if (i.* + 1 < args.len and !looksLikeOption(args[i.* + 1])) {
             i.* += 1;
@@ -458,7 +545,11 @@ const Parser = struct {
             .glob => try p.globs.append(p.gpa, v),
             else => {
                 if (p.used.has(spec.arg))
-                    return p.fail(.options, "the argument '{s}' cannot be used multiple times", .{spec.usage});
+                    return p.fail(
+                        .options,
+                        "the argument '{s}' cannot be used multiple times",
+                        .{spec.usage},
+                    );
                 switch (spec.arg) {
                     .recursive => p.options.recursive = true,
                     .overwrite => p.options.overwrite = true,
@@ -471,7 +562,11 @@ const Parser = struct {
         p.used.add(spec.arg);
     }
 
-    fn parseLong(p: *Parser, args: []const []const u8, i: *usize) error{ Usage, Help, OutOfMemory }!void {
+    fn parseLong(
+        p: *Parser,
+        args: []const []const u8,
+        i: *usize,
+    ) error{ Usage, Help, OutOfMemory }!void {
         const arg = args[i.*];
         const at = std.mem.indexOfScalar(u8, arg, '=');
         const name = arg[2..(at orelse arg.len)];
@@ -481,14 +576,22 @@ const Parser = struct {
         if (!spec.takes_value) {
             if (inline_value) |v| {
                 p.used.add(spec.arg);
-                return p.fail(.used, "unexpected value '{s}' for '--{s}' found; no more were expected", .{ v, name });
+                return p.fail(
+                    .used,
+                    "unexpected value '{s}' for '--{s}' found; no more were expected",
+                    .{ v, name },
+                );
             }
             return p.apply(spec, "");
         }
         return p.apply(spec, try p.value(args, i, inline_value, spec));
     }
 
-    fn shortCluster(p: *Parser, args: []const []const u8, i: *usize) error{ Usage, Help, OutOfMemory }!void {
+    fn shortCluster(
+        p: *Parser,
+        args: []const []const u8,
+        i: *usize,
+    ) error{ Usage, Help, OutOfMemory }!void {
         const arg = args[i.*];
         var j: usize = 1;
         while (j < arg.len) : (j += 1) {
@@ -541,7 +644,11 @@ fn parseInto(p: *Parser, args: []const []const u8) error{ Usage, Help, OutOfMemo
         }
     }
     if (!p.used.has(.output))
-        return p.fail(.used, "the following required arguments were not provided:\n  --output <WEVTCACHE>", .{});
+        return p.fail(
+            .used,
+            "the following required arguments were not provided:\n  --output <WEVTCACHE>",
+            .{},
+        );
 }
 
 fn specByLong(name: []const u8) ?*const Spec {

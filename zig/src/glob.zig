@@ -24,7 +24,7 @@ fn check(pattern: []const u8) ?Syntax {
                 const old = i;
                 while (i < chars.len and chars[i] == '*') i += 1;
                 const count = i - old;
-                if (count > 2) return .{ .pos = old + 2, .msg = "wildcards are either regular `*` or recursive `**`" };
+                if (count > 2) return .{ .pos = old + 2, .msg = wildcards_msg };
                 if (count == 2) {
                     if (!(i == 2 or chars[old - 1] == '/'))
                         return .{ .pos = old - 1, .msg = recursive_msg };
@@ -40,6 +40,7 @@ fn check(pattern: []const u8) ?Syntax {
     return null;
 }
 
+const wildcards_msg = "wildcards are either regular `*` or recursive `**`";
 const recursive_msg = "recursive wildcards must form a single path component";
 
 /// The index after the `[...]` starting at `i`, or null when it does not close.
@@ -148,7 +149,8 @@ pub fn expand(
 ) error{OutOfMemory}!bool {
     if (check(pattern)) |e| {
         stderr.print(
-            "Error: invalid glob pattern `{s}`\n\nCaused by:\n    Pattern syntax error near position {d}: {s}\n",
+            "Error: invalid glob pattern `{s}`\n\nCaused by:\n" ++
+                "    Pattern syntax error near position {d}: {s}\n",
             .{ pattern, e.pos, e.msg },
         ) catch {};
         stderr.flush() catch {};
@@ -164,7 +166,12 @@ pub fn expand(
         return true;
     }
     const require_dir = pattern[pattern.len - 1] == '/';
-    var walk: Walk = .{ .gpa = gpa, .parts = components.items, .out = out, .require_dir = require_dir };
+    var walk: Walk = .{
+        .gpa = gpa,
+        .parts = components.items,
+        .out = out,
+        .require_dir = require_dir,
+    };
     try walk.from(root, 0, 0);
     return true;
 }

@@ -36,7 +36,10 @@ pub const Fault = union(enum) {
         switch (fault) {
             .invalid_pe => |m| try w.print("input is not a valid PE file: {s}", .{m}),
             .malformed_pe => |m| try w.print("malformed PE file: {s}", .{m}),
-            .unmapped_rva => |rva| try w.print("failed to map RVA 0x{x:0>8} to a file offset", .{rva}),
+            .unmapped_rva => |rva| try w.print(
+                "failed to map RVA 0x{x:0>8} to a file offset",
+                .{rva},
+            ),
             .malformed_resource => |m| try w.print("resource directory is malformed: {s}", .{m}),
             .invalid_resource_name => try w.writeAll("failed to decode UTF-16 resource name"),
             .too_many_resources => try w.print(
@@ -112,7 +115,8 @@ const Headers = struct {
 fn parseHeaders(bytes: []const u8) ?Headers {
     if (bytes.len < dos_header_size or readU16(bytes, 0) != 0x5a4d) return null;
     const pe_pointer: u64 = readU32(bytes, pe_pointer_offset);
-    if (pe_pointer + 4 > bytes.len or readU32(bytes, @intCast(pe_pointer)) != 0x00004550) return null;
+    if (pe_pointer + 4 > bytes.len) return null;
+    if (readU32(bytes, @intCast(pe_pointer)) != 0x00004550) return null; // "PE\0\0"
     if (!richHeaderOk(bytes, @intCast(pe_pointer))) return null;
     const coff = pe_pointer + 4;
     if (coff + coff_header_size > bytes.len) return null;
@@ -201,7 +205,8 @@ fn walk(
     const rsrc_offset = image.fileOffset(image.resource_rva) orelse
         return fail(fault, .{ .unmapped_rva = image.resource_rva });
     const rsrc_end = rsrc_offset + image.resource_size;
-    if (rsrc_end > bytes.len) return fail(fault, .{ .malformed_pe = "resource directory out of bounds" });
+    if (rsrc_end > bytes.len)
+        return fail(fault, .{ .malformed_pe = "resource directory out of bounds" });
     const rsrc = bytes[@intCast(rsrc_offset)..@intCast(rsrc_end)];
     const wevt = try findWevtTemplate(rsrc, fault) orelse return;
     if (wevt & high_bit == 0) return;
@@ -291,14 +296,21 @@ fn entries(rsrc: []const u8, offset: u32, fault: *Fault) error{Fault}![]const u8
 }
 
 /// The bytes named by the data entry at `offset`; null for an empty one.
-fn blob(image: *const Image, bytes: []const u8, rsrc: []const u8, offset: u32, fault: *Fault) error{Fault}!?[]const u8 {
+fn blob(
+    image: *const Image,
+    bytes: []const u8,
+    rsrc: []const u8,
+    offset: u32,
+    fault: *Fault,
+) error{Fault}!?[]const u8 {
     if (@as(u64, offset) + data_entry_size > rsrc.len)
         return fail(fault, .{ .malformed_resource = "resource data entry out of bounds" });
     const rva = readU32(rsrc, offset);
     const size = readU32(rsrc, offset + 4);
     if (size == 0) return null;
     const at = image.fileOffset(rva) orelse return fail(fault, .{ .unmapped_rva = rva });
-    if (at + size > bytes.len) return fail(fault, .{ .malformed_pe = "resource data out of bounds" });
+    if (at + size > bytes.len)
+        return fail(fault, .{ .malformed_pe = "resource data out of bounds" });
     return bytes[@intCast(at)..][0..size];
 }
 
@@ -313,4 +325,70 @@ fn readU16(b: []const u8, at: usize) u16 {
 
 fn readU32(b: []const u8, at: usize) u32 {
     return std.mem.readInt(u32, b[at..][0..4], .little);
+}
+
+/// A PE32+ of 1024 bytes: headers in the first 512, one `.rsrc` section at RVA 0x1000 (file
+/// 0x200) holding root → `WEVT_TEMPLATE` → id 1 → language 0x409 → "CRIMblob" (the layout
+/// the reference extracts, checked with `evtx_dump extract-wevt-templates`).
+fn testImage(buf: *[1024]u8) void {
+    @memset(buf, 0);
+    buf[0] = 'M';
+    buf[1] = 'Z';
+    std.mem.writeInt(u32, buf[0x3c..][0..4], 0x40, .little);
+    std.mem.writeInt(u32, buf[0x40..][0..4], 0x4550, .little);
+    std.mem.writeInt(u16, buf[0x46..][0..2], 1, .little); // sections
+    std.mem.writeInt(u16, buf[0x54..][0..2], 0xf0, .little); // optional header size
+    const opt = 0x58;
+    std.mem.writeInt(u16, buf[opt..][0..2], 0x20b, .little);
+    std.mem.writeInt(u32, buf[opt + 36 ..][0..4], 0x200, .little); // file alignment
+    std.mem.writeInt(u32, buf[opt + 108 ..][0..4], 16, .little); // directories
+    std.mem.writeInt(u32, buf[opt + 112 + 16 ..][0..4], 0x1000, .little); // resources RVA
+    std.mem.writeInt(u32, buf[opt + 112 + 20 ..][0..4], 0x100, .little); // and size
+    const sec = opt + 0xf0;
+    @memcpy(buf[sec..][0..5], ".rsrc");
+    for ([_]u32{ 0x100, 0x1000, 0x200, 0x200 }, 0..) |v, i|
+        std.mem.writeInt(u32, buf[sec + 8 + 4 * i ..][0..4], v, .little);
+    const r = buf[0x200..];
+    const words = [_]struct { at: usize, v: u32 }{
+        .{ .at = 12, .v = 1 }, // root: one named entry
+        .{ .at = 16, .v = high_bit | 0x60 },
+        .{ .at = 20, .v = high_bit | 0x18 },
+        .{ .at = 0x18 + 12, .v = 1 << 16 }, // WEVT_TEMPLATE dir: one id entry
+        .{ .at = 0x28, .v = 1 },
+        .{ .at = 0x2c, .v = high_bit | 0x30 },
+        .{ .at = 0x30 + 12, .v = 1 << 16 }, // language dir: one id entry
+        .{ .at = 0x40, .v = 0x409 },
+        .{ .at = 0x44, .v = 0x48 },
+        .{ .at = 0x48, .v = 0x1080 }, .{ .at = 0x4c, .v = 8 }, // data entry
+    };
+    for (words) |w| std.mem.writeInt(u32, r[w.at..][0..4], w.v, .little);
+    std.mem.writeInt(u16, r[0x60..][0..2], 13, .little);
+    for ("WEVT_TEMPLATE", 0..) |c, i| std.mem.writeInt(u16, r[0x62 + 2 * i ..][0..2], c, .little);
+    @memcpy(r[0x80..][0..8], "CRIMblob");
+}
+
+test "a PE32+ with one WEVT_TEMPLATE resource gives its bytes; faults in the reference's words" {
+    const gpa = std.testing.allocator;
+    var buf: [1024]u8 = undefined;
+    testImage(&buf);
+    var out: std.ArrayList([]const u8) = .empty;
+    defer out.deinit(gpa);
+    var fault: Fault = undefined;
+    try wevtTemplates(gpa, &buf, &out, &fault);
+    try std.testing.expectEqual(@as(usize, 1), out.items.len);
+    try std.testing.expectEqualStrings("CRIMblob", out.items[0]);
+    // The data entry's RVA outside every section.
+    std.mem.writeInt(u32, buf[0x248..][0..4], 0x9999, .little);
+    try std.testing.expectError(error.Fault, wevtTemplates(gpa, &buf, &out, &fault));
+    var text: [128]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&text);
+    try fault.format(&w);
+    const want = "failed to map RVA 0x00009999 to a file offset";
+    try std.testing.expectEqualStrings(want, w.buffered());
+    try std.testing.expectEqual(@as(usize, 1), out.items.len);
+    // No `PE\0\0` at e_lfanew: goblin refuses the file.
+    testImage(&buf);
+    buf[0x40] = 'X';
+    try std.testing.expectError(error.Fault, wevtTemplates(gpa, &buf, &out, &fault));
+    try std.testing.expectEqualStrings("failed to parse PE via goblin", fault.invalid_pe);
 }
