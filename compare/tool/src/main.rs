@@ -14,6 +14,7 @@ mod records;
 mod report;
 mod run;
 mod speed;
+mod wevt;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -154,6 +155,14 @@ struct CorpusArgs {
     /// Only these parity modes (repeatable; default all), e.g. `jsonl`, `xml`.
     #[arg(long = "mode")]
     modes: Vec<String>,
+    /// Only these check families (repeatable; default all): dump, recover, ansi-codec, mta,
+    /// info, wevt, wevt-tools.
+    #[arg(long = "family")]
+    families: Vec<String>,
+    /// Families compared for evtx-rs alone (repeatable): their Zig pairs are not run (for a
+    /// feature one engine has not landed yet; the report says so in its notes).
+    #[arg(long = "rust-only")]
+    rust_only: Vec<String>,
 }
 
 #[derive(Args)]
@@ -290,14 +299,19 @@ fn run_parity_step(
         return Err(format!("nothing to compare: {}", notes.join("; ")));
     }
     let committed = committed_outputs(&corpus.fixtures)?;
-    let mut report = parity::run_parity(
-        &backends.backends(),
-        inputs,
-        &gaps,
-        &corpus.modes,
-        &committed,
-    )?;
+    let selection = parity::Selection {
+        modes: &corpus.modes,
+        families: &corpus.families,
+        rust_only: &corpus.rust_only,
+    };
+    let mut report =
+        parity::run_parity(&backends.backends(), inputs, &gaps, &selection, &committed)?;
     report.notes = notes;
+    for family in &corpus.rust_only {
+        report.notes.push(format!(
+            "family {family}: evtx-rs only (--rust-only), its Zig pairs were not run"
+        ));
+    }
     Ok(report)
 }
 

@@ -344,6 +344,10 @@ impl ParityReport {
 pub fn family(mode: &str) -> &'static str {
     if mode == INFO_MODE {
         "info"
+    } else if mode == crate::wevt::TOOLS_MODE {
+        "wevt-tools"
+    } else if mode.contains(crate::wevt::WEVT_MARK) {
+        "wevt"
     } else if mode.contains(MTA_MARK) {
         "mta"
     } else if mode.ends_with(RECOVER_SUFFIX) {
@@ -385,15 +389,45 @@ pub struct Committed {
     pub file: PathBuf,
 }
 
+/// Which checks a run makes: modes and families (all when empty), and the families compared
+/// for evtx-rs alone.
+pub struct Selection<'a> {
+    pub modes: &'a [String],
+    pub families: &'a [String],
+    pub rust_only: &'a [String],
+}
+
+const FAMILIES: &[&str] = &[
+    "dump",
+    "recover",
+    "ansi-codec",
+    "mta",
+    "info",
+    "wevt",
+    "wevt-tools",
+];
+
 pub fn run_parity(
     backends: &Backends,
     inputs: &[Input],
     gaps: &KnownGaps,
-    only: &[String],
+    selection: &Selection<'_>,
     committed: &[Committed],
 ) -> Result<ParityReport, String> {
+    let only = selection.modes;
+    for name in selection.families.iter().chain(selection.rust_only) {
+        if !FAMILIES.contains(&name.as_str()) {
+            return Err(format!("no parity family {name:?}"));
+        }
+    }
+    let in_family = |mode: &str| {
+        selection.families.is_empty() || selection.families.iter().any(|f| f == family(mode))
+    };
+    let zig_for = |mode: &str| !selection.rust_only.iter().any(|f| f == family(mode));
     for name in only {
         if name != INFO_MODE
+            && name != crate::wevt::TOOLS_MODE
+            && !name.contains(crate::wevt::WEVT_MARK)
             && !name.contains(MTA_MARK)
             && !modes().iter().chain(CODEC_MODES).any(|m| m.name == name)
         {
@@ -405,7 +439,9 @@ pub fn run_parity(
     if !unknown.is_empty() {
         return Err(format!("known gaps: {}", unknown.join("; ")));
     }
-    let wanted = |mode: &&Mode| only.is_empty() || only.iter().any(|n| n == mode.name);
+    let wanted = |mode: &&Mode| {
+        (only.is_empty() || only.iter().any(|n| n == mode.name)) && in_family(mode.name)
+    };
     let mut report = ParityReport::default();
     let mut checked_committed = 0;
     for (n, input) in inputs.iter().enumerate() {
@@ -417,9 +453,17 @@ pub fn run_parity(
             &[]
         };
         let mta = mta_modes(&input.path);
-        for mode in modes().iter().chain(extra).chain(&mta).filter(wanted) {
+        let wevt = crate::wevt::wevt_modes(&input.path);
+        for mode in modes()
+            .iter()
+            .chain(extra)
+            .chain(&mta)
+            .chain(&wevt)
+            .filter(wanted)
+        {
             let before = report.checks.len();
-            let reference = check_mode(backends, input, mode, gaps, &mut report.checks);
+            let zig = zig_for(mode.name);
+            let reference = check_mode(backends, input, mode, gaps, &mut report.checks, zig);
             // The manifest's expected output of this (fixture, mode) is the reference's stdout.
             let args = |c: &&Committed| c.args.iter().eq(mode.args.iter());
             for c in committed
@@ -448,19 +492,27 @@ pub fn run_parity(
                 failed_modes.push(INFO_MODE);
             }
         }
+        if wanted(&&WEVT_TOOLS) && crate::wevt::is_wevt_log(&input.path) {
+            let before = report.checks.len();
+            let zig = zig_for(crate::wevt::TOOLS_MODE);
+            check_wevt_tools(backends, input, &mut report.checks, zig);
+            if report.checks[before..].iter().any(|c| !c.passed) {
+                failed_modes.push(crate::wevt::TOOLS_MODE);
+            }
+        }
         if failed_modes.is_empty() {
             eprintln!("ok");
         } else {
             eprintln!("DIFFERS in {}", failed_modes.join(", "));
         }
     }
-    if only.is_empty() && checked_committed != committed.len() {
+    if only.is_empty() && selection.families.is_empty() && checked_committed != committed.len() {
         report.incomplete.push(format!(
             "parity compared {checked_committed} of the manifest's {} expected outputs",
             committed.len()
         ));
     }
-    if only.is_empty() {
+    if only.is_empty() && selection.families.is_empty() {
         let families = report.families();
         for family in ["dump", "recover", "info"] {
             let compared = families.get(family).map_or(0, |row| row.0);
@@ -493,7 +545,15 @@ fn check_mode(
     mode: &Mode,
     gaps: &KnownGaps,
     checks: &mut Vec<Check>,
+    with_zig: bool,
 ) -> Vec<u8> {
+    // Without Zig (`--rust-only`), evtx-rs stands in for it and the Zig pairs are dropped.
+    let start = checks.len();
+    let zig_backend = if with_zig {
+        &backends.zig
+    } else {
+        &backends.rust
+    };
     // The runs are independent processes: all at once, so two cores are busy (`make test`'s
     // budget); `-t 2` is what the threads pairs compare, so it runs here too.
     let threaded = |program: &Path| {
@@ -501,9 +561,9 @@ fn check_mode(
             .then(|| run_backend(program, mode, "2", &input.path))
     };
     let ([reference, rust, zig], [rust_threaded, zig_threaded]) = concurrently(
-        [&backends.reference, &backends.rust, &backends.zig]
+        [&backends.reference, &backends.rust, zig_backend]
             .map(|program| move || run_backend(program, mode, "1", &input.path)),
-        [&backends.rust, &backends.zig].map(|program| move || threaded(program)),
+        [&backends.rust, zig_backend].map(|program| move || threaded(program)),
     );
     let path = input.path.to_string_lossy();
     let file = input.file_name();
@@ -554,6 +614,9 @@ fn check_mode(
                 gaps,
             ));
         }
+    }
+    if !with_zig {
+        drop_zig_pairs(checks, start);
     }
     reference.output.stdout
 }
@@ -609,6 +672,108 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
             check.matching_records,
         ) = (0, 0, 0);
         checks.push(check);
+    }
+}
+
+/// Drops the checks from `start` on whose pair involves evtx-zig (`--rust-only`).
+fn drop_zig_pairs(checks: &mut Vec<Check>, start: usize) {
+    let mut i = start;
+    while i < checks.len() {
+        if checks[i].pair.contains("zig") {
+            checks.remove(i);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// How `wevt-tools` checks are split and counted: one text, no records.
+const WEVT_TOOLS: Mode = mode(crate::wevt::TOOLS_MODE, &[], false, false, false, &[]);
+
+/// The template subcommands on a `wevt` log (`crate::wevt`): one check per pair over every
+/// form. Reference against an engine: exit status, stdout (with a fingerprint of the cache a
+/// form writes) and, for `extract-wevt-templates`, stderr (the backtrace the reference adds
+/// under `RUST_BACKTRACE` taken out); rust-zig: stderr in full too.
+fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>, with_zig: bool) {
+    let out_dir = std::env::temp_dir().join(format!("evtx-parity-wevt-{}", std::process::id()));
+    if std::fs::create_dir_all(&out_dir).is_err() {
+        return;
+    }
+    let out = out_dir.join("out.wevtcache");
+    let once = input.file_name() == "events.evtx";
+    let forms =
+        crate::wevt::LOG_FORMS
+            .iter()
+            .chain(if once { crate::wevt::ONCE_FORMS } else { &[] });
+    let path = input.path.to_string_lossy();
+    let mut differences: [Vec<Difference>; 3] = Default::default();
+    let mut last = None;
+    let zig_backend = if with_zig {
+        &backends.zig
+    } else {
+        &backends.rust
+    };
+    for form in forms {
+        let (argv, existing) = crate::wevt::argv(form, &input.path, &out);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let writes = form.starts_with("extract-wevt-templates");
+        // One after the other: the forms that write share one output path.
+        let [reference, rust, zig] = [&backends.reference, &backends.rust, zig_backend].map(|p| {
+            let _ = std::fs::remove_file(&out);
+            if existing {
+                let _ = std::fs::write(&out, b"x");
+            }
+            let mut run = run_argv(p, &argv, "1", &input.path);
+            if writes {
+                run.stdout.push_str(&crate::wevt::fingerprint(&out));
+            }
+            run
+        });
+        let _ = std::fs::remove_file(&out);
+        let place = |mut d: Difference| {
+            d.at = [format!("`{form}`"), d.at].join(" ").trim_end().to_string();
+            d
+        };
+        for (slot, (expected, actual)) in [(&reference, &rust), (&reference, &zig), (&rust, &zig)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut found = status_differences(expected, actual);
+            found.extend(text_difference(&expected.stdout, &actual.stdout, "stdout"));
+            if slot == 2 {
+                found.extend(stderr_differences(expected, actual, &path));
+            } else if writes {
+                let left = crate::wevt::without_backtrace(&expected.output.stderr);
+                let left = String::from_utf8_lossy(&left);
+                let right = String::from_utf8_lossy(&actual.output.stderr);
+                found.extend(text_difference(&left, &right, "stderr"));
+            }
+            differences[slot].extend(found.into_iter().map(place));
+        }
+        last = Some([reference, rust, zig]);
+    }
+    let _ = std::fs::remove_dir(&out_dir);
+    let Some([reference, rust, zig]) = last else {
+        return;
+    };
+    let no_gaps = KnownGaps::none();
+    let pairs = [
+        ("reference-rust", &reference, &rust),
+        ("reference-zig", &reference, &zig),
+        ("rust-zig", &rust, &zig),
+    ];
+    let start = checks.len();
+    for ((pair, expected, actual), found) in pairs.into_iter().zip(differences) {
+        let mut check = finish(input, &WEVT_TOOLS, pair, expected, actual, found, &no_gaps);
+        (
+            check.expected_records,
+            check.actual_records,
+            check.matching_records,
+        ) = (0, 0, 0);
+        checks.push(check);
+    }
+    if !with_zig {
+        drop_zig_pairs(checks, start);
     }
 }
 

@@ -262,12 +262,435 @@ fn keep(path: &Path, allowed: &HashSet<String>) -> bool {
 // ---------------------------------------------------------------------------------------------
 // dump-template-instances and apply-wevt-cache
 
-pub fn dump_instances(args: &DumpArgs) -> ExitCode {
-    let _ = args;
-    fatal("dump-template-instances is not implemented yet")
+/// One top-level template instance of a record: what `dump-template-instances` prints.
+struct Instance {
+    template_id: u32,
+    def_offset: u32,
+    /// The inline definition's GUID (`None` when the definition is elsewhere).
+    guid: Option<[u8; 16]>,
+    /// Each value's text (the reference's JSON value text).
+    values: Vec<String>,
 }
 
+/// The record `rec` of `chunk` (offset within the chunk)'s top-level template instances,
+/// walking its BinXML window as the reference's `template_instances` does.
+fn record_instances(chunk: &[u8], rec: usize) -> Result<Vec<Instance>, String> {
+    use evtx_core::tokens::{read_instance_values, Cx};
+    use evtx_core::values::Slot;
+    let size = le32(chunk, rec + 4).ok_or("record out of bounds")? as usize;
+    let (start, end) = (rec + 24, (rec + size).saturating_sub(4).min(chunk.len()));
+    let cx = Cx {
+        chunk,
+        codec: evtx_core::Options::default().ansi_codec,
+    };
+    let mut out = Vec::new();
+    let mut pos = start;
+    while pos < end {
+        match chunk[pos] {
+            0x00 => break,
+            0x0F => pos += 4,
+            0x0C => {
+                let at = pos + 1;
+                pos = at;
+                let mut slots: Vec<Slot> = Vec::new();
+                let (def_offset, _) =
+                    read_instance_values(cx, &mut pos, &mut slots).map_err(|e| format!("{e:?}"))?;
+                let template_id = le32(chunk, at + 1).unwrap_or(0);
+                let guid = (at + 9 == def_offset as usize)
+                    .then(|| chunk[at + 13..at + 29].try_into().expect("16 bytes"));
+                let values = slots
+                    .iter()
+                    .map(|slot| {
+                        let mut text = Vec::new();
+                        slot_text(&mut text, chunk, slot, cx.codec);
+                        String::from_utf8_lossy(&text).into_owned()
+                    })
+                    .collect();
+                out.push(Instance {
+                    template_id,
+                    def_offset,
+                    guid,
+                    values,
+                });
+            }
+            // Other top-level tokens do not occur in records that parse; stop there.
+            _ => break,
+        }
+    }
+    Ok(out)
+}
+
+fn le32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+
+/// A value's text as the reference's `Display` gives it (its JSON value text: JSON string
+/// escaping, lists joined by commas; nothing for NULL and BinXML).
+fn slot_text(
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    slot: &evtx_core::values::Slot,
+    codec: &'static evtx_core::Encoding,
+) {
+    use evtx_core::values::{write_ansi, write_value, Flavor, Slot};
+    match *slot {
+        Slot::Text16 { off, units } => {
+            let o = off as usize;
+            evtx_core::escape::write_utf16_in(
+                out,
+                chunk,
+                o,
+                o + 2 * units as usize,
+                evtx_core::escape::Mode::JsonUpper,
+            )
+        }
+        Slot::Ansi { off, len } => {
+            let o = off as usize;
+            write_ansi(out, &chunk[o..o + len as usize], codec, Flavor::Json)
+        }
+        Slot::Value(v) => write_value(out, chunk, &v, codec, Flavor::Json),
+        Slot::Null | Slot::BinXml { .. } | Slot::Fragment { .. } => {}
+    }
+}
+
+/// A GUID as the reference's `Guid` displays it: upper case, no braces.
+fn guid_upper(b: &[u8; 16]) -> String {
+    let mut text = Vec::new();
+    evtx_core::values::write_guid(&mut text, b);
+    String::from_utf8_lossy(&text)
+        .trim_matches(|c| c == '{' || c == '}')
+        .to_ascii_uppercase()
+}
+
+/// A record FILETIME as the reference's timestamp displays it: RFC 3339 in UTC, the fraction
+/// without trailing zeros (none when zero).
+fn timestamp(ft: u64) -> String {
+    let mut text = Vec::new();
+    evtx_core::values::write_filetime(&mut text, ft);
+    let t = String::from_utf8_lossy(&text).into_owned();
+    match t.split_once('.') {
+        Some((secs, frac)) => {
+            let digits = frac.trim_end_matches('Z').trim_end_matches('0');
+            if digits.is_empty() {
+                format!("{secs}Z")
+            } else {
+                format!("{secs}.{digits}Z")
+            }
+        }
+        None => t,
+    }
+}
+
+/// `dump-template-instances`: one JSON line per record holding the selected instance.
+pub fn dump_instances(args: &DumpArgs) -> ExitCode {
+    use evtx_core::{ChunkSource, Outcome};
+    let file = match fs::File::open(&args.input) {
+        Ok(f) => f,
+        Err(e) => {
+            return fatal(format!(
+                "Failed to open evtx file at: {}\n\nCaused by:\n    {e}",
+                args.input
+            ))
+        }
+    };
+    let input = match evtx_core::Input::open(file) {
+        Ok(i) => i,
+        Err(e) => {
+            return fatal(format!(
+                "Failed to open evtx file at: {}\n\nCaused by:\n    {e}",
+                args.input
+            ))
+        }
+    };
+    let opts = evtx_core::Options {
+        format: evtx_core::Format::Jsonl,
+        threads: 1,
+        ..evtx_core::Options::default()
+    };
+    let mut out = std::io::stdout().lock();
+    let mut window = evtx_core::ChunkSlot::default();
+    let mut result: Result<(), String> = Ok(());
+    evtx_core::dump(&input, &opts, |chunk: &evtx_core::ChunkOutput| {
+        let bytes = input.chunk(chunk.slot, &mut window);
+        for r in &chunk.records {
+            let Some(id) = r.record_id else {
+                continue;
+            };
+            if let Outcome::Failed(_) = r.outcome {
+                eprintln!("Failed to parse record number {id}");
+                continue;
+            }
+            if args.record_id.is_some_and(|want| want != id) {
+                continue;
+            }
+            let rec = (r.file_offset - chunk.file_offset) as usize;
+            let instances = match record_instances(bytes, rec) {
+                Ok(i) => i,
+                Err(e) => {
+                    result = Err(e);
+                    return std::ops::ControlFlow::Break(());
+                }
+            };
+            let Some(t) = instances.get(args.template_instance_index) else {
+                continue;
+            };
+            let json = |s: &str| serde_json::to_string(s).expect("a string serializes");
+            let subs: Vec<String> = t.values.iter().map(|v| json(v)).collect();
+            let line = format!(
+                "{{\"source\":{},\"record_id\":{id},\"timestamp\":{},\
+                 \"template_instance_index\":{},\"template_id\":{},\
+                 \"template_def_offset\":{},\"template_guid\":{},\"substitutions\":[{}]}}",
+                json(&args.input),
+                json(&timestamp(r.filetime)),
+                args.template_instance_index,
+                t.template_id,
+                t.def_offset,
+                t.guid.map_or("null".to_string(), |g| json(&guid_upper(&g))),
+                subs.join(","),
+            );
+            if writeln!(out, "{line}").is_err() {
+                return std::ops::ControlFlow::Break(());
+            }
+            if args.record_id.is_some() {
+                return std::ops::ControlFlow::Break(());
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    let _ = out.flush();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fatal(e),
+    }
+}
+
+/// The reference's `normalize_guid`: trimmed, braces stripped, lower case.
+fn normalize_guid(s: &str) -> String {
+    s.trim()
+        .trim_start_matches('{')
+        .trim_end_matches('}')
+        .to_ascii_lowercase()
+}
+
+/// A template GUID's normalized text.
+fn guid_lower(b: &[u8; 16]) -> String {
+    guid_upper(b).to_ascii_lowercase()
+}
+
+/// An error with its cause, as anyhow prints a context over an error.
+fn caused(context: impl std::fmt::Display, cause: impl std::fmt::Display) -> String {
+    format!("{context}\n\nCaused by:\n    {cause}")
+}
+
+/// JSON substitution values as the reference converts them: null, bool, integer (i64, else
+/// u64), float, string; anything else as its JSON text.
+fn json_values(v: &serde_json::Value) -> Result<Vec<evtx_core::wevt_cache::RawValue>, String> {
+    use evtx_core::values::ty;
+    use serde_json::Value as J;
+    let Some(items) = v.as_array() else {
+        return Err("substitutions JSON must be an array".to_string());
+    };
+    let text = |s: &str| -> evtx_core::wevt_cache::RawValue {
+        let bytes = s.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        (ty::STRING, bytes)
+    };
+    Ok(items
+        .iter()
+        .map(|v| match v {
+            J::Null => (ty::NULL, Vec::new()),
+            J::Bool(b) => (ty::BOOL, u32::from(*b).to_le_bytes().to_vec()),
+            J::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    (ty::I64, i.to_le_bytes().to_vec())
+                } else if let Some(u) = n.as_u64() {
+                    (ty::U64, u.to_le_bytes().to_vec())
+                } else if let Some(f) = n.as_f64() {
+                    (ty::F64, f.to_le_bytes().to_vec())
+                } else {
+                    (ty::NULL, Vec::new())
+                }
+            }
+            J::String(s) => text(s),
+            other => text(&other.to_string()),
+        })
+        .collect())
+}
+
+/// The raw values of the `index`-th top-level instance of the record at `rec` in `chunk`;
+/// BinXML, handles and EvtXml become NULL (the reference does not splice them here).
+fn record_raw_values(
+    chunk: &[u8],
+    rec: usize,
+    index: usize,
+) -> Option<Vec<evtx_core::wevt_cache::RawValue>> {
+    use evtx_core::values::ty;
+    let size = le32(chunk, rec + 4)? as usize;
+    let end = (rec + size).saturating_sub(4).min(chunk.len());
+    let mut pos = rec + 24;
+    let mut seen = 0;
+    while pos < end {
+        match chunk[pos] {
+            0x0F => pos += 4,
+            0x0C => {
+                let at = pos + 1;
+                let def = le32(chunk, at + 5)? as usize;
+                let mut p = at + 9;
+                if p == def {
+                    p += 24 + le32(chunk, p + 20)? as usize;
+                }
+                let n = le32(chunk, p)? as usize;
+                p += 4;
+                let table = chunk.get(p..p.checked_add(n.checked_mul(4)?)?)?;
+                p += 4 * n;
+                let mut values = Vec::with_capacity(n);
+                for d in table.chunks_exact(4) {
+                    let len = usize::from(u16::from_le_bytes([d[0], d[1]]));
+                    let bytes = chunk.get(p..p + len)?;
+                    p += len;
+                    values.push(match d[2] {
+                        ty::NULL | ty::EVT_HANDLE | ty::BINXML | ty::EVT_XML => {
+                            (ty::NULL, Vec::new())
+                        }
+                        t => (t, bytes.to_vec()),
+                    });
+                }
+                if seen == index {
+                    return Some(values);
+                }
+                seen += 1;
+                pos = p;
+            }
+            _ => break,
+        }
+    }
+    None
+}
+
+/// `apply-wevt-cache`: one cached template rendered with JSON values or a record's values.
 pub fn apply(args: &ApplyArgs) -> ExitCode {
-    let _ = args;
-    fatal("apply-wevt-cache is not implemented yet")
+    match apply_inner(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fatal(e),
+    }
+}
+
+fn apply_inner(args: &ApplyArgs) -> Result<(), String> {
+    use evtx_core::wevt_cache::{parse_crim, read_blobs, TempRef};
+    let cache_path = PathBuf::from(&args.cache);
+    let mut blobs = Vec::new();
+    read_blobs(&cache_path, |b| {
+        blobs.push(b);
+        Ok(())
+    })?;
+    let mut temps: Vec<(usize, TempRef)> = Vec::new();
+    for (i, b) in blobs.iter().enumerate() {
+        let found = parse_crim(b).map_err(|e| caused("failed to parse CRIM/WEVT blob", e))?;
+        temps.extend(found.into_iter().filter(|t| t.indexed).map(|t| (i, t)));
+    }
+    let evtx = args.evtx.as_ref().zip(args.record_id);
+    let json = if evtx.is_some() {
+        None
+    } else if let Some(s) = &args.substitutions {
+        Some(
+            serde_json::from_str::<serde_json::Value>(s)
+                .map_err(|e| caused("failed to parse --substitutions as JSON", e))?,
+        )
+    } else if let Some(p) = &args.substitutions_file {
+        let text = fs::read_to_string(p)
+            .map_err(|e| caused(format!("failed to read substitutions file `{p}`"), e))?;
+        Some(
+            serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| caused("failed to parse substitutions file as JSON", e))?,
+        )
+    } else {
+        None
+    };
+    if evtx.is_none() && json.is_none() {
+        return Err("Must provide substitutions via --evtx+--record-id or \
+                    --substitutions/--substitutions-file"
+            .to_string());
+    }
+    let guid = if let Some(g) = &args.template_guid {
+        normalize_guid(g)
+    } else if let (Some(p), Some(id), Some(v)) = (&args.provider_guid, args.event_id, args.version)
+    {
+        // Event definitions (EVNT) are not read (wevt-format.md): no event maps to a template.
+        return Err(format!(
+            "no template_guid found in cache index for provider_guid={p} event_id={id} \
+             version={v}"
+        ));
+    } else {
+        return Err(
+            "Must provide either --template-guid or (--provider-guid, --event-id, --version)"
+                .to_string(),
+        );
+    };
+    let Some((blob, temp)) = temps.iter().find(|(_, t)| guid_lower(&t.guid) == guid) else {
+        return Err(format!(
+            "template GUID `{guid}` not found in cache `{}`",
+            cache_path.display()
+        ));
+    };
+    let temp_bytes = &blobs[*blob][temp.offset..temp.offset + temp.binxml_end];
+    let values = match (evtx, json) {
+        (Some((path, id)), _) => values_from_record(path, id, args.template_instance_index)?,
+        (None, Some(json)) => json_values(&json)?,
+        (None, None) => unreachable!("checked above"),
+    };
+    let codec = evtx_core::Options::default().ansi_codec;
+    let xml = evtx_core::wevt_cache::render_with_values(temp_bytes, &values, codec)
+        .ok_or_else(|| "failed to render the template".to_string())?;
+    if let Some(out) = &args.output {
+        fs::write(out, &xml).map_err(|e| caused(format!("failed to write output `{out}`"), e))?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&xml).and_then(|()| out.flush());
+    }
+    Ok(())
+}
+
+/// The values of record `id`'s `index`-th instance in the log at `path` (the first record
+/// with that id; a record that fails before it ends the search, as in the reference).
+fn values_from_record(
+    path: &str,
+    id: u64,
+    index: usize,
+) -> Result<Vec<evtx_core::wevt_cache::RawValue>, String> {
+    use evtx_core::{ChunkSource, Outcome};
+    let open_error =
+        |e: &dyn std::fmt::Display| caused(format!("Failed to open evtx file at: {path}"), e);
+    let file = fs::File::open(path).map_err(|e| open_error(&e))?;
+    let input = evtx_core::Input::open(file).map_err(|e| open_error(&e))?;
+    let opts = evtx_core::Options {
+        format: evtx_core::Format::Jsonl,
+        threads: 1,
+        ..evtx_core::Options::default()
+    };
+    let mut window = evtx_core::ChunkSlot::default();
+    let mut found: Option<Result<Vec<_>, String>> = None;
+    evtx_core::dump(&input, &opts, |chunk: &evtx_core::ChunkOutput| {
+        let bytes = input.chunk(chunk.slot, &mut window);
+        for r in &chunk.records {
+            let Some(rid) = r.record_id else {
+                continue;
+            };
+            if let Outcome::Failed(_) = r.outcome {
+                found = Some(Err(format!("Failed to parse record number {rid}")));
+                return std::ops::ControlFlow::Break(());
+            }
+            if rid != id {
+                continue;
+            }
+            let rec = (r.file_offset - chunk.file_offset) as usize;
+            found =
+                Some(record_raw_values(bytes, rec, index).ok_or_else(|| {
+                    format!("record {rid} has no TemplateInstance at index {index}")
+                }));
+            return std::ops::ControlFlow::Break(());
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    found.unwrap_or_else(|| Err(format!("record_id {id} not found in {path}")))
 }

@@ -29,8 +29,8 @@
 //! and formats typed values, [`escape`] writes escaped text, [`render_xml`] and [`render_json`]
 //! turn trees into text, [`program`] records per-template replay programs (the compiled
 //! fast path: most records are produced without building a tree), [`mta`] reads `.MTA` files
-//! for `RenderingInfo`, [`wevt_cache`] and [`pe`] read provider templates (`--wevt-cache`), and [`mod@dump`] drives it all
-//! per chunk, in order, on one or more threads.
+//! for `RenderingInfo`, [`wevt_cache`] and [`pe`] read provider templates (`--wevt-cache`),
+//! and [`mod@dump`] drives it all per chunk, in order, on one or more threads.
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
 //! sizes are capped (section 12 of the contract), and the crate has no `unsafe` outside

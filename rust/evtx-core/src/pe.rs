@@ -218,3 +218,69 @@ fn find_wevt_template(rsrc: &[u8]) -> PeResult<Option<u32>> {
     }
     Ok(None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared-fixtures/wevt");
+        std::fs::read(dir.join(name)).unwrap()
+    }
+
+    #[test]
+    fn blobs_of_both_pe_kinds_in_directory_order() {
+        let pe64 = fixture("providers64.dll");
+        let blobs = wevt_template_resources(&pe64).unwrap();
+        assert_eq!(blobs.len(), 1);
+        assert_eq!(&blobs[0][..4], b"CRIM");
+        // PE32: the named resource EXTRA (manifest A) first, then id 1 in two languages (B).
+        let pe32 = fixture("providers32.dll");
+        let blobs = wevt_template_resources(&pe32).unwrap();
+        assert_eq!(blobs.len(), 3);
+        assert_eq!(blobs[0], wevt_template_resources(&pe64).unwrap()[0]);
+        assert_eq!(blobs[1], blobs[2]);
+        assert!(wevt_template_resources(&fixture("no-resources.exe"))
+            .unwrap()
+            .is_empty());
+    }
+
+    /// The reference's texts (`failed to extract WEVT_TEMPLATE from ...: TEXT`).
+    #[test]
+    fn damaged_files_fail_in_the_reference_words() {
+        let cases = [
+            (
+                "damaged-mz.dll",
+                "input is not a valid PE file: failed to parse PE via goblin",
+            ),
+            (
+                "damaged-short.dll",
+                "input is not a valid PE file: failed to parse PE via goblin",
+            ),
+            (
+                "damaged-data-rva.dll",
+                "failed to map RVA 0x00009000 to a file offset",
+            ),
+            (
+                "damaged-data-size.dll",
+                "malformed PE file: resource data out of bounds",
+            ),
+            (
+                "damaged-dir.dll",
+                "resource directory is malformed: resource directory header out of bounds",
+            ),
+        ];
+        for (name, text) in cases {
+            let err = wevt_template_resources(&fixture(name)).unwrap_err();
+            assert_eq!(err.to_string(), text, "{name}");
+        }
+        // Blobs are not parsed: a resource that is not CRIM is extracted as it is.
+        assert_eq!(
+            wevt_template_resources(&fixture("damaged-crim.dll"))
+                .unwrap()
+                .len(),
+            3
+        );
+    }
+}

@@ -315,7 +315,7 @@ pub fn parse_crim(blob: &[u8]) -> CrimResult<Vec<TempRef>> {
         size,
     })?;
     let n = providers as usize;
-    let end = 16 + n * 20;
+    let end = n.saturating_mul(20).saturating_add(16);
     if end > crim.len() {
         return Err(CrimError::Truncated {
             what: "CRIM provider descriptor array",
@@ -347,7 +347,7 @@ fn parse_provider(crim: &[u8], at: u32, index: usize, temps: &mut Vec<TempRef>) 
     let descriptors = u32_at(crim, o + 12, "WEVT.number_of_descriptors")? as usize;
     let unknown2 = u32_at(crim, o + 16, "WEVT.number_of_unknown2")? as usize;
     let desc_off = o + 20;
-    require(crim, desc_off, descriptors * 8, "WEVT descriptor array")?;
+    require(crim, desc_off, descriptors.saturating_mul(8), "WEVT descriptor array")?;
     let mut elements = Vec::with_capacity(descriptors);
     for i in 0..descriptors {
         let d = desc_off + i * 8;
@@ -359,7 +359,7 @@ fn parse_provider(crim: &[u8], at: u32, index: usize, temps: &mut Vec<TempRef>) 
     require(
         crim,
         desc_off + descriptors * 8,
-        unknown2 * 4,
+        unknown2.saturating_mul(4),
         "WEVT unknown2 array",
     )?;
     let mut last_table: Option<(usize, usize)> = None;
@@ -516,8 +516,8 @@ fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()
             end_abs as usize,
         ));
     }
-    let needed = count as usize * 20;
-    if rel + needed > temp.len() {
+    let needed = (count as usize).saturating_mul(20);
+    if needed > temp.len() - rel {
         return Err(CrimError::Truncated {
             what: "template item descriptors",
             offset: items_at,
@@ -682,4 +682,215 @@ pub fn translate(temp: &[u8], ext: &mut Vec<u8>) -> Option<u32> {
     ext.extend_from_slice(&body);
     debug_assert!(body_at == def as usize + 24 && base <= def as usize);
     Some(def)
+}
+
+// ---------------------------------------------------------------------------------------------
+// `apply-wevt-cache`: a TEMP rendered with given values.
+
+/// A substitution value for [`render_with_values`]: its type byte and its bytes (6.4).
+pub type RawValue = (u8, Vec<u8>);
+
+/// Renders template `temp` (a TEMP, header included, cut where its BinXML ends) with `values`
+/// as one XML record (declaration, indented), as `apply-wevt-cache` prints it. The template and
+/// the values are laid out as a one-chunk log (definition, then a record of one instance) and
+/// rendered by the dump itself. `None` when the template or the record does not render (the
+/// reference's error is then the caller's to word) or does not fit one chunk.
+pub fn render_with_values(
+    temp: &[u8],
+    values: &[RawValue],
+    codec: &'static encoding_rs::Encoding,
+) -> Option<Vec<u8>> {
+    const CHUNK: usize = crate::chunk::CHUNK_SIZE;
+    let mut chunk = vec![0u8; 512];
+    let def = translate(temp, &mut chunk)?;
+    let rec = chunk.len();
+    chunk.extend_from_slice(b"**\0\0");
+    chunk.extend_from_slice(&[0; 4]); // size, below
+    chunk.extend_from_slice(&1u64.to_le_bytes());
+    chunk.extend_from_slice(&[0; 8]); // FILETIME 1601
+    chunk.extend_from_slice(&[0x0F, 0x01, 0x01, 0x00, 0x0C, 0x01]);
+    chunk.extend_from_slice(&temp[24..28]);
+    chunk.extend_from_slice(&def.to_le_bytes());
+    chunk.extend_from_slice(&u32::try_from(values.len()).ok()?.to_le_bytes());
+    for (t, bytes) in values {
+        chunk.extend_from_slice(&u16::try_from(bytes.len()).ok()?.to_le_bytes());
+        chunk.extend_from_slice(&[*t, 0]);
+    }
+    for (_, bytes) in values {
+        chunk.extend_from_slice(bytes);
+    }
+    chunk.push(0x00);
+    let size = u32::try_from(chunk.len() + 4 - rec).ok()?;
+    chunk.extend_from_slice(&size.to_le_bytes());
+    chunk[rec + 4..rec + 8].copy_from_slice(&size.to_le_bytes());
+    if chunk.len() > CHUNK {
+        return None;
+    }
+    let free = chunk.len() as u32;
+    chunk.resize(CHUNK, 0);
+    chunk[..8].copy_from_slice(crate::chunk::CHUNK_MAGIC);
+    for at in [8, 16, 24, 32] {
+        chunk[at..at + 8].copy_from_slice(&1u64.to_le_bytes());
+    }
+    chunk[40..44].copy_from_slice(&128u32.to_le_bytes());
+    chunk[44..48].copy_from_slice(&(rec as u32).to_le_bytes());
+    chunk[48..52].copy_from_slice(&free.to_le_bytes());
+    let mut file = vec![0u8; 4096];
+    file[..8].copy_from_slice(b"ElfFile\0");
+    file[32..34].copy_from_slice(&128u16.to_le_bytes());
+    file[36..38].copy_from_slice(&1u16.to_le_bytes());
+    file[38..40].copy_from_slice(&3u16.to_le_bytes());
+    file[40..42].copy_from_slice(&4096u16.to_le_bytes());
+    file[42..44].copy_from_slice(&1u16.to_le_bytes());
+    file.extend_from_slice(&chunk);
+    let log = crate::EvtxFile::open(&file).ok()?;
+    let opts = crate::Options {
+        show_record_number: false,
+        threads: 1,
+        ansi_codec: codec,
+        ..crate::Options::default()
+    };
+    let mut text = None;
+    crate::dump(&log, &opts, |c: &crate::ChunkOutput| {
+        for r in &c.records {
+            if let crate::Outcome::Rendered(range) = &r.outcome {
+                // The dump ends a record with an empty line; the reference's text has none.
+                let t = &c.bytes[range.clone()];
+                text = Some(t.strip_suffix(b"\n").unwrap_or(t).to_vec());
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// The generator's fixtures (`shared-fixtures/wevt`, `evtx-fixture-gen wevt`).
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared-fixtures/wevt")
+            .join(name)
+    }
+
+    /// The generator's `guid_of`: the fixtures' template GUIDs.
+    fn guid_of(key: &str) -> [u8; 16] {
+        let mut h: u64 = 0xcbf29ce484222325;
+        let mut out = [0u8; 16];
+        for round in 0..2u64 {
+            for b in key.bytes().chain(std::iter::once(round as u8)) {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x100000001b3);
+            }
+            out[(round as usize) * 8..(round as usize) * 8 + 8].copy_from_slice(&h.to_le_bytes());
+        }
+        out
+    }
+
+    fn utf16(s: &str) -> Vec<u8> {
+        s.encode_utf16().flat_map(u16::to_le_bytes).collect()
+    }
+
+    fn contains(hay: &[u8], needle: &[u8]) -> bool {
+        hay.windows(needle.len()).any(|w| w == needle)
+    }
+
+    #[test]
+    fn cache_indexes_every_guid_once_first_blob_wins() {
+        let cache = WevtCache::load(&fixture("templates.wevtcache")).unwrap();
+        // logon, nested-data, bad-hash (manifest A); service, zero GUID (B; B's logon is a
+        // second copy).
+        assert_eq!(cache.len(), 5);
+        let logon = cache.temp(&guid_of("wevt-logon")).unwrap();
+        assert_eq!(&logon[..4], b"TEMP");
+        assert_eq!(&logon[24..40], &guid_of("wevt-logon"));
+        assert!(contains(logon, &utf16("TargetUserSid")));
+        let b_first = WevtCache::load(&fixture("templates-b-first.wevtcache")).unwrap();
+        let logon = b_first.temp(&guid_of("wevt-logon")).unwrap();
+        assert!(contains(logon, &utf16("Shadowed")));
+        assert!(cache.temp(&[0; 16]).is_some());
+        assert!(cache.temp(&guid_of("wevt-unknown")).is_none());
+        assert!(WevtCache::load(&fixture("empty.wevtcache"))
+            .unwrap()
+            .is_empty());
+    }
+
+    /// The reference's texts for the damaged caches (as `evtx_dump --wevt-cache` prints them).
+    #[test]
+    fn damaged_caches_fail_in_the_reference_words() {
+        let cases = [
+            (
+                "damaged-magic.wevtcache",
+                "invalid `.wevtcache` magic for `{}`".to_string(),
+            ),
+            (
+                "damaged-version.wevtcache",
+                "unsupported `.wevtcache` version 2 for `{}` (expected 1)".to_string(),
+            ),
+            (
+                "damaged-kind.wevtcache",
+                "unknown `.wevtcache` entry kind 7 for `{}`".to_string(),
+            ),
+            (
+                "damaged-length.wevtcache",
+                "`.wevtcache` entry length 4294967280 is larger than the rest of `{}`".to_string(),
+            ),
+            (
+                "damaged-short.wevtcache",
+                "I/O error while read header `{}`: failed to fill whole buffer\n\nCaused by:\n    \
+                 failed to fill whole buffer"
+                    .to_string(),
+            ),
+            (
+                "damaged-crim-magic.wevtcache",
+                "failed to parse CRIM/WEVT blob: invalid signature at offset 0: expected [67, 82, \
+                 73, 77], got [67, 82, 73, 88]"
+                    .to_string(),
+            ),
+            (
+                "damaged-temp-size.wevtcache",
+                "failed to parse CRIM/WEVT blob: size 65535 out of bounds for TEMP.size at offset \
+                 104"
+                .to_string(),
+            ),
+            (
+                "damaged-ttbl-count.wevtcache",
+                "failed to parse CRIM/WEVT blob: buffer too small for TEMP header at offset 1304 \
+                 (need 40 bytes, have 0)"
+                    .to_string(),
+            ),
+            (
+                "damaged-truncated.wevtcache",
+                "`.wevtcache` entry length 1232 is larger than the rest of `{}`".to_string(),
+            ),
+        ];
+        for (name, text) in cases {
+            let path = fixture(name);
+            let want = text.replace("{}", &path.display().to_string());
+            assert_eq!(WevtCache::load(&path).unwrap_err(), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn translation_keeps_names_and_refuses_a_bad_hash() {
+        let cache = WevtCache::load(&fixture("templates.wevtcache")).unwrap();
+        let mut ext = vec![0u8; 100];
+        let def = translate(cache.temp(&guid_of("wevt-service")).unwrap(), &mut ext).unwrap();
+        let def = def as usize;
+        assert_eq!(&ext[def + 4..def + 20], &guid_of("wevt-service"));
+        let size = u32::from_le_bytes(ext[def + 20..def + 24].try_into().unwrap()) as usize;
+        assert_eq!(ext.len(), def + 24 + size);
+        // Names are string-table entries before the definition, the body refers to them.
+        assert!(contains(&ext[100..def], &utf16("ServiceChange")));
+        assert!(!contains(&ext[def..], &utf16("ServiceChange")));
+        let before = ext.len();
+        assert_eq!(
+            translate(cache.temp(&guid_of("wevt-bad-hash")).unwrap(), &mut ext),
+            None
+        );
+        assert_eq!(ext.len(), before);
+    }
 }

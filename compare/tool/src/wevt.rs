@@ -1,0 +1,167 @@
+//! Parity family `wevt` (issue 17, `shared-fixtures/generator/wevt-format.md`): every log
+//! beside `.wevtcache` files in every mode with each cache (`--wevt-cache`, modes named
+//! `<base mode>+wevt:<cache>`), and family `wevt-tools`: the template subcommands
+//! (`extract-wevt-templates` on the PE files there, `dump-template-instances` and
+//! `apply-wevt-cache` on each log), stdout, the exit status and, for `extract-wevt-templates`,
+//! stderr and the written cache against the reference; stderr in full between the engines.
+
+use crate::parity::{modes, Mode};
+use std::path::{Path, PathBuf};
+
+/// The marker in the name of a `--wevt-cache` mode.
+pub const WEVT_MARK: &str = "+wevt:";
+
+/// The mode name of the subcommand checks.
+pub const TOOLS_MODE: &str = "wevt-tools";
+
+/// The `.wevtcache` files beside `input`, sorted.
+fn caches(input: &Path) -> Vec<PathBuf> {
+    let Some(dir) = input.parent() else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wevtcache"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Whether `input` is a log of the `wevt` fixtures (it has caches beside it).
+pub fn is_wevt_log(input: &Path) -> bool {
+    !caches(input).is_empty()
+}
+
+/// `--wevt-cache` modes of `input`: every base mode (and its `--recover-records` variant) with
+/// each `.wevtcache` beside it. None for other inputs.
+pub fn wevt_modes(input: &Path) -> Vec<Mode> {
+    let mut out = Vec::new();
+    for file in caches(input) {
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        let path: &'static str = file.to_string_lossy().into_owned().leak();
+        let with = |args: &[&'static str]| -> &'static [&'static str] {
+            if args.is_empty() {
+                return &[];
+            }
+            let mut v = args.to_vec();
+            v.extend(["--wevt-cache", path]);
+            v.leak()
+        };
+        for base in modes() {
+            out.push(Mode {
+                name: format!("{}{WEVT_MARK}{name}", base.name).leak(),
+                args: with(base.args),
+                banner: base.banner,
+                json: base.json,
+                threads: base.threads,
+                with_banner: with(base.with_banner),
+            });
+        }
+    }
+    out
+}
+
+/// The subcommand forms run on each `wevt` log: `@` the log, `%` its directory, `^` the
+/// cache file a form writes (removed before each run; `+existing` creates it first).
+pub const LOG_FORMS: &[&str] = &[
+    "dump-template-instances -i @",
+    "dump-template-instances --input @ --record-id 3",
+    "dump-template-instances -i @ --template-instance-index 1",
+    "dump-template-instances -i @ --record-id 9 --template-instance-index 0",
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 5F2C2A43-AA86-2481-02F3-ECE817383695 --evtx @ --record-id 1",
+    "apply-wevt-cache --cache %/templates-b-first.wevtcache \
+     --template-guid {973d090b-3cc0-fc45-22b3-cf7e45f4d80f} --evtx @ --record-id 2",
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 973D090B-3CC0-FC45-22B3-CF7E45F4D80F --evtx @ --record-id 5",
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 5F2C2A43-AA86-2481-02F3-ECE817383695 --evtx @ --record-id 1 \
+     --template-instance-index 1",
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 00000000-0000-0000-0000-000000000000 --evtx @ --record-id 99",
+];
+
+/// Forms that do not depend on the log (run once, on `events.evtx`).
+pub const ONCE_FORMS: &[&str] = &[
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 5F2C2A43-AA86-2481-02F3-ECE817383695 \
+     --substitutions [1,\"x\",null,true,2.5,-3,18446744073709551615,{\"a\":[1]},\"<&>\"]",
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 00000000-0000-0000-0000-000000000000 --substitutions [7,\"zero\"]",
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 973d090b-3cc0-fc45-22b3-cf7e45f4d80f --substitutions []",
+    "apply-wevt-cache --cache %/templates.wevtcache --template-guid 1-2-3 --substitutions []",
+    "apply-wevt-cache --cache %/templates.wevtcache --template-guid 1 --substitutions {}",
+    "apply-wevt-cache --cache %/templates.wevtcache --template-guid 1 --substitutions [1",
+    "apply-wevt-cache --cache %/templates.wevtcache --template-guid 1",
+    "apply-wevt-cache --cache %/templates.wevtcache --substitutions []",
+    "apply-wevt-cache --cache %/templates.wevtcache --provider-guid 1 --event-id 2 \
+     --version 0 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-ttbl-count.wevtcache --template-guid 1 \
+     --substitutions []",
+    "apply-wevt-cache --cache %/damaged-length.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-short.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/empty.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 5F2C2A43-AA86-2481-02F3-ECE817383695 --substitutions-file %/none.json",
+    "extract-wevt-templates -i %/providers64.dll -o ^",
+    "extract-wevt-templates -i %/providers64.dll --input %/providers32.dll \
+     -i %/no-resources.exe -o ^",
+    "extract-wevt-templates --glob %/*.dll -o ^",
+    "extract-wevt-templates --glob %/providers*.dll --glob %/*.exe --output ^",
+    "extract-wevt-templates -r -i % --extensions DLL,.exe -o ^",
+    "extract-wevt-templates --recursive --input % -o ^",
+    "extract-wevt-templates -i % -o ^",
+    "extract-wevt-templates -i %/damaged-mz.dll -i %/damaged-short.dll -o ^",
+    "extract-wevt-templates -i %/damaged-data-rva.dll -o ^",
+    "extract-wevt-templates -i %/damaged-data-size.dll -o ^",
+    "extract-wevt-templates -i %/damaged-dir.dll -o ^",
+    "extract-wevt-templates -i %/damaged-crim.dll -o ^",
+    "extract-wevt-templates -i %/missing.dll -o ^",
+    "extract-wevt-templates -i %/providers64.dll -o ^ +existing",
+    "extract-wevt-templates -i %/providers64.dll -o ^ --overwrite +existing",
+    "extract-wevt-templates -i %/providers64.dll -o %/out.cache",
+    "extract-wevt-templates -o ^",
+];
+
+/// The argv of `form` for `log`, writing to `out`; whether `out` must exist first.
+pub fn argv(form: &str, log: &Path, out: &Path) -> (Vec<String>, bool) {
+    let dir = log.parent().unwrap_or(Path::new(".")).to_string_lossy();
+    let existing = form.ends_with(" +existing");
+    let form = form.trim_end_matches(" +existing");
+    let words = form
+        .split_whitespace()
+        .map(|w| {
+            w.replace('@', &log.to_string_lossy())
+                .replace('%', &dir)
+                .replace('^', &out.to_string_lossy())
+        })
+        .collect();
+    (words, existing)
+}
+
+/// The reference's stderr without the backtrace anyhow adds when `RUST_BACKTRACE` is set.
+pub fn without_backtrace(stderr: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(stderr);
+    match text.find("\n\nStack backtrace:") {
+        Some(at) => format!("{}\n", &text[..at]).into_bytes(),
+        None => stderr.to_vec(),
+    }
+}
+
+/// A short fingerprint of a written cache (FNV-1a), shown on stdout for comparison.
+pub fn fingerprint(path: &Path) -> String {
+    match std::fs::read(path) {
+        Err(_) => "\n[no output file]\n".to_string(),
+        Ok(bytes) => {
+            let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+            for b in &bytes {
+                h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+            }
+            format!("\n[output file: {} bytes, fnv {h:016x}]\n", bytes.len())
+        }
+    }
+}
