@@ -260,7 +260,7 @@ const specs = [_]Spec{
 
 const info_input_spec: Spec = .{ .opt = .output, .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true };
 const info_longs = [_][]const u8{ "input", "help" };
-const subcommands = [_][]const u8{ "info", "help" };
+const subcommands = [_][]const u8{ "extract-wevt-templates", "info", "help" };
 const formats = [_][]const u8{ "json", "xml", "jsonl" };
 
 fn specByLong(name: []const u8) ?*const Spec {
@@ -571,6 +571,8 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
             if (rest.len > 2) return usageErrorWith(.none, .info, "unrecognized subcommand '{s}'", .{rest[2]});
             return helpRequest(info_usage);
         }
+        if (eq(rest[1], "extract-wevt-templates") and rest.len == 2)
+            return helpRequest(extract_wevt_templates.help);
         return usageErrorWith(.none, .full, "unrecognized subcommand '{s}'", .{rest[1]});
     }
     var i: usize = 1;
