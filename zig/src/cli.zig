@@ -6,6 +6,11 @@ const evtx = @import("evtx");
 const dump = evtx.dump;
 const chunk = evtx.chunk;
 const assert = std.debug.assert;
+const extract_wevt_templates = @import("extract_wevt_templates.zig");
+
+test {
+    _ = extract_wevt_templates;
+}
 
 const version = "0.1.0";
 
@@ -56,6 +61,8 @@ const Cli = struct {
     input: ?[]const u8 = null,
     /// `info -i FILE`: print the info report of FILE instead of dumping.
     info_input: ?[]const u8 = null,
+    /// The arguments after a wevt subcommand's name (`extract_wevt_templates.zig`).
+    wevt: ?Wevt = null,
     output: ?[]const u8 = null,
     /// `--mta FILE`, read after the output is created.
     mta: ?[]const u8 = null,
@@ -234,7 +241,7 @@ const specs = [_]Spec{
 
 const info_input_spec: Spec = .{ .opt = .output, .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true };
 const info_longs = [_][]const u8{ "input", "help" };
-const subcommands = [_][]const u8{ "info", "help" };
+const subcommands = [_][]const u8{ "extract-wevt-templates", "info", "help" };
 const formats = [_][]const u8{ "json", "xml", "jsonl" };
 
 fn specByLong(name: []const u8) ?*const Spec {
@@ -271,7 +278,7 @@ const Used = struct {
 
 /// clap's "did you mean": the most similar of `candidates` (Jaro similarity over 0.7; the
 /// last of equals), or null.
-fn similar(text: []const u8, candidates: []const []const u8) ?[]const u8 {
+pub fn similar(text: []const u8, candidates: []const []const u8) ?[]const u8 {
     var best: ?[]const u8 = null;
     var best_score: f64 = 0;
     for (candidates) |c| {
@@ -463,6 +470,10 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
                 try subcommand(&cli, args[i..]);
                 break;
             }
+            if (!only_positional and eq(arg, "extract-wevt-templates")) {
+                cli.wevt = .{ .extract = args[i + 1 ..] };
+                break;
+            }
             if (cli.input != null) {
                 if (!only_positional) if (similar(arg, &subcommands)) |name|
                     return usageErrorWith(.{ .similar_subcommand = name }, .full, "unrecognized subcommand '{s}'", .{arg});
@@ -541,6 +552,8 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
             if (rest.len > 2) return usageErrorWith(.none, .info, "unrecognized subcommand '{s}'", .{rest[2]});
             return helpRequest(info_usage);
         }
+        if (eq(rest[1], "extract-wevt-templates") and rest.len == 2)
+            return helpRequest(extract_wevt_templates.help);
         return usageErrorWith(.none, .full, "unrecognized subcommand '{s}'", .{rest[1]});
     }
     var i: usize = 1;
@@ -870,6 +883,7 @@ pub fn main() u8 {
     };
     printNotes(&cli);
     if (cli.info_input) |path| return infoCommand(gpa, path);
+    if (cli.wevt) |wevt| return wevtCommand(gpa, wevt);
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
     const opened_input = openInput(input, cli.output);
     const evtx_file = dump.EvtxFile.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
@@ -908,6 +922,36 @@ pub fn main() u8 {
         return finish(&fw, &sink, @intCast(opened_input.size), e);
     };
     return finish(&fw, &sink, @intCast(opened_input.size), null);
+}
+
+/// A wevt subcommand (issue 17) and the arguments after its name.
+const Wevt = union(enum) {
+    extract: []const []const u8,
+};
+
+/// Hook: the wevt subcommands parse and run in their own files.
+fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
+    var w = std.fs.File.stderr().writer(&stderr_buffer);
+    switch (wevt) {
+        .extract => |rest| {
+            const outcome = extract_wevt_templates.parse(gpa, bin_name, rest, similar) catch
+                fatal("out of memory", .{});
+            switch (outcome) {
+                .help => {
+                    stdoutWriteAll(extract_wevt_templates.help);
+                    return 0;
+                },
+                .usage => |message| {
+                    stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{message});
+                    return 2;
+                },
+                .run => |options| {
+                    const report: extract_wevt_templates.Report = .{ .stderr = &w.interface };
+                    return extract_wevt_templates.run(gpa, &options, report);
+                },
+            }
+        },
+    }
 }
 
 /// Reads and parses `--mta FILE`, or ends the run with the reference's words.

@@ -36,6 +36,8 @@ pub const options = @import("options.zig");
 pub const dump = @import("dump.zig");
 pub const pipeline = @import("pipeline.zig");
 pub const info = @import("info.zig");
+pub const pe = @import("pe.zig");
+pub const wevt_cache = @import("wevt_cache.zig");
 
 comptime {
     if (@import("builtin").is_test) _ = @import("testing.zig");

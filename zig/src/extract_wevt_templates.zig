@@ -1,0 +1,676 @@
+//! `evtx-zig extract-wevt-templates`: every `WEVT_TEMPLATE` resource of the given PE files
+//! into one `.wevtcache` (`wevt_cache.zig`), as `evtx_dump` 0.15.1 does it: inputs from `-i`
+//! (files, or directories walked with `-r` keeping `--extensions`) and `--glob`, sorted by
+//! path components, each read whole; a file that cannot be read or parsed is one stderr line
+//! and the run goes on; the count of such files makes the exit status 1 at the end.
+const std = @import("std");
+const evtx = @import("evtx");
+const pe = evtx.pe;
+const wevt_cache = evtx.wevt_cache;
+const glob = @import("glob.zig");
+const assert = std.debug.assert;
+
+/// Input paths one run may collect (files named or found); a walk past it is an error.
+pub const files_max = 1 << 20;
+/// Bytes of one PE file read whole (the reference reads any size; past this: a read error).
+pub const file_bytes_max = 1 << 31;
+
+pub const help =
+    \\Build a WEVT template cache (`.wevtcache`) from the WEVT_TEMPLATE resources of PE files
+    \\
+    \\Usage: evtx-zig extract-wevt-templates [OPTIONS] --output <WEVTCACHE>
+    \\
+    \\Options:
+    \\  -i, --input <PATH>         Input PE path (file or directory; repeatable)
+    \\      --glob <PATTERN>       Glob pattern to expand into input paths (repeatable)
+    \\  -r, --recursive            Walk directories given by --input or --glob
+    \\      --extensions <EXTS>    Extensions kept in walked directories [default: exe,dll,sys]
+    \\  -o, --output <WEVTCACHE>   Output `.wevtcache` file
+    \\      --overwrite            Overwrite the output file if it already exists
+    \\  -h, --help                 Print help
+    \\
+;
+
+pub const Options = struct {
+    inputs: []const []const u8 = &.{},
+    globs: []const []const u8 = &.{},
+    recursive: bool = false,
+    extensions: []const u8 = "exe,dll,sys",
+    output: []const u8 = "",
+    overwrite: bool = false,
+};
+
+/// What the stderr lines and the status need: the printer of `Error: ...` lines is the
+/// caller's (`cli.zig`), these are the reference's words.
+pub const Report = struct {
+    stderr: *std.Io.Writer,
+};
+
+/// Runs the command; returns the exit status (0, or 1 after `Error: ...`).
+pub fn run(gpa: std.mem.Allocator, options: *const Options, report: Report) u8 {
+    return runOrFail(gpa, options, report) catch |e| switch (e) {
+        error.Reported => 1,
+        error.OutOfMemory => fatalLine(report, "out of memory", .{}),
+    };
+}
+
+const RunError = error{ Reported, OutOfMemory };
+
+fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) RunError!u8 {
+    if (!eql(extension(options.output) orelse "", "wevtcache"))
+        return fatal(report, "output must have `.wevtcache` extension", .{});
+    var paths: std.ArrayList([]const u8) = .empty;
+    defer paths.deinit(gpa);
+    try paths.appendSlice(gpa, options.inputs);
+    for (options.globs) |pattern|
+        if (!try glob.expand(gpa, pattern, &paths, report.stderr)) return error.Reported;
+    if (paths.items.len == 0)
+        return fatal(report, "No inputs provided. Use --input and/or --glob.", .{});
+    var files: std.ArrayList([]const u8) = .empty;
+    defer files.deinit(gpa);
+    for (paths.items) |path| try collect(gpa, path, options, &files, report);
+    std.mem.sort([]const u8, files.items, {}, pathLessThan);
+    dedupe(&files);
+    return write(gpa, files.items, options, report);
+}
+
+/// Writes the cache from `files`, one stderr line per file that gives no blobs.
+fn write(
+    gpa: std.mem.Allocator,
+    files: []const []const u8,
+    options: *const Options,
+    report: Report,
+) RunError!u8 {
+    const output = options.output;
+    if (!options.overwrite and exists(output))
+        return fatal(
+            report,
+            "refusing to overwrite existing output file `{s}` (pass overwrite=true)",
+            .{output},
+        );
+    const file = std.fs.cwd().createFile(output, .{}) catch |e|
+        return ioFatal(report, "create", output, e);
+    defer file.close();
+    var buffer: [1 << 16]u8 = undefined;
+    var writer = wevt_cache.Writer.init(file, &buffer) catch
+        return ioFatal(report, "write header", output, error.InputOutput);
+    var errors: usize = 0;
+    var blobs: std.ArrayList([]const u8) = .empty;
+    defer blobs.deinit(gpa);
+    for (files) |path| {
+        const bytes = std.fs.cwd().readFileAlloc(gpa, path, file_bytes_max) catch |e| {
+            if (e == error.OutOfMemory) return error.OutOfMemory;
+            errors += 1;
+            line(
+                report,
+                "failed to read `{s}`: {s} (os error {d})",
+                .{ path, reason(e), errno(e) },
+            );
+            continue;
+        };
+        defer gpa.free(bytes);
+        blobs.clearRetainingCapacity();
+        var fault: pe.Fault = undefined;
+        pe.wevtTemplates(gpa, bytes, &blobs, &fault) catch |e| switch (e) {
+            error.OutOfMemory => return error.OutOfMemory,
+            error.Fault => {
+                errors += 1;
+                line(report, "failed to extract WEVT_TEMPLATE from `{s}`: {f}", .{ path, fault });
+                continue;
+            },
+        };
+        for (blobs.items) |b| writer.add(b) catch
+            return ioFatal(report, "write entry payload", output, error.InputOutput);
+    }
+    const written = writer.finish() catch
+        return ioFatal(report, "write entry_count", output, error.InputOutput);
+    if (errors > 0) return fatal(
+        report,
+        "extract-wevt-templates completed with {d} error(s)",
+        .{errors},
+    );
+    line(report, "wrote {d} resource blob(s) to `{s}`", .{ written, output });
+    return 0;
+}
+
+/// One input: a file is kept whatever its extension; a directory is walked (breadth first)
+/// only with `-r`, keeping files with an allowed extension; a missing path is skipped.
+fn collect(
+    gpa: std.mem.Allocator,
+    path: []const u8,
+    options: *const Options,
+    files: *std.ArrayList([]const u8),
+    report: Report,
+) RunError!void {
+    const kind = statKind(path) orelse return;
+    if (kind == .file) return keep(gpa, files, path, report);
+    if (kind != .directory or !options.recursive) return;
+    var queue: std.ArrayList([]const u8) = .empty;
+    defer queue.deinit(gpa);
+    try queue.append(gpa, path);
+    var next: usize = 0;
+    while (next < queue.items.len) : (next += 1) {
+        const dir_path = queue.items[next];
+        var dir = std.fs.cwd().openDir(dir_path, .{ .iterate = true }) catch |e|
+            return readDirFatal(report, dir_path, e);
+        defer dir.close();
+        var it = dir.iterate();
+        while (it.next() catch |e| return readDirFatal(report, dir_path, e)) |entry| {
+            const child = try join(gpa, dir_path, entry.name);
+            switch (statKind(child) orelse continue) {
+                .directory => try queue.append(gpa, child),
+                .file => if (allowed(
+                    options.extensions,
+                    child,
+                )) try keep(gpa, files, child, report),
+                else => {},
+            }
+        }
+    }
+}
+
+fn keep(
+    gpa: std.mem.Allocator,
+    files: *std.ArrayList([]const u8),
+    path: []const u8,
+    report: Report,
+) RunError!void {
+    if (files.items.len >= files_max)
+        return fatal(report, "more than {d} input files", .{files_max});
+    try files.append(gpa, path);
+}
+
+/// `dir.join(name)` as Rust's `PathBuf::push` spells it (no second separator).
+fn join(gpa: std.mem.Allocator, dir: []const u8, name: []const u8) error{OutOfMemory}![]const u8 {
+    // The joined paths live until the process ends (the run is one command).
+    if (dir.len > 0 and dir[dir.len - 1] == '/') return std.mem.concat(gpa, u8, &.{ dir, name });
+    return std.mem.concat(gpa, u8, &.{ dir, "/", name });
+}
+
+/// What `path` is, following symbolic links; null when it does not exist.
+fn statKind(path: []const u8) ?std.fs.File.Kind {
+    const st = std.fs.cwd().statFile(path) catch |e| switch (e) {
+        // `statFile` opens the path: a directory gives its own answer on some systems.
+        error.IsDir => return .directory,
+        else => return null,
+    };
+    return st.kind;
+}
+
+fn exists(path: []const u8) bool {
+    return statKind(path) != null;
+}
+
+/// Whether `path`'s extension (Rust's `Path::extension`) is in the comma-separated list
+/// (each trimmed, leading dots dropped, ASCII case ignored; empty items ignored).
+fn allowed(list: []const u8, path: []const u8) bool {
+    const ext = extension(path) orelse return false;
+    var it = std.mem.splitScalar(u8, list, ',');
+    while (it.next()) |item| {
+        const trimmed = std.mem.trimLeft(u8, std.mem.trim(u8, item, " \t\r\n\x0b\x0c"), ".");
+        if (trimmed.len > 0 and std.ascii.eqlIgnoreCase(trimmed, ext)) return true;
+    }
+    return false;
+}
+
+/// Rust's `Path::extension`: after the last `.` of the file name, unless the name is `..` or
+/// its only dot leads it.
+pub fn extension(path: []const u8) ?[]const u8 {
+    const name = fileName(path) orelse return null;
+    if (eql(name, "..")) return null;
+    const dot = std.mem.lastIndexOfScalar(u8, name, '.') orelse return null;
+    if (dot == 0) return null;
+    return name[dot + 1 ..];
+}
+
+/// The last normal component (trailing separators and `.` components ignored).
+fn fileName(path: []const u8) ?[]const u8 {
+    var it = std.mem.splitBackwardsScalar(u8, path, '/');
+    while (it.next()) |c| {
+        if (c.len == 0 or eql(c, ".")) continue;
+        return c;
+    }
+    return null;
+}
+
+/// Rust's `Path` order: component by component (root, `.` first, `..`, then names bytewise).
+fn pathLessThan(_: void, a: []const u8, b: []const u8) bool {
+    return comparePaths(a, b) == .lt;
+}
+
+const Components = struct {
+    path: []const u8,
+    at: usize = 0,
+    first: bool = true,
+
+    /// The next component: 0 root, 1 `.` (leading only), 2 `..`, 3 a name (in `name`).
+    fn next(c: *Components, name: *[]const u8) ?u2 {
+        if (c.first) {
+            c.first = false;
+            if (c.path.len > 0 and c.path[0] == '/') return 0;
+            if (eql(c.path, ".") or std.mem.startsWith(u8, c.path, "./")) {
+                c.at = 1;
+                return 1;
+            }
+        }
+        while (c.at < c.path.len) {
+            const start = c.at;
+            const end = std.mem.indexOfScalarPos(u8, c.path, start, '/') orelse c.path.len;
+            c.at = end + 1;
+            const part = c.path[start..end];
+            if (part.len == 0 or eql(part, ".")) continue;
+            if (eql(part, "..")) return 2;
+            name.* = part;
+            return 3;
+        }
+        return null;
+    }
+};
+
+fn comparePaths(a: []const u8, b: []const u8) std.math.Order {
+    var ca: Components = .{ .path = a };
+    var cb: Components = .{ .path = b };
+    while (true) {
+        var na: []const u8 = "";
+        var nb: []const u8 = "";
+        const ka = ca.next(&na);
+        const kb = cb.next(&nb);
+        if (ka == null or kb == null) {
+            if (ka == null and kb == null) return .eq;
+            return if (ka == null) .lt else .gt;
+        }
+        if (ka.? != kb.?) return std.math.order(ka.?, kb.?);
+        const order = std.mem.order(u8, na, nb);
+        if (order != .eq) return order;
+    }
+}
+
+/// Drops the later of paths equal by components (the reference's `seen` set; sorted input).
+fn dedupe(files: *std.ArrayList([]const u8)) void {
+    if (files.items.len == 0) return;
+    var kept: usize = 1;
+    for (files.items[1..]) |path| {
+        if (comparePaths(files.items[kept - 1], path) == .eq) continue;
+        files.items[kept] = path;
+        kept += 1;
+    }
+    assert(kept <= files.items.len);
+    files.shrinkRetainingCapacity(kept);
+}
+
+fn line(report: Report, comptime fmt: []const u8, args: anytype) void {
+    report.stderr.print(fmt ++ "\n", args) catch {};
+    report.stderr.flush() catch {};
+}
+
+fn fatal(report: Report, comptime fmt: []const u8, args: anytype) error{Reported} {
+    line(report, "Error: " ++ fmt, args);
+    return error.Reported;
+}
+
+fn fatalLine(report: Report, comptime fmt: []const u8, args: anytype) u8 {
+    _ = fatal(report, fmt, args) catch {};
+    return 1;
+}
+
+/// anyhow's layout of an I/O error with its source: the message, then `Caused by:`.
+fn ioFatal(
+    report: Report,
+    comptime action: []const u8,
+    path: []const u8,
+    e: anyerror,
+) error{Reported} {
+    return fatal(
+        report,
+        "I/O error while " ++ action ++ " `{s}`: {s} (os error {d})" ++
+            "\n\nCaused by:\n    {s} (os error {d})",
+        .{ path, reason(e), errno(e), reason(e), errno(e) },
+    );
+}
+
+fn readDirFatal(report: Report, path: []const u8, e: anyerror) error{Reported} {
+    return fatal(
+        report,
+        "failed to read directory `{s}`\n\nCaused by:\n    {s} (os error {d})",
+        .{ path, reason(e), errno(e) },
+    );
+}
+
+/// The C library's words for an error, as Rust's `io::Error` prints them.
+pub fn reason(e: anyerror) []const u8 {
+    return switch (e) {
+        error.FileNotFound => "No such file or directory",
+        error.AccessDenied, error.PermissionDenied => "Permission denied",
+        error.IsDir => "Is a directory",
+        error.NotDir => "Not a directory",
+        error.NameTooLong => "File name too long",
+        error.NoSpaceLeft => "No space left on device",
+        error.FileTooBig => "File too large",
+        error.ReadOnlyFileSystem => "Read-only file system",
+        else => "Input/output error",
+    };
+}
+
+/// The Linux errno behind `reason`.
+pub fn errno(e: anyerror) u16 {
+    return switch (e) {
+        error.FileNotFound => 2,
+        error.AccessDenied, error.PermissionDenied => 13,
+        error.IsDir => 21,
+        error.NotDir => 20,
+        error.NameTooLong => 36,
+        error.NoSpaceLeft => 28,
+        error.FileTooBig => 27,
+        error.ReadOnlyFileSystem => 30,
+        else => 5,
+    };
+}
+
+fn eql(a: []const u8, b: []const u8) bool {
+    return std.mem.eql(u8, a, b);
+}
+
+test {
+    _ = glob;
+}
+
+test "paths sort by components as Rust's Path does, not bytewise" {
+    // Bytewise `a-b` < `a/b`; by components `a` < `a-b`.
+    try std.testing.expectEqual(std.math.Order.lt, comparePaths("a/b", "a-b"));
+    try std.testing.expectEqual(std.math.Order.eq, comparePaths("a//b/", "a/b"));
+    try std.testing.expectEqual(std.math.Order.lt, comparePaths("/z", "a"));
+    try std.testing.expectEqual(std.math.Order.lt, comparePaths("./z", "a"));
+}
+
+test "extensions as Path::extension reads them and the reference filters them" {
+    try std.testing.expectEqualStrings("wevtcache", extension("out/x.wevtcache").?);
+    try std.testing.expect(extension(".wevtcache") == null);
+    try std.testing.expect(extension("dir/..") == null);
+    try std.testing.expectEqualStrings("", extension("a.").?);
+    try std.testing.expect(allowed(" EXE,.Dll", "x/y.dll"));
+    try std.testing.expect(!allowed("exe,,", "x/y.sys"));
+}
+
+// The command line, in clap 4's words (the reference's `extract-wevt-templates` arguments).
+
+const Arg = enum { input, glob, recursive, extensions, output, overwrite, help };
+
+const Spec = struct {
+    arg: Arg,
+    long: []const u8,
+    short: ?u8 = null,
+    usage: []const u8,
+    takes_value: bool = false,
+};
+
+const specs = [_]Spec{
+    .{
+        .arg = .input,
+        .long = "input",
+        .short = 'i',
+        .usage = "--input <PATH>",
+        .takes_value = true,
+    },
+    .{ .arg = .glob, .long = "glob", .usage = "--glob <PATTERN>", .takes_value = true },
+    .{ .arg = .recursive, .long = "recursive", .short = 'r', .usage = "--recursive" },
+    .{
+        .arg = .extensions,
+        .long = "extensions",
+        .usage = "--extensions <EXTS>",
+        .takes_value = true,
+    },
+    .{
+        .arg = .output,
+        .long = "output",
+        .short = 'o',
+        .usage = "--output <WEVTCACHE>",
+        .takes_value = true,
+    },
+    .{ .arg = .overwrite, .long = "overwrite", .usage = "--overwrite" },
+    .{ .arg = .help, .long = "help", .short = 'h', .usage = "--help" },
+};
+
+const longs = blk: {
+    var names: [specs.len][]const u8 = undefined;
+    for (specs, 0..) |s, i| names[i] = s.long;
+    break :blk names;
+};
+
+/// A usage error's text (after `error: `, before clap's last line), or the help text.
+pub const Outcome = union(enum) {
+    run: Options,
+    help,
+    usage: []const u8,
+};
+
+/// The options given so far, in the order first given (clap's `Usage:` line lists them).
+const Used = struct {
+    order: [specs.len]Arg = undefined,
+    count: usize = 0,
+
+    fn has(u: *const Used, arg: Arg) bool {
+        for (u.order[0..u.count]) |a| if (a == arg) return true;
+        return false;
+    }
+
+    fn add(u: *Used, arg: Arg) void {
+        if (u.has(arg)) return;
+        assert(u.count < u.order.len);
+        u.order[u.count] = arg;
+        u.count += 1;
+    }
+};
+
+const Parser = struct {
+    gpa: std.mem.Allocator,
+    bin: []const u8,
+    similar: *const fn ([]const u8, []const []const u8) ?[]const u8,
+    message: std.Io.Writer.Allocating,
+    used: Used = .{},
+    options: Options = .{},
+    inputs: std.ArrayList([]const u8) = .empty,
+    globs: std.ArrayList([]const u8) = .empty,
+
+    /// Formats the error and returns `error.Usage`; `line` is clap's usage line kind.
+    fn fail(
+        p: *Parser,
+        line_kind: enum { none, options, used },
+        comptime fmt: []const u8,
+        args: anytype,
+    ) error{ Usage, OutOfMemory } {
+        const w = &p.message.writer;
+        w.print(fmt, args) catch return error.OutOfMemory;
+        switch (line_kind) {
+            .none => {},
+            .options => w.print(
+                "\n\nUsage: {s} extract-wevt-templates [OPTIONS] --output <WEVTCACHE>",
+                .{p.bin},
+            ) catch
+                return error.OutOfMemory,
+            .used => {
+                w.print(
+                    "\n\nUsage: {s} extract-wevt-templates --output <WEVTCACHE>",
+                    .{p.bin},
+                ) catch
+                    return error.OutOfMemory;
+                for (p.used.order[0..p.used.count]) |a| if (a != .output)
+                    w.print(" {s}", .{specOf(a).usage}) catch return error.OutOfMemory;
+            },
+        }
+        return error.Usage;
+    }
+
+    fn unknownLong(p: *Parser, name: []const u8) error{ Usage, OutOfMemory } {
+        if (p.similar(name, &longs)) |long| {
+            p.used.add(specByLong(long).?.arg);
+            return p.fail(
+                .used,
+                "unexpected argument '--{s}' found\n\n  tip: a similar argument exists: '--{s}'",
+                .{ name, long },
+            );
+        }
+        return p.fail(.used, "unexpected argument '--{s}' found", .{name});
+    }
+
+    /// clap's error for `arg` (the argument after a value option) when it is no option here.
+    fn checkKnown(p: *Parser, arg: []const u8) error{ Usage, OutOfMemory }!void {
+        if (eql(arg, "--")) return;
+        if (std.mem.startsWith(u8, arg, "--")) {
+            const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
+            if (specByLong(name) == null) return p.unknownLong(name);
+        } else if (specByShort(arg[1]) == null) {
+            return p.fail(.options, "unexpected argument '-{s}' found", .{shortName(arg, 1)});
+        }
+    }
+
+    fn value(
+        p: *Parser,
+        args: []const []const u8,
+        i: *usize,
+        inline_value: ?[]const u8,
+        spec: *const Spec,
+    ) error{ Usage, OutOfMemory }![]const u8 {
+        if (inline_value) |v| return v;
+        if (i.* + 1 < args.len and !looksLikeOption(args[i.* + 1])) {
+            i.* += 1;
+            return args[i.*];
+        }
+        if (i.* + 1 < args.len) try p.checkKnown(args[i.* + 1]);
+        return p.fail(.none, "a value is required for '{s}' but none was supplied", .{spec.usage});
+    }
+
+    fn apply(p: *Parser, spec: *const Spec, v: []const u8) error{ Usage, OutOfMemory }!void {
+        switch (spec.arg) {
+            .input => try p.inputs.append(p.gpa, v),
+            .glob => try p.globs.append(p.gpa, v),
+            else => {
+                if (p.used.has(spec.arg))
+                    return p.fail(
+                        .options,
+                        "the argument '{s}' cannot be used multiple times",
+                        .{spec.usage},
+                    );
+                switch (spec.arg) {
+                    .recursive => p.options.recursive = true,
+                    .overwrite => p.options.overwrite = true,
+                    .extensions => p.options.extensions = v,
+                    .output => p.options.output = v,
+                    .input, .glob, .help => unreachable,
+                }
+            },
+        }
+        p.used.add(spec.arg);
+    }
+
+    fn parseLong(
+        p: *Parser,
+        args: []const []const u8,
+        i: *usize,
+    ) error{ Usage, Help, OutOfMemory }!void {
+        const arg = args[i.*];
+        const at = std.mem.indexOfScalar(u8, arg, '=');
+        const name = arg[2..(at orelse arg.len)];
+        const inline_value: ?[]const u8 = if (at) |a| arg[a + 1 ..] else null;
+        const spec = specByLong(name) orelse return p.unknownLong(name);
+        if (spec.arg == .help) return error.Help;
+        if (!spec.takes_value) {
+            if (inline_value) |v| {
+                p.used.add(spec.arg);
+                return p.fail(
+                    .used,
+                    "unexpected value '{s}' for '--{s}' found; no more were expected",
+                    .{ v, name },
+                );
+            }
+            return p.apply(spec, "");
+        }
+        return p.apply(spec, try p.value(args, i, inline_value, spec));
+    }
+
+    fn shortCluster(
+        p: *Parser,
+        args: []const []const u8,
+        i: *usize,
+    ) error{ Usage, Help, OutOfMemory }!void {
+        const arg = args[i.*];
+        var j: usize = 1;
+        while (j < arg.len) : (j += 1) {
+            const spec = specByShort(arg[j]) orelse
+                return p.fail(.options, "unexpected argument '-{s}' found", .{shortName(arg, j)});
+            if (spec.arg == .help) return error.Help;
+            if (!spec.takes_value) {
+                try p.apply(spec, "");
+                continue;
+            }
+            var rest = arg[j + 1 ..];
+            if (rest.len > 0 and rest[0] == '=') rest = rest[1..];
+            const inline_value: ?[]const u8 = if (j + 1 < arg.len) rest else null;
+            return p.apply(spec, try p.value(args, i, inline_value, spec));
+        }
+    }
+};
+
+/// Parses `args` (after the subcommand's name). `similar` is clap's "did you mean".
+pub fn parse(
+    gpa: std.mem.Allocator,
+    bin: []const u8,
+    args: []const []const u8,
+    similar: *const fn ([]const u8, []const []const u8) ?[]const u8,
+) error{OutOfMemory}!Outcome {
+    var p: Parser = .{ .gpa = gpa, .bin = bin, .similar = similar, .message = .init(gpa) };
+    parseInto(&p, args) catch |e| switch (e) {
+        error.Usage => return .{ .usage = p.message.written() },
+        error.Help => return .help,
+        error.OutOfMemory => return error.OutOfMemory,
+    };
+    p.options.inputs = p.inputs.items;
+    p.options.globs = p.globs.items;
+    return .{ .run = p.options };
+}
+
+fn parseInto(p: *Parser, args: []const []const u8) error{ Usage, Help, OutOfMemory }!void {
+    var i: usize = 0;
+    var only_positional = false;
+    while (i < args.len) : (i += 1) {
+        const arg = args[i];
+        if (!only_positional and eql(arg, "--")) {
+            only_positional = true;
+        } else if (only_positional or !looksLikeOption(arg)) {
+            return p.fail(.options, "unexpected argument '{s}' found", .{arg});
+        } else if (std.mem.startsWith(u8, arg, "--")) {
+            try p.parseLong(args, &i);
+        } else {
+            try p.shortCluster(args, &i);
+        }
+    }
+    if (!p.used.has(.output))
+        return p.fail(
+            .used,
+            "the following required arguments were not provided:\n  --output <WEVTCACHE>",
+            .{},
+        );
+}
+
+fn specByLong(name: []const u8) ?*const Spec {
+    for (&specs) |*s| if (eql(s.long, name)) return s;
+    return null;
+}
+
+fn specByShort(c: u8) ?*const Spec {
+    for (&specs) |*s| if (s.short == c) return s;
+    return null;
+}
+
+fn specOf(arg: Arg) *const Spec {
+    for (&specs) |*s| if (s.arg == arg) return s;
+    unreachable;
+}
+
+fn looksLikeOption(arg: []const u8) bool {
+    return arg.len > 1 and arg[0] == '-';
+}
+
+fn shortName(arg: []const u8, at: usize) []const u8 {
+    const len = @min(std.unicode.utf8ByteSequenceLength(arg[at]) catch 1, arg.len - at);
+    return arg[at..][0..len];
+}
