@@ -28,7 +28,9 @@ FUZZERS    := $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_
               $(ROOT)/zig-out/fuzz/fuzz-cross
 FUZZ_FLAGS := -max_len=200000 -rss_limit_mb=1024 -timeout=10
 # The smoke's memory bound (issue 13 item 7): one input (at most -max_len, far below 8 MiB) that
-# makes the engine allocate 64 MiB at once fails it (-malloc_limit_mb). The whole process keeps
+# makes the engine allocate 64 MiB at once fails it (-malloc_limit_mb, which needs a sanitizer's
+# malloc hooks: the Zig `api` driver's own allocator refuses past 64 MiB held at once instead,
+# compare/fuzz/zig_driver.zig). The whole process keeps
 # FUZZ_FLAGS' 1024 MiB: libFuzzer's RSS is the engine's plus its own in-memory corpus plus, in the
 # cargo-fuzz drivers, AddressSanitizer's allocator, shadow and quarantine of freed memory, 52-63
 # MiB before the first mutated input and past 256 MiB after 12,000 runs of rust_api (a fresh-clone
