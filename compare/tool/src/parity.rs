@@ -492,7 +492,7 @@ pub fn run_parity(
                 failed_modes.push(INFO_MODE);
             }
         }
-        if wanted(&&WEVT_TOOLS) && crate::wevt::is_wevt_log(&input.path) {
+        if wanted(&&WEVT_TOOLS) {
             let before = report.checks.len();
             let zig = zig_for(crate::wevt::TOOLS_MODE);
             check_wevt_tools(backends, input, &mut report.checks, zig);
@@ -701,10 +701,14 @@ fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>,
     }
     let out = out_dir.join("out.wevtcache");
     let once = input.file_name() == "events.evtx";
-    let forms =
+    let log_forms = if crate::wevt::is_wevt_log(&input.path) {
         crate::wevt::LOG_FORMS
-            .iter()
-            .chain(if once { crate::wevt::ONCE_FORMS } else { &[] });
+    } else {
+        crate::wevt::ANY_LOG_FORMS
+    };
+    let forms = log_forms
+        .iter()
+        .chain(if once { crate::wevt::ONCE_FORMS } else { &[] });
     let path = input.path.to_string_lossy();
     let mut differences: [Vec<Difference>; 3] = Default::default();
     let mut last = None;
