@@ -359,18 +359,49 @@ fn skip_token(chunk: &[u8], pos: usize, t: u8) -> Option<usize> {
 /// renders it under our rule (`shared-fixtures/README.md`, `damaged/unsupported-types`).
 const UNREADABLE_TYPES: [u8; 6] = [0x20, 0x23, 0x8E, 0x90, 0xA0, 0xA3];
 
-/// Whether a template instance of record `rec` (its top-level ones, and those that are a whole
-/// BinXML value of one, as deep as [`MAX_SCAN_DEPTH`]) has a value of an unreadable type.
+/// Whether record `rec` has a value of an unreadable type: in a template instance of its
+/// stream (and those that are a whole BinXML value of one, as deep as [`MAX_SCAN_DEPTH`]) or as
+/// a value text of the stream itself.
 fn has_unreadable_value(chunk: &[u8], rec: usize) -> bool {
     let Some(size) = le32(chunk, rec + 4) else {
         return false;
     };
     let end = (rec + size as usize).saturating_sub(4).min(chunk.len());
+    let cx = evtx_core::tokens::Cx {
+        chunk,
+        codec: evtx_core::Options::default().ansi_codec,
+    };
     let mut pos = rec + 24;
-    if chunk.get(pos) == Some(&0x0F) {
-        pos += 4;
+    let mut slots = Vec::new();
+    while pos < end {
+        match chunk[pos] {
+            0x00 => break,
+            0x0F => pos += 4,
+            0x0C => {
+                if instance_has_unreadable(chunk, pos + 1, 0) {
+                    return true;
+                }
+                pos += 1;
+                slots.clear();
+                if evtx_core::tokens::read_instance_values(cx, &mut pos, &mut slots).is_err() {
+                    break;
+                }
+            }
+            // A value text of such a type (`damaged/unsupported-types` record 8).
+            0x05 | 0x45
+                if chunk
+                    .get(pos + 1)
+                    .is_some_and(|t| UNREADABLE_TYPES.contains(t)) =>
+            {
+                return true
+            }
+            t => match skip_token(chunk, pos, t) {
+                Some(next) => pos = next,
+                None => break,
+            },
+        }
     }
-    pos < end && chunk[pos] == 0x0C && instance_has_unreadable(chunk, pos + 1, 0)
+    false
 }
 
 /// How deep [`has_unreadable_value`] follows nested instances.
