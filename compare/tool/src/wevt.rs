@@ -142,9 +142,10 @@ pub fn argv(form: &str, log: &Path, out: &Path) -> (Vec<String>, bool) {
     let words = form
         .split_whitespace()
         .map(|w| {
-            w.replace('@', &log.to_string_lossy())
-                .replace('%', &dir)
+            // `@` last: a log's name may hold `%` (the public samples' `%4`).
+            w.replace('%', &dir)
                 .replace('^', &out.to_string_lossy())
+                .replace('@', &log.to_string_lossy())
         })
         .collect();
     (words, existing)
