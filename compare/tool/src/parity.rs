@@ -492,7 +492,7 @@ pub fn run_parity(
                 failed_modes.push(INFO_MODE);
             }
         }
-        if wanted(&&WEVT_TOOLS) && crate::wevt::is_wevt_log(&input.path) {
+        if wanted(&&WEVT_TOOLS) {
             let before = report.checks.len();
             let zig = zig_for(crate::wevt::TOOLS_MODE);
             check_wevt_tools(backends, input, &mut report.checks, zig);
@@ -690,10 +690,10 @@ fn drop_zig_pairs(checks: &mut Vec<Check>, start: usize) {
 /// How `wevt-tools` checks are split and counted: one text, no records.
 const WEVT_TOOLS: Mode = mode(crate::wevt::TOOLS_MODE, &[], false, false, false, &[]);
 
-/// The template subcommands on a `wevt` log (`crate::wevt`): one check per pair over every
-/// form. Reference against an engine: exit status, stdout (with a fingerprint of the cache a
-/// form writes) and, for `extract-wevt-templates`, stderr (the backtrace the reference adds
-/// under `RUST_BACKTRACE` taken out); rust-zig: stderr in full too.
+/// The template subcommands on a log (`crate::wevt`): one check per pair over every form.
+/// Reference against an engine: exit status, stdout (with a fingerprint of the cache a form
+/// writes) and, for `extract-wevt-templates` and `dump-template-instances`, stderr (the
+/// backtrace the reference adds under `RUST_BACKTRACE` taken out); rust-zig: stderr in full.
 fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>, with_zig: bool) {
     let out_dir = std::env::temp_dir().join(format!("evtx-parity-wevt-{}", std::process::id()));
     if std::fs::create_dir_all(&out_dir).is_err() {
@@ -701,10 +701,14 @@ fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>,
     }
     let out = out_dir.join("out.wevtcache");
     let once = input.file_name() == "events.evtx";
-    let forms =
+    let log_forms = if crate::wevt::is_wevt_log(&input.path) {
         crate::wevt::LOG_FORMS
-            .iter()
-            .chain(if once { crate::wevt::ONCE_FORMS } else { &[] });
+    } else {
+        crate::wevt::ANY_LOG_FORMS
+    };
+    let forms = log_forms
+        .iter()
+        .chain(if once { crate::wevt::ONCE_FORMS } else { &[] });
     let path = input.path.to_string_lossy();
     let mut differences: [Vec<Difference>; 3] = Default::default();
     let mut last = None;
@@ -742,7 +746,7 @@ fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>,
             found.extend(text_difference(&expected.stdout, &actual.stdout, "stdout"));
             if slot == 2 {
                 found.extend(stderr_differences(expected, actual, &path));
-            } else if writes {
+            } else if writes || form.starts_with("dump-template-instances") {
                 let left = crate::wevt::without_backtrace(&expected.output.stderr);
                 let left = String::from_utf8_lossy(&left);
                 let right = String::from_utf8_lossy(&actual.output.stderr);

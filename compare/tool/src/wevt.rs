@@ -84,6 +84,13 @@ pub const LOG_FORMS: &[&str] = &[
      --template-guid 00000000-0000-0000-0000-000000000000 --evtx @ --record-id 99",
 ];
 
+/// The forms run on every other EVTX fixture: `dump-template-instances` reads any log.
+pub const ANY_LOG_FORMS: &[&str] = &[
+    "dump-template-instances -i @",
+    "dump-template-instances -i @ --template-instance-index 1",
+    "dump-template-instances -i @ --record-id 5",
+];
+
 /// Forms that do not depend on the log (run once, on `events.evtx`).
 pub const ONCE_FORMS: &[&str] = &[
     "apply-wevt-cache --cache %/templates.wevtcache \
@@ -135,9 +142,10 @@ pub fn argv(form: &str, log: &Path, out: &Path) -> (Vec<String>, bool) {
     let words = form
         .split_whitespace()
         .map(|w| {
-            w.replace('@', &log.to_string_lossy())
-                .replace('%', &dir)
+            // `@` last: a log's name may hold `%` (the public samples' `%4`).
+            w.replace('%', &dir)
                 .replace('^', &out.to_string_lossy())
+                .replace('@', &log.to_string_lossy())
         })
         .collect();
     (words, existing)

@@ -313,11 +313,45 @@ fn record_instances(chunk: &[u8], rec: usize) -> Result<Vec<Instance>, String> {
                     values,
                 });
             }
-            // Other top-level tokens do not occur in records that parse; stop there.
-            _ => break,
+            // An element tree around instances (`synthetic/nested` record 5): its tokens are
+            // stepped over; an instance anywhere in it is listed, as the reference's walk does.
+            t => match skip_token(chunk, pos, t) {
+                Some(next) => pos = next,
+                None => break,
+            },
         }
     }
     Ok(out)
+}
+
+/// The offset after the record-stream token `t` at `pos` (not a template instance, EOF or
+/// fragment header), or `None` for a token this walk does not step over.
+fn skip_token(chunk: &[u8], pos: usize, t: u8) -> Option<usize> {
+    // A name reference (u32 chunk offset) at `at`, the name inline when it points just after.
+    let name = |at: usize| -> Option<usize> {
+        let off = le32(chunk, at)? as usize;
+        if off != at + 4 {
+            return Some(at + 4);
+        }
+        let count = usize::from(u16::from_le_bytes(
+            chunk.get(off + 6..off + 8)?.try_into().ok()?,
+        ));
+        Some(off + 10 + 2 * count)
+    };
+    let units = |at: usize| -> Option<usize> {
+        let count = u16::from_le_bytes(chunk.get(at..at + 2)?.try_into().ok()?);
+        Some(at + 2 + 2 * usize::from(count))
+    };
+    match t {
+        0x01 => name(pos + 5),
+        0x41 => name(pos + 5).map(|p| p + 4),
+        0x02..=0x04 => Some(pos + 1),
+        0x05 | 0x45 if chunk.get(pos + 1) == Some(&0x01) => units(pos + 2),
+        0x06 | 0x46 | 0x09 | 0x49 | 0x0A => name(pos + 1),
+        0x07 | 0x47 | 0x0B => units(pos + 1),
+        0x08 | 0x48 => Some(pos + 3),
+        _ => None,
+    }
 }
 
 /// Value types the reference's record iterator cannot read (EvtHandle, EvtXml, Binary and SizeT
@@ -325,18 +359,49 @@ fn record_instances(chunk: &[u8], rec: usize) -> Result<Vec<Instance>, String> {
 /// renders it under our rule (`shared-fixtures/README.md`, `damaged/unsupported-types`).
 const UNREADABLE_TYPES: [u8; 6] = [0x20, 0x23, 0x8E, 0x90, 0xA0, 0xA3];
 
-/// Whether a template instance of record `rec` (its top-level ones, and those that are a whole
-/// BinXML value of one, as deep as [`MAX_SCAN_DEPTH`]) has a value of an unreadable type.
+/// Whether record `rec` has a value of an unreadable type: in a template instance of its
+/// stream (and those that are a whole BinXML value of one, as deep as [`MAX_SCAN_DEPTH`]) or as
+/// a value text of the stream itself.
 fn has_unreadable_value(chunk: &[u8], rec: usize) -> bool {
     let Some(size) = le32(chunk, rec + 4) else {
         return false;
     };
     let end = (rec + size as usize).saturating_sub(4).min(chunk.len());
+    let cx = evtx_core::tokens::Cx {
+        chunk,
+        codec: evtx_core::Options::default().ansi_codec,
+    };
     let mut pos = rec + 24;
-    if chunk.get(pos) == Some(&0x0F) {
-        pos += 4;
+    let mut slots = Vec::new();
+    while pos < end {
+        match chunk[pos] {
+            0x00 => break,
+            0x0F => pos += 4,
+            0x0C => {
+                if instance_has_unreadable(chunk, pos + 1, 0) {
+                    return true;
+                }
+                pos += 1;
+                slots.clear();
+                if evtx_core::tokens::read_instance_values(cx, &mut pos, &mut slots).is_err() {
+                    break;
+                }
+            }
+            // A value text of such a type (`damaged/unsupported-types` record 8).
+            0x05 | 0x45
+                if chunk
+                    .get(pos + 1)
+                    .is_some_and(|t| UNREADABLE_TYPES.contains(t)) =>
+            {
+                return true
+            }
+            t => match skip_token(chunk, pos, t) {
+                Some(next) => pos = next,
+                None => break,
+            },
+        }
     }
-    pos < end && chunk[pos] == 0x0C && instance_has_unreadable(chunk, pos + 1, 0)
+    false
 }
 
 /// How deep [`has_unreadable_value`] follows nested instances.
