@@ -367,7 +367,7 @@ fn has_unreadable_value(chunk: &[u8], rec: usize) -> bool {
         return false;
     };
     let end = (rec + size as usize).saturating_sub(4).min(chunk.len());
-    let cx = evtx_core::tokens::Cx {
+    let cx = evtx_core::tokens::Source {
         chunk,
         codec: evtx_core::Options::default().ansi_codec,
     };
