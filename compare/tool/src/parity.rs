@@ -191,8 +191,15 @@ pub fn mta_modes(input: &Path) -> Vec<Mode> {
         })
         .collect();
     files.sort();
+    modes_with_file(&files, "--mta", MTA_MARK)
+}
+
+/// Every base mode (and its `--recover-records` variant) once per file in `files`, with
+/// `option FILE` appended to its arguments and `<base mode><mark><file name>` as its name: the
+/// `--mta` and `--wevt-cache` families.
+pub fn modes_with_file(files: &[PathBuf], option: &'static str, mark: &str) -> Vec<Mode> {
     let mut out = Vec::new();
-    for file in &files {
+    for file in files {
         let name = file.file_name().unwrap_or_default().to_string_lossy();
         let path: &'static str = file.to_string_lossy().into_owned().leak();
         let with = |args: &[&'static str]| -> &'static [&'static str] {
@@ -200,12 +207,12 @@ pub fn mta_modes(input: &Path) -> Vec<Mode> {
                 return &[];
             }
             let mut v = args.to_vec();
-            v.extend(["--mta", path]);
+            v.extend([option, path]);
             v.leak()
         };
         for base in modes() {
             out.push(Mode {
-                name: format!("{}{MTA_MARK}{name}", base.name).leak(),
+                name: format!("{}{mark}{name}", base.name).leak(),
                 args: with(base.args),
                 banner: base.banner,
                 json: base.json,

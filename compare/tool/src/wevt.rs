@@ -5,7 +5,7 @@
 //! `apply-wevt-cache` on each log), stdout, the exit status and, for `extract-wevt-templates`,
 //! stderr and the written cache against the reference; stderr in full between the engines.
 
-use crate::parity::{modes, Mode};
+use crate::parity::Mode;
 use std::path::{Path, PathBuf};
 
 /// The marker in the name of a `--wevt-cache` mode.
@@ -38,30 +38,7 @@ pub fn is_wevt_log(input: &Path) -> bool {
 /// `--wevt-cache` modes of `input`: every base mode (and its `--recover-records` variant) with
 /// each `.wevtcache` beside it. None for other inputs.
 pub fn wevt_modes(input: &Path) -> Vec<Mode> {
-    let mut out = Vec::new();
-    for file in caches(input) {
-        let name = file.file_name().unwrap_or_default().to_string_lossy();
-        let path: &'static str = file.to_string_lossy().into_owned().leak();
-        let with = |args: &[&'static str]| -> &'static [&'static str] {
-            if args.is_empty() {
-                return &[];
-            }
-            let mut v = args.to_vec();
-            v.extend(["--wevt-cache", path]);
-            v.leak()
-        };
-        for base in modes() {
-            out.push(Mode {
-                name: format!("{}{WEVT_MARK}{name}", base.name).leak(),
-                args: with(base.args),
-                banner: base.banner,
-                json: base.json,
-                threads: base.threads,
-                with_banner: with(base.with_banner),
-            });
-        }
-    }
-    out
+    crate::parity::modes_with_file(&caches(input), "--wevt-cache", WEVT_MARK)
 }
 
 /// The subcommand forms run on each `wevt` log: `@` the log, `%` its directory, `^` the
