@@ -1141,7 +1141,11 @@ test "the flags: each sets its setting, each at most once, none takes a value" {
     try expectUsage(&.{ "--no-indent", "--no-indent", "x" }, "the argument '--no-indent' cannot be used multiple times");
     try expectUsage(&.{ "--bogus", "x" }, "unexpected argument '--bogus' found");
     try expectUsage(&.{ "-x", "x" }, "unexpected argument '-x' found");
-    try expectUsage(&.{ "x", "extra" }, "unexpected argument 'extra' found\n\nUsage: evtx-zig [OPTIONS] [INPUT] [COMMAND]");
+    // The reference: extra is like extract-wevt-templates, so clap names it a subcommand.
+    const usage_line = "\n\nUsage: evtx-zig [OPTIONS] [INPUT] [COMMAND]";
+    try expectUsage(&.{ "x", "extra" }, "unrecognized subcommand 'extra'\n\n  tip: a similar " ++
+        "subcommand exists: 'extract-wevt-templates'" ++ usage_line);
+    try expectUsage(&.{ "x", "extrb" }, "unexpected argument 'extrb' found" ++ usage_line);
     try expectUsage(&.{ "x", "inf" }, "unrecognized subcommand 'inf'\n\n  tip: a similar subcommand exists: 'info'");
     try expectUsage(&.{ "-t", "1", "-vv", "--no-inden" }, "  tip: a similar argument exists: '--no-indent'\n\nUsage: evtx-zig --threads <num-threads> -v... --no-indent [INPUT]");
     try expectUsage(&.{ "--inpu=a", "info" }, "unexpected argument '--inpu' found\n\n  tip: 'info --input' exists");

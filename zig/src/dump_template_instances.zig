@@ -412,8 +412,8 @@ fn instanceHasUnreadable(chunk: []const u8, at: usize, depth: usize) bool {
         if (d[2] == T.binxml and size > 0 and depth < scan_depth_max) {
             var q = value;
             if (q < chunk.len and chunk[q] == 0x0F) q += 4;
-            if (q < chunk.len and chunk[q] == 0x0C and instanceHasUnreadable(chunk, q + 1, depth + 1))
-                return true;
+            const nested = q < chunk.len and chunk[q] == 0x0C;
+            if (nested and instanceHasUnreadable(chunk, q + 1, depth + 1)) return true;
         }
         value += size;
     }
