@@ -7,9 +7,11 @@ const dump = evtx.dump;
 const chunk = evtx.chunk;
 const assert = std.debug.assert;
 const extract_wevt_templates = @import("extract_wevt_templates.zig");
+const dump_template_instances = @import("dump_template_instances.zig");
 
 test {
     _ = extract_wevt_templates;
+    _ = dump_template_instances;
 }
 
 const version = "0.1.0";
@@ -241,7 +243,12 @@ const specs = [_]Spec{
 
 const info_input_spec: Spec = .{ .opt = .output, .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true };
 const info_longs = [_][]const u8{ "input", "help" };
-const subcommands = [_][]const u8{ "extract-wevt-templates", "info", "help" };
+const subcommands = [_][]const u8{
+    "extract-wevt-templates",
+    "dump-template-instances",
+    "info",
+    "help",
+};
 const formats = [_][]const u8{ "json", "xml", "jsonl" };
 
 fn specByLong(name: []const u8) ?*const Spec {
@@ -474,6 +481,10 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
                 cli.wevt = .{ .extract = args[i + 1 ..] };
                 break;
             }
+            if (!only_positional and eq(arg, "dump-template-instances")) {
+                cli.wevt = .{ .dump = args[i + 1 ..] };
+                break;
+            }
             if (cli.input != null) {
                 if (!only_positional) if (similar(arg, &subcommands)) |name|
                     return usageErrorWith(.{ .similar_subcommand = name }, .full, "unrecognized subcommand '{s}'", .{arg});
@@ -554,6 +565,8 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
         }
         if (eq(rest[1], "extract-wevt-templates") and rest.len == 2)
             return helpRequest(extract_wevt_templates.help);
+        if (eq(rest[1], "dump-template-instances") and rest.len == 2)
+            return helpRequest(dump_template_instances.help);
         return usageErrorWith(.none, .full, "unrecognized subcommand '{s}'", .{rest[1]});
     }
     var i: usize = 1;
@@ -927,6 +940,7 @@ pub fn main() u8 {
 /// A wevt subcommand (issue 17) and the arguments after its name.
 const Wevt = union(enum) {
     extract: []const []const u8,
+    dump: []const []const u8,
 };
 
 /// Hook: the wevt subcommands parse and run in their own files.
@@ -948,6 +962,28 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
                 .run => |options| {
                     const report: extract_wevt_templates.Report = .{ .stderr = &w.interface };
                     return extract_wevt_templates.run(gpa, &options, report);
+                },
+            }
+        },
+        .dump => |rest| {
+            var message: [512]u8 = undefined;
+            switch (dump_template_instances.parse(rest, &message)) {
+                .help => {
+                    stdoutWriteAll(dump_template_instances.help);
+                    return 0;
+                },
+                .usage => |text| {
+                    stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{text});
+                    return 2;
+                },
+                .run => |options| {
+                    var out_buffer: [1 << 14]u8 = undefined;
+                    var out = std.fs.File.stdout().writerStreaming(&out_buffer);
+                    const report: dump_template_instances.Report = .{
+                        .stdout = &out.interface,
+                        .stderr = &w.interface,
+                    };
+                    return dump_template_instances.run(gpa, &options, report);
                 },
             }
         },
@@ -1105,7 +1141,11 @@ test "the flags: each sets its setting, each at most once, none takes a value" {
     try expectUsage(&.{ "--no-indent", "--no-indent", "x" }, "the argument '--no-indent' cannot be used multiple times");
     try expectUsage(&.{ "--bogus", "x" }, "unexpected argument '--bogus' found");
     try expectUsage(&.{ "-x", "x" }, "unexpected argument '-x' found");
-    try expectUsage(&.{ "x", "extra" }, "unexpected argument 'extra' found\n\nUsage: evtx-zig [OPTIONS] [INPUT] [COMMAND]");
+    // The reference: extra is like extract-wevt-templates, so clap names it a subcommand.
+    const usage_line = "\n\nUsage: evtx-zig [OPTIONS] [INPUT] [COMMAND]";
+    try expectUsage(&.{ "x", "extra" }, "unrecognized subcommand 'extra'\n\n  tip: a similar " ++
+        "subcommand exists: 'extract-wevt-templates'" ++ usage_line);
+    try expectUsage(&.{ "x", "extrb" }, "unexpected argument 'extrb' found" ++ usage_line);
     try expectUsage(&.{ "x", "inf" }, "unrecognized subcommand 'inf'\n\n  tip: a similar subcommand exists: 'info'");
     try expectUsage(&.{ "-t", "1", "-vv", "--no-inden" }, "  tip: a similar argument exists: '--no-indent'\n\nUsage: evtx-zig --threads <num-threads> -v... --no-indent [INPUT]");
     try expectUsage(&.{ "--inpu=a", "info" }, "unexpected argument '--inpu' found\n\n  tip: 'info --input' exists");

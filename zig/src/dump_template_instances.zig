@@ -1,0 +1,497 @@
+//! `evtx-zig dump-template-instances`: each record's N-th top-level template instance as one
+//! JSON line (its substitution values' texts), as `evtx_dump` 0.15.1 prints them
+//! (`shared-fixtures/generator/wevt-format.md`; Rust's mirror: `rust/cli/src/wevt.rs`).
+//! Records are read as the dump reads them with an empty `--mta` (the tree path, which reads
+//! every value of a record, used or not, as the reference's record iterator does).
+const std = @import("std");
+const evtx = @import("evtx");
+const assert = std.debug.assert;
+const T = evtx.values_decode.T;
+const Out = evtx.escape.Out;
+
+pub const help =
+    \\Dump BinXML TemplateInstance substitution arrays from EVTX records as JSONL.
+    \\
+    \\Usage: evtx-zig dump-template-instances [OPTIONS] --input <EVTX>
+    \\
+    \\Options:
+    \\  -i, --input <EVTX>                 Input EVTX file path
+    \\      --record-id <ID>               Only dump the record with this event record id
+    \\      --template-instance-index <N>  Which TemplateInstance of a record [default: 0]
+    \\  -h, --help                         Print help
+    \\
+;
+
+pub const Options = struct {
+    input: []const u8 = "",
+    record_id: ?u64 = null,
+    template_instance_index: u64 = 0,
+};
+
+/// How the command line parsed: run, print help, or a usage error in clap's words.
+pub const Outcome = union(enum) {
+    run: Options,
+    help,
+    usage: []const u8,
+};
+
+/// Parses `args` (after the subcommand's name); `message` holds a usage error's text.
+pub fn parse(args: []const []const u8, message: []u8) Outcome {
+    var o: Options = .{};
+    var have_input = false;
+    var i: usize = 0;
+    while (i < args.len) : (i += 1) {
+        const arg = args[i];
+        if (eql(arg, "-h") or eql(arg, "--help")) return .help;
+        const Name = enum { input, record_id, index };
+        var name: Name = undefined;
+        var inline_value: ?[]const u8 = null;
+        if (eql(arg, "-i") or eql(arg, "--input")) {
+            name = .input;
+        } else if (std.mem.startsWith(u8, arg, "--input=")) {
+            name = .input;
+            inline_value = arg["--input=".len..];
+        } else if (std.mem.startsWith(u8, arg, "-i") and arg.len > 2) {
+            name = .input;
+            inline_value = arg[2..];
+        } else if (eql(arg, "--record-id")) {
+            name = .record_id;
+        } else if (std.mem.startsWith(u8, arg, "--record-id=")) {
+            name = .record_id;
+            inline_value = arg["--record-id=".len..];
+        } else if (eql(arg, "--template-instance-index")) {
+            name = .index;
+        } else if (std.mem.startsWith(u8, arg, "--template-instance-index=")) {
+            name = .index;
+            inline_value = arg["--template-instance-index=".len..];
+        } else {
+            return usage(message, "unexpected argument '{s}' found", .{arg});
+        }
+        const value = inline_value orelse blk: {
+            i += 1;
+            if (i == args.len) return usage(message, "a value is required for '{s}' but none " ++
+                "was supplied", .{valueName(name)});
+            break :blk args[i];
+        };
+        switch (name) {
+            .input => {
+                o.input = value;
+                have_input = true;
+            },
+            .record_id => o.record_id = std.fmt.parseInt(u64, value, 10) catch
+                return usage(message, "invalid value '{s}' for '{s}': invalid digit found in " ++
+                    "string", .{ value, valueName(name) }),
+            .index => o.template_instance_index = std.fmt.parseInt(u64, value, 10) catch
+                return usage(message, "invalid value '{s}' for '{s}': invalid digit found in " ++
+                    "string", .{ value, valueName(name) }),
+        }
+    }
+    if (!have_input) return usage(
+        message,
+        "the following required arguments were not provided:\n  --input <EVTX>",
+        .{},
+    );
+    return .{ .run = o };
+}
+
+fn valueName(name: anytype) []const u8 {
+    return switch (name) {
+        .input => "--input <EVTX>",
+        .record_id => "--record-id <ID>",
+        .index => "--template-instance-index <N>",
+    };
+}
+
+fn usage(message: []u8, comptime fmt: []const u8, args: anytype) Outcome {
+    const text = std.fmt.bufPrint(message, fmt ++ "\n\nUsage: evtx-zig dump-template-instances " ++
+        "--input <EVTX>", args) catch message;
+    return .{ .usage = text };
+}
+
+fn eql(a: []const u8, b: []const u8) bool {
+    return std.mem.eql(u8, a, b);
+}
+
+/// Where the lines go.
+pub const Report = struct {
+    stdout: *std.Io.Writer,
+    stderr: *std.Io.Writer,
+};
+
+/// Runs the command; returns the exit status (0, or 1 after `Error: ...`).
+pub fn run(gpa: std.mem.Allocator, options: *const Options, report: Report) u8 {
+    const status = runOrFail(gpa, options, report) catch fail(report, "out of memory", .{});
+    report.stdout.flush() catch {};
+    report.stderr.flush() catch {};
+    return status;
+}
+
+fn fail(report: Report, comptime fmt: []const u8, args: anytype) u8 {
+    report.stdout.flush() catch {};
+    report.stderr.print("Error: " ++ fmt ++ "\n", args) catch {};
+    report.stderr.flush() catch {};
+    return 1;
+}
+
+fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) !u8 {
+    const file = std.fs.cwd().openFile(options.input, .{}) catch |e| return fail(
+        report,
+        "Failed to open evtx file at: {s}\n\nCaused by:\n    " ++
+            "0: An error occurred while trying to read input.\n    " ++
+            "1: Failed to open file {s}\n    2: {s}",
+        .{ options.input, options.input, osText(e) },
+    );
+    defer file.close();
+    const in = evtx.input.Input.fromFile(file) catch return fail(
+        report,
+        "Failed to open evtx file at: {s}",
+        .{options.input},
+    );
+    var mta_file: evtx.mta.MtaFile = .{ .arena = std.heap.ArenaAllocator.init(gpa) };
+    defer mta_file.deinit();
+    var settings: evtx.options.Options = .{};
+    settings.mta = &mta_file;
+    var evtx_file = evtx.dump.EvtxFile.open(gpa, in, &settings) catch |e| switch (e) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => return openError(report, options.input, &in, e),
+    };
+    defer evtx_file.deinit(gpa);
+    var sink: Sink = .{
+        .gpa = gpa,
+        .options = options,
+        .report = report,
+        .in = &evtx_file.input,
+        .codec = settings.ansi,
+    };
+    defer sink.text.deinit();
+    sink.text = Out.init(gpa);
+    evtx.pipeline.run(gpa, &evtx_file.input, evtx_file.order, &settings, 1, .{
+        .context = &sink,
+        .consume = Sink.consume,
+    }) catch |e| switch (e) {
+        error.Stop => {},
+        error.OutOfMemory => return error.OutOfMemory,
+        else => {},
+    };
+    return 0;
+}
+
+fn osText(e: anyerror) []const u8 {
+    return switch (e) {
+        error.FileNotFound => "No such file or directory (os error 2)",
+        error.AccessDenied => "Permission denied (os error 13)",
+        error.IsDir => "Is a directory (os error 21)",
+        else => @errorName(e),
+    };
+}
+
+/// The reference's words when the file header cannot be read (its `Caused by:` chain).
+fn openError(report: Report, path: []const u8, in: *const evtx.input.Input, e: anyerror) u8 {
+    const head = "Failed to open evtx file at: {s}\n\nCaused by:\n    " ++
+        "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
+    if (e == error.BadFileMagic) {
+        var block: [8]u8 = @splat(0);
+        const got = in.read(0, &block);
+        var magic: [8]u8 = @splat(0);
+        @memcpy(magic[0..got.len], got);
+        var text: [64]u8 = undefined;
+        var w: std.Io.Writer = .fixed(&text);
+        for (magic, 0..) |b, i| {
+            if (i > 0) w.writeAll(", ") catch {};
+            w.print("{X:>2}", .{b}) catch {};
+        }
+        return fail(report, head ++ "Invalid EVTX file header magic, expected `ElfFile0`, " ++
+            "found `[{s}]`", .{ path, w.buffered() });
+    }
+    return fail(report, head ++ "failed to read EVTX file header block: failed to fill " ++
+        "whole buffer", .{path});
+}
+
+/// Consumes chunk results in order and prints the selected instances.
+const Sink = struct {
+    gpa: std.mem.Allocator,
+    options: *const Options,
+    report: Report,
+    in: *const evtx.input.Input,
+    codec: evtx.values_format.Codec,
+    window: evtx.input.ChunkSlot = .{},
+    padded: [evtx.file_header.chunk_size]u8 = undefined,
+    text: Out = undefined,
+
+    fn consume(context: *anyopaque, result: *const evtx.dump.ChunkResult) anyerror!void {
+        const s: *Sink = @ptrCast(@alignCast(context));
+        const chunk_offset = evtx.file_header.chunkOffset(result.slot);
+        const bytes: []const u8 = s.in.chunk(result.slot, &s.window) orelse blk: {
+            @memset(&s.padded, 0);
+            const got = s.in.read(chunk_offset, &s.padded);
+            if (got.ptr != @as([*]const u8, &s.padded)) @memcpy(s.padded[0..got.len], got);
+            break :blk &s.padded;
+        };
+        for (result.entries.items) |*r| {
+            switch (r.outcome) {
+                .failed => |f| {
+                    // A trailing partial slot is ours alone: the reference's walk ends before it.
+                    if (!(result.partial and r.record_id == null))
+                        try failureLine(s.report.stderr, chunk_offset, r, f.kind);
+                    continue;
+                },
+                .rendered => {},
+            }
+            const id = r.record_id orelse continue;
+            const rec: usize = @intCast(r.file_offset - chunk_offset);
+            if (hasUnreadableValue(bytes, rec)) {
+                try s.report.stderr.print("Failed to parse record number {d}\n", .{id});
+                continue;
+            }
+            if (s.options.record_id) |want| if (want != id) continue;
+            try s.printInstance(bytes, rec, id, r.filetime);
+            if (s.options.record_id != null) return error.Stop;
+        }
+    }
+
+    /// The selected instance of record `rec` as one line, when the record has it.
+    fn printInstance(s: *Sink, chunk: []const u8, rec: usize, id: u64, filetime: u64) !void {
+        const inst = findInstance(chunk, rec, s.options.template_instance_index) orelse return;
+        const w = s.report.stdout;
+        try w.writeAll("{\"source\":");
+        try writeJsonString(w, s.options.input);
+        try w.print(",\"record_id\":{d},\"timestamp\":\"", .{id});
+        s.text.list.clearRetainingCapacity();
+        try evtx.values_format.writeFiletime(&s.text, filetime);
+        try writeTimestamp(w, s.text.list.items);
+        try w.print("\",\"template_instance_index\":{d},\"template_id\":{d}," ++
+            "\"template_def_offset\":{d},\"template_guid\":", .{
+            s.options.template_instance_index,
+            inst.template_id,
+            inst.def_offset,
+        });
+        if (inst.guid) |g| {
+            try w.writeByte('"');
+            try writeGuidUpper(w, g);
+            try w.writeByte('"');
+        } else try w.writeAll("null");
+        try w.writeAll(",\"substitutions\":[");
+        var p = inst.values;
+        for (0..inst.count) |i| {
+            const size = std.mem.readInt(u16, chunk[inst.table + 4 * i ..][0..2], .little);
+            const vtype = chunk[inst.table + 4 * i + 2];
+            if (i > 0) try w.writeByte(',');
+            s.text.list.clearRetainingCapacity();
+            try s.valueText(chunk, @intCast(p), size, vtype);
+            try writeJsonString(w, s.text.list.items);
+            p += size;
+        }
+        try w.writeAll("]}\n");
+    }
+
+    /// A value's text as the reference's `Display` gives it (its JSON value text).
+    fn valueText(s: *Sink, chunk: []const u8, pos: u32, size: u16, vtype: u8) !void {
+        const decoded = evtx.values_decode.decodeSized(chunk, pos, size, vtype, .declared) catch
+            return;
+        const format: evtx.values_format.Format = .{ .chunk = chunk, .ansi = s.codec };
+        evtx.values_format.writeValue(&s.text, format, decoded.value, .json) catch |e| switch (e) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => {},
+        };
+    }
+};
+
+/// The reference's one-line error for a failed record or chunk (its iterators' texts).
+fn failureLine(
+    w: *std.Io.Writer,
+    chunk_offset: u64,
+    r: *const evtx.dump.RecordResult,
+    kind: evtx.errors.ErrorKind,
+) !void {
+    switch (kind) {
+        .bad_string_table => try w.writeAll("Failed to build string cache\n"),
+        .incomplete_chunk,
+        .bad_chunk_magic,
+        .bad_chunk_header_checksum,
+        .bad_chunk_free_space_offset,
+        .bad_chunk_records_checksum,
+        => try w.print("Failed to parse chunk number {d}\n", .{r.slot}),
+        else => if (kind == .bad_binxml and r.record_id != null) {
+            try w.print("Failed to parse record number {d}\n", .{r.record_id.?});
+        } else {
+            try w.print(
+                "Failed to read the record at offset 0x{x} of chunk {d} (file offset 0x{x})\n",
+                .{ r.file_offset - chunk_offset, r.slot, r.file_offset },
+            );
+        },
+    }
+}
+
+/// One top-level template instance of a record.
+const Instance = struct {
+    template_id: u32,
+    def_offset: u32,
+    /// The inline definition's GUID (null when the definition is elsewhere).
+    guid: ?*const [16]u8,
+    /// Chunk offset of the descriptors, their count, and the first value.
+    table: usize,
+    count: usize,
+    values: usize,
+};
+
+/// The `index`-th top-level instance of the record at `rec`, walking its BinXML window as the
+/// reference's `template_instances` does (fragment headers skipped, the first other token ends).
+fn findInstance(chunk: []const u8, rec: usize, index: u64) ?Instance {
+    const size = getU32(chunk, rec + 4) orelse return null;
+    const end = @min((rec + size) -| 4, chunk.len);
+    var pos = rec + 24;
+    var seen: u64 = 0;
+    while (pos < end) {
+        switch (chunk[pos]) {
+            0x0F => pos += 4,
+            0x0C => {
+                const inst = readInstance(chunk, pos + 1) orelse return null;
+                if (seen == index) return inst;
+                seen += 1;
+                var p = inst.values;
+                for (0..inst.count) |i|
+                    p += std.mem.readInt(u16, chunk[inst.table + 4 * i ..][0..2], .little);
+                pos = p;
+            },
+            else => return null,
+        }
+    }
+    return null;
+}
+
+/// The instance whose header starts at `at` (just after 0x0C), when it lies in the chunk.
+fn readInstance(chunk: []const u8, at: usize) ?Instance {
+    const template_id = getU32(chunk, at + 1) orelse return null;
+    const def = getU32(chunk, at + 5) orelse return null;
+    var p = at + 9;
+    var guid: ?*const [16]u8 = null;
+    if (p == def) {
+        const data = getU32(chunk, p + 20) orelse return null;
+        guid = chunk[at + 13 ..][0..16];
+        p += 24 + @as(usize, data);
+    }
+    const n = getU32(chunk, p) orelse return null;
+    const table = p + 4;
+    if (n > (chunk.len -| table) / 4) return null;
+    return .{
+        .template_id = template_id,
+        .def_offset = def,
+        .guid = guid,
+        .table = table,
+        .count = n,
+        .values = table + 4 * @as(usize, n),
+    };
+}
+
+/// Value types the reference's record iterator cannot read (EvtHandle, EvtXml, Binary and
+/// SizeT arrays, and the arrays of the first two): a record holding one fails there, though
+/// the dump renders it under our rule (`shared-fixtures/README.md`).
+const unreadable_types = [_]u8{ 0x20, 0x23, 0x8E, 0x90, 0xA0, 0xA3 };
+
+/// How deep `hasUnreadableValue` follows nested instances.
+const scan_depth_max = 8;
+
+/// Whether the record's first top-level instance (or one that is a whole BinXML value of it,
+/// as deep as `scan_depth_max`) has a value of an unreadable type.
+fn hasUnreadableValue(chunk: []const u8, rec: usize) bool {
+    const size = getU32(chunk, rec + 4) orelse return false;
+    const end = @min((rec + size) -| 4, chunk.len);
+    var pos = rec + 24;
+    if (pos < chunk.len and chunk[pos] == 0x0F) pos += 4;
+    return pos < end and chunk[pos] == 0x0C and instanceHasUnreadable(chunk, pos + 1, 0);
+}
+
+fn instanceHasUnreadable(chunk: []const u8, at: usize, depth: usize) bool {
+    assert(depth <= scan_depth_max);
+    const inst = readInstance(chunk, at) orelse return false;
+    var value = inst.values;
+    for (0..inst.count) |i| {
+        const d = chunk[inst.table + 4 * i ..][0..4];
+        const size = std.mem.readInt(u16, d[0..2], .little);
+        if (std.mem.indexOfScalar(u8, &unreadable_types, d[2]) != null) return true;
+        if (d[2] == T.binxml and size > 0 and depth < scan_depth_max) {
+            var q = value;
+            if (q < chunk.len and chunk[q] == 0x0F) q += 4;
+            const nested = q < chunk.len and chunk[q] == 0x0C;
+            if (nested and instanceHasUnreadable(chunk, q + 1, depth + 1)) return true;
+        }
+        value += size;
+    }
+    return false;
+}
+
+fn getU32(b: []const u8, at: usize) ?u32 {
+    if (at > b.len or b.len - at < 4) return null;
+    return std.mem.readInt(u32, b[at..][0..4], .little);
+}
+
+/// A record timestamp as the reference displays it: the fraction without trailing zeros (none
+/// when zero).
+fn writeTimestamp(w: *std.Io.Writer, text: []const u8) !void {
+    const dot = std.mem.indexOfScalar(u8, text, '.') orelse return w.writeAll(text);
+    assert(text.len > dot + 1 and text[text.len - 1] == 'Z');
+    const digits = std.mem.trimRight(u8, text[dot + 1 .. text.len - 1], "0");
+    try w.writeAll(text[0..dot]);
+    if (digits.len > 0) {
+        try w.writeByte('.');
+        try w.writeAll(digits);
+    }
+    try w.writeByte('Z');
+}
+
+/// A GUID as the reference's `Guid` displays it: upper case, no braces.
+fn writeGuidUpper(w: *std.Io.Writer, g: *const [16]u8) !void {
+    try w.print("{X:0>8}-{X:0>4}-{X:0>4}-", .{
+        std.mem.readInt(u32, g[0..4], .little),
+        std.mem.readInt(u16, g[4..6], .little),
+        std.mem.readInt(u16, g[6..8], .little),
+    });
+    for (g[8..10]) |b| try w.print("{X:0>2}", .{b});
+    try w.writeByte('-');
+    for (g[10..16]) |b| try w.print("{X:0>2}", .{b});
+}
+
+/// `text` as serde_json writes a string.
+fn writeJsonString(w: *std.Io.Writer, text: []const u8) !void {
+    try w.writeByte('"');
+    for (text) |c| switch (c) {
+        '"' => try w.writeAll("\\\""),
+        '\\' => try w.writeAll("\\\\"),
+        '\n' => try w.writeAll("\\n"),
+        '\r' => try w.writeAll("\\r"),
+        '\t' => try w.writeAll("\\t"),
+        0x08 => try w.writeAll("\\b"),
+        0x0C => try w.writeAll("\\f"),
+        0...0x07, 0x0B, 0x0E...0x1F => try w.print("\\u{x:0>4}", .{c}),
+        else => try w.writeByte(c),
+    };
+    try w.writeByte('"');
+}
+
+test "record 1 of instances.evtx: its instance as the reference lists it" {
+    const gpa = std.testing.allocator;
+    var dir = try std.fs.cwd().openDir(@import("unit_test_options").fixtures, .{});
+    defer dir.close();
+    const bytes = try dir.readFileAlloc(gpa, "wevt/instances.evtx", 1 << 20);
+    defer gpa.free(bytes);
+    const chunk = bytes[evtx.file_header.block_size..][0..evtx.file_header.chunk_size];
+    const rec = 512; // The first record of the first chunk.
+    try std.testing.expect(!hasUnreadableValue(chunk, rec));
+    const inst = findInstance(chunk, rec, 0).?;
+    // The reference: "template_id":1596729923,"template_def_offset":550, 11 substitutions.
+    try std.testing.expectEqual(@as(u32, 1596729923), inst.template_id);
+    try std.testing.expectEqual(@as(u32, 550), inst.def_offset);
+    try std.testing.expectEqual(@as(usize, 11), inst.count);
+    try std.testing.expect(findInstance(chunk, rec, 1) == null);
+    var text: [128]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&text);
+    try writeGuidUpper(&w, inst.guid.?);
+    try std.testing.expectEqualStrings("5F2C2A43-AA86-2481-02F3-ECE817383695", w.buffered());
+    w = .fixed(&text);
+    try writeTimestamp(&w, "2024-03-01T08:00:01.0000000Z");
+    try writeJsonString(&w, "a\"\\\t\x01");
+    try std.testing.expectEqualStrings(
+        "2024-03-01T08:00:01Z\"a\\\"\\\\\\t\\u0001\"",
+        w.buffered(),
+    );
+}
