@@ -5,7 +5,8 @@
 //! that is a substring of its `file:function` key, as `callgrind_annotate --inclusive=no`
 //! prints it; what no group claims is "other". Self costs partition the run, so the phases sum
 //! to the whole (inclusive) count. The key carries the source file of inlined code
-//! (`zig/src/values.zig:program.Cache.scanStream` is value decoding inlined into the scan), so
+//! (`zig/src/values_decode.zig:program.Programs.scanStream` is value decoding inlined into the
+//! scan), so
 //! file patterns come before function patterns. The groups are data: a test profiles each
 //! engine afresh and fails when a pattern matches no symbol, or when "other" grows.
 
@@ -32,13 +33,21 @@ pub const ZIG: Groups = &[
     ("escaping/transcoding", &["escape.writeUtf16"]),
     ("threading", &["Thread", "Mutex", "Condition"]),
     ("allocator", &["SmpAllocator", "heap.PageAllocator"]),
-    ("value decoding", &["values.zig:", "values."]),
+    (
+        "value decoding",
+        &[
+            "values_decode.zig:",
+            "values_format.zig:",
+            "values_decode.",
+            "values_format.",
+        ],
+    ),
     (
         "template lookup",
         &[
             "template.zig:",
             "template.",
-            "program.Cache.find",
+            "program.Programs.lookup",
             "wyhash",
             "hash_map.zig:",
         ],
@@ -46,8 +55,9 @@ pub const ZIG: Groups = &[
     (
         "read/scan",
         &[
-            "program.Cache.scan",
+            "program.Programs.scan",
             "chunk.zig:",
+            "records.zig:",
             "tokens.zig:",
             "dump.Renderer.walk",
             "dump.Renderer.renderChunk",
@@ -366,9 +376,12 @@ mod tests {
                 "zig/src/escape.zig:dump.Renderer.replayRecord".to_string(),
                 5,
             ),
-            ("zig/src/values.zig:program.Cache.scanStream".to_string(), 7),
             (
-                "std/array_list.zig:program.Cache.scanStream'2".to_string(),
+                "zig/src/values_decode.zig:program.Programs.scanStream".to_string(),
+                7,
+            ),
+            (
+                "std/array_list.zig:program.Programs.scanStream'2".to_string(),
                 3,
             ),
             ("???:_start".to_string(), 1),
