@@ -207,6 +207,7 @@ fn addValgrindCli(b: *std.Build, options: Options) void {
     const modules = options.engine.modules(.{ .target = v3, .optimize = options.optimize });
     const cli = b.addExecutable(.{ .name = "evtx-zig-valgrind", .root_module = modules.cli });
     b.installArtifact(cli);
+    options.steps.zig_only.dependOn(&b.addInstallArtifact(cli, .{}).step);
 }
 
 /// zig-out/bin/evtx-zig-safe: the CLI built ReleaseSafe whatever -Doptimize says, for the
