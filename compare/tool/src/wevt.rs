@@ -91,6 +91,10 @@ pub const ONCE_FORMS: &[&str] = &[
     "apply-wevt-cache --cache %/empty.wevtcache --template-guid 1 --substitutions []",
     "apply-wevt-cache --cache %/templates.wevtcache \
      --template-guid 5F2C2A43-AA86-2481-02F3-ECE817383695 --substitutions-file %/none.json",
+    // A log that cannot be opened: the reference's three-link `Caused by:` chain.
+    "dump-template-instances -i %/missing.evtx",
+    "apply-wevt-cache --cache %/templates.wevtcache \
+     --template-guid 5F2C2A43-AA86-2481-02F3-ECE817383695 --evtx %/missing.evtx --record-id 1",
     "extract-wevt-templates -i %/providers64.dll -o ^",
     "extract-wevt-templates -i %/providers64.dll --input %/providers32.dll \
      -i %/no-resources.exe -o ^",

@@ -513,6 +513,17 @@ fn timestamp(ft: u64) -> String {
     }
 }
 
+/// The reference's fatal text when the log's file cannot be opened: `EvtxParser::from_path`
+/// wraps the I/O error twice, and anyhow prints the chain.
+#[cold]
+fn open_failed(path: &str, e: &std::io::Error) -> String {
+    format!(
+        "Failed to open evtx file at: {path}\n\nCaused by:\n    \
+         0: An error occurred while trying to read input.\n    \
+         1: Failed to open file {path}\n    2: {e}"
+    )
+}
+
 /// The reference's fatal text when the log cannot be opened (its `Caused by:` chain).
 #[cold]
 fn open_error(path: &str, e: &evtx_core::FatalError) -> String {
@@ -577,10 +588,7 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
     let file = match fs::File::open(&args.input) {
         Ok(f) => f,
         Err(e) => {
-            return fatal(format!(
-                "Failed to open evtx file at: {}\n\nCaused by:\n    {e}",
-                args.input
-            ))
+            return fatal(open_failed(&args.input, &e));
         }
     };
     let input = match evtx_core::Input::open(file) {
@@ -855,7 +863,7 @@ fn values_from_record(
     use evtx_core::{ChunkSource, Outcome};
     let open_error =
         |e: &dyn std::fmt::Display| caused(format!("Failed to open evtx file at: {path}"), e);
-    let file = fs::File::open(path).map_err(|e| open_error(&e))?;
+    let file = fs::File::open(path).map_err(|e| open_failed(path, &e))?;
     let input = evtx_core::Input::open(file).map_err(|e| open_error(&e))?;
     let opts = evtx_core::Options {
         format: evtx_core::Format::Jsonl,
