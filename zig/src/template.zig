@@ -287,9 +287,29 @@ fn definition(p: *Parser, offset: u32) Error!u32 {
         // first use (`fingerprintAt`), whatever the depth of this one.
         .known => p.depth = 0,
     };
-    const result = parseDefinition(p, offset);
+    const result = parseWithFallback(p, offset);
     try p.templates.put(p.gpa, offset, if (result) |r| .{ .root = r } else |e| .{ .failed = e });
     return result;
+}
+
+/// `parseDefinition`, and with `--wevt-cache` (wevt_cache.zig), when the definition fails, the
+/// cached template standing in for it; if that fails too, the definition's own error stands.
+/// One call site of `parseDefinition`, so its inlining is as before (PERF.md H24).
+fn parseWithFallback(p: *Parser, offset: u32) Error!u32 {
+    var at = offset;
+    var first: ?Error = null;
+    const mark = p.stack.items.len;
+    while (true) {
+        if (parseDefinition(p, at)) |root| return root else |e| {
+            if (e == error.OutOfMemory) return e;
+            if (first) |f| return f;
+            first = e;
+            const fallback = p.wevt_fallback orelse return e;
+            at = fallback.get(offset) orelse return e;
+            // A failed stream leaves its items on the scratch stack.
+            p.stack.shrinkRetainingCapacity(mark);
+        }
+    }
 }
 
 /// The token window of the definition at `offset`: after its 24-byte header (next
