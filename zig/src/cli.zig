@@ -217,7 +217,25 @@ fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]evtx.optio
 }
 
 /// The options of the dump command line, as the reference's clap defines them.
-const Opt = enum { threads, format, output, no_confirm_overwrite, events, validate_checksums, recover_records, no_indent, separate_json_attributes, dont_show_record_number, ansi_codec, stop_after_one_error, wevt_cache, mta, verbose, help, version };
+const Opt = enum {
+    threads,
+    format,
+    output,
+    no_confirm_overwrite,
+    events,
+    validate_checksums,
+    recover_records,
+    no_indent,
+    separate_json_attributes,
+    dont_show_record_number,
+    ansi_codec,
+    stop_after_one_error,
+    wevt_cache,
+    mta,
+    verbose,
+    help,
+    version,
+};
 
 /// One option: `usage` is how clap names it in messages and `Usage:` lines (`--long <value
 /// name>` for an option with a value; the value names are the reference's argument ids).
@@ -236,7 +254,12 @@ const specs = [_]Spec{
     .{ .opt = .separate_json_attributes, .long = "separate-json-attributes", .usage = "--separate-json-attributes" },
     .{ .opt = .dont_show_record_number, .long = "dont-show-record-number", .usage = "--dont-show-record-number" },
     .{ .opt = .ansi_codec, .long = "ansi-codec", .usage = "--ansi-codec <ansi-codec>", .takes_value = true },
-    .{ .opt = .wevt_cache, .long = "wevt-cache", .usage = "--wevt-cache <WEVTCACHE>", .takes_value = true },
+    .{
+        .opt = .wevt_cache,
+        .long = "wevt-cache",
+        .usage = "--wevt-cache <WEVTCACHE>",
+        .takes_value = true,
+    },
     .{ .opt = .mta, .long = "mta", .usage = "--mta <MTA>", .takes_value = true },
     .{ .opt = .stop_after_one_error, .long = "stop-after-one-error", .usage = "--stop-after-one-error" },
     .{ .opt = .verbose, .long = "", .short = 'v', .usage = "-v..." },

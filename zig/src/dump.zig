@@ -197,7 +197,8 @@ pub const Renderer = struct {
             return chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{at}));
         }
         // Hook: the cache renders the chunk (again, when definitions fail) in its own file.
-        if (r.settings.wevt_cache) |cache| return wevt_cache.walkChunkWevt(r, cache, bytes, slot, res);
+        if (r.settings.wevt_cache) |cache|
+            return wevt_cache.walkChunkWevt(r, cache, bytes, slot, res);
         try r.parser.resetChunk(bytes);
         var walker = records.RecordWalker.init(bytes, r.settings.recover_records);
         return r.walk(res, slot, &walker);

@@ -333,7 +333,8 @@ const Crim = struct {
             try c.require(crim, e, 4, "WEVT element signature");
         }
         const unknown2_bytes = @as(usize, unknown2) * 4;
-        try c.require(crim, desc_off + @as(usize, descriptors) * 8, unknown2_bytes, "WEVT unknown2 array");
+        const unknown2_at = desc_off + @as(usize, descriptors) * 8;
+        try c.require(crim, unknown2_at, unknown2_bytes, "WEVT unknown2 array");
         var last_table: ?[2]usize = null;
         for (0..descriptors) |i| {
             const eo = std.mem.readInt(u32, crim[desc_off + i * 8 ..][0..4], .little);
@@ -484,7 +485,8 @@ const Crim = struct {
         defer names.deinit(gpa);
         var min_name: ?usize = null;
         for (0..count) |i| {
-            const name_at = try c.u32At(t, rel + i * item_descriptor_size + 16, "TEMP.item.name_offset");
+            const at_name = rel + i * item_descriptor_size + 16;
+            const name_at = try c.u32At(t, at_name, "TEMP.item.name_offset");
             if (name_at == 0) continue;
             if (name_at < at) return c.fail(.{ .offset = .{
                 .what = "template item name_offset",
@@ -507,7 +509,8 @@ const Crim = struct {
         const what = "template item name";
         try c.require(t, r, 4, what);
         const size = try c.u32At(t, r, what);
-        if (size < 4) return c.fail(.{ .size = .{ .what = what, .offset = toU32(r), .size = size } });
+        if (size < 4)
+            return c.fail(.{ .size = .{ .what = what, .offset = toU32(r), .size = size } });
         try c.require(t, r, size, what);
         const bytes = t[r + 4 .. r + size];
         const units = bytes[0 .. 2 * escape.unitsBeforeNul(bytes)];
@@ -553,7 +556,8 @@ pub const Diagnostic = union(enum) {
             .file => |fault| {
                 try fault.write(w, path);
                 // anyhow's chain: the `io::Error` below the reference's message.
-                if (fault == .short_read) try w.writeAll("\n\nCaused by:\n    failed to fill whole buffer");
+                if (fault == .short_read)
+                    try w.writeAll("\n\nCaused by:\n    failed to fill whole buffer");
             },
             .crim => |e| try w.print("failed to parse CRIM/WEVT blob: {f}", .{e}),
         }
@@ -600,7 +604,12 @@ pub const WevtCache = struct {
 
     /// Reads and indexes the cache file at `path` (the `--wevt-cache` file); on
     /// `error.Invalid`, `diag` says why in the reference's words.
-    pub fn load(gpa: Allocator, dir: std.fs.Dir, path: []const u8, diag: *Diagnostic) Error!WevtCache {
+    pub fn load(
+        gpa: Allocator,
+        dir: std.fs.Dir,
+        path: []const u8,
+        diag: *Diagnostic,
+    ) Error!WevtCache {
         const file = dir.openFile(path, .{}) catch |e| {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             diag.* = .{ .io = .{ .action = "open", .err = e } };
@@ -850,7 +859,11 @@ pub fn walkChunkWevt(
 }
 
 /// The offsets of the definitions that failed in the chunk, ascending (the parser's cache).
-fn failedOffsets(gpa: Allocator, p: *const tokens.Parser, out: *std.ArrayList(u32)) Allocator.Error!void {
+fn failedOffsets(
+    gpa: Allocator,
+    p: *const tokens.Parser,
+    out: *std.ArrayList(u32),
+) Allocator.Error!void {
     out.clearRetainingCapacity();
     var it = p.templates.iterator();
     while (it.next()) |entry| switch (entry.value_ptr.*) {
@@ -877,4 +890,210 @@ test "the reader takes what the writer's layout gives and stops at a lying lengt
     try std.testing.expectEqual(@as(u64, 0xffff_fff0), fault.length_too_large);
     // The reference's 16 bytes for an empty cache (`extract-wevt-templates` on no blob).
     try std.testing.expectEqualSlices(u8, "WEVTCACH\x01\x00\x00\x00\x00\x00\x00\x00", &header(0));
+}
+
+// Tests. Expected texts are the reference's (`evtx_dump --wevt-cache` on the generator's
+// fixtures, `shared-fixtures/wevt`); expected outcomes and bytes are the generator's design
+// (`shared-fixtures/generator/src/wevt.rs`) and the layouts of wevt-format.md.
+
+const testing = @import("testing.zig");
+const options = @import("options.zig");
+
+/// The generator's `guid_of`: the fixtures' template GUIDs (FNV-1a, two rounds).
+fn guidOf(key: []const u8) [16]u8 {
+    var h: u64 = 0xcbf29ce484222325;
+    var out: [16]u8 = undefined;
+    for (0..2) |round| {
+        for (key) |b| h = (h ^ b) *% 0x100000001b3;
+        h = (h ^ @as(u8, @intCast(round))) *% 0x100000001b3;
+        std.mem.writeInt(u64, out[round * 8 ..][0..8], h, .little);
+    }
+    return out;
+}
+
+fn loadFixture(path: []const u8, diag: *Diagnostic) WevtCache.Error!WevtCache {
+    var dir = std.fs.cwd().openDir(@import("unit_test_options").fixtures, .{}) catch
+        return error.Invalid;
+    defer dir.close();
+    return WevtCache.load(std.testing.allocator, dir, path, diag);
+}
+
+fn utf16(comptime s: []const u8) [2 * s.len]u8 {
+    var out: [2 * s.len]u8 = undefined;
+    for (s, 0..) |c, i| out[2 * i ..][0..2].* = .{ c, 0 };
+    return out;
+}
+
+test "the cache indexes every GUID once, the first blob's TEMP wins" {
+    const gpa = std.testing.allocator;
+    var diag: Diagnostic = undefined;
+    var cache = try loadFixture("wevt/templates.wevtcache", &diag);
+    defer cache.deinit(gpa);
+    // Manifest A: logon, nested-data, bad-hash; B: service, the zero GUID (B's logon is a
+    // second copy).
+    try std.testing.expectEqual(@as(usize, 5), cache.count());
+    const logon = cache.temp(guidOf("wevt-logon")).?;
+    try std.testing.expectEqualStrings("TEMP", logon[0..4]);
+    try std.testing.expectEqualSlices(u8, &guidOf("wevt-logon"), logon[24..40]);
+    try std.testing.expect(std.mem.indexOf(u8, logon, &utf16("TargetUserSid")) != null);
+    try std.testing.expect(cache.temp(@splat(0)) != null);
+    try std.testing.expect(cache.temp(guidOf("wevt-unknown")) == null);
+    var b_first = try loadFixture("wevt/templates-b-first.wevtcache", &diag);
+    defer b_first.deinit(gpa);
+    const shadowed = b_first.temp(guidOf("wevt-logon")).?;
+    try std.testing.expect(std.mem.indexOf(u8, shadowed, &utf16("Shadowed")) != null);
+    var empty = try loadFixture("wevt/empty.wevtcache", &diag);
+    defer empty.deinit(gpa);
+    try std.testing.expectEqual(@as(usize, 0), empty.count());
+}
+
+test "damaged caches fail in the reference's words" {
+    const cases = [_][2][]const u8{
+        .{ "damaged-magic", "invalid `.wevtcache` magic for `{s}`" },
+        .{ "damaged-version", "unsupported `.wevtcache` version 2 for `{s}` (expected 1)" },
+        .{ "damaged-kind", "unknown `.wevtcache` entry kind 7 for `{s}`" },
+        .{ "damaged-length", "`.wevtcache` entry length 4294967280 is larger than the rest " ++
+            "of `{s}`" },
+        .{ "damaged-truncated", "`.wevtcache` entry length 1232 is larger than the rest of `{s}`" },
+        .{ "damaged-short", "I/O error while read header `{s}`: failed to fill whole buffer" ++
+            "\n\nCaused by:\n    failed to fill whole buffer" },
+        .{ "damaged-crim-magic", "failed to parse CRIM/WEVT blob: invalid signature at " ++
+            "offset 0: expected [67, 82, 73, 77], got [67, 82, 73, 88]" },
+        .{ "damaged-temp-size", "failed to parse CRIM/WEVT blob: size 65535 out of bounds for " ++
+            "TEMP.size at offset 104" },
+        .{ "damaged-ttbl-count", "failed to parse CRIM/WEVT blob: buffer too small for TEMP " ++
+            "header at offset 1304 (need 40 bytes, have 0)" },
+        .{ "missing", "I/O error while open `{s}`: No such file or directory (os error 2)" ++
+            "\n\nCaused by:\n    No such file or directory (os error 2)" },
+    };
+    inline for (cases) |case| {
+        const path = "wevt/" ++ case[0] ++ ".wevtcache";
+        var diag: Diagnostic = undefined;
+        try std.testing.expectError(error.Invalid, loadFixture(path, &diag));
+        const want = try std.mem.replaceOwned(u8, std.testing.allocator, case[1], "{s}", path);
+        defer std.testing.allocator.free(want);
+        var got: [512]u8 = undefined;
+        const text = try std.fmt.bufPrint(&got, "{f}", .{diag.text(path)});
+        try std.testing.expectEqualStrings(want, text);
+    }
+}
+
+test "a TEMP becomes a name entry, a definition header and a body naming it by offset" {
+    const gpa = std.testing.allocator;
+    const guid: [16]u8 = .{ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+    const head = "TEMP" ++ [_]u8{0} ** 20 ++ guid;
+    // Fragment header; <A/> (dependency none, element size 16, inline name: hash of "A"
+    // (0x41), one unit, NUL); EOF; then bytes that are not BinXML (the item descriptors).
+    const binxml = [_]u8{ 0x0F, 1, 1, 0, 0x01, 0xFF, 0xFF, 16, 0, 0, 0 } ++
+        [_]u8{ 0x41, 0, 1, 0, 0x41, 0, 0, 0, 0x03, 0x00, 0xEE, 0xEE };
+    var ext: std.ArrayList(u8) = .empty;
+    defer ext.deinit(gpa);
+    try ext.appendSlice(gpa, "abc");
+    try std.testing.expectEqual(@as(?u32, 15), try translate(gpa, head ++ binxml, &ext));
+    const want = "abc" ++
+        // The name entry at 3: next offset, hash, count, units, NUL (6.3).
+        [_]u8{ 0, 0, 0, 0, 0x41, 0, 1, 0, 0x41, 0, 0, 0 } ++
+        // The definition at 15: next offset, GUID, data size 17 (6.5).
+        [_]u8{ 0, 0, 0, 0 } ++ guid ++ [_]u8{ 17, 0, 0, 0 } ++
+        // The body: the name is chunk offset 3; the EOF ends it.
+        [_]u8{ 0x0F, 1, 1, 0, 0x01, 0xFF, 0xFF, 16, 0, 0, 0, 3, 0, 0, 0, 0x03, 0x00 };
+    try std.testing.expectEqualSlices(u8, want, ext.items);
+    // A wrong hash, a value text other than String, a template instance: refused, nothing
+    // appended.
+    var bad_hash = binxml;
+    bad_hash[11] = 0x42;
+    const not_string = [_]u8{ 0x0F, 1, 1, 0, 0x05, 0x04, 1, 0, 0x41, 0, 0x00 };
+    const instance = [_]u8{ 0x0F, 1, 1, 0, 0x0C, 0x00 };
+    for ([_][]const u8{ &bad_hash, &not_string, &instance }) |body| {
+        const temp = try std.mem.concat(gpa, u8, &.{ head, body });
+        defer gpa.free(temp);
+        try std.testing.expectEqual(@as(?u32, null), try translate(gpa, temp, &ext));
+        try std.testing.expectEqual(want.len, ext.items.len);
+    }
+}
+
+/// Renders chunk 0 of `log` as JSON lines with `cache` and checks its entries: per record,
+/// its id, a text its rendering holds (null: it failed), and the failure's detail or a text
+/// the rendering must not hold.
+fn expectRecords(
+    log: []const u8,
+    cache: ?*const WevtCache,
+    recover: bool,
+    comptime expected: []const struct { u64, ?[]const u8, ?[]const u8 },
+) !void {
+    const gpa = std.testing.allocator;
+    const settings: options.Options = .{
+        .format = .jsonl,
+        .indent = false,
+        .show_record_number = false,
+        .recover_records = recover,
+        .wevt_cache = cache,
+    };
+    var res = dump.ChunkResult.init(gpa);
+    defer res.deinit();
+    try testing.renderSlot(gpa, log, 0, &settings, &res);
+    try std.testing.expectEqual(expected.len, res.entries.items.len);
+    for (expected, res.entries.items) |want, *e| {
+        errdefer std.debug.print("record {d}: {s}{s}\n", .{ want[0], e.detail(), res.text(e) });
+        try std.testing.expectEqual(@as(?u64, want[0]), e.record_id);
+        // Rendered with this text in it, or failed with this detail.
+        if (want[1]) |text| {
+            try std.testing.expect(std.mem.indexOf(u8, res.text(e), text) != null);
+        } else try std.testing.expectEqualStrings(want[2].?, e.detail());
+        if (want[1] != null and want[2] != null)
+            try std.testing.expect(std.mem.indexOf(u8, res.text(e), want[2].?) == null);
+    }
+}
+
+test "events.evtx: the records whose definitions fail render from the cache" {
+    const gpa = std.testing.allocator;
+    const log = try testing.readFixture(gpa, "wevt/events.evtx");
+    defer gpa.free(log);
+    var diag: Diagnostic = undefined;
+    var cache = try loadFixture("wevt/templates.wevtcache", &diag);
+    defer cache.deinit(gpa);
+    const invalid = "invalid token";
+    const no_root = "template definition without exactly one root element";
+    try expectRecords(log, null, false, &.{
+        .{ 1, "embedded template", null }, .{ 2, null, invalid },
+        .{ 3, null, invalid },             .{ 4, null, invalid },
+        .{ 5, null, invalid },             .{ 6, null, invalid },
+        .{ 7, null, invalid },             .{ 8, null, no_root },
+        .{ 9, null, invalid },             .{ 10, "embedded template", null },
+    });
+    // 6 is in no cache, 7's cached copy is damaged; 5's NULL drops the element of
+    // dependency 4 (State); 8 names the zero GUID; 9's inner instance is cached.
+    try expectRecords(log, &cache, false, &.{
+        .{ 1, "embedded template", null },  .{ 2, "alice", null },
+        .{ 3, "bob", null },                .{ 4, "disabled", null },
+        .{ 5, "Spooler <print>", "State" }, .{ 6, null, invalid },
+        .{ 7, null, invalid },              .{ 8, "from the zero GUID", null },
+        .{ 9, "notepad.exe", null },        .{ 10, "embedded template", null },
+    });
+    var b_first = try loadFixture("wevt/templates-b-first.wevtcache", &diag);
+    defer b_first.deinit(gpa);
+    try expectRecords(log, &b_first, false, &.{
+        .{ 1, "embedded template", null },  .{ 2, "manifest B's copy", "alice" },
+        .{ 3, "manifest B's copy", null },  .{ 4, "disabled", null },
+        .{ 5, "Spooler <print>", "State" }, .{ 6, null, invalid },
+        .{ 7, null, invalid },              .{ 8, "from the zero GUID", null },
+        .{ 9, "notepad.exe", null },        .{ 10, "embedded template", null },
+    });
+}
+
+test "carved.evtx: stale records with broken definitions render from the cache" {
+    const gpa = std.testing.allocator;
+    const log = try testing.readFixture(gpa, "wevt/carved.evtx");
+    defer gpa.free(log);
+    var diag: Diagnostic = undefined;
+    var cache = try loadFixture("wevt/templates.wevtcache", &diag);
+    defer cache.deinit(gpa);
+    // Without a cache the carved records fail, and carved failures are no entries.
+    try expectRecords(log, null, true, &.{
+        .{ 1, "embedded template", null }, .{ 2, null, "invalid token" },
+    });
+    try expectRecords(log, &cache, true, &.{
+        .{ 1, "embedded template", null },   .{ 2, "carol", null },
+        .{ 20, "\"recovered\":true", null }, .{ 21, "notepad.exe", null },
+    });
 }
