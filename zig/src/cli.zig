@@ -40,6 +40,7 @@ const usage =
     \\      --separate-json-attributes  JSON: element attributes in a separate `<NAME>_attributes` object
     \\      --dont-show-record-number   Do not print the `Record <id>` lines
     \\      --ansi-codec <ansi-codec>   Code page of ANSI strings: an Encoding Standard label [default: windows-1252]
+    \\      --wevt-cache <WEVTCACHE>    A WEVT template cache (`.wevtcache`, from `extract-wevt-templates`): renders records whose embedded template definition is broken or missing from the cached provider template
     \\      --mta <MTA>                 An .MTA file (LocaleMetaData\<log>_<LCID>.MTA, next to logs saved with display information): adds each event's message, level, task, opcode and keyword names as a RenderingInfo element
     \\      --stop-after-one-error      Stop (exit 1) at the first chunk or record error
     \\  -v...                           More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same
@@ -68,6 +69,8 @@ const Cli = struct {
     output: ?[]const u8 = null,
     /// `--mta FILE`, read after the output is created.
     mta: ?[]const u8 = null,
+    /// `--wevt-cache FILE`, read after the output is created, before `--mta`.
+    wevt_cache: ?[]const u8 = null,
     threads: usize = 0,
     verbose: usize = 0,
     no_confirm_overwrite: bool = false,
@@ -214,14 +217,31 @@ fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]evtx.optio
 }
 
 /// The options of the dump command line, as the reference's clap defines them.
-const Opt = enum { threads, format, output, no_confirm_overwrite, events, validate_checksums, recover_records, no_indent, separate_json_attributes, dont_show_record_number, ansi_codec, stop_after_one_error, mta, verbose, help, version };
+const Opt = enum {
+    threads,
+    format,
+    output,
+    no_confirm_overwrite,
+    events,
+    validate_checksums,
+    recover_records,
+    no_indent,
+    separate_json_attributes,
+    dont_show_record_number,
+    ansi_codec,
+    stop_after_one_error,
+    wevt_cache,
+    mta,
+    verbose,
+    help,
+    version,
+};
 
 /// One option: `usage` is how clap names it in messages and `Usage:` lines (`--long <value
 /// name>` for an option with a value; the value names are the reference's argument ids).
 const Spec = struct { opt: Opt, long: []const u8, short: ?u8 = null, usage: []const u8, takes_value: bool = false };
 
 /// In the reference's order (clap's suggestions keep the last of equally similar names).
-/// `--wevt-cache` is not supported yet (README), so it is not suggested.
 const specs = [_]Spec{
     .{ .opt = .threads, .long = "threads", .short = 't', .usage = "--threads <num-threads>", .takes_value = true },
     .{ .opt = .format, .long = "format", .short = 'o', .usage = "--format <output-format>", .takes_value = true },
@@ -234,6 +254,12 @@ const specs = [_]Spec{
     .{ .opt = .separate_json_attributes, .long = "separate-json-attributes", .usage = "--separate-json-attributes" },
     .{ .opt = .dont_show_record_number, .long = "dont-show-record-number", .usage = "--dont-show-record-number" },
     .{ .opt = .ansi_codec, .long = "ansi-codec", .usage = "--ansi-codec <ansi-codec>", .takes_value = true },
+    .{
+        .opt = .wevt_cache,
+        .long = "wevt-cache",
+        .usage = "--wevt-cache <WEVTCACHE>",
+        .takes_value = true,
+    },
     .{ .opt = .mta, .long = "mta", .usage = "--mta <MTA>", .takes_value = true },
     .{ .opt = .stop_after_one_error, .long = "stop-after-one-error", .usage = "--stop-after-one-error" },
     .{ .opt = .verbose, .long = "", .short = 'v', .usage = "-v..." },
@@ -443,6 +469,7 @@ fn apply(gpa: std.mem.Allocator, cli: *Cli, used: *Used, spec: *const Spec, valu
         .separate_json_attributes => cli.settings.separate_attributes = true,
         .dont_show_record_number => cli.no_record_number = true,
         .stop_after_one_error => cli.stop_after_one_error = true,
+        .wevt_cache => cli.wevt_cache = v,
         .mta => cli.mta = v,
         .verbose, .help, .version => unreachable,
     }
@@ -911,6 +938,11 @@ pub fn main() u8 {
     const order = evtx_file.order;
     const out_file = if (cli.output) |path| openOutput(path, cli.no_confirm_overwrite) else std.fs.File.stdout();
     // Read after the output is created and before anything is written, as the reference does.
+    var cache: evtx.wevt_cache.WevtCache = undefined;
+    if (cli.wevt_cache) |path| {
+        cache = loadWevtCache(gpa, path);
+        cli.settings.wevt_cache = &cache;
+    }
     var mta_file: evtx.mta.MtaFile = undefined;
     if (cli.mta) |path| {
         mta_file = loadMta(gpa, path);
@@ -988,6 +1020,15 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
             }
         },
     }
+}
+
+/// Reads and indexes `--wevt-cache FILE`, or ends the run with the reference's words.
+fn loadWevtCache(gpa: std.mem.Allocator, path: []const u8) evtx.wevt_cache.WevtCache {
+    var diag: evtx.wevt_cache.Diagnostic = undefined;
+    return evtx.wevt_cache.WevtCache.load(gpa, std.fs.cwd(), path, &diag) catch |e| switch (e) {
+        error.OutOfMemory => fatal("out of memory", .{}),
+        error.Invalid => fatal("{f}", .{diag.text(path)}),
+    };
 }
 
 /// Reads and parses `--mta FILE`, or ends the run with the reference's words.

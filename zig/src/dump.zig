@@ -27,6 +27,7 @@ pub const Input = input.Input;
 const template = @import("template.zig");
 const carve = @import("carve.zig");
 const mta = @import("mta.zig");
+const wevt_cache = @import("wevt_cache.zig");
 const options = @import("options.zig");
 const pipeline = @import("pipeline.zig");
 const Options = options.Options;
@@ -195,6 +196,9 @@ pub const Renderer = struct {
         if (chunk.stringTableFault(bytes, &r.visited)) |at| {
             return chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{at}));
         }
+        // Hook: the cache renders the chunk (again, when definitions fail) in its own file.
+        if (r.settings.wevt_cache) |cache|
+            return wevt_cache.walkChunkWevt(r, cache, bytes, slot, res);
         try r.parser.resetChunk(bytes);
         var walker = records.RecordWalker.init(bytes, r.settings.recover_records);
         return r.walk(res, slot, &walker);
@@ -224,7 +228,7 @@ pub const Renderer = struct {
         return r.walk(res, slot, &walker);
     }
 
-    fn walk(r: *Renderer, res: *ChunkResult, slot: u32, walker: *records.RecordWalker) Allocator.Error!void {
+    pub fn walk(r: *Renderer, res: *ChunkResult, slot: u32, walker: *records.RecordWalker) Allocator.Error!void {
         while (walker.next()) |step| switch (step) {
             .record => |rec| try r.renderRecord(res, slot, &rec, walker),
             .err => |e| try res.entries.append(res.out.gpa, .{

@@ -6,6 +6,7 @@ const Allocator = std.mem.Allocator;
 const values_format = @import("values_format.zig");
 const code_pages = @import("code_pages.zig");
 const mta = @import("mta.zig");
+const wevt_cache = @import("wevt_cache.zig");
 
 /// Output format (`-o`).
 pub const Format = enum { xml, json, jsonl };
@@ -27,6 +28,9 @@ pub const Options = struct {
     events: []const Range = &.{},
     /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (mta.zig).
     mta: ?*const mta.MtaFile = null,
+    /// `--wevt-cache FILE`: provider templates standing in for broken or missing
+    /// definitions (wevt_cache.zig).
+    wevt_cache: ?*const wevt_cache.WevtCache = null,
 
     /// Whether `--events` keeps record `id` (the Rust engine's `Options::wants_record`).
     pub fn wantsRecord(o: *const Options, id: u64) bool {

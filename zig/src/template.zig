@@ -287,9 +287,29 @@ fn definition(p: *Parser, offset: u32) Error!u32 {
         // first use (`fingerprintAt`), whatever the depth of this one.
         .known => p.depth = 0,
     };
+    const mark = p.stack.items.len;
     const result = parseDefinition(p, offset);
     try p.templates.put(p.gpa, offset, if (result) |r| .{ .root = r } else |e| .{ .failed = e });
+    if (p.wevt_fallback != null) {
+        const e = if (result) |_| return result else |err| err;
+        return @call(.never_inline, definitionFallback, .{ p, offset, e, mark });
+    }
     return result;
+}
+
+/// `--wevt-cache` (wevt_cache.zig): the definition at `offset` failed with `e`; the cached
+/// template standing in for it is its definition, if it parses (cached at its own offset
+/// too); else `e` stands. Off the path of every log without a cache.
+fn definitionFallback(p: *Parser, offset: u32, e: Error, mark: usize) Error!u32 {
+    @branchHint(.cold);
+    if (e == error.OutOfMemory) return e;
+    const alt = p.wevt_fallback.?.get(offset) orelse return e;
+    assert(alt != offset);
+    // A failed stream leaves its items on the scratch stack.
+    p.stack.shrinkRetainingCapacity(mark);
+    const root = definition(p, alt) catch |e2| return if (e2 == error.OutOfMemory) e2 else e;
+    try p.templates.put(p.gpa, offset, .{ .root = root });
+    return root;
 }
 
 /// The token window of the definition at `offset`: after its 24-byte header (next

@@ -192,6 +192,9 @@ pub const Parser = struct {
     ansi: values_format.Codec = values_format.default_codec,
     names: Names,
     templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
+    /// `--wevt-cache`: definition offset → offset of the cached template standing in for it
+    /// when the definition fails (wevt_cache.zig sets it for a chunk; template.zig reads it).
+    wevt_fallback: ?*const std.AutoHashMapUnmanaged(u32, u32) = null,
     /// Content hash of each parsed definition (indexed by the root element's `b`).
     fingerprints: std.ArrayList(u64) = .empty,
     /// Token fingerprints of every definition parsed successfully in the run (bounded
@@ -234,9 +237,10 @@ pub const Parser = struct {
     }
 
     /// Starts a new chunk: drops every cached name and template.
-    /// `chunk` is shorter than 65536 bytes only for a partial slot (carved, dump.zig).
+    /// `chunk` is shorter than 65536 bytes only for a partial slot (carved, dump.zig), longer
+    /// only with translated templates after it (`--wevt-cache`, wevt_cache.zig).
     pub fn resetChunk(p: *Parser, chunk: []const u8) Allocator.Error!void {
-        assert(chunk.len <= 65536);
+        assert(chunk.len <= 65536 + @import("wevt_cache.zig").chunk_extension_max);
         p.chunk = chunk;
         p.def.clear();
         p.rec.clear();

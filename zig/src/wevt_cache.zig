@@ -2,8 +2,23 @@
 //! `WEVTCACH`, version (u32 LE) 1, entry count (u32 LE), then per entry a kind (u8; 1 is a
 //! raw `WEVT_TEMPLATE` resource, the only kind) and a length (u64 LE) before its bytes.
 //! `extract-wevt-templates` writes it; `--wevt-cache` and `apply-wevt-cache` read it.
+//!
+//! With `--wevt-cache` (the twin of `rust/evtx-core/src/wevt_cache.rs`): every blob is parsed
+//! as a CRIM manifest (`parseCrim`) and its templates (TEMPs) indexed by GUID (`WevtCache`).
+//! A cached TEMP is BinXML with inline names, while the engine's trees refer to chunk bytes by
+//! offset; so `translate` rewrites a TEMP into a chunk-style definition appended after the
+//! chunk's bytes, and `walkChunkWevt` renders the chunk again over `chunk ++ appended` with the
+//! failed definition's offset redirected there (`Parser.wevt_fallback`, template.zig). Only
+//! chunks whose definitions fail pay for it. Layouts, error texts and the rules of use:
+//! `shared-fixtures/generator/wevt-format.md`.
 const std = @import("std");
 const assert = std.debug.assert;
+const Allocator = std.mem.Allocator;
+const escape = @import("escape.zig");
+const chunk = @import("chunk.zig");
+const records = @import("records.zig");
+const tokens = @import("tokens.zig");
+const dump = @import("dump.zig");
 
 pub const magic = "WEVTCACH";
 pub const version: u32 = 1;
@@ -129,6 +144,735 @@ fn fail(fault: *Fault, value: Fault) error{Fault} {
     return error.Fault;
 }
 
+// ---------------------------------------------------------------------------------------------
+// CRIM manifests.
+
+/// Size of a TEMP header; its BinXML follows.
+pub const temp_header_size = 40;
+const provider_descriptor_size = 20;
+const item_descriptor_size = 20;
+
+/// A manifest fault, printed in the reference's words (`format`).
+pub const CrimError = union(enum) {
+    signature: struct { offset: u32, expected: [4]u8, found: [4]u8 },
+    truncated: struct { what: []const u8, offset: u32, need: usize, have: usize },
+    offset: struct { what: []const u8, offset: u32, len: usize },
+    size: struct { what: []const u8, offset: u32, size: u32 },
+    count: struct { what: []const u8, offset: u32, count: u32 },
+    utf16: struct { what: []const u8, offset: u32 },
+
+    pub fn format(e: CrimError, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        switch (e) {
+            .signature => |s| {
+                try w.print("invalid signature at offset {d}: expected ", .{s.offset});
+                try writeBytes(w, &s.expected);
+                try w.writeAll(", got ");
+                try writeBytes(w, &s.found);
+            },
+            .truncated => |t| try w.print(
+                "buffer too small for {s} at offset {d} (need {d} bytes, have {d})",
+                .{ t.what, t.offset, t.need, t.have },
+            ),
+            .offset => |o| try w.print(
+                "offset {d} out of bounds for {s} (len={d})",
+                .{ o.offset, o.what, o.len },
+            ),
+            .size => |s| try w.print(
+                "size {d} out of bounds for {s} at offset {d}",
+                .{ s.size, s.what, s.offset },
+            ),
+            .count => |c| try w.print(
+                "invalid count {d} for {s} at offset {d}",
+                .{ c.count, c.what, c.offset },
+            ),
+            .utf16 => |u| try w.print(
+                "invalid utf-16 string for {s} at offset {d}",
+                .{ u.what, u.offset },
+            ),
+        }
+    }
+
+    /// Rust's `{:?}` of a byte array: `[67, 82, 73, 77]`.
+    fn writeBytes(w: *std.Io.Writer, bytes: []const u8) std.Io.Writer.Error!void {
+        try w.writeByte('[');
+        for (bytes, 0..) |b, i| {
+            if (i > 0) try w.writeAll(", ");
+            try w.print("{d}", .{b});
+        }
+        try w.writeByte(']');
+    }
+};
+
+const CrimFault = error{Crim};
+
+/// One TEMP of a manifest: where it lies in the blob, its GUID, whether the cache indexes it
+/// (only the templates of each provider's last `TTBL` element are, as in the reference).
+pub const TempRef = struct {
+    offset: usize,
+    size: usize,
+    guid: [16]u8,
+    /// End of its BinXML (before the template items), relative to the TEMP.
+    binxml_end: usize,
+    /// Its provider's index in the manifest.
+    provider: usize,
+    indexed: bool = false,
+};
+
+/// Parses the CRIM manifest `blob` and appends its templates to `temps` in order (providers,
+/// then tables). Checks what the reference checks for the header, providers, their element
+/// descriptors, `TTBL` tables and unknown elements (wevt-format.md, "Not modelled").
+pub fn parseCrim(
+    gpa: Allocator,
+    blob: []const u8,
+    temps: *std.ArrayList(TempRef),
+    fault: *CrimError,
+) (CrimFault || Allocator.Error)!void {
+    const c: Crim = .{ .fault = fault };
+    const sig = try c.sigAt(blob, 0, "CRIM signature");
+    if (!std.mem.eql(u8, &sig, "CRIM")) return c.fail(.{ .signature = .{
+        .offset = 0,
+        .expected = "CRIM".*,
+        .found = sig,
+    } });
+    const size = try c.u32At(blob, 4, "CRIM.size");
+    try c.require(blob, 8, 2, "CRIM.major_version");
+    try c.require(blob, 10, 2, "CRIM.minor_version");
+    const providers = try c.u32At(blob, 12, "CRIM.provider_count");
+    if (size < 16 or size > blob.len) return c.fail(.{ .size = .{
+        .what = "CRIM.size",
+        .offset = 0,
+        .size = size,
+    } });
+    const crim = blob[0..size];
+    const end = @as(u64, providers) * provider_descriptor_size + 16;
+    if (end > crim.len) return c.fail(.{ .truncated = .{
+        .what = "CRIM provider descriptor array",
+        .offset = 16,
+        .need = @intCast(end - 16),
+        .have = crim.len - 16,
+    } });
+    for (0..providers) |i| {
+        const d = 16 + i * provider_descriptor_size;
+        const at = try c.u32At(crim, d + 16, "CRIM.provider.offset");
+        try c.provider(gpa, crim, at, i, temps);
+    }
+}
+
+/// The checks of one manifest, each failing with the reference's fault.
+const Crim = struct {
+    fault: *CrimError,
+
+    fn fail(c: Crim, value: CrimError) CrimFault {
+        @branchHint(.cold);
+        c.fault.* = value;
+        return error.Crim;
+    }
+
+    fn truncated(c: Crim, buf: []const u8, off: usize, need: usize, what: []const u8) CrimFault {
+        return c.fail(.{ .truncated = .{
+            .what = what,
+            .offset = toU32(off),
+            .need = need,
+            .have = buf.len -| off,
+        } });
+    }
+
+    fn require(c: Crim, buf: []const u8, off: usize, need: usize, what: []const u8) CrimFault!void {
+        if (off > buf.len or buf.len - off < need) return c.truncated(buf, off, need, what);
+    }
+
+    fn u32At(c: Crim, buf: []const u8, off: usize, what: []const u8) CrimFault!u32 {
+        try c.require(buf, off, 4, what);
+        return std.mem.readInt(u32, buf[off..][0..4], .little);
+    }
+
+    fn sigAt(c: Crim, buf: []const u8, off: usize, what: []const u8) CrimFault![4]u8 {
+        try c.require(buf, off, 4, what);
+        return buf[off..][0..4].*;
+    }
+
+    fn offset(c: Crim, off: u32, what: []const u8, len: usize) CrimFault!usize {
+        if (off > len) return c.fail(.{ .offset = .{ .what = what, .offset = off, .len = len } });
+        return off;
+    }
+
+    fn checkedEnd(c: Crim, len: usize, off: u32, size: u32, what: []const u8) CrimFault!usize {
+        const start = try c.offset(off, what, len);
+        if (size > len - start) return c.fail(.{ .size = .{
+            .what = what,
+            .offset = off,
+            .size = size,
+        } });
+        return start + size;
+    }
+
+    fn provider(
+        c: Crim,
+        gpa: Allocator,
+        crim: []const u8,
+        at: u32,
+        index: usize,
+        temps: *std.ArrayList(TempRef),
+    ) (CrimFault || Allocator.Error)!void {
+        const o = try c.offset(at, "WEVT provider offset", crim.len);
+        try c.require(crim, o, 20, "WEVT header");
+        const sig = try c.sigAt(crim, o, "WEVT signature");
+        if (!std.mem.eql(u8, &sig, "WEVT")) return c.fail(.{ .signature = .{
+            .offset = at,
+            .expected = "WEVT".*,
+            .found = sig,
+        } });
+        const descriptors = try c.u32At(crim, o + 12, "WEVT.number_of_descriptors");
+        const unknown2 = try c.u32At(crim, o + 16, "WEVT.number_of_unknown2");
+        const desc_off = o + 20;
+        try c.require(crim, desc_off, @as(usize, descriptors) * 8, "WEVT descriptor array");
+        // Every element's signature is read before any element is parsed, as the reference.
+        for (0..descriptors) |i| {
+            const eo = try c.u32At(crim, desc_off + i * 8, "WEVT.descriptor.element_offset");
+            const e = try c.offset(eo, "WEVT element offset", crim.len);
+            try c.require(crim, e, 4, "WEVT element signature");
+        }
+        const unknown2_bytes = @as(usize, unknown2) * 4;
+        const unknown2_at = desc_off + @as(usize, descriptors) * 8;
+        try c.require(crim, unknown2_at, unknown2_bytes, "WEVT unknown2 array");
+        var last_table: ?[2]usize = null;
+        for (0..descriptors) |i| {
+            const eo = std.mem.readInt(u32, crim[desc_off + i * 8 ..][0..4], .little);
+            const sig_e = crim[eo..][0..4];
+            if (std.mem.eql(u8, sig_e, "TTBL")) {
+                const start = temps.items.len;
+                try c.table(gpa, crim, eo, index, temps);
+                last_table = .{ start, temps.items.len };
+            } else if (!isKnownElement(sig_e)) {
+                const e = try c.offset(eo, "provider element offset", crim.len);
+                try c.require(crim, e, 8, "unknown element header");
+                const size = try c.u32At(crim, e + 4, "provider element size");
+                _ = try c.offset(eo +| size, "unknown element end", crim.len);
+            }
+        }
+        if (last_table) |span| {
+            for (temps.items[span[0]..span[1]]) |*t| t.indexed = true;
+        }
+    }
+
+    fn table(
+        c: Crim,
+        gpa: Allocator,
+        crim: []const u8,
+        at: u32,
+        provider_index: usize,
+        temps: *std.ArrayList(TempRef),
+    ) (CrimFault || Allocator.Error)!void {
+        const o = try c.offset(at, "TTBL offset", crim.len);
+        try c.require(crim, o, 12, "TTBL header");
+        const sig = try c.sigAt(crim, o, "TTBL signature");
+        if (!std.mem.eql(u8, &sig, "TTBL")) return c.fail(.{ .signature = .{
+            .offset = at,
+            .expected = "TTBL".*,
+            .found = sig,
+        } });
+        const size = try c.u32At(crim, o + 4, "TTBL.size");
+        const count = try c.u32At(crim, o + 8, "TTBL.count");
+        const end = if (size == 0)
+            crim.len
+        else if (size < 12)
+            return c.fail(.{ .size = .{ .what = "TTBL.size", .offset = at, .size = size } })
+        else
+            try c.checkedEnd(crim.len, at, size, "TTBL.size");
+        const bytes = crim[0..end];
+        var cur = o + 12;
+        // Each TEMP takes at least its header inside the table: the loop is bounded by it.
+        for (0..count) |_| {
+            try c.require(bytes, cur, temp_header_size, "TEMP header");
+            const here = toU32(cur);
+            const temp_end = try c.temp(crim, end, here);
+            const t = crim[cur..temp_end];
+            const descriptors = std.mem.readInt(u32, t[8..12], .little);
+            const items_at = std.mem.readInt(u32, t[16..20], .little);
+            const items_abs = if (descriptors == 0 and items_at == 0)
+                here +| toU32(t.len)
+            else
+                items_at;
+            const items_rel = if (items_abs == 0)
+                toU32(t.len)
+            else if (items_abs < here)
+                return c.fail(.{ .offset = .{
+                    .what = "TEMP.template_items_offset",
+                    .offset = items_abs,
+                    .len = crim.len,
+                } })
+            else
+                items_abs - here;
+            const rel = try c.offset(items_rel, "TEMP.template_items_offset (relative)", t.len);
+            try c.items(gpa, t, here, descriptors, items_at);
+            try temps.append(gpa, .{
+                .offset = cur,
+                .size = t.len,
+                .guid = t[24..40].*,
+                .binxml_end = @max(rel, temp_header_size),
+                .provider = provider_index,
+            });
+            cur = temp_end;
+        }
+    }
+
+    /// Checks the TEMP header at `here` (inside the table ending at `end`); returns its end.
+    fn temp(c: Crim, crim: []const u8, end: usize, here: u32) CrimFault!usize {
+        const sig = crim[here..][0..4].*;
+        if (!std.mem.eql(u8, &sig, "TEMP")) return c.fail(.{ .signature = .{
+            .offset = here,
+            .expected = "TEMP".*,
+            .found = sig,
+        } });
+        const size = std.mem.readInt(u32, crim[here + 4 ..][0..4], .little);
+        if (size < temp_header_size) return c.fail(.{ .size = .{
+            .what = "TEMP.size",
+            .offset = here,
+            .size = size,
+        } });
+        const temp_end = try c.checkedEnd(end, here, size, "TEMP.size");
+        const descriptors = std.mem.readInt(u32, crim[here + 8 ..][0..4], .little);
+        const names = std.mem.readInt(u32, crim[here + 12 ..][0..4], .little);
+        if (descriptors == 0 and names != 0) return c.fail(.{ .count = .{
+            .what = "TEMP.item_name_count (expected 0 when item_descriptor_count == 0)",
+            .offset = here +% 12,
+            .count = names,
+        } });
+        return temp_end;
+    }
+
+    /// The item descriptors and names of a TEMP (checked, not kept: rendering needs neither).
+    fn items(
+        c: Crim,
+        gpa: Allocator,
+        t: []const u8,
+        at: u32,
+        count: u32,
+        items_at: u32,
+    ) (CrimFault || Allocator.Error)!void {
+        const end_abs: usize = at +| toU32(t.len);
+        if (count == 0) {
+            if (items_at != 0 and items_at != end_abs) return c.fail(.{ .offset = .{
+                .what = "TEMP.template_items_offset (expected 0 or end-of-template when " ++
+                    "item_descriptor_count==0)",
+                .offset = items_at,
+                .len = end_abs,
+            } });
+            return;
+        }
+        const what_rel = "TEMP.template_items_offset (relative)";
+        if (items_at < at) return c.fail(.{ .offset = .{
+            .what = "TEMP.template_items_offset",
+            .offset = items_at,
+            .len = end_abs,
+        } });
+        const rel = try c.offset(items_at - at, what_rel, t.len);
+        if (rel < temp_header_size or rel >= t.len) return c.fail(.{ .offset = .{
+            .what = what_rel,
+            .offset = items_at,
+            .len = end_abs,
+        } });
+        const needed = @as(usize, count) * item_descriptor_size;
+        if (needed > t.len - rel) return c.fail(.{ .truncated = .{
+            .what = "template item descriptors",
+            .offset = items_at,
+            .need = needed,
+            .have = t.len - rel,
+        } });
+        const descriptors_end = rel + needed;
+        // Bounded by `needed <= t.len`.
+        var names: std.ArrayList(usize) = try .initCapacity(gpa, count);
+        defer names.deinit(gpa);
+        var min_name: ?usize = null;
+        for (0..count) |i| {
+            const at_name = rel + i * item_descriptor_size + 16;
+            const name_at = try c.u32At(t, at_name, "TEMP.item.name_offset");
+            if (name_at == 0) continue;
+            if (name_at < at) return c.fail(.{ .offset = .{
+                .what = "template item name_offset",
+                .offset = name_at,
+                .len = end_abs,
+            } });
+            const r = try c.offset(name_at - at, "template item name_offset (relative)", t.len);
+            min_name = @min(min_name orelse r, r);
+            names.appendAssumeCapacity(r);
+        }
+        if (min_name) |m| if (m < descriptors_end) return c.fail(.{ .offset = .{
+            .what = "template item name_offset overlaps descriptor table",
+            .offset = at +| toU32(m),
+            .len = end_abs,
+        } });
+        for (names.items) |r| try c.itemName(t, r);
+    }
+
+    fn itemName(c: Crim, t: []const u8, r: usize) CrimFault!void {
+        const what = "template item name";
+        try c.require(t, r, 4, what);
+        const size = try c.u32At(t, r, what);
+        if (size < 4)
+            return c.fail(.{ .size = .{ .what = what, .offset = toU32(r), .size = size } });
+        try c.require(t, r, size, what);
+        const bytes = t[r + 4 .. r + size];
+        const units = bytes[0 .. 2 * escape.unitsBeforeNul(bytes)];
+        if (!escape.isValidUtf16(units))
+            return c.fail(.{ .utf16 = .{ .what = what, .offset = toU32(r) } });
+    }
+};
+
+/// The provider elements the reference parses and checks; located only here (wevt-format.md).
+fn isKnownElement(sig: *const [4]u8) bool {
+    const known = [_]*const [4]u8{ "CHAN", "EVNT", "KEYW", "LEVL", "MAPS", "OPCO", "TASK" };
+    for (known) |k| if (std.mem.eql(u8, sig, k)) return true;
+    return false;
+}
+
+fn toU32(v: usize) u32 {
+    return std.math.cast(u32, v) orelse std.math.maxInt(u32);
+}
+
+// ---------------------------------------------------------------------------------------------
+// `--wevt-cache`: the templates of a cache file, by GUID.
+
+/// Most bytes a chunk grows to with translated templates (`walkChunkWevt`): the chunk plus
+/// far more templates than one chunk's records can name. Offsets stay far below `u32`.
+pub const chunk_extension_max = 16 << 20;
+
+/// Why `WevtCache.load` failed; `write` prints the reference's text (after `Error: `).
+pub const Diagnostic = union(enum) {
+    /// The OS refused the file (`open`) or its bytes (`read header`).
+    io: struct { action: []const u8, err: anyerror },
+    file: Fault,
+    crim: CrimError,
+
+    pub fn write(d: Diagnostic, w: *std.Io.Writer, path: []const u8) std.Io.Writer.Error!void {
+        switch (d) {
+            .io => |io| {
+                const os = osError(io.err);
+                try w.print("I/O error while {s} `{s}`: {s} (os error {d})", .{
+                    io.action, path, os.text, os.errno,
+                });
+                try w.print("\n\nCaused by:\n    {s} (os error {d})", .{ os.text, os.errno });
+            },
+            .file => |fault| {
+                try fault.write(w, path);
+                // anyhow's chain: the `io::Error` below the reference's message.
+                if (fault == .short_read)
+                    try w.writeAll("\n\nCaused by:\n    failed to fill whole buffer");
+            },
+            .crim => |e| try w.print("failed to parse CRIM/WEVT blob: {f}", .{e}),
+        }
+    }
+
+    /// The diagnostic of `path`, for `{f}`.
+    pub fn text(d: Diagnostic, path: []const u8) Text {
+        return .{ .diagnostic = d, .path = path };
+    }
+
+    pub const Text = struct {
+        diagnostic: Diagnostic,
+        path: []const u8,
+
+        pub fn format(t: Text, w: *std.Io.Writer) std.Io.Writer.Error!void {
+            return t.diagnostic.write(w, t.path);
+        }
+    };
+};
+
+/// The C library's words for an OS error and its Linux number, as Rust's `io::Error` prints
+/// them.
+fn osError(e: anyerror) struct { text: []const u8, errno: u16 } {
+    return switch (e) {
+        error.FileNotFound => .{ .text = "No such file or directory", .errno = 2 },
+        error.AccessDenied, error.PermissionDenied => .{ .text = "Permission denied", .errno = 13 },
+        error.IsDir => .{ .text = "Is a directory", .errno = 21 },
+        error.NotDir => .{ .text = "Not a directory", .errno = 20 },
+        error.NameTooLong => .{ .text = "File name too long", .errno = 36 },
+        else => .{ .text = "Input/output error", .errno = 5 },
+    };
+}
+
+/// The templates of a `.wevtcache`, by GUID: the first TEMP with a GUID wins (blob order,
+/// provider order, table order). Read-only once loaded, so threads share one.
+pub const WevtCache = struct {
+    /// The file's bytes; every template is a slice of them.
+    bytes: []const u8,
+    by_guid: std.AutoHashMapUnmanaged([16]u8, Span),
+
+    const Span = struct { start: usize, end: usize };
+
+    pub const Error = error{Invalid} || Allocator.Error;
+
+    /// Reads and indexes the cache file at `path` (the `--wevt-cache` file); on
+    /// `error.Invalid`, `diag` says why in the reference's words.
+    pub fn load(
+        gpa: Allocator,
+        dir: std.fs.Dir,
+        path: []const u8,
+        diag: *Diagnostic,
+    ) Error!WevtCache {
+        const file = dir.openFile(path, .{}) catch |e| {
+            if (e == error.OutOfMemory) return error.OutOfMemory;
+            diag.* = .{ .io = .{ .action = "open", .err = e } };
+            return error.Invalid;
+        };
+        defer file.close();
+        // The whole file: blobs are bounded by it (the reader checks every length first).
+        const bytes = file.readToEndAlloc(gpa, std.math.maxInt(usize)) catch |e| {
+            if (e == error.OutOfMemory) return error.OutOfMemory;
+            diag.* = .{ .io = .{ .action = "read header", .err = e } };
+            return error.Invalid;
+        };
+        errdefer gpa.free(bytes);
+        return parse(gpa, bytes, diag);
+    }
+
+    /// Indexes the cache file's `bytes` (owned from here on, freed by `deinit`); the reader's
+    /// and the manifests' faults in file order, as the reference meets them.
+    pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!WevtCache {
+        var cache: WevtCache = .{ .bytes = bytes, .by_guid = .empty };
+        errdefer cache.by_guid.deinit(gpa);
+        var temps: std.ArrayList(TempRef) = .empty;
+        defer temps.deinit(gpa);
+        var fault: Fault = undefined;
+        var reader = Reader.init(bytes, &fault) catch return failFile(diag, fault);
+        while (reader.next(&fault) catch return failFile(diag, fault)) |blob| {
+            temps.clearRetainingCapacity();
+            var crim: CrimError = undefined;
+            parseCrim(gpa, blob, &temps, &crim) catch |e| switch (e) {
+                error.OutOfMemory => return error.OutOfMemory,
+                error.Crim => {
+                    diag.* = .{ .crim = crim };
+                    return error.Invalid;
+                },
+            };
+            const base = @intFromPtr(blob.ptr) - @intFromPtr(bytes.ptr);
+            for (temps.items) |t| {
+                if (!t.indexed) continue;
+                const gop = try cache.by_guid.getOrPut(gpa, t.guid);
+                if (gop.found_existing) continue;
+                gop.value_ptr.* = .{ .start = base + t.offset, .end = base + t.offset + t.size };
+            }
+        }
+        return cache;
+    }
+
+    pub fn deinit(c: *WevtCache, gpa: Allocator) void {
+        c.by_guid.deinit(gpa);
+        gpa.free(c.bytes);
+        c.* = undefined;
+    }
+
+    /// The whole TEMP (header included) of template `guid`.
+    pub fn temp(c: *const WevtCache, guid: [16]u8) ?[]const u8 {
+        const span = c.by_guid.get(guid) orelse return null;
+        assert(span.start + temp_header_size <= span.end and span.end <= c.bytes.len);
+        return c.bytes[span.start..span.end];
+    }
+
+    /// Number of templates indexed.
+    pub fn count(c: *const WevtCache) usize {
+        return c.by_guid.count();
+    }
+};
+
+fn failFile(diag: *Diagnostic, fault: Fault) error{Invalid} {
+    diag.* = .{ .file = fault };
+    return error.Invalid;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TEMP BinXML → chunk-style definition.
+
+/// Appends to `ext` a chunk-style template definition equivalent to the TEMP `temp` (header
+/// included): first string-table-shaped name entries, then the 24-byte definition header
+/// (the TEMP's GUID) and the body, whose names are offsets into `ext`. Returns the
+/// definition's offset in `ext`, or null (nothing appended) when the TEMP's BinXML is one the
+/// reference fails on (bad inline name, unknown token, template instance) or that this
+/// reader does not model (a value token other than String text): the embedded definition's
+/// error then stands.
+pub fn translate(gpa: Allocator, temp: []const u8, ext: *std.ArrayList(u8)) Allocator.Error!?u32 {
+    if (temp.len < temp_header_size) return null;
+    var t: Translation = .{ .binxml = temp[temp_header_size..] };
+    defer t.deinit(gpa);
+    if (!try t.body(gpa)) return null;
+    const total = ext.items.len + t.names_bytes + 4 * t.refs.items.len + 24 + t.out.items.len;
+    if (total > std.math.maxInt(u32)) return null;
+    try ext.ensureUnusedCapacity(gpa, total - ext.items.len);
+    // Entry: next (0), then the inline name as it is (hash, count, units, NUL): the layout of
+    // a string table entry (6.3) after its link.
+    var name_at: std.ArrayList(u32) = try .initCapacity(gpa, t.names.items.len);
+    defer name_at.deinit(gpa);
+    for (t.names.items) |name| {
+        name_at.appendAssumeCapacity(@intCast(ext.items.len));
+        ext.appendSliceAssumeCapacity(&.{ 0, 0, 0, 0 });
+        ext.appendSliceAssumeCapacity(t.binxml[name.start..name.end]);
+    }
+    const def: u32 = @intCast(ext.items.len);
+    for (t.refs.items) |ref| {
+        std.mem.writeInt(u32, t.out.items[ref.at..][0..4], name_at.items[ref.name], .little);
+    }
+    ext.appendSliceAssumeCapacity(&.{ 0, 0, 0, 0 });
+    ext.appendSliceAssumeCapacity(temp[24..40]);
+    var size: [4]u8 = undefined;
+    std.mem.writeInt(u32, &size, @intCast(t.out.items.len), .little);
+    ext.appendSliceAssumeCapacity(&size);
+    ext.appendSliceAssumeCapacity(t.out.items);
+    assert(ext.items.len == def + 24 + t.out.items.len);
+    return def;
+}
+
+/// The walk of one TEMP's BinXML: tokens copied to `out`, inline names cut out (`names`) and
+/// their places in `out` remembered (`refs`).
+const Translation = struct {
+    binxml: []const u8,
+    pos: usize = 0,
+    out: std.ArrayList(u8) = .empty,
+    names: std.ArrayList(struct { start: usize, end: usize }) = .empty,
+    /// Bytes of every inline name (the entries `translate` writes, less their links).
+    names_bytes: usize = 0,
+    refs: std.ArrayList(struct { at: usize, name: usize }) = .empty,
+
+    fn deinit(t: *Translation, gpa: Allocator) void {
+        t.out.deinit(gpa);
+        t.names.deinit(gpa);
+        t.refs.deinit(gpa);
+    }
+
+    fn take(t: *Translation, n: usize) ?[]const u8 {
+        if (n > t.binxml.len - t.pos) return null;
+        defer t.pos += n;
+        return t.binxml[t.pos..][0..n];
+    }
+
+    fn copy(t: *Translation, gpa: Allocator, n: usize) Allocator.Error!bool {
+        try t.out.appendSlice(gpa, t.take(n) orelse return false);
+        return true;
+    }
+
+    /// A u16 count then that many UTF-16 units, copied.
+    fn copyCounted(t: *Translation, gpa: Allocator) Allocator.Error!bool {
+        const count = t.take(2) orelse return false;
+        try t.out.appendSlice(gpa, count);
+        return t.copy(gpa, 2 * @as(usize, std.mem.readInt(u16, count[0..2], .little)));
+    }
+
+    /// An inline name (hash, count, units, NUL): checked as the reference does (the string
+    /// table's hash, a NUL), replaced in `out` by a 4-byte offset patched later.
+    fn name(t: *Translation, gpa: Allocator) Allocator.Error!bool {
+        const at = t.pos;
+        const stored = std.mem.readInt(u16, (t.take(2) orelse return false)[0..2], .little);
+        const count = std.mem.readInt(u16, (t.take(2) orelse return false)[0..2], .little);
+        const units = t.take(2 * @as(usize, count)) orelse return false;
+        const nul = t.take(2) orelse return false;
+        if (nul[0] != 0 or nul[1] != 0) return false;
+        var h: u32 = 0;
+        var i: usize = 0;
+        while (i < units.len) : (i += 2) {
+            h = h *% 65599 +% std.mem.readInt(u16, units[i..][0..2], .little);
+        }
+        if (stored != @as(u16, @truncate(h))) return false;
+        try t.refs.append(gpa, .{ .at = t.out.items.len, .name = t.names.items.len });
+        try t.names.append(gpa, .{ .start = at, .end = t.pos });
+        t.names_bytes += 4 + t.pos - at;
+        try t.out.appendSlice(gpa, &.{ 0, 0, 0, 0 });
+        return true;
+    }
+
+    /// The tokens up to the first EOF (or the end); false when the reference would refuse
+    /// them or they are not modelled.
+    fn body(t: *Translation, gpa: Allocator) Allocator.Error!bool {
+        while (t.pos < t.binxml.len) {
+            const token = t.binxml[t.pos];
+            t.pos += 1;
+            try t.out.append(gpa, token);
+            const ok = switch (token) {
+                0x00 => return true,
+                0x01, 0x41 => try t.copy(gpa, 6) and try t.name(gpa) and
+                    (token == 0x01 or try t.copy(gpa, 4)),
+                0x02...0x04 => true,
+                // Value text: String only.
+                0x05, 0x45 => try t.copy(gpa, 1) and t.out.getLast() == 0x01 and
+                    try t.copyCounted(gpa),
+                0x06, 0x46, 0x09, 0x49, 0x0A => try t.name(gpa),
+                0x07, 0x47, 0x0B => try t.copyCounted(gpa),
+                0x08, 0x48 => try t.copy(gpa, 2),
+                0x0D...0x0F => try t.copy(gpa, 3),
+                else => false,
+            };
+            if (!ok) return false;
+        }
+        return true;
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The dump's fallback.
+
+/// Renders the whole chunk `bytes` (slot `slot`) into `res` with `cache` standing in for the
+/// definitions that fail (dump.zig's hook, the Rust engine's `Renderer::walk_chunk_wevt`):
+/// walks the chunk; when definitions failed whose GUIDs the cache holds, appends their
+/// translations after the chunk's bytes and walks it again over `chunk ++ appended`, those
+/// offsets redirected. Each round adds at least one template, so it ends.
+pub fn walkChunkWevt(
+    r: *dump.Renderer,
+    cache: *const WevtCache,
+    bytes: *const [chunk.size]u8,
+    slot: u32,
+    res: *dump.ChunkResult,
+) Allocator.Error!void {
+    @branchHint(.cold);
+    const gpa = r.gpa;
+    var ext: std.ArrayList(u8) = .empty;
+    defer ext.deinit(gpa);
+    var fallback: std.AutoHashMapUnmanaged(u32, u32) = .empty;
+    defer fallback.deinit(gpa);
+    var tried: std.AutoHashMapUnmanaged(u32, void) = .empty;
+    defer tried.deinit(gpa);
+    var failed: std.ArrayList(u32) = .empty;
+    defer failed.deinit(gpa);
+    const p = &r.parser;
+    p.wevt_fallback = &fallback;
+    defer p.wevt_fallback = null;
+    while (true) {
+        const data: []const u8 = if (ext.items.len == 0) bytes else ext.items;
+        res.out.truncate(0);
+        res.entries.clearRetainingCapacity();
+        res.details.clear();
+        try p.resetChunk(data);
+        var walker = records.RecordWalker.init(bytes, r.settings.recover_records);
+        try r.walk(res, slot, &walker);
+        try failedOffsets(gpa, p, &failed);
+        const before = fallback.count();
+        for (failed.items) |off| {
+            if ((try tried.getOrPut(gpa, off)).found_existing) continue;
+            // The GUID of the definition header, which must lie inside the chunk.
+            if (off > chunk.size - 24) continue;
+            const t = cache.temp(bytes[off + 4 ..][0..16].*) orelse continue;
+            if (ext.items.len == 0) try ext.appendSlice(gpa, bytes);
+            if (ext.items.len + 2 * t.len > chunk_extension_max) continue;
+            if (try translate(gpa, t, &ext)) |def| try fallback.put(gpa, off, def);
+        }
+        if (fallback.count() == before) break;
+    }
+    // The parser must not keep `ext`'s bytes past this chunk.
+    try p.resetChunk(bytes);
+}
+
+/// The offsets of the definitions that failed in the chunk, ascending (the parser's cache).
+fn failedOffsets(
+    gpa: Allocator,
+    p: *const tokens.Parser,
+    out: *std.ArrayList(u32),
+) Allocator.Error!void {
+    out.clearRetainingCapacity();
+    var it = p.templates.iterator();
+    while (it.next()) |entry| switch (entry.value_ptr.*) {
+        .failed => try out.append(gpa, entry.key_ptr.*),
+        .root, .known => {},
+    };
+    std.mem.sort(u32, out.items, {}, std.sort.asc(u32));
+}
+
 test "the reader takes what the writer's layout gives and stops at a lying length" {
     var bytes: std.ArrayList(u8) = .empty;
     defer bytes.deinit(std.testing.allocator);
@@ -146,4 +890,210 @@ test "the reader takes what the writer's layout gives and stops at a lying lengt
     try std.testing.expectEqual(@as(u64, 0xffff_fff0), fault.length_too_large);
     // The reference's 16 bytes for an empty cache (`extract-wevt-templates` on no blob).
     try std.testing.expectEqualSlices(u8, "WEVTCACH\x01\x00\x00\x00\x00\x00\x00\x00", &header(0));
+}
+
+// Tests. Expected texts are the reference's (`evtx_dump --wevt-cache` on the generator's
+// fixtures, `shared-fixtures/wevt`); expected outcomes and bytes are the generator's design
+// (`shared-fixtures/generator/src/wevt.rs`) and the layouts of wevt-format.md.
+
+const testing = @import("testing.zig");
+const options = @import("options.zig");
+
+/// The generator's `guid_of`: the fixtures' template GUIDs (FNV-1a, two rounds).
+fn guidOf(key: []const u8) [16]u8 {
+    var h: u64 = 0xcbf29ce484222325;
+    var out: [16]u8 = undefined;
+    for (0..2) |round| {
+        for (key) |b| h = (h ^ b) *% 0x100000001b3;
+        h = (h ^ @as(u8, @intCast(round))) *% 0x100000001b3;
+        std.mem.writeInt(u64, out[round * 8 ..][0..8], h, .little);
+    }
+    return out;
+}
+
+fn loadFixture(path: []const u8, diag: *Diagnostic) WevtCache.Error!WevtCache {
+    var dir = std.fs.cwd().openDir(@import("unit_test_options").fixtures, .{}) catch
+        return error.Invalid;
+    defer dir.close();
+    return WevtCache.load(std.testing.allocator, dir, path, diag);
+}
+
+fn utf16(comptime s: []const u8) [2 * s.len]u8 {
+    var out: [2 * s.len]u8 = undefined;
+    for (s, 0..) |c, i| out[2 * i ..][0..2].* = .{ c, 0 };
+    return out;
+}
+
+test "the cache indexes every GUID once, the first blob's TEMP wins" {
+    const gpa = std.testing.allocator;
+    var diag: Diagnostic = undefined;
+    var cache = try loadFixture("wevt/templates.wevtcache", &diag);
+    defer cache.deinit(gpa);
+    // Manifest A: logon, nested-data, bad-hash; B: service, the zero GUID (B's logon is a
+    // second copy).
+    try std.testing.expectEqual(@as(usize, 5), cache.count());
+    const logon = cache.temp(guidOf("wevt-logon")).?;
+    try std.testing.expectEqualStrings("TEMP", logon[0..4]);
+    try std.testing.expectEqualSlices(u8, &guidOf("wevt-logon"), logon[24..40]);
+    try std.testing.expect(std.mem.indexOf(u8, logon, &utf16("TargetUserSid")) != null);
+    try std.testing.expect(cache.temp(@splat(0)) != null);
+    try std.testing.expect(cache.temp(guidOf("wevt-unknown")) == null);
+    var b_first = try loadFixture("wevt/templates-b-first.wevtcache", &diag);
+    defer b_first.deinit(gpa);
+    const shadowed = b_first.temp(guidOf("wevt-logon")).?;
+    try std.testing.expect(std.mem.indexOf(u8, shadowed, &utf16("Shadowed")) != null);
+    var empty = try loadFixture("wevt/empty.wevtcache", &diag);
+    defer empty.deinit(gpa);
+    try std.testing.expectEqual(@as(usize, 0), empty.count());
+}
+
+test "damaged caches fail in the reference's words" {
+    const cases = [_][2][]const u8{
+        .{ "damaged-magic", "invalid `.wevtcache` magic for `{s}`" },
+        .{ "damaged-version", "unsupported `.wevtcache` version 2 for `{s}` (expected 1)" },
+        .{ "damaged-kind", "unknown `.wevtcache` entry kind 7 for `{s}`" },
+        .{ "damaged-length", "`.wevtcache` entry length 4294967280 is larger than the rest " ++
+            "of `{s}`" },
+        .{ "damaged-truncated", "`.wevtcache` entry length 1232 is larger than the rest of `{s}`" },
+        .{ "damaged-short", "I/O error while read header `{s}`: failed to fill whole buffer" ++
+            "\n\nCaused by:\n    failed to fill whole buffer" },
+        .{ "damaged-crim-magic", "failed to parse CRIM/WEVT blob: invalid signature at " ++
+            "offset 0: expected [67, 82, 73, 77], got [67, 82, 73, 88]" },
+        .{ "damaged-temp-size", "failed to parse CRIM/WEVT blob: size 65535 out of bounds for " ++
+            "TEMP.size at offset 104" },
+        .{ "damaged-ttbl-count", "failed to parse CRIM/WEVT blob: buffer too small for TEMP " ++
+            "header at offset 1304 (need 40 bytes, have 0)" },
+        .{ "missing", "I/O error while open `{s}`: No such file or directory (os error 2)" ++
+            "\n\nCaused by:\n    No such file or directory (os error 2)" },
+    };
+    inline for (cases) |case| {
+        const path = "wevt/" ++ case[0] ++ ".wevtcache";
+        var diag: Diagnostic = undefined;
+        try std.testing.expectError(error.Invalid, loadFixture(path, &diag));
+        const want = try std.mem.replaceOwned(u8, std.testing.allocator, case[1], "{s}", path);
+        defer std.testing.allocator.free(want);
+        var got: [512]u8 = undefined;
+        const text = try std.fmt.bufPrint(&got, "{f}", .{diag.text(path)});
+        try std.testing.expectEqualStrings(want, text);
+    }
+}
+
+test "a TEMP becomes a name entry, a definition header and a body naming it by offset" {
+    const gpa = std.testing.allocator;
+    const guid: [16]u8 = .{ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+    const head = "TEMP" ++ [_]u8{0} ** 20 ++ guid;
+    // Fragment header; <A/> (dependency none, element size 16, inline name: hash of "A"
+    // (0x41), one unit, NUL); EOF; then bytes that are not BinXML (the item descriptors).
+    const binxml = [_]u8{ 0x0F, 1, 1, 0, 0x01, 0xFF, 0xFF, 16, 0, 0, 0 } ++
+        [_]u8{ 0x41, 0, 1, 0, 0x41, 0, 0, 0, 0x03, 0x00, 0xEE, 0xEE };
+    var ext: std.ArrayList(u8) = .empty;
+    defer ext.deinit(gpa);
+    try ext.appendSlice(gpa, "abc");
+    try std.testing.expectEqual(@as(?u32, 15), try translate(gpa, head ++ binxml, &ext));
+    const want = "abc" ++
+        // The name entry at 3: next offset, hash, count, units, NUL (6.3).
+        [_]u8{ 0, 0, 0, 0, 0x41, 0, 1, 0, 0x41, 0, 0, 0 } ++
+        // The definition at 15: next offset, GUID, data size 17 (6.5).
+        [_]u8{ 0, 0, 0, 0 } ++ guid ++ [_]u8{ 17, 0, 0, 0 } ++
+        // The body: the name is chunk offset 3; the EOF ends it.
+        [_]u8{ 0x0F, 1, 1, 0, 0x01, 0xFF, 0xFF, 16, 0, 0, 0, 3, 0, 0, 0, 0x03, 0x00 };
+    try std.testing.expectEqualSlices(u8, want, ext.items);
+    // A wrong hash, a value text other than String, a template instance: refused, nothing
+    // appended.
+    var bad_hash = binxml;
+    bad_hash[11] = 0x42;
+    const not_string = [_]u8{ 0x0F, 1, 1, 0, 0x05, 0x04, 1, 0, 0x41, 0, 0x00 };
+    const instance = [_]u8{ 0x0F, 1, 1, 0, 0x0C, 0x00 };
+    for ([_][]const u8{ &bad_hash, &not_string, &instance }) |body| {
+        const temp = try std.mem.concat(gpa, u8, &.{ head, body });
+        defer gpa.free(temp);
+        try std.testing.expectEqual(@as(?u32, null), try translate(gpa, temp, &ext));
+        try std.testing.expectEqual(want.len, ext.items.len);
+    }
+}
+
+/// Renders chunk 0 of `log` as JSON lines with `cache` and checks its entries: per record,
+/// its id, a text its rendering holds (null: it failed), and the failure's detail or a text
+/// the rendering must not hold.
+fn expectRecords(
+    log: []const u8,
+    cache: ?*const WevtCache,
+    recover: bool,
+    comptime expected: []const struct { u64, ?[]const u8, ?[]const u8 },
+) !void {
+    const gpa = std.testing.allocator;
+    const settings: options.Options = .{
+        .format = .jsonl,
+        .indent = false,
+        .show_record_number = false,
+        .recover_records = recover,
+        .wevt_cache = cache,
+    };
+    var res = dump.ChunkResult.init(gpa);
+    defer res.deinit();
+    try testing.renderSlot(gpa, log, 0, &settings, &res);
+    try std.testing.expectEqual(expected.len, res.entries.items.len);
+    for (expected, res.entries.items) |want, *e| {
+        errdefer std.debug.print("record {d}: {s}{s}\n", .{ want[0], e.detail(), res.text(e) });
+        try std.testing.expectEqual(@as(?u64, want[0]), e.record_id);
+        // Rendered with this text in it, or failed with this detail.
+        if (want[1]) |text| {
+            try std.testing.expect(std.mem.indexOf(u8, res.text(e), text) != null);
+        } else try std.testing.expectEqualStrings(want[2].?, e.detail());
+        if (want[1] != null and want[2] != null)
+            try std.testing.expect(std.mem.indexOf(u8, res.text(e), want[2].?) == null);
+    }
+}
+
+test "events.evtx: the records whose definitions fail render from the cache" {
+    const gpa = std.testing.allocator;
+    const log = try testing.readFixture(gpa, "wevt/events.evtx");
+    defer gpa.free(log);
+    var diag: Diagnostic = undefined;
+    var cache = try loadFixture("wevt/templates.wevtcache", &diag);
+    defer cache.deinit(gpa);
+    const invalid = "invalid token";
+    const no_root = "template definition without exactly one root element";
+    try expectRecords(log, null, false, &.{
+        .{ 1, "embedded template", null }, .{ 2, null, invalid },
+        .{ 3, null, invalid },             .{ 4, null, invalid },
+        .{ 5, null, invalid },             .{ 6, null, invalid },
+        .{ 7, null, invalid },             .{ 8, null, no_root },
+        .{ 9, null, invalid },             .{ 10, "embedded template", null },
+    });
+    // 6 is in no cache, 7's cached copy is damaged; 5's NULL drops the element of
+    // dependency 4 (State); 8 names the zero GUID; 9's inner instance is cached.
+    try expectRecords(log, &cache, false, &.{
+        .{ 1, "embedded template", null },  .{ 2, "alice", null },
+        .{ 3, "bob", null },                .{ 4, "disabled", null },
+        .{ 5, "Spooler <print>", "State" }, .{ 6, null, invalid },
+        .{ 7, null, invalid },              .{ 8, "from the zero GUID", null },
+        .{ 9, "notepad.exe", null },        .{ 10, "embedded template", null },
+    });
+    var b_first = try loadFixture("wevt/templates-b-first.wevtcache", &diag);
+    defer b_first.deinit(gpa);
+    try expectRecords(log, &b_first, false, &.{
+        .{ 1, "embedded template", null },  .{ 2, "manifest B's copy", "alice" },
+        .{ 3, "manifest B's copy", null },  .{ 4, "disabled", null },
+        .{ 5, "Spooler <print>", "State" }, .{ 6, null, invalid },
+        .{ 7, null, invalid },              .{ 8, "from the zero GUID", null },
+        .{ 9, "notepad.exe", null },        .{ 10, "embedded template", null },
+    });
+}
+
+test "carved.evtx: stale records with broken definitions render from the cache" {
+    const gpa = std.testing.allocator;
+    const log = try testing.readFixture(gpa, "wevt/carved.evtx");
+    defer gpa.free(log);
+    var diag: Diagnostic = undefined;
+    var cache = try loadFixture("wevt/templates.wevtcache", &diag);
+    defer cache.deinit(gpa);
+    // Without a cache the carved records fail, and carved failures are no entries.
+    try expectRecords(log, null, true, &.{
+        .{ 1, "embedded template", null }, .{ 2, null, "invalid token" },
+    });
+    try expectRecords(log, &cache, true, &.{
+        .{ 1, "embedded template", null },   .{ 2, "carol", null },
+        .{ 20, "\"recovered\":true", null }, .{ 21, "notepad.exe", null },
+    });
 }
