@@ -408,6 +408,19 @@ impl Programs {
                 self.word(0x400 | u32::from(t));
                 self.slots.push(slot(t, start as u32, w as u32));
                 p = start + w.max(size);
+            } else if t == ty::NULL {
+                self.word(0);
+                self.slots.push(Value::NULL);
+                p = start + size;
+            } else if t == ty::SID && start + 8 <= chunk.len() {
+                // `decode_sized`'s SID: the length comes from the sub-authority count.
+                let len = 8 + 4 * usize::from(chunk[start + 1]);
+                if start + len > chunk.len() {
+                    return None;
+                }
+                self.word(0x400 | u32::from(t));
+                self.slots.push(slot(t, start as u32, len as u32));
+                p = start + len.max(size);
             } else {
                 let (decoded, mut stop) =
                     values_decode::decode_sized(chunk, p, t, size, cx.codec).ok()?;
