@@ -109,6 +109,7 @@ pub const RUST: Groups = &[
             "tokens.rs:",
             "tokens::",
             "Programs::scan",
+            "Programs::sign",
             "chunk",
             "records",
             "dump::Renderer::walk",

@@ -20,7 +20,7 @@ use crate::escape;
 use crate::template::{Identities, Templates};
 use crate::tokens::{self, Scratch, Source};
 use crate::tree::{Names, Node};
-use crate::values_decode::{self, Slot};
+use crate::values_decode::{self, ty, Slot, Value};
 use crate::values_format::{self, Flavor};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
@@ -31,6 +31,9 @@ use crate::limits::MAX_PROGRAM_ARRAY_ITEMS;
 use crate::limits::MAX_PROGRAM_VALUES;
 /// Nested instances deeper than this are not recorded.
 const MAX_SIGN_DEPTH: usize = 8;
+/// Signature words one value adds at most: its class, and for an expanded array its item count
+/// and the two halves of its empty-item mask.
+const MAX_VALUE_WORDS: usize = 4;
 
 /// One step of a program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,13 +135,13 @@ fn write_item(
     out: &mut Vec<u8>,
     chunk: &[u8],
     codec: &'static Encoding,
-    slot: &Slot,
+    v: &Value,
     item: u16,
     flavor: Flavor,
 ) {
-    let Slot::Value(v) = slot else {
+    if v.ty & ty::ARRAY == 0 {
         return;
-    };
+    }
     let want = usize::from(item) - 1;
     let mut k = 0;
     values_decode::for_each_item(chunk, v, |it| {
@@ -168,27 +171,62 @@ fn write_item(
     });
 }
 
-/// Writes slot `slot` for `flavor` (replay).
+/// Writes slot `v` for `flavor` (replay; the slot table's tags are [`slot_of`]'s).
 #[inline]
 fn write_slot(
     out: &mut Vec<u8>,
     chunk: &[u8],
     codec: &'static Encoding,
-    slot: &Slot,
+    v: &Value,
     flavor: Flavor,
 ) {
-    match *slot {
-        Slot::Text16 { off, units } => {
-            let o = off as usize;
-            escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, flavor.utf16_mode());
+    match v.ty {
+        ty::STRING => {
+            let o = v.off as usize;
+            escape::write_utf16_in(out, chunk, o, o + 2 * v.len as usize, flavor.utf16_mode());
         }
-        Slot::Ansi { off, len } => {
-            let o = off as usize;
-            values_format::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
+        ty::ANSI => {
+            let o = v.off as usize;
+            values_format::write_ansi(out, &chunk[o..o + v.len as usize], codec, flavor);
         }
-        Slot::Value(v) => values_format::write_value(out, chunk, &v, codec, flavor),
-        Slot::Null | Slot::BinXml { .. } | Slot::Fragment { .. } => {}
+        ty::BINXML => {}
+        _ => values_format::write_value(out, chunk, v, codec, flavor),
     }
+}
+
+/// A slot of the table: type `t`, `len` bytes (UTF-16 units for text) at chunk offset `off`.
+#[inline]
+fn slot(t: u8, off: u32, len: u32) -> Value {
+    Value {
+        ty: t,
+        src: 0,
+        item: 0,
+        count: 1,
+        off,
+        len,
+    }
+}
+
+/// The slot table's entry for a decoded value, and its signature class. Text, ANSI and BinXML
+/// values are tagged with their type codes (`STRING`, `ANSI`, `BINXML`), which no decoded
+/// [`Value`] carries, so the table needs no enum. The class holds every shape bit a renderer
+/// reads: Null, empty or not, the type, and whether an array expands.
+#[inline]
+fn slot_of(s: Slot) -> Option<(Value, u32)> {
+    Some(match s {
+        Slot::Null => (Value::NULL, 0),
+        Slot::Text16 { off, units } => (slot(ty::STRING, off, units), 0x100 | u32::from(units > 0)),
+        Slot::Ansi { off, len } => (slot(ty::ANSI, off, len), 0x200 | u32::from(len > 0)),
+        Slot::Value(v) => {
+            let class = 0x400
+                | (u32::from(v.is_expandable()) << 13)
+                | (u32::from(v.is_empty()) << 8)
+                | u32::from(v.ty);
+            (v, class)
+        }
+        Slot::BinXml { off, len } => (slot(ty::BINXML, off, len), 0x800),
+        Slot::Fragment { .. } => return None,
+    })
 }
 
 /// What [`Programs::sign`] needs to look template definitions up (and parse them on first use).
@@ -199,16 +237,26 @@ pub struct Defs<'a> {
     pub identities: &'a mut Identities,
 }
 
-/// One stored program: its run of operations and of literal bytes in [`Programs`].
+/// One stored program: its signature and its runs of operations and of literal bytes in
+/// [`Programs`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Program {
+    pub signature_start: u32,
+    pub signature_len: u32,
     pub ops_start: u32,
     pub ops_len: u32,
     pub lits_start: u32,
     pub lits_len: u32,
 }
 
-type SigMap = crate::bytes::FastMap<Vec<u8>, Program>;
+/// Signature hash → index in `Programs::programs` (the signature is compared on a hit).
+type HashMap = crate::bytes::FastMap<u64, u32>;
+
+/// Mixes one signature word into the hash (`SigHasher`'s step).
+#[inline]
+fn mix(hash: u64, word: u32) -> u64 {
+    (hash.rotate_left(5) ^ u64::from(word)).wrapping_mul(0x517c_c1b7_2722_0a95)
+}
 
 /// Programs are kept across chunks (signatures name definitions by content); these caps bound
 /// the memory a crafted file can make them take.
@@ -217,12 +265,18 @@ use crate::limits::{MAX_PROGRAMS, MAX_PROGRAM_BYTES};
 /// The programs of one renderer, by signature.
 #[derive(Debug, Default)]
 pub struct Programs {
-    by_sig: SigMap,
+    programs: Vec<Program>,
+    by_hash: HashMap,
+    signatures: Vec<u32>,
     ops: Vec<Op>,
     lits: Vec<u8>,
-    /// Scratch: the current record's signature and flattened values.
-    pub sig: Vec<u8>,
-    pub flat: Vec<Slot>,
+    /// Scratch: the current record's signature words and their hash, built as its values are
+    /// read (the Zig engine's `signature`).
+    signature: Vec<u32>,
+    hash: u64,
+    /// Scratch: the current record's substitution values by record-wide number, at most
+    /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
+    slots: Vec<Value>,
 }
 
 /// What [`Programs::sign`] found for one record (the Zig engine's `Sign`).
@@ -239,25 +293,45 @@ pub enum Sign {
 impl Programs {
     /// Forgets every program.
     pub fn clear(&mut self) {
-        self.by_sig.clear();
+        self.programs.clear();
+        self.by_hash.clear();
+        self.signatures.clear();
         self.ops.clear();
         self.lits.clear();
     }
 
     /// Checks the record's BinXML window `start..end` for the single-instance shape, reads
-    /// all values (record-wide numbering) into `self.flat` and its signature into `self.sig`.
+    /// all values (record-wide numbering) into the slot table and signs them, in one pass
+    /// over each instance's descriptors (the Zig engine's `Programs.sign`).
     pub fn sign(&mut self, cx: Source<'_>, defs: &mut Defs<'_>, start: usize, end: usize) -> Sign {
-        self.sig.clear();
-        self.flat.clear();
-        if self.scan_stream(cx, defs, start, end, 0).is_none()
-            || self.flat.len() > MAX_PROGRAM_VALUES
-        {
+        self.signature.clear();
+        self.slots.clear();
+        self.hash = 0;
+        if self.scan_stream(cx, defs, start, end, 0).is_none() {
             return Sign::Unsupported;
         }
-        match self.by_sig.get(&self.sig) {
-            Some(&program) => Sign::Hit { program },
-            None => Sign::Miss,
+        self.lookup()
+    }
+
+    /// The current signature's program, or `Miss`.
+    fn lookup(&self) -> Sign {
+        let Some(&index) = self.by_hash.get(&self.hash) else {
+            return Sign::Miss;
+        };
+        let program = self.programs[index as usize];
+        let start = program.signature_start as usize;
+        let stored = &self.signatures[start..start + program.signature_len as usize];
+        if stored != self.signature.as_slice() {
+            return Sign::Miss;
         }
+        Sign::Hit { program }
+    }
+
+    /// Appends one signature word and mixes it into the hash.
+    #[inline]
+    fn word(&mut self, word: u32) {
+        self.signature.push(word);
+        self.hash = mix(self.hash, word);
     }
 
     /// A stream of exactly `[fragment header] instance [EOF ...]`.
@@ -281,60 +355,135 @@ impl Programs {
             return None;
         }
         pos += 1;
-        let base = self.flat.len();
-        let (def_off, n) = tokens::read_instance_values(cx, &mut pos, &mut self.flat).ok()?;
+        self.scan_instance(cx, defs, &mut pos, depth)?;
         if pos < end && *chunk.get(pos)? != 0x00 {
             return None;
         }
-        let id =
-            defs.identities
-                .get(cx, defs.templates, defs.names, defs.scratch, def_off, depth)?;
-        self.sig.extend_from_slice(&id.to_le_bytes());
-        self.sig.extend_from_slice(&(n as u32).to_le_bytes());
-        for i in base..base + n {
-            let slot = self.flat[i];
-            let class: u16 = match slot {
-                Slot::Null => 0,
-                Slot::Text16 { units, .. } => 0x100 | u16::from(units > 0),
-                Slot::Ansi { len, .. } => 0x200 | u16::from(len > 0),
-                Slot::Value(v) => {
-                    0x400
-                        | (u16::from(v.is_expandable()) << 13)
-                        | (u16::from(v.is_empty()) << 8)
-                        | u16::from(v.ty)
+        Some(())
+    }
+
+    /// Reads the instance at `*pos` (just after the 0x0C byte) in the token parser's order
+    /// (descriptors, values, definition, BinXML values) and with its checks, signing each value
+    /// as its descriptor is read: the value count, one class per value, the definition's
+    /// identity, then the nested instances. Any error gives up (`None`): the full parse then
+    /// reports it. A descriptor of an unknown type fails `decode_sized`, so the parser's
+    /// check of all descriptors first (6.4 step 1) needs no pass of its own here.
+    fn scan_instance(
+        &mut self,
+        cx: Source<'_>,
+        defs: &mut Defs<'_>,
+        pos: &mut usize,
+        depth: usize,
+    ) -> Option<()> {
+        let chunk = cx.chunk;
+        let head = tokens::read_instance_head(chunk, *pos).ok()?;
+        let n = head.count;
+        let base = self.slots.len();
+        if n > MAX_PROGRAM_VALUES - base {
+            return None;
+        }
+        self.signature.reserve(2 + MAX_VALUE_WORDS * n);
+        self.slots.reserve(n);
+        self.word(n as u32);
+        let mut p = head.values();
+        for d in chunk[head.descriptors..head.values()].chunks_exact(4) {
+            let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
+            let t = d[2];
+            let start = p;
+            // The common cases inline, as in `tokens::read_instance_values`; the rest through
+            // `decode_sized`.
+            let w = values_decode::fixed_width(t);
+            if t == ty::STRING && size % 2 == 0 && start + size <= chunk.len() {
+                // A text starting with NUL is empty (`values_decode::text16`).
+                let units = if size > 0 && (chunk[start] | chunk[start + 1]) != 0 {
+                    size / 2
+                } else {
+                    0
+                };
+                self.word(0x100 | u32::from(units > 0));
+                self.slots
+                    .push(slot(ty::STRING, start as u32, units as u32));
+                p = start + size;
+            } else if w != 0 && t != ty::BOOL && start + w <= chunk.len() {
+                self.word(0x400 | u32::from(t));
+                self.slots.push(slot(t, start as u32, w as u32));
+                p = start + w.max(size);
+            } else if t == ty::NULL {
+                self.word(0);
+                self.slots.push(Value::NULL);
+                p = start + size;
+            } else if t == ty::SID && start + 8 <= chunk.len() {
+                // `decode_sized`'s SID: the length comes from the sub-authority count.
+                let len = 8 + 4 * usize::from(chunk[start + 1]);
+                if start + len > chunk.len() {
+                    return None;
                 }
-                Slot::BinXml { .. } => 0x800,
-                Slot::Fragment { .. } => return None,
-            };
-            self.sig.extend_from_slice(&class.to_le_bytes());
-            if let Slot::Value(v) = slot {
-                if v.is_expandable() {
-                    // Expansion repeats elements per item and drops empty string items: the
-                    // count and which items are empty are part of the shape.
-                    if v.count > MAX_PROGRAM_ARRAY_ITEMS {
-                        return None;
-                    }
-                    self.sig.extend_from_slice(&v.count.to_le_bytes());
-                    if v.ty == 0x81 || v.ty == 0x82 {
-                        let sig = &mut self.sig;
-                        values_decode::for_each_item(chunk, &v, |it| {
-                            sig.push(u8::from(it.is_some()))
-                        });
-                    }
+                self.word(0x400 | u32::from(t));
+                self.slots.push(slot(t, start as u32, len as u32));
+                p = start + len.max(size);
+            } else {
+                let (decoded, mut stop) =
+                    values_decode::decode_sized(chunk, p, t, size, cx.codec).ok()?;
+                if t == ty::NULL {
+                    stop += size;
                 }
+                p = stop.max(start + size);
+                self.sign_decoded(chunk, decoded)?;
+            }
+            if p > chunk.len() {
+                return None;
             }
         }
+        *pos = p;
+        let id = defs.identities.get(
+            cx,
+            defs.templates,
+            defs.names,
+            defs.scratch,
+            head.def_off,
+            depth,
+        )?;
+        self.word(id);
         for i in base..base + n {
-            if let Slot::BinXml { off, len } = self.flat[i] {
-                self.scan_stream(cx, defs, off as usize, (off + len) as usize, depth + 1)?;
+            let v = self.slots[i];
+            if v.ty == ty::BINXML {
+                let (off, len) = (v.off as usize, v.len as usize);
+                self.scan_stream(cx, defs, off, off + len, depth + 1)?;
             }
         }
         Some(())
     }
 
+    /// Signs a value `decode_sized` read and numbers it as the next slot.
+    #[inline(never)]
+    fn sign_decoded(&mut self, chunk: &[u8], decoded: Slot) -> Option<()> {
+        let (v, class) = slot_of(decoded)?;
+        self.word(class);
+        if v.is_expandable() {
+            // Expansion repeats elements per item and drops empty string items: the count
+            // and which items are empty are part of the shape.
+            if v.count > MAX_PROGRAM_ARRAY_ITEMS {
+                return None;
+            }
+            self.word(u32::from(v.count));
+            if v.ty == 0x81 || v.ty == 0x82 {
+                let mut mask = 0u64;
+                let mut k = 0;
+                values_decode::for_each_item(chunk, &v, |it| {
+                    mask |= u64::from(it.is_some()) << k;
+                    k += 1;
+                });
+                self.word(mask as u32);
+                self.word((mask >> 32) as u32);
+            }
+        }
+        self.slots.push(v);
+        Some(())
+    }
+
     /// Stores the recorded program under the current signature.
     pub fn store(&mut self, rec: Recorder, out: &[u8]) {
-        if self.by_sig.len() >= MAX_PROGRAMS
+        if self.programs.len() >= MAX_PROGRAMS
             || self.lits.len() + 8 * self.ops.len() > MAX_PROGRAM_BYTES
         {
             return;
@@ -352,17 +501,24 @@ impl Programs {
                 });
             }
             self.lits.extend_from_slice(&lits);
+            let signature_start = self.signatures.len() as u32;
+            self.signatures.extend_from_slice(&self.signature);
             let program = Program {
+                signature_start,
+                signature_len: self.signature.len() as u32,
                 ops_start: op_start,
                 ops_len: self.ops.len() as u32 - op_start,
                 lits_start: lit_start,
                 lits_len: self.lits.len() as u32 - lit_start,
             };
-            self.by_sig.insert(self.sig.clone(), program);
+            // A hash shared with an older signature points at the newer program from now on;
+            // `lookup` compares the signature, so the older one only renders the slow way.
+            self.by_hash.insert(self.hash, self.programs.len() as u32);
+            self.programs.push(program);
         }
     }
 
-    /// Replays `program` over `self.flat`; `false` (output unfinished) when the output passes
+    /// Replays `program` over `self.slots`; `false` (output unfinished) when the output passes
     /// `limit`.
     pub fn replay(
         &self,
@@ -387,7 +543,7 @@ impl Programs {
                     if out.len() > limit {
                         return false;
                     }
-                    if let Some(slot) = self.flat.get(usize::from(src) - 1) {
+                    if let Some(slot) = self.slots.get(usize::from(src) - 1) {
                         if item == 0 {
                             write_slot(out, cx.chunk, cx.codec, slot, flavor);
                         } else {

@@ -538,16 +538,32 @@ impl Stream {
     }
 }
 
-/// Reads the header, descriptors and values of a template instance (6.4) at `*pos` (just after
-/// the 0x0C byte), pushing one slot per value onto `out`. Returns the definition offset and the
-/// number of values; `*pos` ends after the last value.
-pub fn read_instance_values(
-    cx: Source<'_>,
-    pos: &mut usize,
-    out: &mut Vec<Slot>,
-) -> BinXmlResult<(u32, usize)> {
-    let chunk = cx.chunk;
-    let at = *pos;
+/// The header of a template instance (6.4) up to its values: the Zig engine's `InstanceHead`.
+#[derive(Debug, Clone, Copy)]
+pub struct InstanceHead {
+    /// Chunk offset of the template definition.
+    pub def_off: u32,
+    /// Number of values.
+    pub count: usize,
+    /// Chunk offset of the descriptor table (`count` entries of 4 bytes, inside the chunk).
+    pub descriptors: usize,
+}
+
+impl InstanceHead {
+    /// Chunk offset of the first value, just after the descriptor table.
+    #[inline]
+    pub fn values(&self) -> usize {
+        self.descriptors + 4 * self.count
+    }
+}
+
+/// Reads the header of a template instance at `pos` (just after the 0x0C byte), skipping an
+/// inline definition, up to its descriptor table (which is checked to lie in the chunk).
+/// Shared by the token parser and the program scan (`program::Programs::sign`), as the Zig
+/// engine's `readInstanceHead`; the descriptors' types are the caller's to check.
+#[inline]
+pub fn read_instance_head(chunk: &[u8], pos: usize) -> BinXmlResult<InstanceHead> {
+    let at = pos;
     u8_at(chunk, at)?;
     u32_at(chunk, at + 1)?;
     let def_off = u32_at(chunk, at + 5)?;
@@ -562,11 +578,29 @@ pub fn read_instance_values(
             ));
         }
     }
-    let n = u32_at(chunk, p)? as usize;
+    let count = u32_at(chunk, p)? as usize;
     p += 4;
-    if n > (chunk.len() - p) / 4 {
+    if count > (chunk.len() - p) / 4 {
         return Err(err("value descriptors past the end of the chunk", p));
     }
+    Ok(InstanceHead {
+        def_off,
+        count,
+        descriptors: p,
+    })
+}
+
+/// Reads the header, descriptors and values of a template instance (6.4) at `*pos` (just after
+/// the 0x0C byte), pushing one slot per value onto `out`. Returns the definition offset and the
+/// number of values; `*pos` ends after the last value.
+pub fn read_instance_values(
+    cx: Source<'_>,
+    pos: &mut usize,
+    out: &mut Vec<Slot>,
+) -> BinXmlResult<(u32, usize)> {
+    let chunk = cx.chunk;
+    let head = read_instance_head(chunk, *pos)?;
+    let (def_off, n, mut p) = (head.def_off, head.count, head.descriptors);
     let table = &chunk[p..p + 4 * n];
     // All descriptors are checked before any value is read (6.4 step 1).
     for (i, d) in table.chunks_exact(4).enumerate() {
