@@ -700,7 +700,10 @@ fn fillSystem(p: *Parser) evtx_status {
 
 /// The timestamp text of each entry of the last batch (include/evtx.h,
 /// zig/src/timestamps.zig), empty for error entries; any output format.
-pub export fn evtx_parser_batch_timestamps(parser: ?*evtx_parser, out: ?*evtx_batch_texts) callconv(.c) u32 {
+pub export fn evtx_parser_batch_timestamps(
+    parser: ?*evtx_parser,
+    out: ?*evtx_batch_texts,
+) callconv(.c) u32 {
     const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
     const o = out orelse return @intFromEnum(fail(.null_argument, "texts is NULL", .{}));
     const p = state(h);
@@ -720,7 +723,8 @@ fn fillTimestamps(p: *Parser) evtx_status {
     const b = &p.batch;
     for (b.statuses.items, b.filetimes.items) |st, filetime| {
         const ok = st == @intFromEnum(evtx_status.ok);
-        p.timestamps.push(gpa, if (ok) filetime else null) catch return fail(.internal, "out of memory", .{});
+        p.timestamps.push(gpa, if (ok) filetime else null) catch
+            return fail(.internal, "out of memory", .{});
     }
     std.debug.assert(p.timestamps.len() == b.statuses.items.len);
     return .ok;

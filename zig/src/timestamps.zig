@@ -121,7 +121,8 @@ fn civil(days: i64) Date {
     const z = days + 719_468;
     const era = @divFloor(z, 146_097);
     const doe = @mod(z, 146_097);
-    const yoe = @divTrunc(doe - @divTrunc(doe, 1460) + @divTrunc(doe, 36_524) - @divTrunc(doe, 146_096), 365);
+    const yoe_days = doe - @divTrunc(doe, 1460) + @divTrunc(doe, 36_524) - @divTrunc(doe, 146_096);
+    const yoe = @divTrunc(yoe_days, 365);
     const doy = doe - (365 * yoe + @divTrunc(yoe, 4) - @divTrunc(yoe, 100));
     const mp = @divTrunc(5 * doy + 2, 153);
     const day = doy - @divTrunc(153 * mp + 2, 5) + 1;
