@@ -319,6 +319,20 @@ typedef struct evtx_batch_system {
   const uint8_t *present;
 } evtx_batch_system;
 
+// One text per entry of the last `evtx_batch`, filled by `evtx_parser_batch_timestamps`:
+// each record's FILETIME as pyevtx-rs 0.14 gives `timestamp`, RFC 3339 in UTC with the 100 ns
+// ticks, trailing zeros trimmed (no `.` when they are 0), then `Z UTC`
+// (`2025-01-06T07:58:14.6210546Z UTC`). The text is empty for an error entry, a FILETIME of 0
+// or a year past 9999. Every pointer stays valid until the next call on the same parser.
+typedef struct evtx_batch_texts {
+  // Number of entries, `count` of the batch.
+  size_t count;
+  // The texts back to back (ASCII); entry `i` is `data[offsets[i]..offsets[i + 1]]`.
+  const uint8_t *data;
+  // `count + 1` offsets into `data`, starting at 0.
+  const uint64_t *offsets;
+} evtx_batch_texts;
+
 // Receives rendered bytes, in output order. `data` is valid only during the call. Return 0 to
 // go on, anything else to stop the dump (`EVTX_STATUS_CALLBACK_ABORTED`). The bytes of one
 // record are never split across calls, but one call may carry many records.
@@ -434,6 +448,19 @@ evtx_status evtx_parser_next_batch(struct evtx_parser *parser,
 // `parser` as for `evtx_parser_next`; `system` is NULL or valid for one `evtx_batch_system`
 // write.
 evtx_status evtx_parser_batch_system(struct evtx_parser *parser, struct evtx_batch_system *system);
+
+// Fills `*texts` with the timestamp text of each entry of the last `evtx_parser_next_batch`
+// (see `evtx_batch_texts`: pyevtx-rs's `timestamp`, empty for an error entry, a FILETIME of 0
+// or a year past 9999), so a binding does not format FILETIMEs itself. Any output format.
+// Returns `EVTX_STATUS_OK` (`texts->count` is the batch's `count`, 0 before any batch or after
+// `EVTX_STATUS_END`) or `EVTX_STATUS_NULL_ARGUMENT`. `*texts` and what it points to are valid
+// until the next call on this parser.
+//
+// # Safety
+// `parser` as for `evtx_parser_next`; `texts` is NULL or valid for one `evtx_batch_texts`
+// write.
+evtx_status evtx_parser_batch_timestamps(struct evtx_parser *parser,
+                                         struct evtx_batch_texts *texts);
 
 // Renders every record not pulled yet into `write`, in output order: the concatenated bytes
 // equal the CLI's stdout for the same options. Chunk and record errors go to `on_error`

@@ -43,6 +43,7 @@ class RawBatch(NamedTuple):
     statuses: bytes
     recovered: bytes
     system: RawSystem | None
+    timestamps: tuple[bytes, bytes] | None
 
 class EvtxError(Exception):
     file: str
@@ -72,7 +73,8 @@ class Parser:
                  validate_checksums: bool = False, recover_records: bool = False,
                  ansi_codec: str = "windows-1252", separate_json_attributes: bool = False,
                  skip_errors: bool = False) -> None: ...
-    def batches(self, format: Literal["jsonl", "json", "xml"] = "jsonl", system: bool = False) -> Iterator[RawBatch]: ...
+    def batches(self, format: Literal["jsonl", "json", "xml"] = "jsonl", system: bool = False,
+                timestamps: bool = False) -> Iterator[RawBatch]: ...
     def records(self) -> Iterator[Record]: ...
     @overload
     def records_json(self, parsed: Literal[False] = False) -> Iterator[Record]: ...

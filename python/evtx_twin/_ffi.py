@@ -97,6 +97,16 @@ class BatchSystem(ctypes.Structure):
     ]
 
 
+class BatchTexts(ctypes.Structure):
+    """`evtx_batch_texts` (`evtx_parser_batch_timestamps`)."""
+
+    _fields_ = [
+        ("count", ctypes.c_size_t),
+        ("data", ctypes.c_void_p),
+        ("offsets", ctypes.c_void_p),
+    ]
+
+
 #: `evtx_batch_system.present` bits.
 SYSTEM_PROVIDER, SYSTEM_EVENT_ID, SYSTEM_LEVEL, SYSTEM_CHANNEL, SYSTEM_COMPUTER = 1, 2, 4, 8, 16
 
@@ -127,6 +137,8 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.evtx_parser_next_batch.argtypes = [ParserHandle, size, size, ctypes.POINTER(Batch)]
     lib.evtx_parser_batch_system.restype = u32
     lib.evtx_parser_batch_system.argtypes = [ParserHandle, ctypes.POINTER(BatchSystem)]
+    lib.evtx_parser_batch_timestamps.restype = u32
+    lib.evtx_parser_batch_timestamps.argtypes = [ParserHandle, ctypes.POINTER(BatchTexts)]
     lib.evtx_parser_free.restype = None
     lib.evtx_parser_free.argtypes = [ParserHandle]
     return lib

@@ -73,6 +73,9 @@ class RawBatch(NamedTuple):
     recovered: bytes  # u8
     #: The batch's `RawSystem`, when asked for.
     system: "RawSystem | None" = None
+    #: The batch's timestamp texts (`evtx_parser_batch_timestamps`) as (data, count + 1 u64
+    #: offsets), when asked for.
+    timestamps: "tuple | None" = None
 
 
 class RawSystem(NamedTuple):
@@ -113,32 +116,13 @@ def timestamp_text(filetime: int) -> str | None:
     return f"{text}.{ticks:07d}".rstrip("0") + "Z UTC" if ticks else f"{text}Z UTC"
 
 
-_SECOND_TEXTS = [f"{s:02d}." for s in range(60)]
-_TICKS_PER_MINUTE = 600_000_000
-
-
-def _timestamps(filetimes: list[int]) -> list[str | None]:
-    """`timestamp_text` of many FILETIMEs; the text up to the minute is computed once per minute
-    (the rest is string concatenation: this loop is most of `records_json()`'s own time)."""
-    minutes: dict[int, str] = {}
-    seconds = _SECOND_TEXTS
-    out: list[str | None] = []
-    append = out.append
-    for filetime in filetimes:
-        minute, rest = divmod(filetime, _TICKS_PER_MINUTE)
-        prefix = minutes.get(minute)
-        if prefix is None:
-            whole = _seconds_text(minute * 60)
-            prefix = minutes[minute] = "" if whole is None else whole[:-2]
-        if not prefix or filetime == 0:
-            append(None)
-            continue
-        second, ticks = divmod(rest, 10_000_000)
-        if ticks:
-            append(prefix + seconds[second] + ("%07d" % ticks).rstrip("0") + "Z UTC")
-        else:
-            append(prefix + seconds[second][:-1] + "Z UTC")
-    return out
+def _stamp_texts(raw: tuple) -> list[str | None]:
+    """The library's timestamp texts of one batch (ASCII, empty for None), as `str`s: one
+    decode per batch and a slice per record."""
+    data, offsets = raw
+    text = data.decode("ascii")
+    bounds = memoryview(offsets).cast("Q").tolist()
+    return [text[start:end] or None for start, end in zip(bounds, bounds[1:])]
 
 
 class _Records(itertools.chain):
@@ -273,25 +257,28 @@ class Parser:
 
     # -- batches ------------------------------------------------------------------------
 
-    def batches(self, format: str = "jsonl", system: bool = False) -> Iterator[RawBatch]:
+    def batches(self, format: str = "jsonl", system: bool = False,
+                timestamps: bool = False) -> Iterator[RawBatch]:
         """The input as `RawBatch`es of up to 8192 entries (records and errors), rendered as
         ``"jsonl"``, ``"json"`` or ``"xml"`` (no ``Record N`` banner). Errors are entries
         here; they are neither raised nor warned about. With ``system=True`` (JSON formats)
-        each batch carries its System columns from the library (`RawSystem`)."""
+        each batch carries its System columns from the library (`RawSystem`); with
+        ``timestamps=True`` its `timestamp_text`s, formatted by the library."""
         fmt = {"xml": _ffi.FORMAT_XML, "json": _ffi.FORMAT_JSON, "jsonl": _ffi.FORMAT_JSONL}[format]
         handle = _Handle(self._lib, self, fmt)
         if self.threads == 1:
             try:
-                yield from self._pull(handle, system)
+                yield from self._pull(handle, system, timestamps)
             finally:
                 handle.close()
             return
-        yield from self._read_ahead(handle, system)
+        yield from self._read_ahead(handle, system, timestamps)
 
-    def _pull(self, handle: "_Handle", system: bool) -> Iterator[RawBatch]:
+    def _pull(self, handle: "_Handle", system: bool, timestamps: bool = False) -> Iterator[RawBatch]:
         """The batches of `handle`, each copied out of the library before the next call."""
         batch = _ffi.Batch()
         fields = _ffi.BatchSystem()
+        texts = _ffi.BatchTexts()
         next_batch = self._lib.evtx_parser_next_batch
         while True:
             status = next_batch(handle.ptr, BATCH_ENTRIES, BATCH_BYTES, ctypes.byref(batch))
@@ -314,6 +301,13 @@ class Parser:
                     ctypes.string_at(fields.levels, n),
                     ctypes.string_at(fields.present, n),
                 )
+            stamps = None
+            if timestamps:
+                status = self._lib.evtx_parser_batch_timestamps(handle.ptr, ctypes.byref(texts))
+                if status != _ffi.STATUS_OK:
+                    raise self._failure(status)
+                assert texts.count == n
+                stamps = _strings(texts.data, texts.offsets, n)
             offsets = ctypes.string_at(batch.offsets, 8 * (n + 1))
             total = memoryview(offsets).cast("Q")[n]
             yield RawBatch(
@@ -327,9 +321,10 @@ class Parser:
                 ctypes.string_at(batch.statuses, 4 * n),
                 ctypes.string_at(batch.recovered, n),
                 columns,
+                stamps,
             )
 
-    def _read_ahead(self, handle: "_Handle", system: bool) -> Iterator[RawBatch]:
+    def _read_ahead(self, handle: "_Handle", system: bool, timestamps: bool) -> Iterator[RawBatch]:
         """`_pull` on a helper thread, up to `READ_AHEAD` batches ahead of the caller: the
         library renders (ctypes drops the GIL during the call) while the caller's Python code
         turns the previous batch into dicts or Arrow arrays. The handle is used by the helper
@@ -339,7 +334,7 @@ class Parser:
 
         def produce():
             try:
-                for raw in self._pull(handle, system):
+                for raw in self._pull(handle, system, timestamps):
                     while not stop.is_set():
                         try:
                             ready.put((raw, None), timeout=0.1)
@@ -384,12 +379,12 @@ class Parser:
     def _record_batches(self, format: str) -> Iterator[Iterator[dict]]:
         # JSONL ends each record with one newline; XML with a blank line.
         trim = 1 if format == "jsonl" else 2
-        for b in self.batches(format):
+        for b in self.batches(format, timestamps=True):
             statuses = memoryview(b.statuses).cast("I")
             ids = memoryview(b.record_ids).cast("Q").tolist()
             chunks = memoryview(b.chunk_indexes).cast("I").tolist()
             file_offsets = memoryview(b.file_offsets).cast("Q").tolist()
-            stamps = _timestamps(memoryview(b.filetimes).cast("Q").tolist())
+            stamps = _stamp_texts(b.timestamps)
             recovered = list(map(bool, b.recovered))
             if any(statuses):
                 yield self._mixed_batch(b, trim, ids, stamps, chunks, file_offsets, recovered)

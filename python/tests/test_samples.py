@@ -119,3 +119,30 @@ def test_system_columns_of_xml_are_unsupported_and_errors_have_none(engine):
         assert len(present) == raw.count
         assert all(present[i] == 0 for i in range(raw.count) if statuses[i] != 0)
         assert any(present)
+
+
+@pytest.mark.parametrize("path", samples(), ids=lambda p: p.name)
+def test_timestamps_of_every_engine_are_the_filetimes_texts(path):
+    """`evtx_parser_batch_timestamps` of all three libraries: each entry's text is
+    `timestamp_text` (Python's `datetime`) of the batch's FILETIME, empty (None) for errors,
+    and `records_json()`'s `timestamp` is that text."""
+    checked = 0
+    for engine in ENGINES + ["reference"]:
+        parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True)
+        expected = []
+        for raw in parser.batches("xml", timestamps=True):
+            data, offsets = raw.timestamps
+            bounds = memoryview(offsets).cast("Q")
+            statuses = memoryview(raw.statuses).cast("I")
+            filetimes = memoryview(raw.filetimes).cast("Q")
+            for i in range(raw.count):
+                text = data[bounds[i]:bounds[i + 1]].decode("ascii") or None
+                want = evtx_twin.timestamp_text(filetimes[i]) if statuses[i] == 0 else None
+                assert text == want, (engine, i, filetimes[i])
+                if statuses[i] == 0:
+                    expected.append(want)
+                    checked += text is not None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+            assert [r["timestamp"] for r in parser.records_json()] == expected, engine
+    assert checked > 0

@@ -10,6 +10,7 @@ const evtx = @import("evtx");
 const dump = evtx.dump;
 const chunk = evtx.chunk;
 const system = @import("system.zig");
+const timestamps = @import("timestamps.zig");
 
 pub const EVTX_ABI_VERSION: u32 = 2;
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = std.math.maxInt(u64);
@@ -141,6 +142,13 @@ pub const evtx_batch_system = extern struct {
     present: ?[*]const u8,
 };
 
+/// C: evtx_batch_texts
+pub const evtx_batch_texts = extern struct {
+    count: usize,
+    data: ?[*]const u8,
+    offsets: ?[*]const u64,
+};
+
 /// C: evtx_stats
 pub const evtx_stats = extern struct {
     records_ok: u64,
@@ -234,9 +242,12 @@ const Parser = struct {
     pending: ?evtx_status = null,
     /// The columns behind the last `evtx_batch_system`.
     system: system.Columns = .{},
+    /// The texts behind the last `evtx_parser_batch_timestamps`.
+    timestamps: timestamps.Timestamps = .{},
 
     fn destroy(p: *Parser) void {
         p.system.deinit(gpa);
+        p.timestamps.deinit(gpa);
         p.batch.deinit();
         for (p.renderers) |r| {
             r.deinit();
@@ -684,6 +695,38 @@ fn fillSystem(p: *Parser) evtx_status {
         p.system.push(gpa, if (ok) text else null) catch return fail(.internal, "out of memory", .{});
     }
     std.debug.assert(p.system.len() == b.statuses.items.len);
+    return .ok;
+}
+
+/// The timestamp text of each entry of the last batch (include/evtx.h,
+/// zig/src/timestamps.zig), empty for error entries; any output format.
+pub export fn evtx_parser_batch_timestamps(
+    parser: ?*evtx_parser,
+    out: ?*evtx_batch_texts,
+) callconv(.c) u32 {
+    const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
+    const o = out orelse return @intFromEnum(fail(.null_argument, "texts is NULL", .{}));
+    const p = state(h);
+    const status = fillTimestamps(p);
+    if (status != .ok) p.timestamps.clear(gpa) catch {};
+    const t = &p.timestamps;
+    o.* = .{
+        .count = t.len(),
+        .data = t.data.items.ptr,
+        .offsets = if (t.offsets.items.len == 0) null else t.offsets.items.ptr,
+    };
+    return @intFromEnum(status);
+}
+
+fn fillTimestamps(p: *Parser) evtx_status {
+    p.timestamps.clear(gpa) catch return fail(.internal, "out of memory", .{});
+    const b = &p.batch;
+    for (b.statuses.items, b.filetimes.items) |st, filetime| {
+        const ok = st == @intFromEnum(evtx_status.ok);
+        p.timestamps.push(gpa, if (ok) filetime else null) catch
+            return fail(.internal, "out of memory", .{});
+    }
+    std.debug.assert(p.timestamps.len() == b.statuses.items.len);
     return .ok;
 }
 
@@ -1165,6 +1208,39 @@ test "batch_system: NULL arguments, nothing before a batch, UNSUPPORTED for XML,
     for (strings) |c| try testing.expectEqualStrings(c.want, c.data.?[c.offsets.?[0]..c.offsets.?[1]]);
 }
 
+test "batch_timestamps: NULL arguments, nothing before a batch, one text per entry" {
+    const bytes = try readFixture("damaged/bad-chunks.evtx");
+    defer testing.allocator.free(bytes);
+    var texts: evtx_batch_texts = undefined;
+    try expectStatus(.null_argument, evtx_parser_batch_timestamps(null, &texts));
+    const parser = try openBuffer(bytes, &testOptions(.xml));
+    defer evtx_parser_free(parser);
+    try expectStatus(.null_argument, evtx_parser_batch_timestamps(parser, null));
+    try expectStatus(.ok, evtx_parser_batch_timestamps(parser, &texts));
+    try testing.expectEqual(@as(usize, 0), texts.count);
+    var batch: evtx_batch = undefined;
+    try expectStatus(.ok, evtx_parser_next_batch(parser, 100, 0, &batch));
+    try expectStatus(.ok, evtx_parser_batch_timestamps(parser, &texts));
+    try testing.expectEqual(batch.count, texts.count);
+    var errors: usize = 0;
+    for (0..batch.count) |i| {
+        const text = texts.data.?[texts.offsets.?[i]..texts.offsets.?[i + 1]];
+        if (batch.statuses.?[i] != @intFromEnum(evtx_status.ok)) {
+            errors += 1;
+            try testing.expectEqual(@as(usize, 0), text.len);
+            continue;
+        }
+        // Each text is its FILETIME's (the formatter's own test holds the digits).
+        var one: timestamps.Timestamps = .{};
+        defer one.deinit(testing.allocator);
+        try one.clear(testing.allocator);
+        try one.push(testing.allocator, batch.filetimes.?[i]);
+        try testing.expectEqualStrings(one.data.items, text);
+        try testing.expect(text.len >= "2016-02-15T08:53:20Z UTC".len);
+    }
+    try testing.expect(errors > 0 and errors < batch.count);
+}
+
 const Sink = struct {
     text: std.ArrayList(u8) = .empty,
     errors: usize = 0,
@@ -1359,4 +1435,5 @@ test "a lent buffer stays the caller's: freed after the parser, with nothing kep
 
 test {
     _ = system;
+    _ = timestamps;
 }

@@ -4,8 +4,8 @@
 
 use crate::backend::Backend;
 use evtx_abi::abi::{
-    evtx_batch, evtx_batch_system, evtx_error_fn, evtx_options, evtx_record, evtx_stats,
-    evtx_status, evtx_write_fn, EVTX_ABI_VERSION,
+    evtx_batch, evtx_batch_system, evtx_batch_texts, evtx_error_fn, evtx_options, evtx_record,
+    evtx_stats, evtx_status, evtx_write_fn, EVTX_ABI_VERSION,
 };
 pub use evtx_abi::front::evtx_parser;
 use evtx_abi::front::{self, Library};
@@ -90,6 +90,15 @@ pub unsafe extern "C" fn evtx_parser_batch_system(
 ) -> evtx_status {
     // SAFETY: the caller's contract above, which `front::parser_batch_system` forwards.
     unsafe { front::parser_batch_system(parser, system) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn evtx_parser_batch_timestamps(
+    parser: *mut evtx_parser,
+    texts: *mut evtx_batch_texts,
+) -> evtx_status {
+    // SAFETY: the caller's contract (rust/capi), which `front::parser_batch_timestamps` forwards.
+    unsafe { front::parser_batch_timestamps(parser, texts) }
 }
 
 #[no_mangle]

@@ -8,8 +8,8 @@
 
 use crate::backend::Backend;
 use evtx_abi::abi::{
-    evtx_batch, evtx_batch_system, evtx_error_fn, evtx_options, evtx_record, evtx_stats,
-    evtx_status, evtx_write_fn, EVTX_ABI_VERSION,
+    evtx_batch, evtx_batch_system, evtx_batch_texts, evtx_error_fn, evtx_options, evtx_record,
+    evtx_stats, evtx_status, evtx_write_fn, EVTX_ABI_VERSION,
 };
 pub use evtx_abi::front::evtx_parser;
 use evtx_abi::front::{self, Library};
@@ -157,6 +157,25 @@ pub unsafe extern "C" fn evtx_parser_batch_system(
 ) -> evtx_status {
     // SAFETY: the caller's contract above, which `front::parser_batch_system` forwards.
     unsafe { front::parser_batch_system(parser, system) }
+}
+
+/// Fills `*texts` with the timestamp text of each entry of the last `evtx_parser_next_batch`
+/// (see `evtx_batch_texts`: pyevtx-rs's `timestamp`, empty for an error entry, a FILETIME of 0
+/// or a year past 9999), so a binding does not format FILETIMEs itself. Any output format.
+/// Returns `EVTX_STATUS_OK` (`texts->count` is the batch's `count`, 0 before any batch or after
+/// `EVTX_STATUS_END`) or `EVTX_STATUS_NULL_ARGUMENT`. `*texts` and what it points to are valid
+/// until the next call on this parser.
+///
+/// # Safety
+/// `parser` as for `evtx_parser_next`; `texts` is NULL or valid for one `evtx_batch_texts`
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn evtx_parser_batch_timestamps(
+    parser: *mut evtx_parser,
+    texts: *mut evtx_batch_texts,
+) -> evtx_status {
+    // SAFETY: the caller's contract above, which `front::parser_batch_timestamps` forwards.
+    unsafe { front::parser_batch_timestamps(parser, texts) }
 }
 
 /// Renders every record not pulled yet into `write`, in output order: the concatenated bytes

@@ -390,6 +390,22 @@ pub struct evtx_batch_system {
     pub present: *const u8,
 }
 
+/// One text per entry of the last `evtx_batch`, filled by `evtx_parser_batch_timestamps`:
+/// each record's FILETIME as pyevtx-rs 0.14 gives `timestamp`, RFC 3339 in UTC with the 100 ns
+/// ticks, trailing zeros trimmed (no `.` when they are 0), then `Z UTC`
+/// (`2025-01-06T07:58:14.6210546Z UTC`). The text is empty for an error entry, a FILETIME of 0
+/// or a year past 9999. Every pointer stays valid until the next call on the same parser.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct evtx_batch_texts {
+    /// Number of entries, `count` of the batch.
+    pub count: usize,
+    /// The texts back to back (ASCII); entry `i` is `data[offsets[i]..offsets[i + 1]]`.
+    pub data: *const u8,
+    /// `count + 1` offsets into `data`, starting at 0.
+    pub offsets: *const u64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

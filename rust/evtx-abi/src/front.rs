@@ -14,8 +14,8 @@
 #![allow(non_camel_case_types)]
 
 use crate::abi::{
-    evtx_batch, evtx_batch_system, evtx_error_fn, evtx_event_range, evtx_format, evtx_options,
-    evtx_record, evtx_stats, evtx_status, evtx_write_fn, EVTX_RECORD_ID_UNKNOWN,
+    evtx_batch, evtx_batch_system, evtx_batch_texts, evtx_error_fn, evtx_event_range, evtx_format,
+    evtx_options, evtx_record, evtx_stats, evtx_status, evtx_write_fn, EVTX_RECORD_ID_UNKNOWN,
     UNKNOWN_STATUS_NAME,
 };
 use std::cell::RefCell;
@@ -147,6 +147,8 @@ pub struct evtx_parser {
     /// The columns behind the last `evtx_batch_system`, and whether the output is JSON.
     system: crate::system::SystemColumns,
     json: bool,
+    /// The texts behind the last `evtx_parser_batch_timestamps`.
+    timestamps: crate::timestamps::Timestamps,
     /// A fatal failure met after a batch had entries: reported by the next call.
     pending: Option<Failure>,
     /// Set after a fatal failure or a panic: the handle can only be freed.
@@ -302,6 +304,7 @@ unsafe fn open<L: Library>(
                 message: CString::default(),
                 batch: Columns::default(),
                 system: Default::default(),
+                timestamps: Default::default(),
                 json,
                 pending: None,
                 poisoned: false,
@@ -644,6 +647,44 @@ pub unsafe fn parser_batch_system(
         event_ids: columns.event_ids.as_ptr(),
         levels: columns.levels.as_ptr(),
         present: columns.present.as_ptr(),
+    };
+    status
+}
+
+/// `evtx_parser_batch_timestamps`; the contract is its export's doc comment
+/// (`rust/capi/src/ffi.rs`).
+///
+/// # Safety
+/// `parser` as for `parser_next`; `texts` is NULL or valid for one `evtx_batch_texts` write.
+pub unsafe fn parser_batch_timestamps(
+    parser: *mut evtx_parser,
+    texts: *mut evtx_batch_texts,
+) -> evtx_status {
+    // SAFETY: NULL or a live, unshared handle by the caller's contract.
+    let Some(parser) = (unsafe { parser.as_mut() }) else {
+        return fail(Failure::new(evtx_status::NullArgument, "parser is NULL"));
+    };
+    // SAFETY: NULL or valid for one write by the caller's contract.
+    let Some(texts) = (unsafe { texts.as_mut() }) else {
+        return fail(Failure::new(evtx_status::NullArgument, "texts is NULL"));
+    };
+    let stamps = &mut parser.timestamps;
+    stamps.clear();
+    let batch = &parser.batch;
+    let status = boundary(|| {
+        for (&status, &filetime) in batch.statuses.iter().zip(&batch.filetimes) {
+            stamps.push((status == evtx_status::Ok as u32).then_some(filetime));
+        }
+        evtx_status::Ok
+    });
+    if status != evtx_status::Ok {
+        stamps.clear();
+    }
+    debug_assert!(status != evtx_status::Ok || stamps.len() == batch.len());
+    *texts = evtx_batch_texts {
+        count: stamps.len(),
+        data: stamps.data.as_ptr(),
+        offsets: stamps.offsets.as_ptr(),
     };
     status
 }

@@ -8,7 +8,8 @@
 //! - [`limits`]: every explicit limit of the engines, each with its reason (the Zig engine's
 //!   `zig/src/limits.zig` is held to the header's copies at compile time);
 //! - [`front`]: the bodies of the exported functions, over the `Engine` trait;
-//! - `system`: the System columns of a batch's JSON texts (`evtx_parser_batch_system`).
+//! - `system`: the System columns of a batch's JSON texts (`evtx_parser_batch_system`);
+//! - `timestamps`: the timestamp texts of a batch (`evtx_parser_batch_timestamps`).
 //!
 //! cbindgen reads this crate (through `rust/capi`, `parse_deps`) to write the header. The
 //! `unsafe` here is the front end's: each block says why it holds.
@@ -18,5 +19,6 @@ pub mod abi;
 pub mod front;
 pub mod limits;
 mod system;
+mod timestamps;
 
 pub use abi::ErrorKind;
