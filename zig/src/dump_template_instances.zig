@@ -246,7 +246,7 @@ const Sink = struct {
             s.text.list.clearRetainingCapacity();
             try s.valueText(chunk, @intCast(p), size, vtype);
             try writeJsonString(w, s.text.list.items);
-            p += size;
+            p = valueEnd(chunk, p, size, vtype);
         }
         try w.writeAll("]}\n");
         return true;
@@ -304,11 +304,15 @@ const Instance = struct {
     count: usize,
     values: usize,
 
-    /// The offset after the last value.
-    fn end(inst: *const Instance, chunk: []const u8) usize {
+    /// The offset after the last value, or null when a descriptor has an unknown type (the
+    /// reference's reader fails there).
+    fn end(inst: *const Instance, chunk: []const u8) ?usize {
         var p = inst.values;
-        for (0..inst.count) |i|
-            p += std.mem.readInt(u16, chunk[inst.table + 4 * i ..][0..2], .little);
+        for (0..inst.count) |i| {
+            const d = chunk[inst.table + 4 * i ..][0..4];
+            if (!evtx.values_decode.isKnownType(d[2])) return null;
+            p = valueEnd(chunk, p, std.mem.readInt(u16, d[0..2], .little), d[2]);
+        }
         return p;
     }
 };
@@ -329,7 +333,7 @@ fn findInstance(chunk: []const u8, rec: usize, index: u64) ?Instance {
                 const inst = readInstance(chunk, pos + 1) orelse return null;
                 if (seen == index) return inst;
                 seen += 1;
-                pos = inst.end(chunk);
+                pos = inst.end(chunk) orelse return null;
             },
             else => |t| pos = skipToken(chunk, pos, t) orelse break,
         }
@@ -417,7 +421,7 @@ fn hasUnreadableValue(chunk: []const u8, rec: usize) bool {
             0x0C => {
                 if (instanceHasUnreadable(chunk, pos + 1, 0)) return true;
                 const inst = readInstance(chunk, pos + 1) orelse break;
-                pos = inst.end(chunk);
+                pos = inst.end(chunk) orelse break;
             },
             0x05, 0x45 => |t| {
                 const vtype = if (pos + 1 < chunk.len) chunk[pos + 1] else break;
@@ -447,6 +451,32 @@ fn instanceHasUnreadable(chunk: []const u8, at: usize, depth: usize) bool {
         value += size;
     }
     return false;
+}
+
+/// How far a value of type `vtype` declared `size` bytes reaches: a fixed-width scalar (not
+/// Boolean) always takes its width, as the reference's reader reads it (`synthetic/empty-null`
+/// record 4: a UInt32 declared 3 bytes).
+fn advance(vtype: u8, size: u16) usize {
+    const width: usize = switch (vtype) {
+        T.int8, T.uint8 => 1,
+        T.int16, T.uint16 => 2,
+        T.int32, T.uint32, T.real32, T.hex32 => 4,
+        T.int64, T.uint64, T.real64, T.filetime, T.hex64 => 8,
+        T.guid, T.systime => 16,
+        else => 0,
+    };
+    return @max(width, size);
+}
+
+/// Where the value at `p` ends as the reference's reader reads it: past its declared size, its
+/// fixed width, and what its decoder read (a string array past its declared size,
+/// `synthetic/empty-null` record 5).
+fn valueEnd(chunk: []const u8, p: usize, size: u16, vtype: u8) usize {
+    const fixed = p + advance(vtype, size);
+    const pos = std.math.cast(u32, p) orelse return fixed;
+    const decoded = evtx.values_decode.decodeSized(chunk, pos, size, vtype, .cut) catch
+        return fixed;
+    return @max(fixed, decoded.end);
 }
 
 fn getU32(b: []const u8, at: usize) ?u32 {
