@@ -97,9 +97,9 @@ $(CBINDGEN):
 system-tools:
 	@.ci/system-tools
 
-# Parity families compared for evtx-rs alone: issue 17's --wevt-cache is not in the Zig engine
-# yet (helper wevt-zig3); empty this when it lands. The template subcommands (wevt-tools) are.
-PARITY_RUST_ONLY := --rust-only wevt
+# Parity families compared for evtx-rs alone: issue 17's --wevt-cache and template subcommands
+# are not in the Zig engine yet (helper wevt-zig); empty this when they land.
+PARITY_RUST_ONLY := --rust-only wevt --rust-only wevt-tools
 
 # ---------------------------------------------------------------------------------------------
 # Build
