@@ -8,10 +8,12 @@ const chunk = evtx.chunk;
 const assert = std.debug.assert;
 const extract_wevt_templates = @import("extract_wevt_templates.zig");
 const dump_template_instances = @import("dump_template_instances.zig");
+const apply_wevt_cache = @import("apply_wevt_cache.zig");
 
 test {
     _ = extract_wevt_templates;
     _ = dump_template_instances;
+    _ = apply_wevt_cache;
 }
 
 const version = "0.1.0";
@@ -272,6 +274,7 @@ const info_longs = [_][]const u8{ "input", "help" };
 const subcommands = [_][]const u8{
     "extract-wevt-templates",
     "dump-template-instances",
+    "apply-wevt-cache",
     "info",
     "help",
 };
@@ -512,6 +515,10 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
                 cli.wevt = .{ .dump = args[i + 1 ..] };
                 break;
             }
+            if (!only_positional and eq(arg, "apply-wevt-cache")) {
+                cli.wevt = .{ .apply = args[i + 1 ..] };
+                break;
+            }
             if (cli.input != null) {
                 if (!only_positional) if (similar(arg, &subcommands)) |name|
                     return usageErrorWith(.{ .similar_subcommand = name }, .full, "unrecognized subcommand '{s}'", .{arg});
@@ -594,6 +601,8 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
             return helpRequest(extract_wevt_templates.help);
         if (eq(rest[1], "dump-template-instances") and rest.len == 2)
             return helpRequest(dump_template_instances.help);
+        if (eq(rest[1], "apply-wevt-cache") and rest.len == 2)
+            return helpRequest(apply_wevt_cache.help);
         return usageErrorWith(.none, .full, "unrecognized subcommand '{s}'", .{rest[1]});
     }
     var i: usize = 1;
@@ -973,6 +982,7 @@ pub fn main() u8 {
 const Wevt = union(enum) {
     extract: []const []const u8,
     dump: []const []const u8,
+    apply: []const []const u8,
 };
 
 /// Hook: the wevt subcommands parse and run in their own files.
@@ -998,16 +1008,11 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
             }
         },
         .dump => |rest| {
-            var message: [512]u8 = undefined;
-            switch (dump_template_instances.parse(rest, &message)) {
-                .help => {
-                    stdoutWriteAll(dump_template_instances.help);
-                    return 0;
-                },
-                .usage => |text| {
-                    stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{text});
-                    return 2;
-                },
+            const outcome = dump_template_instances.parse(gpa, bin_name, rest, similar) catch
+                fatal("out of memory", .{});
+            switch (outcome) {
+                .help => return wevtHelp(dump_template_instances.help),
+                .usage => |text| return wevtUsage(text),
                 .run => |options| {
                     var out_buffer: [1 << 14]u8 = undefined;
                     var out = std.fs.File.stdout().writerStreaming(&out_buffer);
@@ -1016,6 +1021,23 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
                         .stderr = &w.interface,
                     };
                     return dump_template_instances.run(gpa, &options, report);
+                },
+            }
+        },
+        .apply => |rest| {
+            const outcome = apply_wevt_cache.parse(gpa, bin_name, rest, similar) catch
+                fatal("out of memory", .{});
+            switch (outcome) {
+                .help => return wevtHelp(apply_wevt_cache.help),
+                .usage => |text| return wevtUsage(text),
+                .run => |options| {
+                    var out_buffer: [1 << 14]u8 = undefined;
+                    var out = std.fs.File.stdout().writerStreaming(&out_buffer);
+                    const report: apply_wevt_cache.Report = .{
+                        .stdout = &out.interface,
+                        .stderr = &w.interface,
+                    };
+                    return apply_wevt_cache.run(gpa, &options, report);
                 },
             }
         },
@@ -1029,6 +1051,16 @@ fn loadWevtCache(gpa: std.mem.Allocator, path: []const u8) evtx.wevt_cache.WevtC
         error.OutOfMemory => fatal("out of memory", .{}),
         error.Invalid => fatal("{f}", .{diag.text(path)}),
     };
+}
+
+fn wevtHelp(text: []const u8) u8 {
+    stdoutWriteAll(text);
+    return 0;
+}
+
+fn wevtUsage(text: []const u8) u8 {
+    stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{text});
+    return 2;
 }
 
 /// Reads and parses `--mta FILE`, or ends the run with the reference's words.

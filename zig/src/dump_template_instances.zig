@@ -8,6 +8,7 @@ const evtx = @import("evtx");
 const assert = std.debug.assert;
 const T = evtx.values_decode.T;
 const Out = evtx.escape.Out;
+const arg_parser = @import("args.zig");
 
 pub const help =
     \\Dump BinXML TemplateInstance substitution arrays from EVTX records as JSONL.
@@ -28,6 +29,22 @@ pub const Options = struct {
     template_instance_index: u64 = 0,
 };
 
+/// The reference's options, in its order (`--help` last, as `args.Command` wants it).
+const command: arg_parser.Command = .{
+    .name = "dump-template-instances",
+    .specs = &.{
+        .{ .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true },
+        .{ .long = "record-id", .usage = "--record-id <ID>", .takes_value = true },
+        .{
+            .long = "template-instance-index",
+            .usage = "--template-instance-index <N>",
+            .takes_value = true,
+        },
+        .{ .long = "help", .short = 'h', .usage = "--help" },
+    },
+    .required = 0,
+};
+
 /// How the command line parsed: run, print help, or a usage error in clap's words.
 pub const Outcome = union(enum) {
     run: Options,
@@ -35,81 +52,29 @@ pub const Outcome = union(enum) {
     usage: []const u8,
 };
 
-/// Parses `args` (after the subcommand's name); `message` holds a usage error's text.
-pub fn parse(args: []const []const u8, message: []u8) Outcome {
-    var o: Options = .{};
-    var have_input = false;
-    var i: usize = 0;
-    while (i < args.len) : (i += 1) {
-        const arg = args[i];
-        if (eql(arg, "-h") or eql(arg, "--help")) return .help;
-        const Name = enum { input, record_id, index };
-        var name: Name = undefined;
-        var inline_value: ?[]const u8 = null;
-        if (eql(arg, "-i") or eql(arg, "--input")) {
-            name = .input;
-        } else if (std.mem.startsWith(u8, arg, "--input=")) {
-            name = .input;
-            inline_value = arg["--input=".len..];
-        } else if (std.mem.startsWith(u8, arg, "-i") and arg.len > 2) {
-            name = .input;
-            inline_value = arg[2..];
-        } else if (eql(arg, "--record-id")) {
-            name = .record_id;
-        } else if (std.mem.startsWith(u8, arg, "--record-id=")) {
-            name = .record_id;
-            inline_value = arg["--record-id=".len..];
-        } else if (eql(arg, "--template-instance-index")) {
-            name = .index;
-        } else if (std.mem.startsWith(u8, arg, "--template-instance-index=")) {
-            name = .index;
-            inline_value = arg["--template-instance-index=".len..];
-        } else {
-            return usage(message, "unexpected argument '{s}' found", .{arg});
-        }
-        const value = inline_value orelse blk: {
-            i += 1;
-            if (i == args.len) return usage(message, "a value is required for '{s}' but none " ++
-                "was supplied", .{valueName(name)});
-            break :blk args[i];
-        };
-        switch (name) {
-            .input => {
-                o.input = value;
-                have_input = true;
-            },
-            .record_id => o.record_id = std.fmt.parseInt(u64, value, 10) catch
-                return usage(message, "invalid value '{s}' for '{s}': invalid digit found in " ++
-                    "string", .{ value, valueName(name) }),
-            .index => o.template_instance_index = std.fmt.parseInt(u64, value, 10) catch
-                return usage(message, "invalid value '{s}' for '{s}': invalid digit found in " ++
-                    "string", .{ value, valueName(name) }),
-        }
-    }
-    if (!have_input) return usage(
-        message,
-        "the following required arguments were not provided:\n  --input <EVTX>",
-        .{},
-    );
-    return .{ .run = o };
-}
-
-fn valueName(name: anytype) []const u8 {
-    return switch (name) {
-        .input => "--input <EVTX>",
-        .record_id => "--record-id <ID>",
-        .index => "--template-instance-index <N>",
+/// Parses `argv` (after the subcommand's name); a usage error's text is `gpa`'s, kept until
+/// the process ends (the run is one command).
+pub fn parse(
+    gpa: std.mem.Allocator,
+    bin: []const u8,
+    argv: []const []const u8,
+    similar: arg_parser.Similar,
+) error{OutOfMemory}!Outcome {
+    var p: arg_parser.Parser = .init(gpa, bin, &command, similar);
+    const options = parseInto(&p, argv) catch |e| switch (e) {
+        error.Usage => return .{ .usage = p.text() },
+        error.Help => return .help,
+        error.OutOfMemory => return error.OutOfMemory,
     };
+    return .{ .run = options };
 }
 
-fn usage(message: []u8, comptime fmt: []const u8, args: anytype) Outcome {
-    const text = std.fmt.bufPrint(message, fmt ++ "\n\nUsage: evtx-zig dump-template-instances " ++
-        "--input <EVTX>", args) catch message;
-    return .{ .usage = text };
-}
-
-fn eql(a: []const u8, b: []const u8) bool {
-    return std.mem.eql(u8, a, b);
+fn parseInto(p: *arg_parser.Parser, argv: []const []const u8) arg_parser.Error!Options {
+    try p.parse(argv);
+    var o: Options = .{ .input = p.value(0).? };
+    if (p.value(1)) |v| o.record_id = try p.unsigned(1, v);
+    if (p.value(2)) |v| o.template_instance_index = try p.unsigned(2, v);
+    return o;
 }
 
 /// Where the lines go.
@@ -244,14 +209,16 @@ const Sink = struct {
                 continue;
             }
             if (s.options.record_id) |want| if (want != id) continue;
-            try s.printInstance(bytes, rec, id, r.filetime);
+            // A record without the selected instance prints nothing, and the search goes on.
+            if (!try s.printInstance(bytes, rec, id, r.filetime)) continue;
             if (s.options.record_id != null) return error.Stop;
         }
     }
 
     /// The selected instance of record `rec` as one line, when the record has it.
-    fn printInstance(s: *Sink, chunk: []const u8, rec: usize, id: u64, filetime: u64) !void {
-        const inst = findInstance(chunk, rec, s.options.template_instance_index) orelse return;
+    fn printInstance(s: *Sink, chunk: []const u8, rec: usize, id: u64, filetime: u64) !bool {
+        const inst = findInstance(chunk, rec, s.options.template_instance_index) orelse
+            return false;
         const w = s.report.stdout;
         try w.writeAll("{\"source\":");
         try writeJsonString(w, s.options.input);
@@ -279,9 +246,10 @@ const Sink = struct {
             s.text.list.clearRetainingCapacity();
             try s.valueText(chunk, @intCast(p), size, vtype);
             try writeJsonString(w, s.text.list.items);
-            p += size;
+            p = valueEnd(chunk, p, size, vtype);
         }
         try w.writeAll("]}\n");
+        return true;
     }
 
     /// A value's text as the reference's `Display` gives it (its JSON value text).
@@ -335,10 +303,23 @@ const Instance = struct {
     table: usize,
     count: usize,
     values: usize,
+
+    /// The offset after the last value, or null when a descriptor has an unknown type (the
+    /// reference's reader fails there).
+    fn end(inst: *const Instance, chunk: []const u8) ?usize {
+        var p = inst.values;
+        for (0..inst.count) |i| {
+            const d = chunk[inst.table + 4 * i ..][0..4];
+            if (!evtx.values_decode.isKnownType(d[2])) return null;
+            p = valueEnd(chunk, p, std.mem.readInt(u16, d[0..2], .little), d[2]);
+        }
+        return p;
+    }
 };
 
-/// The `index`-th top-level instance of the record at `rec`, walking its BinXML window as the
-/// reference's `template_instances` does (fragment headers skipped, the first other token ends).
+/// The `index`-th instance of the record stream at `rec`, walking its BinXML window as the
+/// reference's `template_instances` does: every token of the stream is stepped over, so an
+/// instance inside an element tree counts (`synthetic/nested` record 5).
 fn findInstance(chunk: []const u8, rec: usize, index: u64) ?Instance {
     const size = getU32(chunk, rec + 4) orelse return null;
     const end = @min((rec + size) -| 4, chunk.len);
@@ -346,20 +327,52 @@ fn findInstance(chunk: []const u8, rec: usize, index: u64) ?Instance {
     var seen: u64 = 0;
     while (pos < end) {
         switch (chunk[pos]) {
+            0x00 => break,
             0x0F => pos += 4,
             0x0C => {
                 const inst = readInstance(chunk, pos + 1) orelse return null;
                 if (seen == index) return inst;
                 seen += 1;
-                var p = inst.values;
-                for (0..inst.count) |i|
-                    p += std.mem.readInt(u16, chunk[inst.table + 4 * i ..][0..2], .little);
-                pos = p;
+                pos = inst.end(chunk) orelse return null;
             },
-            else => return null,
+            else => |t| pos = skipToken(chunk, pos, t) orelse break,
         }
     }
     return null;
+}
+
+/// The offset after the record-stream token `t` at `pos` (not a template instance, EOF or
+/// fragment header), or null for a token this walk does not step over.
+fn skipToken(chunk: []const u8, pos: usize, t: u8) ?usize {
+    return switch (t) {
+        0x01 => skipName(chunk, pos + 5),
+        0x41 => (skipName(chunk, pos + 5) orelse return null) + 4,
+        0x02...0x04 => pos + 1,
+        0x05, 0x45 => if (pos + 1 < chunk.len and chunk[pos + 1] == 0x01)
+            skipUnits(chunk, pos + 2)
+        else
+            null,
+        0x06, 0x46, 0x09, 0x49, 0x0A => skipName(chunk, pos + 1),
+        0x07, 0x47, 0x0B => skipUnits(chunk, pos + 1),
+        0x08, 0x48 => pos + 3,
+        else => null,
+    };
+}
+
+/// After a name reference (u32 chunk offset) at `at`: the name too when it is inline (it
+/// points just after the reference).
+fn skipName(chunk: []const u8, at: usize) ?usize {
+    const off: usize = getU32(chunk, at) orelse return null;
+    if (off != at + 4) return at + 4;
+    if (off + 8 > chunk.len) return null;
+    const count = std.mem.readInt(u16, chunk[off + 6 ..][0..2], .little);
+    return off + 10 + 2 * @as(usize, count);
+}
+
+/// After a count (u16) of UTF-16 units and the units.
+fn skipUnits(chunk: []const u8, at: usize) ?usize {
+    if (at + 2 > chunk.len) return null;
+    return at + 2 + 2 * @as(usize, std.mem.readInt(u16, chunk[at..][0..2], .little));
 }
 
 /// The instance whose header starts at `at` (just after 0x0C), when it lies in the chunk.
@@ -394,14 +407,31 @@ const unreadable_types = [_]u8{ 0x20, 0x23, 0x8E, 0x90, 0xA0, 0xA3 };
 /// How deep `hasUnreadableValue` follows nested instances.
 const scan_depth_max = 8;
 
-/// Whether the record's first top-level instance (or one that is a whole BinXML value of it,
-/// as deep as `scan_depth_max`) has a value of an unreadable type.
+/// Whether record `rec` has a value of an unreadable type: in a template instance of its
+/// stream (and those that are a whole BinXML value of one, as deep as `scan_depth_max`) or
+/// as a value text of the stream itself (`damaged/unsupported-types` record 8).
 fn hasUnreadableValue(chunk: []const u8, rec: usize) bool {
     const size = getU32(chunk, rec + 4) orelse return false;
     const end = @min((rec + size) -| 4, chunk.len);
     var pos = rec + 24;
-    if (pos < chunk.len and chunk[pos] == 0x0F) pos += 4;
-    return pos < end and chunk[pos] == 0x0C and instanceHasUnreadable(chunk, pos + 1, 0);
+    while (pos < end) {
+        switch (chunk[pos]) {
+            0x00 => break,
+            0x0F => pos += 4,
+            0x0C => {
+                if (instanceHasUnreadable(chunk, pos + 1, 0)) return true;
+                const inst = readInstance(chunk, pos + 1) orelse break;
+                pos = inst.end(chunk) orelse break;
+            },
+            0x05, 0x45 => |t| {
+                const vtype = if (pos + 1 < chunk.len) chunk[pos + 1] else break;
+                if (std.mem.indexOfScalar(u8, &unreadable_types, vtype) != null) return true;
+                pos = skipToken(chunk, pos, t) orelse break;
+            },
+            else => |t| pos = skipToken(chunk, pos, t) orelse break,
+        }
+    }
+    return false;
 }
 
 fn instanceHasUnreadable(chunk: []const u8, at: usize, depth: usize) bool {
@@ -421,6 +451,32 @@ fn instanceHasUnreadable(chunk: []const u8, at: usize, depth: usize) bool {
         value += size;
     }
     return false;
+}
+
+/// How far a value of type `vtype` declared `size` bytes reaches: a fixed-width scalar (not
+/// Boolean) always takes its width, as the reference's reader reads it (`synthetic/empty-null`
+/// record 4: a UInt32 declared 3 bytes).
+fn advance(vtype: u8, size: u16) usize {
+    const width: usize = switch (vtype) {
+        T.int8, T.uint8 => 1,
+        T.int16, T.uint16 => 2,
+        T.int32, T.uint32, T.real32, T.hex32 => 4,
+        T.int64, T.uint64, T.real64, T.filetime, T.hex64 => 8,
+        T.guid, T.systime => 16,
+        else => 0,
+    };
+    return @max(width, size);
+}
+
+/// Where the value at `p` ends as the reference's reader reads it: past its declared size, its
+/// fixed width, and what its decoder read (a string array past its declared size,
+/// `synthetic/empty-null` record 5).
+fn valueEnd(chunk: []const u8, p: usize, size: u16, vtype: u8) usize {
+    const fixed = p + advance(vtype, size);
+    const pos = std.math.cast(u32, p) orelse return fixed;
+    const decoded = evtx.values_decode.decodeSized(chunk, pos, size, vtype, .cut) catch
+        return fixed;
+    return @max(fixed, decoded.end);
 }
 
 fn getU32(b: []const u8, at: usize) ?u32 {

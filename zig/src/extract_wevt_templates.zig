@@ -8,6 +8,7 @@ const evtx = @import("evtx");
 const pe = evtx.pe;
 const wevt_cache = evtx.wevt_cache;
 const glob = @import("glob.zig");
+const arg_parser = @import("args.zig");
 const assert = std.debug.assert;
 
 /// Input paths one run may collect (files named or found); a walk past it is an error.
@@ -372,6 +373,7 @@ fn eql(a: []const u8, b: []const u8) bool {
 
 test {
     _ = glob;
+    _ = arg_parser;
 }
 
 test "paths sort by components as Rust's Path does, not bytewise" {
@@ -395,45 +397,25 @@ test "extensions as Path::extension reads them and the reference filters them" {
 
 const Arg = enum { input, glob, recursive, extensions, output, overwrite, help };
 
-const Spec = struct {
-    arg: Arg,
-    long: []const u8,
-    short: ?u8 = null,
-    usage: []const u8,
-    takes_value: bool = false,
-};
-
-const specs = [_]Spec{
-    .{
-        .arg = .input,
-        .long = "input",
-        .short = 'i',
-        .usage = "--input <PATH>",
-        .takes_value = true,
+/// The reference's options, in its order (indexed by `Arg`; `--help` last).
+const command: arg_parser.Command = .{
+    .name = "extract-wevt-templates",
+    .specs = &.{
+        .{
+            .long = "input",
+            .short = 'i',
+            .usage = "--input <PATH>",
+            .takes_value = true,
+            .repeatable = true,
+        },
+        .{ .long = "glob", .usage = "--glob <PATTERN>", .takes_value = true, .repeatable = true },
+        .{ .long = "recursive", .short = 'r', .usage = "--recursive" },
+        .{ .long = "extensions", .usage = "--extensions <EXTS>", .takes_value = true },
+        .{ .long = "output", .short = 'o', .usage = "--output <WEVTCACHE>", .takes_value = true },
+        .{ .long = "overwrite", .usage = "--overwrite" },
+        .{ .long = "help", .short = 'h', .usage = "--help" },
     },
-    .{ .arg = .glob, .long = "glob", .usage = "--glob <PATTERN>", .takes_value = true },
-    .{ .arg = .recursive, .long = "recursive", .short = 'r', .usage = "--recursive" },
-    .{
-        .arg = .extensions,
-        .long = "extensions",
-        .usage = "--extensions <EXTS>",
-        .takes_value = true,
-    },
-    .{
-        .arg = .output,
-        .long = "output",
-        .short = 'o',
-        .usage = "--output <WEVTCACHE>",
-        .takes_value = true,
-    },
-    .{ .arg = .overwrite, .long = "overwrite", .usage = "--overwrite" },
-    .{ .arg = .help, .long = "help", .short = 'h', .usage = "--help" },
-};
-
-const longs = blk: {
-    var names: [specs.len][]const u8 = undefined;
-    for (specs, 0..) |s, i| names[i] = s.long;
-    break :blk names;
+    .required = @intFromEnum(Arg.output),
 };
 
 /// A usage error's text (after `error: `, before clap's last line), or the help text.
@@ -443,234 +425,30 @@ pub const Outcome = union(enum) {
     usage: []const u8,
 };
 
-/// The options given so far, in the order first given (clap's `Usage:` line lists them).
-const Used = struct {
-    order: [specs.len]Arg = undefined,
-    count: usize = 0,
-
-    fn has(u: *const Used, arg: Arg) bool {
-        for (u.order[0..u.count]) |a| if (a == arg) return true;
-        return false;
-    }
-
-    fn add(u: *Used, arg: Arg) void {
-        if (u.has(arg)) return;
-        assert(u.count < u.order.len);
-        u.order[u.count] = arg;
-        u.count += 1;
-    }
-};
-
-const Parser = struct {
-    gpa: std.mem.Allocator,
-    bin: []const u8,
-    similar: *const fn ([]const u8, []const []const u8) ?[]const u8,
-    message: std.Io.Writer.Allocating,
-    used: Used = .{},
-    options: Options = .{},
-    inputs: std.ArrayList([]const u8) = .empty,
-    globs: std.ArrayList([]const u8) = .empty,
-
-    /// Formats the error and returns `error.Usage`; `line` is clap's usage line kind.
-    fn fail(
-        p: *Parser,
-        line_kind: enum { none, options, used },
-        comptime fmt: []const u8,
-        args: anytype,
-    ) error{ Usage, OutOfMemory } {
-        const w = &p.message.writer;
-        w.print(fmt, args) catch return error.OutOfMemory;
-        switch (line_kind) {
-            .none => {},
-            .options => w.print(
-                "\n\nUsage: {s} extract-wevt-templates [OPTIONS] --output <WEVTCACHE>",
-                .{p.bin},
-            ) catch
-                return error.OutOfMemory,
-            .used => {
-                w.print(
-                    "\n\nUsage: {s} extract-wevt-templates --output <WEVTCACHE>",
-                    .{p.bin},
-                ) catch
-                    return error.OutOfMemory;
-                for (p.used.order[0..p.used.count]) |a| if (a != .output)
-                    w.print(" {s}", .{specOf(a).usage}) catch return error.OutOfMemory;
-            },
-        }
-        return error.Usage;
-    }
-
-    fn unknownLong(p: *Parser, name: []const u8) error{ Usage, OutOfMemory } {
-        if (p.similar(name, &longs)) |long| {
-            p.used.add(specByLong(long).?.arg);
-            return p.fail(
-                .used,
-                "unexpected argument '--{s}' found\n\n  tip: a similar argument exists: '--{s}'",
-                .{ name, long },
-            );
-        }
-        return p.fail(.used, "unexpected argument '--{s}' found", .{name});
-    }
-
-    /// clap's error for `arg` (the argument after a value option) when it is no option here.
-    fn checkKnown(p: *Parser, arg: []const u8) error{ Usage, OutOfMemory }!void {
-        if (eql(arg, "--")) return;
-        if (std.mem.startsWith(u8, arg, "--")) {
-            const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
-            if (specByLong(name) == null) return p.unknownLong(name);
-        } else if (specByShort(arg[1]) == null) {
-            return p.fail(.options, "unexpected argument '-{s}' found", .{shortName(arg, 1)});
-        }
-    }
-
-    fn value(
-        p: *Parser,
-        args: []const []const u8,
-        i: *usize,
-        inline_value: ?[]const u8,
-        spec: *const Spec,
-    ) error{ Usage, OutOfMemory }![]const u8 {
-        if (inline_value) |v| return v;
-        if (i.* + 1 < args.len and !looksLikeOption(args[i.* + 1])) {
-            i.* += 1;
-            return args[i.*];
-        }
-        if (i.* + 1 < args.len) try p.checkKnown(args[i.* + 1]);
-        return p.fail(.none, "a value is required for '{s}' but none was supplied", .{spec.usage});
-    }
-
-    fn apply(p: *Parser, spec: *const Spec, v: []const u8) error{ Usage, OutOfMemory }!void {
-        switch (spec.arg) {
-            .input => try p.inputs.append(p.gpa, v),
-            .glob => try p.globs.append(p.gpa, v),
-            else => {
-                if (p.used.has(spec.arg))
-                    return p.fail(
-                        .options,
-                        "the argument '{s}' cannot be used multiple times",
-                        .{spec.usage},
-                    );
-                switch (spec.arg) {
-                    .recursive => p.options.recursive = true,
-                    .overwrite => p.options.overwrite = true,
-                    .extensions => p.options.extensions = v,
-                    .output => p.options.output = v,
-                    .input, .glob, .help => unreachable,
-                }
-            },
-        }
-        p.used.add(spec.arg);
-    }
-
-    fn parseLong(
-        p: *Parser,
-        args: []const []const u8,
-        i: *usize,
-    ) error{ Usage, Help, OutOfMemory }!void {
-        const arg = args[i.*];
-        const at = std.mem.indexOfScalar(u8, arg, '=');
-        const name = arg[2..(at orelse arg.len)];
-        const inline_value: ?[]const u8 = if (at) |a| arg[a + 1 ..] else null;
-        const spec = specByLong(name) orelse return p.unknownLong(name);
-        if (spec.arg == .help) return error.Help;
-        if (!spec.takes_value) {
-            if (inline_value) |v| {
-                p.used.add(spec.arg);
-                return p.fail(
-                    .used,
-                    "unexpected value '{s}' for '--{s}' found; no more were expected",
-                    .{ v, name },
-                );
-            }
-            return p.apply(spec, "");
-        }
-        return p.apply(spec, try p.value(args, i, inline_value, spec));
-    }
-
-    fn shortCluster(
-        p: *Parser,
-        args: []const []const u8,
-        i: *usize,
-    ) error{ Usage, Help, OutOfMemory }!void {
-        const arg = args[i.*];
-        var j: usize = 1;
-        while (j < arg.len) : (j += 1) {
-            const spec = specByShort(arg[j]) orelse
-                return p.fail(.options, "unexpected argument '-{s}' found", .{shortName(arg, j)});
-            if (spec.arg == .help) return error.Help;
-            if (!spec.takes_value) {
-                try p.apply(spec, "");
-                continue;
-            }
-            var rest = arg[j + 1 ..];
-            if (rest.len > 0 and rest[0] == '=') rest = rest[1..];
-            const inline_value: ?[]const u8 = if (j + 1 < arg.len) rest else null;
-            return p.apply(spec, try p.value(args, i, inline_value, spec));
-        }
-    }
-};
-
 /// Parses `args` (after the subcommand's name). `similar` is clap's "did you mean".
 pub fn parse(
     gpa: std.mem.Allocator,
     bin: []const u8,
     args: []const []const u8,
-    similar: *const fn ([]const u8, []const []const u8) ?[]const u8,
+    similar: arg_parser.Similar,
 ) error{OutOfMemory}!Outcome {
-    var p: Parser = .{ .gpa = gpa, .bin = bin, .similar = similar, .message = .init(gpa) };
-    parseInto(&p, args) catch |e| switch (e) {
-        error.Usage => return .{ .usage = p.message.written() },
+    var p: arg_parser.Parser = .init(gpa, bin, &command, similar);
+    p.parse(args) catch |e| switch (e) {
+        error.Usage => return .{ .usage = p.text() },
         error.Help => return .help,
         error.OutOfMemory => return error.OutOfMemory,
     };
-    p.options.inputs = p.inputs.items;
-    p.options.globs = p.globs.items;
-    return .{ .run = p.options };
-}
-
-fn parseInto(p: *Parser, args: []const []const u8) error{ Usage, Help, OutOfMemory }!void {
-    var i: usize = 0;
-    var only_positional = false;
-    while (i < args.len) : (i += 1) {
-        const arg = args[i];
-        if (!only_positional and eql(arg, "--")) {
-            only_positional = true;
-        } else if (only_positional or !looksLikeOption(arg)) {
-            return p.fail(.options, "unexpected argument '{s}' found", .{arg});
-        } else if (std.mem.startsWith(u8, arg, "--")) {
-            try p.parseLong(args, &i);
-        } else {
-            try p.shortCluster(args, &i);
+    const at = struct {
+        fn at(a: Arg) usize {
+            return @intFromEnum(a);
         }
-    }
-    if (!p.used.has(.output))
-        return p.fail(
-            .used,
-            "the following required arguments were not provided:\n  --output <WEVTCACHE>",
-            .{},
-        );
-}
-
-fn specByLong(name: []const u8) ?*const Spec {
-    for (&specs) |*s| if (eql(s.long, name)) return s;
-    return null;
-}
-
-fn specByShort(c: u8) ?*const Spec {
-    for (&specs) |*s| if (s.short == c) return s;
-    return null;
-}
-
-fn specOf(arg: Arg) *const Spec {
-    for (&specs) |*s| if (s.arg == arg) return s;
-    unreachable;
-}
-
-fn looksLikeOption(arg: []const u8) bool {
-    return arg.len > 1 and arg[0] == '-';
-}
-
-fn shortName(arg: []const u8, at: usize) []const u8 {
-    const len = @min(std.unicode.utf8ByteSequenceLength(arg[at]) catch 1, arg.len - at);
-    return arg[at..][0..len];
+    }.at;
+    return .{ .run = .{
+        .inputs = try p.values(at(.input)),
+        .globs = try p.values(at(.glob)),
+        .recursive = p.has(at(.recursive)),
+        .extensions = p.value(at(.extensions)) orelse "exe,dll,sys",
+        .output = p.value(at(.output)).?,
+        .overwrite = p.has(at(.overwrite)),
+    } };
 }

@@ -19,6 +19,11 @@ const chunk = @import("chunk.zig");
 const records = @import("records.zig");
 const tokens = @import("tokens.zig");
 const dump = @import("dump.zig");
+const file_header = @import("file_header.zig");
+const input = @import("input.zig");
+const options = @import("options.zig");
+const pipeline = @import("pipeline.zig");
+const values_format = @import("values_format.zig");
 
 pub const magic = "WEVTCACH";
 pub const version: u32 = 1;
@@ -873,6 +878,114 @@ fn failedOffsets(
     std.mem.sort(u32, out.items, {}, std.sort.asc(u32));
 }
 
+// ---------------------------------------------------------------------------------------------
+// `apply-wevt-cache`: a TEMP rendered with given values.
+
+/// A substitution value for `renderWithValues`: its type byte and its bytes.
+pub const RawValue = struct { type: u8, bytes: []const u8 };
+
+/// Renders template `temp` (a TEMP, header included, cut where its BinXML ends) with `values`
+/// as one XML record (declaration, indented), as `apply-wevt-cache` prints it: the template
+/// and the values are laid out as a one-chunk log (definition, then a record of one instance)
+/// and rendered by the dump itself. Null when the template or the record does not render or
+/// does not fit one chunk. The text is `gpa`'s.
+pub fn renderWithValues(
+    gpa: std.mem.Allocator,
+    temp: []const u8,
+    values: []const RawValue,
+    codec: values_format.Codec,
+) error{OutOfMemory}!?[]u8 {
+    const chunk_size = file_header.chunk_size;
+    var file: std.ArrayList(u8) = .empty;
+    defer file.deinit(gpa);
+    try file.appendNTimes(gpa, 0, file_header.block_size);
+    var page: std.ArrayList(u8) = .empty;
+    defer page.deinit(gpa);
+    try page.appendNTimes(gpa, 0, 512);
+    const def = try translate(gpa, temp, &page) orelse return null;
+    const rec = page.items.len;
+    const count = std.math.cast(u32, values.len) orelse return null;
+    try page.appendSlice(gpa, "**\x00\x00" ++ "\x00" ** 4); // size, below
+    try appendInt(gpa, &page, u64, 1);
+    try page.appendNTimes(gpa, 0, 8); // FILETIME 1601
+    try page.appendSlice(gpa, &.{ 0x0F, 0x01, 0x01, 0x00, 0x0C, 0x01 });
+    try page.appendSlice(gpa, temp[24..28]);
+    try appendInt(gpa, &page, u32, def);
+    try appendInt(gpa, &page, u32, count);
+    for (values) |v| {
+        try appendInt(gpa, &page, u16, std.math.cast(u16, v.bytes.len) orelse return null);
+        try page.appendSlice(gpa, &.{ v.type, 0 });
+    }
+    for (values) |v| try page.appendSlice(gpa, v.bytes);
+    try page.append(gpa, 0x00);
+    const size: u32 = @intCast(page.items.len + 4 - rec);
+    try appendInt(gpa, &page, u32, size);
+    if (page.items.len > chunk_size) return null;
+    std.mem.writeInt(u32, page.items[rec + 4 ..][0..4], size, .little);
+    const free: u32 = @intCast(page.items.len);
+    try page.appendNTimes(gpa, 0, chunk_size - page.items.len);
+    const c = page.items;
+    c[0..8].* = chunk.magic.*;
+    for ([_]usize{ 8, 16, 24, 32 }) |at| std.mem.writeInt(u64, c[at..][0..8], 1, .little);
+    std.mem.writeInt(u32, c[40..44], 128, .little);
+    std.mem.writeInt(u32, c[44..48], @intCast(rec), .little);
+    std.mem.writeInt(u32, c[48..52], free, .little);
+    const f = file.items;
+    f[0..8].* = file_header.magic.*;
+    std.mem.writeInt(u16, f[32..34], 128, .little);
+    std.mem.writeInt(u16, f[36..38], 1, .little);
+    std.mem.writeInt(u16, f[38..40], 3, .little);
+    std.mem.writeInt(u16, f[40..42], 4096, .little);
+    std.mem.writeInt(u16, f[42..44], 1, .little);
+    try file.appendSlice(gpa, c);
+    return renderOne(gpa, file.items, codec);
+}
+
+fn appendInt(gpa: std.mem.Allocator, list: *std.ArrayList(u8), comptime T: type, v: T) !void {
+    var b: [@sizeOf(T)]u8 = undefined;
+    std.mem.writeInt(T, &b, v, .little);
+    try list.appendSlice(gpa, &b);
+}
+
+/// The text of the one record of the log `bytes` (XML, no record banner, no last newline).
+fn renderOne(
+    gpa: std.mem.Allocator,
+    bytes: []const u8,
+    codec: values_format.Codec,
+) error{OutOfMemory}!?[]u8 {
+    var settings: options.Options = .{ .show_record_number = false, .ansi = codec };
+    var log = dump.EvtxFile.open(gpa, input.Input.fromBytes(bytes), &settings) catch |e|
+        switch (e) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return null,
+        };
+    defer log.deinit(gpa);
+    const Take = struct {
+        gpa: std.mem.Allocator,
+        text: ?[]u8 = null,
+
+        fn consume(context: *anyopaque, result: *const dump.ChunkResult) anyerror!void {
+            const t: *@This() = @ptrCast(@alignCast(context));
+            for (result.entries.items) |*e| if (e.outcome == .rendered) {
+                // The dump ends a record with an empty line; the reference's text has none.
+                const text = result.text(e);
+                const cut = if (std.mem.endsWith(u8, text, "\n")) text[0 .. text.len - 1] else text;
+                if (t.text) |old| t.gpa.free(old);
+                t.text = try t.gpa.dupe(u8, cut);
+            };
+        }
+    };
+    var take: Take = .{ .gpa = gpa };
+    pipeline.run(gpa, &log.input, log.order, &settings, 1, .{
+        .context = &take,
+        .consume = Take.consume,
+    }) catch |e| switch (e) {
+        error.OutOfMemory => return error.OutOfMemory,
+        else => {},
+    };
+    return take.text;
+}
+
 test "the reader takes what the writer's layout gives and stops at a lying length" {
     var bytes: std.ArrayList(u8) = .empty;
     defer bytes.deinit(std.testing.allocator);
@@ -897,7 +1010,6 @@ test "the reader takes what the writer's layout gives and stops at a lying lengt
 // (`shared-fixtures/generator/src/wevt.rs`) and the layouts of wevt-format.md.
 
 const testing = @import("testing.zig");
-const options = @import("options.zig");
 
 /// The generator's `guid_of`: the fixtures' template GUIDs (FNV-1a, two rounds).
 fn guidOf(key: []const u8) [16]u8 {
