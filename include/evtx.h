@@ -25,7 +25,7 @@
 
 // The version of this ABI. It changes whenever a function, type, field or constant changes
 // incompatibly; `evtx_abi_version()` returns the value the library was built with.
-#define EVTX_ABI_VERSION 2
+#define EVTX_ABI_VERSION 3
 
 // `evtx_record.record_id` of a chunk error: no record identifier is known.
 #define EVTX_RECORD_ID_UNKNOWN UINT64_MAX
@@ -117,11 +117,13 @@ enum evtx_status
   // A required pointer argument was NULL.
   EVTX_STATUS_NULL_ARGUMENT = 2,
   // An option is out of range: unknown format, unknown or non-ASCII-compatible ANSI code
-  // page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes.
+  // page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes, a
+  // damaged `mta_path` or `wevt_cache_path` file.
   EVTX_STATUS_INVALID_OPTIONS = 3,
-  // An option the backend does not implement (for example `recover_records`).
+  // An option the backend does not implement (for example `wevt_cache_path`).
   EVTX_STATUS_UNSUPPORTED = 4,
-  // The path could not be opened or read. The message names the OS error.
+  // The path (or `mta_path`, `wevt_cache_path`) could not be opened or read. The message
+  // names the OS error.
   EVTX_STATUS_IO = 5,
   // Not an EVTX file: shorter than the 4096-byte file header, or its magic is not
   // `ElfFile\0`. Fatal, as for the CLI (exit status 1).
@@ -233,6 +235,16 @@ typedef struct evtx_options {
   const struct evtx_event_range *event_ranges;
   // Number of entries in `event_ranges`.
   size_t event_ranges_count;
+  // `--mta`: the NUL-terminated path of an `.MTA` file (`LocaleMetaData\<log>_<LCID>.MTA`);
+  // records whose publisher it lists get a `RenderingInfo` element. NULL = none (default).
+  // Read at open, after the input's file header: an unreadable file fails the open with
+  // `EVTX_STATUS_IO`, a damaged one with `EVTX_STATUS_INVALID_OPTIONS`, the message being
+  // the CLI's error text.
+  const char *mta_path;
+  // `--wevt-cache`: the NUL-terminated path of a `.wevtcache` (`extract-wevt-templates`);
+  // records whose embedded template is missing or broken are rendered from it. NULL = none
+  // (default). Read at open, before `mta_path`, failing as it does.
+  const char *wevt_cache_path;
 } evtx_options;
 
 // One pulled record, filled by `evtx_parser_next`. Every pointer in it stays valid until the

@@ -135,6 +135,7 @@ static void check_options(void) {
     CHECK(options.reserved[0] == 0 && options.reserved[1] == 0);
     CHECK(options.ansi_codec == NULL);
     CHECK(options.event_ranges == NULL && options.event_ranges_count == 0);
+    CHECK(options.mta_path == NULL && options.wevt_cache_path == NULL);
 }
 
 static void check_null_arguments(void) {
@@ -228,6 +229,14 @@ static void check_bad_inputs(void) {
     options.ansi_codec = "utf-16le";
     CHECK(evtx_parser_open_buffer(header, 4096, &options, &parser) ==
           EVTX_STATUS_INVALID_OPTIONS);
+    CHECK(parser == NULL);
+
+    /* An MTA file that cannot be read fails the open as the CLI fails (after the header). */
+    evtx_options_init(&options);
+    options.mta_path = "/nonexistent/evtx-smoke.MTA";
+    CHECK(evtx_parser_open_buffer(header, 4096, &options, &parser) == EVTX_STATUS_IO);
+    CHECK(strstr(evtx_last_error(), "evtx-smoke.MTA") != NULL);
+    CHECK(evtx_parser_open_buffer(header, 100, &options, &parser) == EVTX_STATUS_NOT_EVTX);
     CHECK(parser == NULL);
 
     /* Header only, and header plus a partial chunk: no records, no crash, END twice. */

@@ -30,6 +30,8 @@ class Options(C.Structure):
         ("ansi_codec", C.c_char_p),
         ("event_ranges", C.c_void_p),
         ("event_ranges_count", C.c_size_t),
+        ("mta_path", C.c_char_p),
+        ("wevt_cache_path", C.c_char_p),
     ]
 
 
@@ -157,10 +159,10 @@ def main():
         sys.exit(__doc__)
     lib = load(sys.argv[1])
     # The layout rules of the header: 64-bit targets, fixed-width fields.
-    check(C.sizeof(Options) == 40, "sizeof(evtx_options)")
+    check(C.sizeof(Options) == 56, "sizeof(evtx_options)")
     check(C.sizeof(Record) == 64, "sizeof(evtx_record)")
     check(C.sizeof(Stats) == 24, "sizeof(evtx_stats)")
-    check(lib.evtx_abi_version() == 2, "evtx_abi_version")
+    check(lib.evtx_abi_version() == 3, "evtx_abi_version")
     name = lib.evtx_backend_name().decode()
     check(name in ("rust", "zig", "reference"), "backend name")
     check(lib.evtx_status_name(17) == b"bad chunk magic", "status name")

@@ -36,6 +36,8 @@ const usage =
     \\                    validate-checksums | stop-after-one-error | events (2-4,7) |
     \\                    recover-records
     \\                    (repeatable; the evtx_options field, as the CLI flag of that name)
+    \\  --mta FILE        evtx_options.mta_path (the CLI's --mta FILE)
+    \\  --wevt-cache FILE evtx_options.wevt_cache_path (the CLI's --wevt-cache FILE)
     \\  --parity          fail on any skip: a missing --lib, NOT_IMPLEMENTED, under two backends
     \\
 ;
@@ -114,6 +116,9 @@ const Settings = struct {
     stop_after_error: bool = false,
     events: bool = false,
     recover_records: bool = false,
+    /// `--mta FILE`, `--wevt-cache FILE`: paths handed to every library.
+    mta_path: ?[*:0]const u8 = null,
+    wevt_cache_path: ?[*:0]const u8 = null,
     parity: bool = false,
     /// The option names given, for the report line.
     option_names: []const u8 = "",
@@ -262,6 +267,15 @@ pub fn main() !void {
                     fatal("--api: push or pull, not {s}", .{text});
             } else if (std.mem.eql(u8, arg, "--json")) {
                 settings.json_path = text;
+            } else if (std.mem.eql(u8, arg, "--mta") or std.mem.eql(u8, arg, "--wevt-cache")) {
+                const path = args[index].ptr;
+                if (arg[2] == 'm') settings.mta_path = path else settings.wevt_cache_path = path;
+                const base = std.fs.path.basename(text);
+                const name = try std.fmt.allocPrint(arena, "{s}={s}", .{ arg[2..], base });
+                settings.option_names = if (settings.option_names.len == 0)
+                    name
+                else
+                    try std.fmt.allocPrint(arena, "{s},{s}", .{ settings.option_names, name });
             } else if (std.mem.eql(u8, arg, "--option")) {
                 applyOption(&settings, text);
                 settings.option_names = if (settings.option_names.len == 0)
@@ -539,6 +553,8 @@ fn measure(
         if (settings.validate_checksums) options.validate_checksums = 1;
         if (settings.stop_after_error) options.stop_after_error = 1;
         if (settings.recover_records) options.recover_records = 1;
+        options.mta_path = settings.mta_path;
+        options.wevt_cache_path = settings.wevt_cache_path;
         if (settings.events) {
             options.event_ranges = &event_ranges;
             options.event_ranges_count = event_ranges.len;

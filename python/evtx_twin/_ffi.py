@@ -18,7 +18,7 @@ import os
 import threading
 from pathlib import Path
 
-EVTX_ABI_VERSION = 2
+EVTX_ABI_VERSION = 3
 RECORD_ID_UNKNOWN = 2**64 - 1
 
 STATUS_OK = 0
@@ -51,6 +51,8 @@ class Options(ctypes.Structure):
         ("ansi_codec", ctypes.c_char_p),
         ("event_ranges", ctypes.POINTER(EventRange)),
         ("event_ranges_count", ctypes.c_size_t),
+        ("mta_path", ctypes.c_char_p),
+        ("wevt_cache_path", ctypes.c_char_p),
     ]
 
 

@@ -155,6 +155,8 @@ class _Handle:
         o.recover_records = int(parser.recover_records)
         self.codec = parser.ansi_codec.encode("ascii")
         o.ansi_codec = self.codec
+        o.mta_path = parser._mta
+        o.wevt_cache_path = parser._wevt_cache
         # The bytes stay referenced by this handle until `close`, after the library is done.
         self.data = parser._data
         if self.data is not None:
@@ -175,6 +177,18 @@ class _Handle:
         self.close()
 
 
+def _option_path(path: Any, name: str) -> bytes | None:
+    """A path option as the C ABI takes it (NUL-terminated bytes), None when off."""
+    if path is None:
+        return None
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"{name} must be a path or None")
+    encoded = os.fsencode(path)
+    if b"\0" in encoded:
+        raise ValueError(f"the {name} path contains a NUL byte")
+    return encoded
+
+
 class Parser:
     """One EVTX input (a path, ``bytes``, or a binary file object), read by one engine.
 
@@ -191,6 +205,8 @@ class Parser:
     validate_checksums, recover_records, ansi_codec, separate_json_attributes: as the CLI's
     ``--validate-checksums``, ``--recover-records``, ``--ansi-codec``,
     ``--separate-json-attributes``.
+    mta, wevt_cache: paths (or None), as the CLI's ``--mta FILE`` and ``--wevt-cache FILE``;
+    a file that cannot be read or is refused raises `EvtxError` at the first iteration.
     skip_errors: chunk and record errors become `EvtxWarning` warnings instead of `EvtxError`
     exceptions (a file that cannot be opened at all still raises).
     """
@@ -198,7 +214,7 @@ class Parser:
     def __init__(self, source: Any, *, engine: str = "rust", threads: int = 1,
                  validate_checksums: bool = False, recover_records: bool = False,
                  ansi_codec: str = "windows-1252", separate_json_attributes: bool = False,
-                 skip_errors: bool = False):
+                 skip_errors: bool = False, mta: Any = None, wevt_cache: Any = None):
         self.engine = engine
         self._lib = _ffi.load(engine)
         if not isinstance(threads, int) or not 0 <= threads <= 0xFFFFFFFF:
@@ -211,6 +227,8 @@ class Parser:
         self.ansi_codec = ansi_codec
         self.separate_json_attributes = bool(separate_json_attributes)
         self.skip_errors = bool(skip_errors)
+        self._mta = _option_path(mta, "mta")
+        self._wevt_cache = _option_path(wevt_cache, "wevt_cache")
         self._path: bytes | None = None
         self._data: bytes | None = None
         if isinstance(source, (str, os.PathLike)):

@@ -209,3 +209,33 @@ def test_read_ahead_stops_when_the_caller_does(engine, cli):
             next(records)
             records.close()
         assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("engine", ["rust", "zig"])
+def test_mta_reaches_the_engine(engine, cli):
+    path = FIXTURES / "mta" / "events.evtx"
+    mta = FIXTURES / "mta" / "events.full.MTA"
+    expected = cli.jsonl(engine, path, "--mta", str(mta))
+    assert any("RenderingInfo" in line for line in expected)
+    parser = evtx_twin.Parser(path, engine=engine, threads=2, mta=mta)
+    assert [r["data"] for r in parser.records_json()] == expected
+    with pytest.raises(evtx_twin.EvtxError) as failure:
+        damaged = FIXTURES / "mta" / "events.damaged-magic.MTA"
+        list(evtx_twin.Parser(path, engine=engine, mta=damaged).records())
+    assert failure.value.kind == "invalid options"
+
+
+@pytest.mark.parametrize("engine", ["rust", "reference"])
+def test_wevt_cache_reaches_the_engine(engine, cli):
+    # Zig: UNSUPPORTED until its engine renders with a cache (issue 17, wevt-zig3).
+    path = FIXTURES / "wevt" / "events.evtx"
+    cache = FIXTURES / "wevt" / "templates.wevtcache"
+    expected = cli.jsonl("rust", path, "--wevt-cache", str(cache))
+    parser = evtx_twin.Parser(path, engine=engine, skip_errors=True, wevt_cache=cache)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+        assert [r["data"] for r in parser.records_json()] == expected
+    with pytest.raises(evtx_twin.EvtxError) as failure:
+        missing = FIXTURES / "no-such.wevtcache"
+        list(evtx_twin.Parser(path, engine=engine, wevt_cache=missing).records())
+    assert failure.value.kind == "i/o error"

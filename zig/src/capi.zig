@@ -12,7 +12,7 @@ const chunk = evtx.chunk;
 const system = @import("system.zig");
 const timestamps = @import("timestamps.zig");
 
-pub const EVTX_ABI_VERSION: u32 = 2;
+pub const EVTX_ABI_VERSION: u32 = 3;
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = std.math.maxInt(u64);
 
 // The engine's limits under the header's names: the conformance test holds each to the value
@@ -93,6 +93,8 @@ pub const evtx_options = extern struct {
     ansi_codec: ?[*:0]const u8,
     event_ranges: ?[*]const evtx_event_range,
     event_ranges_count: usize,
+    mta_path: ?[*:0]const u8,
+    wevt_cache_path: ?[*:0]const u8,
 };
 
 /// C: evtx_record
@@ -226,6 +228,8 @@ const Parser = struct {
     threads: usize,
     stop_after_error: bool,
     order: []u32,
+    /// `mta_path`, read at open; `settings.mta` points here.
+    mta: ?evtx.mta.MtaFile = null,
     /// Next job (index in `order`) to render.
     job: usize = 0,
     /// Pull state: a renderer per worker (made on the first pull) and the last group of
@@ -258,6 +262,7 @@ const Parser = struct {
         gpa.free(p.results);
         gpa.free(p.order);
         gpa.free(p.events);
+        if (p.mta) |*m| m.deinit();
         if (p.owned) |f| f.close();
         gpa.destroy(p);
     }
@@ -333,6 +338,8 @@ pub export fn evtx_options_init(options: ?*evtx_options) callconv(.c) void {
         .ansi_codec = null,
         .event_ranges = null,
         .event_ranges_count = 0,
+        .mta_path = null,
+        .wevt_cache_path = null,
     };
 }
 
@@ -370,6 +377,9 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     if (o.format > 2) return fail(.invalid_options, "unknown format {d}", .{o.format});
     if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(.invalid_options, "reserved bytes must be zero", .{});
     if (o.event_ranges == null and o.event_ranges_count != 0) return fail(.invalid_options, "event_ranges is NULL", .{});
+    // TODO(wevt-zig3): read it once the Zig engine renders with a cache (`--wevt-cache`).
+    if (o.wevt_cache_path != null)
+        return fail(.unsupported, "wevt_cache_path: the Zig engine has no --wevt-cache yet", .{});
     var settings: evtx.options.Options = .{};
     if (o.ansi_codec) |label| {
         settings.ansi = evtx.code_pages.lookup(std.mem.span(label)) orelse
@@ -389,16 +399,25 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     var block: [evtx.file_header.block_size]u8 = undefined;
     const header = evtx.file_header.parseBlock(in.read(0, &block), in.size) catch |e|
         return fail(.not_evtx, "Failed to parse evtx file header: {s}", .{@errorName(e)});
+    // After the file header, as the CLI reads it.
+    var mta: ?evtx.mta.MtaFile = null;
+    if (o.mta_path) |path| {
+        mta = @as(evtx.mta.MtaFile, undefined);
+        const status = loadMta(std.mem.span(path), &mta.?);
+        if (status != .ok) return status;
+    }
     const events = gpa.alloc(evtx.options.Range, o.event_ranges_count) catch return fail(.internal, "out of memory", .{});
     for (events, 0..) |*r, i| r.* = .{ .first = o.event_ranges.?[i].first, .last = o.event_ranges.?[i].last };
     settings.events = events;
     const order = dump.chunkOrder(gpa, &in, &header, &settings) catch {
         gpa.free(events);
+        if (mta) |*m| m.deinit();
         return fail(.internal, "out of memory", .{});
     };
     const p = gpa.create(Parser) catch {
         gpa.free(events);
         gpa.free(order);
+        if (mta) |*m| m.deinit();
         return fail(.internal, "out of memory", .{});
     };
     p.* = .{
@@ -409,9 +428,27 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
         .threads = if (o.threads == 0) std.Thread.getCpuCount() catch 1 else o.threads,
         .stop_after_error = o.stop_after_error != 0,
         .order = order,
+        .mta = mta,
     };
     p.settings.events = p.events;
+    if (p.mta) |*m| p.settings.mta = m;
     out.* = handle(p);
+    return .ok;
+}
+
+/// Reads and parses `mta_path` into `mta`: `.ok`, or the failure with the CLI's text as the
+/// last error, `.io` when the file cannot be read and `.invalid_options` when it is refused.
+fn loadMta(path: []const u8, mta: *evtx.mta.MtaFile) evtx_status {
+    const bytes = std.fs.cwd().readFileAlloc(gpa, path, std.math.maxInt(usize)) catch |e| {
+        if (e == error.OutOfMemory) return fail(.internal, "out of memory", .{});
+        return fail(.io, "failed to read `{s}`\n\nCaused by:\n    {s}", .{ path, @errorName(e) });
+    };
+    defer gpa.free(bytes);
+    var diag: evtx.mta.Diagnostic = undefined;
+    mta.* = evtx.mta.parse(gpa, bytes, &diag) catch |e| return switch (e) {
+        error.OutOfMemory => fail(.internal, "out of memory", .{}),
+        error.Invalid => fail(.invalid_options, "{f}", .{diag}),
+    };
     return .ok;
 }
 
@@ -948,11 +985,12 @@ test "evtx_options_init: the CLI's defaults (header); NULL is ignored" {
     try testing.expectEqualSlices(u8, &.{ 0, 0 }, &o.reserved);
     try testing.expect(o.ansi_codec == null and o.event_ranges == null);
     try testing.expectEqual(@as(usize, 0), o.event_ranges_count);
+    try testing.expect(o.mta_path == null and o.wevt_cache_path == null);
     evtx_options_init(null);
 }
 
-test "identity: ABI version 2, backend name, status names are the README's KIND strings" {
-    try testing.expectEqual(@as(u32, 2), evtx_abi_version());
+test "identity: ABI version 3, backend name, status names are the README's KIND strings" {
+    try testing.expectEqual(@as(u32, 3), evtx_abi_version());
     try testing.expectEqualStrings("zig", std.mem.span(evtx_backend_name()));
     // The oracle: the KIND column of shared-fixtures/README.md's table, in status order.
     const readme = try readFixture("README.md");
@@ -1401,6 +1439,70 @@ test "recover_records: carved records come marked, and only with the option" {
     try testing.expectEqual(@as(usize, 0), counts[0].recovered);
     try testing.expectEqual(@as(usize, 119), counts[1].records);
     try testing.expectEqual(@as(usize, 114), counts[1].recovered);
+}
+
+test "mta_path: the reference's RenderingInfo on the records whose publisher it lists" {
+    // Reference (`evtx_dump -t 1 [--mta events.full.MTA] events.evtx`): 16 records, 13 of
+    // them with a RenderingInfo element (1, the log's own, without the file), one holding the
+    // generator's "Beta message".
+    const bytes = try readFixture("mta/events.evtx");
+    defer testing.allocator.free(bytes);
+    var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    const mta = try fixturePath(&path_buffer, "mta/events.full.MTA");
+    var o = testOptions(.xml);
+    var pulled: [3]Pulled = undefined;
+    const paths = [_]?[*:0]const u8{ null, mta.ptr, mta.ptr };
+    for (&pulled, paths, [_]u32{ 1, 1, 2 }) |*p, path, threads| {
+        o.mta_path = path;
+        o.threads = threads;
+        const parser = try openBuffer(bytes, &o);
+        defer evtx_parser_free(parser);
+        p.* = try pullAll(parser);
+    }
+    defer for (&pulled) |*p| p.deinit();
+    for (pulled) |p| try testing.expectEqual(@as(usize, 16), p.records);
+    const tag = "<RenderingInfo>";
+    try testing.expectEqual(@as(usize, 1), std.mem.count(u8, pulled[0].text.items, tag));
+    try testing.expectEqual(@as(usize, 13), std.mem.count(u8, pulled[1].text.items, tag));
+    const beta = "<Message>Beta message</Message>";
+    try testing.expect(std.mem.indexOf(u8, pulled[1].text.items, beta) != null);
+    try testing.expectEqualStrings(pulled[1].text.items, pulled[2].text.items);
+}
+
+test "mta_path: an unreadable file is an I/O error, a damaged one invalid, in the CLI's words" {
+    const bytes = try readFixture("mta/events.evtx");
+    defer testing.allocator.free(bytes);
+    var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    var o = testOptions(.jsonl);
+    var out: ?*evtx_parser = @ptrFromInt(8);
+    o.mta_path = (try fixturePath(&path_buffer, "mta/no-such-file.MTA")).ptr;
+    try expectStatus(.io, evtx_parser_open_buffer(bytes.ptr, bytes.len, &o, &out));
+    try testing.expect(out == null);
+    try testing.expect(std.mem.startsWith(u8, std.mem.span(evtx_last_error()), "failed to read `"));
+    // The reference's messages for these two (`evtx_dump --mta ...`, stderr).
+    o.mta_path = (try fixturePath(&path_buffer, "mta/events.damaged-magic.MTA")).ptr;
+    try expectStatus(.invalid_options, evtx_parser_open_buffer(bytes.ptr, bytes.len, &o, &out));
+    const magic = "not an MTA file (magic [58, 54, 41, 46, 69, 6c, 65, 00])";
+    try testing.expectEqualStrings(magic, std.mem.span(evtx_last_error()));
+    o.mta_path = (try fixturePath(&path_buffer, "mta/events.damaged-version.MTA")).ptr;
+    try expectStatus(.invalid_options, evtx_parser_open_buffer(bytes.ptr, bytes.len, &o, &out));
+    try testing.expectEqualStrings("unsupported MTA version 2.1", std.mem.span(evtx_last_error()));
+    try testing.expect(out == null);
+    // The file header is read first: a log that is not EVTX fails as such, whatever the MTA.
+    try expectStatus(.not_evtx, evtx_parser_open_buffer(bytes.ptr, 100, &o, &out));
+}
+
+test "wevt_cache_path: UNSUPPORTED until the Zig engine renders with a cache (wevt-zig3)" {
+    const bytes = try readFixture("wevt/events.evtx");
+    defer testing.allocator.free(bytes);
+    var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    var o = testOptions(.xml);
+    o.wevt_cache_path = (try fixturePath(&path_buffer, "wevt/templates.wevtcache")).ptr;
+    var out: ?*evtx_parser = @ptrFromInt(8);
+    try expectStatus(.unsupported, evtx_parser_open_buffer(bytes.ptr, bytes.len, &o, &out));
+    try testing.expect(out == null);
+    const message = std.mem.span(evtx_last_error());
+    try testing.expect(std.mem.indexOf(u8, message, "wevt_cache_path") != null);
 }
 
 test "open_path reads the file by windows: same records as the buffer" {

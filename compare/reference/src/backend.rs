@@ -9,11 +9,15 @@
 //! over the chunks; pull numbers are therefore not a fair speed measure of the reference.
 
 use evtx::err::{ChunkError, DeserializationError, EvtxError};
+use evtx::mta::{MtaError, MtaFile};
+use evtx::wevt_templates::wevtcache::{EntryKind, WevtCacheFileError, WevtCacheReader};
+use evtx::wevt_templates::{WevtCache, WevtCacheError};
 use evtx::{EvtxParser, ParserSettings, RenderedChunk, RenderedChunkItem};
 use evtx_abi::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
 use evtx_abi::front::{Engine, Failure, Input, Item, Library, Settings, Sink};
 use std::ffi::CStr;
 use std::io::Cursor;
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -97,8 +101,16 @@ impl Library for Backend {
             .indent(settings.indent)
             .ansi_codec(ansi_codec)
             .recover_records(settings.recover_records);
-        // Reads the file header, as `evtx_dump` does before anything else.
+        // Reads the file header, as `evtx_dump` does before anything else; then the cache and
+        // the MTA file, in its order.
         open_parser(&bytes, &parser_settings)?;
+        let wevt_cache = settings
+            .wevt_cache_path
+            .as_deref()
+            .map(load_wevt_cache)
+            .transpose()?;
+        let mta = settings.mta_path.as_deref().map(load_mta).transpose()?;
+        let parser_settings = parser_settings.wevt_cache(wevt_cache).mta(mta);
         Ok(Backend {
             settings,
             parser_settings,
@@ -208,6 +220,59 @@ fn open_parser(bytes: &Bytes, settings: &ParserSettings) -> Result<Parser, Failu
     EvtxParser::from_read_seek(Cursor::new(bytes.clone()))
         .map(|parser| parser.with_configuration(settings.clone()))
         .map_err(|error| Failure::new(evtx_status::NotEvtx, error_message(&error)))
+}
+
+/// `evtx_dump`'s `load_wevt_cache_from_wevtcache_file`; `Io` for the reader's `Io` variant.
+fn load_wevt_cache(path: &Path) -> Result<Arc<WevtCache>, Failure> {
+    let mut cache = WevtCache::new();
+    let mut reader = WevtCacheReader::open(path).map_err(|e| cache_failure(&e))?;
+    while let Some((kind, bytes)) = reader.next_entry().map_err(|e| cache_failure(&e))? {
+        match kind {
+            // Only the message, as `evtx_dump`'s `format_err!("{e}")`.
+            EntryKind::Crim => {
+                let refused = |e: String| Failure::new(evtx_status::InvalidOptions, e);
+                cache
+                    .add_wevt_blob(bytes)
+                    .map_err(|e: WevtCacheError| refused(e.to_string()))?;
+            }
+        }
+    }
+    Ok(Arc::new(cache))
+}
+
+#[cold]
+fn cache_failure(error: &WevtCacheFileError) -> Failure {
+    let status = match error {
+        WevtCacheFileError::Io { .. } => evtx_status::Io,
+        _ => evtx_status::InvalidOptions,
+    };
+    Failure::new(status, chain(error))
+}
+
+/// `evtx::mta::MtaFile::from_path`; `Io` when the file could not be read.
+fn load_mta(path: &Path) -> Result<Arc<MtaFile>, Failure> {
+    MtaFile::from_path(path).map(Arc::new).map_err(|error| {
+        let status = match error {
+            MtaError::Io { .. } => evtx_status::Io,
+            _ => evtx_status::InvalidOptions,
+        };
+        Failure::new(status, chain(&error))
+    })
+}
+
+/// An error as `evtx_dump` prints it (anyhow's `{:?}`): the message, then its causes.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    if source.is_some() {
+        message.push_str("\n\nCaused by:");
+    }
+    while let Some(cause) = source {
+        message.push_str("\n    ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
 }
 
 /// The error and its causes on one line.

@@ -378,7 +378,8 @@ fn abi_parity_command(args: &AbiParityArgs) -> Result<bool, String> {
         harness: args.harness.clone(),
         lib_dir: args.lib_dir.clone(),
     };
-    Ok(abi_parity::run_abi_parity(&libraries, &all, &ours, &args.out)? && shim_ok)
+    let fixtures = &args.corpus.fixtures;
+    Ok(abi_parity::run_abi_parity(&libraries, &all, &ours, fixtures, &args.out)? && shim_ok)
 }
 
 fn mutate_command(args: &MutateArgs) -> Result<bool, String> {

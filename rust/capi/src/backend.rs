@@ -13,12 +13,16 @@
 
 use evtx_abi::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
 use evtx_abi::front::{Engine, Failure, Input, Item, Library, Settings, Sink};
+use evtx_core::mta::MtaFile;
+use evtx_core::wevt_cache::WevtCache;
 use evtx_core::{
     ChunkOrder, ChunkResult, ChunkSource, ErrorKind, EvtxFile, FatalError, Format, Options,
     Outcome, Renderer,
 };
 use std::ffi::CStr;
 use std::ops::ControlFlow;
+use std::path::Path;
+use std::sync::Arc;
 
 /// The input: the caller's buffer (borrowed), or a file read through windows.
 enum Source {
@@ -138,6 +142,13 @@ impl Library for Backend {
             }
             Input::Path(path) => Source::File(open_path(path)?),
         };
+        // After the file header and in this order, as `evtx_dump` reads them.
+        let wevt_cache = settings
+            .wevt_cache_path
+            .as_deref()
+            .map(load_wevt_cache)
+            .transpose()?;
+        let mta = settings.mta_path.as_deref().map(load_mta).transpose()?;
         let options = Options {
             format: match settings.format {
                 evtx_format::Xml => Format::Xml,
@@ -153,8 +164,8 @@ impl Library for Backend {
             event_ranges: None,
             threads: settings.threads,
             recover_records: settings.recover_records,
-            mta: None,
-            wevt_cache: None,
+            mta,
+            wevt_cache,
         };
         Ok(Backend {
             source,
@@ -285,7 +296,7 @@ impl Engine for Backend {
 
 /// Opens `path` read-only as chunk windows: a regular file directly, anything else (a pipe)
 /// spooled to an unlinked temporary file first.
-fn open_path(path: &std::path::Path) -> Result<evtx_core::Input, Failure> {
+fn open_path(path: &Path) -> Result<evtx_core::Input, Failure> {
     let io_failure = |error: std::io::Error| {
         Failure::new(
             evtx_status::Io,
@@ -304,6 +315,41 @@ fn open_path(path: &std::path::Path) -> Result<evtx_core::Input, Failure> {
 }
 
 /// A header failure is `NotEvtx`, as for the CLI; failing to read the input at all is `Io`.
+/// The failure of `wevt_cache_path`: `WevtCache::load` words every read failure as the
+/// reference's `Io` variant (`Io` here), the rest are a refused file.
+#[cold]
+fn wevt_cache_failure(message: String) -> Failure {
+    let status = if message.starts_with("I/O error while ") {
+        evtx_status::Io
+    } else {
+        evtx_status::InvalidOptions
+    };
+    Failure::new(status, message)
+}
+
+/// Reads `wevt_cache_path`; the CLI's error text.
+fn load_wevt_cache(path: &Path) -> Result<Arc<WevtCache>, Failure> {
+    WevtCache::load(path)
+        .map(Arc::new)
+        .map_err(wevt_cache_failure)
+}
+
+/// Reads `mta_path`; the CLI's error text (`Io` when unreadable, else `InvalidOptions`).
+fn load_mta(path: &Path) -> Result<Arc<MtaFile>, Failure> {
+    let bytes = std::fs::read(path).map_err(|error| {
+        Failure::new(
+            evtx_status::Io,
+            format!(
+                "failed to read `{}`\n\nCaused by:\n    {error}",
+                path.display()
+            ),
+        )
+    })?;
+    MtaFile::parse(&bytes)
+        .map(Arc::new)
+        .map_err(|error| Failure::new(evtx_status::InvalidOptions, error.to_string()))
+}
+
 fn fatal_failure(error: &FatalError) -> Failure {
     let status = match error {
         FatalError::Other(_) => evtx_status::Io,

@@ -482,3 +482,128 @@ fn batches_hold_what_pulling_one_by_one_gives() {
         );
     }
 }
+
+/// A shared fixture outside `synthetic/`, as a NUL-terminated path.
+fn shared_path(name: &str) -> std::ffi::CString {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared-fixtures")
+        .join(name);
+    std::ffi::CString::new(path.into_os_string().into_encoded_bytes()).unwrap()
+}
+
+fn shared(name: &str) -> Vec<u8> {
+    std::fs::read(shared_path(name).to_str().unwrap()).unwrap()
+}
+
+/// Opens `data`, pulls everything and frees the parser: (bytes, records, errors).
+fn pull_all(data: &[u8], options: &evtx_options) -> Result<(Vec<u8>, u64, u64), evtx_status> {
+    let parser = open(data, options)?;
+    let pulled = pull(parser);
+    // SAFETY: a live parser from `open`, freed once.
+    unsafe { evtx_parser_free(parser) };
+    Ok(pulled)
+}
+
+#[test]
+fn mta_path_adds_the_references_rendering_info() {
+    // Reference (`evtx_dump -t 1 [--mta events.full.MTA] events.evtx`): 16 records, 13 of
+    // them with a RenderingInfo element (1, the log's own, without the file), one holding the
+    // generator's "Beta message".
+    let data = shared("mta/events.evtx");
+    let mta = shared_path("mta/events.full.MTA");
+    let count = |text: &[u8]| {
+        let text = String::from_utf8_lossy(text);
+        text.matches("<RenderingInfo>").count()
+    };
+    let (plain, records, _) = pull_all(&data, &defaults()).unwrap();
+    assert_eq!((records, count(&plain)), (16, 1));
+    let mut options = defaults();
+    options.mta_path = mta.as_ptr();
+    for threads in [1, 2] {
+        options.threads = threads;
+        let (text, records, _) = pull_all(&data, &options).unwrap();
+        assert_eq!((records, count(&text)), (16, 13));
+        assert!(String::from_utf8_lossy(&text).contains("<Message>Beta message</Message>"));
+        let parser = open(&data, &options).unwrap();
+        let (pushed, _, status) = push(parser);
+        // SAFETY: created above, freed once.
+        unsafe { evtx_parser_free(parser) };
+        assert_eq!((status, pushed), (evtx_status::Ok, text));
+    }
+}
+
+#[test]
+fn a_bad_mta_or_cache_fails_the_open_in_the_clis_words() {
+    let data = shared("mta/events.evtx");
+    let cases = [
+        (
+            true,
+            "mta/no-such-file.MTA",
+            evtx_status::Io,
+            "failed to read `",
+        ),
+        (
+            true,
+            "mta/events.damaged-magic.MTA",
+            evtx_status::InvalidOptions,
+            "not an MTA file (magic [58, 54, 41, 46, 69, 6c, 65, 00])",
+        ),
+        (
+            true,
+            "mta/events.damaged-version.MTA",
+            evtx_status::InvalidOptions,
+            "unsupported MTA version 2.1",
+        ),
+        (
+            false,
+            "wevt/no-such-file.wevtcache",
+            evtx_status::Io,
+            "I/O error while open `",
+        ),
+        (
+            false,
+            "wevt/damaged-magic.wevtcache",
+            evtx_status::InvalidOptions,
+            "invalid `.wevtcache` magic for `",
+        ),
+        (
+            false,
+            "wevt/damaged-crim-magic.wevtcache",
+            evtx_status::InvalidOptions,
+            "failed to parse CRIM/WEVT blob: invalid signature at offset 0",
+        ),
+    ];
+    // The messages are the reference's (`evtx_dump --mta/--wevt-cache ...`, stderr).
+    for (mta, name, status, message) in cases {
+        let path = shared_path(name);
+        let mut options = defaults();
+        if mta {
+            options.mta_path = path.as_ptr();
+        } else {
+            options.wevt_cache_path = path.as_ptr();
+        }
+        assert_eq!(open(&data, &options).unwrap_err(), status, "{name}");
+        assert!(text(evtx_last_error()).starts_with(message), "{name}");
+        // The file header is read first, as the CLI does.
+        assert_eq!(
+            open(&data[..100], &options).unwrap_err(),
+            evtx_status::NotEvtx
+        );
+    }
+}
+
+#[test]
+fn wevt_cache_path_renders_records_whose_template_is_broken() {
+    // Reference (`evtx_dump -t 1 -o jsonl [--wevt-cache templates.wevtcache] events.evtx`):
+    // 2 records and 8 errors without the cache, 8 records and 2 errors with it.
+    let data = shared("wevt/events.evtx");
+    let cache = shared_path("wevt/templates.wevtcache");
+    let mut options = defaults();
+    options.format = evtx_format::Jsonl as u32;
+    let (_, records, errors) = pull_all(&data, &options).unwrap();
+    assert_eq!((records, errors), (2, 8));
+    options.wevt_cache_path = cache.as_ptr();
+    let (text, records, errors) = pull_all(&data, &options).unwrap();
+    assert_eq!((records, errors), (8, 2));
+    assert!(String::from_utf8_lossy(&text).contains(r#""TargetUserName":"alice""#));
+}

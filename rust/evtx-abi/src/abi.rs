@@ -16,7 +16,7 @@ use std::fmt;
 
 /// The version of this ABI. It changes whenever a function, type, field or constant changes
 /// incompatibly; `evtx_abi_version()` returns the value the library was built with.
-pub const EVTX_ABI_VERSION: u32 = 2;
+pub const EVTX_ABI_VERSION: u32 = 3;
 
 /// `evtx_record.record_id` of a chunk error: no record identifier is known.
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = u64::MAX;
@@ -37,11 +37,13 @@ pub enum evtx_status {
     /// A required pointer argument was NULL.
     NullArgument = 2,
     /// An option is out of range: unknown format, unknown or non-ASCII-compatible ANSI code
-    /// page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes.
+    /// page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes, a
+    /// damaged `mta_path` or `wevt_cache_path` file.
     InvalidOptions = 3,
-    /// An option the backend does not implement (for example `recover_records`).
+    /// An option the backend does not implement (for example `wevt_cache_path`).
     Unsupported = 4,
-    /// The path could not be opened or read. The message names the OS error.
+    /// The path (or `mta_path`, `wevt_cache_path`) could not be opened or read. The message
+    /// names the OS error.
     Io = 5,
     /// Not an EVTX file: shorter than the 4096-byte file header, or its magic is not
     /// `ElfFile\0`. Fatal, as for the CLI (exit status 1).
@@ -264,6 +266,16 @@ pub struct evtx_options {
     pub event_ranges: *const evtx_event_range,
     /// Number of entries in `event_ranges`.
     pub event_ranges_count: usize,
+    /// `--mta`: the NUL-terminated path of an `.MTA` file (`LocaleMetaData\<log>_<LCID>.MTA`);
+    /// records whose publisher it lists get a `RenderingInfo` element. NULL = none (default).
+    /// Read at open, after the input's file header: an unreadable file fails the open with
+    /// `EVTX_STATUS_IO`, a damaged one with `EVTX_STATUS_INVALID_OPTIONS`, the message being
+    /// the CLI's error text.
+    pub mta_path: *const c_char,
+    /// `--wevt-cache`: the NUL-terminated path of a `.wevtcache` (`extract-wevt-templates`);
+    /// records whose embedded template is missing or broken are rendered from it. NULL = none
+    /// (default). Read at open, before `mta_path`, failing as it does.
+    pub wevt_cache_path: *const c_char,
 }
 
 /// One pulled record, filled by `evtx_parser_next`. Every pointer in it stays valid until the

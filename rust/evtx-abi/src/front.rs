@@ -22,7 +22,7 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::ops::ControlFlow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What a failed engine call reports: the status and a human-readable detail.
 #[derive(Debug)]
@@ -64,6 +64,11 @@ pub struct Settings {
     /// `None` = windows-1252.
     pub ansi_codec: Option<String>,
     pub event_ranges: Vec<evtx_event_range>,
+    /// `--mta FILE`, to be read by the engine at open after the file header.
+    pub mta_path: Option<PathBuf>,
+    /// `--wevt-cache FILE`, to be read by the engine at open after the file header, before
+    /// `mta_path`.
+    pub wevt_cache_path: Option<PathBuf>,
 }
 
 /// One record or error, as an engine yields it. `data` is empty unless `status` is OK.
@@ -209,6 +214,8 @@ pub unsafe fn options_init(options: *mut evtx_options) {
         ansi_codec: std::ptr::null(),
         event_ranges: std::ptr::null(),
         event_ranges_count: 0,
+        mta_path: std::ptr::null(),
+        wevt_cache_path: std::ptr::null(),
     };
     // SAFETY: the caller passes NULL or a pointer valid for writes of one `evtx_options`
     // (documented above); `as_mut` handles NULL, and the write needs no initialised target.
@@ -220,8 +227,9 @@ pub unsafe fn options_init(options: *mut evtx_options) {
 /// Decodes `options` (NULL = defaults).
 ///
 /// # Safety
-/// `options` is NULL or valid for reads; its `ansi_codec` NULL or NUL-terminated; its
-/// `event_ranges` valid for `event_ranges_count` reads when not NULL.
+/// `options` is NULL or valid for reads; its `ansi_codec`, `mta_path` and `wevt_cache_path`
+/// NULL or NUL-terminated; its `event_ranges` valid for `event_ranges_count` reads when not
+/// NULL.
 unsafe fn settings_from(options: *const evtx_options) -> Result<Settings, Failure> {
     let mut defaults = std::mem::MaybeUninit::<evtx_options>::uninit();
     // SAFETY: `defaults` is writable memory for one `evtx_options`.
@@ -263,6 +271,13 @@ unsafe fn settings_from(options: *const evtx_options) -> Result<Settings, Failur
             unsafe { std::slice::from_raw_parts(options.event_ranges, count) }.to_vec()
         }
     };
+    // SAFETY: each is NULL or NUL-terminated by the caller's contract.
+    let (mta_path, wevt_cache_path) = unsafe {
+        (
+            path_from(options.mta_path),
+            path_from(options.wevt_cache_path),
+        )
+    };
     let jsonl = format == evtx_format::Jsonl;
     Ok(Settings {
         format,
@@ -275,7 +290,26 @@ unsafe fn settings_from(options: *const evtx_options) -> Result<Settings, Failur
         stop_after_error: options.stop_after_error != 0,
         ansi_codec,
         event_ranges,
+        mta_path,
+        wevt_cache_path,
     })
+}
+
+/// A NUL-terminated path option, copied; NULL = `None`.
+///
+/// # Safety
+/// `path` is NULL or NUL-terminated.
+unsafe fn path_from(path: *const c_char) -> Option<PathBuf> {
+    if path.is_null() {
+        return None;
+    }
+    // SAFETY: not NULL, and NUL-terminated by the caller's contract.
+    let bytes = unsafe { CStr::from_ptr(path) }.to_bytes();
+    #[cfg(unix)]
+    let path = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes).into();
+    #[cfg(not(unix))]
+    let path = String::from_utf8_lossy(bytes).into_owned().into();
+    Some(path)
 }
 
 /// Opens `input` and stores the handle in `*out`.
