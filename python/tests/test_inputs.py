@@ -225,9 +225,8 @@ def test_mta_reaches_the_engine(engine, cli):
     assert failure.value.kind == "invalid options"
 
 
-@pytest.mark.parametrize("engine", ["rust", "reference"])
+@pytest.mark.parametrize("engine", ["rust", "zig", "reference"])
 def test_wevt_cache_reaches_the_engine(engine, cli):
-    # Zig: UNSUPPORTED until its engine renders with a cache (issue 17, wevt-zig3).
     path = FIXTURES / "wevt" / "events.evtx"
     cache = FIXTURES / "wevt" / "templates.wevtcache"
     expected = cli.jsonl("rust", path, "--wevt-cache", str(cache))

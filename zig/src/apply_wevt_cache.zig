@@ -337,8 +337,14 @@ fn valuesFromRecord(
     m: *std.Io.Writer,
 ) Failed![]const RawValue {
     var why: [128]u8 = undefined;
-    const file = std.fs.cwd().openFile(path, .{}) catch |e|
-        return caused(m, "Failed to open evtx file at: {s}", .{path}, osError(&why, e));
+    // The reference's chain: `EvtxParser::from_path` wraps the I/O error twice.
+    const file = std.fs.cwd().openFile(path, .{}) catch |e| return fail(
+        m,
+        "Failed to open evtx file at: {s}\n\nCaused by:\n    " ++
+            "0: An error occurred while trying to read input.\n    " ++
+            "1: Failed to open file {s}\n    2: {s}",
+        .{ path, path, osError(&why, e) },
+    );
     defer file.close();
     const in = evtx.input.Input.fromFile(file) catch
         return fail(m, "Failed to open evtx file at: {s}", .{path});

@@ -230,6 +230,8 @@ const Parser = struct {
     order: []u32,
     /// `mta_path`, read at open; `settings.mta` points here.
     mta: ?evtx.mta.MtaFile = null,
+    /// `wevt_cache_path`, read at open; `settings.wevt_cache` points here.
+    wevt_cache: ?evtx.wevt_cache.WevtCache = null,
     /// Next job (index in `order`) to render.
     job: usize = 0,
     /// Pull state: a renderer per worker (made on the first pull) and the last group of
@@ -263,6 +265,7 @@ const Parser = struct {
         gpa.free(p.order);
         gpa.free(p.events);
         if (p.mta) |*m| m.deinit();
+        if (p.wevt_cache) |*c| c.deinit(gpa);
         if (p.owned) |f| f.close();
         gpa.destroy(p);
     }
@@ -377,9 +380,6 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     if (o.format > 2) return fail(.invalid_options, "unknown format {d}", .{o.format});
     if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(.invalid_options, "reserved bytes must be zero", .{});
     if (o.event_ranges == null and o.event_ranges_count != 0) return fail(.invalid_options, "event_ranges is NULL", .{});
-    // TODO(wevt-zig3): read it once the Zig engine renders with a cache (`--wevt-cache`).
-    if (o.wevt_cache_path != null)
-        return fail(.unsupported, "wevt_cache_path: the Zig engine has no --wevt-cache yet", .{});
     var settings: evtx.options.Options = .{};
     if (o.ansi_codec) |label| {
         settings.ansi = evtx.code_pages.lookup(std.mem.span(label)) orelse
@@ -399,12 +399,21 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     var block: [evtx.file_header.block_size]u8 = undefined;
     const header = evtx.file_header.parseBlock(in.read(0, &block), in.size) catch |e|
         return fail(.not_evtx, "Failed to parse evtx file header: {s}", .{@errorName(e)});
-    // After the file header, as the CLI reads it.
+    // After the file header, the cache before the MTA, as the CLI reads them.
+    var cache: ?evtx.wevt_cache.WevtCache = null;
+    if (o.wevt_cache_path) |path| {
+        cache = @as(evtx.wevt_cache.WevtCache, undefined);
+        const status = loadWevtCache(std.mem.span(path), &cache.?);
+        if (status != .ok) return status;
+    }
     var mta: ?evtx.mta.MtaFile = null;
     if (o.mta_path) |path| {
         mta = @as(evtx.mta.MtaFile, undefined);
         const status = loadMta(std.mem.span(path), &mta.?);
-        if (status != .ok) return status;
+        if (status != .ok) {
+            if (cache) |*c| c.deinit(gpa);
+            return status;
+        }
     }
     const events = gpa.alloc(evtx.options.Range, o.event_ranges_count) catch return fail(.internal, "out of memory", .{});
     for (events, 0..) |*r, i| r.* = .{ .first = o.event_ranges.?[i].first, .last = o.event_ranges.?[i].last };
@@ -412,12 +421,14 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     const order = dump.chunkOrder(gpa, &in, &header, &settings) catch {
         gpa.free(events);
         if (mta) |*m| m.deinit();
+        if (cache) |*c| c.deinit(gpa);
         return fail(.internal, "out of memory", .{});
     };
     const p = gpa.create(Parser) catch {
         gpa.free(events);
         gpa.free(order);
         if (mta) |*m| m.deinit();
+        if (cache) |*c| c.deinit(gpa);
         return fail(.internal, "out of memory", .{});
     };
     p.* = .{
@@ -429,9 +440,11 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
         .stop_after_error = o.stop_after_error != 0,
         .order = order,
         .mta = mta,
+        .wevt_cache = cache,
     };
     p.settings.events = p.events;
     if (p.mta) |*m| p.settings.mta = m;
+    if (p.wevt_cache) |*c| p.settings.wevt_cache = c;
     out.* = handle(p);
     return .ok;
 }
@@ -448,6 +461,20 @@ fn loadMta(path: []const u8, mta: *evtx.mta.MtaFile) evtx_status {
     mta.* = evtx.mta.parse(gpa, bytes, &diag) catch |e| return switch (e) {
         error.OutOfMemory => fail(.internal, "out of memory", .{}),
         error.Invalid => fail(.invalid_options, "{f}", .{diag}),
+    };
+    return .ok;
+}
+
+/// Reads and indexes `wevt_cache_path` into `cache`: `.ok`, or the failure with the CLI's text
+/// as the last error, `.io` when the file cannot be read and `.invalid_options` when refused.
+fn loadWevtCache(path: []const u8, cache: *evtx.wevt_cache.WevtCache) evtx_status {
+    var diag: evtx.wevt_cache.Diagnostic = undefined;
+    cache.* = evtx.wevt_cache.WevtCache.load(gpa, std.fs.cwd(), path, &diag) catch |e| switch (e) {
+        error.OutOfMemory => return fail(.internal, "out of memory", .{}),
+        error.Invalid => return fail(switch (diag) {
+            .io => .io,
+            .file, .crim => .invalid_options,
+        }, "{f}", .{diag.text(path)}),
     };
     return .ok;
 }
@@ -1492,17 +1519,61 @@ test "mta_path: an unreadable file is an I/O error, a damaged one invalid, in th
     try expectStatus(.not_evtx, evtx_parser_open_buffer(bytes.ptr, 100, &o, &out));
 }
 
-test "wevt_cache_path: UNSUPPORTED until the Zig engine renders with a cache (wevt-zig3)" {
+test "wevt_cache_path: records whose template is broken render from the cache" {
+    // Reference (`evtx_dump -t 1 -o jsonl [--wevt-cache templates.wevtcache] events.evtx`):
+    // 2 records and 8 errors without the cache, 8 records and 2 errors with it.
     const bytes = try readFixture("wevt/events.evtx");
     defer testing.allocator.free(bytes);
     var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
-    var o = testOptions(.xml);
-    o.wevt_cache_path = (try fixturePath(&path_buffer, "wevt/templates.wevtcache")).ptr;
+    const cache = try fixturePath(&path_buffer, "wevt/templates.wevtcache");
+    var o = testOptions(.jsonl);
+    var pulled: [3]Pulled = undefined;
+    const paths = [_]?[*:0]const u8{ null, cache.ptr, cache.ptr };
+    for (&pulled, paths, [_]u32{ 1, 1, 2 }) |*p, path, threads| {
+        o.wevt_cache_path = path;
+        o.threads = threads;
+        const parser = try openBuffer(bytes, &o);
+        defer evtx_parser_free(parser);
+        p.* = try pullAll(parser);
+    }
+    defer for (&pulled) |*p| p.deinit();
+    try testing.expectEqual(@as(usize, 2), pulled[0].records);
+    try testing.expectEqual(@as(usize, 8), pulled[0].failed);
+    try testing.expectEqual(@as(usize, 8), pulled[1].records);
+    try testing.expectEqual(@as(usize, 2), pulled[1].failed);
+    const alice = "\"TargetUserName\":\"alice\"";
+    try testing.expect(std.mem.indexOf(u8, pulled[1].text.items, alice) != null);
+    try testing.expectEqualStrings(pulled[1].text.items, pulled[2].text.items);
+}
+
+test "wevt_cache_path: unreadable is an I/O error, damaged is invalid, in the CLI's words" {
+    const bytes = try readFixture("wevt/events.evtx");
+    defer testing.allocator.free(bytes);
+    var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    var o = testOptions(.jsonl);
     var out: ?*evtx_parser = @ptrFromInt(8);
-    try expectStatus(.unsupported, evtx_parser_open_buffer(bytes.ptr, bytes.len, &o, &out));
-    try testing.expect(out == null);
-    const message = std.mem.span(evtx_last_error());
-    try testing.expect(std.mem.indexOf(u8, message, "wevt_cache_path") != null);
+    // The reference's messages (`evtx_dump --wevt-cache ...`, stderr).
+    const cases = [_]struct { name: []const u8, status: evtx_status, message: []const u8 }{
+        .{ .name = "wevt/no-such-file.wevtcache", .status = .io, .message = "I/O error while open `" },
+        .{
+            .name = "wevt/damaged-magic.wevtcache",
+            .status = .invalid_options,
+            .message = "invalid `.wevtcache` magic for `",
+        },
+        .{
+            .name = "wevt/damaged-crim-magic.wevtcache",
+            .status = .invalid_options,
+            .message = "failed to parse CRIM/WEVT blob: invalid signature at offset 0",
+        },
+    };
+    inline for (cases) |case| {
+        o.wevt_cache_path = (try fixturePath(&path_buffer, case.name)).ptr;
+        try expectStatus(case.status, evtx_parser_open_buffer(bytes.ptr, bytes.len, &o, &out));
+        try testing.expect(out == null);
+        try testing.expect(std.mem.startsWith(u8, std.mem.span(evtx_last_error()), case.message));
+        // The file header is read first, as the CLI does.
+        try expectStatus(.not_evtx, evtx_parser_open_buffer(bytes.ptr, 100, &o, &out));
+    }
 }
 
 test "open_path reads the file by windows: same records as the buffer" {

@@ -81,10 +81,10 @@ const FILE_VARIANTS: &[Variant] = &[
     ),
 ];
 
-/// The `--mta` and `--wevt-cache` runs: (option, file, log, whether Zig takes part). Files the
+/// The `--mta` and `--wevt-cache` runs: (option, file, log), through all three libraries. Files the
 /// CLI refuses (`*damaged*`) fail every library's open alike; shim-parity holds libevtx_ref's
 /// status and text to the CLI there, the unit tests of both engines theirs.
-fn file_runs(fixtures: &Path) -> Vec<(&'static str, PathBuf, PathBuf, bool)> {
+fn file_runs(fixtures: &Path) -> Vec<(&'static str, PathBuf, PathBuf)> {
     let listed = |dir: &str, ext: &str| -> Vec<PathBuf> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures.join(dir))
             .into_iter()
@@ -99,13 +99,11 @@ fn file_runs(fixtures: &Path) -> Vec<(&'static str, PathBuf, PathBuf, bool)> {
     };
     let mut runs = Vec::new();
     for mta in listed("mta", "MTA") {
-        runs.push(("--mta", mta, fixtures.join("mta/events.evtx"), true));
+        runs.push(("--mta", mta, fixtures.join("mta/events.evtx")));
     }
-    // Zig: libevtx_zig answers UNSUPPORTED to wevt_cache_path until its engine renders with a
-    // cache (wevt-zig3); then this becomes `true`.
     for cache in listed("wevt", "wevtcache") {
         for log in listed("wevt", "evtx") {
-            runs.push(("--wevt-cache", cache.clone(), log, false));
+            runs.push(("--wevt-cache", cache.clone(), log));
         }
     }
     runs
@@ -174,7 +172,6 @@ pub fn run_abi_parity(
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let three = ["ref", "rs", "zig"].map(|n| libraries.lib(&format!("evtx_{n}")));
     let two = ["rs", "zig"].map(|n| libraries.lib(&format!("evtx_{n}")));
-    let rs_ref = ["ref", "rs"].map(|n| libraries.lib(&format!("evtx_{n}")));
     let mut jobs: Vec<Job> = VARIANTS
         .iter()
         .flat_map(|v| {
@@ -185,18 +182,13 @@ pub fn run_abi_parity(
         })
         .collect();
     let runs = file_runs(fixtures);
-    for (option, file, log, zig) in &runs {
-        let libs = if *zig {
-            three.to_vec()
-        } else {
-            rs_ref.to_vec()
-        };
+    for (option, file, log) in &runs {
+        let libs = three.to_vec();
         let extra = vec![option.to_string(), file.display().to_string()];
         for v in FILE_VARIANTS {
             jobs.push((v, libs.clone(), vec![log.clone()], extra.clone()));
         }
     }
-    let skipped = runs.iter().filter(|r| !r.3).count();
     let results: Mutex<Vec<Option<(bool, String)>>> = Mutex::new(vec![None; jobs.len()]);
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
@@ -235,8 +227,7 @@ pub fn run_abi_parity(
         ok &= passed;
     }
     println!(
-        "abi-parity: {} --mta/--wevt-cache runs; libevtx_zig left out of the {skipped} \
-         --wevt-cache ones (UNSUPPORTED until its engine has the cache, wevt-zig3)",
+        "abi-parity: {} --mta/--wevt-cache runs through the three libraries",
         runs.len()
     );
     Ok(ok)

@@ -40,7 +40,7 @@ pub enum evtx_status {
     /// page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes, a
     /// damaged `mta_path` or `wevt_cache_path` file.
     InvalidOptions = 3,
-    /// An option the backend does not implement (for example `wevt_cache_path`).
+    /// An option the backend does not implement (for example `recover_records`).
     Unsupported = 4,
     /// The path (or `mta_path`, `wevt_cache_path`) could not be opened or read. The message
     /// names the OS error.
