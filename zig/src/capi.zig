@@ -1554,7 +1554,11 @@ test "wevt_cache_path: unreadable is an I/O error, damaged is invalid, in the CL
     var out: ?*evtx_parser = @ptrFromInt(8);
     // The reference's messages (`evtx_dump --wevt-cache ...`, stderr).
     const cases = [_]struct { name: []const u8, status: evtx_status, message: []const u8 }{
-        .{ .name = "wevt/no-such-file.wevtcache", .status = .io, .message = "I/O error while open `" },
+        .{
+            .name = "wevt/no-such-file.wevtcache",
+            .status = .io,
+            .message = "I/O error while open `",
+        },
         .{
             .name = "wevt/damaged-magic.wevtcache",
             .status = .invalid_options,
