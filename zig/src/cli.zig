@@ -24,8 +24,11 @@ const usage =
     \\Usage: evtx-zig [OPTIONS] [INPUT] [COMMAND]
     \\
     \\Commands:
-    \\  info  Show an EVTX file's header and each chunk's record IDs, flags and CRC32s (records are not parsed)
-    \\  help  Print this message or the help of the given subcommand(s)
+    \\  extract-wevt-templates   Build a WEVT template cache from PE files (EXE/DLL)
+    \\  dump-template-instances  Dump BinXML TemplateInstance substitution arrays from EVTX records (JSONL)
+    \\  apply-wevt-cache         Render a WEVT template using an offline cache + substitution values
+    \\  info                     Show an EVTX file's header and each chunk's record IDs, flags and CRC32s
+    \\  help                     Print this message or the help of the given subcommand(s)
     \\
     \\Arguments:
     \\  [INPUT]  Input EVTX file path, or `-` for standard input. Required unless using a subcommand
@@ -52,7 +55,7 @@ const usage =
 ;
 
 const info_usage =
-    \\Show an EVTX file's header and each chunk's record IDs, flags and CRC32s (records are not parsed)
+    \\Show an EVTX file's header and each chunk's record IDs, flags and CRC32s
     \\
     \\Usage: evtx-zig info --input <EVTX>
     \\

@@ -4,8 +4,10 @@
 //! (stdin closed) and compares what a script sees: the exit status, and whether anything was
 //! written to stdout; on a usage error (the reference exits 2), also stderr byte for byte: clap's
 //! message, tip and `Usage:` line, the reference then run through a symlink named as the engine
-//! (clap's `Usage:` line names the program as invoked). Help and version texts are not compared
-//! (ours name our tools). A case fails when either engine differs from the reference.
+//! (clap's `Usage:` line names the program as invoked). Help texts are compared in part: the
+//! two engines' byte for byte (their own names taken out), and their `Commands:` list with the
+//! reference's; the rest of ours words the options our way. A case fails when either engine
+//! differs from the reference.
 //!
 //! Placeholders in the arguments: `@F` a well-formed fixture, `@R` one with record errors,
 //! `@B` one with a bad file magic, `@S` one shorter than its header, `@D` a directory, `@M` a
@@ -166,6 +168,8 @@ struct Seen {
     stdout_empty: bool,
     /// A usage error whose stderr is not the reference's, byte for byte.
     stderr_differs: bool,
+    /// A help text unlike the other engine's, or a `Commands:` list unlike the reference's.
+    help_differs: bool,
 }
 
 impl std::fmt::Display for Seen {
@@ -180,7 +184,12 @@ impl std::fmt::Display for Seen {
         } else {
             ""
         };
-        write!(f, "{}, {out}{stderr}", self.status)
+        let help = if self.help_differs {
+            ", other help"
+        } else {
+            ""
+        };
+        write!(f, "{}, {out}{stderr}{help}", self.status)
     }
 }
 
@@ -270,6 +279,7 @@ pub fn run_exit_table(
     for (index, (name, template)) in CASES.iter().enumerate() {
         let mut seen = Vec::new();
         let mut stderrs = Vec::new();
+        let mut stdouts = Vec::new();
         for (program_name, program) in programs {
             let output = out.join(format!("case-{index}-{program_name}.out"));
             let _ = std::fs::remove_file(&output);
@@ -281,8 +291,21 @@ pub fn run_exit_table(
                 status: result.describe_status(),
                 stdout_empty: result.stdout.is_empty(),
                 stderr_differs: false,
+                help_differs: false,
             });
             stderrs.push(result.stderr);
+            let name = program
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            let text = String::from_utf8_lossy(&result.stdout).into_owned();
+            stdouts.push(text.replace(name.as_deref().unwrap_or("\0"), "PROGRAM"));
+        }
+        if stdouts[0].contains("Usage: ") {
+            let commands = [0, 1, 2].map(|n| commands_list(&stdouts[n]));
+            for engine in [1, 2] {
+                seen[engine].help_differs =
+                    stdouts[1] != stdouts[2] || commands[engine] != commands[0];
+            }
         }
         let pending = STDERR_NOT_COMPARED.iter().find(|(case, _)| case == name);
         if seen[0].status == "exit 2" && pending.is_none() {
@@ -330,6 +353,15 @@ pub fn run_exit_table(
         identical: CASES.len() - failed,
         markdown: md,
     })
+}
+
+/// The `Commands:` list of a help text (empty when it has none).
+fn commands_list(help: &str) -> &str {
+    let Some(start) = help.find("Commands:\n") else {
+        return "";
+    };
+    let list = &help[start..];
+    &list[..list.find("\n\n").unwrap_or(list.len())]
 }
 
 /// The arguments of `template` with the placeholders replaced.

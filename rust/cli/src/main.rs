@@ -119,11 +119,12 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show an EVTX file's header and each chunk's record IDs, flags and CRC32s (records are not
-    /// parsed).
+    // The `about` lines are the reference's (its `--help` Commands list); the three template
+    // subcommands take theirs from their `Args` structs.
     ExtractWevtTemplates(wevt::ExtractArgs),
     DumpTemplateInstances(wevt::DumpArgs),
     ApplyWevtCache(wevt::ApplyArgs),
+    /// Show an EVTX file's header and each chunk's record IDs, flags and CRC32s.
     Info(InfoArgs),
 }
 
