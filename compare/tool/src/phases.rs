@@ -126,7 +126,6 @@ pub const RUST: Groups = &[
             "memcpy",
             "memmove",
             "memset",
-            "append_elements",
             "write",
         ],
     ),
