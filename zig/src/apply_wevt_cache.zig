@@ -96,30 +96,21 @@ const command: arg_parser.Command = .{
 };
 
 /// How the command line parsed: run, print help, or a usage error in clap's words.
-pub const Outcome = union(enum) {
-    run: Options,
-    help,
-    usage: []const u8,
-};
+pub const Outcome = arg_parser.Outcome(Options);
 
-/// Parses `argv` (after the subcommand's name); a usage error's text is `gpa`'s.
+/// Parses `argv` (after the subcommand's name); a usage error's text is `gpa`'s, kept until
+/// the process ends (the run is one command).
 pub fn parse(
     gpa: std.mem.Allocator,
     bin: []const u8,
     argv: []const []const u8,
     similar: arg_parser.Similar,
 ) error{OutOfMemory}!Outcome {
-    var p: arg_parser.Parser = .init(gpa, bin, &command, similar);
-    const options = parseInto(&p, argv) catch |e| switch (e) {
-        error.Usage => return .{ .usage = p.text() },
-        error.Help => return .help,
-        error.OutOfMemory => return error.OutOfMemory,
-    };
-    return .{ .run = options };
+    return arg_parser.parseCommand(Options, read, gpa, bin, &command, argv, similar);
 }
 
-fn parseInto(p: *arg_parser.Parser, argv: []const []const u8) arg_parser.Error!Options {
-    try p.parse(argv);
+/// The options out of a parsed command line.
+fn read(p: *arg_parser.Parser) arg_parser.Error!Options {
     const at = struct {
         fn at(a: Arg) usize {
             return @intFromEnum(a);

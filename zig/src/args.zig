@@ -307,6 +307,41 @@ pub const Parser = struct {
 
 pub const Error = error{ Usage, Help, OutOfMemory };
 
+/// How a subcommand's command line parsed: run with its options, print its help, or a usage
+/// error in clap's words (the text is the parser's allocator's, kept until the process ends).
+pub fn Outcome(comptime Options: type) type {
+    return union(enum) {
+        run: Options,
+        help,
+        usage: []const u8,
+    };
+}
+
+/// Parses `argv` (after the subcommand's name) against `command`, then `read` takes the
+/// options out of the parser: the one wrapper of the three template subcommands.
+pub fn parseCommand(
+    comptime Options: type,
+    comptime read: fn (*Parser) Error!Options,
+    gpa: std.mem.Allocator,
+    bin: []const u8,
+    command: *const Command,
+    argv: []const []const u8,
+    similar: Similar,
+) error{OutOfMemory}!Outcome(Options) {
+    var p: Parser = .init(gpa, bin, command, similar);
+    p.parse(argv) catch |e| return outcomeOf(Options, &p, e);
+    const options = read(&p) catch |e| return outcomeOf(Options, &p, e);
+    return .{ .run = options };
+}
+
+fn outcomeOf(comptime Options: type, p: *Parser, e: Error) error{OutOfMemory}!Outcome(Options) {
+    return switch (e) {
+        error.Usage => .{ .usage = p.text() },
+        error.Help => .help,
+        error.OutOfMemory => error.OutOfMemory,
+    };
+}
+
 const NumberError = error{ Empty, InvalidDigit, TooLarge, TooSmall };
 
 fn reasonOf(e: NumberError) []const u8 {

@@ -46,11 +46,7 @@ const command: arg_parser.Command = .{
 };
 
 /// How the command line parsed: run, print help, or a usage error in clap's words.
-pub const Outcome = union(enum) {
-    run: Options,
-    help,
-    usage: []const u8,
-};
+pub const Outcome = arg_parser.Outcome(Options);
 
 /// Parses `argv` (after the subcommand's name); a usage error's text is `gpa`'s, kept until
 /// the process ends (the run is one command).
@@ -60,17 +56,11 @@ pub fn parse(
     argv: []const []const u8,
     similar: arg_parser.Similar,
 ) error{OutOfMemory}!Outcome {
-    var p: arg_parser.Parser = .init(gpa, bin, &command, similar);
-    const options = parseInto(&p, argv) catch |e| switch (e) {
-        error.Usage => return .{ .usage = p.text() },
-        error.Help => return .help,
-        error.OutOfMemory => return error.OutOfMemory,
-    };
-    return .{ .run = options };
+    return arg_parser.parseCommand(Options, read, gpa, bin, &command, argv, similar);
 }
 
-fn parseInto(p: *arg_parser.Parser, argv: []const []const u8) arg_parser.Error!Options {
-    try p.parse(argv);
+/// The options out of a parsed command line.
+fn read(p: *arg_parser.Parser) arg_parser.Error!Options {
     var o: Options = .{ .input = p.value(0).? };
     if (p.value(1)) |v| o.record_id = try p.unsigned(1, v);
     if (p.value(2)) |v| o.template_instance_index = try p.unsigned(2, v);

@@ -418,12 +418,8 @@ const command: arg_parser.Command = .{
     .required = @intFromEnum(Arg.output),
 };
 
-/// A usage error's text (after `error: `, before clap's last line), or the help text.
-pub const Outcome = union(enum) {
-    run: Options,
-    help,
-    usage: []const u8,
-};
+/// How the command line parsed: run, print help, or a usage error in clap's words.
+pub const Outcome = arg_parser.Outcome(Options);
 
 /// Parses `args` (after the subcommand's name). `similar` is clap's "did you mean".
 pub fn parse(
@@ -432,23 +428,22 @@ pub fn parse(
     args: []const []const u8,
     similar: arg_parser.Similar,
 ) error{OutOfMemory}!Outcome {
-    var p: arg_parser.Parser = .init(gpa, bin, &command, similar);
-    p.parse(args) catch |e| switch (e) {
-        error.Usage => return .{ .usage = p.text() },
-        error.Help => return .help,
-        error.OutOfMemory => return error.OutOfMemory,
-    };
+    return arg_parser.parseCommand(Options, read, gpa, bin, &command, args, similar);
+}
+
+/// The options out of a parsed command line.
+fn read(p: *arg_parser.Parser) arg_parser.Error!Options {
     const at = struct {
         fn at(a: Arg) usize {
             return @intFromEnum(a);
         }
     }.at;
-    return .{ .run = .{
+    return .{
         .inputs = try p.values(at(.input)),
         .globs = try p.values(at(.glob)),
         .recursive = p.has(at(.recursive)),
         .extensions = p.value(at(.extensions)) orelse "exe,dll,sys",
         .output = p.value(at(.output)).?,
         .overwrite = p.has(at(.overwrite)),
-    } };
+    };
 }
