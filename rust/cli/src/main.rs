@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod help;
 mod wevt;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -44,74 +45,65 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
 
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (evtx_dump 0.15.1 compatible)");
 
-/// Dump EVTX files as XML or JSON, byte-identical to evtx_dump 0.15.1.
+/// The command line: the reference's options, in its order; every text is in `help`.
 #[derive(Debug, Parser)]
-#[command(name = "evtx-rs", version = VERSION)]
+#[command(name = "evtx-rs", version = VERSION, about = help::ABOUT)]
 // No argument group: derive's default one would change clap's `Usage:` lines in usage errors
 // (the reference builds its command without one).
 #[group(skip)]
 struct Cli {
-    /// Input EVTX file path, or `-` for standard input. Required unless using a subcommand.
+    #[arg(help = help::INPUT)]
     input: Option<String>,
-    /// Worker threads, 0 = one per CPU (at most 256 are used).
+    // At most 256 workers are used (`EVTX_LIMIT_THREADS`).
     #[arg(
         short = 't',
         long = "threads",
         value_name = "num-threads",
-        default_value_t = 0
+        default_value_t = 0,
+        help = help::THREADS
     )]
     threads: u32,
-    /// Output format; `jsonl` is `json` with --no-indent --dont-show-record-number.
     #[arg(
         short = 'o',
         long = "format",
         value_name = "output-format",
         value_enum,
-        default_value = "xml"
+        default_value = "xml",
+        help = help::FORMAT,
+        long_help = help::FORMAT_LONG
     )]
     format: Fmt,
-    /// Write to this file instead of standard output (parent directories are created; asks
-    /// before overwriting). Errors still go to standard error.
-    #[arg(short = 'f', long = "output", value_name = "output-target")]
+    #[arg(short = 'f', long = "output", value_name = "output-target", help = help::OUTPUT)]
     output: Option<PathBuf>,
-    /// Overwrite the output file without asking.
-    #[arg(long)]
+    #[arg(long, help = help::NO_CONFIRM_OVERWRITE)]
     no_confirm_overwrite: bool,
-    /// Only print the records with these event record IDs, e.g. `1-3,5`.
-    #[arg(long, value_name = "event-ranges", value_parser = parse_ranges)]
+    #[arg(long, value_name = "event-ranges", value_parser = parse_ranges, help = help::EVENTS)]
     events: Option<Ranges>,
-    /// Skip chunks whose CRC32s are wrong (dirty logs often have some: fewer records).
-    #[arg(long)]
+    #[arg(long, help = help::VALIDATE_CHECKSUMS)]
     validate_checksums: bool,
-    /// Also carve deleted/stale records from unallocated chunk space.
-    #[arg(long)]
+    #[arg(long, help = help::RECOVER_RECORDS)]
     recover_records: bool,
-    /// No indentation.
-    #[arg(long)]
+    #[arg(long, help = help::NO_INDENT)]
     no_indent: bool,
-    /// JSON: element attributes in a separate `<NAME>_attributes` object.
-    #[arg(long)]
+    #[arg(long, help = help::SEPARATE_JSON_ATTRIBUTES)]
     separate_json_attributes: bool,
-    /// Do not print the `Record <id>` lines.
-    #[arg(long)]
+    #[arg(long, help = help::DONT_SHOW_RECORD_NUMBER)]
     dont_show_record_number: bool,
-    /// Code page of ANSI strings: an Encoding Standard label [default: windows-1252].
-    #[arg(long, value_name = "ansi-codec", value_parser = parse_codec)]
-    ansi_codec: Option<Codec>,
-    /// A WEVT template cache (`.wevtcache`, from `extract-wevt-templates`): renders records whose
-    /// embedded template definition is broken or missing from the cached provider template.
-    #[arg(long, value_name = "WEVTCACHE")]
+    #[arg(
+        long,
+        value_name = "ansi-codec",
+        value_parser = parse_codec,
+        default_value = "windows-1252",
+        help = help::ANSI_CODEC
+    )]
+    ansi_codec: Codec,
+    #[arg(long, value_name = "WEVTCACHE", help = help::WEVT_CACHE)]
     wevt_cache: Option<PathBuf>,
-    /// An .MTA file (LocaleMetaData\<log>_<LCID>.MTA, next to logs saved with display
-    /// information): adds each event's message, level, task, opcode and keyword names as a
-    /// RenderingInfo element.
-    #[arg(long, value_name = "MTA")]
+    #[arg(long, value_name = "MTA", help = help::MTA)]
     mta: Option<PathBuf>,
-    /// Stop (exit 1) at the first chunk or record error.
-    #[arg(long)]
+    #[arg(long, help = help::STOP_AFTER_ONE_ERROR)]
     stop_after_one_error: bool,
-    /// More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same.
-    #[arg(short = 'v', action = ArgAction::Count)]
+    #[arg(short = 'v', action = ArgAction::Count, help = help::VERBOSE)]
     verbose: u8,
     #[command(subcommand)]
     command: Option<Command>,
@@ -119,20 +111,18 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    // The `about` lines are the reference's (its `--help` Commands list); the three template
-    // subcommands take theirs from their `Args` structs.
+    // Each subcommand's about lines are on its `Args` struct.
     ExtractWevtTemplates(wevt::ExtractArgs),
     DumpTemplateInstances(wevt::DumpArgs),
     ApplyWevtCache(wevt::ApplyArgs),
-    /// Show an EVTX file's header and each chunk's record IDs, flags and CRC32s.
     Info(InfoArgs),
 }
 
 #[derive(Debug, Args)]
+#[command(about = help::INFO_ABOUT, long_about = help::INFO_LONG_ABOUT)]
 #[group(skip)]
 struct InfoArgs {
-    /// Input EVTX file path.
-    #[arg(short = 'i', long = "input", value_name = "EVTX")]
+    #[arg(short = 'i', long = "input", value_name = "EVTX", help = help::EVTX_INPUT)]
     input: String,
 }
 
@@ -218,9 +208,7 @@ fn main() -> ExitCode {
         separate_json_attributes: cli.separate_json_attributes,
         show_record_number: !cli.dont_show_record_number,
         validate_checksums: cli.validate_checksums,
-        ansi_codec: cli
-            .ansi_codec
-            .map_or(Options::default().ansi_codec, |c| c.0),
+        ansi_codec: cli.ansi_codec.0,
         event_ranges: cli.events.clone().map(|r| r.0),
         threads: cli.threads as usize,
         recover_records: cli.recover_records,

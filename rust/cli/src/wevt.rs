@@ -2,7 +2,7 @@
 //! `dump-template-instances`, `apply-wevt-cache` (texts, options and exit statuses:
 //! `shared-fixtures/generator/wevt-format.md`).
 
-use crate::fatal;
+use crate::{fatal, help};
 use clap::{ArgAction, Args};
 use std::collections::{HashSet, VecDeque};
 use std::fs;
@@ -10,98 +10,106 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Build a WEVT template cache from PE files (EXE/DLL).
+/// `extract-wevt-templates`' options (the reference's; texts in `help`).
 #[derive(Debug, Args)]
+#[command(about = help::EXTRACT_ABOUT, long_about = help::EXTRACT_LONG_ABOUT)]
 #[group(skip)]
 pub struct ExtractArgs {
-    /// Input PE path (file or directory). Can be passed multiple times.
-    #[arg(short = 'i', long = "input", value_name = "PATH", action = ArgAction::Append)]
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "PATH",
+        action = ArgAction::Append,
+        help = help::EXTRACT_INPUT
+    )]
     input: Vec<String>,
-    /// Glob pattern to expand into input paths. Can be passed multiple times.
-    #[arg(long = "glob", value_name = "PATTERN", action = ArgAction::Append)]
+    #[arg(
+        long = "glob",
+        value_name = "PATTERN",
+        action = ArgAction::Append,
+        help = help::EXTRACT_GLOB
+    )]
     glob: Vec<String>,
-    /// When an input path is a directory (or a glob matches one), recurse into it.
-    #[arg(short = 'r', long = "recursive")]
+    #[arg(short = 'r', long = "recursive", help = help::EXTRACT_RECURSIVE)]
     recursive: bool,
-    /// Comma-separated list of allowed file extensions when walking directories.
     #[arg(
         long = "extensions",
         value_name = "EXTS",
-        default_value = "exe,dll,sys"
+        default_value = "exe,dll,sys",
+        help = help::EXTRACT_EXTENSIONS
     )]
     extensions: String,
-    /// Output `.wevtcache` file to write extracted resources into.
     #[arg(
         short = 'o',
         long = "output",
         value_name = "WEVTCACHE",
-        required = true
+        required = true,
+        help = help::EXTRACT_OUTPUT
     )]
     output: String,
-    /// Overwrite the output file if it already exists.
-    #[arg(long = "overwrite")]
+    #[arg(long = "overwrite", help = help::EXTRACT_OVERWRITE)]
     overwrite: bool,
 }
 
-/// Dump BinXML TemplateInstance substitution arrays from EVTX records (JSONL).
+/// `dump-template-instances`' options (the reference's; texts in `help`).
 #[derive(Debug, Args)]
+#[command(about = help::DUMP_ABOUT, long_about = help::DUMP_LONG_ABOUT)]
 #[group(skip)]
 pub struct DumpArgs {
-    /// Input EVTX file path.
-    #[arg(short = 'i', long = "input", value_name = "EVTX", required = true)]
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "EVTX",
+        required = true,
+        help = help::EVTX_INPUT
+    )]
     input: String,
-    /// Only dump template instances for the specified event record id.
-    #[arg(long = "record-id", value_name = "ID")]
+    #[arg(long = "record-id", value_name = "ID", help = help::DUMP_RECORD_ID)]
     record_id: Option<u64>,
-    /// When a record contains multiple TemplateInstance tokens, select which one to dump.
     #[arg(
         long = "template-instance-index",
         value_name = "N",
-        default_value_t = 0
+        default_value_t = 0,
+        help = help::DUMP_TEMPLATE_INSTANCE_INDEX
     )]
     template_instance_index: usize,
 }
 
-/// Render a WEVT template using an offline cache + substitution values.
+/// `apply-wevt-cache`'s options (the reference's; texts in `help`).
 #[derive(Debug, Args)]
+#[command(about = help::APPLY_ABOUT, long_about = help::APPLY_LONG_ABOUT)]
 #[group(skip)]
 pub struct ApplyArgs {
-    /// Path to cache file (`.wevtcache`).
-    #[arg(long = "cache", value_name = "PATH", required = true)]
+    #[arg(long = "cache", value_name = "PATH", required = true, help = help::APPLY_CACHE)]
     cache: String,
-    /// Template GUID to render.
-    #[arg(long = "template-guid", value_name = "GUID")]
+    #[arg(long = "template-guid", value_name = "GUID", help = help::APPLY_TEMPLATE_GUID)]
     template_guid: Option<String>,
-    /// Provider GUID (used to resolve template GUID via the cache index).
-    #[arg(long = "provider-guid", value_name = "GUID")]
+    #[arg(long = "provider-guid", value_name = "GUID", help = help::APPLY_PROVIDER_GUID)]
     provider_guid: Option<String>,
-    /// Event ID (used to resolve template GUID via the cache index).
-    #[arg(long = "event-id", value_name = "ID")]
+    #[arg(long = "event-id", value_name = "ID", help = help::APPLY_EVENT_ID)]
     event_id: Option<u16>,
-    /// Event version (used to resolve template GUID via the cache index).
-    #[arg(long = "version", value_name = "V")]
+    #[arg(long = "version", value_name = "V", help = help::APPLY_VERSION)]
     version: Option<u8>,
-    /// EVTX file to extract substitution values from (TemplateInstance).
-    #[arg(long = "evtx", value_name = "PATH")]
+    #[arg(long = "evtx", value_name = "PATH", help = help::APPLY_EVTX)]
     evtx: Option<String>,
-    /// Event record id to extract substitution values from.
-    #[arg(long = "record-id", value_name = "ID")]
+    #[arg(long = "record-id", value_name = "ID", help = help::APPLY_RECORD_ID)]
     record_id: Option<u64>,
-    /// When a record contains multiple TemplateInstance tokens, select which one to use.
     #[arg(
         long = "template-instance-index",
         value_name = "N",
-        default_value_t = 0
+        default_value_t = 0,
+        help = help::APPLY_TEMPLATE_INSTANCE_INDEX
     )]
     template_instance_index: usize,
-    /// Substitution values as a JSON array (strings/numbers).
-    #[arg(long = "substitutions", value_name = "JSON")]
+    #[arg(long = "substitutions", value_name = "JSON", help = help::APPLY_SUBSTITUTIONS)]
     substitutions: Option<String>,
-    /// Path to a JSON file containing a substitution values array.
-    #[arg(long = "substitutions-file", value_name = "PATH")]
+    #[arg(
+        long = "substitutions-file",
+        value_name = "PATH",
+        help = help::APPLY_SUBSTITUTIONS_FILE
+    )]
     substitutions_file: Option<String>,
-    /// Write rendered XML to this path (default: stdout).
-    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    #[arg(short = 'o', long = "output", value_name = "PATH", help = help::APPLY_OUTPUT)]
     output: Option<String>,
 }
 
