@@ -17,27 +17,6 @@ pub const file_bytes_max = 1 << 31;
 /// How deep a substitutions JSON value may nest (serde_json's recursion limit).
 pub const json_depth_max = 128;
 
-pub const help =
-    \\Render a WEVT template using an offline cache + substitution values
-    \\
-    \\Usage: evtx-zig apply-wevt-cache [OPTIONS] --cache <PATH>
-    \\
-    \\Options:
-    \\      --cache <PATH>                 Path to cache file (`.wevtcache`)
-    \\      --template-guid <GUID>         Template GUID to render
-    \\      --provider-guid <GUID>         Provider GUID (resolves the template via the cache)
-    \\      --event-id <ID>                Event ID (resolves the template via the cache)
-    \\      --version <V>                  Event version (resolves the template via the cache)
-    \\      --evtx <PATH>                  EVTX file to extract substitution values from
-    \\      --record-id <ID>               Event record id to extract substitution values from
-    \\      --template-instance-index <N>  Which TemplateInstance of the record [default: 0]
-    \\      --substitutions <JSON>         Substitution values as a JSON array
-    \\      --substitutions-file <PATH>    Path to a JSON file holding that array
-    \\  -o, --output <PATH>                Write rendered XML to this path (default: stdout)
-    \\  -h, --help                         Print help
-    \\
-;
-
 pub const Options = struct {
     cache: []const u8 = "",
     template_guid: ?[]const u8 = null,

@@ -5,6 +5,7 @@
 //! them; each command converts and checks its values itself (`Parser.invalid`).
 const std = @import("std");
 const assert = std.debug.assert;
+const help = @import("help.zig");
 
 /// Most options one command has (its `Used` list is sized by it).
 pub const specs_max = 16;
@@ -54,6 +55,8 @@ pub const Parser = struct {
     /// Spec indexes in the order first given (clap's `Usage:` line lists them).
     used: [specs_max]usize = undefined,
     used_count: usize = 0,
+    /// After `error.Help`: `-h` asks for the short form, `--help` for the long one.
+    help_form: help.Form = .long,
 
     pub fn init(
         gpa: std.mem.Allocator,
@@ -205,7 +208,9 @@ pub const Parser = struct {
                 .{ name, long },
             );
         }
-        return p.fail(.used, "unexpected argument '--{s}' found", .{name});
+        // clap's `Usage:` line of the options used, or the full one when none was.
+        const line: UsageLine = if (p.used_count == 0) .options else .used;
+        return p.fail(line, "unexpected argument '--{s}' found", .{name});
     }
 
     /// clap's error for `arg` (the argument after a value option) when it is no option here.
@@ -257,7 +262,6 @@ pub const Parser = struct {
         const name = arg[2..(at orelse arg.len)];
         const inline_value: ?[]const u8 = if (at) |a| arg[a + 1 ..] else null;
         const spec = p.byLong(name) orelse return p.unknownLong(name);
-        if (p.isHelp(spec)) return error.Help;
         if (!p.command.specs[spec].takes_value) {
             if (inline_value) |v| {
                 p.addUsed(spec);
@@ -267,6 +271,7 @@ pub const Parser = struct {
                     .{ v, name },
                 );
             }
+            if (p.isHelp(spec)) return p.helpRequest(.long);
             return p.apply(spec, "");
         }
         return p.apply(spec, try p.takeValue(args, i, inline_value, spec));
@@ -278,7 +283,7 @@ pub const Parser = struct {
         while (j < arg.len) : (j += 1) {
             const spec = p.byShort(arg[j]) orelse
                 return p.fail(.options, "unexpected argument '-{s}' found", .{shortName(arg, j)});
-            if (p.isHelp(spec)) return error.Help;
+            if (p.isHelp(spec)) return p.helpRequest(.short);
             if (!p.command.specs[spec].takes_value) {
                 try p.apply(spec, "");
                 continue;
@@ -288,6 +293,11 @@ pub const Parser = struct {
             const inline_value: ?[]const u8 = if (j + 1 < arg.len) rest else null;
             return p.apply(spec, try p.takeValue(args, i, inline_value, spec));
         }
+    }
+
+    fn helpRequest(p: *Parser, form: help.Form) error{Help} {
+        p.help_form = form;
+        return error.Help;
     }
 
     fn isHelp(p: *const Parser, spec: usize) bool {
@@ -312,7 +322,8 @@ pub const Error = error{ Usage, Help, OutOfMemory };
 pub fn Outcome(comptime Options: type) type {
     return union(enum) {
         run: Options,
-        help,
+        /// `-h` (short) or `--help` (long).
+        help: help.Form,
         usage: []const u8,
     };
 }
@@ -337,7 +348,7 @@ pub fn parseCommand(
 fn outcomeOf(comptime Options: type, p: *Parser, e: Error) error{OutOfMemory}!Outcome(Options) {
     return switch (e) {
         error.Usage => .{ .usage = p.text() },
-        error.Help => .help,
+        error.Help => .{ .help = p.help_form },
         error.OutOfMemory => error.OutOfMemory,
     };
 }
@@ -436,6 +447,8 @@ test "usage errors in the reference's words" {
         "  --input <EVTX>\n\nUsage: evtx_dump dump-template-instances --input <EVTX>");
     try expectUsage(&.{ "-i", "x", "--foo" }, "unexpected argument '--foo' found\n\n" ++
         "Usage: evtx_dump dump-template-instances --input <EVTX>");
+    try expectUsage(&.{ "--foo", "-i", "x" }, "unexpected argument '--foo' found\n\n" ++
+        "Usage: evtx_dump dump-template-instances [OPTIONS] --input <EVTX>");
     try expectUsage(&.{ "--record-id", "1", "--foo" }, "unexpected argument '--foo' found\n\n" ++
         "Usage: evtx_dump dump-template-instances --input <EVTX> --record-id <ID>");
     try expectUsage(&.{ "-i", "x", "--recrd-id", "3" }, "unexpected argument '--recrd-id' " ++
@@ -471,4 +484,8 @@ test "values: inline forms, the last kept, numbers as clap reads them" {
     var h: Parser = .init(std.testing.allocator, "evtx_dump", &test_command, testSimilar);
     defer h.deinit();
     try std.testing.expectError(error.Help, h.parse(&.{ "-i", "x", "-h" }));
+    try std.testing.expectEqual(help.Form.short, h.help_form);
+    // Parsed again (the form just set was the short one): the first help option decides.
+    try std.testing.expectError(error.Help, h.parse(&.{ "--help", "-h", "--bogus" }));
+    try std.testing.expectEqual(help.Form.long, h.help_form);
 }

@@ -9,61 +9,16 @@ const assert = std.debug.assert;
 const extract_wevt_templates = @import("extract_wevt_templates.zig");
 const dump_template_instances = @import("dump_template_instances.zig");
 const apply_wevt_cache = @import("apply_wevt_cache.zig");
+const help = @import("help.zig");
 
 test {
+    _ = help;
     _ = extract_wevt_templates;
     _ = dump_template_instances;
     _ = apply_wevt_cache;
 }
 
 const version = "0.1.0";
-
-const usage =
-    \\Dump EVTX files as XML or JSON, byte-identical to evtx_dump 0.15.1
-    \\
-    \\Usage: evtx-zig [OPTIONS] [INPUT] [COMMAND]
-    \\
-    \\Commands:
-    \\  extract-wevt-templates   Build a WEVT template cache from PE files (EXE/DLL)
-    \\  dump-template-instances  Dump BinXML TemplateInstance substitution arrays from EVTX records (JSONL)
-    \\  apply-wevt-cache         Render a WEVT template using an offline cache + substitution values
-    \\  info                     Show an EVTX file's header and each chunk's record IDs, flags and CRC32s
-    \\  help                     Print this message or the help of the given subcommand(s)
-    \\
-    \\Arguments:
-    \\  [INPUT]  Input EVTX file path, or `-` for standard input. Required unless using a subcommand
-    \\
-    \\Options:
-    \\  -t, --threads <num-threads>     Worker threads, 0 = one per CPU (at most 256 are used) [default: 0]
-    \\  -o, --format <output-format>    Output format; `jsonl` is `json` with --no-indent --dont-show-record-number [default: xml] [possible values: json, xml, jsonl]
-    \\  -f, --output <output-target>    Write to this file instead of standard output (parent directories are created; asks before overwriting). Errors still go to standard error
-    \\      --no-confirm-overwrite      Overwrite the output file without asking
-    \\      --events <event-ranges>     Only print the records with these event record IDs, e.g. `1-3,5`
-    \\      --validate-checksums        Skip chunks whose CRC32s are wrong (dirty logs often have some: fewer records)
-    \\      --recover-records           Also carve deleted/stale records from unallocated chunk space
-    \\      --no-indent                 No indentation
-    \\      --separate-json-attributes  JSON: element attributes in a separate `<NAME>_attributes` object
-    \\      --dont-show-record-number   Do not print the `Record <id>` lines
-    \\      --ansi-codec <ansi-codec>   Code page of ANSI strings: an Encoding Standard label [default: windows-1252]
-    \\      --wevt-cache <WEVTCACHE>    A WEVT template cache (`.wevtcache`, from `extract-wevt-templates`): renders records whose embedded template definition is broken or missing from the cached provider template
-    \\      --mta <MTA>                 An .MTA file (LocaleMetaData\<log>_<LCID>.MTA, next to logs saved with display information): adds each event's message, level, task, opcode and keyword names as a RenderingInfo element
-    \\      --stop-after-one-error      Stop (exit 1) at the first chunk or record error
-    \\  -v...                           More on standard error: -v a summary per file, -vv also a line per chunk, -vvv the same
-    \\  -h, --help                      Print help
-    \\  -V, --version                   Print version
-    \\
-;
-
-const info_usage =
-    \\Show an EVTX file's header and each chunk's record IDs, flags and CRC32s
-    \\
-    \\Usage: evtx-zig info --input <EVTX>
-    \\
-    \\Options:
-    \\  -i, --input <EVTX>  Input EVTX file path
-    \\  -h, --help          Print help
-    \\
-;
 
 const Cli = struct {
     input: ?[]const u8 = null,
@@ -135,7 +90,14 @@ const UsageLine = union(enum) {
     /// The options given so far, in the order first given, then `[INPUT]` or `<INPUT>`.
     used: *const Used,
     info,
+    /// `NAME <the page's usage>`.
+    page: help.Page,
+    /// `NAME info --input <EVTX> --help` (`--help` given a value).
+    info_help,
 };
+
+/// Whether a usage error ends with clap's `For more information, try '--help'.`
+var usage_tip_more = true;
 
 /// Formats a usage error in clap 4's layout: the message, a tip, a usage line (each after
 /// a blank line); `main` adds the `error: ` prefix and clap's last line.
@@ -163,6 +125,8 @@ fn writeUsageError(w: *std.Io.Writer, tip: Tip, usage_line: UsageLine, comptime 
         .none => {},
         .full => try w.print("\n\nUsage: {s} [OPTIONS] [INPUT] [COMMAND]", .{bin_name}),
         .info => try w.print("\n\nUsage: {s} info --input <EVTX>", .{bin_name}),
+        .page => |page| try w.print("\n\nUsage: {s} {s}", .{ bin_name, page.usage() }),
+        .info_help => try w.print("\n\nUsage: {s} info --input <EVTX> --help", .{bin_name}),
         .used => |used| {
             try w.print("\n\nUsage: {s}", .{bin_name});
             if (used.count == 0 and !used.input) {
@@ -179,9 +143,27 @@ fn usageError(comptime fmt: []const u8, args: anytype) error{Usage} {
     return usageErrorWith(.none, .none, fmt, args);
 }
 
-fn helpRequest(text: []const u8) error{Help} {
-    parse_message = text;
+/// The help page and form of the last `error.Help` (null: `parse_message` is the version line).
+var help_request: ?struct { page: help.Page, form: help.Form } = null;
+
+fn helpRequest(page: help.Page, form: help.Form) error{Help} {
+    help_request = .{ .page = page, .form = form };
     return error.Help;
+}
+
+fn versionRequest() error{Help} {
+    help_request = null;
+    parse_message = version_line;
+    return error.Help;
+}
+
+/// A help page on stdout (exit 0), the program named as invoked.
+fn printHelp(page: help.Page, form: help.Form) u8 {
+    var buffer: [4096]u8 = undefined;
+    var w = std.fs.File.stdout().writerStreaming(&buffer);
+    help.write(&w.interface, page, form, bin_name) catch {};
+    w.interface.flush() catch {};
+    return 0;
 }
 
 fn fatal(comptime fmt: []const u8, args: anytype) noreturn {
@@ -497,6 +479,8 @@ fn ansiCodecError(label: []const u8) error{Usage} {
 /// `parse_message` in clap's words. `args[0]` is the program's name.
 fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
     if (args.len > 0) bin_name = std.fs.path.basename(args[0]);
+    help_request = null;
+    usage_tip_more = true;
     var cli: Cli = .{};
     var used: Used = .{};
     var i: usize = 1;
@@ -534,13 +518,13 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
             const name = arg[2..(at orelse arg.len)];
             const inline_value: ?[]const u8 = if (at) |a| arg[a + 1 ..] else null;
             const spec = specByLong(name) orelse return unknownLong(args, i, name, &used);
-            if (spec.opt == .help) return helpRequest(usage);
-            if (spec.opt == .version) return helpRequest(version_line);
             if (!spec.takes_value and inline_value != null) {
                 var only: Used = .{};
                 only.add(spec);
                 return usageErrorWith(.none, .{ .used = &only }, "unexpected value '{s}' for '--{s}' found; no more were expected", .{ inline_value.?, name });
             }
+            if (spec.opt == .help) return helpRequest(.main, .long);
+            if (spec.opt == .version) return versionRequest();
             const value = if (spec.takes_value) try optionValue(args, &i, inline_value, spec, &used) else null;
             try apply(gpa, &cli, &used, spec, value);
         } else {
@@ -578,8 +562,8 @@ fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, used: *Used, args: []const []
                 cli.verbose += 1;
                 used.add(spec);
             },
-            .help => return helpRequest(usage),
-            .version => return helpRequest(version_line),
+            .help => return helpRequest(.main, .short),
+            .version => return versionRequest(),
             else => {
                 assert(spec.takes_value);
                 var rest = arg[j + 1 ..];
@@ -594,20 +578,7 @@ fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, used: *Used, args: []const []
 
 /// `info -i FILE` or `help [info]`; `rest[0]` is the subcommand's name.
 fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
-    if (eq(rest[0], "help")) {
-        if (rest.len < 2 or eq(rest[1], "help")) return helpRequest(usage);
-        if (eq(rest[1], "info")) {
-            if (rest.len > 2) return usageErrorWith(.none, .info, "unrecognized subcommand '{s}'", .{rest[2]});
-            return helpRequest(info_usage);
-        }
-        if (eq(rest[1], "extract-wevt-templates") and rest.len == 2)
-            return helpRequest(extract_wevt_templates.help);
-        if (eq(rest[1], "dump-template-instances") and rest.len == 2)
-            return helpRequest(dump_template_instances.help);
-        if (eq(rest[1], "apply-wevt-cache") and rest.len == 2)
-            return helpRequest(apply_wevt_cache.help);
-        return usageErrorWith(.none, .full, "unrecognized subcommand '{s}'", .{rest[1]});
-    }
+    if (eq(rest[0], "help")) return helpSubcommand(rest[1..]);
     var i: usize = 1;
     var only_positional = false;
     while (i < rest.len) : (i += 1) {
@@ -618,7 +589,10 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
         }
         if (only_positional or !looksLikeOption(arg))
             return usageErrorWith(.none, .info, "unexpected argument '{s}' found", .{arg});
-        if (eq(arg, "-h") or eq(arg, "--help")) return helpRequest(info_usage);
+        // `-h` starts a cluster (`-hi` too); `-ih` is `-i h`.
+        if (arg[1] == 'h') return helpRequest(.info, .short);
+        if (eq(arg, "--help")) return helpRequest(.info, .long);
+        if (std.mem.startsWith(u8, arg, "--help=")) return usageErrorWith(.none, .info_help, "unexpected value '{s}' for '--help' found; no more were expected", .{arg["--help=".len..]});
         const inline_value: ?[]const u8 = if (std.mem.startsWith(u8, arg, "--input="))
             arg["--input=".len..]
         else if (std.mem.startsWith(u8, arg, "-i") and arg.len > 2)
@@ -642,6 +616,20 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
     }
     if (cli.info_input == null)
         return usageErrorWith(.none, .info, "the following required arguments were not provided:\n  --input <EVTX>", .{});
+}
+
+/// `help [COMMAND]`: the long help of the tool or of COMMAND; clap allows nothing after
+/// COMMAND (no subcommand has subcommands).
+fn helpSubcommand(names: []const []const u8) ParseError {
+    if (names.len == 0) return helpRequest(.main, .long);
+    const page = help.Page.byName(names[0]) orelse
+        return usageErrorWith(.none, .full, "unrecognized subcommand '{s}'", .{names[0]});
+    if (names.len > 1) {
+        // clap's `help` has no `--help` of its own: its error says no more.
+        if (page == .help) usage_tip_more = false;
+        return usageErrorWith(.none, .{ .page = page }, "unrecognized subcommand '{s}'", .{names[1]});
+    }
+    return helpRequest(page, .long);
 }
 
 fn isInfoOption(arg: []const u8) bool {
@@ -924,12 +912,16 @@ pub fn main() u8 {
     const args = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
     var cli = parseArgs(gpa, args) catch |e| switch (e) {
         error.Usage => {
-            stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{parse_message});
+            const more = if (usage_tip_more) "\n\nFor more information, try '--help'." else "";
+            stderrPrint("error: {s}{s}\n", .{ parse_message, more });
             std.process.exit(2);
         },
         error.Help => {
-            stdoutWriteAll(parse_message);
-            std.process.exit(0);
+            const request = help_request orelse {
+                stdoutWriteAll(parse_message);
+                std.process.exit(0);
+            };
+            std.process.exit(printHelp(request.page, request.form));
         },
         error.OutOfMemory => fatal("out of memory", .{}),
     };
@@ -996,10 +988,7 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
             const outcome = extract_wevt_templates.parse(gpa, bin_name, rest, similar) catch
                 fatal("out of memory", .{});
             switch (outcome) {
-                .help => {
-                    stdoutWriteAll(extract_wevt_templates.help);
-                    return 0;
-                },
+                .help => |form| return printHelp(.extract_wevt_templates, form),
                 .usage => |message| {
                     stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{message});
                     return 2;
@@ -1014,7 +1003,7 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
             const outcome = dump_template_instances.parse(gpa, bin_name, rest, similar) catch
                 fatal("out of memory", .{});
             switch (outcome) {
-                .help => return wevtHelp(dump_template_instances.help),
+                .help => |form| return printHelp(.dump_template_instances, form),
                 .usage => |text| return wevtUsage(text),
                 .run => |options| {
                     var out_buffer: [1 << 14]u8 = undefined;
@@ -1031,7 +1020,7 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
             const outcome = apply_wevt_cache.parse(gpa, bin_name, rest, similar) catch
                 fatal("out of memory", .{});
             switch (outcome) {
-                .help => return wevtHelp(apply_wevt_cache.help),
+                .help => |form| return printHelp(.apply_wevt_cache, form),
                 .usage => |text| return wevtUsage(text),
                 .run => |options| {
                     var out_buffer: [1 << 14]u8 = undefined;
@@ -1054,11 +1043,6 @@ fn loadWevtCache(gpa: std.mem.Allocator, path: []const u8) evtx.wevt_cache.WevtC
         error.OutOfMemory => fatal("out of memory", .{}),
         error.Invalid => fatal("{f}", .{diag.text(path)}),
     };
-}
-
-fn wevtHelp(text: []const u8) u8 {
-    stdoutWriteAll(text);
-    return 0;
 }
 
 fn wevtUsage(text: []const u8) u8 {
@@ -1256,19 +1240,41 @@ test "--events: inclusive ranges and single ids; a bad part names itself" {
 test "help, version and the info subcommand" {
     var arena = std.heap.ArenaAllocator.init(testing.allocator);
     defer arena.deinit();
-    for ([_][]const []const u8{ &.{"-h"}, &.{"--help"}, &.{ "x", "--help" }, &.{"help"} }) |args| {
-        try testing.expectError(error.Help, parseTest(&arena, args));
-        try testing.expect(std.mem.startsWith(u8, parse_message, "Dump EVTX files"));
+    // clap's forms: `-h` short, `--help` and the `help` subcommand long, the first one
+    // given deciding; `help help` is the help subcommand's own page.
+    const forms = [_]struct { args: []const []const u8, page: help.Page, form: help.Form }{
+        .{ .args = &.{"-h"}, .page = .main, .form = .short },
+        .{ .args = &.{ "-vh", "--bogus" }, .page = .main, .form = .short },
+        .{ .args = &.{"--help"}, .page = .main, .form = .long },
+        .{ .args = &.{ "x", "--help", "-h" }, .page = .main, .form = .long },
+        .{ .args = &.{"help"}, .page = .main, .form = .long },
+        .{ .args = &.{ "x", "help" }, .page = .main, .form = .long },
+        .{ .args = &.{ "help", "help" }, .page = .help, .form = .long },
+        .{ .args = &.{ "help", "info" }, .page = .info, .form = .long },
+        .{ .args = &.{ "help", "apply-wevt-cache" }, .page = .apply_wevt_cache, .form = .long },
+        .{ .args = &.{ "info", "-h" }, .page = .info, .form = .short },
+        .{ .args = &.{ "info", "-hi" }, .page = .info, .form = .short },
+        .{ .args = &.{ "info", "--help" }, .page = .info, .form = .long },
+    };
+    for (forms) |case| {
+        try testing.expectError(error.Help, parseTest(&arena, case.args));
+        try testing.expectEqual(case.page, help_request.?.page);
+        try testing.expectEqual(case.form, help_request.?.form);
     }
-    // The reference prints the `help` subcommand's own help here (exit 0); we print ours.
-    try testing.expectError(error.Help, parseTest(&arena, &.{ "help", "help" }));
-    for ([_][]const []const u8{ &.{"-V"}, &.{"--version"} }) |args| {
+    for ([_][]const []const u8{ &.{"-V"}, &.{"--version"}, &.{ "-Vh", "x" } }) |args| {
         try testing.expectError(error.Help, parseTest(&arena, args));
+        try testing.expectEqual(null, help_request);
         try testing.expectEqualStrings(version_line, parse_message);
     }
-    try testing.expectError(error.Help, parseTest(&arena, &.{ "help", "info" }));
-    try testing.expect(std.mem.indexOf(u8, parse_message, "info --input <EVTX>") != null);
-    try testing.expectError(error.Help, parseTest(&arena, &.{ "info", "-h" }));
+    try expectUsage(&.{ "help", "info", "bogus" }, "'bogus'\n\nUsage: evtx-zig info --input <EVTX>");
+    try testing.expect(usage_tip_more);
+    // clap's `help` has no `--help`: its error does not point to one.
+    try expectUsage(&.{ "help", "help", "x" }, "'x'\n\nUsage: evtx-zig help [COMMAND]...");
+    try testing.expect(!usage_tip_more);
+    try expectUsage(&.{ "help", "-h" }, "unrecognized subcommand '-h'");
+    try expectUsage(&.{ "info", "--help=" }, "value '' for '--help' found; no more were expected" ++
+        "\n\nUsage: evtx-zig info --input <EVTX> --help");
+    try testing.expect(usage_tip_more);
 
     for ([_][]const []const u8{ &.{ "info", "-i", "a.evtx" }, &.{ "info", "--input=a.evtx" }, &.{ "info", "-ia.evtx" }, &.{ "info", "--input", "a.evtx" } }) |args| {
         const cli = try parseTest(&arena, args);

@@ -10,19 +10,6 @@ const T = evtx.values_decode.T;
 const Out = evtx.escape.Out;
 const arg_parser = @import("args.zig");
 
-pub const help =
-    \\Dump BinXML TemplateInstance substitution arrays from EVTX records as JSONL.
-    \\
-    \\Usage: evtx-zig dump-template-instances [OPTIONS] --input <EVTX>
-    \\
-    \\Options:
-    \\  -i, --input <EVTX>                 Input EVTX file path
-    \\      --record-id <ID>               Only dump the record with this event record id
-    \\      --template-instance-index <N>  Which TemplateInstance of a record [default: 0]
-    \\  -h, --help                         Print help
-    \\
-;
-
 pub const Options = struct {
     input: []const u8 = "",
     record_id: ?u64 = null,

@@ -16,22 +16,6 @@ pub const files_max = 1 << 20;
 /// Bytes of one PE file read whole (the reference reads any size; past this: a read error).
 pub const file_bytes_max = 1 << 31;
 
-pub const help =
-    \\Build a WEVT template cache (`.wevtcache`) from the WEVT_TEMPLATE resources of PE files
-    \\
-    \\Usage: evtx-zig extract-wevt-templates [OPTIONS] --output <WEVTCACHE>
-    \\
-    \\Options:
-    \\  -i, --input <PATH>         Input PE path (file or directory; repeatable)
-    \\      --glob <PATTERN>       Glob pattern to expand into input paths (repeatable)
-    \\  -r, --recursive            Walk directories given by --input or --glob
-    \\      --extensions <EXTS>    Extensions kept in walked directories [default: exe,dll,sys]
-    \\  -o, --output <WEVTCACHE>   Output `.wevtcache` file
-    \\      --overwrite            Overwrite the output file if it already exists
-    \\  -h, --help                 Print help
-    \\
-;
-
 pub const Options = struct {
     inputs: []const []const u8 = &.{},
     globs: []const []const u8 = &.{},
