@@ -87,7 +87,8 @@ const main: Command = .{
     .arguments = &.{.{
         .value = "INPUT",
         .positional = true,
-        .help = "Input EVTX file path, or '-' to read from stdin. Required unless using a subcommand.",
+        .help = "Input EVTX file path, or '-' to read from stdin. " ++
+            "Required unless using a subcommand.",
     }},
     .options = &.{
         .{
@@ -218,7 +219,12 @@ const info: Command = .{
 };
 
 /// `info -i` and `dump-template-instances -i`.
-const evtx_input: Arg = .{ .short = 'i', .long = "input", .value = "EVTX", .help = "Input EVTX file path." };
+const evtx_input: Arg = .{
+    .short = 'i',
+    .long = "input",
+    .value = "EVTX",
+    .help = "Input EVTX file path.",
+};
 
 const extract_wevt_templates: Command = .{
     .name = "extract-wevt-templates",
