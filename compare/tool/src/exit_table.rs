@@ -4,10 +4,11 @@
 //! (stdin closed) and compares what a script sees: the exit status, and whether anything was
 //! written to stdout; on a usage error (the reference exits 2), also stderr byte for byte: clap's
 //! message, tip and `Usage:` line, the reference then run through a symlink named as the engine
-//! (clap's `Usage:` line names the program as invoked). Help texts are compared in part: the
-//! two engines' byte for byte (their own names taken out), and their `Commands:` list with the
-//! reference's; the rest of ours words the options our way. A case fails when either engine
-//! differs from the reference.
+//! (clap's `Usage:` line names the program as invoked). A help text (the reference's stdout has a
+//! `Usage:` line: `-h`, `--help`, `help [COMMAND]`, a subcommand's `-h`/`--help`) is compared
+//! byte for byte with the reference's, run the same way, so only the program's name may differ;
+//! the harness holds no copy of it. The version line is ours (README), the same in both engines
+//! but for their names. A case fails when either engine differs from the reference.
 //!
 //! Placeholders in the arguments: `@F` a well-formed fixture, `@R` one with record errors,
 //! `@B` one with a bad file magic, `@S` one shorter than its header, `@D` a directory, `@M` a
@@ -124,6 +125,36 @@ const CASES: &[(&str, &str)] = &[
     ("help info", "help info"),
     ("help unknown", "help bogus"),
     ("help info then more", "help info bogus"),
+    ("help of help", "help help"),
+    ("help of help then more", "help help bogus"),
+    ("help extract", "help extract-wevt-templates"),
+    ("help dump instances", "help dump-template-instances"),
+    ("help apply cache", "help apply-wevt-cache"),
+    ("help apply cache then more", "help apply-wevt-cache bogus"),
+    ("help then -h", "help -h"),
+    ("input then help", "@F help"),
+    ("short help in a cluster", "-vh --bogus"),
+    ("long help after input", "@F --help -h"),
+    ("long help with a value", "--help=1"),
+    ("long version with a value", "--version=1"),
+    ("info long help", "info --help"),
+    ("info short help in a cluster", "info -hi"),
+    ("info long help with a value", "info --help=1"),
+    ("extract short help", "extract-wevt-templates -h"),
+    ("extract long help", "extract-wevt-templates --help"),
+    ("extract version", "extract-wevt-templates -V"),
+    ("dump instances short help", "dump-template-instances -h"),
+    ("dump instances long help", "dump-template-instances --help"),
+    (
+        "dump instances unknown long first",
+        "dump-template-instances --version",
+    ),
+    ("apply cache short help", "apply-wevt-cache -h"),
+    ("apply cache long help", "apply-wevt-cache --help"),
+    (
+        "apply cache long help with a value",
+        "apply-wevt-cache --help=1",
+    ),
     ("threads missing value", "-t"),
     ("threads empty", "-t '' @F"),
     ("threads past i64", "-t 9223372036854775808 @F"),
@@ -168,7 +199,8 @@ struct Seen {
     stdout_empty: bool,
     /// A usage error whose stderr is not the reference's, byte for byte.
     stderr_differs: bool,
-    /// A help text unlike the other engine's, or a `Commands:` list unlike the reference's.
+    /// A help text unlike the reference's (the program's name aside), or a version line unlike
+    /// the other engine's.
     help_differs: bool,
 }
 
@@ -294,21 +326,25 @@ pub fn run_exit_table(
                 help_differs: false,
             });
             stderrs.push(result.stderr);
-            let name = program
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            let text = String::from_utf8_lossy(&result.stdout).into_owned();
-            stdouts.push(text.replace(name.as_deref().unwrap_or("\0"), "PROGRAM"));
+            stdouts.push(result.stdout);
         }
-        if stdouts[0].contains("Usage: ") {
-            let commands = [0, 1, 2].map(|n| commands_list(&stdouts[n]));
-            for engine in [1, 2] {
-                seen[engine].help_differs =
-                    stdouts[1] != stdouts[2] || commands[engine] != commands[0];
-            }
+        let help_text = is_help(&stdouts[0]);
+        if is_version(&stdouts[0]) {
+            // Ours (README): the engines' lines alike, their own names taken out.
+            let [rust, zig] = [1, 2].map(|n| {
+                let name = programs[n]
+                    .1
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned());
+                let text = String::from_utf8_lossy(&stdouts[n]).into_owned();
+                text.replace(name.as_deref().unwrap_or("\0"), "PROGRAM")
+            });
+            seen[1].help_differs = rust != zig;
+            seen[2].help_differs = rust != zig;
         }
         let pending = STDERR_NOT_COMPARED.iter().find(|(case, _)| case == name);
-        if seen[0].status == "exit 2" && pending.is_none() {
+        let usage_error = seen[0].status == "exit 2" && pending.is_none();
+        if usage_error || help_text {
             for (engine, alias) in aliases.iter().enumerate() {
                 // The engine's own `@O` path: the message may name it.
                 let output = out.join(format!("case-{index}-{}.out", programs[engine + 1].0));
@@ -317,14 +353,28 @@ pub fn run_exit_table(
                 let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
                 let expected = run(alias, &argv, Duration::from_secs(60))
                     .map_err(|e| format!("could not run {}: {e}", alias.display()))?;
-                seen[engine + 1].stderr_differs = expected.stderr != stderrs[engine + 1];
-                if seen[engine + 1].stderr_differs {
-                    eprintln!(
-                        "exit-table: {name} ({template}): {} stderr {:?}, the reference's {:?}",
-                        programs[engine + 1].0,
-                        String::from_utf8_lossy(&stderrs[engine + 1]),
-                        String::from_utf8_lossy(&expected.stderr)
-                    );
+                let engine_name = programs[engine + 1].0;
+                if usage_error {
+                    seen[engine + 1].stderr_differs = expected.stderr != stderrs[engine + 1];
+                    if seen[engine + 1].stderr_differs {
+                        eprintln!(
+                            "exit-table: {name} ({template}): {engine_name} stderr {:?}, the \
+                             reference's {:?}",
+                            String::from_utf8_lossy(&stderrs[engine + 1]),
+                            String::from_utf8_lossy(&expected.stderr)
+                        );
+                    }
+                }
+                if help_text {
+                    seen[engine + 1].help_differs = expected.stdout != stdouts[engine + 1];
+                    if let Some((line, ours, theirs)) =
+                        first_line_difference(&stdouts[engine + 1], &expected.stdout)
+                    {
+                        eprintln!(
+                            "exit-table: {name} ({template}): {engine_name} help line {line} \
+                             {ours:?}, the reference's {theirs:?}"
+                        );
+                    }
                 }
             }
         }
@@ -355,13 +405,37 @@ pub fn run_exit_table(
     })
 }
 
-/// The `Commands:` list of a help text (empty when it has none).
-fn commands_list(help: &str) -> &str {
-    let Some(start) = help.find("Commands:\n") else {
-        return "";
-    };
-    let list = &help[start..];
-    &list[..list.find("\n\n").unwrap_or(list.len())]
+/// Whether a case's stdout is a help text (clap's help always has a `Usage:` line; no dump of
+/// the fixtures has one).
+fn is_help(stdout: &[u8]) -> bool {
+    String::from_utf8_lossy(stdout).contains("\nUsage: ")
+}
+
+/// Whether a case's stdout is the reference's version line (`-V`: clap's command name).
+fn is_version(stdout: &[u8]) -> bool {
+    stdout.starts_with(b"EVTX Parser ")
+}
+
+/// The first line (1-based) where `ours` and `theirs` differ, and the two lines (empty past
+/// the end); `None` when they are equal.
+fn first_line_difference(ours: &[u8], theirs: &[u8]) -> Option<(usize, String, String)> {
+    if ours == theirs {
+        return None;
+    }
+    let (ours, theirs) = (
+        String::from_utf8_lossy(ours),
+        String::from_utf8_lossy(theirs),
+    );
+    let mut a = ours.split_inclusive('\n');
+    let mut b = theirs.split_inclusive('\n');
+    for line in 1.. {
+        let (x, y) = (a.next(), b.next());
+        if x != y {
+            let text = |l: Option<&str>| l.unwrap_or_default().to_string();
+            return Some((line, text(x), text(y)));
+        }
+    }
+    unreachable!("unequal texts differ in some line")
 }
 
 /// The arguments of `template` with the placeholders replaced.
@@ -392,6 +466,21 @@ mod tests {
         let argv = expand("-o '' --input=@F -f @O", &files, Path::new("out"));
         assert_eq!(argv, ["-o", "", "--input=a.evtx", "-f", "out"]);
         assert!(expand("", &files, Path::new("out")).is_empty());
+    }
+
+    #[test]
+    fn help_and_version_texts() {
+        assert!(is_help(b"about\n\nUsage: x [OPTIONS]\n"));
+        assert!(!is_help(b"Record 1\n<Event/>\n"));
+        assert!(is_version(b"EVTX Parser 0.15.1\n"));
+        assert!(!is_version(b"evtx-rs 0.1.0\n"));
+        assert_eq!(first_line_difference(b"a\nb\n", b"a\nb\n"), None);
+        let diff = first_line_difference(b"a\nb\n", b"a\nc\n");
+        assert_eq!(diff, Some((2, "b\n".into(), "c\n".into())));
+        let diff = first_line_difference(b"a\n", b"a\nc\n");
+        assert_eq!(diff, Some((2, String::new(), "c\n".into())));
+        // A missing last newline is a difference too.
+        assert_eq!(first_line_difference(b"a", b"a\n").map(|d| d.0), Some(1));
     }
 
     #[test]
