@@ -377,7 +377,9 @@ impl Unreadable {
             0x90 => "SizeTArrayType",
             _ => return None,
         };
-        let size = self.size.map_or("None".to_string(), |s| format!("Some({s})"));
+        let size = self
+            .size
+            .map_or("None".to_string(), |s| format!("Some({s})"));
         Some(format!(
             "0: An error occurred while trying to deserialize evtx stream.\n    \
              1: Offset {}: Value variant `{name}` (size {size}) is unimplemented",
