@@ -97,10 +97,6 @@ $(CBINDGEN):
 system-tools:
 	@.ci/system-tools
 
-# Parity families compared for evtx-rs alone: issue 17's template subcommands are not all in
-# the Zig engine yet (--wevt-cache is: family wevt runs both); empty this when they land.
-PARITY_RUST_ONLY := --rust-only wevt-tools
-
 # ---------------------------------------------------------------------------------------------
 # Build
 
@@ -126,7 +122,7 @@ test: setup
 	@.ci/step cargo-test $(CARGO) test --quiet --workspace --locked
 	@.ci/step zig-test   $(ZIG) build test -Doptimize=Debug
 	@.ci/step abi        $(ZIG) build test-abi -Doptimize=ReleaseFast
-	@.ci/step parity     $(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity $(PARITY_RUST_ONLY)
+	@.ci/step parity     $(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity
 	@.ci/step cli-paths  $(COMPARE) cli-paths --reference $(REF) --fixtures shared-fixtures --out target/cli-paths
 	@.ci/step abi-parity $(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
 	@.ci/step exit-table $(COMPARE) exit-table --reference $(REF) --fixtures shared-fixtures --out target/exit-table
@@ -146,7 +142,7 @@ abi-parity: setup build
 	$(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
 
 parity: setup build
-	$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity $(PARITY_RUST_ONLY) $(if $(CORPUS),--corpus $(CORPUS))
+	$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity $(if $(CORPUS),--corpus $(CORPUS))
 
 fixtures: $(BENCH_LOG)
 	@if [ -d "$(EVTX_SAMPLES)" ]; then \
@@ -163,7 +159,7 @@ bench: setup build fixtures
 	$(COMPARE) bench-cli --reference $(REF) --out target/bench $(wildcard $(FIXTURES)/*.evtx)
 
 compare: setup build fixtures
-	$(COMPARE) all --fixtures shared-fixtures --reference $(REF) --out target/compare $(PARITY_RUST_ONLY) \
+	$(COMPARE) all --fixtures shared-fixtures --reference $(REF) --out target/compare \
 	  --bench-input $(BENCH_LOG) $(if $(wildcard $(CORPUS_LOG)),--bench-input $(CORPUS_LOG)) \
 	  $(if $(CORPUS),--corpus $(CORPUS))
 

@@ -7,6 +7,7 @@ const std = @import("std");
 const evtx = @import("evtx");
 const arg_parser = @import("args.zig");
 const extract = @import("extract_wevt_templates.zig");
+const instances = @import("dump_template_instances.zig");
 const assert = std.debug.assert;
 const T = evtx.values_decode.T;
 const wevt_cache = evtx.wevt_cache;
@@ -298,7 +299,9 @@ fn guidLower(g: *const [16]u8, text: *[36]u8) []const u8 {
 // Values from a record of a log.
 
 /// The values of record `id`'s `index`-th top-level instance in the log at `path` (the first
-/// record with that id; a record that fails before it ends the search, as in the reference).
+/// record with that id). The search reads the log as `dump-template-instances` does, and the
+/// first failure before the record ends it, as the reference's `?` on each chunk and record
+/// does: the failure's line and, where the bytes tell it, its cause (`failureChain`).
 fn valuesFromRecord(
     arena: std.mem.Allocator,
     path: []const u8,
@@ -316,12 +319,21 @@ fn valuesFromRecord(
         .{ path, path, osError(&why, e) },
     );
     defer file.close();
-    const in = evtx.input.Input.fromFile(file) catch
-        return fail(m, "Failed to open evtx file at: {s}", .{path});
+    const in = evtx.input.Input.fromFile(file) catch |e| {
+        instances.writeOpenError(m, path, null, e) catch return error.OutOfMemory;
+        return error.Failed;
+    };
+    // The tree path, as `dump-template-instances` reads records (see there).
+    var mta_file: evtx.mta.MtaFile = .{ .arena = std.heap.ArenaAllocator.init(arena) };
+    defer mta_file.deinit();
     var settings: evtx.options.Options = .{ .format = .jsonl };
+    settings.mta = &mta_file;
     var log = evtx.dump.EvtxFile.open(arena, in, &settings) catch |e| switch (e) {
         error.OutOfMemory => return error.OutOfMemory,
-        else => return fail(m, "Failed to open evtx file at: {s}", .{path}),
+        else => {
+            instances.writeOpenError(m, path, &in, e) catch return error.OutOfMemory;
+            return error.Failed;
+        },
     };
     var find: Find = .{ .arena = arena, .in = &log.input, .id = id, .index = index, .m = m };
     evtx.pipeline.run(arena, &log.input, log.order, &settings, 1, .{
@@ -343,34 +355,106 @@ const Find = struct {
     index: u64,
     m: *std.Io.Writer,
     window: evtx.input.ChunkSlot = .{},
+    padded: [evtx.file_header.chunk_size]u8 = undefined,
     values: ?[]const RawValue = null,
     failed: bool = false,
 
     fn consume(context: *anyopaque, result: *const evtx.dump.ChunkResult) anyerror!void {
         const f: *Find = @ptrCast(@alignCast(context));
         const chunk_offset = evtx.file_header.chunkOffset(result.slot);
+        const bytes: []const u8 = f.in.chunk(result.slot, &f.window) orelse blk: {
+            @memset(&f.padded, 0);
+            const got = f.in.read(chunk_offset, &f.padded);
+            if (got.ptr != @as([*]const u8, &f.padded)) @memcpy(f.padded[0..got.len], got);
+            break :blk &f.padded;
+        };
         for (result.entries.items) |*r| {
+            switch (r.outcome) {
+                .failed => |failure| {
+                    // A trailing partial slot is ours alone: the reference's walk ends before it.
+                    if (result.partial and r.record_id == null) continue;
+                    f.failed = true;
+                    try failureChain(f.m, bytes, chunk_offset, r, failure.kind);
+                    return error.Stop;
+                },
+                .rendered => {},
+            }
             const rid = r.record_id orelse continue;
-            if (r.outcome == .failed) {
+            const rec: usize = @intCast(r.file_offset - chunk_offset);
+            if (instances.firstUnreadable(bytes, rec)) |value| {
                 f.failed = true;
-                _ = fail(f.m, "Failed to parse record number {d}", .{rid}) catch {};
+                try f.m.print("Failed to parse record number {d}", .{rid});
+                const start = f.m.end;
+                try f.m.writeAll("\n\nCaused by:\n    ");
+                if (!try value.writeCause(f.m)) f.m.end = start;
                 return error.Stop;
             }
             if (rid != f.id) continue;
-            const bytes = f.in.chunk(result.slot, &f.window) orelse return error.Stop;
-            const rec: usize = @intCast(r.file_offset - chunk_offset);
             f.values = try recordRawValues(f.arena, bytes, rec, f.index);
             if (f.values == null) {
                 f.failed = true;
-                _ = fail(f.m, "record {d} has no TemplateInstance at index {d}", .{
+                try f.m.print("record {d} has no TemplateInstance at index {d}", .{
                     rid,
                     f.index,
-                }) catch {};
+                });
             }
             return error.Stop;
         }
     }
 };
+
+/// A failure as the reference's anyhow error shows it: `failureLine`'s text and, for the kinds
+/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic),
+/// its `Caused by:` chain. Other kinds give the line alone (`shared-fixtures/README.md`).
+fn failureChain(
+    m: *std.Io.Writer,
+    chunk: []const u8,
+    chunk_offset: u64,
+    r: *const evtx.dump.RecordResult,
+    kind: evtx.errors.ErrorKind,
+) !void {
+    const stream = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
+    const caused_by = "\n\nCaused by:\n    ";
+    try instances.failureLine(m, chunk_offset, r, kind);
+    // `failureLine` ends its line; the chain goes on from it.
+    assert(m.end > 0 and m.buffer[m.end - 1] == '\n');
+    m.undo(1);
+    const rec: usize = @intCast(r.file_offset - chunk_offset);
+    switch (kind) {
+        .bad_record_magic => if (rec + 4 <= chunk.len) {
+            try m.writeAll(caused_by ++ stream ++
+                "Invalid EVTX record header magic, expected `2a2a0000`, found `");
+            try writeMagic(m, chunk[rec..][0..4]);
+            try m.writeByte('`');
+        },
+        .bad_record_size => if (getU32(chunk, rec + 4)) |size| if (size < 28) {
+            try m.print(caused_by ++ "Invalid EVTX record data size, should be equals or " ++
+                "greater than 28, found `{d}`", .{size});
+        },
+        .bad_record_timestamp => if (rec + 24 <= chunk.len) {
+            const t = std.mem.readInt(u64, chunk[rec + 16 ..][0..8], .little);
+            try m.print(caused_by ++ stream ++
+                "The record header's timestamp (FILETIME 0x{x:0>16}) is out of range", .{t});
+        },
+        .bad_chunk_magic => if (chunk.len >= 8) {
+            try m.writeAll(caused_by ++ "0: Failed to parse chunk header\n    " ++
+                "1: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `");
+            try writeMagic(m, chunk[0..8]);
+            try m.writeByte('`');
+        },
+        else => {},
+    }
+}
+
+/// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.
+fn writeMagic(m: *std.Io.Writer, bytes: []const u8) !void {
+    try m.writeByte('[');
+    for (bytes, 0..) |b, i| {
+        if (i > 0) try m.writeAll(", ");
+        try m.print("{X:>2}", .{b});
+    }
+    try m.writeByte(']');
+}
 
 /// The raw values of the `index`-th top-level instance of the record at `rec` in `chunk`;
 /// BinXML, handles and EvtXml become NULL (the reference does not splice them here).
@@ -948,4 +1032,13 @@ test "the fixtures' caches: a template rendered and the damaged ones in the refe
         try std.testing.expectError(error.Failed, runOrFail(a, &damaged, report, &message.writer));
         try std.testing.expectEqualStrings(c[1], message.written());
     }
+}
+
+test "magic bytes as the reference shows them" {
+    var text: [64]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&text);
+    // From the reference's record header magic errors on samples.
+    try writeMagic(&w, &.{ 0, 0x6E, 0, 0x64 });
+    try writeMagic(&w, &.{ 0x3D, 0x13, 0x6A, 0 });
+    try std.testing.expectEqualStrings("[ 0, 6E,  0, 64][3D, 13, 6A,  0]", w.buffered());
 }

@@ -84,14 +84,14 @@ fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) !u
         .{ options.input, options.input, osText(e) },
     );
     defer file.close();
-    const in = evtx.input.Input.fromFile(file) catch return fail(
-        report,
-        "Failed to open evtx file at: {s}",
-        .{options.input},
-    );
+    const in = evtx.input.Input.fromFile(file) catch |e|
+        return openError(report, options.input, null, e);
     var mta_file: evtx.mta.MtaFile = .{ .arena = std.heap.ArenaAllocator.init(gpa) };
     defer mta_file.deinit();
-    var settings: evtx.options.Options = .{};
+    // JSON, as Rust's mirror asks: the reference's iterator builds each record's tree but
+    // renders nothing, so the XML writer's own failures (`damaged/invalid-binxml` records 31
+    // and 33: PI data without a target, a BinXml value in an attribute) are not its failures.
+    var settings: evtx.options.Options = .{ .format = .jsonl };
     settings.mta = &mta_file;
     var evtx_file = evtx.dump.EvtxFile.open(gpa, in, &settings) catch |e| switch (e) {
         error.OutOfMemory => return error.OutOfMemory,
@@ -128,25 +128,43 @@ fn osText(e: anyerror) []const u8 {
 }
 
 /// The reference's words when the file header cannot be read (its `Caused by:` chain).
-fn openError(report: Report, path: []const u8, in: *const evtx.input.Input, e: anyerror) u8 {
-    const head = "Failed to open evtx file at: {s}\n\nCaused by:\n    " ++
-        "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
-    if (e == error.BadFileMagic) {
+fn openError(report: Report, path: []const u8, in: ?*const evtx.input.Input, e: anyerror) u8 {
+    report.stdout.flush() catch {};
+    report.stderr.writeAll("Error: ") catch {};
+    writeOpenError(report.stderr, path, in, e) catch {};
+    report.stderr.writeAll("\n") catch {};
+    report.stderr.flush() catch {};
+    return 1;
+}
+
+/// The text of `openError` (`apply-wevt-cache --evtx` prints it too): the magic the header
+/// holds, or the first read's failure (a directory opens, and its first read fails).
+pub fn writeOpenError(
+    w: *std.Io.Writer,
+    path: []const u8,
+    input: ?*const evtx.input.Input,
+    e: anyerror,
+) std.Io.Writer.Error!void {
+    try w.print("Failed to open evtx file at: {s}\n\nCaused by:\n    " ++
+        "0: An error occurred while trying to deserialize evtx stream.\n    1: ", .{path});
+    if (input != null and e == error.BadFileMagic) {
         var block: [8]u8 = @splat(0);
-        const got = in.read(0, &block);
+        const got = input.?.read(0, &block);
         var magic: [8]u8 = @splat(0);
         @memcpy(magic[0..got.len], got);
-        var text: [64]u8 = undefined;
-        var w: std.Io.Writer = .fixed(&text);
+        try w.writeAll("Invalid EVTX file header magic, expected `ElfFile0`, found `[");
         for (magic, 0..) |b, i| {
-            if (i > 0) w.writeAll(", ") catch {};
-            w.print("{X:>2}", .{b}) catch {};
+            if (i > 0) try w.writeAll(", ");
+            try w.print("{X:>2}", .{b});
         }
-        return fail(report, head ++ "Invalid EVTX file header magic, expected `ElfFile0`, " ++
-            "found `[{s}]`", .{ path, w.buffered() });
+        return w.writeAll("]`");
     }
-    return fail(report, head ++ "failed to read EVTX file header block: failed to fill " ++
-        "whole buffer", .{path});
+    const stat = std.fs.cwd().statFile(path) catch null;
+    const why = if (stat != null and stat.?.kind == .directory)
+        "Is a directory (os error 21)"
+    else
+        "failed to fill whole buffer";
+    try w.print("failed to read EVTX file header block: {s}", .{why});
 }
 
 /// Consumes chunk results in order and prints the selected instances.
@@ -245,7 +263,7 @@ const Sink = struct {
 };
 
 /// The reference's one-line error for a failed record or chunk (its iterators' texts).
-fn failureLine(
+pub fn failureLine(
     w: *std.Io.Writer,
     chunk_offset: u64,
     r: *const evtx.dump.RecordResult,
@@ -381,14 +399,44 @@ fn readInstance(chunk: []const u8, at: usize) ?Instance {
 /// the dump renders it under our rule (`shared-fixtures/README.md`).
 const unreadable_types = [_]u8{ 0x20, 0x23, 0x8E, 0x90, 0xA0, 0xA3 };
 
-/// How deep `hasUnreadableValue` follows nested instances.
+/// How deep `firstUnreadable` follows nested instances.
 const scan_depth_max = 8;
 
-/// Whether record `rec` has a value of an unreadable type: in a template instance of its
-/// stream (and those that are a whole BinXML value of one, as deep as `scan_depth_max`) or
-/// as a value text of the stream itself (`damaged/unsupported-types` record 8).
-fn hasUnreadableValue(chunk: []const u8, rec: usize) bool {
-    const size = getU32(chunk, rec + 4) orelse return false;
+/// A value the reference's record iterator cannot read: where its bytes start in the chunk, its
+/// type, and its declared size (null for a value text).
+pub const Unreadable = struct {
+    offset: usize,
+    vtype: u8,
+    size: ?u16,
+
+    /// Writes the reference's cause, when it names the type (0xA0 and 0xA3 are not types to
+    /// it); whether it did.
+    pub fn writeCause(u: *const Unreadable, w: *std.Io.Writer) std.Io.Writer.Error!bool {
+        const name = switch (u.vtype) {
+            0x20 => "EvtHandle",
+            0x23 => "EvtXmlType",
+            0x8E => "BinaryArrayType",
+            0x90 => "SizeTArrayType",
+            else => return false,
+        };
+        try w.print("0: An error occurred while trying to deserialize evtx stream.\n    " ++
+            "1: Offset {d}: Value variant `{s}` (size ", .{ u.offset, name });
+        if (u.size) |size| try w.print("Some({d})", .{size}) else try w.writeAll("None");
+        try w.writeAll(") is unimplemented");
+        return true;
+    }
+};
+
+/// Whether record `rec` has a value of an unreadable type (`firstUnreadable`).
+pub fn hasUnreadableValue(chunk: []const u8, rec: usize) bool {
+    return firstUnreadable(chunk, rec) != null;
+}
+
+/// The first value of record `rec` of an unreadable type: in a template instance of its stream
+/// (and those that are a whole BinXML value of one, as deep as `scan_depth_max`) or as a value
+/// text of the stream itself (`damaged/unsupported-types` record 8).
+pub fn firstUnreadable(chunk: []const u8, rec: usize) ?Unreadable {
+    const size = getU32(chunk, rec + 4) orelse return null;
     const end = @min((rec + size) -| 4, chunk.len);
     var pos = rec + 24;
     while (pos < end) {
@@ -396,38 +444,41 @@ fn hasUnreadableValue(chunk: []const u8, rec: usize) bool {
             0x00 => break,
             0x0F => pos += 4,
             0x0C => {
-                if (instanceHasUnreadable(chunk, pos + 1, 0)) return true;
+                if (instanceUnreadable(chunk, pos + 1, 0)) |found| return found;
                 const inst = readInstance(chunk, pos + 1) orelse break;
                 pos = inst.end(chunk) orelse break;
             },
             0x05, 0x45 => |t| {
                 const vtype = if (pos + 1 < chunk.len) chunk[pos + 1] else break;
-                if (std.mem.indexOfScalar(u8, &unreadable_types, vtype) != null) return true;
+                if (std.mem.indexOfScalar(u8, &unreadable_types, vtype) != null)
+                    return .{ .offset = pos + 2, .vtype = vtype, .size = null };
                 pos = skipToken(chunk, pos, t) orelse break;
             },
             else => |t| pos = skipToken(chunk, pos, t) orelse break,
         }
     }
-    return false;
+    return null;
 }
 
-fn instanceHasUnreadable(chunk: []const u8, at: usize, depth: usize) bool {
+fn instanceUnreadable(chunk: []const u8, at: usize, depth: usize) ?Unreadable {
     assert(depth <= scan_depth_max);
-    const inst = readInstance(chunk, at) orelse return false;
+    const inst = readInstance(chunk, at) orelse return null;
     var value = inst.values;
     for (0..inst.count) |i| {
         const d = chunk[inst.table + 4 * i ..][0..4];
         const size = std.mem.readInt(u16, d[0..2], .little);
-        if (std.mem.indexOfScalar(u8, &unreadable_types, d[2]) != null) return true;
+        if (std.mem.indexOfScalar(u8, &unreadable_types, d[2]) != null)
+            return .{ .offset = value, .vtype = d[2], .size = size };
         if (d[2] == T.binxml and size > 0 and depth < scan_depth_max) {
             var q = value;
             if (q < chunk.len and chunk[q] == 0x0F) q += 4;
-            const nested = q < chunk.len and chunk[q] == 0x0C;
-            if (nested and instanceHasUnreadable(chunk, q + 1, depth + 1)) return true;
+            if (q < chunk.len and chunk[q] == 0x0C) {
+                if (instanceUnreadable(chunk, q + 1, depth + 1)) |found| return found;
+            }
         }
         value += size;
     }
-    return false;
+    return null;
 }
 
 /// How far a value of type `vtype` declared `size` bytes reaches: a fixed-width scalar (not
@@ -530,4 +581,31 @@ test "record 1 of instances.evtx: its instance as the reference lists it" {
         "2024-03-01T08:00:01Z\"a\\\"\\\\\\t\\u0001\"",
         w.buffered(),
     );
+}
+
+test "unsupported-types: the reference's causes of records 2 and 8" {
+    const gpa = std.testing.allocator;
+    var dir = try std.fs.cwd().openDir(@import("unit_test_options").fixtures, .{});
+    defer dir.close();
+    const bytes = try dir.readFileAlloc(gpa, "damaged/unsupported-types.evtx", 1 << 20);
+    defer gpa.free(bytes);
+    const chunk = bytes[evtx.file_header.block_size..][0..evtx.file_header.chunk_size];
+    try std.testing.expect(firstUnreadable(chunk, 512) == null);
+    var text: [256]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&text);
+    // Record 2 at chunk offset 794: an EvtHandle of 4 bytes (the reference's text).
+    try std.testing.expect(try firstUnreadable(chunk, 794).?.writeCause(&w));
+    try std.testing.expectEqualStrings(
+        "0: An error occurred while trying to deserialize evtx stream.\n    " ++
+            "1: Offset 1073: Value variant `EvtHandle` (size Some(4)) is unimplemented",
+        w.buffered(),
+    );
+    // Record 8 at 2185: an EvtXml value text, no size.
+    w = .fixed(&text);
+    try std.testing.expect(try firstUnreadable(chunk, 2185).?.writeCause(&w));
+    try std.testing.expect(std.mem.endsWith(
+        u8,
+        w.buffered(),
+        "1: Offset 2249: Value variant `EvtXmlType` (size None) is unimplemented",
+    ));
 }

@@ -163,10 +163,6 @@ struct CorpusArgs {
     /// info, wevt, wevt-tools.
     #[arg(long = "family")]
     families: Vec<String>,
-    /// Families compared for evtx-rs alone (repeatable): their Zig pairs are not run (for a
-    /// feature one engine has not landed yet; the report says so in its notes).
-    #[arg(long = "rust-only")]
-    rust_only: Vec<String>,
 }
 
 #[derive(Args)]
@@ -306,16 +302,11 @@ fn run_parity_step(
     let selection = parity::Selection {
         modes: &corpus.modes,
         families: &corpus.families,
-        rust_only: &corpus.rust_only,
+        fixtures: &corpus.fixtures,
     };
     let mut report =
         parity::run_parity(&backends.backends(), inputs, &gaps, &selection, &committed)?;
     report.notes = notes;
-    for family in &corpus.rust_only {
-        report.notes.push(format!(
-            "family {family}: evtx-rs only (--rust-only), its Zig pairs were not run"
-        ));
-    }
     Ok(report)
 }
 

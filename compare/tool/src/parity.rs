@@ -401,7 +401,9 @@ pub struct Committed {
 pub struct Selection<'a> {
     pub modes: &'a [String],
     pub families: &'a [String],
-    pub rust_only: &'a [String],
+    /// The committed fixtures: `wevt-tools` takes the cache of its `apply-wevt-cache` forms on
+    /// every log from there (`crate::wevt::ANY_LOG_FORMS`).
+    pub fixtures: &'a Path,
 }
 
 const FAMILIES: &[&str] = &[
@@ -422,7 +424,7 @@ pub fn run_parity(
     committed: &[Committed],
 ) -> Result<ParityReport, String> {
     let only = selection.modes;
-    for name in selection.families.iter().chain(selection.rust_only) {
+    for name in selection.families {
         if !FAMILIES.contains(&name.as_str()) {
             return Err(format!("no parity family {name:?}"));
         }
@@ -430,7 +432,6 @@ pub fn run_parity(
     let in_family = |mode: &str| {
         selection.families.is_empty() || selection.families.iter().any(|f| f == family(mode))
     };
-    let zig_for = |mode: &str| !selection.rust_only.iter().any(|f| f == family(mode));
     for name in only {
         if name != INFO_MODE
             && name != crate::wevt::TOOLS_MODE
@@ -469,8 +470,7 @@ pub fn run_parity(
             .filter(wanted)
         {
             let before = report.checks.len();
-            let zig = zig_for(mode.name);
-            let reference = check_mode(backends, input, mode, gaps, &mut report.checks, zig);
+            let reference = check_mode(backends, input, mode, gaps, &mut report.checks);
             // The manifest's expected output of this (fixture, mode) is the reference's stdout.
             let args = |c: &&Committed| c.args.iter().eq(mode.args.iter());
             for c in committed
@@ -501,8 +501,7 @@ pub fn run_parity(
         }
         if wanted(&&WEVT_TOOLS) {
             let before = report.checks.len();
-            let zig = zig_for(crate::wevt::TOOLS_MODE);
-            check_wevt_tools(backends, input, &mut report.checks, zig);
+            check_wevt_tools(backends, input, selection.fixtures, &mut report.checks);
             if report.checks[before..].iter().any(|c| !c.passed) {
                 failed_modes.push(crate::wevt::TOOLS_MODE);
             }
@@ -552,15 +551,7 @@ fn check_mode(
     mode: &Mode,
     gaps: &KnownGaps,
     checks: &mut Vec<Check>,
-    with_zig: bool,
 ) -> Vec<u8> {
-    // Without Zig (`--rust-only`), evtx-rs stands in for it and the Zig pairs are dropped.
-    let start = checks.len();
-    let zig_backend = if with_zig {
-        &backends.zig
-    } else {
-        &backends.rust
-    };
     // The runs are independent processes: all at once, so two cores are busy (`make test`'s
     // budget); `-t 2` is what the threads pairs compare, so it runs here too.
     let threaded = |program: &Path| {
@@ -568,9 +559,9 @@ fn check_mode(
             .then(|| run_backend(program, mode, "2", &input.path))
     };
     let ([reference, rust, zig], [rust_threaded, zig_threaded]) = concurrently(
-        [&backends.reference, &backends.rust, zig_backend]
+        [&backends.reference, &backends.rust, &backends.zig]
             .map(|program| move || run_backend(program, mode, "1", &input.path)),
-        [&backends.rust, zig_backend].map(|program| move || threaded(program)),
+        [&backends.rust, &backends.zig].map(|program| move || threaded(program)),
     );
     let path = input.path.to_string_lossy();
     let file = input.file_name();
@@ -621,9 +612,6 @@ fn check_mode(
                 gaps,
             ));
         }
-    }
-    if !with_zig {
-        drop_zig_pairs(checks, start);
     }
     reference.output.stdout
 }
@@ -682,26 +670,15 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
     }
 }
 
-/// Drops the checks from `start` on whose pair involves evtx-zig (`--rust-only`).
-fn drop_zig_pairs(checks: &mut Vec<Check>, start: usize) {
-    let mut i = start;
-    while i < checks.len() {
-        if checks[i].pair.contains("zig") {
-            checks.remove(i);
-        } else {
-            i += 1;
-        }
-    }
-}
-
 /// How `wevt-tools` checks are split and counted: one text, no records.
 const WEVT_TOOLS: Mode = mode(crate::wevt::TOOLS_MODE, &[], false, false, false, &[]);
 
 /// The template subcommands on a log (`crate::wevt`): one check per pair over every form.
 /// Reference against an engine: exit status, stdout (with a fingerprint of the cache a form
-/// writes) and, for `extract-wevt-templates` and `dump-template-instances`, stderr (the
-/// backtrace the reference adds under `RUST_BACKTRACE` taken out); rust-zig: stderr in full.
-fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>, with_zig: bool) {
+/// writes) and stderr (the backtrace the reference adds under `RUST_BACKTRACE` taken out, and
+/// the causes the engines do not tell, `crate::wevt::without_untold_cause`); rust-zig: stderr
+/// in full.
+fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks: &mut Vec<Check>) {
     let out_dir = std::env::temp_dir().join(format!("evtx-parity-wevt-{}", std::process::id()));
     if std::fs::create_dir_all(&out_dir).is_err() {
         return;
@@ -719,27 +696,23 @@ fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>,
     let path = input.path.to_string_lossy();
     let mut differences: [Vec<Difference>; 3] = Default::default();
     let mut last = None;
-    let zig_backend = if with_zig {
-        &backends.zig
-    } else {
-        &backends.rust
-    };
     for form in forms {
-        let (argv, existing) = crate::wevt::argv(form, &input.path, &out);
+        let (argv, existing) = crate::wevt::argv(form, &input.path, &out, fixtures);
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let writes = form.starts_with("extract-wevt-templates");
         // One after the other: the forms that write share one output path.
-        let [reference, rust, zig] = [&backends.reference, &backends.rust, zig_backend].map(|p| {
-            let _ = std::fs::remove_file(&out);
-            if existing {
-                let _ = std::fs::write(&out, b"x");
-            }
-            let mut run = run_argv(p, &argv, "1", &input.path);
-            if writes {
-                run.stdout.push_str(&crate::wevt::fingerprint(&out));
-            }
-            run
-        });
+        let [reference, rust, zig] =
+            [&backends.reference, &backends.rust, &backends.zig].map(|p| {
+                let _ = std::fs::remove_file(&out);
+                if existing {
+                    let _ = std::fs::write(&out, b"x");
+                }
+                let mut run = run_argv(p, &argv, "1", &input.path);
+                if writes {
+                    run.stdout.push_str(&crate::wevt::fingerprint(&out));
+                }
+                run
+            });
         let _ = std::fs::remove_file(&out);
         let place = |mut d: Difference| {
             d.at = [format!("`{form}`"), d.at].join(" ").trim_end().to_string();
@@ -753,8 +726,9 @@ fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>,
             found.extend(text_difference(&expected.stdout, &actual.stdout, "stdout"));
             if slot == 2 {
                 found.extend(stderr_differences(expected, actual, &path));
-            } else if writes || form.starts_with("dump-template-instances") {
+            } else {
                 let left = crate::wevt::without_backtrace(&expected.output.stderr);
+                let left = crate::wevt::without_untold_cause(&left, &actual.output.stderr);
                 let left = String::from_utf8_lossy(&left);
                 let right = String::from_utf8_lossy(&actual.output.stderr);
                 found.extend(text_difference(&left, &right, "stderr"));
@@ -773,7 +747,6 @@ fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>,
         ("reference-zig", &reference, &zig),
         ("rust-zig", &rust, &zig),
     ];
-    let start = checks.len();
     for ((pair, expected, actual), found) in pairs.into_iter().zip(differences) {
         let mut check = finish(input, &WEVT_TOOLS, pair, expected, actual, found, &no_gaps);
         (
@@ -782,9 +755,6 @@ fn check_wevt_tools(backends: &Backends, input: &Input, checks: &mut Vec<Check>,
             check.matching_records,
         ) = (0, 0, 0);
         checks.push(check);
-    }
-    if !with_zig {
-        drop_zig_pairs(checks, start);
     }
 }
 

@@ -367,13 +367,40 @@ fn skip_token(chunk: &[u8], pos: usize, t: u8) -> Option<usize> {
 /// renders it under our rule (`shared-fixtures/README.md`, `damaged/unsupported-types`).
 const UNREADABLE_TYPES: [u8; 6] = [0x20, 0x23, 0x8E, 0x90, 0xA0, 0xA3];
 
-/// Whether record `rec` has a value of an unreadable type: in a template instance of its
-/// stream (and those that are a whole BinXML value of one, as deep as [`MAX_SCAN_DEPTH`]) or as
-/// a value text of the stream itself.
-fn has_unreadable_value(chunk: &[u8], rec: usize) -> bool {
-    let Some(size) = le32(chunk, rec + 4) else {
-        return false;
-    };
+/// A value the reference's record iterator cannot read: where its bytes start in the chunk, its
+/// type, and its declared size (none for a value text).
+struct Unreadable {
+    offset: usize,
+    vtype: u8,
+    size: Option<u16>,
+}
+
+impl Unreadable {
+    /// The reference's cause, when it names the type (0xA0 and 0xA3 are not types to it).
+    fn cause(&self) -> Option<String> {
+        let name = match self.vtype {
+            0x20 => "EvtHandle",
+            0x23 => "EvtXmlType",
+            0x8E => "BinaryArrayType",
+            0x90 => "SizeTArrayType",
+            _ => return None,
+        };
+        let size = self
+            .size
+            .map_or("None".to_string(), |s| format!("Some({s})"));
+        Some(format!(
+            "0: An error occurred while trying to deserialize evtx stream.\n    \
+             1: Offset {}: Value variant `{name}` (size {size}) is unimplemented",
+            self.offset
+        ))
+    }
+}
+
+/// The first value of record `rec` of an unreadable type: in a template instance of its stream
+/// (and those that are a whole BinXML value of one, as deep as [`MAX_SCAN_DEPTH`]) or as a
+/// value text of the stream itself.
+fn first_unreadable(chunk: &[u8], rec: usize) -> Option<Unreadable> {
+    let size = le32(chunk, rec + 4)?;
     let end = (rec + size as usize).saturating_sub(4).min(chunk.len());
     let cx = evtx_core::tokens::Source {
         chunk,
@@ -386,8 +413,8 @@ fn has_unreadable_value(chunk: &[u8], rec: usize) -> bool {
             0x00 => break,
             0x0F => pos += 4,
             0x0C => {
-                if instance_has_unreadable(chunk, pos + 1, 0) {
-                    return true;
+                if let Some(found) = instance_unreadable(chunk, pos + 1, 0) {
+                    return Some(found);
                 }
                 pos += 1;
                 slots.clear();
@@ -401,7 +428,11 @@ fn has_unreadable_value(chunk: &[u8], rec: usize) -> bool {
                     .get(pos + 1)
                     .is_some_and(|t| UNREADABLE_TYPES.contains(t)) =>
             {
-                return true
+                return Some(Unreadable {
+                    offset: pos + 2,
+                    vtype: chunk[pos + 1],
+                    size: None,
+                });
             }
             t => match skip_token(chunk, pos, t) {
                 Some(next) => pos = next,
@@ -409,52 +440,53 @@ fn has_unreadable_value(chunk: &[u8], rec: usize) -> bool {
             },
         }
     }
-    false
+    None
 }
 
-/// How deep [`has_unreadable_value`] follows nested instances.
+/// Whether record `rec` has a value of an unreadable type ([`first_unreadable`]).
+fn has_unreadable_value(chunk: &[u8], rec: usize) -> bool {
+    first_unreadable(chunk, rec).is_some()
+}
+
+/// How deep [`first_unreadable`] follows nested instances.
 const MAX_SCAN_DEPTH: usize = 8;
 
-/// [`has_unreadable_value`] for the instance whose header starts at `at` (after 0x0C).
-fn instance_has_unreadable(chunk: &[u8], at: usize, depth: usize) -> bool {
-    let Some(def) = le32(chunk, at + 5) else {
-        return false;
-    };
+/// [`first_unreadable`] for the instance whose header starts at `at` (after 0x0C).
+fn instance_unreadable(chunk: &[u8], at: usize, depth: usize) -> Option<Unreadable> {
+    let def = le32(chunk, at + 5)?;
     let mut p = at + 9;
     if p == def as usize {
-        let Some(data) = le32(chunk, p + 20) else {
-            return false;
-        };
-        p = p.saturating_add(24 + data as usize);
+        p = p.saturating_add(24 + le32(chunk, p + 20)? as usize);
     }
-    let Some(n) = le32(chunk, p) else {
-        return false;
-    };
+    let n = le32(chunk, p)?;
     let table = p + 4;
-    let Some(descriptors) = table
+    let descriptors = table
         .checked_add(4 * n as usize)
-        .and_then(|e| chunk.get(table..e))
-    else {
-        return false;
-    };
+        .and_then(|e| chunk.get(table..e))?;
     let mut value = table + descriptors.len();
     for d in descriptors.chunks_exact(4) {
-        let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
+        let size = u16::from_le_bytes([d[0], d[1]]);
         if UNREADABLE_TYPES.contains(&d[2]) {
-            return true;
+            return Some(Unreadable {
+                offset: value,
+                vtype: d[2],
+                size: Some(size),
+            });
         }
         if d[2] == 0x21 && size > 0 && depth < MAX_SCAN_DEPTH {
             let mut q = value;
             if chunk.get(q) == Some(&0x0F) {
                 q += 4;
             }
-            if chunk.get(q) == Some(&0x0C) && instance_has_unreadable(chunk, q + 1, depth + 1) {
-                return true;
+            if chunk.get(q) == Some(&0x0C) {
+                if let Some(found) = instance_unreadable(chunk, q + 1, depth + 1) {
+                    return Some(found);
+                }
             }
         }
-        value += size;
+        value += usize::from(size);
     }
-    false
+    None
 }
 
 fn le32(b: &[u8], at: usize) -> Option<u32> {
@@ -541,6 +573,10 @@ fn open_error(path: &str, e: &evtx_core::FatalError) -> String {
          0: An error occurred while trying to deserialize evtx stream.\n    1: "
     );
     match e {
+        // A directory opens, and its first read fails.
+        FatalError::TooShort(_) if fs::metadata(path).is_ok_and(|m| m.is_dir()) => {
+            format!("{head}failed to read EVTX file header block: Is a directory (os error 21)")
+        }
         FatalError::TooShort(_) => {
             format!("{head}failed to read EVTX file header block: failed to fill whole buffer")
         }
@@ -862,20 +898,22 @@ fn apply_inner(args: &ApplyArgs) -> Result<(), String> {
 }
 
 /// The values of record `id`'s `index`-th instance in the log at `path` (the first record
-/// with that id; a record that fails before it ends the search, as in the reference).
+/// with that id). The search reads the log as `dump-template-instances` does, and the first
+/// failure before the record ends it, as the reference's `?` on each chunk and record does:
+/// `Error:` with the failure's line and, where it can be told from the bytes, its cause.
 fn values_from_record(
     path: &str,
     id: u64,
     index: usize,
 ) -> Result<Vec<evtx_core::wevt_cache::RawValue>, String> {
     use evtx_core::{ChunkSource, Outcome};
-    let open_error =
-        |e: &dyn std::fmt::Display| caused(format!("Failed to open evtx file at: {path}"), e);
     let file = fs::File::open(path).map_err(|e| open_failed(path, &e))?;
-    let input = evtx_core::Input::open(file).map_err(|e| open_error(&e))?;
+    let input = evtx_core::Input::open(file).map_err(|e| open_error(path, &e))?;
     let opts = evtx_core::Options {
         format: evtx_core::Format::Jsonl,
         threads: 1,
+        // The tree path, as `dump_instances` reads records (see there).
+        mta: Some(std::sync::Arc::new(evtx_core::mta::MtaFile::default())),
         ..evtx_core::Options::default()
     };
     let mut window = evtx_core::ChunkSlot::default();
@@ -883,17 +921,29 @@ fn values_from_record(
     evtx_core::dump(&input, &opts, |chunk: &evtx_core::ChunkResult| {
         let bytes = input.chunk(chunk.slot, &mut window);
         for r in &chunk.records {
+            if let Outcome::Failed(f) = &r.outcome {
+                // A trailing partial slot is ours alone: the reference's walk ends before it.
+                if chunk.partial && r.record_id.is_none() {
+                    continue;
+                }
+                found = Some(Err(failure_chain(bytes, chunk, r, f)));
+                return std::ops::ControlFlow::Break(());
+            }
             let Some(rid) = r.record_id else {
                 continue;
             };
-            if let Outcome::Failed(_) = r.outcome {
-                found = Some(Err(format!("Failed to parse record number {rid}")));
+            let rec = (r.file_offset - chunk.file_offset) as usize;
+            if let Some(value) = first_unreadable(bytes, rec) {
+                let line = format!("Failed to parse record number {rid}");
+                found = Some(Err(match value.cause() {
+                    Some(cause) => caused(line, cause),
+                    None => line,
+                }));
                 return std::ops::ControlFlow::Break(());
             }
             if rid != id {
                 continue;
             }
-            let rec = (r.file_offset - chunk.file_offset) as usize;
             found =
                 Some(record_raw_values(bytes, rec, index).ok_or_else(|| {
                     format!("record {rid} has no TemplateInstance at index {index}")
@@ -903,4 +953,100 @@ fn values_from_record(
         std::ops::ControlFlow::Continue(())
     });
     found.unwrap_or_else(|| Err(format!("record_id {id} not found in {path}")))
+}
+
+/// A failure as the reference's anyhow error shows it: [`failure_line`] and, for the kinds
+/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic),
+/// its `Caused by:` chain. Other kinds give the line alone (`shared-fixtures/README.md`).
+#[cold]
+fn failure_chain(
+    chunk_bytes: &[u8],
+    chunk: &evtx_core::ChunkResult,
+    r: &evtx_core::RecordResult,
+    f: &evtx_core::Failure,
+) -> String {
+    use evtx_core::ErrorKind as K;
+    const STREAM: &str = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
+    let line = failure_line(chunk, r, f);
+    let rec = (r.file_offset - chunk.file_offset) as usize;
+    let field = |at: usize, n: usize| chunk_bytes.get(at..at + n);
+    let cause = match f.kind {
+        K::BadRecordMagic => field(rec, 4).map(|m| {
+            format!(
+                "{STREAM}Invalid EVTX record header magic, expected `2a2a0000`, found `{}`",
+                magic_text(m)
+            )
+        }),
+        K::BadRecordSize => le32(chunk_bytes, rec + 4)
+            .filter(|size| *size < 28)
+            .map(|size| {
+                format!(
+                    "Invalid EVTX record data size, should be equals or greater than 28, \
+                     found `{size}`"
+                )
+            }),
+        K::BadRecordTimestamp => field(rec + 16, 8).map(|t| {
+            let t = u64::from_le_bytes(t.try_into().expect("8 bytes"));
+            format!("{STREAM}The record header's timestamp (FILETIME {t:#018x}) is out of range")
+        }),
+        K::BadChunkMagic => field(0, 8).map(|m| {
+            format!(
+                "0: Failed to parse chunk header\n    1: Invalid EVTX chunk header magic, \
+                 expected `ElfChnk0`, found `{}`",
+                magic_text(m)
+            )
+        }),
+        _ => None,
+    };
+    match cause {
+        Some(cause) => caused(line, cause),
+        None => line,
+    }
+}
+
+/// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.
+fn magic_text(bytes: &[u8]) -> String {
+    let items: Vec<String> = bytes.iter().map(|b| format!("{b:>2X}")).collect();
+    format!("[{}]", items.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first chunk of a committed fixture.
+    fn first_chunk(name: &str) -> Vec<u8> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared-fixtures")
+            .join(name);
+        let bytes = fs::read(path).expect("the fixture is committed");
+        bytes[4096..4096 + 65536].to_vec()
+    }
+
+    #[test]
+    fn unreadable_values_have_the_reference_causes() {
+        let chunk = first_chunk("damaged/unsupported-types.evtx");
+        // The reference's causes for records 2 (at chunk offset 794, an EvtHandle of 4 bytes)
+        // and 8 (at 2185, an EvtXml value text).
+        let cause = |rec| first_unreadable(&chunk, rec).and_then(|u| u.cause());
+        assert_eq!(
+            cause(794).as_deref(),
+            Some(
+                "0: An error occurred while trying to deserialize evtx stream.\n    \
+                 1: Offset 1073: Value variant `EvtHandle` (size Some(4)) is unimplemented"
+            )
+        );
+        assert!(cause(2185)
+            .unwrap()
+            .ends_with("1: Offset 2249: Value variant `EvtXmlType` (size None) is unimplemented"));
+        // Record 1 (the first of the chunk) holds no such value.
+        assert!(first_unreadable(&chunk, 512).is_none());
+    }
+
+    #[test]
+    fn magic_bytes_as_the_reference_shows_them() {
+        // From the reference's record header magic error on a sample.
+        assert_eq!(magic_text(&[0, 0x6E, 0, 0x64]), "[ 0, 6E,  0, 64]");
+        assert_eq!(magic_text(&[0x3D, 0x13, 0x6A, 0]), "[3D, 13, 6A,  0]");
+    }
 }
