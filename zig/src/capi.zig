@@ -397,8 +397,13 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     settings.validate_checksums = o.validate_checksums != 0;
     settings.recover_records = o.recover_records != 0;
     var block: [evtx.file_header.block_size]u8 = undefined;
-    const header = evtx.file_header.parseBlock(in.read(0, &block), in.size) catch |e|
-        return fail(.not_evtx, "Failed to parse evtx file header: {s}", .{@errorName(e)});
+    const head = in.read(0, &block);
+    const header = evtx.file_header.parseBlock(head, in.size) catch |e| {
+        // The header block size field, for a file shorter than it says (as the CLI's line).
+        const field = if (head.len >= 42) std.mem.readInt(u16, head[40..42], .little) else 0;
+        const fatal = evtx.errors.FatalError.fromHeader(e, in.size, field);
+        return fail(.not_evtx, "{f}", .{fatal});
+    };
     // After the file header, the cache before the MTA, as the CLI reads them.
     var cache: ?evtx.wevt_cache.WevtCache = null;
     if (o.wevt_cache_path) |path| {
@@ -1085,6 +1090,9 @@ test "open: NULL arguments, bad options and non-EVTX input fail with *out NULL a
         try expectStatus(.not_evtx, evtx_parser_open_buffer(bytes.ptr, bytes.len, null, &out));
         try testing.expect(out == null);
     }
+    // The last error is the CLI's fatal line, as libevtx_rs gives it (the reference's words).
+    try testing.expectEqualStrings("An error occurred while trying to deserialize evtx stream: " ++
+        "invalid EVTX file header magic, expected `ElfFile\\0`", std.mem.span(evtx_last_error()));
 
     // open_path: a missing file is an I/O error; a fixture opens.
     var path_buffer: [std.fs.max_path_bytes]u8 = undefined;

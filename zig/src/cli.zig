@@ -939,11 +939,11 @@ pub fn main() u8 {
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
     const opened_input = openInput(input, cli.output);
     const evtx_file = dump.EvtxFile.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
-        error.FileTooShort => if (opened_input.size < evtx.file_header.block_size)
-            fatal("An error occurred while trying to deserialize evtx stream: the file is {d} bytes, shorter than the 4096-byte file header", .{opened_input.size})
-        else
-            fatal("the file is {d} bytes, shorter than its header block size {d}", .{ opened_input.size, headerBlockSize(&opened_input) }),
-        error.BadFileMagic => fatal("An error occurred while trying to deserialize evtx stream: invalid EVTX file header magic, expected `ElfFile\\0`", .{}),
+        error.FileTooShort, error.BadFileMagic => |header_error| {
+            const block = headerBlockSize(&opened_input);
+            const FatalError = evtx.errors.FatalError;
+            fatal("{f}", .{FatalError.fromHeader(header_error, opened_input.size, block)});
+        },
         error.OutOfMemory => fatal("out of memory", .{}),
     };
     const header = evtx_file.header;
