@@ -89,7 +89,7 @@ const api_memory_limit: usize = 64 << 20;
 const settings_list = [_]evtx.options.Options{
     .{ .format = .xml },
     .{ .format = .jsonl },
-    .{ .format = .jsonl, .separate_attributes = true, .validate_checksums = true },
+    .{ .format = .jsonl, .separate_json_attributes = true, .validate_checksums = true },
     .{ .format = .json, .recover_records = true },
 };
 

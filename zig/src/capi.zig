@@ -224,7 +224,7 @@ const Parser = struct {
     /// Set when the parser opened the file itself (closed with the parser).
     owned: ?std.fs.File,
     settings: evtx.options.Options,
-    events: []evtx.options.Range,
+    event_ranges: []evtx.options.Range,
     threads: usize,
     stop_after_error: bool,
     order: []u32,
@@ -263,7 +263,7 @@ const Parser = struct {
         for (p.results) |*res| res.deinit();
         gpa.free(p.results);
         gpa.free(p.order);
-        gpa.free(p.events);
+        gpa.free(p.event_ranges);
         if (p.mta) |*m| m.deinit();
         if (p.wevt_cache) |*c| c.deinit(gpa);
         if (p.owned) |f| f.close();
@@ -382,7 +382,7 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     if (o.event_ranges == null and o.event_ranges_count != 0) return fail(.invalid_options, "event_ranges is NULL", .{});
     var settings: evtx.options.Options = .{};
     if (o.ansi_codec) |label| {
-        settings.ansi = evtx.code_pages.lookup(std.mem.span(label)) orelse
+        settings.ansi_codec = evtx.code_pages.lookup(std.mem.span(label)) orelse
             return fail(.invalid_options, "unknown or unsupported ANSI code page `{s}`", .{label});
     }
     const format: evtx_format = @enumFromInt(o.format);
@@ -393,12 +393,17 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     };
     settings.indent = o.indent != 0 and format != .jsonl;
     settings.show_record_number = o.show_record_number != 0 and format != .jsonl;
-    settings.separate_attributes = o.separate_json_attributes != 0;
+    settings.separate_json_attributes = o.separate_json_attributes != 0;
     settings.validate_checksums = o.validate_checksums != 0;
     settings.recover_records = o.recover_records != 0;
     var block: [evtx.file_header.block_size]u8 = undefined;
-    const header = evtx.file_header.parseBlock(in.read(0, &block), in.size) catch |e|
-        return fail(.not_evtx, "Failed to parse evtx file header: {s}", .{@errorName(e)});
+    const head = in.read(0, &block);
+    const header = evtx.file_header.parseBlock(head, in.size) catch |e| {
+        // The header block size field, for a file shorter than it says (as the CLI's line).
+        const field = if (head.len >= 42) std.mem.readInt(u16, head[40..42], .little) else 0;
+        const fatal = evtx.errors.FatalError.fromHeader(e, in.size, field);
+        return fail(.not_evtx, "{f}", .{fatal});
+    };
     // After the file header, the cache before the MTA, as the CLI reads them.
     var cache: ?evtx.wevt_cache.WevtCache = null;
     if (o.wevt_cache_path) |path| {
@@ -417,7 +422,7 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
     }
     const events = gpa.alloc(evtx.options.Range, o.event_ranges_count) catch return fail(.internal, "out of memory", .{});
     for (events, 0..) |*r, i| r.* = .{ .first = o.event_ranges.?[i].first, .last = o.event_ranges.?[i].last };
-    settings.events = events;
+    settings.event_ranges = events;
     const order = dump.chunkOrder(gpa, &in, &header, &settings) catch {
         gpa.free(events);
         if (mta) |*m| m.deinit();
@@ -435,14 +440,14 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
         .input = in,
         .owned = owned,
         .settings = settings,
-        .events = events,
+        .event_ranges = events,
         .threads = if (o.threads == 0) std.Thread.getCpuCount() catch 1 else o.threads,
         .stop_after_error = o.stop_after_error != 0,
         .order = order,
         .mta = mta,
         .wevt_cache = cache,
     };
-    p.settings.events = p.events;
+    p.settings.event_ranges = p.event_ranges;
     if (p.mta) |*m| p.settings.mta = m;
     if (p.wevt_cache) |*c| p.settings.wevt_cache = c;
     out.* = handle(p);
@@ -1085,6 +1090,9 @@ test "open: NULL arguments, bad options and non-EVTX input fail with *out NULL a
         try expectStatus(.not_evtx, evtx_parser_open_buffer(bytes.ptr, bytes.len, null, &out));
         try testing.expect(out == null);
     }
+    // The last error is the CLI's fatal line, as libevtx_rs gives it (the reference's words).
+    try testing.expectEqualStrings("An error occurred while trying to deserialize evtx stream: " ++
+        "invalid EVTX file header magic, expected `ElfFile\\0`", std.mem.span(evtx_last_error()));
 
     // open_path: a missing file is an I/O error; a fixture opens.
     var path_buffer: [std.fs.max_path_bytes]u8 = undefined;

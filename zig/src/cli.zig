@@ -448,13 +448,13 @@ fn apply(gpa: std.mem.Allocator, cli: *Cli, used: *Used, spec: *const Spec, valu
             return usageErrorWith(tip, .none, "invalid value '{s}' for '--format <output-format>'\n  [possible values: json, xml, jsonl]", .{v});
         },
         .output => cli.output = v,
-        .events => cli.settings.events = try parseRanges(gpa, v),
-        .ansi_codec => cli.settings.ansi = evtx.options.parseAnsiCodec(v) orelse return ansiCodecError(v),
+        .events => cli.settings.event_ranges = try parseRanges(gpa, v),
+        .ansi_codec => cli.settings.ansi_codec = evtx.options.parseAnsiCodec(v) orelse return ansiCodecError(v),
         .no_confirm_overwrite => cli.no_confirm_overwrite = true,
         .validate_checksums => cli.settings.validate_checksums = true,
         .recover_records => cli.settings.recover_records = true,
         .no_indent => cli.no_indent = true,
-        .separate_json_attributes => cli.settings.separate_attributes = true,
+        .separate_json_attributes => cli.settings.separate_json_attributes = true,
         .dont_show_record_number => cli.no_record_number = true,
         .stop_after_one_error => cli.stop_after_one_error = true,
         .wevt_cache => cli.wevt_cache = v,
@@ -931,11 +931,11 @@ pub fn main() u8 {
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
     const opened_input = openInput(input, cli.output);
     const evtx_file = dump.EvtxFile.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
-        error.FileTooShort => if (opened_input.size < evtx.file_header.block_size)
-            fatal("An error occurred while trying to deserialize evtx stream: the file is {d} bytes, shorter than the 4096-byte file header", .{opened_input.size})
-        else
-            fatal("the file is {d} bytes, shorter than its header block size {d}", .{ opened_input.size, headerBlockSize(&opened_input) }),
-        error.BadFileMagic => fatal("An error occurred while trying to deserialize evtx stream: invalid EVTX file header magic, expected `ElfFile\\0`", .{}),
+        error.FileTooShort, error.BadFileMagic => |header_error| {
+            const block = headerBlockSize(&opened_input);
+            const FatalError = evtx.errors.FatalError;
+            fatal("{f}", .{FatalError.fromHeader(header_error, opened_input.size, block)});
+        },
         error.OutOfMemory => fatal("out of memory", .{}),
     };
     const header = evtx_file.header;
@@ -1105,7 +1105,7 @@ fn expectParsed(args: []const []const u8) !Cli {
         std.debug.print("{any}: {s}: {s}\n", .{ args, @errorName(e), parse_message });
         return e;
     };
-    cli.settings.events = &.{}; // arena memory; the event tests look at ranges themselves
+    cli.settings.event_ranges = &.{}; // arena memory; the event tests look at ranges themselves
     return cli;
 }
 
@@ -1131,12 +1131,12 @@ test "defaults: xml, indented, banners, -t 0 (one per CPU), windows-1252, every 
     try testing.expectEqual(@as(usize, 0), cli.threads);
     try testing.expectEqual(evtx.options.Format.xml, cli.settings.format);
     try testing.expect(cli.settings.indent and cli.settings.show_record_number);
-    try testing.expect(!cli.settings.separate_attributes and !cli.settings.validate_checksums);
+    try testing.expect(!cli.settings.separate_json_attributes and !cli.settings.validate_checksums);
     try testing.expect(!cli.settings.recover_records and !cli.stop_after_one_error);
     try testing.expect(!cli.no_confirm_overwrite);
     try testing.expect(cli.output == null and cli.info_input == null);
     try testing.expectEqual(@as(usize, 0), cli.verbose);
-    try testing.expectEqual(evtx.code_pages.lookup("windows-1252").?, cli.settings.ansi);
+    try testing.expectEqual(evtx.code_pages.lookup("windows-1252").?, cli.settings.ansi_codec);
     // No INPUT is not a usage error: the reference bails with exit 1 after parsing.
     const none = try expectParsed(&.{});
     try testing.expect(none.input == null);
@@ -1192,7 +1192,7 @@ test "the flags: each sets its setting, each at most once, none takes a value" {
         "x",
     });
     try testing.expect(cli.no_confirm_overwrite and cli.settings.validate_checksums);
-    try testing.expect(cli.settings.recover_records and cli.settings.separate_attributes);
+    try testing.expect(cli.settings.recover_records and cli.settings.separate_json_attributes);
     try testing.expect(!cli.settings.indent and !cli.settings.show_record_number);
     try testing.expect(cli.stop_after_one_error);
     try testing.expectEqualStrings("out.xml", cli.output.?);
@@ -1216,7 +1216,7 @@ test "-v counts; --ansi-codec takes ASCII-compatible labels only" {
     try testing.expectEqual(@as(usize, 3), (try expectParsed(&.{ "-vvv", "x" })).verbose);
     try testing.expectEqual(@as(usize, 4), (try expectParsed(&.{ "-vv", "-vv", "x" })).verbose);
     const koi = try expectParsed(&.{ "--ansi-codec=koi8-r", "x" });
-    try testing.expectEqual(evtx.code_pages.lookup("koi8-r").?, koi.settings.ansi);
+    try testing.expectEqual(evtx.code_pages.lookup("koi8-r").?, koi.settings.ansi_codec);
     try expectUsage(&.{ "--ansi-codec", "nope", "x" }, "invalid value 'nope' for '--ansi-codec");
     try expectUsage(&.{ "--ansi-codec", "utf-16le", "x" }, "invalid value 'utf-16le' for '--ansi-codec");
 }
@@ -1225,7 +1225,7 @@ test "--events: inclusive ranges and single ids; a bad part names itself" {
     var arena = std.heap.ArenaAllocator.init(testing.allocator);
     defer arena.deinit();
     const cli = try parseTest(&arena, &.{ "--events", "1-3,5,9-8", "x" });
-    const ranges = cli.settings.events;
+    const ranges = cli.settings.event_ranges;
     try testing.expectEqual(@as(usize, 3), ranges.len);
     try testing.expectEqual(evtx.options.Range{ .first = 1, .last = 3 }, ranges[0]);
     try testing.expectEqual(evtx.options.Range{ .first = 5, .last = 5 }, ranges[1]);

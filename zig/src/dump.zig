@@ -133,8 +133,8 @@ pub const Renderer = struct {
             .settings = settings,
             .programs = program.Programs.init(gpa),
         };
-        r.parser.ansi = settings.ansi;
-        r.json = render_json.JsonRenderer.init(&r.parser, undefined, settings.ansi, settings.separate_attributes);
+        r.parser.ansi = settings.ansi_codec;
+        r.json = render_json.JsonRenderer.init(&r.parser, undefined, settings.ansi_codec, settings.separate_json_attributes);
     }
 
     pub fn deinit(r: *Renderer) void {
@@ -284,7 +284,7 @@ pub const Renderer = struct {
             try out.byte('\n');
         }
         const text_start = out.len();
-        const format: values_format.Format = .{ .chunk = p.chunk, .ansi = s.ansi };
+        const format: values_format.Format = .{ .chunk = p.chunk, .ansi = s.ansi_codec };
         // Fast path: a compiled program for the record's signature, read from the bytes.
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
         const compiled = r.compiled and s.mta == null;
@@ -295,7 +295,7 @@ pub const Renderer = struct {
         p.resetRecord();
         // Unused BinXml values (shared-fixtures/README.md): the reference compiles no program
         // for JSON with separate attributes.
-        p.defer_unused = s.mta == null and !(s.separate_attributes and s.format != .xml);
+        p.defer_unused = s.mta == null and !(s.separate_json_attributes and s.format != .xml);
         const top = try p.parseStream(start, end, .record);
         // The record stream itself must be that one instance, as the value streams below.
         if (p.deferred) |first| if (top.len != 1 or !template.isWholeInstance(p, start, end)) return first;
@@ -310,7 +310,7 @@ pub const Renderer = struct {
         const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .ref = .{ .name = p.event_name } });
         switch (s.format) {
             .xml => {
-                var x: render_xml.XmlRenderer = .{ .p = p, .out = out, .ansi = s.ansi, .indent = s.indent, .recorder = recorder };
+                var x: render_xml.XmlRenderer = .{ .p = p, .out = out, .ansi = s.ansi_codec, .indent = s.indent, .recorder = recorder };
                 try x.writeRecord(root);
             },
             .json, .jsonl => {
@@ -482,7 +482,7 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
             mutated[at] = random.int(u8);
         }
         settings.format = formats[round % formats.len];
-        settings.separate_attributes = round % 2 == 0;
+        settings.separate_json_attributes = round % 2 == 0;
         // A renderer takes its settings at `init`: start one for these, warm it up.
         renderer.deinit();
         renderer.init(gpa, &settings);
@@ -691,7 +691,11 @@ test "records --events excludes get no entry; the others keep their bytes" {
     defer gpa.free(file);
     // The reference prints only the records whose id is in a range (`--events 2,5-9`).
     const events = [_]options.Range{ .{ .first = 2, .last = 2 }, .{ .first = 5, .last = 9 } };
-    const settings: Options = .{ .format = .jsonl, .show_record_number = false, .events = &events };
+    const settings: Options = .{
+        .format = .jsonl,
+        .show_record_number = false,
+        .event_ranges = &events,
+    };
     var res = ChunkResult.init(gpa);
     defer res.deinit();
     try testing.renderSlot(gpa, file, 0, &settings, &res);
@@ -800,7 +804,7 @@ test "a BinXml value that fails is read only if its template uses it" {
     try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
     // JSON with separate attributes: the reference has no compiled lane, record 2 fails and
     // record 3 is dropped.
-    settings.separate_attributes = true;
+    settings.separate_json_attributes = true;
     try testing.renderSlot(gpa, file, 0, &settings, &res);
     e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 2), e.len);

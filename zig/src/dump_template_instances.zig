@@ -103,7 +103,7 @@ fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) !u
         .options = options,
         .report = report,
         .in = &evtx_file.input,
-        .codec = settings.ansi,
+        .codec = settings.ansi_codec,
     };
     defer sink.text.deinit();
     sink.text = Out.init(gpa);

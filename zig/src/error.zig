@@ -6,6 +6,7 @@ const Allocator = std.mem.Allocator;
 const bytes_le = @import("bytes.zig");
 const crc32 = @import("crc32.zig");
 const chunk = @import("chunk.zig");
+const file_header = @import("file_header.zig");
 const tokens = @import("tokens.zig");
 
 /// Error kinds shared with the Rust engine (shared-fixtures/README.md); the C ABI's statuses
@@ -162,6 +163,54 @@ pub const Details = struct {
     }
 };
 
+/// An error that stops the dump (exit status 1 in the CLI, `EVTX_STATUS_NOT_EVTX` in the C
+/// ABI): the twin of the Rust engine's `FatalError`, the same variants and words.
+pub const FatalError = union(enum) {
+    /// The file is shorter than the 4096-byte header block.
+    too_short: u64,
+    /// The header magic is not `ElfFile\0`.
+    bad_magic,
+    /// The file is shorter than the header block size field says.
+    shorter_than_header_block: struct { len: u64, header_block_size: u16 },
+    /// Any other fatal problem (input, output, options).
+    other: []const u8,
+
+    /// The fatal error of a header `file_header.parseBlock` refused with `e`, for an input of
+    /// `len` bytes whose header block size field (offset 40) reads `header_block_size`
+    /// (Rust's `FileHeader::parse_block` returns these variants itself).
+    pub fn fromHeader(e: file_header.Error, len: u64, header_block_size: u16) FatalError {
+        return switch (e) {
+            error.BadFileMagic => .bad_magic,
+            error.FileTooShort => if (len < file_header.block_size)
+                .{ .too_short = len }
+            else
+                .{ .shorter_than_header_block = .{
+                    .len = len,
+                    .header_block_size = header_block_size,
+                } },
+        };
+    }
+
+    /// The error's line (without `Error: ` and the newline), as Rust's `Display`.
+    pub fn format(f: FatalError, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const stream = "An error occurred while trying to deserialize evtx stream: ";
+        switch (f) {
+            .too_short => |len| try w.print(
+                stream ++ "the file is {d} bytes, shorter than the 4096-byte file header",
+                .{len},
+            ),
+            .bad_magic => try w.writeAll(
+                stream ++ "invalid EVTX file header magic, expected `ElfFile\\0`",
+            ),
+            .shorter_than_header_block => |s| try w.print(
+                "the file is {d} bytes, shorter than its header block size {d}",
+                .{ s.len, s.header_block_size },
+            ),
+            .other => |message| try w.writeAll(message),
+        }
+    }
+};
+
 test "record header details read what the header holds, zero past the chunk" {
     const gpa = std.testing.allocator;
     var bytes = [_]u8{0} ** chunk.size;
@@ -177,4 +226,42 @@ test "record header details read what the header holds, zero past the chunk" {
     try std.testing.expectEqualStrings("FILETIME 0x000000000000abcd", d.get(time_at));
     try std.testing.expectEqualStrings("FILETIME 0x0000000000000000", d.get(cut_at));
     try std.testing.expectEqualStrings("10 bytes left in the chunk", d.get(left_at));
+}
+
+test "fatal errors: the variants of a refused header and their words" {
+    // The words of the Rust engine's `FatalError` (error.rs), which the CLI parity fixtures
+    // hold to the reference's fatal lines.
+    var buffer: [200]u8 = undefined;
+    const cases = [_]struct { e: file_header.Error, len: u64, block: u16, text: []const u8 }{
+        .{
+            .e = error.FileTooShort,
+            .len = 100,
+            .block = 0,
+            .text = "An error occurred while trying to deserialize evtx stream: the file is " ++
+                "100 bytes, shorter than the 4096-byte file header",
+        },
+        .{
+            .e = error.BadFileMagic,
+            .len = 8192,
+            .block = 4096,
+            .text = "An error occurred while trying to deserialize evtx stream: invalid EVTX " ++
+                "file header magic, expected `ElfFile\\0`",
+        },
+        .{
+            .e = error.FileTooShort,
+            .len = 5000,
+            .block = 8192,
+            .text = "the file is 5000 bytes, shorter than its header block size 8192",
+        },
+    };
+    for (cases) |c| {
+        const fatal = FatalError.fromHeader(c.e, c.len, c.block);
+        const text = try std.fmt.bufPrint(&buffer, "{f}", .{fatal});
+        try std.testing.expectEqualStrings(c.text, text);
+    }
+    const other: FatalError = .{ .other = "cannot read the input's size" };
+    try std.testing.expectEqualStrings(
+        "cannot read the input's size",
+        try std.fmt.bufPrint(&buffer, "{f}", .{other}),
+    );
 }

@@ -19,13 +19,13 @@ pub const Options = struct {
     format: Format = .xml,
     indent: bool = true,
     show_record_number: bool = true,
-    separate_attributes: bool = false,
+    separate_json_attributes: bool = false,
     validate_checksums: bool = false,
     /// `--recover-records`: also carve stale records (5.4, carve.zig).
     recover_records: bool = false,
-    ansi: values_format.Codec = values_format.default_codec,
+    ansi_codec: values_format.Codec = values_format.default_codec,
     /// Records to print (by record header id); empty = all.
-    events: []const Range = &.{},
+    event_ranges: []const Range = &.{},
     /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (mta.zig).
     mta: ?*const mta.MtaFile = null,
     /// `--wevt-cache FILE`: provider templates standing in for broken or missing
@@ -34,8 +34,8 @@ pub const Options = struct {
 
     /// Whether `--events` keeps record `id` (the Rust engine's `Options::wants_record`).
     pub fn wantsRecord(o: *const Options, id: u64) bool {
-        if (o.events.len == 0) return true;
-        for (o.events) |r| {
+        if (o.event_ranges.len == 0) return true;
+        for (o.event_ranges) |r| {
             if (id >= r.first and id <= r.last) return true;
         }
         return false;
@@ -94,7 +94,7 @@ test "event ranges as the reference reads them" {
     }, ranges);
     try std.testing.expectError(error.InvalidRange, parseEventRanges(gpa, "1,2- 3", &bad));
     try std.testing.expectEqualStrings("2- 3", bad);
-    const o: Options = .{ .events = ranges };
+    const o: Options = .{ .event_ranges = ranges };
     try std.testing.expect(o.wantsRecord(2) and o.wantsRecord(5));
     try std.testing.expect(!o.wantsRecord(4) and !o.wantsRecord(9));
     try std.testing.expect((Options{}).wantsRecord(4));

@@ -405,7 +405,7 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
     defer gpa.free(bytes);
     const cases = [_]struct { settings: options.Options, expected: []const u8 }{
         .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false }, .expected = "expected/wrapped.jsonl" },
-        .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_attributes = true }, .expected = "expected/wrapped.sep.jsonl" },
+        .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_json_attributes = true }, .expected = "expected/wrapped.sep.jsonl" },
         .{ .settings = .{}, .expected = "expected/wrapped.xml" },
     };
     for (&cases) |*case| {

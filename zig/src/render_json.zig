@@ -676,7 +676,7 @@ test "every value type and Data shape: the reference's jsonl, both lanes" {
 
 test "--separate-json-attributes: the reference's jsonl, both lanes" {
     for (testing.synthetic_fixtures) |name| {
-        try testing.expectFixture(name, &.{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_attributes = true }, ".sep.jsonl");
+        try testing.expectFixture(name, &.{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_json_attributes = true }, ".sep.jsonl");
     }
 }
 

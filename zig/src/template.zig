@@ -15,8 +15,10 @@ const Parser = tokens.Parser;
 const Error = tokens.Error;
 const T = values_decode.T;
 
-/// What is known of the definition at a chunk offset, cached per chunk.
-pub const Cached = union(enum) {
+/// What is known of the definition at a chunk offset, cached per chunk in `Templates`
+/// (Rust: `template::Templates` holding a `Result<Definition, BinXmlError>` per offset;
+/// Zig adds `known`, a definition recognised by its tokens and parsed only when needed).
+pub const Definition = union(enum) {
     /// Parsed: the root element (a `def` store index).
     root: u32,
     failed: Error,
@@ -24,6 +26,10 @@ pub const Cached = union(enum) {
     /// produced before: it parses, and is parsed when a tree is first needed.
     known: u64,
 };
+
+/// The parsed template definitions of one chunk, by definition offset (`Parser.templates`,
+/// cleared per chunk; the Rust engine's `template::Templates`).
+pub const Templates = std.AutoHashMapUnmanaged(u32, Definition);
 
 /// Run-wide fingerprints of definitions kept per parser; past this many it starts over.
 pub const known_definitions_max = 1 << 16;

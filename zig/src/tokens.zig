@@ -191,7 +191,7 @@ pub const Parser = struct {
     /// The code page every ANSI value is checked against as it is read.
     ansi: values_format.Codec = values_format.default_codec,
     names: Names,
-    templates: std.AutoHashMapUnmanaged(u32, template.Cached) = .empty,
+    templates: template.Templates = .empty,
     /// `--wevt-cache`: definition offset → offset of the cached template standing in for it
     /// when the definition fails (wevt_cache.zig sets it for a chunk; template.zig reads it).
     wevt_fallback: ?*const std.AutoHashMapUnmanaged(u32, u32) = null,

@@ -953,7 +953,7 @@ fn renderOne(
     bytes: []const u8,
     codec: values_format.Codec,
 ) error{OutOfMemory}!?[]u8 {
-    var settings: options.Options = .{ .show_record_number = false, .ansi = codec };
+    var settings: options.Options = .{ .show_record_number = false, .ansi_codec = codec };
     var log = dump.EvtxFile.open(gpa, input.Input.fromBytes(bytes), &settings) catch |e|
         switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
