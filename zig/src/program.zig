@@ -303,7 +303,8 @@ pub const Programs = struct {
                 if (room < 8) return false;
                 const len = 8 + 4 * @as(u32, chunk[start + 1]);
                 if (len > room) return false;
-                if (!c.signSlot(T.sid, .{ .vtype = T.sid, .start = start, .len = len })) return false;
+                const value: Value = .{ .vtype = T.sid, .start = start, .len = len };
+                if (!c.signSlot(T.sid, value)) return false;
                 pos.* = start + @max(len, size);
             } else if (t == T.binxml and size > 0) {
                 if (size > room) return false;
@@ -322,7 +323,13 @@ pub const Programs = struct {
     /// Signs a value of a type `scanInstance` leaves to `decodeSized` (ANSI, Binary, Bool,
     /// SizeT, an empty BinXml, arrays) and returns where the next value starts, or null to
     /// give up. Out of line: rare in logs.
-    noinline fn scanOther(c: *Programs, p: *Parser, start: u32, size: u16, t: u8) tokens.Error!?u32 {
+    noinline fn scanOther(
+        c: *Programs,
+        p: *Parser,
+        start: u32,
+        size: u16,
+        t: u8,
+    ) tokens.Error!?u32 {
         const d = try values_decode.decodeSized(p.chunk, start, size, t, .declared);
         assert(d.value.vtype != T.binxml);
         if (template.isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
@@ -563,4 +570,49 @@ test "a full cache refuses new programs and keeps the ones it has (limits.zig)" 
     cache.signature.clearRetainingCapacity();
     try cache.signature.append(gpa, programs_max);
     try std.testing.expect(cache.find() == null);
+}
+
+test "the scan's inline signing replays every value type as the reference writes it" {
+    // Each file twice through one renderer: the second pass finds a program for every shape
+    // the first compiled, so its records replay from `scanInstance`'s slots (Null, strings,
+    // SIDs, fixed-width scalars and BinXml inline; ANSI, Bool, arrays via `scanOther`).
+    const gpa = std.testing.allocator;
+    const files = [_][2][]const u8{
+        .{ "synthetic/values-scalar.evtx", "expected/values-scalar" },
+        .{ "synthetic/empty-null.evtx", "expected/empty-null" },
+        .{ "synthetic/values-arrays.evtx", "expected/values-arrays" },
+    };
+    for (files) |names| {
+        const bytes = try testing.readFixture(gpa, names[0]);
+        defer gpa.free(bytes);
+        for ([_]options.Format{ .jsonl, .xml }) |format| {
+            const jsonl: options.Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+            const settings: options.Options = if (format == .xml) .{} else jsonl;
+            const ext = if (format == .xml) ".xml" else ".jsonl";
+            const path = try std.mem.concat(gpa, u8, &.{ names[1], ext });
+            defer gpa.free(path);
+            const expected = try testing.readFixture(gpa, path);
+            defer gpa.free(expected);
+            var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &settings);
+            defer file.deinit(gpa);
+            var renderer: dump.Renderer = undefined;
+            renderer.init(gpa, &settings);
+            defer renderer.deinit();
+            for (0..2) |_| {
+                var text: std.ArrayList(u8) = .empty;
+                defer text.deinit(gpa);
+                for (file.order) |slot| {
+                    var result = dump.ChunkResult.init(gpa);
+                    defer result.deinit();
+                    try renderer.renderChunk(&file.input, slot, &result);
+                    for (result.entries.items) |*e| {
+                        try std.testing.expect(e.outcome == .rendered);
+                        try text.appendSlice(gpa, result.text(e));
+                    }
+                }
+                try std.testing.expectEqualStrings(expected, text.items);
+            }
+            try std.testing.expect(renderer.programs.programs.items.len > 0);
+        }
+    }
 }
