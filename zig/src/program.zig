@@ -26,6 +26,7 @@ const template = @import("template.zig");
 const Parser = tokens.Parser;
 const Out = escape.Out;
 const T = values_decode.T;
+const Value = values_decode.Value;
 
 pub const Mode = enum(u8) { json, xml_text, xml_attr };
 
@@ -260,25 +261,95 @@ pub const Programs = struct {
         return pos >= end or p.chunk[pos] == 0x00;
     }
 
+    /// Signs one template instance (after its 0x0C byte) and numbers its values, nested
+    /// instances where their BinXml value is. Null, strings, SIDs, BinXml and the fixed-width
+    /// scalars are signed here with `decodeSized`'s checks; the rest go through `scanOther`.
+    /// Inline by hand, so the dump's cost does not hang on LLVM inlining `decodeSized`
+    /// (PERF.md H24, H27; the Rust engine's H26).
     fn scanInstance(c: *Programs, p: *Parser, pos: *u32) tokens.Error!bool {
         const head = try template.readInstanceHead(p, pos, .fingerprint);
         if (head.count > slots_max) return false;
         try c.signHead(head.fingerprint, head.count);
+        const chunk = p.chunk;
         var i: u32 = 0;
         while (i < head.count) : (i += 1) {
-            const size = head.size(p.chunk, i);
+            // Invariant: room for one word and one slot per value left (`signHead`,
+            // `reserveValues`).
+            assert(c.signature.capacity - c.signature.items.len >= head.count - i);
+            assert(c.slots.capacity - c.slots.items.len >= head.count - i);
             const start = pos.*;
-            if (start > p.chunk.len) return false;
-            const d = try values_decode.decodeSized(p.chunk, start, size, head.vtype(p.chunk, i), .declared);
-            if (template.isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
-            if (d.value.vtype == T.binxml) {
-                try c.reserve(1);
+            if (start > chunk.len) return false;
+            const room: u32 = @intCast(chunk.len - start);
+            const size: u32 = head.size(chunk, i);
+            const t = head.vtype(chunk, i);
+            const w = values_decode.fixedWidth(t);
+            if (t == T.string) {
+                if (size % 2 != 0 or size > room) return false;
+                const empty = size == 0 or (chunk[start] | chunk[start + 1]) == 0;
+                const value: Value = .{ .vtype = T.string, .start = start, .len = size };
+                if (!c.signSlot(T.string | @as(u32, @intFromBool(empty)) << 8, value)) return false;
+                pos.* = start + size;
+            } else if (w != 0 and t != T.boolean) {
+                if (w > room) return false;
+                if (!c.signSlot(t, .{ .vtype = t, .start = start, .len = w })) return false;
+                pos.* = start + @max(w, size);
+            } else if (t == T.null_type) {
+                if (size > room) return false;
+                const value: Value = .{ .vtype = T.null_type, .start = start, .len = size };
+                if (!c.signSlot(T.null_type | 1 << 8, value)) return false;
+                pos.* = start + size;
+            } else if (t == T.sid) {
+                // `decodeSized`'s SID: the length comes from the sub-authority count.
+                if (room < 8) return false;
+                const len = 8 + 4 * @as(u32, chunk[start + 1]);
+                if (len > room) return false;
+                const value: Value = .{ .vtype = T.sid, .start = start, .len = len };
+                if (!c.signSlot(T.sid, value)) return false;
+                pos.* = start + @max(len, size);
+            } else if (t == T.binxml and size > 0) {
+                if (size > room) return false;
                 c.signature.appendAssumeCapacity(T.binxml | (1 << 8));
                 if (!try c.scanStream(p, start, start + size)) return false;
-            } else if (!try c.signValue(p.chunk, d.value)) return false;
-            pos.* = @max(d.end, start + size);
+                try c.reserveValues(head.count - i - 1);
+                pos.* = start + size;
+            } else {
+                pos.* = try c.scanOther(p, start, @intCast(size), t) orelse return false;
+                try c.reserveValues(head.count - i - 1);
+            }
         }
         return true;
+    }
+
+    /// Signs a value of a type `scanInstance` leaves to `decodeSized` (ANSI, Binary, Bool,
+    /// SizeT, an empty BinXml, arrays) and returns where the next value starts, or null to
+    /// give up. Out of line: rare in logs.
+    noinline fn scanOther(
+        c: *Programs,
+        p: *Parser,
+        start: u32,
+        size: u16,
+        t: u8,
+    ) tokens.Error!?u32 {
+        const d = try values_decode.decodeSized(p.chunk, start, size, t, .declared);
+        assert(d.value.vtype != T.binxml);
+        if (template.isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
+        if (!try c.signValue(p.chunk, d.value)) return null;
+        return @max(d.end, start + size);
+    }
+
+    /// Appends a value's signature word and numbers it as the next slot, in the room
+    /// reserved; false when the program would have too many values.
+    inline fn signSlot(c: *Programs, word: u32, value: Value) bool {
+        if (c.slots.items.len >= slots_max) return false;
+        c.signature.appendAssumeCapacity(word);
+        c.slots.appendAssumeCapacity(value);
+        return true;
+    }
+
+    /// Room for one word and one slot for each of `count` more values of an instance.
+    fn reserveValues(c: *Programs, count: u32) Allocator.Error!void {
+        try c.signature.ensureUnusedCapacity(c.gpa, count);
+        try c.slots.ensureUnusedCapacity(c.gpa, count);
     }
 
     fn hash(c: *const Programs) u64 {
@@ -499,4 +570,49 @@ test "a full cache refuses new programs and keeps the ones it has (limits.zig)" 
     cache.signature.clearRetainingCapacity();
     try cache.signature.append(gpa, programs_max);
     try std.testing.expect(cache.find() == null);
+}
+
+test "the scan's inline signing replays every value type as the reference writes it" {
+    // Each file twice through one renderer: the second pass finds a program for every shape
+    // the first compiled, so its records replay from `scanInstance`'s slots (Null, strings,
+    // SIDs, fixed-width scalars and BinXml inline; ANSI, Bool, arrays via `scanOther`).
+    const gpa = std.testing.allocator;
+    const files = [_][2][]const u8{
+        .{ "synthetic/values-scalar.evtx", "expected/values-scalar" },
+        .{ "synthetic/empty-null.evtx", "expected/empty-null" },
+        .{ "synthetic/values-arrays.evtx", "expected/values-arrays" },
+    };
+    for (files) |names| {
+        const bytes = try testing.readFixture(gpa, names[0]);
+        defer gpa.free(bytes);
+        for ([_]options.Format{ .jsonl, .xml }) |format| {
+            const jsonl: options.Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+            const settings: options.Options = if (format == .xml) .{} else jsonl;
+            const ext = if (format == .xml) ".xml" else ".jsonl";
+            const path = try std.mem.concat(gpa, u8, &.{ names[1], ext });
+            defer gpa.free(path);
+            const expected = try testing.readFixture(gpa, path);
+            defer gpa.free(expected);
+            var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &settings);
+            defer file.deinit(gpa);
+            var renderer: dump.Renderer = undefined;
+            renderer.init(gpa, &settings);
+            defer renderer.deinit();
+            for (0..2) |_| {
+                var text: std.ArrayList(u8) = .empty;
+                defer text.deinit(gpa);
+                for (file.order) |slot| {
+                    var result = dump.ChunkResult.init(gpa);
+                    defer result.deinit();
+                    try renderer.renderChunk(&file.input, slot, &result);
+                    for (result.entries.items) |*e| {
+                        try std.testing.expect(e.outcome == .rendered);
+                        try text.appendSlice(gpa, result.text(e));
+                    }
+                }
+                try std.testing.expectEqualStrings(expected, text.items);
+            }
+            try std.testing.expect(renderer.programs.programs.items.len > 0);
+        }
+    }
 }

@@ -67,7 +67,7 @@ pub fn isKnownType(t: u8) bool {
 }
 
 /// Natural width of fixed-size scalar types; 0 for variable-size ones.
-fn fixedWidth(t: u8) u32 {
+pub fn fixedWidth(t: u8) u32 {
     return switch (t) {
         T.int8, T.uint8 => 1,
         T.int16, T.uint16 => 2,
