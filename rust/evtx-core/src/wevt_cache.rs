@@ -896,7 +896,18 @@ mod tests {
             let path = fixture(name);
             let want = text.replace("{}", &path.display().to_string());
             assert_eq!(WevtCache::load(&path).unwrap_err(), want, "{name}");
+            // The fuzz target's entry: the same bytes in memory, the same text.
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(
+                WevtCache::parse(&bytes, &path).unwrap_err(),
+                want,
+                "{name} in memory"
+            );
         }
+        let path = fixture("templates.wevtcache");
+        let bytes = std::fs::read(&path).unwrap();
+        let (parsed, loaded) = (WevtCache::parse(&bytes, &path), WevtCache::load(&path));
+        assert_eq!(parsed.unwrap().len(), loaded.unwrap().len());
     }
 
     #[test]
