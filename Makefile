@@ -25,7 +25,9 @@ LIBFUZZER  = $(firstword $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libcla
 FUZZERS    := $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_api \
               $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_abi \
               $(ROOT)/zig-out/fuzz/fuzz-zig-api $(ROOT)/zig-out/fuzz/fuzz-zig-abi \
-              $(ROOT)/zig-out/fuzz/fuzz-cross
+              $(ROOT)/zig-out/fuzz/fuzz-cross \
+              $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_readers \
+              $(ROOT)/zig-out/fuzz/fuzz-zig-readers
 FUZZ_FLAGS := -max_len=200000 -rss_limit_mb=1024 -timeout=10
 # The smoke's memory bound (issue 13 item 7): one input (at most -max_len, far below 8 MiB) that
 # makes the engine allocate 64 MiB at once fails it (-malloc_limit_mb, which needs a sanitizer's
@@ -38,7 +40,7 @@ FUZZ_FLAGS := -max_len=200000 -rss_limit_mb=1024 -timeout=10
 # input's peak RSS of each CLI by itself (/usr/bin/time).
 FUZZ_SMOKE_FLAGS := $(FUZZ_FLAGS) -malloc_limit_mb=64
 # make fuzz: seconds per target. make test: a deterministic smoke of this many runs per target
-# (3,000: about 1.5 minutes for the five targets, two at a time; 12,000 cost 6 of make test's
+# (3,000: about 1.5 minutes for the seven targets, two at a time; 12,000 cost 6 of make test's
 # 30 minutes. The long search is make fuzz's.)
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_RUNS ?= 3000

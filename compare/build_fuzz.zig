@@ -1,7 +1,8 @@
 //! The Zig engine's libFuzzer drivers: `zig build fuzz-zig` builds zig-out/fuzz/fuzz-zig-api,
-//! fuzz-zig-abi and fuzz-cross (both engines through the C ABI, libevtx_rs.so loaded from
-//! zig-out/lib/) from compare/fuzz/zig_driver.zig: one object (the engine compiled once), linked
-//! three times; the binary's name picks the target. The engine is compiled with `-ffuzz`
+//! fuzz-zig-abi, fuzz-cross (both engines through the C ABI, libevtx_rs.so loaded from
+//! zig-out/lib/) and fuzz-zig-readers (`.MTA`, `.wevtcache`, PE) from
+//! compare/fuzz/zig_driver.zig: one object (the engine compiled once), linked four times; the
+//! binary's name picks the target. The engine is compiled with `-ffuzz`
 //! (inline 8-bit counters) in ReleaseSafe, so safety checks stay on and a bug is a crash; the
 //! object is linked by g++ against LLVM's libFuzzer runtime (Debian's libclang-rt-14-dev, path
 //! in `-Dlibfuzzer=`). Zig 0.15.2's own `zig build --fuzz` crashes in the build runner, hence
@@ -31,7 +32,8 @@ pub fn addFuzz(b: *std.Build, options: engine.Options) void {
     root.addImport("evtx", modules.evtx);
     root.addImport("capi", modules.capi);
     const object = b.addObject(.{ .name = "fuzz-zig", .root_module = root });
-    for ([_][]const u8{ "fuzz-zig-api", "fuzz-zig-abi", "fuzz-cross" }) |name| {
+    const names = [_][]const u8{ "fuzz-zig-api", "fuzz-zig-abi", "fuzz-cross", "fuzz-zig-readers" };
+    for (names) |name| {
         const link = b.addSystemCommand(&.{ "g++", "-o" });
         const binary = link.addOutputFileArg(name);
         link.addArtifactArg(object);

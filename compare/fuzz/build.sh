@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the Rust libFuzzer targets (rust_api, rust_abi) exactly as `cargo fuzz build -O -a`
-# of cargo-fuzz 0.13.1 does: the same RUSTFLAGS, target and profile (its src/project.rs),
-# without installing cargo-fuzz, whose own build cost `make test` a minute and a half on two
-# cores. -O: release; -a: debug assertions (and with them overflow checks) on; AddressSanitizer;
-# one codegen unit, because the sancov passes otherwise keep ThinLTO from importing anything.
+# Builds the Rust libFuzzer targets (rust_api, rust_abi, rust_readers) exactly as
+# `cargo fuzz build -O -a` of cargo-fuzz 0.13.1 does: the same RUSTFLAGS, target and profile
+# (its src/project.rs), without installing cargo-fuzz, whose own build cost `make test` a minute
+# and a half on two cores. -O: release; -a: debug assertions (and with them overflow checks) on;
+# AddressSanitizer; one codegen unit, because the sancov passes otherwise keep ThinLTO from
+# importing anything.
 # The binaries land where cargo-fuzz puts them: compare/fuzz/target/<triple>/release/.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -5,15 +5,25 @@
 #       one line per target in the order given; fails when any target found something.
 #   compare/fuzz/run.sh long SECONDS FUZZER...  `make fuzz`: SECONDS per target, one after the
 #       other, corpus kept in target/fuzz/corpus/, findings in target/fuzz/artifacts/.
-# Seeds are the committed fixtures. FUZZ_FLAGS holds libFuzzer's limits (the Makefile says why).
+# Seeds are the committed fixtures: the logs, or for the side readers' targets (`*_readers`,
+# `*-readers`) the generator's `.MTA`, `.wevtcache` and PE files. FUZZ_FLAGS holds libFuzzer's
+# limits (the Makefile says why).
 set -euo pipefail
 mode=$1 amount=$2; shift 2
-seeds=(shared-fixtures/synthetic shared-fixtures/damaged shared-fixtures/regressions)
+log_seeds=(shared-fixtures/synthetic shared-fixtures/damaged shared-fixtures/regressions)
+reader_seeds=(shared-fixtures/mta shared-fixtures/wevt)
+seeds_of() { # FUZZER: its seed directories, in `seeds`
+  case "$(basename "$1")" in
+    *readers) seeds=("${reader_seeds[@]}") ;;
+    *) seeds=("${log_seeds[@]}") ;;
+  esac
+}
 flags=(${FUZZ_FLAGS:--max_len=200000 -rss_limit_mb=1024 -timeout=10})
 
 smoke_one() { # FUZZER DIR: its result line in DIR/result
-  local fuzzer=$1 dir=$2 name
+  local fuzzer=$1 dir=$2 name seeds
   name=$(basename "$fuzzer")
+  seeds_of "$fuzzer"
   if "$fuzzer" "$dir/corpus" "${seeds[@]}" -artifact_prefix="$dir/" "${flags[@]}" -seed=1 \
       -runs="$amount" > "$dir/log" 2>&1; then
     echo "fuzz-smoke $name: $(grep -E '^Done' "$dir/log")" > "$dir/result"
@@ -45,6 +55,7 @@ case "$mode" in
   long)
     for fuzzer in "$@"; do
       name=$(basename "$fuzzer")
+      seeds_of "$fuzzer"
       mkdir -p "target/fuzz/corpus/$name" "target/fuzz/artifacts/$name"
       echo "==> $name for ${amount}s"
       "$fuzzer" "target/fuzz/corpus/$name" "${seeds[@]}" \

@@ -1,23 +1,26 @@
 //! libFuzzer driver for the Zig engine, through its own API (`api`), through the C ABI (`abi`),
-//! or both engines through the C ABI on the same input (`cross`: libevtx_rs.so, loaded at run
+//! both engines through the C ABI on the same input (`cross`: libevtx_rs.so, loaded at run
 //! time, against the Zig exports linked in; any difference in a record's status, id, FILETIME,
-//! offset, chunk or bytes is a finding). One object holds all three, so the engine is compiled
-//! once; the binary's name picks the target (`fuzz-zig-api`, `fuzz-zig-abi`, `fuzz-cross`,
-//! compare/build_fuzz.zig links one of each). The engine is compiled with `-ffuzz`, which
+//! offset, chunk or bytes is a finding), or the side readers (`readers`: the input as an
+//! `.MTA`, a `.wevtcache`, a CRIM manifest and a PE image, the twin of rust_readers.rs). One
+//! object holds all four, so the engine is compiled once; the binary's name picks the target
+//! (`fuzz-zig-api`, `fuzz-zig-abi`, `fuzz-cross`, `fuzz-zig-readers`; compare/build_fuzz.zig
+//! links one of each). The engine is compiled with `-ffuzz`, which
 //! emits inline 8-bit coverage counters but no constructor registering them with a fuzzer
 //! runtime, so `LLVMFuzzerInitialize` hands libFuzzer the counter section itself.
 //!
 //! A crash (safety panic in ReleaseSafe, segfault), a hang, a leak, or `EVTX_STATUS_INTERNAL`
 //! from the ABI is a finding; every other outcome — errors included — is a normal run. Leaks:
-//! the `api` target allocates through a `std.heap.DebugAllocator` per input and panics when it
-//! reports one. The C ABI linked in here allocates through `evtx_capi_allocator` below (capi.zig
-//! takes it from the root) instead of malloc: a `DebugAllocator` that counts every allocation
-//! and free exactly, checked after each input once `evtx_parser_free` has run (`abi`, `cross`).
+//! the `api` and `readers` targets allocate through a `std.heap.DebugAllocator` per input and
+//! panics when it reports one. The C ABI linked in here allocates through `evtx_capi_allocator`
+//! below (capi.zig takes it from the root) instead of malloc: a `DebugAllocator` that counts every
+//! allocation and free exactly, checked after each input once `evtx_parser_free` has run (`abi`,
+//! `cross`).
 const std = @import("std");
 const evtx = @import("evtx");
 const capi = @import("capi");
 
-const Target = enum { api, abi, cross };
+const Target = enum { api, abi, cross, readers };
 
 /// Set once by `LLVMFuzzerInitialize` from the binary's name, before the first input.
 var target: Target = .api;
@@ -25,7 +28,8 @@ var target: Target = .api;
 /// The target a binary named `name` runs; null for a name no build gives.
 fn targetOf(name: []const u8) ?Target {
     const names = [_]struct { []const u8, Target }{
-        .{ "fuzz-zig-api", .api }, .{ "fuzz-zig-abi", .abi }, .{ "fuzz-cross", .cross },
+        .{ "fuzz-zig-api", .api }, .{ "fuzz-zig-abi", .abi },
+        .{ "fuzz-cross", .cross }, .{ "fuzz-zig-readers", .readers },
     };
     for (names) |entry| if (std.mem.eql(u8, name, entry[0])) return entry[1];
     return null;
@@ -50,7 +54,8 @@ extern fn __sanitizer_cov_8bit_counters_init(start: [*]const u8, stop: [*]const 
 export fn LLVMFuzzerInitialize(argc: *c_int, argv: *[*][*:0]u8) callconv(.c) c_int {
     std.debug.assert(argc.* >= 1);
     const name = std.fs.path.basename(std.mem.span(argv.*[0]));
-    target = targetOf(name) orelse @panic("fuzz driver: name it fuzz-zig-api, -abi or fuzz-cross");
+    target = targetOf(name) orelse
+        @panic("fuzz driver: name it fuzz-zig-api, -abi, -readers or fuzz-cross");
     const start: [*]const u8 = @ptrCast(&__start___sancov_cntrs);
     __sanitizer_cov_8bit_counters_init(start, @ptrCast(&__stop___sancov_cntrs));
     // One failing call up front: it allocates this thread's error-detail buffer (malloc, as
@@ -75,6 +80,12 @@ export fn LLVMFuzzerTestOneInput(data: [*]const u8, size: usize) callconv(.c) c_
             debug.requested_memory_limit = api_memory_limit;
             fuzzApi(debug.allocator(), input);
             if (debug.deinit() == .leak) @panic("the Zig engine leaked memory (see above)");
+        },
+        .readers => {
+            var debug: std.heap.DebugAllocator(.{ .enable_memory_limit = true }) = .init;
+            debug.requested_memory_limit = api_memory_limit;
+            fuzzReaders(debug.allocator(), input);
+            if (debug.deinit() == .leak) @panic("the Zig readers leaked memory (see above)");
         },
     }
     return 0;
@@ -118,6 +129,73 @@ fn fuzzApi(gpa: std.mem.Allocator, input: []const u8) void {
             parsed.renderChunk(&in, slot, &parsed_result) catch @panic("out of memory");
             expectSameEntries(&result, &parsed_result);
         }
+    }
+}
+
+/// The side readers on the same bytes as rust_readers.rs: every fault is an error value; a
+/// safety panic, a leak or an allocation past `api_memory_limit` is a finding.
+fn fuzzReaders(gpa: std.mem.Allocator, input: []const u8) void {
+    var diag: evtx.mta.Diagnostic = undefined;
+    if (evtx.mta.parse(gpa, input, &diag)) |parsed| {
+        var m = parsed;
+        defer m.deinit();
+        // Lookups walk the tables the parse built: a few record numbers and names.
+        const lookups = [_]struct { u64, []const u8 }{
+            .{ 1, evtx.mta.default_publisher }, .{ 2, "Mta-Alpha" }, .{ 7, "mta-beta" },
+        };
+        for (lookups) |lookup| {
+            const event: evtx.mta.EventFields = .{
+                .provider = lookup[1],
+                .event_record_id = lookup[0],
+                .level = 4,
+                .task = 1,
+                .opcode = 1,
+                .keywords = std.math.maxInt(u64),
+            };
+            std.mem.doNotOptimizeAway(m.renderingInfo(lookup[0], &event));
+        }
+    } else |e| if (e == error.OutOfMemory) @panic("mta: over the memory bound");
+
+    // The cache owns its bytes once parsed.
+    const owned = gpa.dupe(u8, input) catch @panic("out of memory");
+    var cache_diag: evtx.wevt_cache.Diagnostic = undefined;
+    if (evtx.wevt_cache.WevtCache.parse(gpa, owned, &cache_diag)) |parsed| {
+        var cache = parsed;
+        std.mem.doNotOptimizeAway(cache.count());
+        cache.deinit(gpa);
+    } else |e| {
+        gpa.free(owned);
+        if (e == error.OutOfMemory) @panic("wevt cache: over the memory bound");
+    }
+
+    crim(gpa, input);
+    var blobs: std.ArrayList([]const u8) = .empty;
+    defer blobs.deinit(gpa);
+    var fault: evtx.pe.Fault = undefined;
+    evtx.pe.wevtTemplates(gpa, input, &blobs, &fault) catch |e| switch (e) {
+        error.OutOfMemory => @panic("pe: over the memory bound"),
+        error.Fault => return,
+    };
+    for (blobs.items) |blob| crim(gpa, blob);
+}
+
+/// A CRIM manifest: its templates, each translated into a chunk-style definition.
+fn crim(gpa: std.mem.Allocator, blob: []const u8) void {
+    var temps: std.ArrayList(evtx.wevt_cache.TempRef) = .empty;
+    defer temps.deinit(gpa);
+    var fault: evtx.wevt_cache.CrimError = undefined;
+    evtx.wevt_cache.parseCrim(gpa, blob, &temps, &fault) catch |e| switch (e) {
+        error.OutOfMemory => @panic("crim: over the memory bound"),
+        else => return,
+    };
+    var ext: std.ArrayList(u8) = .empty;
+    defer ext.deinit(gpa);
+    for (temps.items) |t| {
+        std.debug.assert(t.offset + t.size <= blob.len);
+        const temp = blob[t.offset..][0..t.size];
+        const at = evtx.wevt_cache.translate(gpa, temp, &ext) catch
+            @panic("translate: over the memory bound");
+        std.mem.doNotOptimizeAway(at);
     }
 }
 

@@ -8,6 +8,7 @@ mod exit_table;
 mod gaps;
 mod instructions;
 mod mutate;
+mod mutate_readers;
 mod parity;
 mod phases;
 mod records;
@@ -126,6 +127,13 @@ struct MutateArgs {
     /// At most this many mutants per file (0: all), for quick runs.
     #[arg(long, default_value_t = 0)]
     max_mutants: usize,
+    /// Seeded mutants of each `.MTA`, `.wevtcache` and PE fixture on top of the fixed ones
+    /// (`mutate_readers.rs`).
+    #[arg(long, default_value_t = 24)]
+    reader_random: usize,
+    /// Only the side readers' mutants (`--mta`, `--wevt-cache`, `extract-wevt-templates`).
+    #[arg(long)]
+    readers_only: bool,
     /// GNU time, which measures the peak RSS (compare/gates/run.sh plants a broken one).
     #[arg(long, default_value = "/usr/bin/time")]
     time: PathBuf,
@@ -396,30 +404,60 @@ fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
         zig: &args.zig,
         time: &args.time,
     };
-    let outcome = mutate::run_mutation_test(
-        &engines,
-        &inputs,
-        &args.out,
-        args.seed,
-        args.random,
-        args.rss_limit_mib * 1024,
-        args.max_mutants,
-    );
+    let outcome = if args.readers_only {
+        mutate::Outcome::default()
+    } else {
+        mutate::run_mutation_test(
+            &engines,
+            &inputs,
+            &args.out,
+            args.seed,
+            args.random,
+            args.rss_limit_mib * 1024,
+            args.max_mutants,
+        )
+    };
     for failure in outcome.failures.iter().take(20) {
         eprintln!("FAIL {failure}");
     }
-    println!(
-        "mutate: {} mutants of {} fixtures (largest {} bytes, peak RSS {} KiB, bound {} KiB), {} mutant runs passed, {} failed; the reference crashed on {}",
-        outcome.mutants,
-        inputs.len(),
-        outcome.max_input,
-        outcome.max_rss_kib,
+    let started = std::time::Instant::now();
+    let readers = mutate_readers::run_reader_mutations(
+        &engines,
+        &args.fixtures,
+        &args.out,
+        args.seed,
+        args.reader_random,
         args.rss_limit_mib * 1024,
-        outcome.passed,
-        outcome.failures.len(),
-        outcome.reference_crashed
     );
-    Ok(outcome.failures.is_empty() && outcome.mutants > 0 && outcome.max_rss_kib > 0)
+    for failure in readers.failures.iter().take(20) {
+        eprintln!("FAIL {failure}");
+    }
+    println!(
+        "mutate readers: {} mutants of 5 .MTA, .wevtcache and PE fixtures in {:.0}s, \
+         {} passed, {} failed; the reference crashed on {}",
+        readers.mutants,
+        started.elapsed().as_secs_f64(),
+        readers.passed,
+        readers.failures.len(),
+        readers.reference_crashed
+    );
+    let readers_ok = readers.failures.is_empty() && readers.mutants > 0;
+    if !args.readers_only {
+        println!(
+            "mutate: {} mutants of {} fixtures (largest {} bytes, peak RSS {} KiB, bound {} KiB), {} mutant runs passed, {} failed; the reference crashed on {}",
+            outcome.mutants,
+            inputs.len(),
+            outcome.max_input,
+            outcome.max_rss_kib,
+            args.rss_limit_mib * 1024,
+            outcome.passed,
+            outcome.failures.len(),
+            outcome.reference_crashed
+        );
+    }
+    let logs_ok = args.readers_only
+        || outcome.failures.is_empty() && outcome.mutants > 0 && outcome.max_rss_kib > 0;
+    Ok(logs_ok && readers_ok)
 }
 
 /// Fixtures, then the public corpus (when present), then the user's files, then bench logs.

@@ -14,7 +14,7 @@ use std::time::Duration;
 const CHUNK: usize = 65536;
 const HEADER: usize = 4096;
 /// A 64 KiB chunk taking longer than this is a hang (section "Never dies" of the issues).
-const TIME_LIMIT: Duration = Duration::from_secs(10);
+pub const TIME_LIMIT: Duration = Duration::from_secs(10);
 
 /// A small, seeded PRNG (xorshift64*): the same seed gives the same mutants on every machine.
 pub struct Rng(u64);
@@ -173,6 +173,7 @@ pub fn mutants(original: &[u8], seed: u64, random: usize) -> Vec<Mutant> {
     out
 }
 
+#[derive(Default)]
 pub struct Outcome {
     /// Mutant × mode runs that passed.
     pub passed: usize,
@@ -204,18 +205,7 @@ const MODES: [(&str, &[&str]); 2] = [("jsonl", &["-o", "jsonl"]), ("xml", &["-o"
 const MAX_INPUT: usize = 8 << 20;
 
 impl Outcome {
-    fn new() -> Outcome {
-        Outcome {
-            passed: 0,
-            failures: Vec::new(),
-            reference_crashed: 0,
-            mutants: 0,
-            max_rss_kib: 0,
-            max_input: 0,
-        }
-    }
-
-    fn merge(&mut self, other: Outcome) {
+    pub fn merge(&mut self, other: Outcome) {
         self.passed += other.passed;
         self.failures.extend(other.failures);
         self.reference_crashed += other.reference_crashed;
@@ -238,12 +228,12 @@ pub fn run_mutation_test(
 ) -> Outcome {
     let _ = std::fs::create_dir_all(out.join("failures"));
     const WORKERS: usize = 2;
-    let mut outcome = Outcome::new();
+    let mut outcome = Outcome::default();
     let results: Vec<Outcome> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..WORKERS)
             .map(|w| {
                 scope.spawn(move || {
-                    let mut mine = Outcome::new();
+                    let mut mine = Outcome::default();
                     for input in inputs.iter().skip(w).step_by(WORKERS) {
                         mutate_input(
                             engines,
@@ -354,16 +344,34 @@ fn run_engine(
     path: &Path,
     rss_limit_kib: u64,
 ) -> Result<(i32, Vec<u8>, Vec<u8>, u64), String> {
-    let stats = path.with_extension(format!("{name}.rss"));
-    let _ = std::fs::remove_file(&stats);
-    let (stats_arg, program_arg, path_arg) = (
-        stats.to_string_lossy(),
-        program.to_string_lossy(),
-        path.to_string_lossy(),
-    );
-    let mut args = vec!["-f", "%M", "-o", &stats_arg, &program_arg, "-t", "1"];
+    let path_arg = path.to_string_lossy();
+    let mut args = vec!["-t", "1"];
     args.extend_from_slice(mode);
     args.push(&path_arg);
+    run_measured(
+        time,
+        name,
+        program,
+        &args,
+        &path.with_extension(format!("{name}.rss")),
+        rss_limit_kib,
+    )
+}
+
+/// `program args` under GNU time, its peak RSS written to `stats`: exit code (0 or 1, anything
+/// else is a crash), stdout, stderr, peak RSS. A run whose RSS cannot be read fails.
+pub fn run_measured(
+    time: &Path,
+    name: &str,
+    program: &Path,
+    program_args: &[&str],
+    stats: &Path,
+    rss_limit_kib: u64,
+) -> Result<(i32, Vec<u8>, Vec<u8>, u64), String> {
+    let _ = std::fs::remove_file(stats);
+    let (stats_arg, program_arg) = (stats.to_string_lossy(), program.to_string_lossy());
+    let mut args = vec!["-f", "%M", "-o", &stats_arg, &program_arg];
+    args.extend_from_slice(program_args);
     let output = run(time, &args, TIME_LIMIT).map_err(|e| e.to_string())?;
     if output.timed_out() {
         return Err(format!("{name} hangs (over {}s)", TIME_LIMIT.as_secs()));
@@ -378,7 +386,7 @@ fn run_engine(
             crate::diff::excerpt(stderr.trim_end())
         ));
     }
-    let text = std::fs::read_to_string(&stats)
+    let text = std::fs::read_to_string(stats)
         .map_err(|e| format!("{name}: no peak RSS measurement ({}: {e})", stats.display()))?;
     let rss: u64 = text
         .trim()

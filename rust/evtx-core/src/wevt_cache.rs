@@ -36,20 +36,30 @@ impl WevtCache {
     /// `Caused by:` block included.
     pub fn load(path: &Path) -> Result<WevtCache, String> {
         let mut cache = WevtCache::default();
-        read_blobs(path, |blob| {
-            let temps =
-                parse_crim(&blob).map_err(|e| format!("failed to parse CRIM/WEVT blob: {e}"))?;
-            let index = cache.blobs.len();
-            for t in temps.iter().filter(|t| t.indexed) {
-                cache
-                    .by_guid
-                    .entry(t.guid)
-                    .or_insert((index, t.offset, t.offset + t.size));
-            }
-            cache.blobs.push(blob);
-            Ok(())
-        })?;
+        read_blobs(path, |blob| cache.add(blob))?;
         Ok(cache)
+    }
+
+    /// Indexes a cache file already in memory, `bytes`, read from `path` (named in errors):
+    /// the same reads, checks and texts as [`WevtCache::load`] (the fuzz target's entry).
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<WevtCache, String> {
+        let mut cache = WevtCache::default();
+        read_blobs_from(bytes, bytes.len() as u64, path, |blob| cache.add(blob))?;
+        Ok(cache)
+    }
+
+    /// Indexes one CRIM blob's templates (a GUID seen before keeps its first TEMP).
+    fn add(&mut self, blob: Vec<u8>) -> Result<(), String> {
+        let temps =
+            parse_crim(&blob).map_err(|e| format!("failed to parse CRIM/WEVT blob: {e}"))?;
+        let index = self.blobs.len();
+        for t in temps.iter().filter(|t| t.indexed) {
+            self.by_guid
+                .entry(t.guid)
+                .or_insert((index, t.offset, t.offset + t.size));
+        }
+        self.blobs.push(blob);
+        Ok(())
     }
 
     /// The whole TEMP (header included) of template `guid`.
@@ -85,9 +95,23 @@ fn io_error(action: &str, path: &Path, e: &std::io::Error) -> String {
 /// Stops at the first error (the reference's text).
 pub fn read_blobs(
     path: &Path,
+    each: impl FnMut(Vec<u8>) -> Result<(), String>,
+) -> Result<u32, String> {
+    let file = std::fs::File::open(path).map_err(|e| io_error("open", path, &e))?;
+    let len = file
+        .metadata()
+        .map_err(|e| io_error("stat", path, &e))?
+        .len();
+    read_blobs_from(file, len, path, each)
+}
+
+/// [`read_blobs`] over `file`, `len` bytes long, read from `path` (named in errors).
+fn read_blobs_from(
+    mut file: impl Read,
+    len: u64,
+    path: &Path,
     mut each: impl FnMut(Vec<u8>) -> Result<(), String>,
 ) -> Result<u32, String> {
-    let mut file = std::fs::File::open(path).map_err(|e| io_error("open", path, &e))?;
     let mut header = [0u8; HEADER_SIZE];
     file.read_exact(&mut header)
         .map_err(|e| io_error("read header", path, &e))?;
@@ -105,10 +129,6 @@ pub fn read_blobs(
         ));
     }
     let count = u32::from_le_bytes([header[12], header[13], header[14], header[15]]);
-    let len = file
-        .metadata()
-        .map_err(|e| io_error("stat", path, &e))?
-        .len();
     let mut left = len.saturating_sub(HEADER_SIZE as u64);
     for _ in 0..count {
         let mut h = [0u8; ENTRY_HEADER_SIZE as usize];
@@ -876,7 +896,18 @@ mod tests {
             let path = fixture(name);
             let want = text.replace("{}", &path.display().to_string());
             assert_eq!(WevtCache::load(&path).unwrap_err(), want, "{name}");
+            // The fuzz target's entry: the same bytes in memory, the same text.
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(
+                WevtCache::parse(&bytes, &path).unwrap_err(),
+                want,
+                "{name} in memory"
+            );
         }
+        let path = fixture("templates.wevtcache");
+        let bytes = std::fs::read(&path).unwrap();
+        let (parsed, loaded) = (WevtCache::parse(&bytes, &path), WevtCache::load(&path));
+        assert_eq!(parsed.unwrap().len(), loaded.unwrap().len());
     }
 
     #[test]
