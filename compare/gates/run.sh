@@ -56,7 +56,8 @@ expect() {
     info) "$compare" parity --reference "$reference" --rust "$rs" --zig "$zg" \
         --fixtures "$dir" --mode info --out "$work/out" > "$log" 2>&1 ;;
     mutate) "$compare" mutate --reference "$reference" --rust "$rs" --zig "$zg" \
-        --fixtures "$dir" --random 0 --max-mutants 3 --out "$work/mutate" > "$log" 2>&1 ;;
+        --fixtures "$dir" --random 0 --max-mutants 3 --logs-only --out "$work/mutate" \
+        > "$log" 2>&1 ;;
     esac
     status=$?
     verdict "$gate" "$corruption" "$which, $file" "$status" "$log"
@@ -135,7 +136,8 @@ rss() { # CORRUPTION
     [ "$1" = none ] || chmod +x "$time"
     dir=$(inputs synthetic/basic.evtx)
     "$compare" mutate --reference "$reference" --rust "$rust" --zig "$zig" --time "$time" \
-        --fixtures "$dir" --random 0 --max-mutants 2 --out "$work/mutate-rss" > "$log" 2>&1
+        --fixtures "$dir" --random 0 --max-mutants 2 --logs-only --out "$work/mutate-rss" \
+        > "$log" 2>&1
     status=$?
     verdict mutate-rss "$1" "GNU time, synthetic/basic.evtx" "$status" "$log"
 }

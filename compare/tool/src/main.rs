@@ -132,8 +132,12 @@ struct MutateArgs {
     #[arg(long, default_value_t = 24)]
     reader_random: usize,
     /// Only the side readers' mutants (`--mta`, `--wevt-cache`, `extract-wevt-templates`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "logs_only")]
     readers_only: bool,
+    /// Only the logs' mutants: the gate's own controls (compare/gates/run.sh) give it one
+    /// `.evtx` and none of the side files the readers' mutants are made from.
+    #[arg(long)]
+    logs_only: bool,
     /// GNU time, which measures the peak RSS (compare/gates/run.sh plants a broken one).
     #[arg(long, default_value = "/usr/bin/time")]
     time: PathBuf,
@@ -420,9 +424,30 @@ fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
     for failure in outcome.failures.iter().take(20) {
         eprintln!("FAIL {failure}");
     }
+    let readers_ok = args.logs_only || run_reader_mutants(&engines, args);
+    if !args.readers_only {
+        println!(
+            "mutate: {} mutants of {} fixtures (largest {} bytes, peak RSS {} KiB, bound {} KiB), {} mutant runs passed, {} failed; the reference crashed on {}",
+            outcome.mutants,
+            inputs.len(),
+            outcome.max_input,
+            outcome.max_rss_kib,
+            args.rss_limit_mib * 1024,
+            outcome.passed,
+            outcome.failures.len(),
+            outcome.reference_crashed
+        );
+    }
+    let logs_ok = args.readers_only
+        || outcome.failures.is_empty() && outcome.mutants > 0 && outcome.max_rss_kib > 0;
+    Ok(logs_ok && readers_ok)
+}
+
+/// The side readers' mutants (`mutate_readers.rs`); true when they all pass.
+fn run_reader_mutants(engines: &mutate::Engines, args: &MutateArgs) -> bool {
     let started = std::time::Instant::now();
     let readers = mutate_readers::run_reader_mutations(
-        &engines,
+        engines,
         &args.fixtures,
         &args.out,
         args.seed,
@@ -441,23 +466,7 @@ fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
         readers.failures.len(),
         readers.reference_crashed
     );
-    let readers_ok = readers.failures.is_empty() && readers.mutants > 0;
-    if !args.readers_only {
-        println!(
-            "mutate: {} mutants of {} fixtures (largest {} bytes, peak RSS {} KiB, bound {} KiB), {} mutant runs passed, {} failed; the reference crashed on {}",
-            outcome.mutants,
-            inputs.len(),
-            outcome.max_input,
-            outcome.max_rss_kib,
-            args.rss_limit_mib * 1024,
-            outcome.passed,
-            outcome.failures.len(),
-            outcome.reference_crashed
-        );
-    }
-    let logs_ok = args.readers_only
-        || outcome.failures.is_empty() && outcome.mutants > 0 && outcome.max_rss_kib > 0;
-    Ok(logs_ok && readers_ok)
+    readers.failures.is_empty() && readers.mutants > 0
 }
 
 /// Fixtures, then the public corpus (when present), then the user's files, then bench logs.
