@@ -1,4 +1,5 @@
-//! The list of `include/evtx.h`'s exported functions, written once as a table in [`exports!`].
+//! The list of `include/evtx.h`'s exported functions, written once as a table in
+//! [`exports!`](crate::exports!).
 //!
 //! `rust/capi/src/ffi.rs` writes its functions out by hand, because cbindgen copies their doc
 //! comments into the header and does not expand macros; it invokes `exports!(check)`, so each

@@ -8,8 +8,8 @@
 //! - [`limits`]: every explicit limit of the engines, each with its reason (the Zig engine's
 //!   `zig/src/limits.zig` is held to the header's copies at compile time);
 //! - [`front`]: the bodies of the exported functions, over the `Engine` trait;
-//! - [`exports`]: the list of exported functions as one table ([`exports!`]), which the
-//!   reference shim defines its exports from and `rust/capi` is checked against;
+//! - [`mod@exports`]: the list of exported functions as one table ([`macro@exports`]), which
+//!   the reference shim defines its exports from and `rust/capi` is checked against;
 //! - `system`: the System columns of a batch's JSON texts (`evtx_parser_batch_system`);
 //! - `timestamps`: the timestamp texts of a batch (`evtx_parser_batch_timestamps`).
 //!
