@@ -101,15 +101,9 @@ impl Library for Backend {
             .indent(settings.indent)
             .ansi_codec(ansi_codec)
             .recover_records(settings.recover_records);
-        // Reads the file header, as `evtx_dump` does before anything else; then the cache and
-        // the MTA file, in its order.
+        // Reads the file header, as `evtx_dump` does before anything else; then the side files.
         open_parser(&bytes, &parser_settings)?;
-        let wevt_cache = settings
-            .wevt_cache_path
-            .as_deref()
-            .map(load_wevt_cache)
-            .transpose()?;
-        let mta = settings.mta_path.as_deref().map(load_mta).transpose()?;
+        let (wevt_cache, mta) = settings.load_side_files(load_wevt_cache, load_mta)?;
         let parser_settings = parser_settings.wevt_cache(wevt_cache).mta(mta);
         Ok(Backend {
             settings,

@@ -142,13 +142,8 @@ impl Library for Backend {
             }
             Input::Path(path) => Source::File(open_path(path)?),
         };
-        // After the file header and in this order, as `evtx_dump` reads them.
-        let wevt_cache = settings
-            .wevt_cache_path
-            .as_deref()
-            .map(load_wevt_cache)
-            .transpose()?;
-        let mta = settings.mta_path.as_deref().map(load_mta).transpose()?;
+        // After the file header, as `evtx_dump` reads them.
+        let (wevt_cache, mta) = settings.load_side_files(load_wevt_cache, load_mta)?;
         let options = Options {
             format: match settings.format {
                 evtx_format::Xml => Format::Xml,

@@ -2,8 +2,9 @@
 //! evtx-core behind its `Engine` trait. Their doc comments are the header's manual (cbindgen
 //! copies them), so every change to a function's contract is written here.
 //!
-//! The reference shim (`compare/reference/src/lib.rs`) exports the same wrappers over the evtx
-//! crate; `compare/capi-tests/smoke.c` calls every function of every library through the header.
+//! The reference shim (`compare/reference/src/ffi.rs`) exports the same wrappers over the evtx
+//! crate, from the table of `evtx_abi::exports!`; `compare/capi-tests/smoke.c` calls every
+//! function of every library through the header.
 #![allow(non_camel_case_types)]
 
 use crate::backend::Backend;
@@ -14,6 +15,10 @@ use evtx_abi::abi::{
 pub use evtx_abi::front::evtx_parser;
 use evtx_abi::front::{self, Library};
 use std::ffi::{c_char, c_void};
+
+// Each function of the table every library exports (the reference shim's) is here with the
+// same signature; `tests/abi.rs` holds the table to the header, so neither side adds one alone.
+evtx_abi::exports!(check);
 
 /// The ABI version the library implements (`EVTX_ABI_VERSION` of its header).
 #[no_mangle]

@@ -6,14 +6,15 @@
 //! (`evtx_abi::front`, written once over an `Engine` trait). Here: `ffi.rs`, the exported
 //! functions as thin documented wrappers (cbindgen's input for the header's manual), and
 //! `backend.rs`, evtx-core behind `Engine`. The reference shim (`compare/reference`) exports
-//! the same wrappers over the evtx crate. Only this crate, evtx-abi and the shim hold `unsafe`;
-//! each block says why it holds.
+//! the same wrappers over the evtx crate, from `evtx_abi::exports!`. Only this crate, evtx-abi
+//! and the shim hold `unsafe`; each block says why it holds.
 //!
 //! Adding or changing anything in the header, in this order:
 //! 1. the type in `rust/evtx-abi/src/abi.rs` (fixed-width fields, `u8` flags, `u32` for enums
 //!    in structs), a limit in `rust/evtx-abi/src/limits.rs`, or the function in
 //!    `evtx_abi::front` (panic boundary, NULL checks) with its wrapper in `ffi.rs` (a doc
-//!    comment: it becomes the manual) and in `compare/reference/src/lib.rs`;
+//!    comment: it becomes the manual) and in the table of `evtx_abi::exports!` (the reference
+//!    shim's exports; `ffi.rs` is checked against it);
 //! 2. `zig/zigw build header` regenerates `include/evtx.h`; bump `EVTX_ABI_VERSION` when the
 //!    change is incompatible; commit the header with the change (`make test` diffs it);
 //! 3. the same declaration in `zig/src/capi.zig`, checked by `zig/zigw build test-abi-conformance`;

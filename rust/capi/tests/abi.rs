@@ -607,3 +607,25 @@ fn wevt_cache_path_renders_records_whose_template_is_broken() {
     assert_eq!((records, errors), (8, 2));
     assert!(String::from_utf8_lossy(&text).contains(r#""TargetUserName":"alice""#));
 }
+
+/// The functions `include/evtx.h` declares (written from `src/ffi.rs` by cbindgen) are the
+/// table of `evtx_abi::exports!` that the reference shim exports, in the same order; with
+/// `exports!(check)` in `src/ffi.rs` (same signatures), no library can add a function alone.
+#[test]
+fn header_functions_are_the_shared_export_table() {
+    let header = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../include/evtx.h"),
+    )
+    .unwrap();
+    let declared: Vec<&str> = header
+        .lines()
+        .filter(|line| !line.starts_with(['/', '#', ' ', '}']) && !line.starts_with("typedef"))
+        .filter_map(|line| {
+            let name_end = line.find('(')?;
+            let name_start = line[..name_end].rfind([' ', '*']).map_or(0, |at| at + 1);
+            Some(&line[name_start..name_end])
+        })
+        .collect();
+    assert_eq!(declared.len(), 14, "{declared:?}");
+    assert_eq!(declared, evtx_abi::exports::NAMES);
+}

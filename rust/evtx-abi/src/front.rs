@@ -64,11 +64,30 @@ pub struct Settings {
     /// `None` = windows-1252.
     pub ansi_codec: Option<String>,
     pub event_ranges: Vec<evtx_event_range>,
-    /// `--mta FILE`, to be read by the engine at open after the file header.
+    /// `--mta FILE`, read by the engine at open through `load_side_files`.
     pub mta_path: Option<PathBuf>,
-    /// `--wevt-cache FILE`, to be read by the engine at open after the file header, before
+    /// `--wevt-cache FILE`, read by the engine at open through `load_side_files`, before
     /// `mta_path`.
     pub wevt_cache_path: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Reads the side files these settings name, as an engine's `open` must after the file
+    /// header: the wevt cache, then the MTA file, `evtx_dump`'s order. So when both are bad,
+    /// every library reports the cache's failure and never reads the MTA file.
+    pub fn load_side_files<C, M>(
+        &self,
+        load_wevt_cache: impl FnOnce(&Path) -> Result<C, Failure>,
+        load_mta: impl FnOnce(&Path) -> Result<M, Failure>,
+    ) -> Result<(Option<C>, Option<M>), Failure> {
+        let wevt_cache = self
+            .wevt_cache_path
+            .as_deref()
+            .map(load_wevt_cache)
+            .transpose()?;
+        let mta = self.mta_path.as_deref().map(load_mta).transpose()?;
+        Ok((wevt_cache, mta))
+    }
 }
 
 /// One record or error, as an engine yields it. `data` is empty unless `status` is OK.
@@ -882,4 +901,42 @@ pub unsafe fn parser_free(parser: *mut evtx_parser) {
         // (caller's contract), so it is ours to drop exactly once.
         drop(unsafe { Box::from_raw(parser) });
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `evtx_dump` reads `--wevt-cache` before `--mta`: with both set, the cache's failure is
+    /// the one reported and the MTA file is never read.
+    #[test]
+    fn side_files_cache_first() {
+        // SAFETY: NULL asks for the defaults.
+        let mut settings = unsafe { settings_from(std::ptr::null()) }.unwrap();
+        settings.wevt_cache_path = Some("a.wevtcache".into());
+        settings.mta_path = Some("b.mta".into());
+        let read = RefCell::new(Vec::new());
+        let load = |path: &Path| {
+            read.borrow_mut().push(path.to_path_buf());
+            Ok(path.to_path_buf())
+        };
+        let (cache, mta) = settings.load_side_files(load, load).unwrap();
+        assert_eq!(cache, settings.wevt_cache_path);
+        assert_eq!(mta, settings.mta_path);
+        assert_eq!(
+            *read.borrow(),
+            [PathBuf::from("a.wevtcache"), "b.mta".into()]
+        );
+
+        let refused = |_: &Path| -> Result<(), Failure> {
+            Err(Failure::new(evtx_status::Io, "cannot read the cache"))
+        };
+        let failure = settings.load_side_files(refused, load).unwrap_err();
+        assert_eq!(failure.message, "cannot read the cache");
+        assert_eq!(
+            read.borrow().len(),
+            2,
+            "the MTA file was read after the cache failed"
+        );
+    }
 }

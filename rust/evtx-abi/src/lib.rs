@@ -8,6 +8,8 @@
 //! - [`limits`]: every explicit limit of the engines, each with its reason (the Zig engine's
 //!   `zig/src/limits.zig` is held to the header's copies at compile time);
 //! - [`front`]: the bodies of the exported functions, over the `Engine` trait;
+//! - [`mod@exports`]: the list of exported functions as one table ([`macro@exports`]), which
+//!   the reference shim defines its exports from and `rust/capi` is checked against;
 //! - `system`: the System columns of a batch's JSON texts (`evtx_parser_batch_system`);
 //! - `timestamps`: the timestamp texts of a batch (`evtx_parser_batch_timestamps`).
 //!
@@ -16,6 +18,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
+pub mod exports;
 pub mod front;
 pub mod limits;
 mod system;
