@@ -5,8 +5,10 @@
 //! default `<workspace>/target/reference/bin/evtx_dump`) skips the test, loudly, unless
 //! `EVTX_REQUIRE_REFERENCE=1`. (`evtx-compare exit-table` holds both engines to the same.)
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
+
+mod common;
 
 /// Command lines the reference answers with a help text.
 const CASES: &[&[&str]] = &[
@@ -32,24 +34,10 @@ const CASES: &[&[&str]] = &[
 
 #[test]
 fn help_texts_are_the_references_bytes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root");
-    let reference = std::env::var_os("EVTX_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/reference/bin/evtx_dump"));
-    if !reference.exists() {
-        let required = std::env::var("EVTX_REQUIRE_REFERENCE").as_deref() == Ok("1");
-        assert!(!required, "{} is missing", reference.display());
-        eprintln!("skipping: {} is missing", reference.display());
+    let Some(reference) = common::reference() else {
         return;
-    }
-    let dir = std::env::temp_dir().join(format!("evtx-rs-help-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let alias = dir.join("evtx-rs");
-    let _ = std::fs::remove_file(&alias);
-    std::os::unix::fs::symlink(reference.canonicalize().unwrap(), &alias).unwrap();
+    };
+    let (dir, alias) = common::reference_named_evtx_rs(&reference, "help");
     let ours = PathBuf::from(env!("CARGO_BIN_EXE_evtx-rs"));
     assert_eq!(ours.file_name(), alias.file_name());
     let mut differ = Vec::new();

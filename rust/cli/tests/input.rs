@@ -11,29 +11,11 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
-}
+mod common;
+use common::{reference, workspace_root};
 
 fn ours() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_evtx-rs"))
-}
-
-fn reference() -> Option<PathBuf> {
-    let path = std::env::var_os("EVTX_REFERENCE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target/reference/bin/evtx_dump"));
-    if path.is_file() {
-        return Some(path);
-    }
-    if std::env::var("EVTX_REQUIRE_REFERENCE").as_deref() == Ok("1") {
-        panic!("reference binary missing at {}", path.display());
-    }
-    eprintln!("skipping: no reference binary at {}", path.display());
-    None
 }
 
 /// A fresh scratch directory for one test.
