@@ -469,6 +469,28 @@ const testing = @import("testing.zig");
 const dump = @import("dump.zig");
 const options = @import("options.zig");
 
+/// Test helper: renders every chunk of `file` in order into `text`, each record expected to
+/// render (no failures); returns the number of records.
+fn renderEvery(
+    gpa: std.mem.Allocator,
+    renderer: *dump.Renderer,
+    file: *dump.EvtxFile,
+    text: *std.ArrayList(u8),
+) !usize {
+    var records: usize = 0;
+    for (file.order) |slot| {
+        var result = dump.ChunkResult.init(gpa);
+        defer result.deinit();
+        try renderer.renderChunk(&file.input, slot, &result);
+        for (result.entries.items) |*e| {
+            try std.testing.expect(e.outcome == .rendered);
+            records += 1;
+            try text.appendSlice(gpa, result.text(e));
+        }
+    }
+    return records;
+}
+
 test "replayed programs give the reference's bytes in every mode; the cache is used" {
     const gpa = std.testing.allocator;
     // wrapped.evtx: 90 records of a few templates over 4 chunks (programs live across chunks).
@@ -489,17 +511,7 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
         defer renderer.deinit();
         var text: std.ArrayList(u8) = .empty;
         defer text.deinit(gpa);
-        var records: usize = 0;
-        for (file.order) |slot| {
-            var result = dump.ChunkResult.init(gpa);
-            defer result.deinit();
-            try renderer.renderChunk(&file.input, slot, &result);
-            for (result.entries.items) |*e| {
-                try std.testing.expect(e.outcome == .rendered);
-                records += 1;
-                try text.appendSlice(gpa, result.text(e));
-            }
-        }
+        const records = try renderEvery(gpa, &renderer, &file, &text);
         try std.testing.expectEqualStrings(expected, text.items);
         try std.testing.expectEqual(@as(usize, 90), records);
         // Far fewer programs than records: most records were replayed, not rendered anew.
@@ -601,15 +613,7 @@ test "the scan's inline signing replays every value type as the reference writes
             for (0..2) |_| {
                 var text: std.ArrayList(u8) = .empty;
                 defer text.deinit(gpa);
-                for (file.order) |slot| {
-                    var result = dump.ChunkResult.init(gpa);
-                    defer result.deinit();
-                    try renderer.renderChunk(&file.input, slot, &result);
-                    for (result.entries.items) |*e| {
-                        try std.testing.expect(e.outcome == .rendered);
-                        try text.appendSlice(gpa, result.text(e));
-                    }
-                }
+                _ = try renderEvery(gpa, &renderer, &file, &text);
                 try std.testing.expectEqualStrings(expected, text.items);
             }
             try std.testing.expect(renderer.programs.programs.items.len > 0);
