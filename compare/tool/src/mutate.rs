@@ -551,7 +551,7 @@ fn check_mutant(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn fake_file() -> Vec<u8> {
@@ -568,31 +568,40 @@ mod tests {
         bytes
     }
 
-    #[test]
-    fn mutants_are_deterministic_and_cover_each_kind() {
-        let file = fake_file();
-        let a = mutants(&file, 7, 12);
-        let b = mutants(&file, 7, 12);
+    /// Two runs of a mutator gave the same mutants, in order, and each prefix names at least
+    /// one (shared with `mutate_readers`' tests).
+    pub(crate) fn assert_deterministic_and_covering(a: &[Mutant], b: &[Mutant], prefixes: &[&str]) {
         assert_eq!(a.len(), b.len());
         assert!(a
             .iter()
-            .zip(&b)
+            .zip(b)
             .all(|(x, y)| x.name == y.name && x.bytes == y.bytes));
-        for prefix in [
-            "truncate-at-",
-            "record0-size-0x0",
-            "template0-offset-self",
-            "swap-chunks",
-            "duplicate-chunk",
-            "bitflips-",
-            "fill-00",
-            "fill-ff",
-        ] {
+        for prefix in prefixes {
             assert!(
                 a.iter().any(|m| m.name.starts_with(prefix)),
                 "no {prefix} mutant"
             );
         }
+    }
+
+    #[test]
+    fn mutants_are_deterministic_and_cover_each_kind() {
+        let file = fake_file();
+        let a = mutants(&file, 7, 12);
+        assert_deterministic_and_covering(
+            &a,
+            &mutants(&file, 7, 12),
+            &[
+                "truncate-at-",
+                "record0-size-0x0",
+                "template0-offset-self",
+                "swap-chunks",
+                "duplicate-chunk",
+                "bitflips-",
+                "fill-00",
+                "fill-ff",
+            ],
+        );
         let same: Vec<&str> = a
             .iter()
             .filter(|m| m.bytes == file)
