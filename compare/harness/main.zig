@@ -13,6 +13,11 @@
 //! Before any input, every library must give every status the same name (`evtx_status_name`).
 //! --parity (make abi-parity) makes every skip a failure: a --lib that is not there, a
 //! backend answering NOT_IMPLEMENTED, fewer than two backends.
+//! --sources measures each backend once per way of handing it the input, in the same rounds:
+//! `heap` (the bytes read before timing, `open_buffer`), `map` (the file mapped afresh each run,
+//! `open_buffer` over the mapping: what the CLIs did before issue 13), `path` (`open_path`: the
+//! library reads the file through its chunk windows). `map` against `path` is what the windows
+//! cost, with the same engine code on both sides (PERF.md H10e).
 const std = @import("std");
 const c = @import("evtx_h");
 const build_options = @import("harness_options");
@@ -38,6 +43,8 @@ const usage =
     \\                    (repeatable; the evtx_options field, as the CLI flag of that name)
     \\  --mta FILE        evtx_options.mta_path (the CLI's --mta FILE)
     \\  --wevt-cache FILE evtx_options.wevt_cache_path (the CLI's --wevt-cache FILE)
+    \\  --sources S       heap | map | path, comma-separated (default heap): how the input
+    \\                    reaches each backend; every backend is run once per source per round
     \\  --parity          fail on any skip: a missing --lib, NOT_IMPLEMENTED, under two backends
     \\
 ;
@@ -55,6 +62,11 @@ const Api = struct {
     parser_open_buffer: *const fn (
         [*c]const u8,
         usize,
+        [*c]const c.evtx_options,
+        [*c]?*c.evtx_parser,
+    ) callconv(.c) c.evtx_status,
+    parser_open_path: *const fn (
+        [*c]const u8,
         [*c]const c.evtx_options,
         [*c]?*c.evtx_parser,
     ) callconv(.c) c.evtx_status,
@@ -100,6 +112,22 @@ const Backend = struct {
 
 const ApiKind = enum { push, pull };
 
+/// How the input reaches the library (`--sources`).
+const Source = enum {
+    /// Read into memory once before the runs; `open_buffer` lends those bytes.
+    heap,
+    /// Mapped read-only afresh in each timed run; `open_buffer` over the mapping.
+    map,
+    /// `open_path`: the library reads the file itself.
+    path,
+};
+
+/// One input as every source needs it.
+const Input = struct {
+    data: []const u8,
+    path: [:0]const u8,
+};
+
 const Settings = struct {
     format: u32 = c.EVTX_FORMAT_JSONL,
     format_name: []const u8 = "jsonl",
@@ -107,6 +135,7 @@ const Settings = struct {
     runs: u32 = 5,
     warmup: u32 = 1,
     api: ApiKind = .push,
+    sources: []const Source = &.{.heap},
     json_path: ?[]const u8 = null,
     /// Option variants, applied after `evtx_options_init`.
     no_indent: bool = false,
@@ -199,6 +228,8 @@ const Row = struct {
     fixture: []const u8,
     input_bytes: u64,
     backend: []const u8,
+    /// `--sources`: how the input reached the backend.
+    source: []const u8,
     version: []const u8,
     library: []const u8,
     format: []const u8,
@@ -215,6 +246,13 @@ const Row = struct {
     options: []const u8,
     median_ms: f64,
     min_ms: f64,
+    /// The process's user + system time per run (every thread), median: on a shared VM whose
+    /// wall times move with other guests' load (steal), the steadier figure for a ratio.
+    median_cpu_ms: f64,
+    /// Every timed run's wall and CPU time in round order, for paired ratios between rows
+    /// (one round runs every row once, so a round's ratio cancels the machine's drift).
+    wall_ns_by_round: []const u64,
+    cpu_ns_by_round: []const u64,
     mb_per_s: f64,
     ns_per_record: f64,
     ratio_to_reference: ?f64,
@@ -265,6 +303,8 @@ pub fn main() !void {
             } else if (std.mem.eql(u8, arg, "--api")) {
                 settings.api = std.meta.stringToEnum(ApiKind, text) orelse
                     fatal("--api: push or pull, not {s}", .{text});
+            } else if (std.mem.eql(u8, arg, "--sources")) {
+                settings.sources = try parseSources(arena, text);
             } else if (std.mem.eql(u8, arg, "--json")) {
                 settings.json_path = text;
             } else if (std.mem.eql(u8, arg, "--mta") or std.mem.eql(u8, arg, "--wevt-cache")) {
@@ -329,6 +369,7 @@ pub fn main() !void {
         const data = std.fs.cwd().readFileAlloc(arena, input, 1 << 36) catch |err| {
             fatal("cannot read {s}: {s}", .{ input, @errorName(err) });
         };
+        const input_z = try arena.dupeZ(u8, input);
         const fixture = std.fs.path.basename(input);
         try stdout.print(
             "\n{s}: {d:.1} MB, format {s}, threads {d}, api {s}, options [{s}], {d} runs (+{d} warmup)\n",
@@ -338,13 +379,13 @@ pub fn main() !void {
                 settings.runs,    settings.warmup,
             },
         );
-        try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} {s:>8} {s:>6}\n", .{
-            "backend", "version", "records", "failed", "out bytes", "hash", "median ms", "min ms", "MB/s", "ns/rec", "x ref",
+        try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} {s:>8} {s:>8} {s:>6}\n", .{
+            "backend", "version", "records", "failed", "out bytes", "hash", "median ms", "min ms", "cpu ms", "MB/s", "ns/rec", "x ref",
         });
         try stdout.flush();
 
         const first_row = rows.items.len;
-        const measurements = try measure(arena, backends.items, data, settings);
+        const measurements = try measure(arena, backends.items, .{ .data = data, .path = input_z }, settings);
         for (measurements) |measurement| {
             const backend = measurement.backend;
             switch (measurement.state) {
@@ -352,14 +393,16 @@ pub fn main() !void {
                 .skipped => {
                     if (settings.parity) failures += 1;
                     try stdout.print("{s:<10} {s:<8} {s}: {s}\n", .{
-                        backend.name,                                                   backend.version,
+                        try label(arena, backend.name, measurement.source, settings), backend.version,
                         if (settings.parity) "FAILED (not implemented)" else "skipped", measurement.message,
                     });
                 },
                 .failed => {
                     failures += 1;
                     try stdout.print("{s:<10} {s:<8} FAILED: {s}\n", .{
-                        backend.name, backend.version, measurement.message,
+                        try label(arena, backend.name, measurement.source, settings),
+                        backend.version,
+                        measurement.message,
                     });
                 },
             }
@@ -406,9 +449,10 @@ pub fn main() !void {
             }
         }
         for (measured) |row| {
-            try stdout.print("{s:<10} {s:<8} {d:>9} {d:>7} {d:>12} {s:<16} {d:>10.2} {d:>10.2} {d:>8.1} {d:>8.0} ", .{
-                row.backend, row.version,   row.records, row.failed,   row.output_bytes,
-                row.hash,    row.median_ms, row.min_ms,  row.mb_per_s, row.ns_per_record,
+            try stdout.print("{s:<10} {s:<8} {d:>9} {d:>7} {d:>12} {s:<16} {d:>10.2} {d:>10.2} {d:>8.2} {d:>8.1} {d:>8.0} ", .{
+                try label(arena, row.backend, std.meta.stringToEnum(Source, row.source).?, settings),
+                row.version,   row.records, row.failed,   row.output_bytes,
+                row.hash,    row.median_ms, row.min_ms,  row.median_cpu_ms, row.mb_per_s, row.ns_per_record,
             });
             if (row.ratio_to_reference) |ratio| {
                 try stdout.print("{d:>6.2}", .{ratio});
@@ -450,6 +494,23 @@ pub fn main() !void {
     });
     try stdout.flush();
     if (!ok) std.process.exit(1);
+}
+
+/// The backend's name, with its source when the run measures another than `heap`.
+fn label(arena: std.mem.Allocator, name: []const u8, source: Source, settings: Settings) ![]const u8 {
+    if (settings.sources.len == 1 and settings.sources[0] == .heap) return name;
+    return std.fmt.allocPrint(arena, "{s}/{s}", .{ name, @tagName(source) });
+}
+
+fn parseSources(arena: std.mem.Allocator, text: []const u8) ![]const Source {
+    var sources: std.ArrayList(Source) = .empty;
+    var names = std.mem.splitScalar(u8, text, ',');
+    while (names.next()) |name| {
+        const source = std.meta.stringToEnum(Source, name) orelse
+            fatal("--sources: heap, map or path, not {s}", .{name});
+        try sources.append(arena, source);
+    }
+    return sources.items;
 }
 
 fn countMismatched(rows: []const Row) usize {
@@ -507,30 +568,48 @@ fn defaultLibraries(arena: std.mem.Allocator, paths: *std.ArrayList([]const u8))
 /// One backend's runs over one input.
 const Measurement = struct {
     backend: Backend,
+    source: Source,
     options: c.evtx_options,
     state: enum { ok, skipped, failed } = .ok,
     /// Why it was skipped or failed.
     message: []const u8 = "",
     first: ?Outcome = null,
     times_ns: []u64,
+    cpu_ns: []u64,
 
-    fn run(measurement: *Measurement, arena: std.mem.Allocator, data: []const u8, kind: ApiKind) !?u64 {
+    const Time = struct { wall_ns: u64, cpu_ns: u64 };
+
+    fn run(measurement: *Measurement, arena: std.mem.Allocator, input: Input, kind: ApiKind) !?Time {
         if (measurement.state != .ok) return null;
+        const cpu_before = cpuTimeNs();
         var timer = std.time.Timer.start() catch @panic("no monotonic clock");
-        const outcome = runOnce(measurement.backend.api, &measurement.options, data, kind) catch |err| {
+        const api = measurement.backend.api;
+        const outcome = runOnce(api, &measurement.options, input, measurement.source, kind) catch |err| {
             measurement.state = if (err == error.NotImplemented) .skipped else .failed;
             measurement.message = try arena.dupe(u8, std.mem.span(measurement.backend.api.last_error()));
             return null;
         };
         const time_ns = timer.read();
+        const cpu_ns = cpuTimeNs() -| cpu_before;
         expectSame(&measurement.first, outcome, measurement.backend) catch {
             measurement.state = .failed;
             measurement.message = "two runs gave different output";
             return null;
         };
-        return time_ns;
+        return .{ .wall_ns = time_ns, .cpu_ns = cpu_ns };
     }
 };
+
+/// User + system time of the whole process so far.
+fn cpuTimeNs() u64 {
+    const resources = std.posix.getrusage(std.posix.rusage.SELF);
+    var total: u64 = 0;
+    for ([_]std.posix.timeval{ resources.utime, resources.stime }) |time| {
+        total += @as(u64, @intCast(time.sec)) * std.time.ns_per_s +
+            @as(u64, @intCast(time.usec)) * std.time.ns_per_us;
+    }
+    return total;
+}
 
 /// Warm-up runs, then the timed runs in rounds: each round runs every backend once, so a
 /// machine that gets busier or quieter during the measurement affects all backends alike and
@@ -538,11 +617,12 @@ const Measurement = struct {
 fn measure(
     arena: std.mem.Allocator,
     backends: []const Backend,
-    data: []const u8,
+    input: Input,
     settings: Settings,
 ) ![]Measurement {
-    const measurements = try arena.alloc(Measurement, backends.len);
-    for (measurements, backends) |*measurement, backend| {
+    const measurements = try arena.alloc(Measurement, backends.len * settings.sources.len);
+    for (measurements, 0..) |*measurement, index| {
+        const backend = backends[index / settings.sources.len];
         var options: c.evtx_options = undefined;
         backend.api.options_init(&options);
         options.format = settings.format;
@@ -561,17 +641,20 @@ fn measure(
         }
         measurement.* = .{
             .backend = backend,
+            .source = settings.sources[index % settings.sources.len],
             .options = options,
             .times_ns = try arena.alloc(u64, settings.runs),
+            .cpu_ns = try arena.alloc(u64, settings.runs),
         };
     }
     for (0..settings.warmup) |_| {
-        for (measurements) |*measurement| _ = try measurement.run(arena, data, settings.api);
+        for (measurements) |*measurement| _ = try measurement.run(arena, input, settings.api);
     }
     for (0..settings.runs) |round| {
         for (measurements) |*measurement| {
-            if (try measurement.run(arena, data, settings.api)) |time_ns| {
-                measurement.times_ns[round] = time_ns;
+            if (try measurement.run(arena, input, settings.api)) |time| {
+                measurement.times_ns[round] = time.wall_ns;
+                measurement.cpu_ns[round] = time.cpu_ns;
             }
         }
     }
@@ -586,18 +669,16 @@ fn summarize(
     settings: Settings,
 ) !Row {
     const backend = measurement.backend;
+    const wall_ns_by_round = try arena.dupe(u64, measurement.times_ns);
+    const cpu_ns_by_round = try arena.dupe(u64, measurement.cpu_ns);
     const times_ns = measurement.times_ns;
-    std.mem.sort(u64, times_ns, {}, std.sort.asc(u64));
-    const median_ns: f64 = if (times_ns.len % 2 == 1)
-        @floatFromInt(times_ns[times_ns.len / 2])
-    else
-        (@as(f64, @floatFromInt(times_ns[times_ns.len / 2 - 1])) +
-            @as(f64, @floatFromInt(times_ns[times_ns.len / 2]))) / 2;
+    const median_ns = median(times_ns);
     const outcome = measurement.first.?;
     return .{
         .fixture = fixture,
         .input_bytes = data.len,
         .backend = backend.name,
+        .source = @tagName(measurement.source),
         .version = backend.version,
         .library = backend.library,
         .format = settings.format_name,
@@ -614,6 +695,9 @@ fn summarize(
         .options = settings.option_names,
         .median_ms = median_ns / std.time.ns_per_ms,
         .min_ms = @as(f64, @floatFromInt(times_ns[0])) / std.time.ns_per_ms,
+        .median_cpu_ms = median(measurement.cpu_ns) / std.time.ns_per_ms,
+        .wall_ns_by_round = wall_ns_by_round,
+        .cpu_ns_by_round = cpu_ns_by_round,
         .mb_per_s = megabytes(data.len) / (median_ns / std.time.ns_per_s),
         .ns_per_record = if (outcome.records == 0)
             0
@@ -623,6 +707,15 @@ fn summarize(
         .hash_matches = true,
         .status = "ok",
     };
+}
+
+/// The median of the values, which it sorts.
+fn median(values: []u64) f64 {
+    std.debug.assert(values.len > 0);
+    std.mem.sort(u64, values, {}, std.sort.asc(u64));
+    const middle: f64 = @floatFromInt(values[values.len / 2]);
+    if (values.len % 2 == 1) return middle;
+    return (@as(f64, @floatFromInt(values[values.len / 2 - 1])) + middle) / 2;
 }
 
 /// Every run of a backend must give the same output: a backend that does not is broken.
@@ -637,10 +730,23 @@ fn expectSame(first: *?Outcome, outcome: Outcome, backend: Backend) RunError!voi
     }
 }
 
-/// One timed unit: open the in-memory input, render all of it into the hashing sink, free.
-fn runOnce(api: Api, options: *const c.evtx_options, data: []const u8, kind: ApiKind) RunError!Outcome {
+/// One timed unit: open the input from its source, render all of it into the hashing sink, free.
+fn runOnce(
+    api: Api,
+    options: *const c.evtx_options,
+    input: Input,
+    source: Source,
+    kind: ApiKind,
+) RunError!Outcome {
+    const mapping = if (source == .map) try mapInput(input) else null;
+    defer if (mapping) |bytes| std.posix.munmap(bytes);
+    const data: []const u8 = mapping orelse input.data;
+
     var parser: ?*c.evtx_parser = null;
-    const opened = api.parser_open_buffer(data.ptr, data.len, options, &parser);
+    const opened = if (source == .path)
+        api.parser_open_path(input.path.ptr, options, &parser)
+    else
+        api.parser_open_buffer(data.ptr, data.len, options, &parser);
     if (opened != c.EVTX_STATUS_OK) return statusError(api, "open", opened);
     defer api.parser_free(parser);
 
@@ -700,6 +806,21 @@ fn runOnce(api: Api, options: *const c.evtx_options, data: []const u8, kind: Api
         .fields_hash = sink.fields.final(),
         .reference_fields_hash = sink.reference_fields.final(),
         .final_status = final_status,
+    };
+}
+
+/// The input file mapped read-only (freed by the caller after the parser), or null when it is
+/// empty (nothing to map; the heap copy is as empty).
+fn mapInput(input: Input) RunError!?[]align(std.heap.page_size_min) const u8 {
+    if (input.data.len == 0) return null;
+    const file = std.fs.cwd().openFile(input.path, .{}) catch |err| {
+        std.debug.print("evtx-bench: cannot open {s}: {s}\n", .{ input.path, @errorName(err) });
+        return error.BackendFailed;
+    };
+    defer file.close();
+    return std.posix.mmap(null, input.data.len, std.posix.PROT.READ, .{ .TYPE = .PRIVATE }, file.handle, 0) catch |err| {
+        std.debug.print("evtx-bench: cannot map {s}: {s}\n", .{ input.path, @errorName(err) });
+        return error.BackendFailed;
     };
 }
 

@@ -66,6 +66,21 @@ pub const VARIANTS: &[Variant] = &[
         "pull",
         &["--option", "recover-records", "--threads", "2"],
     ),
+    // `open_path` (the libraries' chunk windows) against `open_buffer`, in one run each, so
+    // every row is held to the same output (issue 13: the windows change nothing).
+    variant("jsonl", "push", &["--sources", "heap,path"]),
+    variant(
+        "xml",
+        "pull",
+        &[
+            "--sources",
+            "heap,path",
+            "--option",
+            "recover-records",
+            "--threads",
+            "2",
+        ],
+    ),
 ];
 
 /// The variants each `--mta` and `--wevt-cache` file runs in (issue 17): both APIs, every
