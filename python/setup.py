@@ -7,8 +7,8 @@ workspace's target/release, and the `ziglang` build dependency (Zig 0.15.2 from 
 their own caches, so a rebuild with nothing changed only copies files.
 
 Portability (PERF.md P7): Zig builds for the host CPU unless told, so libevtx_zig is built for
-ZIG_CPU (x86-64-v2: SSE4.2 and POPCNT, no AVX), not for the build machine; the Rust libraries
-are baseline x86-64 (cargo's default, with runtime-dispatched AVX kernels in memchr, simdutf8
+ZIG_CPU (baseline x86-64: SSE2, no SSE4/AVX), not for the build machine; the Rust libraries are
+baseline x86-64 (cargo's default, with runtime-dispatched SSE4.2/AVX kernels in memchr, simdutf8
 and crc32fast) unless RUSTFLAGS asks for more, which the build refuses. The wheel's platform tag
 is manylinux_2_N for the newest glibc symbol version the libraries need (objdump -T), and
 _lib/build.json records both, for the tests and for anyone asking what a wheel was built for.
@@ -34,9 +34,11 @@ except ImportError:  # pragma: no cover - wheel is a build requirement
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 LIBS = ("libevtx_rs.so", "libevtx_ref.so", "libevtx_zig.so")
-# The Zig CPU model of libevtx_zig: x86-64-v2 runs on every x86-64 CPU since 2009 (Nehalem,
-# Bulldozer); the cost against the native build is in PERF.md P7.
-ZIG_CPU = "x86_64_v2"
+# The Zig CPU model of libevtx_zig: the architecture's baseline (x86-64: SSE2), what manylinux
+# promises and what the Rust libraries already are; x86-64-v2 would save 0.2 % of the engine's
+# instructions and lose CPUs without SSE4.2/POPCNT (QEMU's default model among them), PERF.md P7.
+X86_64 = platform.machine() in ("x86_64", "AMD64")
+ZIG_CPU = "baseline"
 # What build_libraries found: the manylinux tag's glibc version, once the libraries exist.
 BUILT = {}
 
@@ -67,7 +69,8 @@ def build_libraries(destination: Path) -> None:
         shutil.copyfile(sources[name], destination / name)
     glibc = newest_glibc([destination / name for name in LIBS])
     BUILT["glibc"] = glibc
-    info = {"zig_cpu": ZIG_CPU, "rust_cpu": "x86-64", "glibc": ".".join(map(str, glibc or ()))}
+    info = {"zig_cpu": ZIG_CPU, "rust_cpu": "x86-64" if X86_64 else "baseline",
+            "glibc": ".".join(map(str, glibc or ()))}
     (destination / "build.json").write_text(json.dumps(info, indent=1) + "\n")
 
 
@@ -114,7 +117,7 @@ if bdist_wheel is not None:
         def get_tag(self):
             _, _, plat = super().get_tag()
             glibc = BUILT.get("glibc")
-            if plat == "linux_x86_64" and platform.machine() == "x86_64" and glibc:
+            if plat == "linux_x86_64" and X86_64 and glibc:
                 # Portable libraries (ZIG_CPU, baseline Rust) linked only against libc, libgcc_s
                 # and ld-linux, whose symbol versions bound the glibc the wheel needs.
                 plat = "manylinux_{}_{}_x86_64".format(*glibc)
