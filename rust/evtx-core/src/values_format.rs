@@ -91,35 +91,41 @@ pub fn write_value(
         ty::FILETIME => write_filetime(out, u64::from_le_bytes(arr8(b))),
         ty::SYSTIME => write_systime(out, b),
         ty::SID => write_sid(out, b),
-        _ if v.ty & ty::ARRAY != 0 => {
-            let mut first = true;
-            for_each_item(chunk, v, |item| {
-                if !first {
-                    out.push(b',');
-                }
-                first = false;
-                match item {
-                    None => {}
-                    Some(Item::Text16 { off, units }) => {
-                        let o = off as usize;
-                        escape::write_utf16_in(
-                            out,
-                            chunk,
-                            o,
-                            o + 2 * units as usize,
-                            flavor.utf16_mode(),
-                        )
-                    }
-                    Some(Item::Ansi { off, len }) => {
-                        let o = off as usize;
-                        write_ansi(out, &chunk[o..o + len as usize], codec, flavor)
-                    }
-                    Some(Item::Value(iv)) => write_value(out, chunk, &iv, codec, flavor),
-                }
-            });
-        }
+        _ if v.ty & ty::ARRAY != 0 => write_array(out, chunk, v, codec, flavor),
         _ => {}
     }
+}
+
+/// The items of an array value, comma-separated. Out of line: arrays are rare in Security
+/// logs, and inlined they made every scalar's call to [`write_value`] save and restore more
+/// registers (PERF.md H36).
+#[inline(never)]
+fn write_array(
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    v: &Value,
+    codec: &'static Encoding,
+    flavor: Flavor,
+) {
+    let mut first = true;
+    for_each_item(chunk, v, |item| {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        match item {
+            None => {}
+            Some(Item::Text16 { off, units }) => {
+                let o = off as usize;
+                escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, flavor.utf16_mode())
+            }
+            Some(Item::Ansi { off, len }) => {
+                let o = off as usize;
+                write_ansi(out, &chunk[o..o + len as usize], codec, flavor)
+            }
+            Some(Item::Value(iv)) => write_value(out, chunk, &iv, codec, flavor),
+        }
+    });
 }
 
 #[inline]
