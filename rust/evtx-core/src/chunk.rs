@@ -87,21 +87,53 @@ impl ChunkHeader {
     }
 }
 
+/// The string-table entries [`check_string_table`] has seen in the current chunk: one bit per
+/// possible entry offset, and the words it set, so the next chunk clears only those words (a
+/// chunk's table touches a few dozen; clearing all 1,025 cost ~90 instructions per record).
+/// Invariant between calls: every set bit lies in a word listed in `touched`.
+#[derive(Debug, Default)]
+pub struct Visited {
+    bits: Vec<u64>,
+    touched: Vec<u32>,
+}
+
+impl Visited {
+    /// Empties the set: the touched words only.
+    fn reset(&mut self) {
+        if self.bits.is_empty() {
+            self.bits.resize(CHUNK_SIZE / 64 + 1, 0);
+        }
+        for &word in &self.touched {
+            self.bits[word as usize] = 0;
+        }
+        self.touched.clear();
+    }
+
+    /// Marks entry `offset` (offsets past the chunk share the last word; they fail when read).
+    /// Returns whether it was marked already.
+    fn mark(&mut self, offset: u32) -> bool {
+        let word = (offset as usize / 64).min(CHUNK_SIZE / 64);
+        let bit = 1u64 << (offset % 64);
+        let seen = self.bits[word] & bit != 0;
+        if self.bits[word] == 0 {
+            self.touched.push(word as u32);
+        }
+        self.bits[word] |= bit;
+        seen
+    }
+}
+
 /// Checks that every entry of the chunk's string table can be read (section 4.3): walks all 64
 /// bucket chains, each entry must lie in the chunk and hold valid UTF-16. `visited` is scratch
 /// (reused between chunks).
-pub fn check_string_table(chunk: &[u8], visited: &mut Vec<u64>) -> Result<(), Failure> {
-    // One bit per possible entry offset in the chunk; offsets past it fail when read.
-    visited.clear();
-    visited.resize(CHUNK_SIZE / 64 + 1, 0);
+pub fn check_string_table(chunk: &[u8], visited: &mut Visited) -> Result<(), Failure> {
+    visited.reset();
     for bucket in 0..64 {
         let mut offset = le_u32(chunk, 128 + bucket * 4);
         while offset != 0 {
-            let (word, bit) = ((offset as usize / 64).min(CHUNK_SIZE / 64), offset % 64);
-            if visited[word] & (1 << bit) != 0 && (offset as usize) < CHUNK_SIZE {
+            if visited.mark(offset) && (offset as usize) < CHUNK_SIZE {
                 break;
             }
-            visited[word] |= 1 << bit;
             let next = read_name_entry_check(chunk, offset as usize).ok_or_else(|| {
                 Failure::new(
                     ErrorKind::BadStringTable,
@@ -159,12 +191,31 @@ pub(crate) mod tests {
         c[128..132].copy_from_slice(&600u32.to_le_bytes());
         c[606..608].copy_from_slice(&1u16.to_le_bytes());
         c[608..610].copy_from_slice(&0xd800u16.to_le_bytes());
-        let mut v = Vec::new();
+        let mut v = Visited::default();
         assert_eq!(
             check_string_table(&c, &mut v).unwrap_err().kind,
             ErrorKind::BadStringTable
         );
         c[608..610].copy_from_slice(&0x41u16.to_le_bytes());
+        assert!(check_string_table(&c, &mut v).is_ok());
+        // The marks of the good chunk must not make the next chunk skip the same offset.
+        c[608..610].copy_from_slice(&0xdc00u16.to_le_bytes());
+        assert!(check_string_table(&c, &mut v).is_err());
+    }
+
+    #[test]
+    fn string_table_cycle_ends_the_walk() {
+        // Bucket 0: 600 -> 700 -> 600; bucket 1: 700 (seen). Both names valid ("A").
+        let mut c = chunk_with(&[], 512, 0);
+        c[128..132].copy_from_slice(&600u32.to_le_bytes());
+        c[132..136].copy_from_slice(&700u32.to_le_bytes());
+        for (at, next) in [(600usize, 700u32), (700, 600)] {
+            c[at..at + 4].copy_from_slice(&next.to_le_bytes());
+            c[at + 6..at + 8].copy_from_slice(&1u16.to_le_bytes());
+            c[at + 8..at + 10].copy_from_slice(&0x41u16.to_le_bytes());
+        }
+        let mut v = Visited::default();
+        assert!(check_string_table(&c, &mut v).is_ok());
         assert!(check_string_table(&c, &mut v).is_ok());
     }
 

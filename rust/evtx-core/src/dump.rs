@@ -125,7 +125,7 @@ pub struct Renderer {
     identities: Identities,
     tree: Tree,
     scratch: Scratch,
-    visited: Vec<u64>,
+    visited: chunk::Visited,
     /// Size of the last chunk's output, to pre-size the next.
     last_output: usize,
     /// Tree nodes built for this chunk's records (see [`MAX_CHUNK_NODES`]).
@@ -148,7 +148,7 @@ impl Renderer {
             identities: Identities::default(),
             tree: Tree::default(),
             scratch: Scratch::default(),
-            visited: Vec::new(),
+            visited: chunk::Visited::default(),
             last_output: 128 << 10,
             chunk_nodes: 0,
             window: ChunkSlot::default(),

@@ -91,35 +91,41 @@ pub fn write_value(
         ty::FILETIME => write_filetime(out, u64::from_le_bytes(arr8(b))),
         ty::SYSTIME => write_systime(out, b),
         ty::SID => write_sid(out, b),
-        _ if v.ty & ty::ARRAY != 0 => {
-            let mut first = true;
-            for_each_item(chunk, v, |item| {
-                if !first {
-                    out.push(b',');
-                }
-                first = false;
-                match item {
-                    None => {}
-                    Some(Item::Text16 { off, units }) => {
-                        let o = off as usize;
-                        escape::write_utf16_in(
-                            out,
-                            chunk,
-                            o,
-                            o + 2 * units as usize,
-                            flavor.utf16_mode(),
-                        )
-                    }
-                    Some(Item::Ansi { off, len }) => {
-                        let o = off as usize;
-                        write_ansi(out, &chunk[o..o + len as usize], codec, flavor)
-                    }
-                    Some(Item::Value(iv)) => write_value(out, chunk, &iv, codec, flavor),
-                }
-            });
-        }
+        _ if v.ty & ty::ARRAY != 0 => write_array(out, chunk, v, codec, flavor),
         _ => {}
     }
+}
+
+/// The items of an array value, comma-separated. Out of line: arrays are rare in Security
+/// logs, and inlined they made every scalar's call to [`write_value`] save and restore more
+/// registers (PERF.md H36).
+#[inline(never)]
+fn write_array(
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    v: &Value,
+    codec: &'static Encoding,
+    flavor: Flavor,
+) {
+    let mut first = true;
+    for_each_item(chunk, v, |item| {
+        if !first {
+            out.push(b',');
+        }
+        first = false;
+        match item {
+            None => {}
+            Some(Item::Text16 { off, units }) => {
+                let o = off as usize;
+                escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, flavor.utf16_mode())
+            }
+            Some(Item::Ansi { off, len }) => {
+                let o = off as usize;
+                write_ansi(out, &chunk[o..o + len as usize], codec, flavor)
+            }
+            Some(Item::Value(iv)) => write_value(out, chunk, &iv, codec, flavor),
+        }
+    });
 }
 
 #[inline]
@@ -154,8 +160,18 @@ pub fn write_hex(out: &mut Vec<u8>, v: u64) {
     };
     buf[0] = b'0';
     buf[1] = b'x';
-    for i in 0..digits {
-        buf[1 + digits - i] = HEX_LOWER[((v >> (4 * i)) & 0xf) as usize];
+    // Two digits per table load, from the last one back (one load per byte, not per nibble).
+    let (mut end, mut left, mut v) = (2 + digits, digits, v);
+    while left >= 2 {
+        let [hi, lo] = HEX_PAIRS[(v & 0xff) as usize];
+        buf[end - 2] = hi;
+        buf[end - 1] = lo;
+        v >>= 8;
+        end -= 2;
+        left -= 2;
+    }
+    if left == 1 {
+        buf[2] = HEX_LOWER[(v & 0xf) as usize];
     }
     out.extend_from_slice(&buf[..2 + digits]);
 }
@@ -227,9 +243,23 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// The two decimal digits of every number below 100.
+static DEC_PAIRS: [[u8; 2]; 100] = {
+    let mut t = [[0u8; 2]; 100];
+    let mut i = 0;
+    while i < 100 {
+        t[i] = [b'0' + (i / 10) as u8, b'0' + (i % 10) as u8];
+        i += 1;
+    }
+    t
+};
+
+/// The last two decimal digits of `v` at `buf[at..at + 2]`, from one table load.
+#[inline]
 fn two(buf: &mut [u8], at: usize, v: u32) {
-    buf[at] = b'0' + (v / 10 % 10) as u8;
-    buf[at + 1] = b'0' + (v % 10) as u8;
+    let [hi, lo] = DEC_PAIRS[(v % 100) as usize];
+    buf[at] = hi;
+    buf[at + 1] = lo;
 }
 
 /// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ`.
@@ -243,11 +273,11 @@ fn write_timestamp(out: &mut Vec<u8>, y: u32, mo: u32, d: u32, h: u32, mi: u32, 
     two(&mut buf, 11, h);
     two(&mut buf, 14, mi);
     two(&mut buf, 17, s);
-    let mut f = frac;
-    for i in (20..27).rev() {
-        buf[i] = b'0' + (f % 10) as u8;
-        f /= 10;
-    }
+    // Seven digits: one, then three pairs (frac < 10^7 for FILETIMEs and SYSTEMTIMEs).
+    buf[20] = b'0' + (frac / 1_000_000 % 10) as u8;
+    two(&mut buf, 21, frac / 10_000);
+    two(&mut buf, 23, frac / 100);
+    two(&mut buf, 25, frac);
     out.extend_from_slice(&buf);
 }
 
@@ -466,6 +496,55 @@ mod tests {
             "{03020100-0504-0706-0809-0a0b0c0d0e0f}"
         );
         assert!(decode_sized(&[0; 3], 0, ty::SIZET, 3, encoding_rs::WINDOWS_1252).is_err());
+    }
+
+    #[test]
+    fn hex_equals_std_formatting() {
+        // Every digit count (1..=16), and values with zero bytes inside.
+        let mut v = 0x9e37_79b9_7f4a_7c15u64;
+        for shift in 0..64 {
+            for x in [
+                1u64 << shift,
+                (1u64 << shift) - 1,
+                v >> shift,
+                (v >> shift) & !0xff00,
+            ] {
+                let mut o = Vec::new();
+                write_hex(&mut o, x);
+                assert_eq!(String::from_utf8(o).unwrap(), format!("0x{x:x}"));
+            }
+            v = v.rotate_left(7) ^ 0x5555;
+        }
+    }
+
+    #[test]
+    fn timestamp_digits_equal_std_formatting() {
+        for (i, frac) in [
+            0u32, 1, 9, 10, 99, 100, 123_456, 999_999, 1_000_000, 9_999_999,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (h, mi, s) = (i as u32 * 2, 59 - i as u32, i as u32 * 6);
+            let mut o = Vec::new();
+            write_timestamp(
+                &mut o,
+                2016 + i as u32,
+                1 + i as u32,
+                10 + i as u32,
+                h,
+                mi,
+                s,
+                frac,
+            );
+            let want = format!(
+                "{:04}-{:02}-{:02}T{h:02}:{mi:02}:{s:02}.{frac:07}Z",
+                2016 + i,
+                1 + i,
+                10 + i
+            );
+            assert_eq!(String::from_utf8(o).unwrap(), want);
+        }
     }
 
     #[test]
