@@ -413,20 +413,8 @@ fn eql(a: []const u8, b: []const u8) bool {
 // Tests: the expected texts are `evtx_dump` 0.15.1's for `dump-template-instances` (its
 // options: `-i/--input <EVTX>` required, `--record-id <ID>`, `--template-instance-index <N>`).
 
-const test_command: Command = .{
-    .name = "dump-template-instances",
-    .specs = &.{
-        .{ .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true },
-        .{ .long = "record-id", .usage = "--record-id <ID>", .takes_value = true },
-        .{
-            .long = "template-instance-index",
-            .usage = "--template-instance-index <N>",
-            .takes_value = true,
-        },
-        .{ .long = "help", .short = 'h', .usage = "--help" },
-    },
-    .required = 0,
-};
+/// The real table, not a copy: the texts below are the reference's for this very command.
+const test_command = @import("dump_template_instances.zig").command;
 
 /// The reference's suggestion for the one misspelling the tests use.
 fn testSimilar(text: []const u8, candidates: []const []const u8) ?[]const u8 {

@@ -201,7 +201,7 @@ pub const Renderer = struct {
             return wevt_cache.walkChunkWevt(r, cache, bytes, slot, res);
         try r.parser.resetChunk(bytes);
         var walker = records.RecordWalker.init(bytes, r.settings.recover_records);
-        return r.walk(res, slot, &walker);
+        return r.walkChunk(res, slot, &walker);
     }
 
     /// A slot the file ends inside (shared-fixtures/README.md, "A log cut inside its last
@@ -225,25 +225,44 @@ pub const Renderer = struct {
         @memset(padded[bytes.len..], 0);
         try r.parser.resetChunk(padded[0..bytes.len]);
         var walker = records.RecordWalker.carveOnly(padded, .{ .start = chunk.header_size, .end = @intCast(bytes.len) });
-        return r.walk(res, slot, &walker);
+        return r.walkChunk(res, slot, &walker);
     }
 
-    pub fn walk(r: *Renderer, res: *ChunkResult, slot: u32, walker: *records.RecordWalker) Allocator.Error!void {
+    /// Renders the records `walker` yields (slot `slot`) into `res`.
+    pub fn walkChunk(
+        r: *Renderer,
+        res: *ChunkResult,
+        slot: u32,
+        walker: *records.RecordWalker,
+    ) Allocator.Error!void {
         while (walker.next()) |step| switch (step) {
             .record => |rec| try r.renderRecord(res, slot, &rec, walker),
-            .err => |e| try res.entries.append(res.out.gpa, .{
-                .record_id = e.id,
-                .filetime = 0,
-                .slot = slot,
-                .file_offset = file_header.chunkOffset(slot) + e.offset,
-                .outcome = .{ .failed = .{
-                    .kind = e.kind,
-                    .detail_at = try res.details.addRecordDetail(res.out.gpa, e.kind, walker.bytes, e.offset),
-                } },
-            }),
+            .err => |e| try recordError(res, slot, walker.bytes, e),
         };
     }
 
+    /// The entry of a record the walker could not frame: its detail names what the walker saw.
+    fn recordError(
+        res: *ChunkResult,
+        slot: u32,
+        bytes: *const [chunk.size]u8,
+        e: @FieldType(records.WalkItem, "err"),
+    ) Allocator.Error!void {
+        @branchHint(.cold);
+        try res.entries.append(res.out.gpa, .{
+            .record_id = e.id,
+            .filetime = 0,
+            .slot = slot,
+            .file_offset = file_header.chunkOffset(slot) + e.offset,
+            .outcome = .{ .failed = .{
+                .kind = e.kind,
+                .detail_at = try res.details.addRecordDetail(res.out.gpa, e.kind, bytes, e.offset),
+            } },
+        });
+    }
+
+    /// Renders one framed record into `res.out` and adds its entry: rendered, failed, or
+    /// (excluded by `--events`, or carved noise) none.
     fn renderRecord(r: *Renderer, res: *ChunkResult, slot: u32, rec: *const records.RecordHeader, walker: *records.RecordWalker) Allocator.Error!void {
         const mark = res.out.len();
         var entry: RecordResult = .{
@@ -277,12 +296,7 @@ pub const Renderer = struct {
         // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
         if (end == start) return error.EmptyBinXml;
         const s = r.settings;
-        if (s.show_record_number and s.format != .jsonl) {
-            try out.write("Record ");
-            try values_format.writeInt(out, rec.id);
-            if (rec.recovered) try out.write(" (recovered)");
-            try out.byte('\n');
-        }
+        try banner(s, out, rec);
         const text_start = out.len();
         const format: values_format.Format = .{ .chunk = p.chunk, .ansi = s.ansi_codec };
         // Fast path: a compiled program for the record's signature, read from the bytes.
@@ -308,9 +322,44 @@ pub const Renderer = struct {
             }
         }
         const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .ref = .{ .name = p.event_name } });
+        try r.renderTree(out, root, recorder);
+        if (recorder != null) try r.programs.store(out);
+        if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
+        try r.finishRecord(out, rec, text_start);
+    }
+
+    /// The `Record N` line above a record's text (11.2), when the options show it.
+    inline fn banner(
+        s: *const Options,
+        out: *escape.Out,
+        rec: *const records.RecordHeader,
+    ) tokens.Error!void {
+        if (s.show_record_number and s.format != .jsonl) {
+            try out.write("Record ");
+            try values_format.writeInt(out, rec.id);
+            if (rec.recovered) try out.write(" (recovered)");
+            try out.byte('\n');
+        }
+    }
+
+    /// The slow path's second half: the tree in the chosen format, recorded into a program
+    /// when `recorder` is given.
+    inline fn renderTree(
+        r: *Renderer,
+        out: *escape.Out,
+        root: u32,
+        recorder: ?*program.Recorder,
+    ) tokens.Error!void {
+        const s = r.settings;
         switch (s.format) {
             .xml => {
-                var x: render_xml.XmlRenderer = .{ .p = p, .out = out, .ansi = s.ansi_codec, .indent = s.indent, .recorder = recorder };
+                var x: render_xml.XmlRenderer = .{
+                    .p = &r.parser,
+                    .out = out,
+                    .ansi = s.ansi_codec,
+                    .indent = s.indent,
+                    .recorder = recorder,
+                };
                 try x.writeRecord(root);
             },
             .json, .jsonl => {
@@ -320,9 +369,6 @@ pub const Renderer = struct {
                 try r.json.writeRecord(root);
             },
         }
-        if (recorder != null) try r.programs.store(out);
-        if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
-        try r.finishRecord(out, rec, text_start);
     }
 
     /// Splices the record's `RenderingInfo` (from `--mta`) into its rendered text.
@@ -336,12 +382,15 @@ pub const Renderer = struct {
         assert(spliced);
     }
 
+    /// The fast path: a compiled program's literal bytes and value slots, read from the
+    /// record's bytes without a tree.
     fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values_format.Format, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         try r.programs.replay(prog, out, format);
         if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
         return r.finishRecord(out, rec, text_start);
     }
 
+    /// The record's tail: the recovered mark, its newline, and the chunk's output bound.
     inline fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
         _ = r;
         if (rec.recovered) try carve.markRecovered(out, text_start);

@@ -17,7 +17,7 @@ pub const Options = struct {
 };
 
 /// The reference's options, in its order (`--help` last, as `args.Command` wants it).
-const command: arg_parser.Command = .{
+pub const command: arg_parser.Command = .{
     .name = "dump-template-instances",
     .specs = &.{
         .{ .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true },

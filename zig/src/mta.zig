@@ -319,6 +319,34 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
     var m: MtaFile = .{ .arena = std.heap.ArenaAllocator.init(gpa) };
     errdefer m.deinit();
     const a = m.arena.allocator();
+    const count = try readHeader(bytes, diag);
+    const sections = try readSections(bytes, count, diag);
+    const evt = &sections[0];
+    const msg = &sections[1];
+    const publ = &sections[2];
+    m.messages = try readMessages(a, msg, diag);
+    m.events = try readEvents(a, evt, diag);
+    try m.first_message.ensureTotalCapacity(a, @intCast(m.events.len));
+    for (m.events) |e| {
+        const gop = m.first_message.getOrPutAssumeCapacity(e.id);
+        if (!gop.found_existing) gop.value_ptr.* = e.message;
+    }
+    const list = try readPublishers(a, publ, m.messages, diag);
+    for (list, 0..) |*p, i| {
+        const exact = try m.by_name.getOrPut(a, p.name);
+        if (!exact.found_existing) exact.value_ptr.* = i;
+        const lower = try std.ascii.allocLowerString(a, p.name);
+        const folded = try m.by_lowercase_name.getOrPut(a, lower);
+        if (!folded.found_existing) folded.value_ptr.* = i;
+    }
+    m.publishers = list;
+    m.default = m.by_name.get(default_publisher);
+    return m;
+}
+
+/// The header's magic and major version, which every later read relies on; returns how many
+/// section descriptors follow.
+fn readHeader(bytes: []const u8, diag: *Diagnostic) Error!u32 {
     const header_bad: Diagnostic = .{ .corrupt = .{ .what = "header", .offset = 0 } };
     if (bytes.len < 8) {
         diag.* = header_bad;
@@ -338,10 +366,15 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
         diag.* = .{ .unsupported_version = .{ .major = major.?, .minor = minor.? } };
         return error.Invalid;
     }
-    const count = bytes_le.getU32(bytes, 20) orelse {
+    return bytes_le.getU32(bytes, 20) orelse {
         diag.* = header_bad;
         return error.Invalid;
     };
+}
+
+/// The three sections the reader needs (EVT, MSG, PUB), the first of each name; the others are
+/// skipped but their descriptors must still be whole.
+fn readSections(bytes: []const u8, count: u32, diag: *Diagnostic) Error![3]Section {
     var sections: [3]?Section = .{ null, null, null };
     var offset: usize = header_size;
     var k: u32 = 0;
@@ -369,16 +402,18 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
             break;
         }
     }
-    for (sections, section_names) |s, name| {
-        if (s == null) {
+    var found: [3]Section = undefined;
+    for (sections, section_names, &found) |s, name, *f| {
+        f.* = s orelse {
             diag.* = .{ .missing_section = name };
             return error.Invalid;
-        }
+        };
     }
-    const evt = &sections[0].?;
-    const msg = &sections[1].?;
-    const publ = &sections[2].?;
+    return found;
+}
 
+/// The MSG section's texts by entry index, which PUB entries and events point into.
+fn readMessages(a: Allocator, msg: *const Section, diag: *Diagnostic) Error![]Message {
     var messages: std.ArrayList(Message) = .empty;
     var records = Records.init(msg);
     while (try records.next(diag)) |r| {
@@ -390,10 +425,13 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
         }
         try messages.append(a, .{ .index = r.index, .text = try decodeUtf16(a, text.?) });
     }
-    m.messages = sortUnique(Message, messages.items);
+    return sortUnique(Message, messages.items);
+}
 
+/// The EVT section's (index, event id, message index) entries.
+fn readEvents(a: Allocator, evt: *const Section, diag: *Diagnostic) Error![]Event {
     var events: std.ArrayList(Event) = .empty;
-    records = Records.init(evt);
+    var records = Records.init(evt);
     while (try records.next(diag)) |r| {
         const id = bytes_le.getU64(r.payload, 0);
         const message = bytes_le.getU64(r.payload, 8);
@@ -404,18 +442,21 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
         const index: ?u32 = if (message.? <= std.math.maxInt(u32)) @intCast(message.?) else null;
         try events.append(a, .{ .index = r.index, .id = id.?, .message = index });
     }
-    m.events = sortUnique(Event, events.items);
-    try m.first_message.ensureTotalCapacity(a, @intCast(m.events.len));
-    for (m.events) |e| {
-        const gop = m.first_message.getOrPutAssumeCapacity(e.id);
-        if (!gop.found_existing) gop.value_ptr.* = e.message;
-    }
+    return sortUnique(Event, events.items);
+}
 
+/// The PUB section's publishers in entry order (their names resolved through `messages`).
+fn readPublishers(
+    a: Allocator,
+    publ: *const Section,
+    messages: []const Message,
+    diag: *Diagnostic,
+) Error![]Publisher {
     const Indexed = struct { index: u32, p: Publisher };
     var publishers: std.ArrayList(Indexed) = .empty;
-    records = Records.init(publ);
+    var records = Records.init(publ);
     while (try records.next(diag)) |r| {
-        const p = try parsePublisher(a, r.payload, m.messages) orelse {
+        const p = try parsePublisher(a, r.payload, messages) orelse {
             diag.* = .{ .corrupt = .{ .what = "PUB entry", .offset = r.at } };
             return error.Invalid;
         };
@@ -427,17 +468,8 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
         }
     }.less);
     const list = try a.alloc(Publisher, publishers.items.len);
-    for (publishers.items, list, 0..) |ip, *p, i| {
-        p.* = ip.p;
-        const exact = try m.by_name.getOrPut(a, p.name);
-        if (!exact.found_existing) exact.value_ptr.* = i;
-        const lower = try std.ascii.allocLowerString(a, p.name);
-        const folded = try m.by_lowercase_name.getOrPut(a, lower);
-        if (!folded.found_existing) folded.value_ptr.* = i;
-    }
-    m.publishers = list;
-    m.default = m.by_name.get(default_publisher);
-    return m;
+    for (publishers.items, list) |ip, *p| p.* = ip.p;
+    return list;
 }
 
 /// Sorts by entry index (stable) and keeps the first entry of each index.

@@ -388,12 +388,7 @@ pub const JsonRenderer = struct {
         defer j.keybuf.truncate(keybuf_mark);
         const arena = j.arena.allocator();
         const keys = try arena.alloc(?KeyRef, kids_len);
-        var named = false;
-        for (0..kids_len) |i| {
-            const kid = j.p.node(j.p.edges(n.kids)[i]).*;
-            keys[i] = if (j.isData(&kid)) try j.dataName(&kid) else null;
-            if (keys[i] != null) named = true;
-        }
+        const named = try j.containerKeys(n, keys);
         const run_suffix = try arena.alloc(u32, kids_len);
         if (named) try j.numberRuns(n, keys, run_suffix);
         var e: usize = 0;
@@ -416,32 +411,9 @@ pub const JsonRenderer = struct {
                 try j.writePositional(n, depth);
                 continue;
             }
-            const key = keys[i] orelse continue;
+            if (keys[i] == null) continue;
             const last = j.runEnd(n, keys, i);
-            if (!first) try j.out.byte(',');
-            first = false;
-            try j.out.byte('"');
-            try j.out.write(j.keyText(key));
-            if (run_suffix[i] > 0) {
-                try j.out.byte('_');
-                try values_format.writeInt(j.out, run_suffix[i]);
-            }
-            try j.out.write("\":");
-            if (last == i) {
-                try j.writeDataValue(&kid, depth + 1);
-            } else {
-                try j.out.byte('[');
-                var r = i;
-                var r_first = true;
-                while (r <= last) : (r += 1) {
-                    const d = j.p.node(j.p.edges(n.kids)[r]).*;
-                    if (d.kind != .element) continue;
-                    if (!r_first) try j.out.byte(',');
-                    r_first = false;
-                    try j.writeDataValue(&d, depth + 1);
-                }
-                try j.out.byte(']');
-            }
+            try j.writeDataRun(n, keys, run_suffix, i, last, &first, depth);
             // Skip the run, keeping the element-name suffix index in step.
             var r = i + 1;
             while (r <= last) : (r += 1) {
@@ -449,6 +421,59 @@ pub const JsonRenderer = struct {
             }
             i = last;
         }
+    }
+
+    /// The key of each `Data` child with a usable `Name`, found before any member is written
+    /// because one such child turns the whole container into the named form.
+    fn containerKeys(j: *JsonRenderer, n: *const Node, keys: []?KeyRef) Error!bool {
+        assert(keys.len == n.kids.len);
+        var named = false;
+        for (keys, 0..) |*key, i| {
+            const kid = j.p.node(j.p.edges(n.kids)[i]).*;
+            key.* = if (j.isData(&kid)) try j.dataName(&kid) else null;
+            if (key.* != null) named = true;
+        }
+        return named;
+    }
+
+    /// Named form: the run `[i, last]` of adjacent `Data` children sharing one key, as one
+    /// member (an array when the run has more than one).
+    fn writeDataRun(
+        j: *JsonRenderer,
+        n: *const Node,
+        keys: []const ?KeyRef,
+        run_suffix: []const u32,
+        i: usize,
+        last: usize,
+        first: *bool,
+        depth: u32,
+    ) Error!void {
+        assert(i <= last);
+        if (!first.*) try j.out.byte(',');
+        first.* = false;
+        try j.out.byte('"');
+        try j.out.write(j.keyText(keys[i].?));
+        if (run_suffix[i] > 0) {
+            try j.out.byte('_');
+            try values_format.writeInt(j.out, run_suffix[i]);
+        }
+        try j.out.write("\":");
+        if (last == i) {
+            const kid = j.p.node(j.p.edges(n.kids)[i]).*;
+            try j.writeDataValue(&kid, depth + 1);
+            return;
+        }
+        try j.out.byte('[');
+        var r = i;
+        var r_first = true;
+        while (r <= last) : (r += 1) {
+            const d = j.p.node(j.p.edges(n.kids)[r]).*;
+            if (d.kind != .element) continue;
+            if (!r_first) try j.out.byte(',');
+            r_first = false;
+            try j.writeDataValue(&d, depth + 1);
+        }
+        try j.out.byte(']');
     }
 
     /// Positional form: `"Data":{"#text":V}`.

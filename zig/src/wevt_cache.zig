@@ -845,7 +845,7 @@ pub fn walkChunkWevt(
         res.details.clear();
         try p.resetChunk(data);
         var walker = records.RecordWalker.init(bytes, r.settings.recover_records);
-        try r.walk(res, slot, &walker);
+        try r.walkChunk(res, slot, &walker);
         try failedOffsets(gpa, p, &failed);
         const before = fallback.count();
         for (failed.items) |off| {

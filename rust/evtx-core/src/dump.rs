@@ -9,7 +9,7 @@ use crate::input::{ChunkSlot, ChunkSource};
 use crate::mta;
 use crate::options::{Format, Options};
 use crate::pipeline;
-use crate::program::{Defs, Programs, Recorder, Sign};
+use crate::program::{Defs, Program, Programs, Recorder, Sign};
 use crate::records::{self, RecordWalker, WalkItem};
 use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
@@ -299,7 +299,6 @@ impl Renderer {
         mut walker: RecordWalker<'_>,
         out: &mut ChunkResult,
     ) {
-        let file_offset = EvtxFile::chunk_offset(slot);
         self.names.clear();
         self.templates.clear();
         self.identities.new_chunk();
@@ -310,62 +309,86 @@ impl Renderer {
             codec: self.opts.ansi_codec,
         };
         while let Some(item) = walker.next() {
-            let (rec, recovered) = match item {
+            match item {
                 WalkItem::Error { offset, kind, id } => {
-                    out.records.push(RecordResult {
-                        record_id: id,
-                        filetime: 0,
-                        chunk_slot: slot,
-                        file_offset: file_offset + u64::from(offset),
-                        recovered: false,
-                        outcome: Outcome::Failed(Failure::new(
-                            kind,
-                            crate::error::record_detail(kind, chunk, offset as usize),
-                        )),
-                    });
-                    continue;
+                    out.records
+                        .push(Self::record_error(chunk, slot, offset, kind, id));
                 }
-                WalkItem::Record(rec) => (rec, false),
-                WalkItem::Carved(rec) => (rec, true),
-            };
-            let start = out.bytes.len();
-            let result = self.render_record(cx, &rec, recovered, &mut out.bytes);
-            let entry = |outcome| RecordResult {
-                record_id: Some(rec.id),
-                filetime: rec.filetime,
-                chunk_slot: slot,
-                file_offset: file_offset + u64::from(rec.offset),
-                recovered,
-                outcome,
-            };
-            match result {
-                Ok(body) => {
-                    if recovered {
-                        carve::mark_recovered(
-                            &mut out.bytes,
-                            body,
-                            self.opts.format == Format::Xml,
-                        );
-                    }
-                    if self.opts.wants_record(rec.id) {
-                        let end = out.bytes.len();
-                        out.records.push(entry(Outcome::Rendered(start..end)));
-                    } else {
-                        out.bytes.truncate(start);
-                    }
+                WalkItem::Record(rec) => {
+                    self.render_record(cx, slot, &rec, false, &mut walker, out)
                 }
-                Err(f) => {
-                    out.bytes.truncate(start);
-                    if recovered {
-                        // Carved noise: dropped silently (5.4).
-                        walker.rescan_after(&rec);
-                    } else {
-                        out.records.push(entry(Outcome::Failed(f)));
-                    }
-                }
+                WalkItem::Carved(rec) => self.render_record(cx, slot, &rec, true, &mut walker, out),
             }
         }
         self.last_output = out.bytes.len().max(4096);
+    }
+
+    /// The entry of a record the walker could not frame: its detail names what the walker saw.
+    #[cold]
+    fn record_error(
+        chunk: &[u8],
+        slot: u32,
+        offset: u32,
+        kind: ErrorKind,
+        id: Option<u64>,
+    ) -> RecordResult {
+        RecordResult {
+            record_id: id,
+            filetime: 0,
+            chunk_slot: slot,
+            file_offset: EvtxFile::chunk_offset(slot) + u64::from(offset),
+            recovered: false,
+            outcome: Outcome::Failed(Failure::new(
+                kind,
+                crate::error::record_detail(kind, chunk, offset as usize),
+            )),
+        }
+    }
+
+    /// Renders one framed record onto `out.bytes` and adds its entry: rendered, failed, or
+    /// (excluded by `--events`, or carved noise) none.
+    #[inline(always)]
+    fn render_record(
+        &mut self,
+        cx: Source<'_>,
+        slot: u32,
+        rec: &records::RecordHeader,
+        recovered: bool,
+        walker: &mut RecordWalker<'_>,
+        out: &mut ChunkResult,
+    ) {
+        let start = out.bytes.len();
+        let result = self.write_record(cx, rec, recovered, &mut out.bytes);
+        let entry = |outcome| RecordResult {
+            record_id: Some(rec.id),
+            filetime: rec.filetime,
+            chunk_slot: slot,
+            file_offset: EvtxFile::chunk_offset(slot) + u64::from(rec.offset),
+            recovered,
+            outcome,
+        };
+        match result {
+            Ok(body) => {
+                if recovered {
+                    carve::mark_recovered(&mut out.bytes, body, self.opts.format == Format::Xml);
+                }
+                if self.opts.wants_record(rec.id) {
+                    let end = out.bytes.len();
+                    out.records.push(entry(Outcome::Rendered(start..end)));
+                } else {
+                    out.bytes.truncate(start);
+                }
+            }
+            Err(f) => {
+                out.bytes.truncate(start);
+                if recovered {
+                    // Carved noise: dropped silently (5.4).
+                    walker.rescan_after(rec);
+                } else {
+                    out.records.push(entry(Outcome::Failed(f)));
+                }
+            }
+        }
     }
 
     /// The trailing partial slot (`shared-fixtures/README.md`): one `incomplete chunk` error,
@@ -398,11 +421,12 @@ impl Renderer {
         }
     }
 
-    /// Renders one record with its framing (11.2) onto `buf`: replays a program when one
+    /// Writes one record with its framing (11.2) onto `buf`: replays a program when one
     /// matches the record's signature, else renders the slow way (recording a program when the
     /// shape allows).
     /// Returns where the record's text starts in `buf` (after the banner).
-    fn render_record(
+    #[inline(always)]
+    fn write_record(
         &mut self,
         cx: Source<'_>,
         rec: &records::RecordHeader,
@@ -429,13 +453,45 @@ impl Renderer {
         };
         if let Sign::Hit { program } = sign {
             self.banner(buf, rec.id, recovered);
-            let body = buf.len();
-            let limit = (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT);
-            if !self.programs.replay(buf, cx, program, limit) {
-                return Err(Failure::binxml("record output too large"));
-            }
-            return Self::check_size(buf, start).map(|()| body);
+            return self.replay_record(cx, program, start, buf);
         }
+        let root = self.parse_tree(cx, bstart, bend)?;
+        self.banner(buf, rec.id, recovered);
+        let body = buf.len();
+        let recorder = (sign == Sign::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
+        self.render_tree(cx, root, recorder.as_ref(), start, buf)?;
+        if let Some(mta) = &self.opts.mta {
+            self.add_rendering_info(mta, cx, root, rec.id, body, buf);
+        }
+        buf.push(b'\n');
+        if let Some(r) = recorder {
+            self.programs.store(r.into_inner(), buf);
+        }
+        Self::check_size(buf, start).map(|()| body)
+    }
+
+    /// The fast path: a compiled program's literal bytes and value slots, read from the
+    /// record's bytes without a tree. Returns where the record's text starts.
+    #[inline(always)]
+    fn replay_record(
+        &mut self,
+        cx: Source<'_>,
+        program: Program,
+        start: usize,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, Failure> {
+        let body = buf.len();
+        let limit = (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT);
+        if !self.programs.replay(buf, cx, program, limit) {
+            return Err(Failure::binxml("record output too large"));
+        }
+        Self::check_size(buf, start).map(|()| body)
+    }
+
+    /// The slow path's first half: the record's token stream into `self.tree`, bounded by the
+    /// chunk's node budget. Returns the root element.
+    #[inline(always)]
+    fn parse_tree(&mut self, cx: Source<'_>, bstart: usize, bend: usize) -> Result<u32, Failure> {
         if self.chunk_nodes > MAX_CHUNK_NODES {
             return Err(Failure::binxml("too many nodes in chunk"));
         }
@@ -453,41 +509,54 @@ impl Renderer {
         };
         let parsed = tokens::parse_record(&mut parser, bstart, bend);
         self.chunk_nodes += self.tree.nodes.len() + self.tree.elems.len();
-        let root = parsed.map_err(|e| e.into_failure())?;
-        self.banner(buf, rec.id, recovered);
-        let body = buf.len();
-        let recorder = (sign == Sign::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
+        parsed.map_err(|e| e.into_failure())
+    }
+
+    /// The slow path's second half: the tree in the chosen format, recorded into a program
+    /// when `recorder` is given.
+    #[inline(always)]
+    fn render_tree(
+        &self,
+        cx: Source<'_>,
+        root: u32,
+        recorder: Option<&RefCell<Recorder>>,
+        start: usize,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), Failure> {
         let rcx = RenderInput {
             chunk: cx.chunk,
             codec: cx.codec,
             names: &self.names,
             tree: &self.tree,
-            rec: recorder.as_ref(),
+            rec: recorder,
             limit: (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT),
         };
         match self.opts.format {
-            Format::Xml => {
-                render_xml::render_record(buf, &rcx, root, self.opts.indent)
-                    .map_err(|e| e.into_failure())?;
-            }
+            Format::Xml => render_xml::render_record(buf, &rcx, root, self.opts.indent),
             Format::Json | Format::Jsonl => {
                 render_json::render_record(buf, &rcx, root, self.opts.separate_json_attributes)
-                    .map_err(|e| e.into_failure())?;
             }
         }
-        if let Some(mta) = &self.opts.mta {
-            let fields = mta::event_fields(cx.chunk, cx.codec, &self.names, &self.tree, root);
-            if let Some(info) = fields.and_then(|f| mta.rendering_info(rec.id, &f)) {
-                let json = self.opts.format != Format::Xml;
-                let spliced = mta::splice(buf, body, &info, json, self.opts.indent);
-                debug_assert!(spliced, "a rendered Event ends with its closing");
-            }
+        .map_err(|e| e.into_failure())
+    }
+
+    /// `--mta`: splices the record's `RenderingInfo` into its rendered text (`body` on).
+    #[cold]
+    fn add_rendering_info(
+        &self,
+        mta: &mta::MtaFile,
+        cx: Source<'_>,
+        root: u32,
+        id: u64,
+        body: usize,
+        buf: &mut Vec<u8>,
+    ) {
+        let fields = mta::event_fields(cx.chunk, cx.codec, &self.names, &self.tree, root);
+        if let Some(info) = fields.and_then(|f| mta.rendering_info(id, &f)) {
+            let json = self.opts.format != Format::Xml;
+            let spliced = mta::splice(buf, body, &info, json, self.opts.indent);
+            debug_assert!(spliced, "a rendered Event ends with its closing");
         }
-        buf.push(b'\n');
-        if let Some(r) = recorder {
-            self.programs.store(r.into_inner(), buf);
-        }
-        Self::check_size(buf, start).map(|()| body)
     }
 
     fn banner(&self, buf: &mut Vec<u8>, id: u64, recovered: bool) {

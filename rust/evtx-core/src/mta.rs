@@ -207,6 +207,107 @@ fn utf16_is(bytes: &[u8], name: &str) -> bool {
     units.len() == name.len() && units.iter().zip(name.bytes()).all(|(u, b)| *u == [b, 0])
 }
 
+/// The header's magic and major version, which every later read relies on; returns how many
+/// section descriptors follow.
+fn read_header(bytes: &[u8]) -> Result<u32, MtaError> {
+    let header = |at| u32_at(bytes, at).ok_or_else(|| corrupt("header", 0));
+    let magic: [u8; 8] = bytes
+        .get(..8)
+        .and_then(|m| m.try_into().ok())
+        .ok_or_else(|| corrupt("header", 0))?;
+    if &magic != MAGIC {
+        return Err(MtaError::InvalidMagic(magic));
+    }
+    let (major, minor) = (header(8)?, header(12)?);
+    if major != 1 {
+        return Err(MtaError::UnsupportedVersion { major, minor });
+    }
+    header(20)
+}
+
+/// The three sections the reader needs (EVT, MSG, PUB), the first of each name; the others are
+/// skipped but their descriptors must still be whole.
+fn read_sections(bytes: &[u8], count: u32) -> Result<[Section<'_>; 3], MtaError> {
+    let mut sections: [Option<Section<'_>>; 3] = [None, None, None];
+    let mut offset = HEADER_SIZE;
+    for _ in 0..count {
+        let at = offset as u64;
+        let descriptor = || corrupt("section descriptor", at);
+        let start = u64_at(bytes, offset).ok_or_else(descriptor)?;
+        let size = u64_at(bytes, offset + 8).ok_or_else(descriptor)?;
+        let name_len = u32_at(bytes, offset + 16).ok_or_else(descriptor)? as usize;
+        let name_at = offset + DESCRIPTOR_SIZE;
+        let name = name_at
+            .checked_add(name_len)
+            .and_then(|end| bytes.get(name_at..end))
+            .ok_or_else(|| corrupt("section name", at))?;
+        offset = name_at + name_len;
+        let Some(slot) = SECTIONS.iter().position(|known| utf16_is(name, known)) else {
+            continue;
+        };
+        let data = usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(size).ok())
+            .and_then(|(s, n)| bytes.get(s..s.checked_add(n)?))
+            .ok_or_else(|| corrupt("section", start))?;
+        sections[slot].get_or_insert(Section {
+            name: SECTIONS[slot],
+            data,
+            base: start,
+        });
+    }
+    let [evt, msg, publ] = sections;
+    Ok([
+        evt.ok_or(MtaError::MissingSection("EVT"))?,
+        msg.ok_or(MtaError::MissingSection("MSG"))?,
+        publ.ok_or(MtaError::MissingSection("PUB"))?,
+    ])
+}
+
+/// The MSG section's texts by entry index, which PUB entries and events point into.
+fn read_messages(msg: &Section<'_>) -> Result<Vec<(u32, Box<str>)>, MtaError> {
+    let mut messages = Vec::new();
+    msg.each_record(|index, payload, at| {
+        let len = u32_at(payload, 0).ok_or_else(|| corrupt("MSG entry", at))? as usize;
+        let text = payload
+            .get(4..)
+            .and_then(|t| t.get(..len))
+            .ok_or_else(|| corrupt("MSG entry", at))?;
+        messages.push((index, decode_utf16(text).into_boxed_str()));
+        Ok(())
+    })?;
+    sort_unique(&mut messages, |m| m.0);
+    Ok(messages)
+}
+
+/// The EVT section's (index, event id, message index) entries.
+fn read_events(evt: &Section<'_>) -> Result<Vec<(u32, u64, Option<u32>)>, MtaError> {
+    let mut events = Vec::new();
+    evt.each_record(|index, payload, at| {
+        let id = u64_at(payload, 0).ok_or_else(|| corrupt("EVT entry", at))?;
+        let message = u64_at(payload, 8).ok_or_else(|| corrupt("EVT entry", at))?;
+        events.push((index, id, u32::try_from(message).ok()));
+        Ok(())
+    })?;
+    sort_unique(&mut events, |e| e.0);
+    Ok(events)
+}
+
+/// The PUB section's publishers in entry order (their names resolved through `messages`).
+fn read_publishers(
+    publ: &Section<'_>,
+    messages: &[(u32, Box<str>)],
+) -> Result<Vec<Publisher>, MtaError> {
+    let mut publishers = Vec::new();
+    publ.each_record(|index, payload, at| {
+        let p = parse_publisher(payload, messages).ok_or_else(|| corrupt("PUB entry", at))?;
+        publishers.push((index, p));
+        Ok(())
+    })?;
+    publishers.sort_by_key(|p| p.0);
+    Ok(publishers.into_iter().map(|p| p.1).collect())
+}
+
 /// Sorts by entry index and keeps the first entry of each index (the sort is stable).
 fn sort_unique<T>(entries: &mut Vec<T>, index: impl Fn(&T) -> u32) {
     entries.sort_by_key(&index);
@@ -227,84 +328,15 @@ fn non_empty(s: Option<&str>) -> Option<&str> {
 impl MtaFile {
     /// Parses the bytes of an `.MTA` file; the first fault found is the error.
     pub fn parse(bytes: &[u8]) -> Result<MtaFile, MtaError> {
-        let header = |at| u32_at(bytes, at).ok_or_else(|| corrupt("header", 0));
-        let magic: [u8; 8] = bytes
-            .get(..8)
-            .and_then(|m| m.try_into().ok())
-            .ok_or_else(|| corrupt("header", 0))?;
-        if &magic != MAGIC {
-            return Err(MtaError::InvalidMagic(magic));
-        }
-        let (major, minor) = (header(8)?, header(12)?);
-        if major != 1 {
-            return Err(MtaError::UnsupportedVersion { major, minor });
-        }
-        let mut sections: [Option<Section<'_>>; 3] = [None, None, None];
-        let mut offset = HEADER_SIZE;
-        for _ in 0..header(20)? {
-            let at = offset as u64;
-            let descriptor = || corrupt("section descriptor", at);
-            let start = u64_at(bytes, offset).ok_or_else(descriptor)?;
-            let size = u64_at(bytes, offset + 8).ok_or_else(descriptor)?;
-            let name_len = u32_at(bytes, offset + 16).ok_or_else(descriptor)? as usize;
-            let name_at = offset + DESCRIPTOR_SIZE;
-            let name = name_at
-                .checked_add(name_len)
-                .and_then(|end| bytes.get(name_at..end))
-                .ok_or_else(|| corrupt("section name", at))?;
-            offset = name_at + name_len;
-            let Some(slot) = SECTIONS.iter().position(|known| utf16_is(name, known)) else {
-                continue;
-            };
-            let data = usize::try_from(start)
-                .ok()
-                .zip(usize::try_from(size).ok())
-                .and_then(|(s, n)| bytes.get(s..s.checked_add(n)?))
-                .ok_or_else(|| corrupt("section", start))?;
-            sections[slot].get_or_insert(Section {
-                name: SECTIONS[slot],
-                data,
-                base: start,
-            });
-        }
-        let [evt, msg, publ] = sections;
-        let evt = evt.ok_or(MtaError::MissingSection("EVT"))?;
-        let msg = msg.ok_or(MtaError::MissingSection("MSG"))?;
-        let publ = publ.ok_or(MtaError::MissingSection("PUB"))?;
-
-        let mut messages = Vec::new();
-        msg.each_record(|index, payload, at| {
-            let len = u32_at(payload, 0).ok_or_else(|| corrupt("MSG entry", at))? as usize;
-            let text = payload
-                .get(4..)
-                .and_then(|t| t.get(..len))
-                .ok_or_else(|| corrupt("MSG entry", at))?;
-            messages.push((index, decode_utf16(text).into_boxed_str()));
-            Ok(())
-        })?;
-        sort_unique(&mut messages, |m| m.0);
-
-        let mut events = Vec::new();
-        evt.each_record(|index, payload, at| {
-            let id = u64_at(payload, 0).ok_or_else(|| corrupt("EVT entry", at))?;
-            let message = u64_at(payload, 8).ok_or_else(|| corrupt("EVT entry", at))?;
-            events.push((index, id, u32::try_from(message).ok()));
-            Ok(())
-        })?;
-        sort_unique(&mut events, |e| e.0);
+        let count = read_header(bytes)?;
+        let [evt, msg, publ] = read_sections(bytes, count)?;
+        let messages = read_messages(&msg)?;
+        let events = read_events(&evt)?;
         let mut first_message = HashMap::with_capacity(events.len());
         for &(_, id, message) in &events {
             first_message.entry(id).or_insert(message);
         }
-
-        let mut publishers = Vec::new();
-        publ.each_record(|index, payload, at| {
-            let p = parse_publisher(payload, &messages).ok_or_else(|| corrupt("PUB entry", at))?;
-            publishers.push((index, p));
-            Ok(())
-        })?;
-        publishers.sort_by_key(|p| p.0);
-        let publishers: Vec<Publisher> = publishers.into_iter().map(|p| p.1).collect();
+        let publishers = read_publishers(&publ, &messages)?;
         let mut by_name = HashMap::with_capacity(publishers.len());
         let mut by_lowercase_name = HashMap::with_capacity(publishers.len());
         for (i, p) in publishers.iter().enumerate() {

@@ -146,26 +146,7 @@ fn write_item(
     let mut k = 0;
     values_decode::for_each_item(chunk, v, |it| {
         if k == want {
-            match it {
-                Some(values_decode::Item::Text16 { off, units }) => {
-                    let o = off as usize;
-                    escape::write_utf16_in(
-                        out,
-                        chunk,
-                        o,
-                        o + 2 * units as usize,
-                        flavor.utf16_mode(),
-                    );
-                }
-                Some(values_decode::Item::Ansi { off, len }) => {
-                    let o = off as usize;
-                    values_format::write_ansi(out, &chunk[o..o + len as usize], codec, flavor);
-                }
-                Some(values_decode::Item::Value(iv)) => {
-                    values_format::write_value(out, chunk, &iv, codec, flavor)
-                }
-                None => {}
-            }
+            values_format::write_item(out, chunk, it, codec, flavor);
         }
         k += 1;
     });

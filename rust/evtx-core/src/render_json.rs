@@ -117,6 +117,19 @@ struct JsonRenderer<'c, 'a> {
     depth: Cell<usize>,
 }
 
+/// The key text of a container's `Data` children (10.5): for each child, its key's range in
+/// `text`, or `None` for a child without a usable `Name` (or not `Data`).
+struct ContainerKeys {
+    text: Vec<u8>,
+    of: Vec<Option<(usize, usize)>>,
+}
+
+impl ContainerKeys {
+    fn get(&self, i: usize) -> Option<&[u8]> {
+        self.of[i].map(|(s, t)| &self.text[s..t])
+    }
+}
+
 impl JsonRenderer<'_, '_> {
     /// Whether rendering must stop (output limit reached).
     #[inline]
@@ -337,14 +350,7 @@ impl JsonRenderer<'_, '_> {
                 return;
             }
         }
-        out.push(b'"');
-        for n in nodes {
-            if self.over(out) {
-                return;
-            }
-            self.json_text(out, n, true);
-        }
-        out.push(b'"');
+        self.quoted_text(out, nodes);
     }
 
     /// Content value, skipping mode (10.4).
@@ -356,6 +362,12 @@ impl JsonRenderer<'_, '_> {
                 return;
             }
         }
+        self.quoted_text(out, nodes);
+    }
+
+    /// Both content modes' string form: every node's text concatenated in one JSON string.
+    #[inline]
+    fn quoted_text(&self, out: &mut Vec<u8>, nodes: &[Node]) {
         out.push(b'"');
         for n in nodes {
             if self.over(out) {
@@ -448,7 +460,6 @@ impl JsonRenderer<'_, '_> {
     /// Members of an `EventData`/`UserData` container (10.5).
     fn container_members(&self, out: &mut Vec<u8>, e: &Element, mut first: bool) {
         let tree = self.cx.tree;
-        let names = self.cx.names;
         let elems: Vec<&Element> = self
             .children(e)
             .iter()
@@ -457,24 +468,8 @@ impl JsonRenderer<'_, '_> {
                 _ => None,
             })
             .collect();
-        let is_data = |x: &Element| names.get(x.name) == "Data";
-        // Key text of each Data child with a usable Name: ranges into `keys`.
-        let mut keys = Vec::new();
-        let mut key_of: Vec<Option<(usize, usize)>> = Vec::with_capacity(elems.len());
-        for x in &elems {
-            if is_data(x) {
-                let s = keys.len();
-                if self.data_name(x, &mut keys) {
-                    key_of.push(Some((s, keys.len())));
-                } else {
-                    keys.truncate(s);
-                    key_of.push(None);
-                }
-            } else {
-                key_of.push(None);
-            }
-        }
-        let named = key_of.iter().any(Option::is_some);
+        let keys = self.container_keys(&elems);
+        let named = keys.of.iter().any(Option::is_some);
         let mut counter = Counter::new();
         let mut data_counter = Counter::new();
         let mut i = 0;
@@ -484,78 +479,124 @@ impl JsonRenderer<'_, '_> {
                 return;
             }
             let x = elems[i];
-            if !is_data(x) {
+            if !self.is_data(x) {
                 self.member(out, x, &mut counter, &mut first);
                 i += 1;
-                continue;
-            }
-            if named {
-                let Some((s, t)) = key_of[i] else {
-                    i += 1;
-                    continue;
-                };
-                let key = &keys[s..t];
-                let mut j = i + 1;
-                while j < elems.len()
-                    && is_data(elems[j])
-                    && key_of[j].is_some_and(|(s2, t2)| &keys[s2..t2] == key)
-                {
-                    j += 1;
-                }
-                if !first {
-                    out.push(b',');
-                }
-                first = false;
-                let n = data_counter.next(key);
-                write_key(out, key, n, b"");
-                if j - i == 1 {
-                    self.data_value(out, x);
-                } else {
-                    out.push(b'[');
-                    for (k, d) in elems[i..j].iter().enumerate() {
-                        if self.over(out) {
-                            return;
-                        }
-                        if k > 0 {
-                            out.push(b',');
-                        }
-                        self.data_value(out, d);
+            } else if named {
+                i = match keys.of[i] {
+                    Some(_) => {
+                        self.write_data_run(out, &elems, &keys, i, &mut data_counter, &mut first)
                     }
-                    out.push(b']');
-                }
-                i = j;
+                    None => i + 1,
+                };
             } else {
                 if !positional_done {
                     positional_done = true;
-                    if !first {
-                        out.push(b',');
-                    }
-                    first = false;
-                    let n = counter.next(b"Data");
-                    write_key(out, b"Data", n, b"");
-                    out.extend_from_slice(b"{\"#text\":");
-                    let datas: Vec<&Element> =
-                        elems.iter().copied().filter(|x| is_data(x)).collect();
-                    if datas.len() == 1 {
-                        self.data_value(out, datas[0]);
-                    } else {
-                        out.push(b'[');
-                        for (k, d) in datas.iter().enumerate() {
-                            if self.over(out) {
-                                return;
-                            }
-                            if k > 0 {
-                                out.push(b',');
-                            }
-                            self.data_value(out, d);
-                        }
-                        out.push(b']');
-                    }
-                    out.push(b'}');
+                    self.write_positional(out, &elems, &mut counter, &mut first);
                 }
                 i += 1;
             }
         }
+    }
+
+    /// Whether `x` is a `Data` element, which containers key by its `Name` (10.5).
+    fn is_data(&self, x: &Element) -> bool {
+        self.cx.names.get(x.name) == "Data"
+    }
+
+    /// The key text of each `Data` child with a usable `Name`, found before any member is
+    /// written because one such child turns the whole container into the named form.
+    fn container_keys(&self, elems: &[&Element]) -> ContainerKeys {
+        let mut keys = ContainerKeys {
+            text: Vec::new(),
+            of: Vec::with_capacity(elems.len()),
+        };
+        for x in elems {
+            if self.is_data(x) {
+                let s = keys.text.len();
+                if self.data_name(x, &mut keys.text) {
+                    keys.of.push(Some((s, keys.text.len())));
+                } else {
+                    keys.text.truncate(s);
+                    keys.of.push(None);
+                }
+            } else {
+                keys.of.push(None);
+            }
+        }
+        keys
+    }
+
+    /// Named form: the run of adjacent `Data` children from `i` sharing one key, as one
+    /// member (an array when the run has more than one). Returns the index after the run.
+    fn write_data_run<'k>(
+        &self,
+        out: &mut Vec<u8>,
+        elems: &[&Element],
+        keys: &'k ContainerKeys,
+        i: usize,
+        data_counter: &mut Counter<'k>,
+        first: &mut bool,
+    ) -> usize {
+        let key = keys.get(i).expect("a run starts at a keyed Data child");
+        let mut j = i + 1;
+        while j < elems.len() && self.is_data(elems[j]) && keys.get(j) == Some(key) {
+            j += 1;
+        }
+        if !*first {
+            out.push(b',');
+        }
+        *first = false;
+        let n = data_counter.next(key);
+        write_key(out, key, n, b"");
+        if j - i == 1 {
+            self.data_value(out, elems[i]);
+        } else {
+            let _ = self.data_values(out, &elems[i..j]);
+        }
+        j
+    }
+
+    /// Positional form, written once where the first `Data` child stands:
+    /// `"Data":{"#text":V}` with every `Data` child's value.
+    fn write_positional(
+        &self,
+        out: &mut Vec<u8>,
+        elems: &[&Element],
+        counter: &mut Counter<'_>,
+        first: &mut bool,
+    ) {
+        if !*first {
+            out.push(b',');
+        }
+        *first = false;
+        let n = counter.next(b"Data");
+        write_key(out, b"Data", n, b"");
+        out.extend_from_slice(b"{\"#text\":");
+        let datas: Vec<&Element> = elems.iter().copied().filter(|x| self.is_data(x)).collect();
+        if datas.len() == 1 {
+            self.data_value(out, datas[0]);
+        } else if !self.data_values(out, &datas) {
+            return;
+        }
+        out.push(b'}');
+    }
+
+    /// Several `Data` values as one JSON array; stops (unclosed, returning false) once the
+    /// output is over its limit, as the whole record then fails.
+    fn data_values(&self, out: &mut Vec<u8>, datas: &[&Element]) -> bool {
+        out.push(b'[');
+        for (k, d) in datas.iter().enumerate() {
+            if self.over(out) {
+                return false;
+            }
+            if k > 0 {
+                out.push(b',');
+            }
+            self.data_value(out, d);
+        }
+        out.push(b']');
+        true
     }
 
     /// The Data value of a `Data` element (10.5).

@@ -2,7 +2,7 @@
 
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape::{self, Mode};
-use crate::tree::{Element, Names, Node, Tree};
+use crate::tree::{Attr, Element, Names, Node, Tree};
 use crate::values_format::{self, Flavor};
 use encoding_rs::Encoding;
 
@@ -79,31 +79,7 @@ impl XmlRenderer<'_, '_> {
         out.push(b'<');
         out.extend_from_slice(name);
         for a in tree.attrs(e) {
-            let items = tree.items(a);
-            for n in items {
-                if matches!(
-                    n,
-                    Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. }
-                ) {
-                    return Err(BinXmlError::new(
-                        "element or PI inside an attribute value",
-                        0,
-                    ));
-                }
-            }
-            if !items.iter().any(Node::has_content) {
-                continue;
-            }
-            out.push(b' ');
-            out.extend_from_slice(cx.names.get(a.name).as_bytes());
-            out.extend_from_slice(b"=\"");
-            for n in items {
-                self.node_text(out, n, Flavor::XmlAttr)?;
-                if out.len() > cx.limit {
-                    return Err(too_large());
-                }
-            }
-            out.push(b'"');
+            self.write_attribute(out, a)?;
         }
         let children = tree.children(e);
         if children.is_empty() {
@@ -122,29 +98,7 @@ impl XmlRenderer<'_, '_> {
         let has_elements = children.iter().any(|n| matches!(n, Node::Element(_)));
         if !has_elements {
             out.push(b'>');
-            let mut i = 0;
-            while i < children.len() {
-                match children[i] {
-                    Node::PiTarget(t) => {
-                        out.extend_from_slice(b"<?");
-                        out.extend_from_slice(cx.names.get(t).as_bytes());
-                        if let Some(Node::PiData { off, units }) = children.get(i + 1) {
-                            out.push(b' ');
-                            utf16(out, cx.chunk, *off, *units, Mode::Raw);
-                            i += 1;
-                        }
-                        out.extend_from_slice(b"?>");
-                    }
-                    Node::PiData { .. } => {
-                        return Err(BinXmlError::new("PI data without target", 0));
-                    }
-                    ref n => self.node_text(out, n, Flavor::XmlText)?,
-                }
-                if out.len() > cx.limit {
-                    return Err(too_large());
-                }
-                i += 1;
-            }
+            self.write_inline(out, children)?;
             out.extend_from_slice(b"</");
             out.extend_from_slice(name);
             out.push(b'>');
@@ -182,6 +136,67 @@ impl XmlRenderer<'_, '_> {
         out.push(b'>');
         if indent {
             out.push(b'\n');
+        }
+        Ok(())
+    }
+
+    /// One attribute (9.2): written only when some item has content; an element or PI inside
+    /// it fails the record, as in the reference.
+    fn write_attribute(&self, out: &mut Vec<u8>, a: &Attr) -> BinXmlResult<()> {
+        let cx = self.cx;
+        let items = cx.tree.items(a);
+        for n in items {
+            if matches!(
+                n,
+                Node::Element(_) | Node::PiTarget(_) | Node::PiData { .. }
+            ) {
+                return Err(BinXmlError::new(
+                    "element or PI inside an attribute value",
+                    0,
+                ));
+            }
+        }
+        if !items.iter().any(Node::has_content) {
+            return Ok(());
+        }
+        out.push(b' ');
+        out.extend_from_slice(cx.names.get(a.name).as_bytes());
+        out.extend_from_slice(b"=\"");
+        for n in items {
+            self.node_text(out, n, Flavor::XmlAttr)?;
+            if out.len() > cx.limit {
+                return Err(too_large());
+            }
+        }
+        out.push(b'"');
+        Ok(())
+    }
+
+    /// Children of an element without element children, one after another (9.2).
+    fn write_inline(&self, out: &mut Vec<u8>, children: &[Node]) -> BinXmlResult<()> {
+        let cx = self.cx;
+        let mut i = 0;
+        while i < children.len() {
+            match children[i] {
+                Node::PiTarget(t) => {
+                    out.extend_from_slice(b"<?");
+                    out.extend_from_slice(cx.names.get(t).as_bytes());
+                    if let Some(Node::PiData { off, units }) = children.get(i + 1) {
+                        out.push(b' ');
+                        utf16(out, cx.chunk, *off, *units, Mode::Raw);
+                        i += 1;
+                    }
+                    out.extend_from_slice(b"?>");
+                }
+                Node::PiData { .. } => {
+                    return Err(BinXmlError::new("PI data without target", 0));
+                }
+                ref n => self.node_text(out, n, Flavor::XmlText)?,
+            }
+            if out.len() > cx.limit {
+                return Err(too_large());
+            }
+            i += 1;
         }
         Ok(())
     }

@@ -113,19 +113,32 @@ fn write_array(
             out.push(b',');
         }
         first = false;
-        match item {
-            None => {}
-            Some(Item::Text16 { off, units }) => {
-                let o = off as usize;
-                escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, flavor.utf16_mode())
-            }
-            Some(Item::Ansi { off, len }) => {
-                let o = off as usize;
-                write_ansi(out, &chunk[o..o + len as usize], codec, flavor)
-            }
-            Some(Item::Value(iv)) => write_value(out, chunk, &iv, codec, flavor),
-        }
+        write_item(out, chunk, item, codec, flavor);
     });
+}
+
+/// One item of an array value (`None`: an item with no text), as in the array's joined text
+/// and in a program's item slot.
+#[inline]
+pub(crate) fn write_item(
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    item: Option<Item>,
+    codec: &'static Encoding,
+    flavor: Flavor,
+) {
+    match item {
+        None => {}
+        Some(Item::Text16 { off, units }) => {
+            let o = off as usize;
+            escape::write_utf16_in(out, chunk, o, o + 2 * units as usize, flavor.utf16_mode())
+        }
+        Some(Item::Ansi { off, len }) => {
+            let o = off as usize;
+            write_ansi(out, &chunk[o..o + len as usize], codec, flavor)
+        }
+        Some(Item::Value(iv)) => write_value(out, chunk, &iv, codec, flavor),
+    }
 }
 
 #[inline]
