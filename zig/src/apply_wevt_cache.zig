@@ -404,8 +404,9 @@ const Find = struct {
 };
 
 /// A failure as the reference's anyhow error shows it: `failureLine`'s text and, for the kinds
-/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic),
-/// its `Caused by:` chain. Other kinds give the line alone (`shared-fixtures/README.md`).
+/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic or
+/// string table), its `Caused by:` chain. Other kinds give the line alone
+/// (`shared-fixtures/README.md`).
 fn failureChain(
     m: *std.Io.Writer,
     chunk: []const u8,
@@ -436,6 +437,7 @@ fn failureChain(
             try m.print(caused_by ++ stream ++
                 "The record header's timestamp (FILETIME 0x{x:0>16}) is out of range", .{t});
         },
+        .bad_string_table => try writeStringTableCause(m, chunk),
         .bad_chunk_magic => if (chunk.len >= 8) {
             try m.writeAll(caused_by ++ "0: Failed to parse chunk header\n    " ++
                 "1: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `");
@@ -444,6 +446,92 @@ fn failureChain(
         },
         else => {},
     }
+}
+
+/// The reference's cause of a chunk's failed string table (Rust `string_table_cause`): its
+/// walk of the 64 offsets at chunk offset 0x80, each followed through its entries' links (next
+/// offset, hash, length-prefixed NUL-terminated UTF-16 name), stops at the first move past the
+/// chunk's end or name that is not UTF-16. A read cut short by the chunk's end is not told (the
+/// line alone).
+fn writeStringTableCause(m: *std.Io.Writer, chunk: []const u8) !void {
+    const caused_by = "\n\nCaused by:\n    ";
+    const past = " is past the end of the data ({d} bytes)";
+    assert(chunk.len <= 64 * 1024);
+    // The entries read, by chunk offset (the reference's cache keys): a link back ends a walk.
+    var seen = std.StaticBitSet(64 * 1024).initEmpty();
+    for (0..64) |slot| {
+        const start = getU32(chunk, 0x80 + 4 * slot) orelse return;
+        if (start == 0) continue;
+        if (start > chunk.len) {
+            return m.print(caused_by ++ "cursor.position at offset {d}" ++ past, .{
+                start,
+                chunk.len,
+            });
+        }
+        var pos: usize = start;
+        while (true) {
+            const next = getU32(chunk, pos) orelse return;
+            if (pos + 8 > chunk.len) return;
+            const count: usize = std.mem.readInt(u16, chunk[pos + 6 ..][0..2], .little);
+            if (pos + 8 + 2 * count + 2 > chunk.len) return;
+            const units = chunk[pos + 8 ..][0 .. 2 * count];
+            if (!validUtf16(units)) {
+                return m.print(caused_by ++ "name at offset {d}: invalid data", .{pos + 6});
+            }
+            seen.set(pos);
+            if (next == 0 or (next < chunk.len and seen.isSet(next))) break;
+            if (next > chunk.len) {
+                return m.print(caused_by ++ "next xml string at offset {d}" ++ past, .{
+                    next,
+                    chunk.len,
+                });
+            }
+            pos = next;
+        }
+    }
+}
+
+/// Whether little-endian UTF-16 `units` pair every surrogate.
+fn validUtf16(units: []const u8) bool {
+    assert(units.len % 2 == 0);
+    var i: usize = 0;
+    while (i < units.len) : (i += 2) {
+        const u = std.mem.readInt(u16, units[i..][0..2], .little);
+        if (u >= 0xDC00 and u <= 0xDFFF) return false;
+        if (u >= 0xD800 and u <= 0xDBFF) {
+            if (i + 4 > units.len) return false;
+            const low = std.mem.readInt(u16, units[i + 2 ..][0..2], .little);
+            if (low < 0xDC00 or low > 0xDFFF) return false;
+            i += 2;
+        }
+    }
+    return true;
+}
+
+test "string table causes as the reference tells them" {
+    var chunk = [_]u8{0} ** 0x200;
+    var out: [256]u8 = undefined;
+    // A table offset past the chunk.
+    std.mem.writeInt(u32, chunk[0x80..][0..4], 0x20000, .little);
+    var w: std.Io.Writer = .fixed(&out);
+    try writeStringTableCause(&w, &chunk);
+    try std.testing.expectEqualStrings("\n\nCaused by:\n    cursor.position at offset 131072 " ++
+        "is past the end of the data (512 bytes)", w.buffered());
+    // An entry at 0x100 whose name is a lone low surrogate.
+    std.mem.writeInt(u32, chunk[0x80..][0..4], 0x100, .little);
+    std.mem.writeInt(u16, chunk[0x106..][0..2], 1, .little);
+    std.mem.writeInt(u16, chunk[0x108..][0..2], 0xDC00, .little);
+    w = .fixed(&out);
+    try writeStringTableCause(&w, &chunk);
+    const name = "\n\nCaused by:\n    name at offset 262: invalid data";
+    try std.testing.expectEqualStrings(name, w.buffered());
+    // A valid name linking past the chunk.
+    std.mem.writeInt(u16, chunk[0x108..][0..2], 'A', .little);
+    std.mem.writeInt(u32, chunk[0x100..][0..4], 0x1000, .little);
+    w = .fixed(&out);
+    try writeStringTableCause(&w, &chunk);
+    try std.testing.expectEqualStrings("\n\nCaused by:\n    next xml string at offset 4096 " ++
+        "is past the end of the data (512 bytes)", w.buffered());
 }
 
 /// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.

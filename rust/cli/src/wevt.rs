@@ -956,8 +956,9 @@ fn values_from_record(
 }
 
 /// A failure as the reference's anyhow error shows it: [`failure_line`] and, for the kinds
-/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic),
-/// its `Caused by:` chain. Other kinds give the line alone (`shared-fixtures/README.md`).
+/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic or
+/// string table), its `Caused by:` chain. Other kinds give the line alone
+/// (`shared-fixtures/README.md`).
 #[cold]
 fn failure_chain(
     chunk_bytes: &[u8],
@@ -989,6 +990,7 @@ fn failure_chain(
             let t = u64::from_le_bytes(t.try_into().expect("8 bytes"));
             format!("{STREAM}The record header's timestamp (FILETIME {t:#018x}) is out of range")
         }),
+        K::BadStringTable => string_table_cause(chunk_bytes),
         K::BadChunkMagic => field(0, 8).map(|m| {
             format!(
                 "0: Failed to parse chunk header\n    1: Invalid EVTX chunk header magic, \
@@ -1002,6 +1004,51 @@ fn failure_chain(
         Some(cause) => caused(line, cause),
         None => line,
     }
+}
+
+/// The reference's cause of a chunk's failed string table: its walk of the 64 offsets at chunk
+/// offset 0x80, each followed through its entries' links (next offset, hash, length-prefixed
+/// NUL-terminated UTF-16 name), stops at the first move past the chunk's end or name that is not
+/// UTF-16. A read cut short by the chunk's end is not told (`None`: the line alone).
+#[cold]
+fn string_table_cause(chunk: &[u8]) -> Option<String> {
+    let len = chunk.len();
+    let past = |what: &str, at: u32| {
+        format!("{what} at offset {at} is past the end of the data ({len} bytes)")
+    };
+    let mut seen = std::collections::HashSet::new();
+    for slot in 0..64 {
+        let start = le32(chunk, 0x80 + 4 * slot)?;
+        if start == 0 {
+            continue;
+        }
+        if start as usize > len {
+            return Some(past("cursor.position", start));
+        }
+        let mut pos = start as usize;
+        loop {
+            let next = le32(chunk, pos)?;
+            let count = usize::from(u16::from_le_bytes(
+                chunk.get(pos + 6..pos + 8)?.try_into().ok()?,
+            ));
+            let units = chunk.get(pos + 8..pos + 8 + 2 * count + 2)?;
+            let name = units[..2 * count]
+                .chunks_exact(2)
+                .map(|u| u16::from_le_bytes([u[0], u[1]]));
+            if char::decode_utf16(name).any(|c| c.is_err()) {
+                return Some(format!("name at offset {}: invalid data", pos + 6));
+            }
+            seen.insert(pos);
+            if next == 0 || seen.contains(&(next as usize)) {
+                break;
+            }
+            if next as usize > len {
+                return Some(past("next xml string", next));
+            }
+            pos = next as usize;
+        }
+    }
+    None
 }
 
 /// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.
@@ -1041,6 +1088,27 @@ mod tests {
             .ends_with("1: Offset 2249: Value variant `EvtXmlType` (size None) is unimplemented"));
         // Record 1 (the first of the chunk) holds no such value.
         assert!(first_unreadable(&chunk, 512).is_none());
+    }
+
+    #[test]
+    fn string_tables_have_the_reference_causes() {
+        let bytes = fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../shared-fixtures/damaged/bad-chunks.evtx"),
+        )
+        .expect("the fixture is committed");
+        let chunk = |n: usize| &bytes[4096 + n * 65536..4096 + (n + 1) * 65536];
+        // The reference's causes for chunks 1 and 2 of the fixture.
+        assert_eq!(
+            string_table_cause(chunk(1)).as_deref(),
+            Some("cursor.position at offset 131072 is past the end of the data (65536 bytes)")
+        );
+        assert_eq!(
+            string_table_cause(chunk(2)).as_deref(),
+            Some("name at offset 1082: invalid data")
+        );
+        // Chunk 3's string table is whole.
+        assert_eq!(string_table_cause(chunk(3)), None);
     }
 
     #[test]
