@@ -188,7 +188,12 @@ pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
         const u = unitAt(src, i);
         i += 1;
         if (u == 0) break;
-        if (u < 0x80) {
+        if (mode == .json and (u == '\\' or u == '"')) {
+            // The common JSON escapes (every path has backslashes), without the table's
+            // variable-length copy.
+            dst[d..][0..2].* = .{ '\\', @intCast(u) };
+            d += 2;
+        } else if (u < 0x80) {
             if (table[u]) |esc| {
                 copyShort(dst + d, esc);
                 d += esc.len;

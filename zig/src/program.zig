@@ -377,9 +377,9 @@ pub const Programs = struct {
             var v = c.slots.items[op.slot];
             if (op.item != whole_value) v = arrayItem(f.chunk, v, op.item);
             switch (op.mode) {
-                .json => try values_format.writeValue(out, f, v, .json),
-                .xml_text => try values_format.writeValue(out, f, v, .xml_text),
-                .xml_attr => try values_format.writeValue(out, f, v, .xml_attr),
+                .json => try values_format.writeSlot(out, f, v, .json),
+                .xml_text => try values_format.writeSlot(out, f, v, .xml_text),
+                .xml_attr => try values_format.writeSlot(out, f, v, .xml_attr),
             }
         }
         try out.write(c.literals.items[prog.tail_start..][0..prog.tail_len]);

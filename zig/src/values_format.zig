@@ -50,6 +50,13 @@ pub const Format = struct {
     ansi: Codec,
 };
 
+/// `writeValue` for the replay's hot loop: a string (most slots) goes straight to the
+/// escaper, without `writeValue`'s stack frame around a tail call (PERF.md H28).
+pub inline fn writeSlot(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
+    if (v.vtype == T.string) return escape.writeUtf16(out, f.chunk[v.start..][0..v.len], mode);
+    return writeValue(out, f, v, mode);
+}
+
 /// Writes the text form (7.3) of `v`; strings are escaped for `mode`.
 pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
     const c = f.chunk;
@@ -223,25 +230,26 @@ fn writeBinary(out: *Out, bytes: []const u8) Error!void {
     out.advance(bytes.len * 2);
 }
 
+/// Two lower-case hex digits per byte value, so a GUID byte is one load and one store.
+const hex_pairs: [256][2]u8 = blk: {
+    var t: [256][2]u8 = undefined;
+    for (&t, 0..) |*pair, b| pair.* = .{ hex_lower[b >> 4], hex_lower[b & 15] };
+    break :blk t;
+};
+
 fn writeGuid(out: *Out, g: *const [16]u8) Error!void {
-    // Byte order of the text: d1 (LE u32), d2 (LE u16), d3 (LE u16), then bytes 8..16.
+    // Byte order of the text: d1 (LE u32), d2 (LE u16), d3 (LE u16), then bytes 8..16;
+    // `at[i]` is where the digits of byte `order[i]` go in `{xxxxxxxx-xxxx-xxxx-xxxx-x…}`.
     const order = [16]u8{ 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
-    const dash_after = [16]bool{ false, false, false, true, false, true, false, true, false, true, false, false, false, false, false, false };
-    var buf: [38]u8 = undefined;
-    buf[0] = '{';
-    var d: usize = 1;
-    for (order, 0..) |o, i| {
-        buf[d] = hex_lower[g[o] >> 4];
-        buf[d + 1] = hex_lower[g[o] & 15];
-        d += 2;
-        if (dash_after[i]) {
-            buf[d] = '-';
-            d += 1;
-        }
-    }
-    buf[d] = '}';
-    assert(d + 1 == buf.len);
-    try out.write(&buf);
+    const at = [16]u8{ 1, 3, 5, 7, 10, 12, 15, 17, 20, 22, 25, 27, 29, 31, 33, 35 };
+    const text_len = 38;
+    try out.ensure(text_len);
+    const dst = out.spare();
+    dst[0] = '{';
+    inline for (order, at) |o, d| dst[d..][0..2].* = hex_pairs[g[o]];
+    inline for (.{ 9, 14, 19, 24 }) |d| dst[d] = '-';
+    dst[text_len - 1] = '}';
+    out.advance(text_len);
 }
 
 /// `S-R-A-S1-S2-…`, reserved once (a sub-authority is at most 10 digits, the 48-bit
