@@ -385,7 +385,8 @@ pub fn main() !void {
         try stdout.flush();
 
         const first_row = rows.items.len;
-        const measurements = try measure(arena, backends.items, .{ .data = data, .path = input_z }, settings);
+        const input_both: Input = .{ .data = data, .path = input_z };
+        const measurements = try measure(arena, backends.items, input_both, settings);
         for (measurements) |measurement| {
             const backend = measurement.backend;
             switch (measurement.state) {
@@ -393,7 +394,7 @@ pub fn main() !void {
                 .skipped => {
                     if (settings.parity) failures += 1;
                     try stdout.print("{s:<10} {s:<8} {s}: {s}\n", .{
-                        try label(arena, backend.name, measurement.source, settings), backend.version,
+                        try label(arena, backend.name, measurement.source, settings),   backend.version,
                         if (settings.parity) "FAILED (not implemented)" else "skipped", measurement.message,
                     });
                 },
@@ -450,9 +451,17 @@ pub fn main() !void {
         }
         for (measured) |row| {
             try stdout.print("{s:<10} {s:<8} {d:>9} {d:>7} {d:>12} {s:<16} {d:>10.2} {d:>10.2} {d:>8.2} {d:>8.1} {d:>8.0} ", .{
-                try label(arena, row.backend, std.meta.stringToEnum(Source, row.source).?, settings),
-                row.version,   row.records, row.failed,   row.output_bytes,
-                row.hash,    row.median_ms, row.min_ms,  row.median_cpu_ms, row.mb_per_s, row.ns_per_record,
+                try label(arena, row.backend, sourceOf(row), settings),
+                row.version,
+                row.records,
+                row.failed,
+                row.output_bytes,
+                row.hash,
+                row.median_ms,
+                row.min_ms,
+                row.median_cpu_ms,
+                row.mb_per_s,
+                row.ns_per_record,
             });
             if (row.ratio_to_reference) |ratio| {
                 try stdout.print("{d:>6.2}", .{ratio});
@@ -497,9 +506,18 @@ pub fn main() !void {
 }
 
 /// The backend's name, with its source when the run measures another than `heap`.
-fn label(arena: std.mem.Allocator, name: []const u8, source: Source, settings: Settings) ![]const u8 {
+fn label(
+    arena: std.mem.Allocator,
+    name: []const u8,
+    source: Source,
+    settings: Settings,
+) ![]const u8 {
     if (settings.sources.len == 1 and settings.sources[0] == .heap) return name;
     return std.fmt.allocPrint(arena, "{s}/{s}", .{ name, @tagName(source) });
+}
+
+fn sourceOf(row: Row) Source {
+    return std.meta.stringToEnum(Source, row.source).?;
 }
 
 fn parseSources(arena: std.mem.Allocator, text: []const u8) ![]const Source {
@@ -579,12 +597,18 @@ const Measurement = struct {
 
     const Time = struct { wall_ns: u64, cpu_ns: u64 };
 
-    fn run(measurement: *Measurement, arena: std.mem.Allocator, input: Input, kind: ApiKind) !?Time {
+    fn run(
+        measurement: *Measurement,
+        arena: std.mem.Allocator,
+        input: Input,
+        kind: ApiKind,
+    ) !?Time {
         if (measurement.state != .ok) return null;
         const cpu_before = cpuTimeNs();
         var timer = std.time.Timer.start() catch @panic("no monotonic clock");
         const api = measurement.backend.api;
-        const outcome = runOnce(api, &measurement.options, input, measurement.source, kind) catch |err| {
+        const options = &measurement.options;
+        const outcome = runOnce(api, options, input, measurement.source, kind) catch |err| {
             measurement.state = if (err == error.NotImplemented) .skipped else .failed;
             measurement.message = try arena.dupe(u8, std.mem.span(measurement.backend.api.last_error()));
             return null;
@@ -818,7 +842,9 @@ fn mapInput(input: Input) RunError!?[]align(std.heap.page_size_min) const u8 {
         return error.BackendFailed;
     };
     defer file.close();
-    return std.posix.mmap(null, input.data.len, std.posix.PROT.READ, .{ .TYPE = .PRIVATE }, file.handle, 0) catch |err| {
+    const read_only = std.posix.PROT.READ;
+    const private: std.posix.MAP = .{ .TYPE = .PRIVATE };
+    return std.posix.mmap(null, input.data.len, read_only, private, file.handle, 0) catch |err| {
         std.debug.print("evtx-bench: cannot map {s}: {s}\n", .{ input.path, @errorName(err) });
         return error.BackendFailed;
     };
