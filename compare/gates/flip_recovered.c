@@ -35,6 +35,9 @@ FORWARD(evtx_status, evtx_parser_open_buffer,
         (const uint8_t *data, size_t len, const struct evtx_options *options,
          struct evtx_parser **parser),
         (data, len, options, parser))
+FORWARD(evtx_status, evtx_parser_open_path,
+        (const char *path, const struct evtx_options *options, struct evtx_parser **parser),
+        (path, options, parser))
 FORWARD(evtx_status, evtx_parser_dump,
         (struct evtx_parser *parser, evtx_write_fn write, evtx_error_fn error, void *user_data,
          struct evtx_stats *stats),
