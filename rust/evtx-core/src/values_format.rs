@@ -153,11 +153,107 @@ fn arr8(b: &[u8]) -> [u8; 8] {
     a
 }
 
+/// An integer type [`write_int`] writes: its sign and magnitude.
+pub trait Decimal: Copy {
+    fn sign_and_magnitude(self) -> (bool, u64);
+}
+
+macro_rules! decimal_unsigned {
+    ($($t:ty),*) => {$(
+        impl Decimal for $t {
+            #[inline(always)]
+            fn sign_and_magnitude(self) -> (bool, u64) {
+                (false, self as u64)
+            }
+        }
+    )*};
+}
+
+macro_rules! decimal_signed {
+    ($($t:ty),*) => {$(
+        impl Decimal for $t {
+            #[inline(always)]
+            fn sign_and_magnitude(self) -> (bool, u64) {
+                (self < 0, self.unsigned_abs() as u64)
+            }
+        }
+    )*};
+}
+
+decimal_unsigned!(u8, u16, u32, u64, usize);
+decimal_signed!(i8, i16, i32, i64);
+
+/// Appends `buf[..n]` (`n <= N`) as one copy of the whole array and a truncation: a copy of a
+/// constant size is a few inline moves, where a copy of `n` bytes is a `memcpy` call (PERF.md
+/// H37). The bytes past `n` are written and dropped again at once.
+#[inline(always)]
+fn append<const N: usize>(out: &mut Vec<u8>, buf: &[u8; N], n: usize) {
+    debug_assert!(n <= N);
+    let len = out.len();
+    out.extend_from_slice(buf);
+    out.truncate(len + n);
+}
+
+/// Writes the decimal digits of `v` at `buf[at..]` (two per table load, from the last one
+/// back) and returns where they end. Values that fit 32 bits (nearly all) divide in 32 bits.
+#[inline(always)]
+fn put_dec(buf: &mut [u8], at: usize, v: u64) -> usize {
+    match u32::try_from(v) {
+        Ok(v) => put_dec32(buf, at, v),
+        Err(_) => put_dec64(buf, at, v),
+    }
+}
+
+#[inline(always)]
+fn put_dec32(buf: &mut [u8], at: usize, v: u32) -> usize {
+    let end = at + v.checked_ilog10().unwrap_or(0) as usize + 1;
+    let (mut e, mut v) = (end, v);
+    while v >= 100 {
+        let [hi, lo] = DEC_PAIRS[(v % 100) as usize];
+        buf[e - 2] = hi;
+        buf[e - 1] = lo;
+        v /= 100;
+        e -= 2;
+    }
+    if v >= 10 {
+        let [hi, lo] = DEC_PAIRS[v as usize];
+        buf[at] = hi;
+        buf[at + 1] = lo;
+    } else {
+        buf[at] = b'0' + v as u8;
+    }
+    end
+}
+
+#[inline(never)]
+fn put_dec64(buf: &mut [u8], at: usize, v: u64) -> usize {
+    let end = at + v.checked_ilog10().unwrap_or(0) as usize + 1;
+    let (mut e, mut v) = (end, v);
+    while v >= 100 {
+        let [hi, lo] = DEC_PAIRS[(v % 100) as usize];
+        buf[e - 2] = hi;
+        buf[e - 1] = lo;
+        v /= 100;
+        e -= 2;
+    }
+    if v >= 10 {
+        let [hi, lo] = DEC_PAIRS[v as usize];
+        buf[at] = hi;
+        buf[at + 1] = lo;
+    } else {
+        buf[at] = b'0' + v as u8;
+    }
+    end
+}
+
 /// Decimal integer.
 #[inline]
-pub fn write_int<I: itoa::Integer>(out: &mut Vec<u8>, v: I) {
-    let mut buf = itoa::Buffer::new();
-    out.extend_from_slice(buf.format(v).as_bytes());
+pub fn write_int<I: Decimal>(out: &mut Vec<u8>, v: I) {
+    let (negative, magnitude) = v.sign_and_magnitude();
+    // A sign and at most 20 digits.
+    let mut buf = [b'-'; 24];
+    let end = put_dec(&mut buf, usize::from(negative), magnitude);
+    append(out, &buf, end);
 }
 
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
@@ -186,7 +282,7 @@ pub fn write_hex(out: &mut Vec<u8>, v: u64) {
     if left == 1 {
         buf[2] = HEX_LOWER[(v & 0xf) as usize];
     }
-    out.extend_from_slice(&buf[..2 + digits]);
+    append(out, &buf, 2 + digits);
 }
 
 /// Uppercase hex of every byte.
@@ -229,16 +325,20 @@ pub fn write_guid(out: &mut Vec<u8>, b: &[u8]) {
 
 /// `S-rev-auth-sub…`.
 pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
-    out.extend_from_slice(b"S-");
-    write_int(out, b[0]);
-    out.push(b'-');
+    // `S-`, the revision (3 digits at most), `-` and the 48-bit authority (15 at most).
+    let mut buf = *b"S-000000000000000000000000";
+    let at = put_dec(&mut buf, 2, u64::from(b[0]));
+    buf[at] = b'-';
     let auth = b[2..8].iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
-    write_int(out, auth);
+    let end = put_dec(&mut buf, at + 1, auth);
+    append(out, &buf, end);
     let count = usize::from(b[1]);
     for k in 0..count {
         let o = 8 + 4 * k;
-        out.push(b'-');
-        write_int(out, u32::from_le_bytes(arr4(&b[o..o + 4])));
+        // `-` and a 32-bit sub-authority (10 digits at most).
+        let mut buf = [b'-'; 16];
+        let end = put_dec32(&mut buf, 1, u32::from_le_bytes(arr4(&b[o..o + 4])));
+        append(out, &buf, end);
     }
 }
 
@@ -527,6 +627,71 @@ mod tests {
                 assert_eq!(String::from_utf8(o).unwrap(), format!("0x{x:x}"));
             }
             v = v.rotate_left(7) ^ 0x5555;
+        }
+    }
+
+    #[test]
+    fn decimal_equals_std_formatting() {
+        // Every digit count (each power of ten and its neighbours), each type's extremes, and
+        // a prefix already in the buffer (the fixed-size copy must keep it and drop its tail).
+        fn check<I: Decimal + std::fmt::Display>(v: I) {
+            let mut o = b"<".to_vec();
+            write_int(&mut o, v);
+            o.push(b'>');
+            assert_eq!(String::from_utf8(o).unwrap(), format!("<{v}>"));
+        }
+        let mut p = 1u64;
+        for _ in 0..20 {
+            for v in [p - 1, p, p + 1, p.wrapping_mul(7) / 3] {
+                check(v);
+                check(v as u32);
+                check(v as i64);
+                check((v as i64).wrapping_neg());
+                check(v as i32);
+            }
+            p = p.wrapping_mul(10);
+        }
+        check(u64::MAX);
+        check(i64::MIN);
+        check(i64::MAX);
+        check(i32::MIN);
+        check(u32::MAX);
+        check(i16::MIN);
+        check(u16::MAX);
+        check(i8::MIN);
+        check(u8::MAX);
+        check(usize::MAX);
+        let mut v = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..10_000 {
+            v ^= v << 13;
+            v ^= v >> 7;
+            v ^= v << 17;
+            check(v >> (v % 64));
+            check((v >> (v % 64)) as i64);
+        }
+    }
+
+    #[test]
+    fn sids_equal_std_formatting() {
+        // Extremes of every field: revision, the 48-bit authority, each sub-authority.
+        for (rev, auth, subs) in [
+            (255u8, 0xffff_ffff_ffffu64, vec![u32::MAX, 0, 9, 10, 4_000_000_000]),
+            (0, 0, vec![]),
+            (1, 5, vec![21, 1]),
+            (9, 123_456_789_012_345, vec![u32::MAX; 15]),
+        ] {
+            let mut b = vec![rev, subs.len() as u8];
+            b.extend_from_slice(&auth.to_be_bytes()[2..]);
+            for s in &subs {
+                b.extend_from_slice(&s.to_le_bytes());
+            }
+            let mut want = format!("S-{rev}-{auth}");
+            for s in &subs {
+                want.push_str(&format!("-{s}"));
+            }
+            let mut o = b"x".to_vec();
+            write_sid(&mut o, &b);
+            assert_eq!(String::from_utf8(o).unwrap(), format!("x{want}"));
         }
     }
 
