@@ -342,17 +342,19 @@ pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
     }
 }
 
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+/// Days since 0000-03-01 (proleptic Gregorian, years starting in March) to (year, month, day).
+/// Unsigned 32-bit throughout (PERF.md H40): a FILETIME of at most `i64::MAX` ticks is at most
+/// 10,675,199 days after 1601-01-01, 584,694 days after 0000-03-01, so nothing is negative
+/// and every product fits 32 bits.
+fn civil_from_days(z: u32) -> (u32, u32, u32) {
+    let era = z / 146_097;
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
     let y = yoe + era * 400;
     let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
@@ -401,14 +403,15 @@ pub fn write_filetime(out: &mut Vec<u8>, ft: u64) {
         return;
     }
     const TICKS_PER_DAY: u64 = 864_000_000_000;
-    let days = (ft / TICKS_PER_DAY) as i64;
+    // At most 10,675,199 days (`ft <= i64::MAX`); 1601-01-01 is day 584,694 after 0000-03-01.
+    let days = (ft / TICKS_PER_DAY) as u32;
     let rest = ft % TICKS_PER_DAY;
-    let (y, m, d) = civil_from_days(days - 134_774);
+    let (y, m, d) = civil_from_days(days + 584_694);
     let secs = (rest / 10_000_000) as u32;
     let frac = (rest % 10_000_000) as u32;
     write_timestamp(
         out,
-        (y.rem_euclid(10_000)) as u32,
+        y % 10_000,
         m,
         d,
         secs / 3600,
@@ -762,6 +765,31 @@ mod tests {
         assert_eq!(t(0), "1601-01-01T00:00:00.0000000Z");
         assert_eq!(t(0x7fff_ffff_ffff_ffff), "0828-09-14T02:48:05.4775807Z");
         assert_eq!(t(0x8000_0000_0000_0000), "0000-00-00T00:00:00.0000000Z");
+    }
+
+    #[test]
+    fn filetime_dates_follow_the_calendar() {
+        // Every day from 1601-01-01 to the end of 2404 (1700, 1800, 1900 and 2100 not leap;
+        // 2000 and 2400 leap), counted with `days_in_month`, not with `civil_from_days`.
+        const TICKS_PER_DAY: u64 = 864_000_000_000;
+        let (mut y, mut m, mut d) = (1601u32, 1u32, 1u32);
+        let mut o = Vec::new();
+        for day in 0..293_655u64 {
+            o.clear();
+            write_filetime(&mut o, day * TICKS_PER_DAY + TICKS_PER_DAY - 1);
+            let want = format!("{y:04}-{m:02}-{d:02}T23:59:59.9999999Z");
+            assert_eq!(o, want.as_bytes(), "day {day}");
+            d += 1;
+            if d > days_in_month(y, m) {
+                d = 1;
+                m += 1;
+                if m > 12 {
+                    m = 1;
+                    y += 1;
+                }
+            }
+        }
+        assert_eq!((y, m, d), (2405, 1, 1));
     }
 
     #[test]
