@@ -678,7 +678,11 @@ mod tests {
     fn sids_equal_std_formatting() {
         // Extremes of every field: revision, the 48-bit authority, each sub-authority.
         for (rev, auth, subs) in [
-            (255u8, 0xffff_ffff_ffffu64, vec![u32::MAX, 0, 9, 10, 4_000_000_000]),
+            (
+                255u8,
+                0xffff_ffff_ffffu64,
+                vec![u32::MAX, 0, 9, 10, 4_000_000_000],
+            ),
             (0, 0, vec![]),
             (1, 5, vec![21, 1]),
             (9, 123_456_789_012_345, vec![u32::MAX; 15]),
