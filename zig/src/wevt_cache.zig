@@ -12,6 +12,7 @@
 //! chunks whose definitions fail pay for it. Layouts, error texts and the rules of use:
 //! `shared-fixtures/generator/wevt-format.md`.
 const std = @import("std");
+const ReaderError = @import("reader_error.zig").ReaderError;
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const escape = @import("escape.zig");
@@ -78,38 +79,76 @@ pub const Writer = struct {
     }
 };
 
-/// Why a cache could not be read, in the reference's `WevtCacheFileError` words.
+/// Why a cache could not be read, in the reference's `WevtCacheFileError` words; each fault
+/// knows its file offset (`rust/evtx-core/src/wevt_cache.rs`'s `Fault`).
 pub const Fault = union(enum) {
-    /// A short read: `I/O error while ACTION `PATH`: failed to fill whole buffer`.
-    short_read: []const u8,
+    /// A short read (`I/O error while ACTION ...: failed to fill whole buffer`) of the part
+    /// that starts at `offset`.
+    short_read: struct { action: []const u8, offset: u64 },
     invalid_magic,
     unsupported_version: u32,
-    unknown_kind: u8,
-    length_too_large: u64,
+    /// The entry at `offset` has an unknown kind.
+    unknown_kind: struct { kind: u8, offset: u64 },
+    /// The entry at `offset` claims more bytes than are left.
+    length_too_large: struct { len: u64, offset: u64 },
 
     /// The line after `Error: ` (the caller adds anyhow's `Caused by:` for a short read).
     pub fn write(fault: Fault, w: *std.Io.Writer, path: []const u8) std.Io.Writer.Error!void {
         switch (fault) {
-            .short_read => |action| try w.print(
+            .short_read => |s| try w.print(
                 "I/O error while {s} `{s}`: failed to fill whole buffer",
-                .{ action, path },
+                .{ s.action, path },
             ),
             .invalid_magic => try w.print("invalid `.wevtcache` magic for `{s}`", .{path}),
             .unsupported_version => |found| try w.print(
                 "unsupported `.wevtcache` version {d} for `{s}` (expected {d})",
                 .{ found, path, version },
             ),
-            .unknown_kind => |kind| try w.print(
+            .unknown_kind => |k| try w.print(
                 "unknown `.wevtcache` entry kind {d} for `{s}`",
-                .{ kind, path },
+                .{ k.kind, path },
             ),
-            .length_too_large => |len| try w.print(
+            .length_too_large => |l| try w.print(
                 "`.wevtcache` entry length {d} is larger than the rest of `{s}`",
-                .{ len, path },
+                .{ l.len, path },
             ),
         }
     }
+
+    /// The same words without the path (the error line names it first), for `{f}`.
+    pub fn format(fault: Fault, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        switch (fault) {
+            .short_read => |s| try w.print(
+                "I/O error while {s}: failed to fill whole buffer",
+                .{s.action},
+            ),
+            .invalid_magic => try w.writeAll("invalid `.wevtcache` magic"),
+            .unsupported_version => |found| try w.print(
+                "unsupported `.wevtcache` version {d} (expected {d})",
+                .{ found, version },
+            ),
+            .unknown_kind => |k| try w.print("unknown `.wevtcache` entry kind {d}", .{k.kind}),
+            .length_too_large => |l| try w.print(
+                "`.wevtcache` entry length {d} is larger than the rest of the file",
+                .{l.len},
+            ),
+        }
+    }
+
+    /// Where the fault lies: the header's magic or version, or the entry's first byte.
+    pub fn offset(fault: Fault) u64 {
+        return switch (fault) {
+            .invalid_magic => 0,
+            .unsupported_version => version_at,
+            .short_read => |s| s.offset,
+            .unknown_kind => |k| k.offset,
+            .length_too_large => |l| l.offset,
+        };
+    }
 };
+
+/// Where the version lies in the header.
+const version_at = 8;
 
 /// Reads the entries of a whole cache file held in memory, in order, as the reference's
 /// reader does: a fault ends the read (the blobs before it were already handed out).
@@ -119,7 +158,8 @@ pub const Reader = struct {
     remaining: u32,
 
     pub fn init(bytes: []const u8, fault: *Fault) error{Fault}!Reader {
-        if (bytes.len < header_size) return fail(fault, .{ .short_read = "read header" });
+        if (bytes.len < header_size)
+            return fail(fault, .{ .short_read = .{ .action = "read header", .offset = 0 } });
         if (!std.mem.eql(u8, bytes[0..8], magic)) return fail(fault, .invalid_magic);
         const found = std.mem.readInt(u32, bytes[8..12], .little);
         if (found != version) return fail(fault, .{ .unsupported_version = found });
@@ -130,13 +170,15 @@ pub const Reader = struct {
     pub fn next(r: *Reader, fault: *Fault) error{Fault}!?[]const u8 {
         assert(r.at <= r.bytes.len);
         if (r.remaining == 0) return null;
-        if (r.bytes.len - r.at < entry_header_size)
-            return fail(fault, .{ .short_read = "read entry header" });
-        const kind = r.bytes[r.at];
-        if (kind != kind_crim) return fail(fault, .{ .unknown_kind = kind });
-        const len = std.mem.readInt(u64, r.bytes[r.at + 1 ..][0..8], .little);
-        r.at += entry_header_size;
-        if (len > r.bytes.len - r.at) return fail(fault, .{ .length_too_large = len });
+        const entry = r.at;
+        if (r.bytes.len - entry < entry_header_size)
+            return fail(fault, .{ .short_read = .{ .action = "read entry header", .offset = entry } });
+        const kind = r.bytes[entry];
+        if (kind != kind_crim) return fail(fault, .{ .unknown_kind = .{ .kind = kind, .offset = entry } });
+        const len = std.mem.readInt(u64, r.bytes[entry + 1 ..][0..8], .little);
+        if (len > r.bytes.len - entry - entry_header_size)
+            return fail(fault, .{ .length_too_large = .{ .len = len, .offset = entry } });
+        r.at = entry + entry_header_size;
         const blob = r.bytes[r.at..][0..@intCast(len)];
         r.at += blob.len;
         r.remaining -= 1;
@@ -195,6 +237,19 @@ pub const CrimError = union(enum) {
                 .{ u.what, u.offset },
             ),
         }
+    }
+
+    /// The place in the blob the text names, where it names one: the part that is wrong or
+    /// cut. An out-of-bounds offset names the value, and a name's UTF-16 its place in the
+    /// TEMP, so these give null (the line then names the blob's first byte).
+    pub fn place(e: CrimError) ?u32 {
+        return switch (e) {
+            .signature => |x| x.offset,
+            .truncated => |x| x.offset,
+            .size => |x| x.offset,
+            .count => |x| x.offset,
+            .offset, .utf16 => null,
+        };
     }
 
     /// Rust's `{:?}` of a byte array: `[67, 82, 73, 77]`.
@@ -547,7 +602,31 @@ pub const Diagnostic = union(enum) {
     /// The OS refused the file (`open`) or its bytes (`read header`).
     io: struct { action: []const u8, err: anyerror },
     file: Fault,
-    crim: CrimError,
+    /// A manifest's fault; `blob` is the file offset of the manifest's first byte.
+    crim: struct { err: CrimError, blob: u64 },
+
+    /// The damage as the CLIs print it (null for an I/O failure, printed as the reference
+    /// does). A manifest's fault lies at the blob's offset plus the place its text names.
+    pub fn readerError(d: Diagnostic) ?ReaderError {
+        return switch (d) {
+            .io => null,
+            .file => |fault| .init(.cache, fault.offset(), fault),
+            .crim => |c| .init(
+                .crim,
+                c.blob +| (c.err.place() orelse 0),
+                CrimText{ .err = c.err },
+            ),
+        };
+    }
+
+    /// A manifest's fault in the reference's words, for `{f}`.
+    const CrimText = struct {
+        err: CrimError,
+
+        pub fn format(t: CrimText, w: *std.Io.Writer) std.Io.Writer.Error!void {
+            try w.print("failed to parse CRIM/WEVT blob: {f}", .{t.err});
+        }
+    };
 
     pub fn write(d: Diagnostic, w: *std.Io.Writer, path: []const u8) std.Io.Writer.Error!void {
         switch (d) {
@@ -564,7 +643,7 @@ pub const Diagnostic = union(enum) {
                 if (fault == .short_read)
                     try w.writeAll("\n\nCaused by:\n    failed to fill whole buffer");
             },
-            .crim => |e| try w.print("failed to parse CRIM/WEVT blob: {f}", .{e}),
+            .crim => |c| try (CrimText{ .err = c.err }).format(w),
         }
     }
 
@@ -643,14 +722,14 @@ pub const WevtCache = struct {
         while (reader.next(&fault) catch return failFile(diag, fault)) |blob| {
             temps.clearRetainingCapacity();
             var crim: CrimError = undefined;
+            const base = @intFromPtr(blob.ptr) - @intFromPtr(bytes.ptr);
             parseCrim(gpa, blob, &temps, &crim) catch |e| switch (e) {
                 error.OutOfMemory => return error.OutOfMemory,
                 error.Crim => {
-                    diag.* = .{ .crim = crim };
+                    diag.* = .{ .crim = .{ .err = crim, .blob = base } };
                     return error.Invalid;
                 },
             };
-            const base = @intFromPtr(blob.ptr) - @intFromPtr(bytes.ptr);
             for (temps.items) |t| {
                 if (!t.indexed) continue;
                 const gop = try cache.by_guid.getOrPut(gpa, t.guid);

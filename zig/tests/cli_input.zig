@@ -433,3 +433,80 @@ test "every expected output of the manifest, byte for byte" {
     try std.testing.expectEqual(@as(usize, 0), failed);
     try std.testing.expectEqual(files.len * outputs.count(), compared);
 }
+
+/// The offset of `line`, `error: <path>: offset 0x<O>: <what>`, after checking its form.
+fn sideLineOffset(line: []const u8, path: []const u8) !u64 {
+    var prefix_buf: [std.fs.max_path_bytes + 32]u8 = undefined;
+    const prefix = try std.fmt.bufPrint(&prefix_buf, "error: {s}: offset 0x", .{path});
+    if (!std.mem.startsWith(u8, line, prefix)) {
+        std.debug.print("not a side-file line for {s}: {s}\n", .{ path, line });
+        return error.TestUnexpectedResult;
+    }
+    const rest = line[prefix.len..];
+    const colon = std.mem.indexOf(u8, rest, ": ") orelse return error.TestUnexpectedResult;
+    const what = rest[colon + 2 ..];
+    try std.testing.expect(what.len > 0 and std.mem.indexOf(u8, what, path) == null);
+    return std.fmt.parseInt(u64, rest[0..colon], 16);
+}
+
+// Damaged side files (issue 17 item 4; rust/cli/tests/side_files.rs is the Rust CLI's twin):
+// each `damaged-*` fixture gives one line naming the file and the offset the generator
+// damaged (`damage.json`, from the generator's own layout), exit 1; a `.MTA` or `.wevtcache`
+// stops the dump before any record, a PE is reported and the next file is done.
+test "damaged side files: one line with the generator's offset, the reference's place to stop or go on" {
+    var root_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const root = try std.fs.cwd().realpath(options.fixtures, &root_buf);
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var checked: usize = 0;
+    for ([_][]const u8{ "mta", "wevt" }) |dir| {
+        var table_path_buf: [std.fs.max_path_bytes]u8 = undefined;
+        const table_path = try std.fmt.bufPrint(&table_path_buf, "{s}/{s}/damage.json", .{ root, dir });
+        const text = try std.fs.cwd().readFileAlloc(gpa, table_path, 1 << 20);
+        defer gpa.free(text);
+        const table = try std.json.parseFromSlice(std.json.Value, gpa, text, .{});
+        defer table.deinit();
+        var it = table.value.object.iterator();
+        while (it.next()) |entry| {
+            const name = entry.key_ptr.*;
+            var file_buf: [std.fs.max_path_bytes]u8 = undefined;
+            const file = try std.fmt.bufPrint(&file_buf, "{s}/{s}/{s}", .{ root, dir, name });
+            var log_buf: [std.fs.max_path_bytes]u8 = undefined;
+            const pe = std.mem.endsWith(u8, name, ".dll");
+            var good_buf: [std.fs.max_path_bytes]u8 = undefined;
+            const good = try std.fmt.bufPrint(&good_buf, "{s}/wevt/providers64.dll", .{root});
+            const args: []const []const u8 = if (pe)
+                &.{ cli(), "extract-wevt-templates", "-i", file, "-i", good, "-o", "out.wevtcache", "--overwrite" }
+            else if (std.mem.eql(u8, dir, "mta"))
+                &.{ cli(), "-t", "1", "-o", "jsonl", "--mta", file, try std.fmt.bufPrint(&log_buf, "{s}/mta/events.evtx", .{root}) }
+            else
+                &.{ cli(), "-t", "1", "-o", "jsonl", "--wevt-cache", file, try std.fmt.bufPrint(&log_buf, "{s}/wevt/carved.evtx", .{root}) };
+            var run = try runCli(tmp.dir, args, null, null);
+            defer run.deinit();
+            try run.expectExit(1);
+            var lines = std.mem.splitScalar(u8, std.mem.trimRight(u8, run.stderr, "\n"), '\n');
+            const got = try sideLineOffset(lines.first(), file);
+            if (pe) {
+                try std.testing.expectEqualStrings("Error: extract-wevt-templates completed with 1 error(s)", lines.next().?);
+                // The next file was done: its one blob is in the cache.
+                const written = try tmp.dir.readFileAlloc(gpa, "out.wevtcache", 1 << 20);
+                defer gpa.free(written);
+                try std.testing.expectEqual(@as(u32, 1), std.mem.readInt(u32, written[12..16], .little));
+            } else {
+                try std.testing.expectEqualStrings("", run.stdout);
+            }
+            try std.testing.expect(lines.next() == null);
+            switch (entry.value_ptr.*) {
+                .integer => |at| try std.testing.expectEqual(@as(u64, @intCast(at)), got),
+                // A count met further on: past the three descriptors, inside the file.
+                .null => {
+                    const size = (try std.fs.cwd().statFile(file)).size;
+                    try std.testing.expect(got >= 102 and got < size);
+                },
+                else => return error.TestUnexpectedResult,
+            }
+            checked += 1;
+        }
+    }
+    try std.testing.expectEqual(@as(usize, 13 + 10 + 5), checked);
+}

@@ -729,6 +729,11 @@ fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks:
             } else {
                 let left = crate::wevt::without_backtrace(&expected.output.stderr);
                 let left = crate::wevt::without_untold_cause(&left, &actual.output.stderr);
+                let left = if writes {
+                    crate::wevt::side_file_lines(&left, &actual.output.stderr, None)
+                } else {
+                    left
+                };
                 let left = String::from_utf8_lossy(&left);
                 let right = String::from_utf8_lossy(&actual.output.stderr);
                 found.extend(text_difference(&left, &right, "stderr"));
