@@ -1051,7 +1051,9 @@ fn loadWevtCache(gpa: std.mem.Allocator, path: []const u8) evtx.wevt_cache.WevtC
 /// A damaged side file (`--mta`, `--wevt-cache`): one line naming it and the offset
 /// (shared-fixtures/README.md, "Damaged side files"), exit 1.
 fn sideFileError(path: []const u8, damage: *const evtx.reader_error.ReaderError) noreturn {
-    stderrPrint("error: {s}: offset 0x{x}: {s}\n", .{ path, damage.offset, damage.what() });
+    var w = std.fs.File.stderr().writerStreaming(&stderr_buffer);
+    damage.writeLine(&w.interface, path) catch {};
+    w.interface.flush() catch {};
     std.process.exit(1);
 }
 

@@ -103,7 +103,8 @@ fn write(
                 // offset (shared-fixtures/README.md, "Damaged side files"); the next file goes on.
                 errors += 1;
                 const damage = failure.readerError();
-                line(report, "error: {s}: offset 0x{x}: {s}", .{ path, damage.offset, damage.what() });
+                damage.writeLine(report.stderr, path) catch {};
+                report.stderr.flush() catch {};
                 continue;
             },
         };

@@ -301,7 +301,11 @@ fn checkIdentifier(rsrc: *const Rsrc, name: u32, from: usize) error{Fault}!void 
 fn resourceName(rsrc: *const Rsrc, offset: u32, from: usize) error{Fault}![]const u8 {
     const b = rsrc.bytes;
     if (@as(u64, offset) + 2 > b.len)
-        return rsrc.fail(.{ .malformed_resource = "resource name length out of bounds" }, offset, from);
+        return rsrc.fail(
+            .{ .malformed_resource = "resource name length out of bounds" },
+            offset,
+            from,
+        );
     const count: usize = readU16(b, offset);
     const start = @as(usize, offset) + 2;
     if (start + count * 2 > b.len)
@@ -365,7 +369,8 @@ fn blob(
     const rva = readU32(rsrc.bytes, offset);
     const size = readU32(rsrc.bytes, offset + 4);
     if (size == 0) return null;
-    const at = image.fileOffset(rva) orelse return rsrc.fail(.{ .unmapped_rva = rva }, offset, from);
+    const at = image.fileOffset(rva) orelse
+        return rsrc.fail(.{ .unmapped_rva = rva }, offset, from);
     if (at + size > bytes.len)
         return rsrc.fail(.{ .malformed_pe = "resource data out of bounds" }, offset, from);
     return bytes[@intCast(at)..][0..size];

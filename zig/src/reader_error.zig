@@ -34,7 +34,12 @@ pub const ReaderError = struct {
 
     /// `reason` is anything `{f}` prints (a reader's fault).
     pub fn init(kind: ReaderKind, offset: u64, reason: anytype) ReaderError {
-        var e: ReaderError = .{ .kind = kind, .offset = offset, .what_buffer = undefined, .what_len = 0 };
+        var e: ReaderError = .{
+            .kind = kind,
+            .offset = offset,
+            .what_buffer = undefined,
+            .what_len = 0,
+        };
         var w: std.Io.Writer = .fixed(&e.what_buffer);
         w.print("{f}", .{reason}) catch {}; // a longer text is cut at `what_max`
         e.what_len = w.end;
@@ -48,7 +53,11 @@ pub const ReaderError = struct {
     }
 
     /// The stderr line for the file at `path` (as given on the command line), newline included.
-    pub fn writeLine(e: *const ReaderError, w: *std.Io.Writer, path: []const u8) std.Io.Writer.Error!void {
+    pub fn writeLine(
+        e: *const ReaderError,
+        w: *std.Io.Writer,
+        path: []const u8,
+    ) std.Io.Writer.Error!void {
         try w.print("error: {s}: offset 0x{x}: {s}\n", .{ path, e.offset, e.what() });
     }
 };
@@ -63,5 +72,6 @@ test "the line names path and hex offset" {
     var buf: [128]u8 = undefined;
     var w: std.Io.Writer = .fixed(&buf);
     try e.writeLine(&w, "a b.dll");
-    try std.testing.expectEqualStrings("error: a b.dll: offset 0x1a2: malformed PE file: x\n", w.buffered());
+    const want = "error: a b.dll: offset 0x1a2: malformed PE file: x\n";
+    try std.testing.expectEqualStrings(want, w.buffered());
 }

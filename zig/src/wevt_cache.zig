@@ -172,9 +172,13 @@ pub const Reader = struct {
         if (r.remaining == 0) return null;
         const entry = r.at;
         if (r.bytes.len - entry < entry_header_size)
-            return fail(fault, .{ .short_read = .{ .action = "read entry header", .offset = entry } });
+            return fail(fault, .{ .short_read = .{
+                .action = "read entry header",
+                .offset = entry,
+            } });
         const kind = r.bytes[entry];
-        if (kind != kind_crim) return fail(fault, .{ .unknown_kind = .{ .kind = kind, .offset = entry } });
+        if (kind != kind_crim)
+            return fail(fault, .{ .unknown_kind = .{ .kind = kind, .offset = entry } });
         const len = std.mem.readInt(u64, r.bytes[entry + 1 ..][0..8], .little);
         if (len > r.bytes.len - entry - entry_header_size)
             return fail(fault, .{ .length_too_large = .{ .len = len, .offset = entry } });
@@ -446,34 +450,47 @@ const Crim = struct {
             try c.require(bytes, cur, temp_header_size, "TEMP header");
             const here = toU32(cur);
             const temp_end = try c.temp(crim, end, here);
-            const t = crim[cur..temp_end];
-            const descriptors = std.mem.readInt(u32, t[8..12], .little);
-            const items_at = std.mem.readInt(u32, t[16..20], .little);
-            const items_abs = if (descriptors == 0 and items_at == 0)
-                here +| toU32(t.len)
-            else
-                items_at;
-            const items_rel = if (items_abs == 0)
-                toU32(t.len)
-            else if (items_abs < here)
-                return c.fail(.{ .offset = .{
-                    .what = "TEMP.template_items_offset",
-                    .offset = items_abs,
-                    .len = crim.len,
-                } })
-            else
-                items_abs - here;
-            const rel = try c.offset(items_rel, "TEMP.template_items_offset (relative)", t.len);
-            try c.items(gpa, t, here, descriptors, items_at);
-            try temps.append(gpa, .{
-                .offset = cur,
-                .size = t.len,
-                .guid = t[24..40].*,
-                .binxml_end = @max(rel, temp_header_size),
-                .provider = provider_index,
-            });
+            var t = try c.tempRef(gpa, crim, crim[cur..temp_end], here);
+            t.provider = provider_index;
+            try temps.append(gpa, t);
             cur = temp_end;
         }
+    }
+
+    /// The TEMP `t` at `here` (its header checked): its items checked, where its BinXML
+    /// ends, its GUID (provider 0: the caller's to set).
+    fn tempRef(
+        c: Crim,
+        gpa: Allocator,
+        crim: []const u8,
+        t: []const u8,
+        here: u32,
+    ) (CrimFault || Allocator.Error)!TempRef {
+        const descriptors = std.mem.readInt(u32, t[8..12], .little);
+        const items_at = std.mem.readInt(u32, t[16..20], .little);
+        const items_abs = if (descriptors == 0 and items_at == 0)
+            here +| toU32(t.len)
+        else
+            items_at;
+        const items_rel = if (items_abs == 0)
+            toU32(t.len)
+        else if (items_abs < here)
+            return c.fail(.{ .offset = .{
+                .what = "TEMP.template_items_offset",
+                .offset = items_abs,
+                .len = crim.len,
+            } })
+        else
+            items_abs - here;
+        const rel = try c.offset(items_rel, "TEMP.template_items_offset (relative)", t.len);
+        try c.items(gpa, t, here, descriptors, items_at);
+        return .{
+            .offset = here,
+            .size = t.len,
+            .guid = t[24..40].*,
+            .binxml_end = @max(rel, temp_header_size),
+            .provider = 0,
+        };
     }
 
     /// Checks the TEMP header at `here` (inside the table ending at `end`); returns its end.
@@ -520,6 +537,19 @@ const Crim = struct {
             } });
             return;
         }
+        const rel = try c.itemsStart(t, at, count, items_at);
+        const descriptors_end = rel + @as(usize, count) * item_descriptor_size;
+        // Bounded by the descriptors, which fit in the TEMP (`itemsStart`).
+        var names: std.ArrayList(usize) = try .initCapacity(gpa, count);
+        defer names.deinit(gpa);
+        try c.itemNames(t, at, count, rel, descriptors_end, &names);
+        for (names.items) |r| try c.itemName(t, r);
+    }
+
+    /// Where the `count` item descriptors start in the TEMP (`items_at`, absolute), checked
+    /// to lie after the header and to hold them all.
+    fn itemsStart(c: Crim, t: []const u8, at: u32, count: u32, items_at: u32) CrimFault!usize {
+        const end_abs: usize = at +| toU32(t.len);
         const what_rel = "TEMP.template_items_offset (relative)";
         if (items_at < at) return c.fail(.{ .offset = .{
             .what = "TEMP.template_items_offset",
@@ -539,10 +569,22 @@ const Crim = struct {
             .need = needed,
             .have = t.len - rel,
         } });
-        const descriptors_end = rel + needed;
-        // Bounded by `needed <= t.len`.
-        var names: std.ArrayList(usize) = try .initCapacity(gpa, count);
-        defer names.deinit(gpa);
+        return rel;
+    }
+
+    /// The items' name offsets (relative to the TEMP) into `names`, each inside it and none
+    /// inside the descriptor table (which ends at `descriptors_end`).
+    fn itemNames(
+        c: Crim,
+        t: []const u8,
+        at: u32,
+        count: u32,
+        rel: usize,
+        descriptors_end: usize,
+        names: *std.ArrayList(usize),
+    ) CrimFault!void {
+        assert(names.capacity >= count);
+        const end_abs: usize = at +| toU32(t.len);
         var min_name: ?usize = null;
         for (0..count) |i| {
             const at_name = rel + i * item_descriptor_size + 16;
@@ -562,9 +604,10 @@ const Crim = struct {
             .offset = at +| toU32(m),
             .len = end_abs,
         } });
-        for (names.items) |r| try c.itemName(t, r);
     }
 
+    /// One item name at `r` in the TEMP: u32 size (4 and up, inside the TEMP), UTF-16 up to
+    /// a NUL.
     fn itemName(c: Crim, t: []const u8, r: usize) CrimFault!void {
         const what = "template item name";
         try c.require(t, r, 4, what);

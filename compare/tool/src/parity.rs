@@ -572,6 +572,7 @@ fn check_mode(
         differences.extend(failure_differences(
             &reference, engine, &path, gaps, &file, pair, mode,
         ));
+        differences.extend(side_file_difference(&reference, engine, mode));
         checks.push(finish(
             input,
             mode,
@@ -842,6 +843,31 @@ fn twin_differences(expected: &Run, actual: &Run, mode: &Mode) -> Vec<Difference
     ));
     differences.extend(stderr_differences(expected, actual, &path));
     differences
+}
+
+/// A run the reference refuses for its `--mta` or `--wevt-cache` file (exit 1, no stdout, an
+/// `Error:` block): the engine's stderr must be the reference's with its error mapped to our
+/// one line (`crate::wevt::side_file_lines`: the same file, the same reason), or the
+/// reference's text itself where the file is not damaged but unreadable.
+fn side_file_difference(reference: &Run, engine: &Run, mode: &Mode) -> Option<Difference> {
+    let side = mode
+        .args
+        .windows(2)
+        .find(|w| w[0] == "--mta" || w[0] == "--wevt-cache")
+        .map(|w| w[1])?;
+    let refused = reference.output.status.and_then(|s| s.code()) == Some(1)
+        && reference.output.stdout.is_empty()
+        && reference.output.stderr.starts_with(b"Error: ");
+    if !refused {
+        return None;
+    }
+    let theirs = crate::wevt::without_backtrace(&reference.output.stderr);
+    let expected = crate::wevt::side_file_lines(&theirs, &engine.output.stderr, Some(side));
+    text_difference(
+        &String::from_utf8_lossy(&expected),
+        &String::from_utf8_lossy(&engine.output.stderr),
+        "stderr",
+    )
 }
 
 /// Exit status, timeouts and signals: compared in every pair, whatever stdout holds.
