@@ -1122,7 +1122,9 @@ test "the reader takes what the writer's layout gives and stops at a lying lengt
     try std.testing.expectEqualStrings("abc", (try r.next(&fault)).?);
     try std.testing.expectEqual(@as(usize, 0), (try r.next(&fault)).?.len);
     try std.testing.expectError(error.Fault, r.next(&fault));
-    try std.testing.expectEqual(@as(u64, 0xffff_fff0), fault.length_too_large);
+    try std.testing.expectEqual(@as(u64, 0xffff_fff0), fault.length_too_large.len);
+    // The third entry's first byte: header 16, then 9 + 3 and 9 + 0.
+    try std.testing.expectEqual(@as(u64, 16 + 12 + 9), fault.offset());
     // The reference's 16 bytes for an empty cache (`extract-wevt-templates` on no blob).
     try std.testing.expectEqualSlices(u8, "WEVTCACH\x01\x00\x00\x00\x00\x00\x00\x00", &header(0));
 }

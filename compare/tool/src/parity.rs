@@ -850,11 +850,7 @@ fn twin_differences(expected: &Run, actual: &Run, mode: &Mode) -> Vec<Difference
 /// one line (`crate::wevt::side_file_lines`: the same file, the same reason), or the
 /// reference's text itself where the file is not damaged but unreadable.
 fn side_file_difference(reference: &Run, engine: &Run, mode: &Mode) -> Option<Difference> {
-    let side = mode
-        .args
-        .windows(2)
-        .find(|w| w[0] == "--mta" || w[0] == "--wevt-cache")
-        .map(|w| w[1])?;
+    let side = side_file(mode)?;
     let refused = reference.output.status.and_then(|s| s.code()) == Some(1)
         && reference.output.stdout.is_empty()
         && reference.output.stderr.starts_with(b"Error: ");
@@ -868,6 +864,27 @@ fn side_file_difference(reference: &Run, engine: &Run, mode: &Mode) -> Option<Di
         &String::from_utf8_lossy(&engine.output.stderr),
         "stderr",
     )
+}
+
+/// The `--mta` or `--wevt-cache` file of `mode`, if it has one.
+fn side_file(mode: &Mode) -> Option<&'static str> {
+    mode.args
+        .windows(2)
+        .find(|w| w[0] == "--mta" || w[0] == "--wevt-cache")
+        .map(|w| w[1])
+}
+
+/// `stderr` without the line of a damaged side file (`side_file_difference` checks it): the
+/// rest are the dump's own error lines.
+fn without_side_file_line(stderr: &[u8], mode: &Mode) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let Some(side) = side_file(mode) else {
+        return text.into_owned();
+    };
+    let prefix = format!("error: {side}: offset 0x");
+    text.split_inclusive('\n')
+        .filter(|line| !line.starts_with(&prefix))
+        .collect()
 }
 
 /// Exit status, timeouts and signals: compared in every pair, whatever stdout holds.
@@ -1031,7 +1048,7 @@ fn failure_differences(
     let mut differences = Vec::new();
     let ref_stderr = String::from_utf8_lossy(&reference.output.stderr);
     let expected = reference_failed_records(&ref_stderr);
-    let lines = parse_error_lines(&String::from_utf8_lossy(&engine.output.stderr), path);
+    let lines = parse_error_lines(&without_side_file_line(&engine.output.stderr, mode), path);
     for raw in lines.iter().filter_map(|l| l.as_ref().err()) {
         differences.push(whole_run(
             Category::ErrorRecords,
