@@ -2,8 +2,9 @@
 //!
 //! The options, subcommands and exit statuses are the reference's (checked against it by
 //! `evtx-compare exit-table`). Differences on purpose: one `error: ...` line per failed chunk
-//! or record (format in `shared-fixtures/README.md`) instead of a multi-line block, `-f` naming
-//! the input file is refused before anything is written, and `-V` names this tool.
+//! or record (format in `shared-fixtures/README.md`) instead of a multi-line block, one
+//! `error: <PATH>: offset 0x<O>: ...` line for a damaged `--mta`, `--wevt-cache` or PE file,
+//! `-f` naming the input file is refused before anything is written, and `-V` names this tool.
 //!
 //! The input is read through 64 KiB windows (`evtx_core::Input`), never mapped: memory stays at
 //! a few chunks per worker and a file that shrinks under us gives `incomplete chunk` errors, not
