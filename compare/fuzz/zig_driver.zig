@@ -171,7 +171,7 @@ fn fuzzReaders(gpa: std.mem.Allocator, input: []const u8) void {
     crim(gpa, input);
     var blobs: std.ArrayList([]const u8) = .empty;
     defer blobs.deinit(gpa);
-    var fault: evtx.pe.Fault = undefined;
+    var fault: evtx.pe.Failure = undefined;
     evtx.pe.wevtTemplates(gpa, input, &blobs, &fault) catch |e| switch (e) {
         error.OutOfMemory => @panic("pe: over the memory bound"),
         error.Fault => return,

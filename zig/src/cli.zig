@@ -1041,8 +1041,20 @@ fn loadWevtCache(gpa: std.mem.Allocator, path: []const u8) evtx.wevt_cache.WevtC
     var diag: evtx.wevt_cache.Diagnostic = undefined;
     return evtx.wevt_cache.WevtCache.load(gpa, std.fs.cwd(), path, &diag) catch |e| switch (e) {
         error.OutOfMemory => fatal("out of memory", .{}),
-        error.Invalid => fatal("{f}", .{diag.text(path)}),
+        error.Invalid => if (diag.readerError()) |damage|
+            sideFileError(path, &damage)
+        else
+            fatal("{f}", .{diag.text(path)}),
     };
+}
+
+/// A damaged side file (`--mta`, `--wevt-cache`): one line naming it and the offset
+/// (shared-fixtures/README.md, "Damaged side files"), exit 1.
+fn sideFileError(path: []const u8, damage: *const evtx.reader_error.ReaderError) noreturn {
+    var w = std.fs.File.stderr().writerStreaming(&stderr_buffer);
+    damage.writeLine(&w.interface, path) catch {};
+    w.interface.flush() catch {};
+    std.process.exit(1);
 }
 
 fn wevtUsage(text: []const u8) u8 {
@@ -1060,7 +1072,7 @@ fn loadMta(gpa: std.mem.Allocator, path: []const u8) evtx.mta.MtaFile {
     var diag: evtx.mta.Diagnostic = undefined;
     return evtx.mta.parse(gpa, bytes, &diag) catch |e| switch (e) {
         error.OutOfMemory => fatal("out of memory", .{}),
-        error.Invalid => fatal("{f}", .{diag}),
+        error.Invalid => sideFileError(path, &diag.readerError()),
     };
 }
 

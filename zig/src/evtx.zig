@@ -37,6 +37,7 @@ pub const dump = @import("dump.zig");
 pub const pipeline = @import("pipeline.zig");
 pub const info = @import("info.zig");
 pub const pe = @import("pe.zig");
+pub const reader_error = @import("reader_error.zig");
 pub const wevt_cache = @import("wevt_cache.zig");
 
 comptime {

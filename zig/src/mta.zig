@@ -8,6 +8,7 @@
 //! `section size / 888 + 1` pages; nothing is allocated for a count read from the file before
 //! the bytes it claims are known to be there. All memory lives in one arena.
 const std = @import("std");
+const ReaderError = @import("reader_error.zig").ReaderError;
 const tokens = @import("tokens.zig");
 const tree = @import("tree.zig");
 const values_decode = @import("values_decode.zig");
@@ -33,8 +34,28 @@ pub const Diagnostic = union(enum) {
     invalid_magic: [8]u8,
     unsupported_version: struct { major: u32, minor: u32 },
     missing_section: []const u8,
-    corrupt: struct { what: []const u8, offset: u64 },
-    page_loop: []const u8,
+    /// `offset` is the reference's number (where the part should be); `at` is where the
+    /// reader found the fault: the part itself, or the slot or descriptor whose pointer
+    /// leads out of the section or file.
+    corrupt: struct { what: []const u8, offset: u64, at: u64 },
+    /// `at`: the section's first byte, where its page chain starts.
+    page_loop: struct { name: []const u8, at: u64 },
+
+    /// The file offset of the fault (the rule in `reader_error.zig`).
+    pub fn offset(d: Diagnostic) u64 {
+        return switch (d) {
+            .invalid_magic => 0,
+            .unsupported_version => version_at,
+            .missing_section => section_table,
+            .corrupt => |c| c.at,
+            .page_loop => |l| l.at,
+        };
+    }
+
+    /// The error as the CLIs print it: offset and the reference's words.
+    pub fn readerError(d: Diagnostic) ReaderError {
+        return .init(.mta, d.offset(), d);
+    }
 
     pub fn format(d: Diagnostic, w: *std.Io.Writer) std.Io.Writer.Error!void {
         switch (d) {
@@ -49,12 +70,27 @@ pub const Diagnostic = union(enum) {
             .unsupported_version => |v| try w.print("unsupported MTA version {d}.{d}", .{ v.major, v.minor }),
             .missing_section => |name| try w.print("MTA file has no {s} section", .{name}),
             .corrupt => |c| try w.print("MTA {s} at offset 0x{x} is truncated or out of bounds", .{ c.what, c.offset }),
-            .page_loop => |name| try w.print("MTA {s} section has a page chain that does not end", .{name}),
+            .page_loop => |l| try w.print("MTA {s} section has a page chain that does not end", .{l.name}),
         }
     }
 };
 
 pub const Error = error{ Invalid, OutOfMemory };
+
+/// Where the section descriptors start (a missing section is missing from that table).
+const section_table = header_size;
+/// Where the major version lies.
+const version_at = 8;
+
+/// A part at `offset` that does not fit in `len` bytes, reached through the pointer at `from`:
+/// cut short, it is named at its first byte; starting past the end, at the pointer.
+fn corruptVia(what: []const u8, offset: u64, len: u64, from: u64) Diagnostic {
+    return .{ .corrupt = .{ .what = what, .offset = offset, .at = if (offset < len) offset else from } };
+}
+
+fn corrupt(what: []const u8, offset: u64) Diagnostic {
+    return .{ .corrupt = .{ .what = what, .offset = offset, .at = offset } };
+}
 
 const Message = struct { index: u32, text: []const u8 };
 const Event = struct { index: u32, id: u64, message: ?u32 };
@@ -257,9 +293,16 @@ const Records = struct {
     slot: usize = 100,
     header: []const u8 = &.{},
     done: bool,
+    /// Where the pointer to `page` lies: the section's start, then a page's next field.
+    from: u64,
 
     fn init(s: *const Section) Records {
-        return .{ .s = s, .pages_left = s.data.len / page_header_size + 1, .done = s.data.len == 0 };
+        return .{
+            .s = s,
+            .pages_left = s.data.len / page_header_size + 1,
+            .done = s.data.len == 0,
+            .from = s.base,
+        };
     }
 
     const Record = struct { index: u32, payload: []const u8, at: u64 };
@@ -273,15 +316,16 @@ const Records = struct {
                         r.done = true;
                         return null;
                     }
+                    r.from = r.s.at(r.page + page_next);
                     r.page = next_page;
                 }
                 if (r.pages_left == 0) {
-                    diag.* = .{ .page_loop = r.s.name };
+                    diag.* = .{ .page_loop = .{ .name = r.s.name, .at = r.s.base } };
                     return error.Invalid;
                 }
                 r.pages_left -= 1;
                 r.header = slice(r.s.data, r.page, page_header_size) orelse {
-                    diag.* = .{ .corrupt = .{ .what = "page", .offset = r.s.at(r.page) } };
+                    diag.* = corruptVia("page", r.s.at(r.page), r.s.at(r.s.data.len), r.from);
                     return error.Invalid;
                 };
                 assert(r.header.len == page_header_size);
@@ -289,10 +333,11 @@ const Records = struct {
                 r.slot = if (bytes_le.getU32(r.header, 0).? == 0) 100 else 0;
                 continue;
             }
+            const slot_at = r.s.at(r.page + page_slots + 8 * r.slot);
             const offset = bytes_le.getU64(r.header, page_slots + 8 * r.slot).?;
             r.slot += 1;
             if (offset == 0) continue;
-            const bad: Diagnostic = .{ .corrupt = .{ .what = "record", .offset = r.s.at(offset) } };
+            const bad = corruptVia("record", r.s.at(offset), r.s.at(r.s.data.len), slot_at);
             const index = if (offset <= std.math.maxInt(u64) - 4) readU32OrNull(r.s.data, offset) else null;
             const size = if (offset <= std.math.maxInt(u64) - 8) readU32OrNull(r.s.data, offset + 4) else null;
             if (index == null or size == null or offset > std.math.maxInt(u64) - record_header_size) {
@@ -347,7 +392,7 @@ pub fn parse(gpa: Allocator, bytes: []const u8, diag: *Diagnostic) Error!MtaFile
 /// The header's magic and major version, which every later read relies on; returns how many
 /// section descriptors follow.
 fn readHeader(bytes: []const u8, diag: *Diagnostic) Error!u32 {
-    const header_bad: Diagnostic = .{ .corrupt = .{ .what = "header", .offset = 0 } };
+    const header_bad = corrupt("header", 0);
     if (bytes.len < 8) {
         diag.* = header_bad;
         return error.Invalid;
@@ -384,18 +429,18 @@ fn readSections(bytes: []const u8, count: u32, diag: *Diagnostic) Error![3]Secti
         const size = bytes_le.getU64(bytes, offset + 8);
         const name_len = bytes_le.getU32(bytes, offset + 16);
         if (start == null or size == null or name_len == null) {
-            diag.* = .{ .corrupt = .{ .what = "section descriptor", .offset = at } };
+            diag.* = corrupt("section descriptor", at);
             return error.Invalid;
         }
         const name = slice(bytes, offset + descriptor_size, name_len.?) orelse {
-            diag.* = .{ .corrupt = .{ .what = "section name", .offset = at } };
+            diag.* = corrupt("section name", at);
             return error.Invalid;
         };
         offset += descriptor_size + name.len;
         for (section_names, 0..) |known, i| {
             if (!utf16Is(name, known)) continue;
             const data = slice(bytes, start.?, size.?) orelse {
-                diag.* = .{ .corrupt = .{ .what = "section", .offset = start.? } };
+                diag.* = corruptVia("section", start.?, bytes.len, at);
                 return error.Invalid;
             };
             if (sections[i] == null) sections[i] = .{ .name = known, .data = data, .base = start.? };
@@ -420,7 +465,7 @@ fn readMessages(a: Allocator, msg: *const Section, diag: *Diagnostic) Error![]Me
         const len = bytes_le.getU32(r.payload, 0);
         const text = if (len) |l| slice(r.payload, 4, l) else null;
         if (text == null) {
-            diag.* = .{ .corrupt = .{ .what = "MSG entry", .offset = r.at } };
+            diag.* = corrupt("MSG entry", r.at);
             return error.Invalid;
         }
         try messages.append(a, .{ .index = r.index, .text = try decodeUtf16(a, text.?) });
@@ -436,7 +481,7 @@ fn readEvents(a: Allocator, evt: *const Section, diag: *Diagnostic) Error![]Even
         const id = bytes_le.getU64(r.payload, 0);
         const message = bytes_le.getU64(r.payload, 8);
         if (id == null or message == null) {
-            diag.* = .{ .corrupt = .{ .what = "EVT entry", .offset = r.at } };
+            diag.* = corrupt("EVT entry", r.at);
             return error.Invalid;
         }
         const index: ?u32 = if (message.? <= std.math.maxInt(u32)) @intCast(message.?) else null;
@@ -457,7 +502,7 @@ fn readPublishers(
     var records = Records.init(publ);
     while (try records.next(diag)) |r| {
         const p = try parsePublisher(a, r.payload, messages) orelse {
-            diag.* = .{ .corrupt = .{ .what = "PUB entry", .offset = r.at } };
+            diag.* = corrupt("PUB entry", r.at);
             return error.Invalid;
         };
         try publishers.append(a, .{ .index = r.index, .p = p });

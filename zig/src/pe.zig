@@ -7,6 +7,7 @@
 //! printed in the reference's words; the blobs are slices of the input, never copied.
 const std = @import("std");
 const assert = std.debug.assert;
+const ReaderError = @import("reader_error.zig").ReaderError;
 
 /// Resources one file may yield. Nested directories may share sub-directories, so a crafted
 /// file could name one blob billions of times; past this it is a fault, not an allocation.
@@ -50,6 +51,18 @@ pub const Fault = union(enum) {
     }
 };
 
+/// A fault and its file offset: the headers (0) when goblin refuses them, else the field
+/// whose value leads nowhere or the first byte of the part that is cut or wrong.
+pub const Failure = struct {
+    fault: Fault,
+    offset: u64,
+
+    /// The error as the CLIs print it.
+    pub fn readerError(f: Failure) ReaderError {
+        return .init(.pe, f.offset, f.fault);
+    }
+};
+
 /// One section's mapping fields.
 const Section = struct {
     virtual_size: u32,
@@ -63,6 +76,8 @@ const Image = struct {
     file_alignment: u32,
     resource_rva: u32,
     resource_size: u32,
+    /// Where the resource table's data directory entry (RVA, size) lies in the file.
+    resource_entry: u64,
     /// The section table's bytes (40 per section), inside the file.
     sections: []const u8,
 
@@ -127,6 +142,7 @@ fn parseHeaders(bytes: []const u8) ?Headers {
         .file_alignment = 0,
         .resource_rva = 0,
         .resource_size = 0,
+        .resource_entry = 0,
         .sections = &.{},
     };
     if (optional_size != 0) {
@@ -173,72 +189,96 @@ fn parseOptional(bytes: []const u8, optional: u64, image: *Image) bool {
         const at: usize = @intCast(directories_at + resource_table_index * 8);
         image.resource_rva = readU32(bytes, at);
         image.resource_size = readU32(bytes, at + 4);
+        image.resource_entry = at;
     }
     return true;
 }
 
 /// Appends to `out` every `WEVT_TEMPLATE` blob of the PE file `bytes`, in the reference's
 /// order (resource entries, then language entries, in directory order). On a fault nothing
-/// is appended and `fault` says why.
+/// is appended and `failure` says why and where.
 pub fn wevtTemplates(
     gpa: std.mem.Allocator,
     bytes: []const u8,
     out: *std.ArrayList([]const u8),
-    fault: *Fault,
+    failure: *Failure,
 ) error{ OutOfMemory, Fault }!void {
     const start = out.items.len;
     errdefer out.shrinkRetainingCapacity(start);
-    walk(gpa, bytes, out, fault) catch |e| return e;
+    walk(gpa, bytes, out, failure) catch |e| return e;
 }
+
+/// The resource section's bytes and their file offset (for the offsets of faults).
+const Rsrc = struct {
+    bytes: []const u8,
+    at: u64,
+    failure: *Failure,
+
+    /// `fault` of the part at `place` (in the section), reached through the pointer at
+    /// `from`: the part's first byte when it starts inside the section, else the pointer.
+    fn fail(r: *const Rsrc, fault: Fault, place: u64, from: u64) error{Fault} {
+        const inside = if (place < r.bytes.len) place else from;
+        return failAt(r.failure, fault, r.at + inside);
+    }
+};
 
 fn walk(
     gpa: std.mem.Allocator,
     bytes: []const u8,
     out: *std.ArrayList([]const u8),
-    fault: *Fault,
+    failure: *Failure,
 ) error{ OutOfMemory, Fault }!void {
+    // goblin refuses the headers as a whole: the line names their start.
     const headers = parseHeaders(bytes) orelse
-        return fail(fault, .{ .invalid_pe = "failed to parse PE via goblin" });
-    if (!headers.has_optional) return fail(fault, .{ .invalid_pe = "missing optional header" });
+        return failAt(failure, .{ .invalid_pe = "failed to parse PE via goblin" }, 0);
+    if (!headers.has_optional)
+        return failAt(failure, .{ .invalid_pe = "missing optional header" }, 0);
     const image = headers.image;
     if (image.resource_rva == 0 or image.resource_size == 0) return;
+    const entry = image.resource_entry;
     const rsrc_offset = image.fileOffset(image.resource_rva) orelse
-        return fail(fault, .{ .unmapped_rva = image.resource_rva });
+        return failAt(failure, .{ .unmapped_rva = image.resource_rva }, entry);
     const rsrc_end = rsrc_offset + image.resource_size;
     if (rsrc_end > bytes.len)
-        return fail(fault, .{ .malformed_pe = "resource directory out of bounds" });
-    const rsrc = bytes[@intCast(rsrc_offset)..@intCast(rsrc_end)];
-    const wevt = try findWevtTemplate(rsrc, fault) orelse return;
-    if (wevt & high_bit == 0) return;
-    const resources = try entries(rsrc, wevt & ~high_bit, fault);
-    for (0..resources.len / directory_entry_size) |r| {
-        const entry = resources[r * directory_entry_size ..][0..directory_entry_size];
-        const target = readU32(entry, 4);
+        return failAt(failure, .{ .malformed_pe = "resource directory out of bounds" }, entry);
+    const rsrc: Rsrc = .{
+        .bytes = bytes[@intCast(rsrc_offset)..@intCast(rsrc_end)],
+        .at = rsrc_offset,
+        .failure = failure,
+    };
+    const wevt = try findWevtTemplate(&rsrc) orelse return;
+    const wevt_target = readU32(rsrc.bytes, wevt + 4);
+    if (wevt_target & high_bit == 0) return;
+    const resources = try entries(&rsrc, wevt_target & ~high_bit, wevt + 4);
+    for (0..resources.count) |r| {
+        const res_at = resources.start + r * directory_entry_size;
+        const target = readU32(rsrc.bytes, res_at + 4);
         if (target & high_bit == 0) continue;
-        try checkIdentifier(rsrc, readU32(entry, 0), fault);
-        const languages = try entries(rsrc, target & ~high_bit, fault);
-        for (0..languages.len / directory_entry_size) |l| {
-            const lang = languages[l * directory_entry_size ..][0..directory_entry_size];
-            if (readU32(lang, 0) & high_bit != 0) continue;
-            const data = readU32(lang, 4);
+        try checkIdentifier(&rsrc, readU32(rsrc.bytes, res_at), res_at);
+        const languages = try entries(&rsrc, target & ~high_bit, res_at + 4);
+        for (0..languages.count) |l| {
+            const lang_at = languages.start + l * directory_entry_size;
+            if (readU32(rsrc.bytes, lang_at) & high_bit != 0) continue;
+            const data = readU32(rsrc.bytes, lang_at + 4);
             if (data & high_bit != 0) continue;
-            if (try blob(&image, bytes, rsrc, data, fault)) |b| {
-                if (out.items.len >= resources_max) return fail(fault, .too_many_resources);
+            if (try blob(&image, bytes, &rsrc, data, lang_at + 4)) |b| {
+                if (out.items.len >= resources_max)
+                    return rsrc.fail(.too_many_resources, data, lang_at + 4);
                 try out.append(gpa, b);
             }
         }
     }
 }
 
-/// The root entry named `WEVT_TEMPLATE`: its target (directory flag included), or null.
-fn findWevtTemplate(rsrc: []const u8, fault: *Fault) error{Fault}!?u32 {
-    const root = try entries(rsrc, 0, fault);
-    for (0..root.len / directory_entry_size) |i| {
-        const entry = root[i * directory_entry_size ..][0..directory_entry_size];
-        const name = readU32(entry, 0);
+/// The root's first entry named `WEVT_TEMPLATE`: where the entry lies in the section, or null.
+fn findWevtTemplate(rsrc: *const Rsrc) error{Fault}!?usize {
+    const root = try entries(rsrc, 0, 0);
+    for (0..root.count) |i| {
+        const at = root.start + i * directory_entry_size;
+        const name = readU32(rsrc.bytes, at);
         if (name & high_bit == 0) continue;
-        const units = try resourceName(rsrc, name & ~high_bit, fault);
-        if (isWevtTemplate(units)) return readU32(entry, 4);
+        const units = try resourceName(rsrc, name & ~high_bit, at);
+        if (isWevtTemplate(units)) return at;
     }
     return null;
 }
@@ -250,21 +290,28 @@ fn isWevtTemplate(units: []const u8) bool {
     return true;
 }
 
-/// A resource entry's identifier: a name must be in bounds and valid UTF-16.
-fn checkIdentifier(rsrc: []const u8, name: u32, fault: *Fault) error{Fault}!void {
-    if (name & high_bit != 0) _ = try resourceName(rsrc, name & ~high_bit, fault);
+/// A resource entry's identifier (the entry at `from`): a name must be in bounds and valid
+/// UTF-16.
+fn checkIdentifier(rsrc: *const Rsrc, name: u32, from: usize) error{Fault}!void {
+    if (name & high_bit != 0) _ = try resourceName(rsrc, name & ~high_bit, from);
 }
 
-/// The UTF-16LE units of the counted name at `offset` (unpaired surrogates are a fault).
-fn resourceName(rsrc: []const u8, offset: u32, fault: *Fault) error{Fault}![]const u8 {
-    if (@as(u64, offset) + 2 > rsrc.len)
-        return fail(fault, .{ .malformed_resource = "resource name length out of bounds" });
-    const count: usize = readU16(rsrc, offset);
+/// The UTF-16LE units of the counted name at `offset`, pointed to from `from` (unpaired
+/// surrogates are a fault).
+fn resourceName(rsrc: *const Rsrc, offset: u32, from: usize) error{Fault}![]const u8 {
+    const b = rsrc.bytes;
+    if (@as(u64, offset) + 2 > b.len)
+        return rsrc.fail(
+            .{ .malformed_resource = "resource name length out of bounds" },
+            offset,
+            from,
+        );
+    const count: usize = readU16(b, offset);
     const start = @as(usize, offset) + 2;
-    if (start + count * 2 > rsrc.len)
-        return fail(fault, .{ .malformed_resource = "resource name out of bounds" });
-    const units = rsrc[start..][0 .. count * 2];
-    if (!validUtf16(units)) return fail(fault, .invalid_resource_name);
+    if (start + count * 2 > b.len)
+        return rsrc.fail(.{ .malformed_resource = "resource name out of bounds" }, offset, from);
+    const units = b[start..][0 .. count * 2];
+    if (!validUtf16(units)) return rsrc.fail(.invalid_resource_name, offset, from);
     return units;
 }
 
@@ -284,38 +331,53 @@ fn validUtf16(units: []const u8) bool {
     return true;
 }
 
-/// The entries (8 bytes each) of the directory at `offset`.
-fn entries(rsrc: []const u8, offset: u32, fault: *Fault) error{Fault}![]const u8 {
-    if (@as(u64, offset) + directory_header_size > rsrc.len)
-        return fail(fault, .{ .malformed_resource = "resource directory header out of bounds" });
-    const count = @as(usize, readU16(rsrc, offset + 12)) + readU16(rsrc, offset + 14);
+/// A directory's entries: where the first lies in the section, and how many (8 bytes each).
+const Entries = struct { start: usize, count: usize };
+
+/// The entries of the directory at `offset`, pointed to from `from`.
+fn entries(rsrc: *const Rsrc, offset: u32, from: usize) error{Fault}!Entries {
+    const b = rsrc.bytes;
+    if (@as(u64, offset) + directory_header_size > b.len) return rsrc.fail(
+        .{ .malformed_resource = "resource directory header out of bounds" },
+        offset,
+        from,
+    );
+    const count = @as(usize, readU16(b, offset + 12)) + readU16(b, offset + 14);
     const start = @as(usize, offset) + directory_header_size;
-    if (start + count * directory_entry_size > rsrc.len)
-        return fail(fault, .{ .malformed_resource = "resource directory entries out of bounds" });
-    return rsrc[start..][0 .. count * directory_entry_size];
+    if (start + count * directory_entry_size > b.len) return rsrc.fail(
+        .{ .malformed_resource = "resource directory entries out of bounds" },
+        offset,
+        from,
+    );
+    return .{ .start = start, .count = count };
 }
 
-/// The bytes named by the data entry at `offset`; null for an empty one.
+/// The bytes named by the data entry at `offset` (pointed to from `from`); null for an
+/// empty one.
 fn blob(
     image: *const Image,
     bytes: []const u8,
-    rsrc: []const u8,
+    rsrc: *const Rsrc,
     offset: u32,
-    fault: *Fault,
+    from: usize,
 ) error{Fault}!?[]const u8 {
-    if (@as(u64, offset) + data_entry_size > rsrc.len)
-        return fail(fault, .{ .malformed_resource = "resource data entry out of bounds" });
-    const rva = readU32(rsrc, offset);
-    const size = readU32(rsrc, offset + 4);
+    if (@as(u64, offset) + data_entry_size > rsrc.bytes.len) return rsrc.fail(
+        .{ .malformed_resource = "resource data entry out of bounds" },
+        offset,
+        from,
+    );
+    const rva = readU32(rsrc.bytes, offset);
+    const size = readU32(rsrc.bytes, offset + 4);
     if (size == 0) return null;
-    const at = image.fileOffset(rva) orelse return fail(fault, .{ .unmapped_rva = rva });
+    const at = image.fileOffset(rva) orelse
+        return rsrc.fail(.{ .unmapped_rva = rva }, offset, from);
     if (at + size > bytes.len)
-        return fail(fault, .{ .malformed_pe = "resource data out of bounds" });
+        return rsrc.fail(.{ .malformed_pe = "resource data out of bounds" }, offset, from);
     return bytes[@intCast(at)..][0..size];
 }
 
-fn fail(fault: *Fault, value: Fault) error{Fault} {
-    fault.* = value;
+fn failAt(failure: *Failure, fault: Fault, offset: u64) error{Fault} {
+    failure.* = .{ .fault = fault, .offset = offset };
     return error.Fault;
 }
 
@@ -373,7 +435,7 @@ test "a PE32+ with one WEVT_TEMPLATE resource gives its bytes; faults in the ref
     testImage(&buf);
     var out: std.ArrayList([]const u8) = .empty;
     defer out.deinit(gpa);
-    var fault: Fault = undefined;
+    var fault: Failure = undefined;
     try wevtTemplates(gpa, &buf, &out, &fault);
     try std.testing.expectEqual(@as(usize, 1), out.items.len);
     try std.testing.expectEqualStrings("CRIMblob", out.items[0]);
@@ -382,13 +444,16 @@ test "a PE32+ with one WEVT_TEMPLATE resource gives its bytes; faults in the ref
     try std.testing.expectError(error.Fault, wevtTemplates(gpa, &buf, &out, &fault));
     var text: [128]u8 = undefined;
     var w: std.Io.Writer = .fixed(&text);
-    try fault.format(&w);
+    try fault.fault.format(&w);
     const want = "failed to map RVA 0x00009999 to a file offset";
     try std.testing.expectEqualStrings(want, w.buffered());
+    // Named at the data entry whose RVA leads nowhere (the section's file offset + 0x48).
+    try std.testing.expectEqual(@as(u64, 0x248), fault.offset);
     try std.testing.expectEqual(@as(usize, 1), out.items.len);
     // No `PE\0\0` at e_lfanew: goblin refuses the file.
     testImage(&buf);
     buf[0x40] = 'X';
     try std.testing.expectError(error.Fault, wevtTemplates(gpa, &buf, &out, &fault));
-    try std.testing.expectEqualStrings("failed to parse PE via goblin", fault.invalid_pe);
+    try std.testing.expectEqualStrings("failed to parse PE via goblin", fault.fault.invalid_pe);
+    try std.testing.expectEqual(@as(u64, 0), fault.offset);
 }

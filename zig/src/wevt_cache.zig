@@ -12,6 +12,7 @@
 //! chunks whose definitions fail pay for it. Layouts, error texts and the rules of use:
 //! `shared-fixtures/generator/wevt-format.md`.
 const std = @import("std");
+const ReaderError = @import("reader_error.zig").ReaderError;
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const escape = @import("escape.zig");
@@ -78,38 +79,76 @@ pub const Writer = struct {
     }
 };
 
-/// Why a cache could not be read, in the reference's `WevtCacheFileError` words.
+/// Why a cache could not be read, in the reference's `WevtCacheFileError` words; each fault
+/// knows its file offset (`rust/evtx-core/src/wevt_cache.rs`'s `Fault`).
 pub const Fault = union(enum) {
-    /// A short read: `I/O error while ACTION `PATH`: failed to fill whole buffer`.
-    short_read: []const u8,
+    /// A short read (`I/O error while ACTION ...: failed to fill whole buffer`) of the part
+    /// that starts at `offset`.
+    short_read: struct { action: []const u8, offset: u64 },
     invalid_magic,
     unsupported_version: u32,
-    unknown_kind: u8,
-    length_too_large: u64,
+    /// The entry at `offset` has an unknown kind.
+    unknown_kind: struct { kind: u8, offset: u64 },
+    /// The entry at `offset` claims more bytes than are left.
+    length_too_large: struct { len: u64, offset: u64 },
 
     /// The line after `Error: ` (the caller adds anyhow's `Caused by:` for a short read).
     pub fn write(fault: Fault, w: *std.Io.Writer, path: []const u8) std.Io.Writer.Error!void {
         switch (fault) {
-            .short_read => |action| try w.print(
+            .short_read => |s| try w.print(
                 "I/O error while {s} `{s}`: failed to fill whole buffer",
-                .{ action, path },
+                .{ s.action, path },
             ),
             .invalid_magic => try w.print("invalid `.wevtcache` magic for `{s}`", .{path}),
             .unsupported_version => |found| try w.print(
                 "unsupported `.wevtcache` version {d} for `{s}` (expected {d})",
                 .{ found, path, version },
             ),
-            .unknown_kind => |kind| try w.print(
+            .unknown_kind => |k| try w.print(
                 "unknown `.wevtcache` entry kind {d} for `{s}`",
-                .{ kind, path },
+                .{ k.kind, path },
             ),
-            .length_too_large => |len| try w.print(
+            .length_too_large => |l| try w.print(
                 "`.wevtcache` entry length {d} is larger than the rest of `{s}`",
-                .{ len, path },
+                .{ l.len, path },
             ),
         }
     }
+
+    /// The same words without the path (the error line names it first), for `{f}`.
+    pub fn format(fault: Fault, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        switch (fault) {
+            .short_read => |s| try w.print(
+                "I/O error while {s}: failed to fill whole buffer",
+                .{s.action},
+            ),
+            .invalid_magic => try w.writeAll("invalid `.wevtcache` magic"),
+            .unsupported_version => |found| try w.print(
+                "unsupported `.wevtcache` version {d} (expected {d})",
+                .{ found, version },
+            ),
+            .unknown_kind => |k| try w.print("unknown `.wevtcache` entry kind {d}", .{k.kind}),
+            .length_too_large => |l| try w.print(
+                "`.wevtcache` entry length {d} is larger than the rest of the file",
+                .{l.len},
+            ),
+        }
+    }
+
+    /// Where the fault lies: the header's magic or version, or the entry's first byte.
+    pub fn offset(fault: Fault) u64 {
+        return switch (fault) {
+            .invalid_magic => 0,
+            .unsupported_version => version_at,
+            .short_read => |s| s.offset,
+            .unknown_kind => |k| k.offset,
+            .length_too_large => |l| l.offset,
+        };
+    }
 };
+
+/// Where the version lies in the header.
+const version_at = 8;
 
 /// Reads the entries of a whole cache file held in memory, in order, as the reference's
 /// reader does: a fault ends the read (the blobs before it were already handed out).
@@ -119,7 +158,8 @@ pub const Reader = struct {
     remaining: u32,
 
     pub fn init(bytes: []const u8, fault: *Fault) error{Fault}!Reader {
-        if (bytes.len < header_size) return fail(fault, .{ .short_read = "read header" });
+        if (bytes.len < header_size)
+            return fail(fault, .{ .short_read = .{ .action = "read header", .offset = 0 } });
         if (!std.mem.eql(u8, bytes[0..8], magic)) return fail(fault, .invalid_magic);
         const found = std.mem.readInt(u32, bytes[8..12], .little);
         if (found != version) return fail(fault, .{ .unsupported_version = found });
@@ -130,13 +170,19 @@ pub const Reader = struct {
     pub fn next(r: *Reader, fault: *Fault) error{Fault}!?[]const u8 {
         assert(r.at <= r.bytes.len);
         if (r.remaining == 0) return null;
-        if (r.bytes.len - r.at < entry_header_size)
-            return fail(fault, .{ .short_read = "read entry header" });
-        const kind = r.bytes[r.at];
-        if (kind != kind_crim) return fail(fault, .{ .unknown_kind = kind });
-        const len = std.mem.readInt(u64, r.bytes[r.at + 1 ..][0..8], .little);
-        r.at += entry_header_size;
-        if (len > r.bytes.len - r.at) return fail(fault, .{ .length_too_large = len });
+        const entry = r.at;
+        if (r.bytes.len - entry < entry_header_size)
+            return fail(fault, .{ .short_read = .{
+                .action = "read entry header",
+                .offset = entry,
+            } });
+        const kind = r.bytes[entry];
+        if (kind != kind_crim)
+            return fail(fault, .{ .unknown_kind = .{ .kind = kind, .offset = entry } });
+        const len = std.mem.readInt(u64, r.bytes[entry + 1 ..][0..8], .little);
+        if (len > r.bytes.len - entry - entry_header_size)
+            return fail(fault, .{ .length_too_large = .{ .len = len, .offset = entry } });
+        r.at = entry + entry_header_size;
         const blob = r.bytes[r.at..][0..@intCast(len)];
         r.at += blob.len;
         r.remaining -= 1;
@@ -195,6 +241,19 @@ pub const CrimError = union(enum) {
                 .{ u.what, u.offset },
             ),
         }
+    }
+
+    /// The place in the blob the text names, where it names one: the part that is wrong or
+    /// cut. An out-of-bounds offset names the value, and a name's UTF-16 its place in the
+    /// TEMP, so these give null (the line then names the blob's first byte).
+    pub fn place(e: CrimError) ?u32 {
+        return switch (e) {
+            .signature => |x| x.offset,
+            .truncated => |x| x.offset,
+            .size => |x| x.offset,
+            .count => |x| x.offset,
+            .offset, .utf16 => null,
+        };
     }
 
     /// Rust's `{:?}` of a byte array: `[67, 82, 73, 77]`.
@@ -391,34 +450,47 @@ const Crim = struct {
             try c.require(bytes, cur, temp_header_size, "TEMP header");
             const here = toU32(cur);
             const temp_end = try c.temp(crim, end, here);
-            const t = crim[cur..temp_end];
-            const descriptors = std.mem.readInt(u32, t[8..12], .little);
-            const items_at = std.mem.readInt(u32, t[16..20], .little);
-            const items_abs = if (descriptors == 0 and items_at == 0)
-                here +| toU32(t.len)
-            else
-                items_at;
-            const items_rel = if (items_abs == 0)
-                toU32(t.len)
-            else if (items_abs < here)
-                return c.fail(.{ .offset = .{
-                    .what = "TEMP.template_items_offset",
-                    .offset = items_abs,
-                    .len = crim.len,
-                } })
-            else
-                items_abs - here;
-            const rel = try c.offset(items_rel, "TEMP.template_items_offset (relative)", t.len);
-            try c.items(gpa, t, here, descriptors, items_at);
-            try temps.append(gpa, .{
-                .offset = cur,
-                .size = t.len,
-                .guid = t[24..40].*,
-                .binxml_end = @max(rel, temp_header_size),
-                .provider = provider_index,
-            });
+            var t = try c.tempRef(gpa, crim, crim[cur..temp_end], here);
+            t.provider = provider_index;
+            try temps.append(gpa, t);
             cur = temp_end;
         }
+    }
+
+    /// The TEMP `t` at `here` (its header checked): its items checked, where its BinXML
+    /// ends, its GUID (provider 0: the caller's to set).
+    fn tempRef(
+        c: Crim,
+        gpa: Allocator,
+        crim: []const u8,
+        t: []const u8,
+        here: u32,
+    ) (CrimFault || Allocator.Error)!TempRef {
+        const descriptors = std.mem.readInt(u32, t[8..12], .little);
+        const items_at = std.mem.readInt(u32, t[16..20], .little);
+        const items_abs = if (descriptors == 0 and items_at == 0)
+            here +| toU32(t.len)
+        else
+            items_at;
+        const items_rel = if (items_abs == 0)
+            toU32(t.len)
+        else if (items_abs < here)
+            return c.fail(.{ .offset = .{
+                .what = "TEMP.template_items_offset",
+                .offset = items_abs,
+                .len = crim.len,
+            } })
+        else
+            items_abs - here;
+        const rel = try c.offset(items_rel, "TEMP.template_items_offset (relative)", t.len);
+        try c.items(gpa, t, here, descriptors, items_at);
+        return .{
+            .offset = here,
+            .size = t.len,
+            .guid = t[24..40].*,
+            .binxml_end = @max(rel, temp_header_size),
+            .provider = 0,
+        };
     }
 
     /// Checks the TEMP header at `here` (inside the table ending at `end`); returns its end.
@@ -465,6 +537,19 @@ const Crim = struct {
             } });
             return;
         }
+        const rel = try c.itemsStart(t, at, count, items_at);
+        const descriptors_end = rel + @as(usize, count) * item_descriptor_size;
+        // Bounded by the descriptors, which fit in the TEMP (`itemsStart`).
+        var names: std.ArrayList(usize) = try .initCapacity(gpa, count);
+        defer names.deinit(gpa);
+        try c.itemNames(t, at, count, rel, descriptors_end, &names);
+        for (names.items) |r| try c.itemName(t, r);
+    }
+
+    /// Where the `count` item descriptors start in the TEMP (`items_at`, absolute), checked
+    /// to lie after the header and to hold them all.
+    fn itemsStart(c: Crim, t: []const u8, at: u32, count: u32, items_at: u32) CrimFault!usize {
+        const end_abs: usize = at +| toU32(t.len);
         const what_rel = "TEMP.template_items_offset (relative)";
         if (items_at < at) return c.fail(.{ .offset = .{
             .what = "TEMP.template_items_offset",
@@ -484,10 +569,22 @@ const Crim = struct {
             .need = needed,
             .have = t.len - rel,
         } });
-        const descriptors_end = rel + needed;
-        // Bounded by `needed <= t.len`.
-        var names: std.ArrayList(usize) = try .initCapacity(gpa, count);
-        defer names.deinit(gpa);
+        return rel;
+    }
+
+    /// The items' name offsets (relative to the TEMP) into `names`, each inside it and none
+    /// inside the descriptor table (which ends at `descriptors_end`).
+    fn itemNames(
+        c: Crim,
+        t: []const u8,
+        at: u32,
+        count: u32,
+        rel: usize,
+        descriptors_end: usize,
+        names: *std.ArrayList(usize),
+    ) CrimFault!void {
+        assert(names.capacity >= count);
+        const end_abs: usize = at +| toU32(t.len);
         var min_name: ?usize = null;
         for (0..count) |i| {
             const at_name = rel + i * item_descriptor_size + 16;
@@ -507,9 +604,10 @@ const Crim = struct {
             .offset = at +| toU32(m),
             .len = end_abs,
         } });
-        for (names.items) |r| try c.itemName(t, r);
     }
 
+    /// One item name at `r` in the TEMP: u32 size (4 and up, inside the TEMP), UTF-16 up to
+    /// a NUL.
     fn itemName(c: Crim, t: []const u8, r: usize) CrimFault!void {
         const what = "template item name";
         try c.require(t, r, 4, what);
@@ -547,7 +645,31 @@ pub const Diagnostic = union(enum) {
     /// The OS refused the file (`open`) or its bytes (`read header`).
     io: struct { action: []const u8, err: anyerror },
     file: Fault,
-    crim: CrimError,
+    /// A manifest's fault; `blob` is the file offset of the manifest's first byte.
+    crim: struct { err: CrimError, blob: u64 },
+
+    /// The damage as the CLIs print it (null for an I/O failure, printed as the reference
+    /// does). A manifest's fault lies at the blob's offset plus the place its text names.
+    pub fn readerError(d: Diagnostic) ?ReaderError {
+        return switch (d) {
+            .io => null,
+            .file => |fault| .init(.cache, fault.offset(), fault),
+            .crim => |c| .init(
+                .crim,
+                c.blob +| (c.err.place() orelse 0),
+                CrimText{ .err = c.err },
+            ),
+        };
+    }
+
+    /// A manifest's fault in the reference's words, for `{f}`.
+    const CrimText = struct {
+        err: CrimError,
+
+        pub fn format(t: CrimText, w: *std.Io.Writer) std.Io.Writer.Error!void {
+            try w.print("failed to parse CRIM/WEVT blob: {f}", .{t.err});
+        }
+    };
 
     pub fn write(d: Diagnostic, w: *std.Io.Writer, path: []const u8) std.Io.Writer.Error!void {
         switch (d) {
@@ -564,7 +686,7 @@ pub const Diagnostic = union(enum) {
                 if (fault == .short_read)
                     try w.writeAll("\n\nCaused by:\n    failed to fill whole buffer");
             },
-            .crim => |e| try w.print("failed to parse CRIM/WEVT blob: {f}", .{e}),
+            .crim => |c| try (CrimText{ .err = c.err }).format(w),
         }
     }
 
@@ -643,14 +765,14 @@ pub const WevtCache = struct {
         while (reader.next(&fault) catch return failFile(diag, fault)) |blob| {
             temps.clearRetainingCapacity();
             var crim: CrimError = undefined;
+            const base = @intFromPtr(blob.ptr) - @intFromPtr(bytes.ptr);
             parseCrim(gpa, blob, &temps, &crim) catch |e| switch (e) {
                 error.OutOfMemory => return error.OutOfMemory,
                 error.Crim => {
-                    diag.* = .{ .crim = crim };
+                    diag.* = .{ .crim = .{ .err = crim, .blob = base } };
                     return error.Invalid;
                 },
             };
-            const base = @intFromPtr(blob.ptr) - @intFromPtr(bytes.ptr);
             for (temps.items) |t| {
                 if (!t.indexed) continue;
                 const gop = try cache.by_guid.getOrPut(gpa, t.guid);
@@ -1000,7 +1122,9 @@ test "the reader takes what the writer's layout gives and stops at a lying lengt
     try std.testing.expectEqualStrings("abc", (try r.next(&fault)).?);
     try std.testing.expectEqual(@as(usize, 0), (try r.next(&fault)).?.len);
     try std.testing.expectError(error.Fault, r.next(&fault));
-    try std.testing.expectEqual(@as(u64, 0xffff_fff0), fault.length_too_large);
+    try std.testing.expectEqual(@as(u64, 0xffff_fff0), fault.length_too_large.len);
+    // The third entry's first byte: header 16, then 9 + 3 and 9 + 0.
+    try std.testing.expectEqual(@as(u64, 16 + 12 + 9), fault.offset());
     // The reference's 16 bytes for an empty cache (`extract-wevt-templates` on no blob).
     try std.testing.expectEqualSlices(u8, "WEVTCACH\x01\x00\x00\x00\x00\x00\x00\x00", &header(0));
 }

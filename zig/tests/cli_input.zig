@@ -433,3 +433,107 @@ test "every expected output of the manifest, byte for byte" {
     try std.testing.expectEqual(@as(usize, 0), failed);
     try std.testing.expectEqual(files.len * outputs.count(), compared);
 }
+
+/// The offset of `line`, `error: <path>: offset 0x<O>: <what>`, after checking its form.
+fn sideLineOffset(line: []const u8, path: []const u8) !u64 {
+    var prefix_buf: [std.fs.max_path_bytes + 32]u8 = undefined;
+    const prefix = try std.fmt.bufPrint(&prefix_buf, "error: {s}: offset 0x", .{path});
+    if (!std.mem.startsWith(u8, line, prefix)) {
+        std.debug.print("not a side-file line for {s}: {s}\n", .{ path, line });
+        return error.TestUnexpectedResult;
+    }
+    const rest = line[prefix.len..];
+    const colon = std.mem.indexOf(u8, rest, ": ") orelse return error.TestUnexpectedResult;
+    const what = rest[colon + 2 ..];
+    try std.testing.expect(what.len > 0 and std.mem.indexOf(u8, what, path) == null);
+    return std.fmt.parseInt(u64, rest[0..colon], 16);
+}
+
+/// Paths below the fixtures' root, for one damaged file's run.
+const SidePaths = struct {
+    file_buf: [std.fs.max_path_bytes]u8 = undefined,
+    log_buf: [std.fs.max_path_bytes]u8 = undefined,
+    good_buf: [std.fs.max_path_bytes]u8 = undefined,
+    file: []const u8 = "",
+
+    /// The CLI's argv for the damaged `name` of `dir`: the dump with it (`--mta` or
+    /// `--wevt-cache`), or `extract-wevt-templates` on it then on a good PE.
+    fn argv(p: *SidePaths, root: []const u8, dir: []const u8, name: []const u8) !Argv {
+        p.file = try std.fmt.bufPrint(&p.file_buf, "{s}/{s}/{s}", .{ root, dir, name });
+        if (std.mem.endsWith(u8, name, ".dll")) {
+            const good = try std.fmt.bufPrint(&p.good_buf, "{s}/wevt/providers64.dll", .{root});
+            const extract = "extract-wevt-templates";
+            const out = "out.wevtcache";
+            const words = .{ cli(), extract, "-i", p.file, "-i", good, "-o", out, "--overwrite" };
+            return .{ .words = words };
+        }
+        const mta = std.mem.eql(u8, dir, "mta");
+        const log = if (mta) "mta/events.evtx" else "wevt/carved.evtx";
+        const path = try std.fmt.bufPrint(&p.log_buf, "{s}/{s}", .{ root, log });
+        const option = if (mta) "--mta" else "--wevt-cache";
+        const words = .{ cli(), "-t", "1", "-o", "jsonl", option, p.file, path, "" };
+        return .{ .words = words, .len = 8 };
+    }
+
+    const Argv = struct {
+        words: [9][]const u8,
+        len: usize = 9,
+    };
+};
+
+// Damaged side files (issue 17 item 4; rust/cli/tests/side_files.rs is the Rust CLI's twin):
+// each `damaged-*` fixture gives one line naming the file and the offset the generator
+// damaged (`damage.json`, from the generator's own layout), exit 1; a `.MTA` or `.wevtcache`
+// stops the dump before any record, a PE is reported and the next file is done.
+test "damaged side files: one line with the generator's offset, the reference's stop or go on" {
+    var root_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const root = try std.fs.cwd().realpath(options.fixtures, &root_buf);
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var checked: usize = 0;
+    for ([_][]const u8{ "mta", "wevt" }) |dir| {
+        var table_buf: [std.fs.max_path_bytes]u8 = undefined;
+        const table_path = try std.fmt.bufPrint(&table_buf, "{s}/{s}/damage.json", .{ root, dir });
+        const text = try std.fs.cwd().readFileAlloc(gpa, table_path, 1 << 20);
+        defer gpa.free(text);
+        const table = try std.json.parseFromSlice(std.json.Value, gpa, text, .{});
+        defer table.deinit();
+        var it = table.value.object.iterator();
+        while (it.next()) |entry| {
+            const name = entry.key_ptr.*;
+            var paths: SidePaths = .{};
+            const argv = try paths.argv(root, dir, name);
+            const pe = std.mem.endsWith(u8, name, ".dll");
+            var run = try runCli(tmp.dir, argv.words[0..argv.len], null, null);
+            defer run.deinit();
+            try run.expectExit(1);
+            const stderr = std.mem.trimRight(u8, run.stderr, "\n");
+            var lines = std.mem.splitScalar(u8, stderr, '\n');
+            const got = try sideLineOffset(lines.first(), paths.file);
+            if (pe) try expectNextFileDone(tmp.dir, lines.next()) else {
+                try std.testing.expectEqualStrings("", run.stdout);
+            }
+            try std.testing.expect(lines.next() == null);
+            switch (entry.value_ptr.*) {
+                .integer => |at| try std.testing.expectEqual(@as(u64, @intCast(at)), got),
+                // A count met further on: past the three descriptors, inside the file.
+                .null => {
+                    const size = (try std.fs.cwd().statFile(paths.file)).size;
+                    try std.testing.expect(got >= 102 and got < size);
+                },
+                else => return error.TestUnexpectedResult,
+            }
+            checked += 1;
+        }
+    }
+    try std.testing.expectEqual(@as(usize, 13 + 10 + 5), checked);
+}
+
+/// After a damaged PE: the reference's summary line, and the good PE's one blob written.
+fn expectNextFileDone(dir: std.fs.Dir, summary: ?[]const u8) !void {
+    const want = "Error: extract-wevt-templates completed with 1 error(s)";
+    try std.testing.expectEqualStrings(want, summary orelse "");
+    const written = try dir.readFileAlloc(gpa, "out.wevtcache", 1 << 20);
+    defer gpa.free(written);
+    try std.testing.expectEqual(@as(u32, 1), std.mem.readInt(u32, written[12..16], .little));
+}

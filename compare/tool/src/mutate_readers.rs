@@ -3,13 +3,14 @@
 //! `extract-wevt-templates -i` of the reference and both engines. Neither engine may crash,
 //! hang or balloon; their stdout, stderr and exit status must be byte-identical; and both must
 //! equal the reference (stdout, the written cache, exit status, stderr without the backtrace
-//! `RUST_BACKTRACE` adds; for the records the log then fails on, their number) wherever the
-//! reference itself neither crashes nor hangs.
+//! `RUST_BACKTRACE` adds, its error for the damaged file mapped to our one line by
+//! `crate::wevt::side_file_lines`; for the records the log then fails on, their number)
+//! wherever the reference itself neither crashes nor hangs.
 
 use crate::mutate::{run_measured, Mutant, Outcome, Rng, TIME_LIMIT};
 use crate::records::{parse_error_lines, reference_failed_records};
 use crate::run::run;
-use crate::wevt::{fingerprint, without_backtrace};
+use crate::wevt::{fingerprint, side_file_lines, without_backtrace};
 use std::path::Path;
 
 /// How a mutated file reaches the CLIs.
@@ -362,6 +363,10 @@ impl Job<'_> {
             let theirs = (code, stdout, rust.2.clone());
             compare("reference", &theirs, "rust", &rust)?;
         } else {
+            // A damaged file: the reference's error line is replaced by ours where the
+            // documented mapping holds (`side_file_lines`).
+            let side = (base.used != Use::Pe).then(|| target.to_string_lossy().into_owned());
+            let stderr = side_file_lines(&stderr, &rust.2, side.as_deref());
             let theirs = rename_written(&(code, stdout, stderr), self.work);
             compare("reference", &theirs, "rust", &rust)?;
         }

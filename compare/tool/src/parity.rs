@@ -572,6 +572,7 @@ fn check_mode(
         differences.extend(failure_differences(
             &reference, engine, &path, gaps, &file, pair, mode,
         ));
+        differences.extend(side_file_difference(&reference, engine, mode));
         checks.push(finish(
             input,
             mode,
@@ -729,6 +730,11 @@ fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks:
             } else {
                 let left = crate::wevt::without_backtrace(&expected.output.stderr);
                 let left = crate::wevt::without_untold_cause(&left, &actual.output.stderr);
+                let left = if writes {
+                    crate::wevt::side_file_lines(&left, &actual.output.stderr, None)
+                } else {
+                    left
+                };
                 let left = String::from_utf8_lossy(&left);
                 let right = String::from_utf8_lossy(&actual.output.stderr);
                 found.extend(text_difference(&left, &right, "stderr"));
@@ -837,6 +843,48 @@ fn twin_differences(expected: &Run, actual: &Run, mode: &Mode) -> Vec<Difference
     ));
     differences.extend(stderr_differences(expected, actual, &path));
     differences
+}
+
+/// A run the reference refuses for its `--mta` or `--wevt-cache` file (exit 1, no stdout, an
+/// `Error:` block): the engine's stderr must be the reference's with its error mapped to our
+/// one line (`crate::wevt::side_file_lines`: the same file, the same reason), or the
+/// reference's text itself where the file is not damaged but unreadable.
+fn side_file_difference(reference: &Run, engine: &Run, mode: &Mode) -> Option<Difference> {
+    let side = side_file(mode)?;
+    let refused = reference.output.status.and_then(|s| s.code()) == Some(1)
+        && reference.output.stdout.is_empty()
+        && reference.output.stderr.starts_with(b"Error: ");
+    if !refused {
+        return None;
+    }
+    let theirs = crate::wevt::without_backtrace(&reference.output.stderr);
+    let expected = crate::wevt::side_file_lines(&theirs, &engine.output.stderr, Some(side));
+    text_difference(
+        &String::from_utf8_lossy(&expected),
+        &String::from_utf8_lossy(&engine.output.stderr),
+        "stderr",
+    )
+}
+
+/// The `--mta` or `--wevt-cache` file of `mode`, if it has one.
+fn side_file(mode: &Mode) -> Option<&'static str> {
+    mode.args
+        .windows(2)
+        .find(|w| w[0] == "--mta" || w[0] == "--wevt-cache")
+        .map(|w| w[1])
+}
+
+/// `stderr` without the line of a damaged side file (`side_file_difference` checks it): the
+/// rest are the dump's own error lines.
+fn without_side_file_line(stderr: &[u8], mode: &Mode) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let Some(side) = side_file(mode) else {
+        return text.into_owned();
+    };
+    let prefix = format!("error: {side}: offset 0x");
+    text.split_inclusive('\n')
+        .filter(|line| !line.starts_with(&prefix))
+        .collect()
 }
 
 /// Exit status, timeouts and signals: compared in every pair, whatever stdout holds.
@@ -1000,7 +1048,7 @@ fn failure_differences(
     let mut differences = Vec::new();
     let ref_stderr = String::from_utf8_lossy(&reference.output.stderr);
     let expected = reference_failed_records(&ref_stderr);
-    let lines = parse_error_lines(&String::from_utf8_lossy(&engine.output.stderr), path);
+    let lines = parse_error_lines(&without_side_file_line(&engine.output.stderr, mode), path);
     for raw in lines.iter().filter_map(|l| l.as_ref().err()) {
         differences.push(whole_run(
             Category::ErrorRecords,

@@ -326,7 +326,7 @@ fn wevt_cache_failure(message: String) -> Failure {
 fn load_wevt_cache(path: &Path) -> Result<Arc<WevtCache>, Failure> {
     WevtCache::load(path)
         .map(Arc::new)
-        .map_err(wevt_cache_failure)
+        .map_err(|d| wevt_cache_failure(d.to_string()))
 }
 
 /// Reads `mta_path`; the CLI's error text (`Io` when unreadable, else `InvalidOptions`).

@@ -2,8 +2,9 @@
 //!
 //! The options, subcommands and exit statuses are the reference's (checked against it by
 //! `evtx-compare exit-table`). Differences on purpose: one `error: ...` line per failed chunk
-//! or record (format in `shared-fixtures/README.md`) instead of a multi-line block, `-f` naming
-//! the input file is refused before anything is written, and `-V` names this tool.
+//! or record (format in `shared-fixtures/README.md`) instead of a multi-line block, one
+//! `error: <PATH>: offset 0x<O>: ...` line for a damaged `--mta`, `--wevt-cache` or PE file,
+//! `-f` naming the input file is refused before anything is written, and `-V` names this tool.
 //!
 //! The input is read through 64 KiB windows (`evtx_core::Input`), never mapped: memory stays at
 //! a few chunks per worker and a file that shrinks under us gives `incomplete chunk` errors, not
@@ -231,12 +232,16 @@ fn main() -> ExitCode {
     if let Some(path) = &cli.wevt_cache {
         match evtx_core::wevt_cache::WevtCache::load(path) {
             Ok(cache) => opts.wevt_cache = Some(std::sync::Arc::new(cache)),
-            Err(e) => return fatal(e),
+            Err(e) => match e.reader_error() {
+                Some(damage) => return side_file_error(path, &damage),
+                None => return fatal(e),
+            },
         }
     }
     if let Some(path) = &cli.mta {
         match load_mta(path) {
-            Ok(mta) => opts.mta = Some(std::sync::Arc::new(mta)),
+            Ok(Ok(mta)) => opts.mta = Some(std::sync::Arc::new(mta)),
+            Ok(Err(e)) => return side_file_error(path, &e.reader_error()),
             Err(e) => return fatal(e),
         }
     }
@@ -328,8 +333,11 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Reads and parses `--mta FILE`; the error in the reference's words.
-fn load_mta(path: &Path) -> Result<evtx_core::mta::MtaFile, String> {
+/// Reads and parses `--mta FILE`: an unreadable file is the reference's text (outer `Err`),
+/// damage is the parser's error (inner).
+fn load_mta(
+    path: &Path,
+) -> Result<Result<evtx_core::mta::MtaFile, evtx_core::mta::MtaError>, String> {
     let bytes = fs::read(path).map_err(|e| {
         format!(
             "failed to read `{}`\n\nCaused by:\n    {}",
@@ -337,7 +345,18 @@ fn load_mta(path: &Path) -> Result<evtx_core::mta::MtaFile, String> {
             io_reason(&e)
         )
     })?;
-    evtx_core::mta::MtaFile::parse(&bytes).map_err(|e| e.to_string())
+    Ok(evtx_core::mta::MtaFile::parse(&bytes))
+}
+
+/// A damaged side file (`--mta`, `--wevt-cache`, an `extract-wevt-templates` input): one
+/// line naming it and the offset (shared-fixtures/README.md, "Damaged side files"), exit 1.
+#[cold]
+pub(crate) fn side_file_error(
+    path: &Path,
+    damage: &evtx_core::reader_error::ReaderError,
+) -> ExitCode {
+    eprintln!("{}", damage.line(&path.to_string_lossy()));
+    ExitCode::from(1)
 }
 
 /// Standard output as a plain file descriptor: `io::stdout()` is line-buffered, which would

@@ -185,11 +185,10 @@ pub fn extract(args: &ExtractArgs) -> ExitCode {
         match evtx_core::pe::wevt_template_resources(&bytes) {
             Ok(found) => blobs.extend(found.into_iter().map(<[u8]>::to_vec)),
             Err(e) => {
+                // The reference's `failed to extract WEVT_TEMPLATE from ...` line, with the
+                // offset (shared-fixtures/README.md, "Damaged side files"); the next file goes on.
                 errors += 1;
-                eprintln!(
-                    "failed to extract WEVT_TEMPLATE from `{}`: {e}",
-                    path.to_string_lossy()
-                );
+                eprintln!("{}", e.reader_error().line(&path.to_string_lossy()));
             }
         }
     }

@@ -55,6 +55,7 @@ pub mod options;
 pub mod pe;
 pub mod pipeline;
 pub mod program;
+pub mod reader_error;
 pub mod records;
 pub mod render_json;
 pub mod render_xml;

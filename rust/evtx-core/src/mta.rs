@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::escape::{self, Mode};
+use crate::reader_error::{ReaderError, ReaderKind};
 use crate::tree::{Element, Names, Node, Tree};
 use crate::values_decode::ty;
 
@@ -31,10 +32,47 @@ pub const DEFAULT_PUBLISHER: &str = "DEFAULT_PUBLISHER";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MtaError {
     InvalidMagic([u8; 8]),
-    UnsupportedVersion { major: u32, minor: u32 },
+    UnsupportedVersion {
+        major: u32,
+        minor: u32,
+    },
     MissingSection(&'static str),
-    Corrupt { what: &'static str, offset: u64 },
-    PageLoop(&'static str),
+    /// `offset` is the reference's number (where the part should be); `at` is where the
+    /// reader found the fault: the part itself, or the slot or descriptor whose pointer
+    /// leads out of the section or file.
+    Corrupt {
+        what: &'static str,
+        offset: u64,
+        at: u64,
+    },
+    /// `at`: the section's first byte, where its page chain starts.
+    PageLoop {
+        name: &'static str,
+        at: u64,
+    },
+}
+
+/// Where the section descriptors start (a missing section is missing from that table).
+const SECTION_TABLE: u64 = HEADER_SIZE as u64;
+/// Where the major version lies.
+const VERSION_AT: u64 = 8;
+
+impl MtaError {
+    /// The file offset of the fault (the rule in `crate::reader_error`).
+    pub fn offset(&self) -> u64 {
+        match self {
+            MtaError::InvalidMagic(_) => 0,
+            MtaError::UnsupportedVersion { .. } => VERSION_AT,
+            MtaError::MissingSection(_) => SECTION_TABLE,
+            MtaError::Corrupt { at, .. } | MtaError::PageLoop { at, .. } => *at,
+        }
+    }
+
+    /// The error as the CLIs print it: offset and the reference's words.
+    #[cold]
+    pub fn reader_error(&self) -> ReaderError {
+        ReaderError::new(ReaderKind::Mta, self.offset(), self)
+    }
 }
 
 impl fmt::Display for MtaError {
@@ -45,13 +83,13 @@ impl fmt::Display for MtaError {
                 write!(f, "unsupported MTA version {major}.{minor}")
             }
             MtaError::MissingSection(name) => write!(f, "MTA file has no {name} section"),
-            MtaError::Corrupt { what, offset } => {
+            MtaError::Corrupt { what, offset, .. } => {
                 write!(
                     f,
                     "MTA {what} at offset {offset:#x} is truncated or out of bounds"
                 )
             }
-            MtaError::PageLoop(name) => {
+            MtaError::PageLoop { name, .. } => {
                 write!(f, "MTA {name} section has a page chain that does not end")
             }
         }
@@ -62,7 +100,19 @@ impl std::error::Error for MtaError {}
 
 #[cold]
 fn corrupt(what: &'static str, offset: u64) -> MtaError {
-    MtaError::Corrupt { what, offset }
+    MtaError::Corrupt {
+        what,
+        offset,
+        at: offset,
+    }
+}
+
+/// A part at `offset` that does not fit in `len` bytes, reached through the pointer at `from`:
+/// cut short, it is named at its first byte; starting past the end, at the pointer.
+#[cold]
+fn corrupt_via(what: &'static str, offset: u64, len: u64, from: u64) -> MtaError {
+    let at = if offset < len { offset } else { from };
+    MtaError::Corrupt { what, offset, at }
 }
 
 /// A parsed `.MTA` file.
@@ -142,22 +192,26 @@ impl<'b> Section<'b> {
             return Ok(());
         }
         let at = |offset: usize| self.base.saturating_add(offset as u64);
+        let end = at(data.len());
         let mut page = 0usize;
+        // Where the pointer to `page` lies: the section's start, then a page's next field.
+        let mut from = self.base;
         // A chain longer than the pages that fit revisits one.
         for _ in 0..=data.len() / PAGE_HEADER_SIZE {
             let header = page
                 .checked_add(PAGE_HEADER_SIZE)
                 .and_then(|end| data.get(page..end))
-                .ok_or_else(|| corrupt("page", at(page)))?;
+                .ok_or_else(|| corrupt_via("page", at(page), end, from))?;
             if u32_at(header, 0) != Some(0) {
-                for slot in header[PAGE_SLOTS..].chunks_exact(8) {
+                for (k, slot) in header[PAGE_SLOTS..].chunks_exact(8).enumerate() {
                     let offset = u64::from_le_bytes(slot.try_into().expect("8 bytes"));
                     if offset == 0 {
                         continue;
                     }
                     let offset = usize::try_from(offset).unwrap_or(usize::MAX);
-                    let (index, payload) =
-                        record(data, offset).ok_or_else(|| corrupt("record", at(offset)))?;
+                    let slot_at = at(page + PAGE_SLOTS + 8 * k);
+                    let (index, payload) = record(data, offset)
+                        .ok_or_else(|| corrupt_via("record", at(offset), end, slot_at))?;
                     f(index, payload, at(offset))?;
                 }
             }
@@ -165,9 +219,13 @@ impl<'b> Section<'b> {
             if next == u64_at(header, PAGE_SELF).expect("in the page header") {
                 return Ok(());
             }
+            from = at(page + PAGE_NEXT);
             page = usize::try_from(next).unwrap_or(usize::MAX);
         }
-        Err(MtaError::PageLoop(self.name))
+        Err(MtaError::PageLoop {
+            name: self.name,
+            at: self.base,
+        })
     }
 }
 
@@ -249,7 +307,7 @@ fn read_sections(bytes: &[u8], count: u32) -> Result<[Section<'_>; 3], MtaError>
             .ok()
             .zip(usize::try_from(size).ok())
             .and_then(|(s, n)| bytes.get(s..s.checked_add(n)?))
-            .ok_or_else(|| corrupt("section", start))?;
+            .ok_or_else(|| corrupt_via("section", start, bytes.len() as u64, at))?;
         sections[slot].get_or_insert(Section {
             name: SECTIONS[slot],
             data,

@@ -10,8 +10,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::Read;
 use std::path::Path;
+
+use crate::reader_error::{ReaderError, ReaderKind};
 
 /// Largest `.wevtcache` blob count or byte total is bounded by the file itself: an entry's
 /// length is checked against the bytes left before it is allocated.
@@ -32,9 +33,9 @@ pub struct WevtCache {
 }
 
 impl WevtCache {
-    /// Reads and indexes `path` (the `--wevt-cache` file). The error is the reference's text,
-    /// `Caused by:` block included.
-    pub fn load(path: &Path) -> Result<WevtCache, String> {
+    /// Reads and indexes `path` (the `--wevt-cache` file); the error says why (its `Display`
+    /// is the reference's text, `Caused by:` block included).
+    pub fn load(path: &Path) -> Result<WevtCache, Diagnostic> {
         let mut cache = WevtCache::default();
         read_blobs(path, |blob| cache.add(blob))?;
         Ok(cache)
@@ -42,16 +43,16 @@ impl WevtCache {
 
     /// Indexes a cache file already in memory, `bytes`, read from `path` (named in errors):
     /// the same reads, checks and texts as [`WevtCache::load`] (the fuzz target's entry).
-    pub fn parse(bytes: &[u8], path: &Path) -> Result<WevtCache, String> {
+    pub fn parse(bytes: &[u8], path: &Path) -> Result<WevtCache, Diagnostic> {
         let mut cache = WevtCache::default();
-        read_blobs_from(bytes, bytes.len() as u64, path, |blob| cache.add(blob))?;
+        read_blobs_from(bytes, bytes.len() as u64, |blob| cache.add(blob))
+            .map_err(|stop| diagnose(stop, path))?;
         Ok(cache)
     }
 
     /// Indexes one CRIM blob's templates (a GUID seen before keeps its first TEMP).
-    fn add(&mut self, blob: Vec<u8>) -> Result<(), String> {
-        let temps =
-            parse_crim(&blob).map_err(|e| format!("failed to parse CRIM/WEVT blob: {e}"))?;
+    fn add(&mut self, blob: Vec<u8>) -> Result<(), CrimError> {
+        let temps = parse_crim(&blob)?;
         let index = self.blobs.len();
         for t in temps.iter().filter(|t| t.indexed) {
             self.by_guid
@@ -78,83 +79,238 @@ impl WevtCache {
     }
 }
 
+/// Why the container could not be read, in the reference's `WevtCacheFileError` words
+/// (`write`); each fault knows its file offset (`zig/src/wevt_cache.zig`'s `Fault`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// A short read (`I/O error while ACTION ...: failed to fill whole buffer`) of the part that
+    /// starts at `offset`.
+    ShortRead {
+        action: &'static str,
+        offset: u64,
+    },
+    InvalidMagic,
+    UnsupportedVersion(u32),
+    /// The entry at `offset` has an unknown kind.
+    UnknownKind {
+        kind: u8,
+        offset: u64,
+    },
+    /// The entry at `offset` claims more bytes than are left.
+    LengthTooLarge {
+        len: u64,
+        offset: u64,
+    },
+}
+
+impl Fault {
+    /// The reference's text for the cache at `path` (after `Error: `, before any cause).
+    pub fn write(&self, path: &str) -> String {
+        match self {
+            Fault::ShortRead { action, .. } => {
+                format!("I/O error while {action} `{path}`: failed to fill whole buffer")
+            }
+            Fault::InvalidMagic => format!("invalid `.wevtcache` magic for `{path}`"),
+            Fault::UnsupportedVersion(found) => {
+                format!("unsupported `.wevtcache` version {found} for `{path}` (expected 1)")
+            }
+            Fault::UnknownKind { kind, .. } => {
+                format!("unknown `.wevtcache` entry kind {kind} for `{path}`")
+            }
+            Fault::LengthTooLarge { len, .. } => {
+                format!("`.wevtcache` entry length {len} is larger than the rest of `{path}`")
+            }
+        }
+    }
+
+    /// The same words without the path (the error line names it first).
+    fn what(&self) -> String {
+        match self {
+            Fault::ShortRead { action, .. } => {
+                format!("I/O error while {action}: failed to fill whole buffer")
+            }
+            Fault::InvalidMagic => "invalid `.wevtcache` magic".to_string(),
+            Fault::UnsupportedVersion(found) => {
+                format!("unsupported `.wevtcache` version {found} (expected 1)")
+            }
+            Fault::UnknownKind { kind, .. } => format!("unknown `.wevtcache` entry kind {kind}"),
+            Fault::LengthTooLarge { len, .. } => {
+                format!("`.wevtcache` entry length {len} is larger than the rest of the file")
+            }
+        }
+    }
+
+    /// Where the fault lies: the header's magic or version, or the entry's first byte.
+    fn offset(&self) -> u64 {
+        match self {
+            Fault::InvalidMagic => 0,
+            Fault::UnsupportedVersion(_) => VERSION_AT,
+            Fault::ShortRead { offset, .. }
+            | Fault::UnknownKind { offset, .. }
+            | Fault::LengthTooLarge { offset, .. } => *offset,
+        }
+    }
+}
+
+/// Why a `.wevtcache` could not be used (`zig/src/wevt_cache.zig`'s `Diagnostic`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Diagnostic {
+    /// The OS refused the file or its bytes (not damage): the reference's whole text.
+    Io(String),
+    /// Damage in the container.
+    File { fault: Fault, path: String },
+    /// A manifest's fault; `blob` is the file offset of the manifest's first byte.
+    Crim { error: CrimError, blob: u64 },
+}
+
+impl Diagnostic {
+    /// The damage as the CLIs print it (`None` for an I/O failure, printed as the reference
+    /// does). A manifest's fault lies at the blob's offset plus the place its text names.
+    #[cold]
+    pub fn reader_error(&self) -> Option<ReaderError> {
+        match self {
+            Diagnostic::Io(_) => None,
+            Diagnostic::File { fault, .. } => Some(ReaderError::new(
+                ReaderKind::Cache,
+                fault.offset(),
+                fault.what(),
+            )),
+            Diagnostic::Crim { error, blob } => Some(ReaderError::new(
+                ReaderKind::Crim,
+                blob.saturating_add(u64::from(error.place().unwrap_or(0))),
+                format_args!("failed to parse CRIM/WEVT blob: {error}"),
+            )),
+        }
+    }
+}
+
+/// The reference's text (after `Error: `), its `Caused by:` block included.
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Diagnostic::Io(text) => f.write_str(text),
+            Diagnostic::File { fault, path } => {
+                f.write_str(&fault.write(path))?;
+                if matches!(fault, Fault::ShortRead { .. }) {
+                    // anyhow's chain: the `io::Error` below the reference's message.
+                    f.write_str("\n\nCaused by:\n    failed to fill whole buffer")?;
+                }
+                Ok(())
+            }
+            Diagnostic::Crim { error, .. } => write!(f, "failed to parse CRIM/WEVT blob: {error}"),
+        }
+    }
+}
+
+/// `apply-wevt-cache` words every failure as text.
+impl From<Diagnostic> for String {
+    fn from(d: Diagnostic) -> String {
+        d.to_string()
+    }
+}
+
+/// Where the version lies in the header.
+const VERSION_AT: u64 = 8;
+
 #[cold]
-fn io_error(action: &str, path: &Path, e: &std::io::Error) -> String {
-    let reason = if e.kind() == std::io::ErrorKind::UnexpectedEof {
-        "failed to fill whole buffer".to_string()
-    } else {
-        e.to_string()
-    };
-    format!(
+fn io_error(action: &str, path: &Path, e: &std::io::Error) -> Diagnostic {
+    let reason = e.to_string();
+    Diagnostic::Io(format!(
         "I/O error while {action} `{}`: {reason}\n\nCaused by:\n    {reason}",
         path.display()
-    )
+    ))
 }
 
 /// Reads the entries of the `.wevtcache` at `path` in order, handing each CRIM blob to `each`.
-/// Stops at the first error (the reference's text).
+/// Stops at the first fault.
 pub fn read_blobs(
     path: &Path,
-    each: impl FnMut(Vec<u8>) -> Result<(), String>,
-) -> Result<u32, String> {
+    each: impl FnMut(Vec<u8>) -> Result<(), CrimError>,
+) -> Result<u32, Diagnostic> {
     let file = std::fs::File::open(path).map_err(|e| io_error("open", path, &e))?;
     let len = file
         .metadata()
         .map_err(|e| io_error("stat", path, &e))?
         .len();
-    read_blobs_from(file, len, path, each)
+    read_blobs_from(file, len, each).map_err(|stop| diagnose(stop, path))
 }
 
-/// [`read_blobs`] over `file`, `len` bytes long, read from `path` (named in errors).
+#[cold]
+fn diagnose(stop: Stop, path: &Path) -> Diagnostic {
+    match stop {
+        Stop::Fault(fault) => Diagnostic::File {
+            fault,
+            path: path.display().to_string(),
+        },
+        Stop::Io(action, e) => io_error(action, path, &e),
+        Stop::Crim(error, blob) => Diagnostic::Crim { error, blob },
+    }
+}
+
+/// How [`read_blobs_from`] stopped.
+#[derive(Debug)]
+enum Stop {
+    Fault(Fault),
+    /// An I/O failure other than a short read, while ACTION.
+    Io(&'static str, std::io::Error),
+    Crim(CrimError, u64),
+}
+
+/// `file.read_exact(buf)` for the part at `offset`: a short read is damage, others are I/O.
+fn read_part(
+    file: &mut impl std::io::Read,
+    buf: &mut [u8],
+    action: &'static str,
+    offset: u64,
+) -> Result<(), Stop> {
+    file.read_exact(buf).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            Stop::Fault(Fault::ShortRead { action, offset })
+        } else {
+            Stop::Io(action, e)
+        }
+    })
+}
+
+/// [`read_blobs`] over `file`, `len` bytes long.
 fn read_blobs_from(
-    mut file: impl Read,
+    mut file: impl std::io::Read,
     len: u64,
-    path: &Path,
-    mut each: impl FnMut(Vec<u8>) -> Result<(), String>,
-) -> Result<u32, String> {
+    mut each: impl FnMut(Vec<u8>) -> Result<(), CrimError>,
+) -> Result<u32, Stop> {
     let mut header = [0u8; HEADER_SIZE];
-    file.read_exact(&mut header)
-        .map_err(|e| io_error("read header", path, &e))?;
+    read_part(&mut file, &mut header, "read header", 0)?;
     if &header[..8] != MAGIC {
-        return Err(format!(
-            "invalid `.wevtcache` magic for `{}`",
-            path.display()
-        ));
+        return Err(Stop::Fault(Fault::InvalidMagic));
     }
     let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
     if version != 1 {
-        return Err(format!(
-            "unsupported `.wevtcache` version {version} for `{}` (expected 1)",
-            path.display()
-        ));
+        return Err(Stop::Fault(Fault::UnsupportedVersion(version)));
     }
     let count = u32::from_le_bytes([header[12], header[13], header[14], header[15]]);
-    let mut left = len.saturating_sub(HEADER_SIZE as u64);
+    let mut at = HEADER_SIZE as u64;
     for _ in 0..count {
         let mut h = [0u8; ENTRY_HEADER_SIZE as usize];
-        file.read_exact(&mut h)
-            .map_err(|e| io_error("read entry header", path, &e))?;
+        read_part(&mut file, &mut h, "read entry header", at)?;
         if h[0] != 1 {
-            return Err(format!(
-                "unknown `.wevtcache` entry kind {} for `{}`",
-                h[0],
-                path.display()
-            ));
+            return Err(Stop::Fault(Fault::UnknownKind {
+                kind: h[0],
+                offset: at,
+            }));
         }
         let size = u64::from_le_bytes(h[1..9].try_into().expect("8 bytes"));
-        left = left.saturating_sub(ENTRY_HEADER_SIZE);
-        if size > left {
-            return Err(format!(
-                "`.wevtcache` entry length {size} is larger than the rest of `{}`",
-                path.display()
-            ));
+        let payload = at + ENTRY_HEADER_SIZE;
+        if size > len.saturating_sub(payload) {
+            return Err(Stop::Fault(Fault::LengthTooLarge {
+                len: size,
+                offset: at,
+            }));
         }
-        left -= size;
         // Bounded by the file's length (checked above).
         let mut blob = vec![0u8; size as usize];
-        file.read_exact(&mut blob)
-            .map_err(|e| io_error("read entry payload", path, &e))?;
-        each(blob)?;
+        read_part(&mut file, &mut blob, "read entry payload", payload)?;
+        each(blob).map_err(|e| Stop::Crim(e, payload))?;
+        at = payload + size;
     }
     Ok(count)
 }
@@ -231,6 +387,21 @@ impl fmt::Display for CrimError {
             CrimError::Utf16 { what, offset } => {
                 write!(f, "invalid utf-16 string for {what} at offset {offset}")
             }
+        }
+    }
+}
+
+impl CrimError {
+    /// The place in the blob the text names, where it names one: the part that is wrong or
+    /// cut. An out-of-bounds offset names the value, and a name's UTF-16 its place in the TEMP,
+    /// so these give `None` (the line then names the blob's first byte).
+    pub fn place(&self) -> Option<u32> {
+        match *self {
+            CrimError::Signature { offset, .. }
+            | CrimError::Truncated { offset, .. }
+            | CrimError::Size { offset, .. }
+            | CrimError::Count { offset, .. } => Some(offset),
+            CrimError::Offset { .. } | CrimError::Utf16 { .. } => None,
         }
     }
 }
@@ -439,107 +610,130 @@ fn parse_ttbl(crim: &[u8], at: u32, provider: usize, temps: &mut Vec<TempRef>) -
     };
     let table = &crim[..end];
     let mut cur = o + 12;
+    // Each TEMP takes at least its header inside the table: the loop is bounded by it.
     for _ in 0..count {
         require(table, cur, TEMP_HEADER_SIZE, "TEMP header")?;
-        let sig = sig_at(crim, cur, "TEMP signature")?;
         let here = to_u32(cur);
-        if &sig != b"TEMP" {
-            return Err(CrimError::Signature {
-                offset: here,
-                expected: *b"TEMP",
-                found: sig,
-            });
-        }
-        let temp_size = u32_at(crim, cur + 4, "TEMP.size")?;
-        if (temp_size as usize) < TEMP_HEADER_SIZE {
-            return Err(CrimError::Size {
-                what: "TEMP.size",
-                offset: here,
-                size: temp_size,
-            });
-        }
-        let temp_end = checked_end(end, here, temp_size, "TEMP.size")?;
-        let descriptors = u32_at(crim, cur + 8, "TEMP.item_descriptor_count")?;
-        let names = u32_at(crim, cur + 12, "TEMP.item_name_count")?;
-        let items_at = u32_at(crim, cur + 16, "TEMP.template_items_offset")?;
-        let mut guid = [0u8; 16];
-        guid.copy_from_slice(&crim[cur + 24..cur + 40]);
-        if descriptors == 0 && names != 0 {
-            return Err(CrimError::Count {
-                what: "TEMP.item_name_count (expected 0 when item_descriptor_count == 0)",
-                offset: here + 12,
-                count: names,
-            });
-        }
+        let temp_end = parse_temp(crim, end, here)?;
         let temp = &crim[cur..temp_end];
-        let items_abs = if descriptors == 0 && items_at == 0 {
-            here.saturating_add(temp_size)
-        } else {
-            items_at
-        };
-        let items_rel = if items_abs == 0 {
-            temp_size
-        } else if items_abs < here {
-            return Err(CrimError::Offset {
-                what: "TEMP.template_items_offset",
-                offset: items_abs,
-                len: crim.len(),
-            });
-        } else {
-            items_abs - here
-        };
-        let items_rel = offset(
-            items_rel,
-            "TEMP.template_items_offset (relative)",
-            temp.len(),
-        )?;
-        parse_items(temp, here, descriptors, items_at)?;
-        temps.push(TempRef {
-            offset: cur,
-            size: temp.len(),
-            guid,
-            binxml_end: items_rel.max(TEMP_HEADER_SIZE),
-            provider,
-            indexed: false,
-        });
+        let mut t = temp_ref(crim, temp, here)?;
+        t.provider = provider;
+        temps.push(t);
         cur = temp_end;
     }
     Ok(())
 }
 
-/// The item descriptors and names of a TEMP (checked, not kept: rendering needs neither).
-fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()> {
-    let end_abs = at.saturating_add(to_u32(temp.len()));
-    let off_err = |what, offset, len| CrimError::Offset { what, offset, len };
-    if count == 0 {
-        if items_at != 0 && items_at != end_abs {
-            return Err(off_err(
-                "TEMP.template_items_offset (expected 0 or end-of-template when \
-                 item_descriptor_count==0)",
-                items_at,
-                end_abs as usize,
-            ));
-        }
-        return Ok(());
+/// Checks the TEMP header at `here` (inside the table ending at `end`); returns its end.
+fn parse_temp(crim: &[u8], end: usize, here: u32) -> CrimResult<usize> {
+    let cur = here as usize;
+    let sig = sig_at(crim, cur, "TEMP signature")?;
+    if &sig != b"TEMP" {
+        return Err(CrimError::Signature {
+            offset: here,
+            expected: *b"TEMP",
+            found: sig,
+        });
     }
-    if items_at < at {
-        return Err(off_err(
-            "TEMP.template_items_offset",
-            items_at,
-            end_abs as usize,
-        ));
+    let temp_size = u32_at(crim, cur + 4, "TEMP.size")?;
+    if (temp_size as usize) < TEMP_HEADER_SIZE {
+        return Err(CrimError::Size {
+            what: "TEMP.size",
+            offset: here,
+            size: temp_size,
+        });
     }
-    let rel = offset(
-        items_at - at,
+    let temp_end = checked_end(end, here, temp_size, "TEMP.size")?;
+    let descriptors = u32_at(crim, cur + 8, "TEMP.item_descriptor_count")?;
+    let names = u32_at(crim, cur + 12, "TEMP.item_name_count")?;
+    if descriptors == 0 && names != 0 {
+        return Err(CrimError::Count {
+            what: "TEMP.item_name_count (expected 0 when item_descriptor_count == 0)",
+            offset: here + 12,
+            count: names,
+        });
+    }
+    Ok(temp_end)
+}
+
+/// The TEMP `temp` at `here` (its header checked): its items checked, where its BinXML ends,
+/// its GUID (provider 0: the caller's to set).
+fn temp_ref(crim: &[u8], temp: &[u8], here: u32) -> CrimResult<TempRef> {
+    let descriptors = u32::from_le_bytes(temp[8..12].try_into().expect("4 bytes"));
+    let items_at = u32::from_le_bytes(temp[16..20].try_into().expect("4 bytes"));
+    let items_abs = if descriptors == 0 && items_at == 0 {
+        here.saturating_add(to_u32(temp.len()))
+    } else {
+        items_at
+    };
+    let items_rel = if items_abs == 0 {
+        to_u32(temp.len())
+    } else if items_abs < here {
+        return Err(CrimError::Offset {
+            what: "TEMP.template_items_offset",
+            offset: items_abs,
+            len: crim.len(),
+        });
+    } else {
+        items_abs - here
+    };
+    let items_rel = offset(
+        items_rel,
         "TEMP.template_items_offset (relative)",
         temp.len(),
     )?;
+    parse_items(temp, here, descriptors, items_at)?;
+    let mut guid = [0u8; 16];
+    guid.copy_from_slice(&temp[24..40]);
+    Ok(TempRef {
+        offset: here as usize,
+        size: temp.len(),
+        guid,
+        binxml_end: items_rel.max(TEMP_HEADER_SIZE),
+        provider: 0,
+        indexed: false,
+    })
+}
+
+/// The item descriptors and names of a TEMP (checked, not kept: rendering needs neither).
+fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()> {
+    let end_abs = at.saturating_add(to_u32(temp.len()));
+    if count == 0 {
+        if items_at != 0 && items_at != end_abs {
+            return Err(CrimError::Offset {
+                what: "TEMP.template_items_offset (expected 0 or end-of-template when \
+                       item_descriptor_count==0)",
+                offset: items_at,
+                len: end_abs as usize,
+            });
+        }
+        return Ok(());
+    }
+    let rel = items_start(temp, at, count, items_at)?;
+    let descriptors_end = rel + count as usize * 20;
+    let names = item_names(temp, at, count, rel, descriptors_end)?;
+    for r in names {
+        parse_item_name(temp, r)?;
+    }
+    Ok(())
+}
+
+/// Where the `count` item descriptors start in the TEMP (`items_at`, absolute), checked to
+/// lie after the header and to hold them all.
+fn items_start(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<usize> {
+    let end_abs = at.saturating_add(to_u32(temp.len()));
+    let off_err = |what, offset| CrimError::Offset {
+        what,
+        offset,
+        len: end_abs as usize,
+    };
+    if items_at < at {
+        return Err(off_err("TEMP.template_items_offset", items_at));
+    }
+    let what_rel = "TEMP.template_items_offset (relative)";
+    let rel = offset(items_at - at, what_rel, temp.len())?;
     if rel < TEMP_HEADER_SIZE || rel >= temp.len() {
-        return Err(off_err(
-            "TEMP.template_items_offset (relative)",
-            items_at,
-            end_abs as usize,
-        ));
+        return Err(off_err(what_rel, items_at));
     }
     let needed = (count as usize).saturating_mul(20);
     if needed > temp.len() - rel {
@@ -550,8 +744,26 @@ fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()
             have: temp.len() - rel,
         });
     }
-    let descriptors_end = rel + needed;
+    Ok(rel)
+}
+
+/// The items' name offsets (relative to the TEMP), each inside it and none inside the
+/// descriptor table (which ends at `descriptors_end`).
+fn item_names(
+    temp: &[u8],
+    at: u32,
+    count: u32,
+    rel: usize,
+    descriptors_end: usize,
+) -> CrimResult<Vec<usize>> {
+    let end_abs = at.saturating_add(to_u32(temp.len()));
+    let off_err = |what, offset| CrimError::Offset {
+        what,
+        offset,
+        len: end_abs as usize,
+    };
     let mut min_name: Option<usize> = None;
+    // Bounded by the descriptors, which fit in the TEMP (`items_start`).
     let mut names = Vec::with_capacity(count as usize);
     for i in 0..count as usize {
         let name_at = u32_at(temp, rel + i * 20 + 16, "TEMP.item.name_offset")?;
@@ -559,17 +771,10 @@ fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()
             continue;
         }
         if name_at < at {
-            return Err(off_err(
-                "template item name_offset",
-                name_at,
-                end_abs as usize,
-            ));
+            return Err(off_err("template item name_offset", name_at));
         }
-        let r = offset(
-            name_at - at,
-            "template item name_offset (relative)",
-            temp.len(),
-        )?;
+        let what = "template item name_offset (relative)";
+        let r = offset(name_at - at, what, temp.len())?;
         min_name = Some(min_name.map_or(r, |m| m.min(r)));
         names.push(r);
     }
@@ -577,32 +782,34 @@ fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()
         return Err(off_err(
             "template item name_offset overlaps descriptor table",
             at.saturating_add(to_u32(m)),
-            end_abs as usize,
         ));
     }
-    for r in names {
-        let what = "template item name";
-        require(temp, r, 4, what)?;
-        let size = u32_at(temp, r, what)?;
-        if size < 4 {
-            return Err(CrimError::Size {
-                what,
-                offset: to_u32(r),
-                size,
-            });
-        }
-        require(temp, r, size as usize, what)?;
-        let bytes = &temp[r + 4..r + size as usize];
-        let units = bytes
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .take_while(|&u| u != 0);
-        if char::decode_utf16(units).any(|c| c.is_err()) {
-            return Err(CrimError::Utf16 {
-                what,
-                offset: to_u32(r),
-            });
-        }
+    Ok(names)
+}
+
+/// One item name at `r` in the TEMP: u32 size (4 and up, inside the TEMP), UTF-16 up to a NUL.
+fn parse_item_name(temp: &[u8], r: usize) -> CrimResult<()> {
+    let what = "template item name";
+    require(temp, r, 4, what)?;
+    let size = u32_at(temp, r, what)?;
+    if size < 4 {
+        return Err(CrimError::Size {
+            what,
+            offset: to_u32(r),
+            size,
+        });
+    }
+    require(temp, r, size as usize, what)?;
+    let bytes = &temp[r + 4..r + size as usize];
+    let units = bytes
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .take_while(|&u| u != 0);
+    if char::decode_utf16(units).any(|c| c.is_err()) {
+        return Err(CrimError::Utf16 {
+            what,
+            offset: to_u32(r),
+        });
     }
     Ok(())
 }
@@ -617,24 +824,74 @@ fn parse_items(temp: &[u8], at: u32, count: u32, items_at: u32) -> CrimResult<()
 /// fails on (bad inline name, unknown token, template instance) or that this reader does not
 /// model (a value token other than String text); the embedded definition's error then stands.
 pub fn translate(temp: &[u8], ext: &mut Vec<u8>) -> Option<u32> {
-    let binxml = temp.get(TEMP_HEADER_SIZE..)?;
-    let mut body = Vec::with_capacity(binxml.len());
-    // (position in `body` of a name reference, index into `names`)
-    let mut refs: Vec<(usize, usize)> = Vec::new();
-    let mut names: Vec<&[u8]> = Vec::new();
-    let mut p = 0usize;
-    let take = |p: &mut usize, n: usize| -> Option<&[u8]> {
-        let s = binxml.get(*p..p.checked_add(n)?)?;
-        *p += n;
-        Some(s)
+    let mut t = Translation {
+        binxml: temp.get(TEMP_HEADER_SIZE..)?,
+        pos: 0,
+        out: Vec::new(),
+        names: Vec::new(),
+        refs: Vec::new(),
     };
-    let mut name = |p: &mut usize, body: &mut Vec<u8>, refs: &mut Vec<(usize, usize)>| {
-        let at = *p;
-        let stored = u16::from_le_bytes(take(p, 2)?.try_into().ok()?);
-        let count = u16::from_le_bytes(take(p, 2)?.try_into().ok()?) as usize;
-        let units = take(p, count * 2)?;
-        let nul = take(p, 2)?;
-        if nul != [0, 0] {
+    t.out.reserve(t.binxml.len());
+    t.body()?;
+    let base = ext.len();
+    let mut at = Vec::with_capacity(t.names.len());
+    for &(start, end) in &t.names {
+        // Entry: next (0), hash, count, units, NUL: the inline name is hash, count, units, NUL.
+        at.push(u32::try_from(ext.len()).ok()?);
+        ext.extend_from_slice(&[0; 4]);
+        ext.extend_from_slice(&t.binxml[start..end]);
+    }
+    let def = u32::try_from(ext.len()).ok()?;
+    for &(pos, i) in &t.refs {
+        t.out[pos..pos + 4].copy_from_slice(&at[i].to_le_bytes());
+    }
+    ext.extend_from_slice(&[0; 4]);
+    ext.extend_from_slice(&temp[24..40]);
+    ext.extend_from_slice(&u32::try_from(t.out.len()).ok()?.to_le_bytes());
+    let body_at = ext.len();
+    ext.extend_from_slice(&t.out);
+    debug_assert!(body_at == def as usize + 24 && base <= def as usize);
+    Some(def)
+}
+
+/// The walk of one TEMP's BinXML: tokens copied to `out`, inline names cut out (`names`,
+/// ranges of `binxml`) and their places in `out` remembered (`refs`: position, name index).
+struct Translation<'a> {
+    binxml: &'a [u8],
+    pos: usize,
+    out: Vec<u8>,
+    names: Vec<(usize, usize)>,
+    refs: Vec<(usize, usize)>,
+}
+
+impl<'a> Translation<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.binxml.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        Some(s)
+    }
+
+    fn copy(&mut self, n: usize) -> Option<()> {
+        let s = self.take(n)?;
+        self.out.extend_from_slice(s);
+        Some(())
+    }
+
+    /// A u16 count then that many UTF-16 units, copied.
+    fn copy_counted(&mut self) -> Option<()> {
+        let count = self.take(2)?;
+        self.out.extend_from_slice(count);
+        self.copy(u16::from_le_bytes([count[0], count[1]]) as usize * 2)
+    }
+
+    /// An inline name (hash, count, units, NUL): checked as the reference does (the string
+    /// table's hash, a NUL), replaced in `out` by a 4-byte offset patched later.
+    fn name(&mut self) -> Option<()> {
+        let at = self.pos;
+        let stored = u16::from_le_bytes(self.take(2)?.try_into().ok()?);
+        let count = u16::from_le_bytes(self.take(2)?.try_into().ok()?) as usize;
+        let units = self.take(count * 2)?;
+        if self.take(2)? != [0, 0] {
             return None;
         }
         let mut h: u32 = 0;
@@ -646,67 +903,46 @@ pub fn translate(temp: &[u8], ext: &mut Vec<u8>) -> Option<u32> {
         if stored != h as u16 {
             return None;
         }
-        refs.push((body.len(), names.len()));
-        names.push(&binxml[at..*p]);
-        body.extend_from_slice(&[0; 4]);
+        self.refs.push((self.out.len(), self.names.len()));
+        self.names.push((at, self.pos));
+        self.out.extend_from_slice(&[0; 4]);
         Some(())
-    };
-    while p < binxml.len() {
-        let token = binxml[p];
-        p += 1;
-        body.push(token);
-        match token {
-            0x00 => break,
-            0x01 | 0x41 => {
-                body.extend_from_slice(take(&mut p, 6)?);
-                name(&mut p, &mut body, &mut refs)?;
-                if token == 0x41 {
-                    body.extend_from_slice(take(&mut p, 4)?);
+    }
+
+    /// The tokens up to the first EOF (or the end); `None` when the reference would refuse
+    /// them or they are not modelled.
+    fn body(&mut self) -> Option<()> {
+        while self.pos < self.binxml.len() {
+            let token = self.binxml[self.pos];
+            self.pos += 1;
+            self.out.push(token);
+            match token {
+                0x00 => break,
+                0x01 | 0x41 => {
+                    self.copy(6)?;
+                    self.name()?;
+                    if token == 0x41 {
+                        self.copy(4)?;
+                    }
                 }
-            }
-            0x02..=0x04 => {}
-            0x05 | 0x45 => {
-                let ty = *take(&mut p, 1)?.first()?;
-                if ty != 0x01 {
-                    return None;
+                0x02..=0x04 => {}
+                // Value text: String only.
+                0x05 | 0x45 => {
+                    self.copy(1)?;
+                    if self.out.last() != Some(&0x01) {
+                        return None;
+                    }
+                    self.copy_counted()?;
                 }
-                body.push(ty);
-                let count = take(&mut p, 2)?;
-                body.extend_from_slice(count);
-                let n = u16::from_le_bytes([count[0], count[1]]) as usize;
-                body.extend_from_slice(take(&mut p, n * 2)?);
+                0x06 | 0x46 | 0x09 | 0x49 | 0x0A => self.name()?,
+                0x07 | 0x47 | 0x0B => self.copy_counted()?,
+                0x08 | 0x48 => self.copy(2)?,
+                0x0D..=0x0F => self.copy(3)?,
+                _ => return None,
             }
-            0x06 | 0x46 | 0x09 | 0x49 | 0x0A => name(&mut p, &mut body, &mut refs)?,
-            0x07 | 0x47 | 0x0B => {
-                let count = take(&mut p, 2)?;
-                body.extend_from_slice(count);
-                let n = u16::from_le_bytes([count[0], count[1]]) as usize;
-                body.extend_from_slice(take(&mut p, n * 2)?);
-            }
-            0x08 | 0x48 => body.extend_from_slice(take(&mut p, 2)?),
-            0x0D..=0x0F => body.extend_from_slice(take(&mut p, 3)?),
-            _ => return None,
         }
+        Some(())
     }
-    let base = ext.len();
-    let mut at = Vec::with_capacity(names.len());
-    for n in &names {
-        // Entry: next (0), hash, count, units, NUL: the inline name is hash, count, units, NUL.
-        at.push(u32::try_from(ext.len()).ok()?);
-        ext.extend_from_slice(&[0; 4]);
-        ext.extend_from_slice(n);
-    }
-    let def = u32::try_from(ext.len()).ok()?;
-    for (pos, i) in refs {
-        body[pos..pos + 4].copy_from_slice(&at[i].to_le_bytes());
-    }
-    ext.extend_from_slice(&[0; 4]);
-    ext.extend_from_slice(&temp[24..40]);
-    ext.extend_from_slice(&u32::try_from(body.len()).ok()?.to_le_bytes());
-    let body_at = ext.len();
-    ext.extend_from_slice(&body);
-    debug_assert!(body_at == def as usize + 24 && base <= def as usize);
-    Some(def)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -895,12 +1131,13 @@ mod tests {
         for (name, text) in cases {
             let path = fixture(name);
             let want = text.replace("{}", &path.display().to_string());
-            assert_eq!(WevtCache::load(&path).unwrap_err(), want, "{name}");
-            // The fuzz target's entry: the same bytes in memory, the same text.
+            let loaded = WevtCache::load(&path).unwrap_err();
+            assert_eq!(loaded.to_string(), want, "{name}");
+            // The fuzz target's entry: the same bytes in memory, the same error.
             let bytes = std::fs::read(&path).unwrap();
             assert_eq!(
                 WevtCache::parse(&bytes, &path).unwrap_err(),
-                want,
+                loaded,
                 "{name} in memory"
             );
         }

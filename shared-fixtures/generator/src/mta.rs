@@ -534,41 +534,78 @@ fn odd_strings() -> Vec<u8> {
     m.bytes()
 }
 
-/// Damaged files: each is one error, and no records.
-fn damaged() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+/// Where a record lies in `section(records)` (the writer's layout above): after its page's
+/// header and the records before it on that page.
+fn record_offset(records: &[(u32, Vec<u8>)], i: usize) -> usize {
+    let mut page_at = 0;
+    for (p, page) in records.chunks(PAGE_SLOTS).enumerate() {
+        let mut at = page_at + PAGE_HEADER;
+        for (k, (_, payload)) in page.iter().enumerate() {
+            if p * PAGE_SLOTS + k == i {
+                return at;
+            }
+            at += 8 + payload.len();
+        }
+        page_at = at;
+    }
+    panic!("record {i} of {}", records.len())
+}
+
+/// Where the three sections of `m.bytes()` start: after the header (24) and the descriptors
+/// (20 bytes and the UTF-16 name each), in the order EVT, MSG, PUB.
+fn section_starts(m: &Mta) -> [usize; 3] {
+    let evt = 24 + 3 * (20 + 6);
+    let msg = evt + section(&m.evt).len();
+    [evt, msg, msg + section(&m.msg).len()]
+}
+
+/// The file offset of descriptor `index` of the section table (EVT, MSG, PUB).
+fn descriptor_at(index: usize) -> usize {
+    24 + index * (20 + 6)
+}
+
+/// Damaged files: each is one error, and no records; with the file offset the error line
+/// must name (`None` where the damage, a count, is only met further on).
+fn damaged() -> Vec<(&'static str, &'static str, Vec<u8>, Option<usize>)> {
     let good = full().bytes();
     let mut out = Vec::new();
-    let mut push = |name, why, bytes| out.push((name, why, bytes));
-    push("damaged-empty", "a zero-length file", Vec::new());
+    let mut push = |name, why, bytes, at| out.push((name, why, bytes, at));
+    push("damaged-empty", "a zero-length file", Vec::new(), Some(0));
     push(
         "damaged-short",
         "the magic and 4 bytes",
         good[..12].to_vec(),
+        Some(0),
     );
     let mut magic = good.clone();
     magic[0] = b'X';
-    push("damaged-magic", "not MTAFile", magic);
+    push("damaged-magic", "not MTAFile", magic, Some(0));
     let mut version = good.clone();
     version[8] = 2;
-    push("damaged-version", "major version 2", version);
+    push("damaged-version", "major version 2", version, Some(8));
+    // The cut leaves the first descriptor whole; the section it points to is gone.
     push(
         "damaged-descriptor",
         "cut inside the second descriptor",
         good[..24 + 26 + 10].to_vec(),
+        Some(descriptor_at(0)),
     );
+    // PUB starts inside the cut file: named at its first byte.
     push(
         "damaged-section",
         "cut inside the PUB section",
         good[..good.len() - 40].to_vec(),
+        Some(section_starts(&full())[2]),
     );
     push(
         "damaged-no-pub",
         "only EVT and MSG",
         file(&[("EVT", section(&full().evt)), ("MSG", section(&full().msg))]),
+        Some(descriptor_at(0)),
     );
     let mut count = good.clone();
     count[20..24].copy_from_slice(&u32::MAX.to_le_bytes());
-    push("damaged-count", "section count u32::MAX", count);
+    push("damaged-count", "section count u32::MAX", count, None);
     // A page chain that loops: the last EVT page's next points back to 0.
     let mut m = full();
     for i in 0..150u32 {
@@ -586,8 +623,9 @@ fn damaged() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             ("MSG", section(&m.msg)),
             ("PUB", section(&m.publ)),
         ]),
+        Some(section_starts(&m)[0]),
     );
-    // A record offset past the section.
+    // A record offset past the section: the slot holding it.
     let m = full();
     let mut msg = section(&m.msg);
     msg[88 + 8..96 + 8].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
@@ -599,28 +637,52 @@ fn damaged() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             ("MSG", msg),
             ("PUB", section(&m.publ)),
         ]),
+        Some(section_starts(&m)[1] + 88 + 8),
     );
     // A MSG length past its payload.
     let mut m = full();
     m.msg[2].1[0..4].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
+    let at = section_starts(&m)[1] + record_offset(&m.msg, 2);
     push(
         "damaged-msg-entry",
         "a MSG length past its record",
         m.bytes(),
+        Some(at),
     );
     // A short EVT entry.
     let mut m = full();
     m.evt[3].1.truncate(12);
-    push("damaged-evt-entry", "an EVT entry of 12 bytes", m.bytes());
+    let at = section_starts(&m)[0] + record_offset(&m.evt, 3);
+    push(
+        "damaged-evt-entry",
+        "an EVT entry of 12 bytes",
+        m.bytes(),
+        Some(at),
+    );
     // A PUB table count past its record.
     let mut m = full();
     m.publ[1].1[0..4].copy_from_slice(&0x4000_0000u32.to_le_bytes());
+    let at = section_starts(&m)[2] + record_offset(&m.publ, 1);
     push(
         "damaged-pub-entry",
         "a PUB table count past its record",
         m.bytes(),
+        Some(at),
     );
     out
+}
+
+/// The name of the table of damage offsets beside the fixtures.
+pub const DAMAGE_TABLE: &str = "damage.json";
+
+/// `{file name: offset or null}`: where each damaged fixture's error line must point, from
+/// the writer's own layout (the tests of both CLIs read it; `null`: see `damaged`).
+pub fn damage_table(entries: &[(String, Option<usize>)]) -> Vec<u8> {
+    let map: std::collections::BTreeMap<&str, Option<usize>> =
+        entries.iter().map(|(n, at)| (n.as_str(), *at)).collect();
+    let mut text = serde_json::to_vec_pretty(&map).expect("a map of numbers");
+    text.push(b'\n');
+    text
 }
 
 pub fn all() -> Vec<MtaFixture> {
@@ -660,12 +722,20 @@ pub fn all() -> Vec<MtaFixture> {
             bytes: odd_strings(),
         },
     ];
-    for (name, why, bytes) in damaged() {
+    let mut offsets = Vec::new();
+    for (name, why, bytes, at) in damaged() {
+        let name = format!("events.{name}.MTA");
+        offsets.push((name.clone(), at));
         v.push(MtaFixture {
-            name: format!("events.{name}.MTA"),
+            name,
             exercises: why,
             bytes,
         });
     }
+    v.push(MtaFixture {
+        name: DAMAGE_TABLE.into(),
+        exercises: "where each damaged file's error line points (the CLI tests read it)",
+        bytes: damage_table(&offsets),
+    });
     v
 }

@@ -940,90 +940,123 @@ pub fn all() -> Vec<WevtFixture> {
     );
     add("empty.wevtcache", "no entries", wevtcache(&[]));
     let good = wevtcache(&[&a, &b]);
-    add(
+    // Each damaged file with the offset its error line must name (the writer's layout: the
+    // header, then entries of a kind byte, a u64 length and the blob).
+    let mut offsets: Vec<(String, Option<usize>)> = Vec::new();
+    let mut damaged = |name: &str, exercises: &'static str, bytes: Vec<u8>, at: usize| {
+        offsets.push((name.to_string(), Some(at)));
+        add(name, exercises, bytes);
+    };
+    let (entry_a, blob_a) = (16, 16 + 9);
+    let entry_b = blob_a + a.len();
+    damaged(
         "damaged-magic.wevtcache",
         "bad magic",
         patch(good.clone(), 0, b"WEVTCACX"),
+        0,
     );
-    add(
+    damaged(
         "damaged-version.wevtcache",
         "version 2",
         patch(good.clone(), 8, &le32(2)),
+        8,
     );
-    add(
+    damaged(
         "damaged-short.wevtcache",
         "10 bytes: the header cannot be read",
         good[..10].to_vec(),
+        0,
     );
-    add(
+    damaged(
         "damaged-kind.wevtcache",
         "entry kind 7",
         patch(good.clone(), 16, &[7]),
+        entry_a,
     );
-    add(
+    damaged(
         "damaged-length.wevtcache",
         "an entry longer than the file",
         patch(good.clone(), 17, &0xFFFF_FFF0u64.to_le_bytes()),
+        entry_a,
     );
-    add(
+    // The third entry's header would start where the file ends.
+    damaged(
         "damaged-count.wevtcache",
         "an entry count past the entries",
         patch(good.clone(), 12, &le32(3)),
+        good.len(),
     );
-    add(
+    damaged(
         "damaged-crim-magic.wevtcache",
         "a blob that is not CRIM",
         patch(good.clone(), 25, b"CRIX"),
+        blob_a,
     );
-    let ttbl_count = 25 + find(&a, b"TTBL") + 8;
-    add(
+    // The first TTBL's count: the reader looks for a tenth TEMP where its table ends.
+    let ttbl = find(&a, b"TTBL");
+    let ttbl_end = ttbl + u32::from_le_bytes(a[ttbl + 4..ttbl + 8].try_into().unwrap()) as usize;
+    damaged(
         "damaged-ttbl-count.wevtcache",
         "TTBL count past its templates",
-        patch(good.clone(), ttbl_count, &le32(9)),
+        patch(good.clone(), blob_a + ttbl + 8, &le32(9)),
+        blob_a + ttbl_end,
     );
-    let temp_size = 25 + find(&a, b"TEMP") + 4;
-    add(
+    let temp = find(&a, b"TEMP");
+    damaged(
         "damaged-temp-size.wevtcache",
         "TEMP size past its TTBL",
-        patch(good.clone(), temp_size, &le32(0xFFFF)),
+        patch(good.clone(), blob_a + temp + 4, &le32(0xFFFF)),
+        blob_a + temp,
     );
-    add(
+    damaged(
         "damaged-truncated.wevtcache",
         "cut inside the second blob",
         good[..good.len() - 40].to_vec(),
+        entry_b,
     );
-    // Damaged PE files.
-    add(
+    // Damaged PE files: goblin refuses the headers as a whole (offset 0), or a pointer of the
+    // resource tree leads nowhere (the pointer, or the data entry it reaches).
+    damaged(
         "damaged-mz.dll",
         "no MZ signature",
         patch(pe_a.clone(), 0, b"XY"),
+        0,
     );
-    add(
+    damaged(
         "damaged-short.dll",
         "cut inside the PE header",
         pe_a[..0x60].to_vec(),
+        0,
     );
     let rsrc_at = 0x200;
     let data_entry = rsrc_at + find(&rsrc_a, &le32(0x1000 + find(&rsrc_a, b"CRIM") as u32));
-    add(
+    damaged(
         "damaged-data-rva.dll",
         "resource data RVA outside every section",
         patch(pe_a.clone(), data_entry, &le32(0x9000)),
+        data_entry,
     );
-    add(
+    damaged(
         "damaged-data-size.dll",
         "resource data size past the file",
         patch(pe_a.clone(), data_entry + 4, &le32(0x10_0000)),
+        data_entry,
     );
-    add(
+    damaged(
         "damaged-dir.dll",
         "a resource subdirectory offset past the section",
         patch(pe_a.clone(), rsrc_at + 20, &le32(0x8000_F000)),
+        rsrc_at + 20,
     );
     add(
         "damaged-crim.dll",
         "a well-formed PE whose WEVT_TEMPLATE is not CRIM",
         patch(pe_b, 0x200 + find(&rsrc_b, b"CRIM"), b"MIRC"),
+    );
+    add(
+        crate::mta::DAMAGE_TABLE,
+        "where each damaged file's error line points (the CLI tests read it)",
+        crate::mta::damage_table(&offsets),
     );
     out
 }

@@ -1,0 +1,139 @@
+//! Damaged side files (issue 17 item 4): every `damaged-*` fixture of `shared-fixtures/mta` and
+//! `shared-fixtures/wevt` gives one line naming the file and the offset the fixture generator
+//! damaged (`damage.json` beside them, written from the generator's own layout, not from the
+//! readers), the reference's exit status, and the place to stop or go on: a `.MTA` or
+//! `.wevtcache` stops the dump before the first record; a PE is reported and the next file is
+//! done. shared-fixtures/README.md, "Damaged side files"; `zig/tests/cli_input.zig` holds the
+//! Zig CLI to the same table.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod common;
+use common::workspace_root;
+
+fn ours() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_evtx-rs"))
+}
+
+fn fixtures(dir: &str) -> PathBuf {
+    workspace_root().join("shared-fixtures").join(dir)
+}
+
+/// `{file name: offset or null}` of one fixture directory.
+fn damage_table(dir: &str) -> BTreeMap<String, Option<u64>> {
+    let text = std::fs::read_to_string(fixtures(dir).join("damage.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(ours()).args(args).output().unwrap()
+}
+
+/// The offset the line `error: <path>: offset 0x<O>: <what>` names, after checking its form.
+fn line_offset(line: &str, path: &str) -> u64 {
+    let rest = line
+        .strip_prefix(&format!("error: {path}: offset 0x"))
+        .unwrap_or_else(|| panic!("not a side-file line for {path}: {line:?}"));
+    let (hex, what) = rest.split_once(": ").expect("`: <what>` after the offset");
+    assert!(
+        !what.is_empty() && !what.contains(path),
+        "the path once: {line:?}"
+    );
+    u64::from_str_radix(hex, 16).unwrap()
+}
+
+/// The offset the table names for `name`; `None` (a count met further on) is checked to lie
+/// past the fixture's intact section table and inside the file.
+fn check_offset(name: &str, want: Option<u64>, got: u64, file: &Path) {
+    match want {
+        Some(at) => assert_eq!(got, at, "{name}: offset"),
+        None => {
+            let len = std::fs::metadata(file).unwrap().len();
+            // The three descriptors of the `.MTA` fixtures end at 24 + 3 * 26.
+            assert!((102..len).contains(&got), "{name}: offset {got:#x}");
+        }
+    }
+}
+
+#[test]
+fn damaged_mta_and_caches_stop_the_dump_with_one_line() {
+    let runs = [
+        ("mta", "--mta", "mta/events.evtx"),
+        ("wevt", "--wevt-cache", "wevt/carved.evtx"),
+    ];
+    let mut checked = 0;
+    for (dir, option, log) in runs {
+        let log = workspace_root().join("shared-fixtures").join(log);
+        for (name, want) in damage_table(dir) {
+            if name.ends_with(".dll") {
+                continue;
+            }
+            let file = fixtures(dir).join(&name);
+            let path = file.to_string_lossy().into_owned();
+            let out = run(&[
+                "-t",
+                "1",
+                "-o",
+                "jsonl",
+                option,
+                &path,
+                &log.to_string_lossy(),
+            ]);
+            assert_eq!(out.status.code(), Some(1), "{name}");
+            assert!(out.stdout.is_empty(), "{name}: no record before the error");
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            let lines: Vec<&str> = stderr.lines().collect();
+            assert_eq!(lines.len(), 1, "{name}: {stderr}");
+            check_offset(&name, want, line_offset(lines[0], &path), &file);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 13 + 10, "every damaged .MTA and .wevtcache");
+}
+
+#[test]
+fn a_damaged_pe_is_named_and_the_next_file_is_done() {
+    let out_dir = workspace_root()
+        .join("target/tmp")
+        .join(format!("side-files-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let cache = out_dir.join("out.wevtcache");
+    let good = fixtures("wevt").join("providers64.dll");
+    let mut checked = 0;
+    for (name, want) in damage_table("wevt") {
+        if !name.ends_with(".dll") {
+            continue;
+        }
+        let file = fixtures("wevt").join(&name);
+        let path = file.to_string_lossy().into_owned();
+        let args = [
+            "extract-wevt-templates",
+            "-i",
+            &path,
+            "-i",
+            &good.to_string_lossy(),
+            "-o",
+            &cache.to_string_lossy(),
+            "--overwrite",
+        ];
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(
+            lines[1..],
+            ["Error: extract-wevt-templates completed with 1 error(s)"],
+            "{name}: {stderr}"
+        );
+        check_offset(&name, want, line_offset(lines[0], &path), &file);
+        // The next file was done: its one blob is in the cache (header, then one entry).
+        let written = std::fs::read(&cache).unwrap();
+        assert_eq!(&written[..8], b"WEVTCACH", "{name}");
+        assert_eq!(written[12..16], 1u32.to_le_bytes(), "{name}: one blob");
+        checked += 1;
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert_eq!(checked, 5, "every damaged PE that fails");
+}
