@@ -15,6 +15,7 @@ const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const template = @import("template.zig");
 const tree = @import("tree.zig");
+const errors = @import("error.zig");
 const Kind = tree.Kind;
 const Node = tree.Node;
 const Span = tree.Span;
@@ -216,6 +217,9 @@ pub const Parser = struct {
     /// Instances that deferred a failure below them and passed the preflight (template.zig).
     accepted: std.ArrayList(template.Accepted) = .empty,
     event_name: u32 = 0,
+    /// The reference's cause of the record's failure, where the bytes tell it (set beside the
+    /// error; the driver reads it when the record fails). Set per record.
+    fault: ?errors.Cause = null,
     /// Nodes and edges created for the current record, in either store (work budget).
     record_nodes: u32 = 0,
     record_edges: u32 = 0,
@@ -266,6 +270,7 @@ pub const Parser = struct {
         p.depth = 0;
         p.deferred = null;
         p.defers = 0;
+        p.fault = null;
         p.accepted.clearRetainingCapacity();
         p.record_nodes = 0;
         p.record_edges = 0;
@@ -349,7 +354,21 @@ pub const Parser = struct {
             const count = try p.readU16(&q);
             pos.* += 10 + 2 * @as(u32, count);
         }
-        return p.names.resolve(p.gpa, p.chunk, offset);
+        return p.names.resolve(p.gpa, p.chunk, offset) catch |e| {
+            // The reference seeks to the name's length field, past its link (6 bytes).
+            const field = std.math.add(u32, offset, 6) catch return e;
+            if (e == error.OutOfBounds and field > p.chunk.len) {
+                return p.fail(e, .name_past_end, field);
+            }
+            return e;
+        };
+    }
+
+    /// Fails with `e`, the reference's cause `kind` at `offset` noted for the record.
+    fn fail(p: *Parser, e: Error, kind: errors.CauseKind, offset: u32) Error {
+        @branchHint(.cold);
+        p.fault = .{ .kind = kind, .offset = offset };
+        return e;
     }
 
     /// Parses the stream in chunk bytes `start..end` and returns its top-level elements.
@@ -389,7 +408,8 @@ pub const Parser = struct {
                 },
                 0x0D, 0x0E => try st.substitution(p, token == 0x0E),
                 0x0F => st.pos += 3,
-                else => return error.InvalidToken,
+                // The reference's cursor is past the byte it read.
+                else => return p.fail(error.InvalidToken, .invalid_token, st.pos),
             }
             // Skips (inline definitions and names, declared value sizes) may jump past
             // the chunk: the reference fails the record then, even at the window's end.

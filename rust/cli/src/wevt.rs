@@ -955,9 +955,10 @@ fn values_from_record(
     found.unwrap_or_else(|| Err(format!("record_id {id} not found in {path}")))
 }
 
-/// A failure as the reference's anyhow error shows it: [`failure_line`] and, for the kinds
-/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic or
-/// string table), its `Caused by:` chain. Other kinds give the line alone
+/// A failure as the reference's anyhow error shows it: [`failure_line`] and, where the bytes
+/// tell it, its `Caused by:` chain: the engine's [`evtx_core::Cause`] (a chunk's string table,
+/// a record's BinXML), else the header field that failed (a record header's magic, size or
+/// timestamp, a chunk's magic). Other failures give the line alone
 /// (`shared-fixtures/README.md`).
 #[cold]
 fn failure_chain(
@@ -967,11 +968,11 @@ fn failure_chain(
     f: &evtx_core::Failure,
 ) -> String {
     use evtx_core::ErrorKind as K;
-    const STREAM: &str = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
     let line = failure_line(chunk, r, f);
     let rec = (r.file_offset - chunk.file_offset) as usize;
     let field = |at: usize, n: usize| chunk_bytes.get(at..at + n);
     let cause = match f.kind {
+        _ if f.cause.is_some() => f.cause.and_then(|c| cause_text(c, chunk_bytes)),
         K::BadRecordMagic => field(rec, 4).map(|m| {
             format!(
                 "{STREAM}Invalid EVTX record header magic, expected `2a2a0000`, found `{}`",
@@ -990,7 +991,6 @@ fn failure_chain(
             let t = u64::from_le_bytes(t.try_into().expect("8 bytes"));
             format!("{STREAM}The record header's timestamp (FILETIME {t:#018x}) is out of range")
         }),
-        K::BadStringTable => string_table_cause(chunk_bytes),
         K::BadChunkMagic => field(0, 8).map(|m| {
             format!(
                 "0: Failed to parse chunk header\n    1: Invalid EVTX chunk header magic, \
@@ -1006,49 +1006,28 @@ fn failure_chain(
     }
 }
 
-/// The reference's cause of a chunk's failed string table: its walk of the 64 offsets at chunk
-/// offset 0x80, each followed through its entries' links (next offset, hash, length-prefixed
-/// NUL-terminated UTF-16 name), stops at the first move past the chunk's end or name that is not
-/// UTF-16. A read cut short by the chunk's end is not told (`None`: the line alone).
+/// The chain of the reference's deserializer errors below a record's line.
+const STREAM: &str = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
+
+/// The reference's words for an engine's `cause` in `chunk` (a string table's are the chunk's
+/// own, a record's BinXML's come below [`STREAM`]).
 #[cold]
-fn string_table_cause(chunk: &[u8]) -> Option<String> {
-    let len = chunk.len();
-    let past = |what: &str, at: u32| {
-        format!("{what} at offset {at} is past the end of the data ({len} bytes)")
-    };
-    let mut seen = std::collections::HashSet::new();
-    for slot in 0..64 {
-        let start = le32(chunk, 0x80 + 4 * slot)?;
-        if start == 0 {
-            continue;
+fn cause_text(cause: evtx_core::Cause, chunk: &[u8]) -> Option<String> {
+    use evtx_core::CauseKind as C;
+    let (at, len) = (cause.offset, chunk.len());
+    let past =
+        |what: &str| format!("{what} at offset {at} is past the end of the data ({len} bytes)");
+    Some(match cause.kind {
+        C::TableStartPastEnd => past("cursor.position"),
+        C::TableLinkPastEnd => past("next xml string"),
+        C::TableNameInvalid => format!("name at offset {at}: invalid data"),
+        C::InvalidToken => {
+            // The byte before the reference's cursor.
+            let token = chunk.get((at as usize).checked_sub(1)?)?;
+            format!("{STREAM}Offset {at:#010x}: Tried to read an invalid byte `{token:#04x}` as binxml token")
         }
-        if start as usize > len {
-            return Some(past("cursor.position", start));
-        }
-        let mut pos = start as usize;
-        loop {
-            let next = le32(chunk, pos)?;
-            let count = usize::from(u16::from_le_bytes(
-                chunk.get(pos + 6..pos + 8)?.try_into().ok()?,
-            ));
-            let units = chunk.get(pos + 8..pos + 8 + 2 * count + 2)?;
-            let name = units[..2 * count]
-                .chunks_exact(2)
-                .map(|u| u16::from_le_bytes([u[0], u[1]]));
-            if char::decode_utf16(name).any(|c| c.is_err()) {
-                return Some(format!("name at offset {}: invalid data", pos + 6));
-            }
-            seen.insert(pos);
-            if next == 0 || seen.contains(&(next as usize)) {
-                break;
-            }
-            if next as usize > len {
-                return Some(past("next xml string", next));
-            }
-            pos = next as usize;
-        }
-    }
-    None
+        C::NamePastEnd => format!("{STREAM}{}", past("cursor.position")),
+    })
 }
 
 /// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.
@@ -1088,27 +1067,6 @@ mod tests {
             .ends_with("1: Offset 2249: Value variant `EvtXmlType` (size None) is unimplemented"));
         // Record 1 (the first of the chunk) holds no such value.
         assert!(first_unreadable(&chunk, 512).is_none());
-    }
-
-    #[test]
-    fn string_tables_have_the_reference_causes() {
-        let bytes = fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../shared-fixtures/damaged/bad-chunks.evtx"),
-        )
-        .expect("the fixture is committed");
-        let chunk = |n: usize| &bytes[4096 + n * 65536..4096 + (n + 1) * 65536];
-        // The reference's causes for chunks 1 and 2 of the fixture.
-        assert_eq!(
-            string_table_cause(chunk(1)).as_deref(),
-            Some("cursor.position at offset 131072 is past the end of the data (65536 bytes)")
-        );
-        assert_eq!(
-            string_table_cause(chunk(2)).as_deref(),
-            Some("name at offset 1082: invalid data")
-        );
-        // Chunk 3's string table is whole.
-        assert_eq!(string_table_cause(chunk(3)), None);
     }
 
     #[test]
