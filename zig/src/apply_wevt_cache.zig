@@ -470,6 +470,8 @@ fn writeCause(m: *std.Io.Writer, cause: evtx.errors.Cause, chunk: []const u8) !v
         }),
         .name_past_end => try m.print(caused_by ++ stream ++ "cursor.position at offset {d}" ++
             past, .{ at, chunk.len }),
+        .empty_definition => try m.writeAll(caused_by ++
+            "Failed to create record model, reason: empty BinXML slice"),
     }
 }
 

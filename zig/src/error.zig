@@ -65,6 +65,9 @@ pub const CauseKind = enum {
     /// A name reference whose length field is past the chunk (`cursor.position at offset N is
     /// past ...`, N the name's offset + 6, where the reference seeks).
     name_past_end,
+    /// A template definition of no bytes (`Failed to create record model, reason: empty BinXML
+    /// slice`, N the definition's offset, not printed).
+    empty_definition,
 };
 
 /// A failed chunk or record: its kind and the words after the kind in its error line

@@ -365,7 +365,7 @@ pub const Parser = struct {
     }
 
     /// Fails with `e`, the reference's cause `kind` at `offset` noted for the record.
-    fn fail(p: *Parser, e: Error, kind: errors.CauseKind, offset: u32) Error {
+    pub fn fail(p: *Parser, e: Error, kind: errors.CauseKind, offset: u32) Error {
         @branchHint(.cold);
         p.fault = .{ .kind = kind, .offset = offset };
         return e;
@@ -651,4 +651,27 @@ test "a skip past the chunk end fails the record, even at the end of its window"
     b.pos = 65535;
     b.byte(0x0F); // Fragment header: skips 3 bytes, past the chunk's 65536.
     try testing.expectError(&b, .json, error.OutOfBounds);
+}
+
+test "a failing record notes the reference's cause and offset" {
+    var p = Parser.init(std.testing.allocator);
+    defer p.deinit();
+    var bytes = [_]u8{0} ** 64;
+    p.chunk = &bytes;
+    // Not a token: the reference's cursor is past the byte.
+    bytes[10] = 0x4A;
+    p.resetRecord();
+    try std.testing.expectError(error.InvalidToken, p.parseStream(10, 20, .record));
+    try std.testing.expectEqual(errors.Cause{ .kind = .invalid_token, .offset = 11 }, p.fault.?);
+    // An entity reference to a name past the chunk: the reference seeks to its length field.
+    bytes[10] = 0x09;
+    std.mem.writeInt(u32, bytes[11..15], 1000, .little);
+    p.resetRecord();
+    try std.testing.expectError(error.OutOfBounds, p.parseStream(10, 20, .record));
+    try std.testing.expectEqual(errors.Cause{ .kind = .name_past_end, .offset = 1006 }, p.fault.?);
+    // A name whose length field is inside the chunk but cut short: not told.
+    std.mem.writeInt(u32, bytes[11..15], 57, .little);
+    p.resetRecord();
+    try std.testing.expectError(error.OutOfBounds, p.parseStream(10, 20, .record));
+    try std.testing.expectEqual(null, p.fault);
 }

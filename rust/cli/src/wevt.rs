@@ -156,25 +156,32 @@ pub fn extract(args: &ExtractArgs) -> ExitCode {
         }
     }
     files.sort();
-    if output.exists() && !args.overwrite {
-        return fatal(format!(
+    match write(&files, &output, args.overwrite) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fatal(e),
+    }
+}
+
+/// Writes the cache at `output` from `files`, one stderr line per file that gives no blobs
+/// (Zig `write`).
+fn write(files: &[PathBuf], output: &Path, overwrite: bool) -> Result<(), String> {
+    if output.exists() && !overwrite {
+        return Err(format!(
             "refusing to overwrite existing output file `{}` (pass overwrite=true)",
             output.display()
         ));
     }
+    let io_error = |what: &str, e: std::io::Error| {
+        format!(
+            "I/O error while {what} `{}`: {e}\n\nCaused by:\n    {e}",
+            output.display()
+        )
+    };
+    let mut cache = fs::File::create(output).map_err(|e| io_error("create", e))?;
     let mut blobs: Vec<Vec<u8>> = Vec::new();
     let mut errors = 0usize;
-    let mut cache = match fs::File::create(&output) {
-        Ok(f) => f,
-        Err(e) => {
-            return fatal(format!(
-                "I/O error while create `{}`: {e}\n\nCaused by:\n    {e}",
-                output.display()
-            ))
-        }
-    };
     for path in files {
-        let bytes = match fs::read(&path) {
+        let bytes = match fs::read(path) {
             Ok(b) => b,
             Err(e) => {
                 errors += 1;
@@ -201,14 +208,12 @@ pub fn extract(args: &ExtractArgs) -> ExitCode {
         bytes.extend((b.len() as u64).to_le_bytes());
         bytes.extend(b);
     }
-    if let Err(e) = cache.write_all(&bytes).and_then(|()| cache.flush()) {
-        return fatal(format!(
-            "I/O error while write entry payload `{}`: {e}\n\nCaused by:\n    {e}",
-            output.display()
-        ));
-    }
+    cache
+        .write_all(&bytes)
+        .and_then(|()| cache.flush())
+        .map_err(|e| io_error("write entry payload", e))?;
     if errors > 0 {
-        return fatal(format!(
+        return Err(format!(
             "extract-wevt-templates completed with {errors} error(s)"
         ));
     }
@@ -217,7 +222,7 @@ pub fn extract(args: &ExtractArgs) -> ExitCode {
         blobs.len(),
         output.display()
     );
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// The reference's input expansion: files as they are, directories only with `-r` (breadth
@@ -672,32 +677,14 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
             if args.record_id.is_some_and(|want| want != id) {
                 continue;
             }
-            let instances = match record_instances(bytes, rec) {
-                Ok(i) => i,
+            match print_instance(&mut out, args, bytes, rec, id, r.filetime) {
+                // A record without the selected instance prints nothing, and the search goes on.
+                Ok(false) => continue,
+                Ok(true) => {}
                 Err(e) => {
-                    result = Err(e);
+                    result = e.map_or(Ok(()), Err);
                     return std::ops::ControlFlow::Break(());
                 }
-            };
-            let Some(t) = instances.get(args.template_instance_index) else {
-                continue;
-            };
-            let json = |s: &str| serde_json::to_string(s).expect("a string serializes");
-            let subs: Vec<String> = t.values.iter().map(|v| json(v)).collect();
-            let line = format!(
-                "{{\"source\":{},\"record_id\":{id},\"timestamp\":{},\
-                 \"template_instance_index\":{},\"template_id\":{},\
-                 \"template_def_offset\":{},\"template_guid\":{},\"substitutions\":[{}]}}",
-                json(&args.input),
-                json(&timestamp(r.filetime)),
-                args.template_instance_index,
-                t.template_id,
-                t.def_offset,
-                t.guid.map_or("null".to_string(), |g| json(&guid_upper(&g))),
-                subs.join(","),
-            );
-            if writeln!(out, "{line}").is_err() {
-                return std::ops::ControlFlow::Break(());
             }
             if args.record_id.is_some() {
                 return std::ops::ControlFlow::Break(());
@@ -710,6 +697,38 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fatal(e),
     }
+}
+
+/// The selected instance of record `rec` as one line, when the record has it (Zig
+/// `printInstance`). Fails with the error that ends the dump, or none when stdout is closed.
+fn print_instance(
+    out: &mut impl Write,
+    args: &DumpArgs,
+    chunk: &[u8],
+    rec: usize,
+    id: u64,
+    filetime: u64,
+) -> Result<bool, Option<String>> {
+    let instances = record_instances(chunk, rec).map_err(Some)?;
+    let Some(t) = instances.get(args.template_instance_index) else {
+        return Ok(false);
+    };
+    let json = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    let subs: Vec<String> = t.values.iter().map(|v| json(v)).collect();
+    let line = format!(
+        "{{\"source\":{},\"record_id\":{id},\"timestamp\":{},\
+         \"template_instance_index\":{},\"template_id\":{},\
+         \"template_def_offset\":{},\"template_guid\":{},\"substitutions\":[{}]}}",
+        json(&args.input),
+        json(&timestamp(filetime)),
+        args.template_instance_index,
+        t.template_id,
+        t.def_offset,
+        t.guid.map_or("null".to_string(), |g| json(&guid_upper(&g))),
+        subs.join(","),
+    );
+    writeln!(out, "{line}").map_err(|_| None)?;
+    Ok(true)
 }
 
 /// The reference's `normalize_guid`: trimmed, braces stripped, lower case.
@@ -1027,6 +1046,7 @@ fn cause_text(cause: evtx_core::Cause, chunk: &[u8]) -> Option<String> {
             format!("{STREAM}Offset {at:#010x}: Tried to read an invalid byte `{token:#04x}` as binxml token")
         }
         C::NamePastEnd => format!("{STREAM}{}", past("cursor.position")),
+        C::EmptyDefinition => "Failed to create record model, reason: empty BinXML slice".into(),
     })
 }
 

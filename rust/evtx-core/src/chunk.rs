@@ -234,6 +234,61 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn string_table_failures_carry_the_reference_causes() {
+        let bytes = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../shared-fixtures/damaged/bad-chunks.evtx"),
+        )
+        .expect("the fixture is committed");
+        let chunk = |n: usize| &bytes[4096 + n * CHUNK_SIZE..4096 + (n + 1) * CHUNK_SIZE];
+        let cause = |n: usize| {
+            check_string_table(chunk(n), &mut Visited::default())
+                .err()
+                .and_then(|f| f.cause)
+        };
+        // The reference's causes for chunks 1 and 2 of the fixture: `cursor.position at offset
+        // 131072 is past the end ...` and `name at offset 1082: invalid data`.
+        let start = CauseKind::TableStartPastEnd;
+        assert_eq!(
+            cause(1),
+            Some(Cause {
+                kind: start,
+                offset: 131072
+            })
+        );
+        let name = CauseKind::TableNameInvalid;
+        assert_eq!(
+            cause(2),
+            Some(Cause {
+                kind: name,
+                offset: 1082
+            })
+        );
+        // Chunk 3's string table is whole.
+        assert_eq!(cause(3), None);
+        // A valid entry linking past the chunk, and a name the chunk's end cuts short.
+        let mut c = chunk_with(&[], 512, 0);
+        c[128..132].copy_from_slice(&600u32.to_le_bytes());
+        c[600..604].copy_from_slice(&0x1_0001u32.to_le_bytes());
+        c[606..608].copy_from_slice(&1u16.to_le_bytes());
+        c[608..610].copy_from_slice(&0x41u16.to_le_bytes());
+        let link = CauseKind::TableLinkPastEnd;
+        let fault = check_string_table(&c, &mut Visited::default()).unwrap_err();
+        assert_eq!(
+            fault.cause,
+            Some(Cause {
+                kind: link,
+                offset: 0x1_0001
+            })
+        );
+        let cut = (CHUNK_SIZE - 8) as u32;
+        c[600..604].copy_from_slice(&cut.to_le_bytes());
+        c[CHUNK_SIZE - 2..].copy_from_slice(&4u16.to_le_bytes());
+        let fault = check_string_table(&c, &mut Visited::default()).unwrap_err();
+        assert_eq!(fault.cause, None);
+    }
+
+    #[test]
     fn string_table_cycle_ends_the_walk() {
         // Bucket 0: 600 -> 700 -> 600; bucket 1: 700 (seen). Both names valid ("A").
         let mut c = chunk_with(&[], 512, 0);

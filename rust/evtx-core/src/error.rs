@@ -39,6 +39,9 @@ pub enum CauseKind {
     /// A name reference whose length field is past the chunk (`cursor.position at offset N is
     /// past ...`, N the name's offset + 6, where the reference seeks).
     NamePastEnd,
+    /// A template definition of no bytes (`Failed to create record model, reason: empty BinXML
+    /// slice`, N the definition's offset, not printed).
+    EmptyDefinition,
 }
 
 /// A failed chunk or record: its kind and its detail (vocabulary in `shared-fixtures/README.md`).
@@ -115,6 +118,7 @@ impl BinXmlError {
                 .checked_add(6)
                 .filter(|&field| field as usize > chunk_len)
                 .map(|field| (CauseKind::NamePastEnd, field)),
+            "empty template definition" => Some((CauseKind::EmptyDefinition, at)),
             _ => None,
         };
         let cause = cause.map(|(kind, offset)| Cause { kind, offset });
@@ -149,7 +153,7 @@ pub fn binxml_detail(what: &str) -> &'static str {
         | "elements nested too deeply"
         | "template elements nested too deeply" => "nested too deeply",
         "value outside of element" => "value outside an element",
-        "template definition without exactly one root element" => {
+        "template definition without exactly one root element" | "empty template definition" => {
             "template definition without exactly one root element"
         }
         "template instance inside a template definition" => {
@@ -248,3 +252,41 @@ impl fmt::Display for FatalError {
 }
 
 impl std::error::Error for FatalError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binxml_failures_carry_the_reference_causes() {
+        let cause = |what, at| BinXmlError::new(what, at).into_failure(65536).cause;
+        let told = |kind, offset| Some(Cause { kind, offset });
+        // `damaged/invalid-binxml` record 1: the token at 0x236, the reference's `Offset
+        // 0x00000237` (its cursor is past the byte).
+        assert_eq!(
+            cause("invalid token", 0x236),
+            told(CauseKind::InvalidToken, 0x237)
+        );
+        // `damaged/bad-offsets` record 2: the name at 0x123450, the reference's `cursor.position
+        // at offset 1193046` (its length field).
+        assert_eq!(
+            cause("name out of bounds", 0x12_3450),
+            told(CauseKind::NamePastEnd, 1_193_046)
+        );
+        // Its length field in the chunk (cut short), or past `u32` (the reference's overflow
+        // error): not told.
+        assert_eq!(cause("name out of bounds", 65530), None);
+        assert_eq!(cause("name out of bounds", u32::MAX as usize - 2), None);
+        assert_eq!(
+            cause("empty template definition", 0),
+            told(CauseKind::EmptyDefinition, 0)
+        );
+        // Both definition faults have the same line.
+        let empty = BinXmlError::new("empty template definition", 0).into_failure(65536);
+        assert_eq!(
+            empty.detail,
+            "template definition without exactly one root element"
+        );
+        assert_eq!(cause("value past the end of the chunk", 700), None);
+    }
+}
