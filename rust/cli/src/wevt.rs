@@ -1043,7 +1043,10 @@ fn cause_text(cause: evtx_core::Cause, chunk: &[u8]) -> Option<String> {
         C::InvalidToken => {
             // The byte before the reference's cursor.
             let token = chunk.get((at as usize).checked_sub(1)?)?;
-            format!("{STREAM}Offset {at:#010x}: Tried to read an invalid byte `{token:#04x}` as binxml token")
+            format!(
+                "{STREAM}Offset {at:#010x}: Tried to read an invalid byte `{token:#04x}` as \
+                 binxml token"
+            )
         }
         C::NamePastEnd => format!("{STREAM}{}", past("cursor.position")),
         C::EmptyDefinition => "Failed to create record model, reason: empty BinXML slice".into(),
