@@ -374,7 +374,7 @@ const Find = struct {
                     // A trailing partial slot is ours alone: the reference's walk ends before it.
                     if (result.partial and r.record_id == null) continue;
                     f.failed = true;
-                    try failureChain(f.m, bytes, chunk_offset, r, failure.kind);
+                    try failureChain(f.m, bytes, chunk_offset, r, failure);
                     return error.Stop;
                 },
                 .rendered => {},
@@ -403,25 +403,25 @@ const Find = struct {
     }
 };
 
-/// A failure as the reference's anyhow error shows it: `failureLine`'s text and, for the kinds
-/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic or
-/// string table), its `Caused by:` chain. Other kinds give the line alone
+/// A failure as the reference's anyhow error shows it: `failureLine`'s text and, where the
+/// bytes tell it, its `Caused by:` chain: the engine's `Cause` (a chunk's string table, a
+/// record's BinXML), else the header field that failed (a record header's magic, size or
+/// timestamp, a chunk's magic). Other failures give the line alone
 /// (`shared-fixtures/README.md`).
 fn failureChain(
     m: *std.Io.Writer,
     chunk: []const u8,
     chunk_offset: u64,
     r: *const evtx.dump.RecordResult,
-    kind: evtx.errors.ErrorKind,
+    failure: evtx.errors.Failure,
 ) !void {
-    const stream = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
-    const caused_by = "\n\nCaused by:\n    ";
-    try instances.failureLine(m, chunk_offset, r, kind);
+    try instances.failureLine(m, chunk_offset, r, failure.kind);
     // `failureLine` ends its line; the chain goes on from it.
     assert(m.end > 0 and m.buffer[m.end - 1] == '\n');
     m.undo(1);
+    if (failure.cause) |cause| return writeCause(m, cause, chunk);
     const rec: usize = @intCast(r.file_offset - chunk_offset);
-    switch (kind) {
+    switch (failure.kind) {
         .bad_record_magic => if (rec + 4 <= chunk.len) {
             try m.writeAll(caused_by ++ stream ++
                 "Invalid EVTX record header magic, expected `2a2a0000`, found `");
@@ -437,7 +437,6 @@ fn failureChain(
             try m.print(caused_by ++ stream ++
                 "The record header's timestamp (FILETIME 0x{x:0>16}) is out of range", .{t});
         },
-        .bad_string_table => try writeStringTableCause(m, chunk),
         .bad_chunk_magic => if (chunk.len >= 8) {
             try m.writeAll(caused_by ++ "0: Failed to parse chunk header\n    " ++
                 "1: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `");
@@ -448,90 +447,32 @@ fn failureChain(
     }
 }
 
-/// The reference's cause of a chunk's failed string table (Rust `string_table_cause`): its
-/// walk of the 64 offsets at chunk offset 0x80, each followed through its entries' links (next
-/// offset, hash, length-prefixed NUL-terminated UTF-16 name), stops at the first move past the
-/// chunk's end or name that is not UTF-16. A read cut short by the chunk's end is not told (the
-/// line alone).
-fn writeStringTableCause(m: *std.Io.Writer, chunk: []const u8) !void {
-    const caused_by = "\n\nCaused by:\n    ";
+const caused_by = "\n\nCaused by:\n    ";
+/// The chain of the reference's deserializer errors below a record's line.
+const stream = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
+
+/// The reference's words for an engine's `cause` in `chunk` (Rust `cause_text`): a string
+/// table's are the chunk's own, a record's BinXML's come below `stream`.
+fn writeCause(m: *std.Io.Writer, cause: evtx.errors.Cause, chunk: []const u8) !void {
     const past = " is past the end of the data ({d} bytes)";
-    assert(chunk.len <= 64 * 1024);
-    // The entries read, by chunk offset (the reference's cache keys): a link back ends a walk.
-    var seen = std.StaticBitSet(64 * 1024).initEmpty();
-    for (0..64) |slot| {
-        const start = getU32(chunk, 0x80 + 4 * slot) orelse return;
-        if (start == 0) continue;
-        if (start > chunk.len) {
-            return m.print(caused_by ++ "cursor.position at offset {d}" ++ past, .{
-                start,
-                chunk.len,
-            });
-        }
-        var pos: usize = start;
-        while (true) {
-            const next = getU32(chunk, pos) orelse return;
-            if (pos + 8 > chunk.len) return;
-            const count: usize = std.mem.readInt(u16, chunk[pos + 6 ..][0..2], .little);
-            if (pos + 8 + 2 * count + 2 > chunk.len) return;
-            const units = chunk[pos + 8 ..][0 .. 2 * count];
-            if (!validUtf16(units)) {
-                return m.print(caused_by ++ "name at offset {d}: invalid data", .{pos + 6});
-            }
-            seen.set(pos);
-            if (next == 0 or (next < chunk.len and seen.isSet(next))) break;
-            if (next > chunk.len) {
-                return m.print(caused_by ++ "next xml string at offset {d}" ++ past, .{
-                    next,
-                    chunk.len,
-                });
-            }
-            pos = next;
-        }
+    const at = cause.offset;
+    switch (cause.kind) {
+        .table_start_past_end => try m.print(caused_by ++ "cursor.position at offset {d}" ++
+            past, .{ at, chunk.len }),
+        .table_link_past_end => try m.print(caused_by ++ "next xml string at offset {d}" ++
+            past, .{ at, chunk.len }),
+        .table_name_invalid => try m.print(caused_by ++ "name at offset {d}: invalid data", .{at}),
+        // The byte before the reference's cursor.
+        .invalid_token => if (at >= 1 and at <= chunk.len) try m.print(caused_by ++ stream ++
+            "Offset 0x{x:0>8}: Tried to read an invalid byte `0x{x:0>2}` as binxml token", .{
+            at,
+            chunk[at - 1],
+        }),
+        .name_past_end => try m.print(caused_by ++ stream ++ "cursor.position at offset {d}" ++
+            past, .{ at, chunk.len }),
+        .empty_definition => try m.writeAll(caused_by ++
+            "Failed to create record model, reason: empty BinXML slice"),
     }
-}
-
-/// Whether little-endian UTF-16 `units` pair every surrogate.
-fn validUtf16(units: []const u8) bool {
-    assert(units.len % 2 == 0);
-    var i: usize = 0;
-    while (i < units.len) : (i += 2) {
-        const u = std.mem.readInt(u16, units[i..][0..2], .little);
-        if (u >= 0xDC00 and u <= 0xDFFF) return false;
-        if (u >= 0xD800 and u <= 0xDBFF) {
-            if (i + 4 > units.len) return false;
-            const low = std.mem.readInt(u16, units[i + 2 ..][0..2], .little);
-            if (low < 0xDC00 or low > 0xDFFF) return false;
-            i += 2;
-        }
-    }
-    return true;
-}
-
-test "string table causes as the reference tells them" {
-    var chunk = [_]u8{0} ** 0x200;
-    var out: [256]u8 = undefined;
-    // A table offset past the chunk.
-    std.mem.writeInt(u32, chunk[0x80..][0..4], 0x20000, .little);
-    var w: std.Io.Writer = .fixed(&out);
-    try writeStringTableCause(&w, &chunk);
-    try std.testing.expectEqualStrings("\n\nCaused by:\n    cursor.position at offset 131072 " ++
-        "is past the end of the data (512 bytes)", w.buffered());
-    // An entry at 0x100 whose name is a lone low surrogate.
-    std.mem.writeInt(u32, chunk[0x80..][0..4], 0x100, .little);
-    std.mem.writeInt(u16, chunk[0x106..][0..2], 1, .little);
-    std.mem.writeInt(u16, chunk[0x108..][0..2], 0xDC00, .little);
-    w = .fixed(&out);
-    try writeStringTableCause(&w, &chunk);
-    const name = "\n\nCaused by:\n    name at offset 262: invalid data";
-    try std.testing.expectEqualStrings(name, w.buffered());
-    // A valid name linking past the chunk.
-    std.mem.writeInt(u16, chunk[0x108..][0..2], 'A', .little);
-    std.mem.writeInt(u32, chunk[0x100..][0..4], 0x1000, .little);
-    w = .fixed(&out);
-    try writeStringTableCause(&w, &chunk);
-    try std.testing.expectEqualStrings("\n\nCaused by:\n    next xml string at offset 4096 " ++
-        "is past the end of the data (512 bytes)", w.buffered());
 }
 
 /// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.

@@ -67,27 +67,55 @@ pub fn validateChecksums(bytes: *const [size]u8, h: *const ChunkHeader) ?ErrorKi
     return null;
 }
 
-/// The string table check (4.3): every bucket chain must decode. Returns the chunk offset
-/// of the first entry that does not (buckets in order, each chain from its head), the
-/// offset the error line names; null when all do. `visited` is scratch.
-pub fn stringTableFault(bytes: *const [size]u8, visited: *std.bit_set.ArrayBitSet(usize, size)) ?u32 {
+/// The first entry of a string table that does not decode: its chunk offset, the offset the
+/// error line names, and the reference's cause where the bytes tell it (Rust's
+/// `check_string_table` carries both in its `Failure`).
+pub const TableFault = struct {
+    at: u32,
+    cause: ?errors.Cause,
+};
+
+/// The string table check (4.3): every bucket chain must decode. Returns the first entry that
+/// does not (buckets in order, each chain from its head); null when all do. `visited` is
+/// scratch.
+pub fn stringTableFault(
+    bytes: *const [size]u8,
+    visited: *std.bit_set.ArrayBitSet(usize, size),
+) ?TableFault {
     visited.* = .initEmpty();
     for (0..64) |bucket| {
         var offset = bytes_le.leU32(bytes, 128 + 4 * bucket);
-        while (offset != 0) {
-            if (offset >= size) return offset;
+        var linked = false;
+        while (offset != 0) : (linked = true) {
+            if (offset >= size) return tableFault(bytes, offset, linked);
             // Not `visited.isSet`: it takes the 8 KiB set by value, a `memcpy` per entry
             // (2 % of the dump, PERF.md H29).
             if (visited.masks[offset >> 6] & (@as(usize, 1) << @intCast(offset & 63)) != 0) break;
             visited.set(offset);
-            if (size - offset < 8) return offset;
+            if (size - offset < 8) return tableFault(bytes, offset, linked);
             const count: u32 = bytes_le.leU16(bytes, offset + 6);
-            if (size - offset - 8 < 2 * count + 2) return offset;
-            if (!utf16Valid(bytes[offset + 8 ..][0 .. 2 * count])) return offset;
+            if (size - offset - 8 < 2 * count + 2) return tableFault(bytes, offset, linked);
+            if (!utf16Valid(bytes[offset + 8 ..][0 .. 2 * count])) {
+                return tableFault(bytes, offset, linked);
+            }
             offset = bytes_le.leU32(bytes, offset);
         }
     }
     return null;
+}
+
+/// The fault of the entry at `at` (reached through a link when `linked`), with the
+/// reference's cause: its walk moves past the chunk (`cursor.position` for a bucket's head,
+/// `next xml string` for a link) or reads a name that is not UTF-16 (at its length field). A
+/// read the chunk's end cuts short is not told.
+fn tableFault(bytes: *const [size]u8, at: u32, linked: bool) TableFault {
+    @branchHint(.cold);
+    const kind: errors.CauseKind = if (linked) .table_link_past_end else .table_start_past_end;
+    if (at > size) return .{ .at = at, .cause = .{ .kind = kind, .offset = at } };
+    const readable = at <= size - 8 and
+        size - at - 8 >= 2 * @as(u32, bytes_le.leU16(bytes, at + 6)) + 2;
+    if (!readable) return .{ .at = at, .cause = null };
+    return .{ .at = at, .cause = .{ .kind = .table_name_invalid, .offset = at + 6 } };
 }
 
 fn utf16Valid(units: []const u8) bool {
@@ -114,4 +142,37 @@ test "security.evtx chunk 0 reference CRC numbers are reachable by our CRC" {
     bytes[125] = 0xFF;
     const expected = crc32.update(crc32.hash(bytes[0..120]), bytes[128..512]);
     try std.testing.expectEqual(expected, headerChecksum(&bytes));
+}
+
+test "string table faults carry the reference's causes" {
+    var bytes = [_]u8{0} ** size;
+    var visited: std.bit_set.ArrayBitSet(usize, size) = undefined;
+    // A bucket's head past the chunk.
+    std.mem.writeInt(u32, bytes[0x80..][0..4], 0x20000, .little);
+    try std.testing.expectEqualDeep(TableFault{
+        .at = 0x20000,
+        .cause = .{ .kind = .table_start_past_end, .offset = 0x20000 },
+    }, stringTableFault(&bytes, &visited).?);
+    // An entry at 0x100 whose name is a lone low surrogate: told at its length field.
+    std.mem.writeInt(u32, bytes[0x80..][0..4], 0x100, .little);
+    std.mem.writeInt(u16, bytes[0x106..][0..2], 1, .little);
+    std.mem.writeInt(u16, bytes[0x108..][0..2], 0xDC00, .little);
+    try std.testing.expectEqualDeep(TableFault{
+        .at = 0x100,
+        .cause = .{ .kind = .table_name_invalid, .offset = 0x106 },
+    }, stringTableFault(&bytes, &visited).?);
+    // A valid name linking past the chunk.
+    std.mem.writeInt(u16, bytes[0x108..][0..2], 'A', .little);
+    std.mem.writeInt(u32, bytes[0x100..][0..4], 0x10001, .little);
+    try std.testing.expectEqualDeep(TableFault{
+        .at = 0x10001,
+        .cause = .{ .kind = .table_link_past_end, .offset = 0x10001 },
+    }, stringTableFault(&bytes, &visited).?);
+    // A name the chunk's end cuts short: not told.
+    std.mem.writeInt(u32, bytes[0x100..][0..4], size - 8, .little);
+    std.mem.writeInt(u16, bytes[size - 2 ..][0..2], 4, .little);
+    try std.testing.expectEqualDeep(TableFault{
+        .at = size - 8,
+        .cause = null,
+    }, stringTableFault(&bytes, &visited).?);
 }

@@ -193,8 +193,10 @@ pub const Renderer = struct {
         if (r.settings.validate_checksums) {
             if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, try res.details.addChecksumDetail(res.out.gpa, kind, bytes, &header));
         }
-        if (chunk.stringTableFault(bytes, &r.visited)) |at| {
-            return chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{at}));
+        if (chunk.stringTableFault(bytes, &r.visited)) |fault| {
+            try chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{fault.at}));
+            res.entries.items[res.entries.items.len - 1].outcome.failed.cause = fault.cause;
+            return;
         }
         // Hook: the cache renders the chunk (again, when definitions fail) in its own file.
         if (r.settings.wevt_cache) |cache|
@@ -283,7 +285,15 @@ pub const Renderer = struct {
             res.out.truncate(mark);
             // Carved hits that fail are noise, not errors (5.4).
             if (rec.recovered) return walker.rejectCarved(rec);
-            entry.outcome = .{ .failed = .{ .kind = .bad_binxml, .detail = errors.binxmlDetail(e) } };
+            entry.outcome = .{
+                .failed = .{
+                    .kind = .bad_binxml,
+                    .detail = errors.binxmlDetail(e),
+                    // A deferred fault's cause is not kept (the CLIs' chains read the tree path,
+                    // `--mta`, which defers none).
+                    .cause = if (r.parser.deferred == null) r.parser.fault else null,
+                },
+            };
         }
         try res.entries.append(res.out.gpa, entry);
     }

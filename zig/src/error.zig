@@ -42,6 +42,34 @@ pub const ErrorKind = enum {
     }
 };
 
+/// What the reference names as a failure's cause where the bytes tell it: the reference's
+/// error and the offset it prints (the Rust engine's `Cause`). `apply-wevt-cache` prints it as
+/// the reference's `Caused by:` chain; the dump's error lines do not use it.
+pub const Cause = struct {
+    kind: CauseKind,
+    offset: u32,
+};
+
+/// The reference's errors a `Cause` names (the Rust engine's `CauseKind`, the same order).
+pub const CauseKind = enum {
+    /// A string table bucket's head past the chunk (`cursor.position at offset N is past ...`).
+    table_start_past_end,
+    /// A string table entry's link past the chunk (`next xml string at offset N is past ...`).
+    table_link_past_end,
+    /// A string table name that is not UTF-16 (`name at offset N: invalid data`, N its length
+    /// field).
+    table_name_invalid,
+    /// A BinXML token byte the reference does not know (`Offset 0x{N:08x}: Tried to read an
+    /// invalid byte ...`, N the offset after the byte: the reference's cursor has read it).
+    invalid_token,
+    /// A name reference whose length field is past the chunk (`cursor.position at offset N is
+    /// past ...`, N the name's offset + 6, where the reference seeks).
+    name_past_end,
+    /// A template definition of no bytes (`Failed to create record model, reason: empty BinXML
+    /// slice`, N the definition's offset, not printed).
+    empty_definition,
+};
+
 /// A failed chunk or record: its kind and the words after the kind in its error line
 /// (vocabulary in shared-fixtures/README.md), the Rust engine's `Failure`.
 pub const Failure = struct {
@@ -50,6 +78,8 @@ pub const Failure = struct {
     /// Where a formatted detail starts in the chunk's `Details` until the chunk is done (the
     /// list may move while it grows; the driver then points `detail` at it).
     detail_at: ?u32 = null,
+    /// The reference's cause, where the bytes tell it.
+    cause: ?Cause = null,
 };
 
 /// The `bad binxml` detail vocabulary (shared-fixtures/README.md): one phrase per error of

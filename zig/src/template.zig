@@ -335,7 +335,11 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
     p.target_def = true;
     defer p.target_def = saved;
     const top = try p.parseStream(body.start, body.end, .definition);
-    if (top.len != 1) return error.TemplateRoot;
+    if (top.len != 1) {
+        // An empty one the reference refuses before it parses (`empty BinXML slice`).
+        if (body.start == body.end) return p.fail(error.TemplateRoot, .empty_definition, offset);
+        return error.TemplateRoot;
+    }
     const root = p.edges(top)[0];
     const fp = if (tokenFingerprint(p.chunk, offset)) |fp| fp: {
         if (p.known_definitions.count() >= known_definitions_max) p.known_definitions.clearRetainingCapacity();

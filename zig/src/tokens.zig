@@ -15,6 +15,7 @@ const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
 const template = @import("template.zig");
 const tree = @import("tree.zig");
+const errors = @import("error.zig");
 const Kind = tree.Kind;
 const Node = tree.Node;
 const Span = tree.Span;
@@ -216,6 +217,9 @@ pub const Parser = struct {
     /// Instances that deferred a failure below them and passed the preflight (template.zig).
     accepted: std.ArrayList(template.Accepted) = .empty,
     event_name: u32 = 0,
+    /// The reference's cause of the record's failure, where the bytes tell it (set beside the
+    /// error; the driver reads it when the record fails). Set per record.
+    fault: ?errors.Cause = null,
     /// Nodes and edges created for the current record, in either store (work budget).
     record_nodes: u32 = 0,
     record_edges: u32 = 0,
@@ -266,6 +270,7 @@ pub const Parser = struct {
         p.depth = 0;
         p.deferred = null;
         p.defers = 0;
+        p.fault = null;
         p.accepted.clearRetainingCapacity();
         p.record_nodes = 0;
         p.record_edges = 0;
@@ -349,7 +354,21 @@ pub const Parser = struct {
             const count = try p.readU16(&q);
             pos.* += 10 + 2 * @as(u32, count);
         }
-        return p.names.resolve(p.gpa, p.chunk, offset);
+        return p.names.resolve(p.gpa, p.chunk, offset) catch |e| {
+            // The reference seeks to the name's length field, past its link (6 bytes).
+            const field = std.math.add(u32, offset, 6) catch return e;
+            if (e == error.OutOfBounds and field > p.chunk.len) {
+                return p.fail(e, .name_past_end, field);
+            }
+            return e;
+        };
+    }
+
+    /// Fails with `e`, the reference's cause `kind` at `offset` noted for the record.
+    pub fn fail(p: *Parser, e: Error, kind: errors.CauseKind, offset: u32) Error {
+        @branchHint(.cold);
+        p.fault = .{ .kind = kind, .offset = offset };
+        return e;
     }
 
     /// Parses the stream in chunk bytes `start..end` and returns its top-level elements.
@@ -389,7 +408,8 @@ pub const Parser = struct {
                 },
                 0x0D, 0x0E => try st.substitution(p, token == 0x0E),
                 0x0F => st.pos += 3,
-                else => return error.InvalidToken,
+                // The reference's cursor is past the byte it read.
+                else => return p.fail(error.InvalidToken, .invalid_token, st.pos),
             }
             // Skips (inline definitions and names, declared value sizes) may jump past
             // the chunk: the reference fails the record then, even at the window's end.
@@ -631,4 +651,27 @@ test "a skip past the chunk end fails the record, even at the end of its window"
     b.pos = 65535;
     b.byte(0x0F); // Fragment header: skips 3 bytes, past the chunk's 65536.
     try testing.expectError(&b, .json, error.OutOfBounds);
+}
+
+test "a failing record notes the reference's cause and offset" {
+    var p = Parser.init(std.testing.allocator);
+    defer p.deinit();
+    var bytes = [_]u8{0} ** 64;
+    p.chunk = &bytes;
+    // Not a token: the reference's cursor is past the byte.
+    bytes[10] = 0x4A;
+    p.resetRecord();
+    try std.testing.expectError(error.InvalidToken, p.parseStream(10, 20, .record));
+    try std.testing.expectEqual(errors.Cause{ .kind = .invalid_token, .offset = 11 }, p.fault.?);
+    // An entity reference to a name past the chunk: the reference seeks to its length field.
+    bytes[10] = 0x09;
+    std.mem.writeInt(u32, bytes[11..15], 1000, .little);
+    p.resetRecord();
+    try std.testing.expectError(error.OutOfBounds, p.parseStream(10, 20, .record));
+    try std.testing.expectEqual(errors.Cause{ .kind = .name_past_end, .offset = 1006 }, p.fault.?);
+    // A name whose length field is inside the chunk but cut short: not told.
+    std.mem.writeInt(u32, bytes[11..15], 57, .little);
+    p.resetRecord();
+    try std.testing.expectError(error.OutOfBounds, p.parseStream(10, 20, .record));
+    try std.testing.expectEqual(null, p.fault);
 }

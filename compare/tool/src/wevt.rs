@@ -160,24 +160,6 @@ pub fn without_backtrace(stderr: &[u8]) -> Vec<u8> {
     }
 }
 
-/// The reference's stderr without the `Caused by:` chain of an error whose cause the engines
-/// do not tell (`shared-fixtures/README.md`, "Template subcommands"): a record's BinXML, where
-/// the engines print the error's line alone, exactly that line. Any other stderr (a chunk's
-/// string table included) is compared in full.
-pub fn without_untold_cause(reference: &[u8], engine: &[u8]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(reference);
-    let Some((line, _)) = text.split_once("\n\nCaused by:\n") else {
-        return reference.to_vec();
-    };
-    let untold = line.starts_with("Error: Failed to parse record number ");
-    let told = format!("{line}\n");
-    if untold && engine == told.as_bytes() {
-        told.into_bytes()
-    } else {
-        reference.to_vec()
-    }
-}
-
 /// A short fingerprint of a written cache (FNV-1a), shown on stdout for comparison.
 pub fn fingerprint(path: &Path) -> String {
     match std::fs::read(path) {

@@ -156,25 +156,32 @@ pub fn extract(args: &ExtractArgs) -> ExitCode {
         }
     }
     files.sort();
-    if output.exists() && !args.overwrite {
-        return fatal(format!(
+    match write(&files, &output, args.overwrite) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fatal(e),
+    }
+}
+
+/// Writes the cache at `output` from `files`, one stderr line per file that gives no blobs
+/// (Zig `write`).
+fn write(files: &[PathBuf], output: &Path, overwrite: bool) -> Result<(), String> {
+    if output.exists() && !overwrite {
+        return Err(format!(
             "refusing to overwrite existing output file `{}` (pass overwrite=true)",
             output.display()
         ));
     }
+    let io_error = |what: &str, e: std::io::Error| {
+        format!(
+            "I/O error while {what} `{}`: {e}\n\nCaused by:\n    {e}",
+            output.display()
+        )
+    };
+    let mut cache = fs::File::create(output).map_err(|e| io_error("create", e))?;
     let mut blobs: Vec<Vec<u8>> = Vec::new();
     let mut errors = 0usize;
-    let mut cache = match fs::File::create(&output) {
-        Ok(f) => f,
-        Err(e) => {
-            return fatal(format!(
-                "I/O error while create `{}`: {e}\n\nCaused by:\n    {e}",
-                output.display()
-            ))
-        }
-    };
     for path in files {
-        let bytes = match fs::read(&path) {
+        let bytes = match fs::read(path) {
             Ok(b) => b,
             Err(e) => {
                 errors += 1;
@@ -200,14 +207,12 @@ pub fn extract(args: &ExtractArgs) -> ExitCode {
         bytes.extend((b.len() as u64).to_le_bytes());
         bytes.extend(b);
     }
-    if let Err(e) = cache.write_all(&bytes).and_then(|()| cache.flush()) {
-        return fatal(format!(
-            "I/O error while write entry payload `{}`: {e}\n\nCaused by:\n    {e}",
-            output.display()
-        ));
-    }
+    cache
+        .write_all(&bytes)
+        .and_then(|()| cache.flush())
+        .map_err(|e| io_error("write entry payload", e))?;
     if errors > 0 {
-        return fatal(format!(
+        return Err(format!(
             "extract-wevt-templates completed with {errors} error(s)"
         ));
     }
@@ -216,7 +221,7 @@ pub fn extract(args: &ExtractArgs) -> ExitCode {
         blobs.len(),
         output.display()
     );
-    ExitCode::SUCCESS
+    Ok(())
 }
 
 /// The reference's input expansion: files as they are, directories only with `-r` (breadth
@@ -671,32 +676,14 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
             if args.record_id.is_some_and(|want| want != id) {
                 continue;
             }
-            let instances = match record_instances(bytes, rec) {
-                Ok(i) => i,
+            match print_instance(&mut out, args, bytes, rec, id, r.filetime) {
+                // A record without the selected instance prints nothing, and the search goes on.
+                Ok(false) => continue,
+                Ok(true) => {}
                 Err(e) => {
-                    result = Err(e);
+                    result = e.map_or(Ok(()), Err);
                     return std::ops::ControlFlow::Break(());
                 }
-            };
-            let Some(t) = instances.get(args.template_instance_index) else {
-                continue;
-            };
-            let json = |s: &str| serde_json::to_string(s).expect("a string serializes");
-            let subs: Vec<String> = t.values.iter().map(|v| json(v)).collect();
-            let line = format!(
-                "{{\"source\":{},\"record_id\":{id},\"timestamp\":{},\
-                 \"template_instance_index\":{},\"template_id\":{},\
-                 \"template_def_offset\":{},\"template_guid\":{},\"substitutions\":[{}]}}",
-                json(&args.input),
-                json(&timestamp(r.filetime)),
-                args.template_instance_index,
-                t.template_id,
-                t.def_offset,
-                t.guid.map_or("null".to_string(), |g| json(&guid_upper(&g))),
-                subs.join(","),
-            );
-            if writeln!(out, "{line}").is_err() {
-                return std::ops::ControlFlow::Break(());
             }
             if args.record_id.is_some() {
                 return std::ops::ControlFlow::Break(());
@@ -709,6 +696,38 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fatal(e),
     }
+}
+
+/// The selected instance of record `rec` as one line, when the record has it (Zig
+/// `printInstance`). Fails with the error that ends the dump, or none when stdout is closed.
+fn print_instance(
+    out: &mut impl Write,
+    args: &DumpArgs,
+    chunk: &[u8],
+    rec: usize,
+    id: u64,
+    filetime: u64,
+) -> Result<bool, Option<String>> {
+    let instances = record_instances(chunk, rec).map_err(Some)?;
+    let Some(t) = instances.get(args.template_instance_index) else {
+        return Ok(false);
+    };
+    let json = |s: &str| serde_json::to_string(s).expect("a string serializes");
+    let subs: Vec<String> = t.values.iter().map(|v| json(v)).collect();
+    let line = format!(
+        "{{\"source\":{},\"record_id\":{id},\"timestamp\":{},\
+         \"template_instance_index\":{},\"template_id\":{},\
+         \"template_def_offset\":{},\"template_guid\":{},\"substitutions\":[{}]}}",
+        json(&args.input),
+        json(&timestamp(filetime)),
+        args.template_instance_index,
+        t.template_id,
+        t.def_offset,
+        t.guid.map_or("null".to_string(), |g| json(&guid_upper(&g))),
+        subs.join(","),
+    );
+    writeln!(out, "{line}").map_err(|_| None)?;
+    Ok(true)
 }
 
 /// The reference's `normalize_guid`: trimmed, braces stripped, lower case.
@@ -954,9 +973,10 @@ fn values_from_record(
     found.unwrap_or_else(|| Err(format!("record_id {id} not found in {path}")))
 }
 
-/// A failure as the reference's anyhow error shows it: [`failure_line`] and, for the kinds
-/// whose cause the bytes tell (a record header's magic, size or timestamp, a chunk's magic or
-/// string table), its `Caused by:` chain. Other kinds give the line alone
+/// A failure as the reference's anyhow error shows it: [`failure_line`] and, where the bytes
+/// tell it, its `Caused by:` chain: the engine's [`evtx_core::Cause`] (a chunk's string table,
+/// a record's BinXML), else the header field that failed (a record header's magic, size or
+/// timestamp, a chunk's magic). Other failures give the line alone
 /// (`shared-fixtures/README.md`).
 #[cold]
 fn failure_chain(
@@ -966,11 +986,11 @@ fn failure_chain(
     f: &evtx_core::Failure,
 ) -> String {
     use evtx_core::ErrorKind as K;
-    const STREAM: &str = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
     let line = failure_line(chunk, r, f);
     let rec = (r.file_offset - chunk.file_offset) as usize;
     let field = |at: usize, n: usize| chunk_bytes.get(at..at + n);
     let cause = match f.kind {
+        _ if f.cause.is_some() => f.cause.and_then(|c| cause_text(c, chunk_bytes)),
         K::BadRecordMagic => field(rec, 4).map(|m| {
             format!(
                 "{STREAM}Invalid EVTX record header magic, expected `2a2a0000`, found `{}`",
@@ -989,7 +1009,6 @@ fn failure_chain(
             let t = u64::from_le_bytes(t.try_into().expect("8 bytes"));
             format!("{STREAM}The record header's timestamp (FILETIME {t:#018x}) is out of range")
         }),
-        K::BadStringTable => string_table_cause(chunk_bytes),
         K::BadChunkMagic => field(0, 8).map(|m| {
             format!(
                 "0: Failed to parse chunk header\n    1: Invalid EVTX chunk header magic, \
@@ -1005,49 +1024,32 @@ fn failure_chain(
     }
 }
 
-/// The reference's cause of a chunk's failed string table: its walk of the 64 offsets at chunk
-/// offset 0x80, each followed through its entries' links (next offset, hash, length-prefixed
-/// NUL-terminated UTF-16 name), stops at the first move past the chunk's end or name that is not
-/// UTF-16. A read cut short by the chunk's end is not told (`None`: the line alone).
+/// The chain of the reference's deserializer errors below a record's line.
+const STREAM: &str = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
+
+/// The reference's words for an engine's `cause` in `chunk` (a string table's are the chunk's
+/// own, a record's BinXML's come below [`STREAM`]).
 #[cold]
-fn string_table_cause(chunk: &[u8]) -> Option<String> {
-    let len = chunk.len();
-    let past = |what: &str, at: u32| {
-        format!("{what} at offset {at} is past the end of the data ({len} bytes)")
-    };
-    let mut seen = std::collections::HashSet::new();
-    for slot in 0..64 {
-        let start = le32(chunk, 0x80 + 4 * slot)?;
-        if start == 0 {
-            continue;
+fn cause_text(cause: evtx_core::Cause, chunk: &[u8]) -> Option<String> {
+    use evtx_core::CauseKind as C;
+    let (at, len) = (cause.offset, chunk.len());
+    let past =
+        |what: &str| format!("{what} at offset {at} is past the end of the data ({len} bytes)");
+    Some(match cause.kind {
+        C::TableStartPastEnd => past("cursor.position"),
+        C::TableLinkPastEnd => past("next xml string"),
+        C::TableNameInvalid => format!("name at offset {at}: invalid data"),
+        C::InvalidToken => {
+            // The byte before the reference's cursor.
+            let token = chunk.get((at as usize).checked_sub(1)?)?;
+            format!(
+                "{STREAM}Offset {at:#010x}: Tried to read an invalid byte `{token:#04x}` as \
+                 binxml token"
+            )
         }
-        if start as usize > len {
-            return Some(past("cursor.position", start));
-        }
-        let mut pos = start as usize;
-        loop {
-            let next = le32(chunk, pos)?;
-            let count = usize::from(u16::from_le_bytes(
-                chunk.get(pos + 6..pos + 8)?.try_into().ok()?,
-            ));
-            let units = chunk.get(pos + 8..pos + 8 + 2 * count + 2)?;
-            let name = units[..2 * count]
-                .chunks_exact(2)
-                .map(|u| u16::from_le_bytes([u[0], u[1]]));
-            if char::decode_utf16(name).any(|c| c.is_err()) {
-                return Some(format!("name at offset {}: invalid data", pos + 6));
-            }
-            seen.insert(pos);
-            if next == 0 || seen.contains(&(next as usize)) {
-                break;
-            }
-            if next as usize > len {
-                return Some(past("next xml string", next));
-            }
-            pos = next as usize;
-        }
-    }
-    None
+        C::NamePastEnd => format!("{STREAM}{}", past("cursor.position")),
+        C::EmptyDefinition => "Failed to create record model, reason: empty BinXML slice".into(),
+    })
 }
 
 /// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.
@@ -1087,27 +1089,6 @@ mod tests {
             .ends_with("1: Offset 2249: Value variant `EvtXmlType` (size None) is unimplemented"));
         // Record 1 (the first of the chunk) holds no such value.
         assert!(first_unreadable(&chunk, 512).is_none());
-    }
-
-    #[test]
-    fn string_tables_have_the_reference_causes() {
-        let bytes = fs::read(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../shared-fixtures/damaged/bad-chunks.evtx"),
-        )
-        .expect("the fixture is committed");
-        let chunk = |n: usize| &bytes[4096 + n * 65536..4096 + (n + 1) * 65536];
-        // The reference's causes for chunks 1 and 2 of the fixture.
-        assert_eq!(
-            string_table_cause(chunk(1)).as_deref(),
-            Some("cursor.position at offset 131072 is past the end of the data (65536 bytes)")
-        );
-        assert_eq!(
-            string_table_cause(chunk(2)).as_deref(),
-            Some("name at offset 1082: invalid data")
-        );
-        // Chunk 3's string table is whole.
-        assert_eq!(string_table_cause(chunk(3)), None);
     }
 
     #[test]

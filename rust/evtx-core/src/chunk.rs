@@ -2,7 +2,7 @@
 //! records inside a chunk are walked by [`crate::records`].
 
 use crate::bytes::{get_u16, get_u32, le_u32, le_u64};
-use crate::error::{ErrorKind, Failure};
+use crate::error::{Cause, CauseKind, ErrorKind, Failure};
 use crate::file_header::CHUNK_SIZE;
 
 /// Chunk header length; records start here.
@@ -124,26 +124,56 @@ impl Visited {
 }
 
 /// Checks that every entry of the chunk's string table can be read (section 4.3): walks all 64
-/// bucket chains, each entry must lie in the chunk and hold valid UTF-16. `visited` is scratch
-/// (reused between chunks).
+/// bucket chains, each entry must lie in the chunk and hold valid UTF-16. The failure names the
+/// first entry that does not, with the reference's cause where the bytes tell it. `visited` is
+/// scratch (reused between chunks).
 pub fn check_string_table(chunk: &[u8], visited: &mut Visited) -> Result<(), Failure> {
     visited.reset();
     for bucket in 0..64 {
         let mut offset = le_u32(chunk, 128 + bucket * 4);
+        let mut linked = false;
         while offset != 0 {
             if visited.mark(offset) && (offset as usize) < CHUNK_SIZE {
                 break;
             }
-            let next = read_name_entry_check(chunk, offset as usize).ok_or_else(|| {
-                Failure::new(
-                    ErrorKind::BadStringTable,
-                    format!("unreadable string table entry at chunk offset 0x{offset:x}"),
-                )
-            })?;
+            let Some(next) = read_name_entry_check(chunk, offset as usize) else {
+                return Err(table_fault(chunk, offset, linked));
+            };
             offset = next;
+            linked = true;
         }
     }
     Ok(())
+}
+
+/// The failure of the entry at `offset` (reached through a link when `linked`), with the
+/// reference's cause: its walk moves past the chunk (`cursor.position` for a bucket's head,
+/// `next xml string` for a link) or reads a name that is not UTF-16 (at its length field). A
+/// read the chunk's end cuts short is not told.
+#[cold]
+fn table_fault(chunk: &[u8], offset: u32, linked: bool) -> Failure {
+    let at = offset as usize;
+    let cause = if at > chunk.len() {
+        let kind = if linked {
+            CauseKind::TableLinkPastEnd
+        } else {
+            CauseKind::TableStartPastEnd
+        };
+        Some(Cause { kind, offset })
+    } else {
+        // Readable to the name's end: then the name is what failed.
+        get_u16(chunk, at + 6)
+            .filter(|count| at + 8 + 2 * usize::from(*count) + 2 <= chunk.len())
+            .map(|_| Cause {
+                kind: CauseKind::TableNameInvalid,
+                offset: offset + 6,
+            })
+    };
+    Failure::new(
+        ErrorKind::BadStringTable,
+        format!("unreadable string table entry at chunk offset 0x{offset:x}"),
+    )
+    .with_cause(cause)
 }
 
 /// Validates the name entry at `offset` and returns its "next" link.
@@ -201,6 +231,61 @@ pub(crate) mod tests {
         // The marks of the good chunk must not make the next chunk skip the same offset.
         c[608..610].copy_from_slice(&0xdc00u16.to_le_bytes());
         assert!(check_string_table(&c, &mut v).is_err());
+    }
+
+    #[test]
+    fn string_table_failures_carry_the_reference_causes() {
+        let bytes = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../shared-fixtures/damaged/bad-chunks.evtx"),
+        )
+        .expect("the fixture is committed");
+        let chunk = |n: usize| &bytes[4096 + n * CHUNK_SIZE..4096 + (n + 1) * CHUNK_SIZE];
+        let cause = |n: usize| {
+            check_string_table(chunk(n), &mut Visited::default())
+                .err()
+                .and_then(|f| f.cause)
+        };
+        // The reference's causes for chunks 1 and 2 of the fixture: `cursor.position at offset
+        // 131072 is past the end ...` and `name at offset 1082: invalid data`.
+        let start = CauseKind::TableStartPastEnd;
+        assert_eq!(
+            cause(1),
+            Some(Cause {
+                kind: start,
+                offset: 131072
+            })
+        );
+        let name = CauseKind::TableNameInvalid;
+        assert_eq!(
+            cause(2),
+            Some(Cause {
+                kind: name,
+                offset: 1082
+            })
+        );
+        // Chunk 3's string table is whole.
+        assert_eq!(cause(3), None);
+        // A valid entry linking past the chunk, and a name the chunk's end cuts short.
+        let mut c = chunk_with(&[], 512, 0);
+        c[128..132].copy_from_slice(&600u32.to_le_bytes());
+        c[600..604].copy_from_slice(&0x1_0001u32.to_le_bytes());
+        c[606..608].copy_from_slice(&1u16.to_le_bytes());
+        c[608..610].copy_from_slice(&0x41u16.to_le_bytes());
+        let link = CauseKind::TableLinkPastEnd;
+        let fault = check_string_table(&c, &mut Visited::default()).unwrap_err();
+        assert_eq!(
+            fault.cause,
+            Some(Cause {
+                kind: link,
+                offset: 0x1_0001
+            })
+        );
+        let cut = (CHUNK_SIZE - 8) as u32;
+        c[600..604].copy_from_slice(&cut.to_le_bytes());
+        c[CHUNK_SIZE - 2..].copy_from_slice(&4u16.to_le_bytes());
+        let fault = check_string_table(&c, &mut Visited::default()).unwrap_err();
+        assert_eq!(fault.cause, None);
     }
 
     #[test]

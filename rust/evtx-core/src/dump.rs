@@ -187,14 +187,14 @@ impl Renderer {
         out.records.clear();
         out.partial = false;
         let out = &mut *out;
-        let chunk_error = |out: &mut ChunkResult, kind, detail: String| {
+        let chunk_error = |out: &mut ChunkResult, failure: Failure| {
             out.records.push(RecordResult {
                 record_id: None,
                 filetime: 0,
                 chunk_slot: slot,
                 file_offset,
                 recovered: false,
-                outcome: Outcome::Failed(Failure::new(kind, detail)),
+                outcome: Outcome::Failed(failure),
             });
         };
         if cut {
@@ -202,28 +202,28 @@ impl Renderer {
             return;
         }
         if chunk.len() < CHUNK_SIZE {
-            chunk_error(
-                out,
-                ErrorKind::IncompleteChunk,
-                format!("{} bytes missing", CHUNK_SIZE - chunk.len()),
-            );
+            let missing = format!("{} bytes missing", CHUNK_SIZE - chunk.len());
+            chunk_error(out, Failure::new(ErrorKind::IncompleteChunk, missing));
             return;
         }
         let Some(header) = ChunkHeader::parse(chunk) else {
             if !crate::bytes::all_zero(chunk) {
                 let found = crate::error::hex(&chunk[..8]);
-                chunk_error(out, ErrorKind::BadChunkMagic, format!("found {found}"));
+                chunk_error(
+                    out,
+                    Failure::new(ErrorKind::BadChunkMagic, format!("found {found}")),
+                );
             }
             return;
         };
         if self.opts.validate_checksums {
             if let Err(f) = header.validate_checksums(chunk) {
-                chunk_error(out, f.kind, f.detail);
+                chunk_error(out, f);
                 return;
             }
         }
         if let Err(f) = chunk::check_string_table(chunk, &mut self.visited) {
-            chunk_error(out, f.kind, f.detail);
+            chunk_error(out, f);
             return;
         }
         if let Some(cache) = self.opts.wevt_cache.clone() {
@@ -509,7 +509,7 @@ impl Renderer {
         };
         let parsed = tokens::parse_record(&mut parser, bstart, bend);
         self.chunk_nodes += self.tree.nodes.len() + self.tree.elems.len();
-        parsed.map_err(|e| e.into_failure())
+        parsed.map_err(|e| e.into_failure(cx.chunk.len()))
     }
 
     /// The slow path's second half: the tree in the chosen format, recorded into a program
@@ -537,7 +537,7 @@ impl Renderer {
                 render_json::render_record(buf, &rcx, root, self.opts.separate_json_attributes)
             }
         }
-        .map_err(|e| e.into_failure())
+        .map_err(|e| e.into_failure(cx.chunk.len()))
     }
 
     /// `--mta`: splices the record's `RenderingInfo` into its rendered text (`body` on).

@@ -12,6 +12,38 @@ use std::fmt;
 /// status table (`evtx_abi::abi`) holds their values and strings, once for every Rust crate.
 pub use evtx_abi::ErrorKind;
 
+/// What the reference names as a failure's cause where the bytes tell it: the reference's
+/// error and the offset it prints (the Zig engine's `Cause`). `apply-wevt-cache` prints it as
+/// the reference's `Caused by:` chain; the dump's error lines do not use it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cause {
+    /// The reference's error.
+    pub kind: CauseKind,
+    /// The chunk offset (or value) the reference's error prints.
+    pub offset: u32,
+}
+
+/// The reference's errors a [`Cause`] names (the Zig engine's `CauseKind`, the same order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CauseKind {
+    /// A string table bucket's head past the chunk (`cursor.position at offset N is past ...`).
+    TableStartPastEnd,
+    /// A string table entry's link past the chunk (`next xml string at offset N is past ...`).
+    TableLinkPastEnd,
+    /// A string table name that is not UTF-16 (`name at offset N: invalid data`, N its length
+    /// field).
+    TableNameInvalid,
+    /// A BinXML token byte the reference does not know (`Offset 0x{N:08x}: Tried to read an
+    /// invalid byte ...`, N the offset after the byte: the reference's cursor has read it).
+    InvalidToken,
+    /// A name reference whose length field is past the chunk (`cursor.position at offset N is
+    /// past ...`, N the name's offset + 6, where the reference seeks).
+    NamePastEnd,
+    /// A template definition of no bytes (`Failed to create record model, reason: empty BinXML
+    /// slice`, N the definition's offset, not printed).
+    EmptyDefinition,
+}
+
 /// A failed chunk or record: its kind and its detail (vocabulary in `shared-fixtures/README.md`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
@@ -19,6 +51,8 @@ pub struct Failure {
     pub kind: ErrorKind,
     /// The detail after the kind, the same in both engines (may be empty).
     pub detail: String,
+    /// The reference's cause, where the bytes tell it.
+    pub cause: Option<Cause>,
 }
 
 impl Failure {
@@ -28,7 +62,14 @@ impl Failure {
         Failure {
             kind,
             detail: detail.into(),
+            cause: None,
         }
+    }
+
+    /// The failure with the reference's `cause`.
+    #[cold]
+    pub fn with_cause(self, cause: Option<Cause>) -> Failure {
+        Failure { cause, ..self }
     }
 }
 
@@ -64,10 +105,24 @@ impl BinXmlError {
         }
     }
 
-    /// The record-level failure for this error.
+    /// The record-level failure for this error, in a chunk of `chunk_len` bytes: with the
+    /// reference's cause where the reference names the same fault at the same offset.
     #[cold]
-    pub fn into_failure(self) -> Failure {
-        Failure::binxml(self.what)
+    pub fn into_failure(self, chunk_len: usize) -> Failure {
+        let at = self.offset;
+        let cause = match self.what {
+            // The reference's cursor is past the byte it read.
+            "invalid token" => Some((CauseKind::InvalidToken, at + 1)),
+            // The reference seeks to the name's length field, past its link (6 bytes).
+            "name out of bounds" => at
+                .checked_add(6)
+                .filter(|&field| field as usize > chunk_len)
+                .map(|field| (CauseKind::NamePastEnd, field)),
+            "empty template definition" => Some((CauseKind::EmptyDefinition, at)),
+            _ => None,
+        };
+        let cause = cause.map(|(kind, offset)| Cause { kind, offset });
+        Failure::binxml(self.what).with_cause(cause)
     }
 }
 
@@ -98,7 +153,7 @@ pub fn binxml_detail(what: &str) -> &'static str {
         | "elements nested too deeply"
         | "template elements nested too deeply" => "nested too deeply",
         "value outside of element" => "value outside an element",
-        "template definition without exactly one root element" => {
+        "template definition without exactly one root element" | "empty template definition" => {
             "template definition without exactly one root element"
         }
         "template instance inside a template definition" => {
@@ -197,3 +252,41 @@ impl fmt::Display for FatalError {
 }
 
 impl std::error::Error for FatalError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binxml_failures_carry_the_reference_causes() {
+        let cause = |what, at| BinXmlError::new(what, at).into_failure(65536).cause;
+        let told = |kind, offset| Some(Cause { kind, offset });
+        // `damaged/invalid-binxml` record 1: the token at 0x236, the reference's `Offset
+        // 0x00000237` (its cursor is past the byte).
+        assert_eq!(
+            cause("invalid token", 0x236),
+            told(CauseKind::InvalidToken, 0x237)
+        );
+        // `damaged/bad-offsets` record 2: the name at 0x123450, the reference's `cursor.position
+        // at offset 1193046` (its length field).
+        assert_eq!(
+            cause("name out of bounds", 0x12_3450),
+            told(CauseKind::NamePastEnd, 1_193_046)
+        );
+        // Its length field in the chunk (cut short), or past `u32` (the reference's overflow
+        // error): not told.
+        assert_eq!(cause("name out of bounds", 65530), None);
+        assert_eq!(cause("name out of bounds", u32::MAX as usize - 2), None);
+        assert_eq!(
+            cause("empty template definition", 0),
+            told(CauseKind::EmptyDefinition, 0)
+        );
+        // Both definition faults have the same line.
+        let empty = BinXmlError::new("empty template definition", 0).into_failure(65536);
+        assert_eq!(
+            empty.detail,
+            "template definition without exactly one root element"
+        );
+        assert_eq!(cause("value past the end of the chunk", 700), None);
+    }
+}

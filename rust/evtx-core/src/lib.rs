@@ -70,7 +70,7 @@ pub mod wevt_cache;
 
 pub use dump::{dump, ChunkResult, EvtxFile, Outcome, RecordResult, Renderer};
 pub use encoding_rs::Encoding;
-pub use error::{ErrorKind, Failure, FatalError};
+pub use error::{Cause, CauseKind, ErrorKind, Failure, FatalError};
 pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};
 pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options, MAX_THREADS};
 

@@ -132,6 +132,8 @@ impl Templates {
                     len: (names.log.len() - log_start) as u32,
                 },
             }),
+            // An empty one the reference refuses before it parses (`empty BinXML slice`).
+            _ if start == end => Err(BinXmlError::new("empty template definition", o)),
             _ => Err(BinXmlError::new(
                 "template definition without exactly one root element",
                 o,
