@@ -48,6 +48,49 @@ pub const default_codec: Codec = .{ .single_byte = &windows_1252 };
 pub const Format = struct {
     chunk: []const u8,
     ansi: Codec,
+    /// The renderer's texts of recent values (the replay's; null elsewhere).
+    memo: ?*Memo = null,
+};
+
+/// Texts of recently written values, one per renderer (thread), kept across chunks: Security
+/// logs name the same few SIDs in most records (PERF.md H31). Direct-mapped by the SID's last
+/// sub-authority and length; a slot holds the bytes it was written from, so a collision only
+/// costs a new formatting, never a wrong text.
+pub const Memo = struct {
+    sids: [sid_slots]SidText = @splat(.{}),
+
+    const sid_slots = 64;
+    /// The longest SID memoised: 15 sub-authorities (Windows' limit); longer ones are
+    /// formatted every time.
+    const sid_bytes_max = 8 + 4 * 15;
+    /// Its text: `S-`, 3 + 1 + 15 digits of revision and authority, 15 × (1 + 10).
+    const sid_text_max = 2 + 3 + 1 + 15 + 15 * 11;
+
+    const SidText = struct {
+        key_len: u8 = 0,
+        text_len: u8 = 0,
+        key: [sid_bytes_max]u8 = @splat(0),
+        /// Padded for `Out.writePadded`.
+        text: [sid_text_max + escape.pad_bytes]u8 = @splat(0),
+    };
+
+    fn writeSid(m: *Memo, out: *Out, s: []const u8) Error!void {
+        if (s.len > sid_bytes_max) return writeSidText(out, s);
+        const last = std.mem.readInt(u32, s[s.len - 4 ..][0..4], .little);
+        const slot = ((last *% 0x9E3779B1) >> 26 ^ @as(u32, @intCast(s.len))) % sid_slots;
+        const e = &m.sids[slot];
+        if (e.key_len == s.len and std.mem.eql(u8, e.key[0..s.len], s)) {
+            return out.writePadded(e.text[0..e.text_len]);
+        }
+        const start = out.len();
+        try writeSidText(out, s);
+        const text = out.list.items[start..];
+        assert(text.len <= sid_text_max);
+        @memcpy(e.key[0..s.len], s);
+        @memcpy(e.text[0..text.len], text);
+        e.key_len = @intCast(s.len);
+        e.text_len = @intCast(text.len);
+    }
 };
 
 /// `writeValue` for the replay's hot loop: a string (most slots) goes straight to the
@@ -82,7 +125,7 @@ pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Er
         T.hex64 => try writeHex(out, std.mem.readInt(u64, c[p..][0..8], .little)),
         T.filetime => try writeFiletime(out, std.mem.readInt(u64, c[p..][0..8], .little)),
         T.systime => try writeSystime(out, c[p..][0..16]),
-        T.sid => try writeSid(out, c[p..][0..v.len]),
+        T.sid => if (f.memo) |m| try m.writeSid(out, c[p..][0..v.len]) else try writeSidText(out, c[p..][0..v.len]),
         else => {
             assert(v.vtype > T.array);
             var it = Items.init(c, v);
@@ -254,7 +297,7 @@ fn writeGuid(out: *Out, g: *const [16]u8) Error!void {
 
 /// `S-R-A-S1-S2-…`, reserved once (a sub-authority is at most 10 digits, the 48-bit
 /// authority 15) and written in place.
-fn writeSid(out: *Out, s: []const u8) Error!void {
+fn writeSidText(out: *Out, s: []const u8) Error!void {
     assert(s.len >= 8);
     const count: usize = s[1];
     assert(s.len == 8 + 4 * count);
@@ -497,6 +540,36 @@ test "sid" {
     try want.appendSlice(std.testing.allocator, "S-255-281474976710655");
     for (0..15) |_| try want.appendSlice(std.testing.allocator, "-4294967295");
     try expectText(&wide, T.sid, want.items);
+}
+
+test "the memo writes every SID as the formatter does, after hits, misses and collisions" {
+    // 3,000 SIDs from a pool of 200 (0-16 sub-authorities; 16 is past what the memo keeps)
+    // through one memo: repeats hit, the 64 slots collide; each text must be the formatter's.
+    const gpa = std.testing.allocator;
+    var prng = std.Random.DefaultPrng.init(0x51D);
+    const random = prng.random();
+    var pool: [200][8 + 4 * 16]u8 = undefined;
+    for (&pool) |*sid| {
+        random.bytes(sid);
+        sid[1] = random.uintAtMost(u8, 16);
+    }
+    const memo = try gpa.create(Memo);
+    defer gpa.destroy(memo);
+    memo.* = .{};
+    var got = Out.init(gpa);
+    defer got.deinit();
+    var want = Out.init(gpa);
+    defer want.deinit();
+    for (0..3000) |_| {
+        const sid = &pool[random.uintLessThan(usize, if (random.boolean()) 8 else pool.len)];
+        const bytes = sid[0 .. 8 + 4 * @as(usize, sid[1])];
+        const v: Value = .{ .vtype = T.sid, .start = 0, .len = @intCast(bytes.len) };
+        got.truncate(0);
+        want.truncate(0);
+        try writeValue(&got, .{ .chunk = bytes, .ansi = default_codec, .memo = memo }, v, .json);
+        try writeValue(&want, .{ .chunk = bytes, .ansi = default_codec }, v, .json);
+        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+    }
 }
 
 test "binary is uppercase hex" {
