@@ -58,6 +58,10 @@ pub const Format = struct {
 /// costs a new formatting, never a wrong text.
 pub const Memo = struct {
     sids: [sid_slots]SidText = @splat(.{}),
+    /// The day (since 1601-01-01) of the last FILETIME written, and its `YYYY-MM-DD`: a log's
+    /// records come in time order, most of a day's records after each other (PERF.md H32).
+    day: u64 = std.math.maxInt(u64),
+    date: [10]u8 = undefined,
 
     const sid_slots = 64;
     /// The longest SID memoised: 15 sub-authorities (Windows' limit); longer ones are
@@ -73,6 +77,22 @@ pub const Memo = struct {
         /// Padded for `Out.writePadded`.
         text: [sid_text_max + escape.pad_bytes]u8 = @splat(0),
     };
+
+    fn writeFiletime(m: *Memo, out: *Out, value: u64) Error!void {
+        if (value > 0x7FFFFFFFFFFFFFFF) return out.write("0000-00-00T00:00:00.0000000Z");
+        const day = value / ticks_per_day;
+        if (day != m.day) {
+            const date = civilFromDays(day);
+            m.date = dateText(date.year, date.month, date.day);
+            m.day = day;
+        }
+        const rest = value % ticks_per_day;
+        try out.ensure(28);
+        const dst = out.spare();
+        dst[0..10].* = m.date;
+        putTime(dst[10..28], rest / 10_000_000, rest % 10_000_000);
+        out.advance(28);
+    }
 
     fn writeSid(m: *Memo, out: *Out, s: []const u8) Error!void {
         if (s.len > sid_bytes_max) return writeSidText(out, s);
@@ -123,7 +143,10 @@ pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Er
         T.guid => try writeGuid(out, c[p..][0..16]),
         T.hex32 => try writeHex(out, std.mem.readInt(u32, c[p..][0..4], .little)),
         T.hex64 => try writeHex(out, std.mem.readInt(u64, c[p..][0..8], .little)),
-        T.filetime => try writeFiletime(out, std.mem.readInt(u64, c[p..][0..8], .little)),
+        T.filetime => {
+            const ticks = std.mem.readInt(u64, c[p..][0..8], .little);
+            if (f.memo) |m| try m.writeFiletime(out, ticks) else try writeFiletime(out, ticks);
+        },
         T.systime => try writeSystime(out, c[p..][0..16]),
         T.sid => if (f.memo) |m| try m.writeSid(out, c[p..][0..v.len]) else try writeSidText(out, c[p..][0..v.len]),
         else => {
@@ -322,23 +345,40 @@ fn writeSidText(out: *Out, s: []const u8) Error!void {
 /// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ` (year modulo 10000).
 fn writeTimestamp(out: *Out, year: u64, month: u64, day: u64, seconds_of_day: u64, fraction: u64) Error!void {
     var buf: [28]u8 = "0000-00-00T00:00:00.0000000Z".*;
+    buf[0..10].* = dateText(year, month, day);
+    putTime(buf[10..], seconds_of_day, fraction);
+    try out.write(&buf);
+}
+
+/// `YYYY-MM-DD` (year modulo 10000).
+fn dateText(year: u64, month: u64, day: u64) [10]u8 {
+    var buf: [10]u8 = "0000-00-00".*;
     const y = year % 10000;
     buf[0..2].* = std.fmt.digits2(@intCast(y / 100));
     buf[2..4].* = std.fmt.digits2(@intCast(y % 100));
     buf[5..7].* = std.fmt.digits2(@intCast(month));
     buf[8..10].* = std.fmt.digits2(@intCast(day));
-    buf[11..13].* = std.fmt.digits2(@intCast(seconds_of_day / 3600));
-    buf[14..16].* = std.fmt.digits2(@intCast(seconds_of_day / 60 % 60));
-    buf[17..19].* = std.fmt.digits2(@intCast(seconds_of_day % 60));
+    return buf;
+}
+
+/// `THH:MM:SS.fffffffZ` at `buf`.
+inline fn putTime(buf: *[18]u8, seconds_of_day: u64, fraction: u64) void {
+    buf[0] = 'T';
+    buf[1..3].* = std.fmt.digits2(@intCast(seconds_of_day / 3600));
+    buf[3] = ':';
+    buf[4..6].* = std.fmt.digits2(@intCast(seconds_of_day / 60 % 60));
+    buf[6] = ':';
+    buf[7..9].* = std.fmt.digits2(@intCast(seconds_of_day % 60));
+    buf[9] = '.';
     var fr = fraction;
-    var i: usize = 27;
-    while (i > 21) {
+    var i: usize = 17;
+    while (i > 11) {
         i -= 2;
         buf[i..][0..2].* = std.fmt.digits2(@intCast(fr % 100));
         fr /= 100;
     }
-    buf[20] = '0' + @as(u8, @intCast(fr));
-    try out.write(&buf);
+    buf[10] = '0' + @as(u8, @intCast(fr));
+    buf[17] = 'Z';
 }
 
 const Civil = struct { year: u64, month: u64, day: u64 };
@@ -358,9 +398,10 @@ fn civilFromDays(days: u64) Civil {
     return .{ .year = year, .month = month, .day = day };
 }
 
+const ticks_per_day = 864_000_000_000;
+
 pub fn writeFiletime(out: *Out, value: u64) Error!void {
     if (value > 0x7FFFFFFFFFFFFFFF) return out.write("0000-00-00T00:00:00.0000000Z");
-    const ticks_per_day = 864_000_000_000;
     const date = civilFromDays(value / ticks_per_day);
     const rest = value % ticks_per_day;
     try writeTimestamp(out, date.year, date.month, date.day, rest / 10_000_000, rest % 10_000_000);
@@ -568,6 +609,34 @@ test "the memo writes every SID as the formatter does, after hits, misses and co
         want.truncate(0);
         try writeValue(&got, .{ .chunk = bytes, .ansi = default_codec, .memo = memo }, v, .json);
         try writeValue(&want, .{ .chunk = bytes, .ansi = default_codec }, v, .json);
+        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+    }
+}
+
+test "the memo writes every FILETIME as the formatter does, across days and back" {
+    // Ticks within a day, across midnight and years, back to an earlier day, the largest
+    // valid value and past it, then random ones: each text must be the formatter's.
+    const gpa = std.testing.allocator;
+    const memo = try gpa.create(Memo);
+    defer gpa.destroy(memo);
+    memo.* = .{};
+    var got = Out.init(gpa);
+    defer got.deinit();
+    var want = Out.init(gpa);
+    defer want.deinit();
+    var prng = std.Random.DefaultPrng.init(0xF17E);
+    const random = prng.random();
+    const base: u64 = 0x01D1D94457579618; // 2016-07-08T18:12:51.6816408Z
+    const fixed = [_]u64{ base, base + 1, base + ticks_per_day, base - ticks_per_day * 400, base, 0, ticks_per_day - 1, ticks_per_day, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, base };
+    for (0..1000) |k| {
+        const ticks = if (k < fixed.len) fixed[k] else base +% random.int(u64) % (ticks_per_day * 3) -% ticks_per_day;
+        var bytes: [8]u8 = undefined;
+        std.mem.writeInt(u64, &bytes, ticks, .little);
+        const v: Value = .{ .vtype = T.filetime, .start = 0, .len = 8 };
+        got.truncate(0);
+        want.truncate(0);
+        try writeValue(&got, .{ .chunk = &bytes, .ansi = default_codec, .memo = memo }, v, .json);
+        try writeValue(&want, .{ .chunk = &bytes, .ansi = default_codec }, v, .json);
         try std.testing.expectEqualStrings(want.list.items, got.list.items);
     }
 }
