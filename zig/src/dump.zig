@@ -300,7 +300,11 @@ pub const Renderer = struct {
         const s = r.settings;
         try banner(s, out, rec);
         const text_start = out.len();
-        const format: values_format.Format = .{ .chunk = p.chunk, .ansi = s.ansi_codec, .memo = &r.memo };
+        const format: values_format.Format = .{
+            .chunk = p.chunk,
+            .ansi = s.ansi_codec,
+            .memo = &r.memo,
+        };
         // Fast path: a compiled program for the record's signature, read from the bytes.
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
         const compiled = r.compiled and s.mta == null;

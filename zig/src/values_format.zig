@@ -148,7 +148,10 @@ pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Er
             if (f.memo) |m| try m.writeFiletime(out, ticks) else try writeFiletime(out, ticks);
         },
         T.systime => try writeSystime(out, c[p..][0..16]),
-        T.sid => if (f.memo) |m| try m.writeSid(out, c[p..][0..v.len]) else try writeSidText(out, c[p..][0..v.len]),
+        T.sid => {
+            const sid = c[p..][0..v.len];
+            if (f.memo) |m| try m.writeSid(out, sid) else try writeSidText(out, sid);
+        },
         else => {
             assert(v.vtype > T.array);
             var it = Items.init(c, v);
@@ -277,9 +280,14 @@ pub fn writeHex(out: *Out, value: u64) Error!void {
     dst[0..2].* = "0x".*;
     var v = value;
     var i: usize = 2 + nibbles;
-    while (i > 2) {
-        i -= 1;
-        dst[i] = hex_lower[@intCast(v & 15)];
+    // Two digits a step from the pair table (PERF.md H33), the odd first one alone.
+    while (i > 3) {
+        i -= 2;
+        dst[i..][0..2].* = hex_pairs[@intCast(v & 0xFF)];
+        v >>= 8;
+    }
+    if (i == 3) {
+        dst[2] = hex_lower[@intCast(v)];
         v >>= 4;
     }
     assert(v == 0);
@@ -602,7 +610,8 @@ test "the memo writes every SID as the formatter does, after hits, misses and co
     var want = Out.init(gpa);
     defer want.deinit();
     for (0..3000) |_| {
-        const sid = &pool[random.uintLessThan(usize, if (random.boolean()) 8 else pool.len)];
+        const choices = if (random.boolean()) 8 else pool.len;
+        const sid = &pool[random.uintLessThan(usize, choices)];
         const bytes = sid[0 .. 8 + 4 * @as(usize, sid[1])];
         const v: Value = .{ .vtype = T.sid, .start = 0, .len = @intCast(bytes.len) };
         got.truncate(0);
@@ -627,16 +636,24 @@ test "the memo writes every FILETIME as the formatter does, across days and back
     var prng = std.Random.DefaultPrng.init(0xF17E);
     const random = prng.random();
     const base: u64 = 0x01D1D94457579618; // 2016-07-08T18:12:51.6816408Z
-    const fixed = [_]u64{ base, base + 1, base + ticks_per_day, base - ticks_per_day * 400, base, 0, ticks_per_day - 1, ticks_per_day, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, base };
+    const day = ticks_per_day;
+    const fixed = [_]u64{
+        base,    base + 1, base + day,         base - day * 400,   base, 0,
+        day - 1, day,      0x7FFFFFFFFFFFFFFF, 0x8000000000000000, base,
+    };
     for (0..1000) |k| {
-        const ticks = if (k < fixed.len) fixed[k] else base +% random.int(u64) % (ticks_per_day * 3) -% ticks_per_day;
+        const spread = random.int(u64) % (day * 3);
+        const ticks = if (k < fixed.len) fixed[k] else base +% spread -% day;
         var bytes: [8]u8 = undefined;
         std.mem.writeInt(u64, &bytes, ticks, .little);
         const v: Value = .{ .vtype = T.filetime, .start = 0, .len = 8 };
         got.truncate(0);
         want.truncate(0);
-        try writeValue(&got, .{ .chunk = &bytes, .ansi = default_codec, .memo = memo }, v, .json);
-        try writeValue(&want, .{ .chunk = &bytes, .ansi = default_codec }, v, .json);
+        const plain: Format = .{ .chunk = &bytes, .ansi = default_codec };
+        var memoised = plain;
+        memoised.memo = memo;
+        try writeValue(&got, memoised, v, .json);
+        try writeValue(&want, plain, v, .json);
         try std.testing.expectEqualStrings(want.list.items, got.list.items);
     }
 }
