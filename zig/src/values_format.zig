@@ -58,6 +58,8 @@ pub const Format = struct {
 /// costs a new formatting, never a wrong text.
 pub const Memo = struct {
     sids: [sid_slots]SidText = @splat(.{}),
+    /// GUIDs likewise (provider and activity ids repeat; PERF.md H35).
+    guids: [guid_slots]GuidText = @splat(.{}),
     /// The day (since 1601-01-01) of the last FILETIME written, and its `YYYY-MM-DD`: a log's
     /// records come in time order, most of a day's records after each other (PERF.md H32).
     day: u64 = std.math.maxInt(u64),
@@ -69,6 +71,30 @@ pub const Memo = struct {
     const sid_bytes_max = 8 + 4 * 15;
     /// Its text: `S-`, 3 + 1 + 15 digits of revision and authority, 15 × (1 + 10).
     const sid_text_max = 2 + 3 + 1 + 15 + 15 * 11;
+
+    const guid_slots = 32;
+    const guid_text_len = 38;
+
+    const GuidText = struct {
+        used: bool = false,
+        key: [16]u8 = @splat(0),
+        /// Padded for `Out.writePadded`.
+        text: [escape.pad_bytes]u8 = @splat(0),
+    };
+
+    fn writeGuid(m: *Memo, out: *Out, g: *const [16]u8) Error!void {
+        const lo = std.mem.readInt(u64, g[0..8], .little);
+        const hi = std.mem.readInt(u64, g[8..16], .little);
+        const e = &m.guids[((lo ^ hi) *% 0x9E3779B97F4A7C15) >> 59];
+        if (e.used and @as(u128, @bitCast(e.key)) == @as(u128, @bitCast(g.*))) {
+            return out.writePadded(e.text[0..guid_text_len]);
+        }
+        const start = out.len();
+        try writeGuidText(out, g);
+        @memcpy(e.text[0..guid_text_len], out.list.items[start..][0..guid_text_len]);
+        e.key = g.*;
+        e.used = true;
+    }
 
     const SidText = struct {
         key_len: u8 = 0,
@@ -140,7 +166,10 @@ pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Er
         T.real64 => try writeFloat(out, f64, @bitCast(std.mem.readInt(u64, c[p..][0..8], .little))),
         T.boolean => try out.write(if (readI32(c, p) != 0) "true" else "false"),
         T.binary => try writeBinary(out, c[p..][0..v.len]),
-        T.guid => try writeGuid(out, c[p..][0..16]),
+        T.guid => {
+            const guid = c[p..][0..16];
+            if (f.memo) |m| try m.writeGuid(out, guid) else try writeGuidText(out, guid);
+        },
         T.hex32 => try writeHex(out, std.mem.readInt(u32, c[p..][0..4], .little)),
         T.hex64 => try writeHex(out, std.mem.readInt(u64, c[p..][0..8], .little)),
         T.filetime => {
@@ -311,7 +340,7 @@ const hex_pairs: [256][2]u8 = blk: {
     break :blk t;
 };
 
-fn writeGuid(out: *Out, g: *const [16]u8) Error!void {
+fn writeGuidText(out: *Out, g: *const [16]u8) Error!void {
     // Byte order of the text: d1 (LE u32), d2 (LE u16), d3 (LE u16), then bytes 8..16;
     // `at[i]` is where the digits of byte `order[i]` go in `{xxxxxxxx-xxxx-xxxx-xxxx-x…}`.
     const order = [16]u8{ 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
@@ -618,6 +647,35 @@ test "the memo writes every SID as the formatter does, after hits, misses and co
         want.truncate(0);
         try writeValue(&got, .{ .chunk = bytes, .ansi = default_codec, .memo = memo }, v, .json);
         try writeValue(&want, .{ .chunk = bytes, .ansi = default_codec }, v, .json);
+        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+    }
+}
+
+test "the memo writes every GUID as the formatter does, after hits, misses and collisions" {
+    // 2,000 GUIDs from a pool of 100 (the zero GUID among them) through one memo's 32 slots.
+    const gpa = std.testing.allocator;
+    var prng = std.Random.DefaultPrng.init(0x6D1D);
+    const random = prng.random();
+    var pool: [100][16]u8 = undefined;
+    for (&pool) |*guid| random.bytes(guid);
+    pool[0] = @splat(0);
+    const memo = try gpa.create(Memo);
+    defer gpa.destroy(memo);
+    memo.* = .{};
+    var got = Out.init(gpa);
+    defer got.deinit();
+    var want = Out.init(gpa);
+    defer want.deinit();
+    for (0..2000) |_| {
+        const guid = &pool[random.uintLessThan(usize, pool.len)];
+        const v: Value = .{ .vtype = T.guid, .start = 0, .len = 16 };
+        const plain: Format = .{ .chunk = guid, .ansi = default_codec };
+        var memoised = plain;
+        memoised.memo = memo;
+        got.truncate(0);
+        want.truncate(0);
+        try writeValue(&got, memoised, v, .json);
+        try writeValue(&want, plain, v, .json);
         try std.testing.expectEqualStrings(want.list.items, got.list.items);
     }
 }
