@@ -118,6 +118,8 @@ pub const Renderer = struct {
     /// The chunk being rendered, when the input is read rather than lent.
     window: input.ChunkSlot = .{},
     programs: program.Programs,
+    /// Texts of recent values for the replay (PERF.md H31).
+    memo: values_format.Memo = .{},
     /// A partial chunk slot's bytes, zero-padded to a whole chunk (allocated on first use).
     partial: ?*[chunk.size]u8 = null,
     /// Compiled programs (scan and replay); off only in tests, to compare with the full
@@ -308,7 +310,11 @@ pub const Renderer = struct {
         const s = r.settings;
         try banner(s, out, rec);
         const text_start = out.len();
-        const format: values_format.Format = .{ .chunk = p.chunk, .ansi = s.ansi_codec };
+        const format: values_format.Format = .{
+            .chunk = p.chunk,
+            .ansi = s.ansi_codec,
+            .memo = &r.memo,
+        };
         // Fast path: a compiled program for the record's signature, read from the bytes.
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
         const compiled = r.compiled and s.mta == null;

@@ -52,6 +52,21 @@ pub const Out = struct {
         out.list.items.len += s.len;
     }
 
+    /// Appends `s` for the replay's literal runs (PERF.md H30): its first `pad_bytes` by two
+    /// unconditional vector moves, the rest (rare, long XML runs) out of line, never a
+    /// `memcpy` call. `s` must stay readable `pad_bytes` past its end; what is copied past
+    /// `s.len` lands in reserved room that the next write overwrites.
+    pub inline fn writePadded(out: *Out, s: []const u8) Error!void {
+        try out.ensure(s.len + pad_bytes);
+        const dst = out.spare();
+        inline for (.{ 0, 32 }) |k| {
+            const run: @Vector(32, u8) = s.ptr[k..][0..32].*;
+            dst[k..][0..32].* = run;
+        }
+        if (s.len > pad_bytes) copyPaddedTail(dst, s);
+        out.list.items.len += s.len;
+    }
+
     pub inline fn byte(out: *Out, c: u8) Error!void {
         try out.ensure(1);
         out.spare()[0] = c;
@@ -69,6 +84,19 @@ pub const Out = struct {
         out.list.items.len = n;
     }
 };
+
+/// Bytes a `Out.writePadded` source stays readable past its end.
+pub const pad_bytes = 64;
+
+/// `Out.writePadded` past its first `pad_bytes`: whole vectors, as far as `src.len` rounded up.
+noinline fn copyPaddedTail(dst: [*]u8, src: []const u8) void {
+    assert(src.len > pad_bytes);
+    var k: usize = pad_bytes;
+    while (k < src.len) : (k += 32) {
+        const run: @Vector(32, u8) = src.ptr[k..][0..32].*;
+        dst[k..][0..32].* = run;
+    }
+}
 
 /// Copies `src` to `dst`; short copies use overlapping word moves instead of a `memcpy`
 /// call (most names and punctuation are a few bytes). `dst` must have room for
@@ -442,4 +470,23 @@ test "property: the vector escaper equals the scalar one on random strings" {
             try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
         }
     }
+}
+
+test "writePadded appends exactly its run, at any length, after any earlier text" {
+    // Runs of every length 0..=200 at every offset mod 4 of a source padded as the program
+    // store pads its literals, appended after text that the over-copy must not disturb.
+    var src: [208 + pad_bytes]u8 = undefined;
+    for (&src, 0..) |*b, i| b.* = @intCast(32 + i % 90);
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    var expected: std.ArrayList(u8) = .empty;
+    defer expected.deinit(std.testing.allocator);
+    for (0..201) |len| {
+        const run = src[len % 4 ..][0..len];
+        try out.writePadded(run);
+        try out.byte('|');
+        try expected.appendSlice(std.testing.allocator, run);
+        try expected.append(std.testing.allocator, '|');
+    }
+    try std.testing.expectEqualStrings(expected.items, out.list.items);
 }

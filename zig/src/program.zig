@@ -372,8 +372,10 @@ pub const Programs = struct {
         out: *Out,
         f: values_format.Format,
     ) values_decode.Error!void {
+        // `store` keeps `pad_bytes` written bytes past the last literal.
+        assert(c.literals.capacity - c.literals.items.len >= escape.pad_bytes);
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
-            try out.write(c.literals.items[op.literal_start..][0..op.literal_len]);
+            try out.writePadded(c.literals.items[op.literal_start..][0..op.literal_len]);
             var v = c.slots.items[op.slot];
             if (op.item != whole_value) v = arrayItem(f.chunk, v, op.item);
             switch (op.mode) {
@@ -382,7 +384,7 @@ pub const Programs = struct {
                 .xml_attr => try values_format.writeSlot(out, f, v, .xml_attr),
             }
         }
-        try out.write(c.literals.items[prog.tail_start..][0..prog.tail_len]);
+        try out.writePadded(c.literals.items[prog.tail_start..][0..prog.tail_len]);
     }
 
     fn arrayItem(chunk: []const u8, v: values_decode.Value, index: u16) values_decode.Value {
@@ -430,6 +432,10 @@ pub const Programs = struct {
         p2.tail_start = @intCast(c.literals.items.len);
         p2.tail_len = @intCast(text.len - at);
         try c.literals.appendSlice(c.gpa, text[at..]);
+        // `replay` copies literals by whole vectors (`Out.writePadded`): keep the bytes past
+        // the last one allocated and written.
+        try c.literals.ensureUnusedCapacity(c.gpa, escape.pad_bytes);
+        @memset(c.literals.unusedCapacitySlice()[0..escape.pad_bytes], 0);
         try c.by_hash.put(c.gpa, c.hash(), @intCast(c.programs.items.len));
         try c.programs.append(c.gpa, p2);
     }

@@ -48,6 +48,95 @@ pub const default_codec: Codec = .{ .single_byte = &windows_1252 };
 pub const Format = struct {
     chunk: []const u8,
     ansi: Codec,
+    /// The renderer's texts of recent values (the replay's; null elsewhere).
+    memo: ?*Memo = null,
+};
+
+/// Texts of recently written values, one per renderer (thread), kept across chunks: Security
+/// logs name the same few SIDs in most records (PERF.md H31). Direct-mapped by the SID's last
+/// sub-authority and length; a slot holds the bytes it was written from, so a collision only
+/// costs a new formatting, never a wrong text.
+pub const Memo = struct {
+    sids: [sid_slots]SidText = @splat(.{}),
+    /// GUIDs likewise (provider and activity ids repeat; PERF.md H45).
+    guids: [guid_slots]GuidText = @splat(.{}),
+    /// The day (since 1601-01-01) of the last FILETIME written, and its `YYYY-MM-DD`: a log's
+    /// records come in time order, most of a day's records after each other (PERF.md H32).
+    day: u64 = std.math.maxInt(u64),
+    date: [10]u8 = undefined,
+
+    const sid_slots = 64;
+    /// The longest SID memoised: 15 sub-authorities (Windows' limit); longer ones are
+    /// formatted every time.
+    const sid_bytes_max = 8 + 4 * 15;
+    /// Its text: `S-`, 3 + 1 + 15 digits of revision and authority, 15 × (1 + 10).
+    const sid_text_max = 2 + 3 + 1 + 15 + 15 * 11;
+
+    const guid_slots = 32;
+    const guid_text_len = 38;
+
+    const GuidText = struct {
+        used: bool = false,
+        key: [16]u8 = @splat(0),
+        /// Padded for `Out.writePadded`.
+        text: [escape.pad_bytes]u8 = @splat(0),
+    };
+
+    fn writeGuid(m: *Memo, out: *Out, g: *const [16]u8) Error!void {
+        const lo = std.mem.readInt(u64, g[0..8], .little);
+        const hi = std.mem.readInt(u64, g[8..16], .little);
+        const e = &m.guids[((lo ^ hi) *% 0x9E3779B97F4A7C15) >> 59];
+        if (e.used and @as(u128, @bitCast(e.key)) == @as(u128, @bitCast(g.*))) {
+            return out.writePadded(e.text[0..guid_text_len]);
+        }
+        const start = out.len();
+        try writeGuidText(out, g);
+        @memcpy(e.text[0..guid_text_len], out.list.items[start..][0..guid_text_len]);
+        e.key = g.*;
+        e.used = true;
+    }
+
+    const SidText = struct {
+        key_len: u8 = 0,
+        text_len: u8 = 0,
+        key: [sid_bytes_max]u8 = @splat(0),
+        /// Padded for `Out.writePadded`.
+        text: [sid_text_max + escape.pad_bytes]u8 = @splat(0),
+    };
+
+    fn writeFiletime(m: *Memo, out: *Out, value: u64) Error!void {
+        if (value > 0x7FFFFFFFFFFFFFFF) return out.write("0000-00-00T00:00:00.0000000Z");
+        const day = value / ticks_per_day;
+        if (day != m.day) {
+            const date = civilFromDays(day);
+            m.date = dateText(date.year, date.month, date.day);
+            m.day = day;
+        }
+        const rest = value % ticks_per_day;
+        try out.ensure(28);
+        const dst = out.spare();
+        dst[0..10].* = m.date;
+        putTime(dst[10..28], rest / 10_000_000, rest % 10_000_000);
+        out.advance(28);
+    }
+
+    fn writeSid(m: *Memo, out: *Out, s: []const u8) Error!void {
+        if (s.len > sid_bytes_max) return writeSidText(out, s);
+        const last = std.mem.readInt(u32, s[s.len - 4 ..][0..4], .little);
+        const slot = ((last *% 0x9E3779B1) >> 26 ^ @as(u32, @intCast(s.len))) % sid_slots;
+        const e = &m.sids[slot];
+        if (e.key_len == s.len and std.mem.eql(u8, e.key[0..s.len], s)) {
+            return out.writePadded(e.text[0..e.text_len]);
+        }
+        const start = out.len();
+        try writeSidText(out, s);
+        const text = out.list.items[start..];
+        assert(text.len <= sid_text_max);
+        @memcpy(e.key[0..s.len], s);
+        @memcpy(e.text[0..text.len], text);
+        e.key_len = @intCast(s.len);
+        e.text_len = @intCast(text.len);
+    }
 };
 
 /// `writeValue` for the replay's hot loop: a string (most slots) goes straight to the
@@ -77,12 +166,21 @@ pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Er
         T.real64 => try writeFloat(out, f64, @bitCast(std.mem.readInt(u64, c[p..][0..8], .little))),
         T.boolean => try out.write(if (readI32(c, p) != 0) "true" else "false"),
         T.binary => try writeBinary(out, c[p..][0..v.len]),
-        T.guid => try writeGuid(out, c[p..][0..16]),
+        T.guid => {
+            const guid = c[p..][0..16];
+            if (f.memo) |m| try m.writeGuid(out, guid) else try writeGuidText(out, guid);
+        },
         T.hex32 => try writeHex(out, std.mem.readInt(u32, c[p..][0..4], .little)),
         T.hex64 => try writeHex(out, std.mem.readInt(u64, c[p..][0..8], .little)),
-        T.filetime => try writeFiletime(out, std.mem.readInt(u64, c[p..][0..8], .little)),
+        T.filetime => {
+            const ticks = std.mem.readInt(u64, c[p..][0..8], .little);
+            if (f.memo) |m| try m.writeFiletime(out, ticks) else try writeFiletime(out, ticks);
+        },
         T.systime => try writeSystime(out, c[p..][0..16]),
-        T.sid => try writeSid(out, c[p..][0..v.len]),
+        T.sid => {
+            const sid = c[p..][0..v.len];
+            if (f.memo) |m| try m.writeSid(out, sid) else try writeSidText(out, sid);
+        },
         else => {
             assert(v.vtype > T.array);
             var it = Items.init(c, v);
@@ -211,9 +309,14 @@ pub fn writeHex(out: *Out, value: u64) Error!void {
     dst[0..2].* = "0x".*;
     var v = value;
     var i: usize = 2 + nibbles;
-    while (i > 2) {
-        i -= 1;
-        dst[i] = hex_lower[@intCast(v & 15)];
+    // Two digits a step from the pair table (PERF.md H43), the odd first one alone.
+    while (i > 3) {
+        i -= 2;
+        dst[i..][0..2].* = hex_pairs[@intCast(v & 0xFF)];
+        v >>= 8;
+    }
+    if (i == 3) {
+        dst[2] = hex_lower[@intCast(v)];
         v >>= 4;
     }
     assert(v == 0);
@@ -237,7 +340,7 @@ const hex_pairs: [256][2]u8 = blk: {
     break :blk t;
 };
 
-fn writeGuid(out: *Out, g: *const [16]u8) Error!void {
+fn writeGuidText(out: *Out, g: *const [16]u8) Error!void {
     // Byte order of the text: d1 (LE u32), d2 (LE u16), d3 (LE u16), then bytes 8..16;
     // `at[i]` is where the digits of byte `order[i]` go in `{xxxxxxxx-xxxx-xxxx-xxxx-x…}`.
     const order = [16]u8{ 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
@@ -254,7 +357,7 @@ fn writeGuid(out: *Out, g: *const [16]u8) Error!void {
 
 /// `S-R-A-S1-S2-…`, reserved once (a sub-authority is at most 10 digits, the 48-bit
 /// authority 15) and written in place.
-fn writeSid(out: *Out, s: []const u8) Error!void {
+fn writeSidText(out: *Out, s: []const u8) Error!void {
     assert(s.len >= 8);
     const count: usize = s[1];
     assert(s.len == 8 + 4 * count);
@@ -279,23 +382,40 @@ fn writeSid(out: *Out, s: []const u8) Error!void {
 /// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ` (year modulo 10000).
 fn writeTimestamp(out: *Out, year: u64, month: u64, day: u64, seconds_of_day: u64, fraction: u64) Error!void {
     var buf: [28]u8 = "0000-00-00T00:00:00.0000000Z".*;
+    buf[0..10].* = dateText(year, month, day);
+    putTime(buf[10..], seconds_of_day, fraction);
+    try out.write(&buf);
+}
+
+/// `YYYY-MM-DD` (year modulo 10000).
+fn dateText(year: u64, month: u64, day: u64) [10]u8 {
+    var buf: [10]u8 = "0000-00-00".*;
     const y = year % 10000;
     buf[0..2].* = std.fmt.digits2(@intCast(y / 100));
     buf[2..4].* = std.fmt.digits2(@intCast(y % 100));
     buf[5..7].* = std.fmt.digits2(@intCast(month));
     buf[8..10].* = std.fmt.digits2(@intCast(day));
-    buf[11..13].* = std.fmt.digits2(@intCast(seconds_of_day / 3600));
-    buf[14..16].* = std.fmt.digits2(@intCast(seconds_of_day / 60 % 60));
-    buf[17..19].* = std.fmt.digits2(@intCast(seconds_of_day % 60));
+    return buf;
+}
+
+/// `THH:MM:SS.fffffffZ` at `buf`.
+inline fn putTime(buf: *[18]u8, seconds_of_day: u64, fraction: u64) void {
+    buf[0] = 'T';
+    buf[1..3].* = std.fmt.digits2(@intCast(seconds_of_day / 3600));
+    buf[3] = ':';
+    buf[4..6].* = std.fmt.digits2(@intCast(seconds_of_day / 60 % 60));
+    buf[6] = ':';
+    buf[7..9].* = std.fmt.digits2(@intCast(seconds_of_day % 60));
+    buf[9] = '.';
     var fr = fraction;
-    var i: usize = 27;
-    while (i > 21) {
+    var i: usize = 17;
+    while (i > 11) {
         i -= 2;
         buf[i..][0..2].* = std.fmt.digits2(@intCast(fr % 100));
         fr /= 100;
     }
-    buf[20] = '0' + @as(u8, @intCast(fr));
-    try out.write(&buf);
+    buf[10] = '0' + @as(u8, @intCast(fr));
+    buf[17] = 'Z';
 }
 
 const Civil = struct { year: u64, month: u64, day: u64 };
@@ -315,9 +435,10 @@ fn civilFromDays(days: u64) Civil {
     return .{ .year = year, .month = month, .day = day };
 }
 
+const ticks_per_day = 864_000_000_000;
+
 pub fn writeFiletime(out: *Out, value: u64) Error!void {
     if (value > 0x7FFFFFFFFFFFFFFF) return out.write("0000-00-00T00:00:00.0000000Z");
-    const ticks_per_day = 864_000_000_000;
     const date = civilFromDays(value / ticks_per_day);
     const rest = value % ticks_per_day;
     try writeTimestamp(out, date.year, date.month, date.day, rest / 10_000_000, rest % 10_000_000);
@@ -497,6 +618,102 @@ test "sid" {
     try want.appendSlice(std.testing.allocator, "S-255-281474976710655");
     for (0..15) |_| try want.appendSlice(std.testing.allocator, "-4294967295");
     try expectText(&wide, T.sid, want.items);
+}
+
+test "the memo writes every SID as the formatter does, after hits, misses and collisions" {
+    // 3,000 SIDs from a pool of 200 (0-16 sub-authorities; 16 is past what the memo keeps)
+    // through one memo: repeats hit, the 64 slots collide; each text must be the formatter's.
+    const gpa = std.testing.allocator;
+    var prng = std.Random.DefaultPrng.init(0x51D);
+    const random = prng.random();
+    var pool: [200][8 + 4 * 16]u8 = undefined;
+    for (&pool) |*sid| {
+        random.bytes(sid);
+        sid[1] = random.uintAtMost(u8, 16);
+    }
+    const memo = try gpa.create(Memo);
+    defer gpa.destroy(memo);
+    memo.* = .{};
+    var got = Out.init(gpa);
+    defer got.deinit();
+    var want = Out.init(gpa);
+    defer want.deinit();
+    for (0..3000) |_| {
+        const choices = if (random.boolean()) 8 else pool.len;
+        const sid = &pool[random.uintLessThan(usize, choices)];
+        const bytes = sid[0 .. 8 + 4 * @as(usize, sid[1])];
+        const v: Value = .{ .vtype = T.sid, .start = 0, .len = @intCast(bytes.len) };
+        got.truncate(0);
+        want.truncate(0);
+        try writeValue(&got, .{ .chunk = bytes, .ansi = default_codec, .memo = memo }, v, .json);
+        try writeValue(&want, .{ .chunk = bytes, .ansi = default_codec }, v, .json);
+        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+    }
+}
+
+test "the memo writes every GUID as the formatter does, after hits, misses and collisions" {
+    // 2,000 GUIDs from a pool of 100 (the zero GUID among them) through one memo's 32 slots.
+    const gpa = std.testing.allocator;
+    var prng = std.Random.DefaultPrng.init(0x6D1D);
+    const random = prng.random();
+    var pool: [100][16]u8 = undefined;
+    for (&pool) |*guid| random.bytes(guid);
+    pool[0] = @splat(0);
+    const memo = try gpa.create(Memo);
+    defer gpa.destroy(memo);
+    memo.* = .{};
+    var got = Out.init(gpa);
+    defer got.deinit();
+    var want = Out.init(gpa);
+    defer want.deinit();
+    for (0..2000) |_| {
+        const guid = &pool[random.uintLessThan(usize, pool.len)];
+        const v: Value = .{ .vtype = T.guid, .start = 0, .len = 16 };
+        const plain: Format = .{ .chunk = guid, .ansi = default_codec };
+        var memoised = plain;
+        memoised.memo = memo;
+        got.truncate(0);
+        want.truncate(0);
+        try writeValue(&got, memoised, v, .json);
+        try writeValue(&want, plain, v, .json);
+        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+    }
+}
+
+test "the memo writes every FILETIME as the formatter does, across days and back" {
+    // Ticks within a day, across midnight and years, back to an earlier day, the largest
+    // valid value and past it, then random ones: each text must be the formatter's.
+    const gpa = std.testing.allocator;
+    const memo = try gpa.create(Memo);
+    defer gpa.destroy(memo);
+    memo.* = .{};
+    var got = Out.init(gpa);
+    defer got.deinit();
+    var want = Out.init(gpa);
+    defer want.deinit();
+    var prng = std.Random.DefaultPrng.init(0xF17E);
+    const random = prng.random();
+    const base: u64 = 0x01D1D94457579618; // 2016-07-08T18:12:51.6816408Z
+    const day = ticks_per_day;
+    const fixed = [_]u64{
+        base,    base + 1, base + day,         base - day * 400,   base, 0,
+        day - 1, day,      0x7FFFFFFFFFFFFFFF, 0x8000000000000000, base,
+    };
+    for (0..1000) |k| {
+        const spread = random.int(u64) % (day * 3);
+        const ticks = if (k < fixed.len) fixed[k] else base +% spread -% day;
+        var bytes: [8]u8 = undefined;
+        std.mem.writeInt(u64, &bytes, ticks, .little);
+        const v: Value = .{ .vtype = T.filetime, .start = 0, .len = 8 };
+        got.truncate(0);
+        want.truncate(0);
+        const plain: Format = .{ .chunk = &bytes, .ansi = default_codec };
+        var memoised = plain;
+        memoised.memo = memo;
+        try writeValue(&got, memoised, v, .json);
+        try writeValue(&want, plain, v, .json);
+        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+    }
 }
 
 test "binary is uppercase hex" {
