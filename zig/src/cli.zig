@@ -914,10 +914,11 @@ pub fn main() u8 {
     const gpa = std.heap.smp_allocator;
     const args = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
     var cli = parseOrExit(gpa, args);
-    printNotes(&cli);
     if (cli.info_input) |path| return infoCommand(gpa, path);
     if (cli.wevt) |wevt| return wevtCommand(gpa, wevt);
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
+    // After the subcommands and the input check, as the reference (and evtx-rs) print them.
+    printNotes(&cli);
     const opened_input = openInput(input, cli.output);
     const evtx_file = openEvtxFile(gpa, opened_input, &cli.settings);
     const out_file = if (cli.output) |path| openOutput(path, cli.no_confirm_overwrite) else std.fs.File.stdout();
