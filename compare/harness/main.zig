@@ -260,79 +260,136 @@ const Row = struct {
     status: []const u8,
 };
 
+/// The command line: the settings, the `--lib` paths and the inputs.
+const Cli = struct {
+    settings: Settings = .{},
+    library_paths: std.ArrayList([]const u8) = .empty,
+    inputs: std.ArrayList([]const u8) = .empty,
+};
+
+/// What the inputs gave, for the JSON report and the summary line.
+const Report = struct {
+    rows: std.ArrayList(Row) = .empty,
+    mismatches: std.ArrayList([]const u8) = .empty,
+    failures: u32 = 0,
+};
+
+/// Steps: parse the command line, load the backends, run each input (measure, compare, print
+/// its table), write the JSON report, print the summary.
 pub fn main() !void {
     var arena_state: std.heap.ArenaAllocator = .init(std.heap.page_allocator);
     defer arena_state.deinit();
     const arena = arena_state.allocator();
 
     const args = try std.process.argsAlloc(arena);
-    var settings: Settings = .{};
-    var library_paths: std.ArrayList([]const u8) = .empty;
-    var inputs: std.ArrayList([]const u8) = .empty;
+    const cli = try parseArgs(arena, args) orelse return;
+    const settings = cli.settings;
+    const backends = try loadBackends(arena, cli.library_paths.items, settings);
+
+    var stdout_buffer: [4096]u8 = undefined;
+    var stdout_writer = std.fs.File.stdout().writer(&stdout_buffer);
+    const stdout = &stdout_writer.interface;
+
+    var report: Report = .{};
+    for (cli.inputs.items) |input| try runInput(arena, stdout, backends, input, settings, &report);
+    if (settings.json_path) |path| try writeJson(arena, path, settings, &report);
+
+    for (report.mismatches.items) |line| try stdout.print("evtx-bench: OUTPUT DIFFERS: {s}\n", .{line});
+    const rows = report.rows.items;
+    const ok = report.mismatches.items.len == 0 and report.failures == 0;
+    try stdout.print("evtx-bench: {d} passed, {d} failed ({d} inputs × {d} backends, format {s}, api {s}, options [{s}])\n", .{
+        rows.len - countMismatched(rows), countMismatched(rows) + report.failures,
+        cli.inputs.items.len,             backends.len,
+        settings.format_name,             @tagName(settings.api),
+        settings.option_names,
+    });
+    try stdout.flush();
+    if (!ok) std.process.exit(1);
+}
+
+/// The command line, or null after `--help`.
+fn parseArgs(arena: std.mem.Allocator, args: []const [:0]u8) !?Cli {
+    var cli: Cli = .{};
     var index: usize = 1;
     while (index < args.len) : (index += 1) {
         const arg = args[index];
-        const value: ?[]const u8 = if (index + 1 < args.len) args[index + 1] else null;
         if (std.mem.eql(u8, arg, "--help") or std.mem.eql(u8, arg, "-h")) {
             std.debug.print("{s}", .{usage});
-            return;
+            return null;
         } else if (std.mem.eql(u8, arg, "--parity")) {
-            settings.parity = true;
+            cli.settings.parity = true;
         } else if (std.mem.startsWith(u8, arg, "--")) {
-            const text = value orelse fatal("{s} needs a value\n{s}", .{ arg, usage });
+            if (index + 1 >= args.len) fatal("{s} needs a value\n{s}", .{ arg, usage });
             index += 1;
-            if (std.mem.eql(u8, arg, "--lib")) {
-                if (!dynamic) fatal("--lib: this harness is linked with {s}", .{linked_backend});
-                try library_paths.append(arena, text);
-            } else if (std.mem.eql(u8, arg, "--format")) {
-                settings.format_name = text;
-                settings.format = if (std.mem.eql(u8, text, "xml"))
-                    c.EVTX_FORMAT_XML
-                else if (std.mem.eql(u8, text, "json"))
-                    c.EVTX_FORMAT_JSON
-                else if (std.mem.eql(u8, text, "jsonl"))
-                    c.EVTX_FORMAT_JSONL
-                else
-                    fatal("--format: xml, json or jsonl, not {s}", .{text});
-            } else if (std.mem.eql(u8, arg, "--threads")) {
-                settings.threads = parseCount(arg, text);
-            } else if (std.mem.eql(u8, arg, "--runs")) {
-                settings.runs = @max(1, parseCount(arg, text));
-            } else if (std.mem.eql(u8, arg, "--warmup")) {
-                settings.warmup = parseCount(arg, text);
-            } else if (std.mem.eql(u8, arg, "--api")) {
-                settings.api = std.meta.stringToEnum(ApiKind, text) orelse
-                    fatal("--api: push or pull, not {s}", .{text});
-            } else if (std.mem.eql(u8, arg, "--sources")) {
-                settings.sources = try parseSources(arena, text);
-            } else if (std.mem.eql(u8, arg, "--json")) {
-                settings.json_path = text;
-            } else if (std.mem.eql(u8, arg, "--mta") or std.mem.eql(u8, arg, "--wevt-cache")) {
-                const path = args[index].ptr;
-                if (arg[2] == 'm') settings.mta_path = path else settings.wevt_cache_path = path;
-                const base = std.fs.path.basename(text);
-                const name = try std.fmt.allocPrint(arena, "{s}={s}", .{ arg[2..], base });
-                settings.option_names = if (settings.option_names.len == 0)
-                    name
-                else
-                    try std.fmt.allocPrint(arena, "{s},{s}", .{ settings.option_names, name });
-            } else if (std.mem.eql(u8, arg, "--option")) {
-                applyOption(&settings, text);
-                settings.option_names = if (settings.option_names.len == 0)
-                    text
-                else
-                    try std.fmt.allocPrint(arena, "{s},{s}", .{ settings.option_names, text });
-            } else {
-                fatal("unknown option {s}\n{s}", .{ arg, usage });
-            }
+            try parseOption(arena, &cli, arg, args[index]);
         } else {
-            try inputs.append(arena, arg);
+            try cli.inputs.append(arena, arg);
         }
     }
-    if (inputs.items.len == 0) fatal("no input files\n{s}", .{usage});
+    if (cli.inputs.items.len == 0) fatal("no input files\n{s}", .{usage});
+    return cli;
+}
 
+/// One option `arg` with its value `text`.
+fn parseOption(arena: std.mem.Allocator, cli: *Cli, arg: []const u8, text: [:0]const u8) !void {
+    const settings = &cli.settings;
+    if (std.mem.eql(u8, arg, "--lib")) {
+        if (!dynamic) fatal("--lib: this harness is linked with {s}", .{linked_backend});
+        try cli.library_paths.append(arena, text);
+    } else if (std.mem.eql(u8, arg, "--format")) {
+        settings.format_name = text;
+        settings.format = if (std.mem.eql(u8, text, "xml"))
+            c.EVTX_FORMAT_XML
+        else if (std.mem.eql(u8, text, "json"))
+            c.EVTX_FORMAT_JSON
+        else if (std.mem.eql(u8, text, "jsonl"))
+            c.EVTX_FORMAT_JSONL
+        else
+            fatal("--format: xml, json or jsonl, not {s}", .{text});
+    } else if (std.mem.eql(u8, arg, "--threads")) {
+        settings.threads = parseCount(arg, text);
+    } else if (std.mem.eql(u8, arg, "--runs")) {
+        settings.runs = @max(1, parseCount(arg, text));
+    } else if (std.mem.eql(u8, arg, "--warmup")) {
+        settings.warmup = parseCount(arg, text);
+    } else if (std.mem.eql(u8, arg, "--api")) {
+        settings.api = std.meta.stringToEnum(ApiKind, text) orelse
+            fatal("--api: push or pull, not {s}", .{text});
+    } else if (std.mem.eql(u8, arg, "--sources")) {
+        settings.sources = try parseSources(arena, text);
+    } else if (std.mem.eql(u8, arg, "--json")) {
+        settings.json_path = text;
+    } else if (std.mem.eql(u8, arg, "--mta") or std.mem.eql(u8, arg, "--wevt-cache")) {
+        if (arg[2] == 'm') settings.mta_path = text.ptr else settings.wevt_cache_path = text.ptr;
+        const base = std.fs.path.basename(text);
+        const name = try std.fmt.allocPrint(arena, "{s}={s}", .{ arg[2..], base });
+        try addOptionName(arena, settings, name);
+    } else if (std.mem.eql(u8, arg, "--option")) {
+        applyOption(settings, text);
+        try addOptionName(arena, settings, text);
+    } else {
+        fatal("unknown option {s}\n{s}", .{ arg, usage });
+    }
+}
+
+fn addOptionName(arena: std.mem.Allocator, settings: *Settings, name: []const u8) !void {
+    settings.option_names = if (settings.option_names.len == 0)
+        name
+    else
+        try std.fmt.allocPrint(arena, "{s},{s}", .{ settings.option_names, name });
+}
+
+/// The backends to measure: the linked one, or each `--lib` (default: the three libraries)
+/// that loads; every library must name every status alike.
+fn loadBackends(
+    arena: std.mem.Allocator,
+    paths: []const []const u8,
+    settings: Settings,
+) ![]const Backend {
     var backends: std.ArrayList(Backend) = .empty;
     if (dynamic) {
+        var library_paths: std.ArrayList([]const u8) = .empty;
+        try library_paths.appendSlice(arena, paths);
         if (library_paths.items.len == 0) try defaultLibraries(arena, &library_paths);
         for (library_paths.items) |path| {
             // A library that was not built (yet) is left out, as the default list does; not
@@ -357,152 +414,180 @@ pub fn main() !void {
     if (backends.items.len == 0) fatal("no library to measure", .{});
     if (settings.parity and backends.items.len < 2) fatal("--parity: fewer than two libraries", .{});
     expectSameStatusNames(backends.items);
+    return backends.items;
+}
 
-    var stdout_buffer: [4096]u8 = undefined;
-    var stdout_writer = std.fs.File.stdout().writer(&stdout_buffer);
-    const stdout = &stdout_writer.interface;
-
-    var rows: std.ArrayList(Row) = .empty;
-    var mismatches: std.ArrayList([]const u8) = .empty;
-    var failures: u32 = 0;
-    for (inputs.items) |input| {
-        const data = std.fs.cwd().readFileAlloc(arena, input, 1 << 36) catch |err| {
-            fatal("cannot read {s}: {s}", .{ input, @errorName(err) });
-        };
-        const input_z = try arena.dupeZ(u8, input);
-        const fixture = std.fs.path.basename(input);
-        try stdout.print(
-            "\n{s}: {d:.1} MB, format {s}, threads {d}, api {s}, options [{s}], {d} runs (+{d} warmup)\n",
-            .{
-                fixture,          megabytes(data.len),    settings.format_name,
-                settings.threads, @tagName(settings.api), settings.option_names,
-                settings.runs,    settings.warmup,
-            },
-        );
-        try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} {s:>8} {s:>8} {s:>6}\n", .{
-            "backend", "version", "records", "failed", "out bytes", "hash", "median ms", "min ms", "cpu ms", "MB/s", "ns/rec", "x ref",
-        });
-        try stdout.flush();
-
-        const first_row = rows.items.len;
-        const input_both: Input = .{ .data = data, .path = input_z };
-        const measurements = try measure(arena, backends.items, input_both, settings);
-        for (measurements) |measurement| {
-            const backend = measurement.backend;
-            switch (measurement.state) {
-                .ok => try rows.append(arena, try summarize(arena, measurement, data, fixture, settings)),
-                .skipped => {
-                    if (settings.parity) failures += 1;
-                    try stdout.print("{s:<10} {s:<8} {s}: {s}\n", .{
-                        try label(arena, backend.name, measurement.source, settings),   backend.version,
-                        if (settings.parity) "FAILED (not implemented)" else "skipped", measurement.message,
-                    });
-                },
-                .failed => {
-                    failures += 1;
-                    try stdout.print("{s:<10} {s:<8} FAILED: {s}\n", .{
-                        try label(arena, backend.name, measurement.source, settings),
-                        backend.version,
-                        measurement.message,
-                    });
-                },
-            }
-        }
-        try stdout.flush();
-
-        // The reference, when measured, is what the others are compared with; else the first.
-        const measured = rows.items[first_row..];
-        var baseline: ?Row = null;
-        for (measured) |row| {
-            if (std.mem.eql(u8, row.backend, "reference")) baseline = row;
-        }
-        if (baseline == null and measured.len > 0) baseline = measured[0];
-        // The engines are also held to each other on every field (the first one is their base).
-        var engine_base: ?Row = null;
-        for (measured) |row| {
-            if (!std.mem.eql(u8, row.backend, "reference")) {
-                engine_base = row;
-                break;
-            }
-        }
-        for (measured) |*row| {
-            const base = baseline orelse break;
-            const against_reference = std.mem.eql(u8, base.backend, "reference");
-            const fields_match = if (against_reference)
-                std.mem.eql(u8, row.reference_fields_hash, base.reference_fields_hash) and
-                    (std.mem.eql(u8, row.backend, "reference") or
-                        std.mem.eql(u8, row.fields_hash, engine_base.?.fields_hash))
-            else
-                std.mem.eql(u8, row.fields_hash, base.fields_hash);
-            row.hash_matches = std.mem.eql(u8, row.hash, base.hash) and fields_match and
-                row.records == base.records and row.failed == base.failed and
-                row.output_bytes == base.output_bytes and row.final_status == base.final_status;
-            if (std.mem.eql(u8, base.backend, "reference")) {
-                // Speed-up over the reference, as in the gap report: above 1 = faster.
-                row.ratio_to_reference = base.median_ms / row.median_ms;
-            }
-            if (!row.hash_matches) {
-                try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s}/{s} ({d} records, {d} failed, status {d}) differs from {s} {s}/{s} ({d} records, {d} failed, status {d})", .{
-                    fixture,      row.backend,      row.hash,          row.fields_hash, row.records,
-                    row.failed,   row.final_status, base.backend,      base.hash,       base.fields_hash,
-                    base.records, base.failed,      base.final_status,
-                }));
-            }
-        }
-        for (measured) |row| {
-            try stdout.print("{s:<10} {s:<8} {d:>9} {d:>7} {d:>12} {s:<16} {d:>10.2} {d:>10.2} {d:>8.2} {d:>8.1} {d:>8.0} ", .{
-                try label(arena, row.backend, sourceOf(row), settings),
-                row.version,
-                row.records,
-                row.failed,
-                row.output_bytes,
-                row.hash,
-                row.median_ms,
-                row.min_ms,
-                row.median_cpu_ms,
-                row.mb_per_s,
-                row.ns_per_record,
-            });
-            if (row.ratio_to_reference) |ratio| {
-                try stdout.print("{d:>6.2}", .{ratio});
-            } else {
-                try stdout.print("{s:>6}", .{"-"});
-            }
-            try stdout.print("{s}\n", .{if (row.hash_matches) "" else "  OUTPUT DIFFERS"});
-        }
-        try stdout.flush();
-    }
-
-    if (settings.json_path) |path| {
-        const report = .{
-            .harness = "evtx-bench",
-            .linked = linked_backend,
-            .format = settings.format_name,
-            .threads = settings.threads,
-            .api = @tagName(settings.api),
-            .runs = settings.runs,
-            .warmup = settings.warmup,
-            .results = rows.items,
-            .hash_mismatches = mismatches.items,
-            .failures = failures,
-        };
-        const text = try std.fmt.allocPrint(arena, "{f}\n", .{std.json.fmt(report, .{ .whitespace = .indent_2 })});
-        if (std.fs.path.dirname(path)) |dir| std.fs.cwd().makePath(dir) catch {};
-        std.fs.cwd().writeFile(.{ .sub_path = path, .data = text }) catch |err| {
-            fatal("cannot write {s}: {s}", .{ path, @errorName(err) });
-        };
-    }
-
-    for (mismatches.items) |line| try stdout.print("evtx-bench: OUTPUT DIFFERS: {s}\n", .{line});
-    const ok = mismatches.items.len == 0 and failures == 0;
-    try stdout.print("evtx-bench: {d} passed, {d} failed ({d} inputs × {d} backends, format {s}, api {s}, options [{s}])\n", .{
-        rows.items.len - countMismatched(rows.items), countMismatched(rows.items) + failures,
-        inputs.items.len,                             backends.items.len,
-        settings.format_name,                         @tagName(settings.api),
-        settings.option_names,
+/// One input: its table head, every backend's measurement, the comparison of the rows, the
+/// rows.
+fn runInput(
+    arena: std.mem.Allocator,
+    stdout: *std.Io.Writer,
+    backends: []const Backend,
+    input: []const u8,
+    settings: Settings,
+    report: *Report,
+) !void {
+    const data = std.fs.cwd().readFileAlloc(arena, input, 1 << 36) catch |err| {
+        fatal("cannot read {s}: {s}", .{ input, @errorName(err) });
+    };
+    const input_z = try arena.dupeZ(u8, input);
+    const fixture = std.fs.path.basename(input);
+    try stdout.print(
+        "\n{s}: {d:.1} MB, format {s}, threads {d}, api {s}, options [{s}], {d} runs (+{d} warmup)\n",
+        .{
+            fixture,          megabytes(data.len),    settings.format_name,
+            settings.threads, @tagName(settings.api), settings.option_names,
+            settings.runs,    settings.warmup,
+        },
+    );
+    try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} {s:>8} {s:>8} {s:>6}\n", .{
+        "backend", "version", "records", "failed", "out bytes", "hash", "median ms", "min ms", "cpu ms", "MB/s", "ns/rec", "x ref",
     });
     try stdout.flush();
-    if (!ok) std.process.exit(1);
+
+    const first_row = report.rows.items.len;
+    const input_both: Input = .{ .data = data, .path = input_z };
+    const measurements = try measure(arena, backends, input_both, settings);
+    for (measurements) |measurement| {
+        try addMeasurement(arena, stdout, measurement, data, fixture, settings, report);
+    }
+    try stdout.flush();
+    const measured = report.rows.items[first_row..];
+    try compareRows(arena, fixture, measured, &report.mismatches);
+    for (measured) |row| try printRow(arena, stdout, row, settings);
+    try stdout.flush();
+}
+
+/// A row for a measurement that ran; a line (and, under --parity or on failure, a failure)
+/// for one that did not.
+fn addMeasurement(
+    arena: std.mem.Allocator,
+    stdout: *std.Io.Writer,
+    measurement: Measurement,
+    data: []const u8,
+    fixture: []const u8,
+    settings: Settings,
+    report: *Report,
+) !void {
+    const backend = measurement.backend;
+    switch (measurement.state) {
+        .ok => try report.rows.append(arena, try summarize(arena, measurement, data, fixture, settings)),
+        .skipped => {
+            if (settings.parity) report.failures += 1;
+            try stdout.print("{s:<10} {s:<8} {s}: {s}\n", .{
+                try label(arena, backend.name, measurement.source, settings),   backend.version,
+                if (settings.parity) "FAILED (not implemented)" else "skipped", measurement.message,
+            });
+        },
+        .failed => {
+            report.failures += 1;
+            try stdout.print("{s:<10} {s:<8} FAILED: {s}\n", .{
+                try label(arena, backend.name, measurement.source, settings),
+                backend.version,
+                measurement.message,
+            });
+        },
+    }
+}
+
+/// Sets each row's `hash_matches` and `ratio_to_reference`, and adds a line to `mismatches`
+/// for each row that differs. The reference, when measured, is what the others are compared
+/// with; else the first row.
+fn compareRows(
+    arena: std.mem.Allocator,
+    fixture: []const u8,
+    measured: []Row,
+    mismatches: *std.ArrayList([]const u8),
+) !void {
+    var baseline: ?Row = null;
+    for (measured) |row| {
+        if (std.mem.eql(u8, row.backend, "reference")) baseline = row;
+    }
+    if (baseline == null and measured.len > 0) baseline = measured[0];
+    const base = baseline orelse return;
+    // The engines are also held to each other on every field (the first one is their base).
+    var engine_base: ?Row = null;
+    for (measured) |row| {
+        if (!std.mem.eql(u8, row.backend, "reference")) {
+            engine_base = row;
+            break;
+        }
+    }
+    const against_reference = std.mem.eql(u8, base.backend, "reference");
+    for (measured) |*row| {
+        const fields_match = if (against_reference)
+            std.mem.eql(u8, row.reference_fields_hash, base.reference_fields_hash) and
+                (std.mem.eql(u8, row.backend, "reference") or
+                    std.mem.eql(u8, row.fields_hash, engine_base.?.fields_hash))
+        else
+            std.mem.eql(u8, row.fields_hash, base.fields_hash);
+        row.hash_matches = std.mem.eql(u8, row.hash, base.hash) and fields_match and
+            row.records == base.records and row.failed == base.failed and
+            row.output_bytes == base.output_bytes and row.final_status == base.final_status;
+        // Speed-up over the reference, as in the gap report: above 1 = faster.
+        if (against_reference) row.ratio_to_reference = base.median_ms / row.median_ms;
+        if (!row.hash_matches) {
+            try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s}/{s} ({d} records, {d} failed, status {d}) differs from {s} {s}/{s} ({d} records, {d} failed, status {d})", .{
+                fixture,      row.backend,      row.hash,          row.fields_hash, row.records,
+                row.failed,   row.final_status, base.backend,      base.hash,       base.fields_hash,
+                base.records, base.failed,      base.final_status,
+            }));
+        }
+    }
+}
+
+/// One line of an input's table.
+fn printRow(
+    arena: std.mem.Allocator,
+    stdout: *std.Io.Writer,
+    row: Row,
+    settings: Settings,
+) !void {
+    try stdout.print("{s:<10} {s:<8} {d:>9} {d:>7} {d:>12} {s:<16} {d:>10.2} {d:>10.2} {d:>8.2} {d:>8.1} {d:>8.0} ", .{
+        try label(arena, row.backend, sourceOf(row), settings),
+        row.version,
+        row.records,
+        row.failed,
+        row.output_bytes,
+        row.hash,
+        row.median_ms,
+        row.min_ms,
+        row.median_cpu_ms,
+        row.mb_per_s,
+        row.ns_per_record,
+    });
+    if (row.ratio_to_reference) |ratio| {
+        try stdout.print("{d:>6.2}", .{ratio});
+    } else {
+        try stdout.print("{s:>6}", .{"-"});
+    }
+    try stdout.print("{s}\n", .{if (row.hash_matches) "" else "  OUTPUT DIFFERS"});
+}
+
+/// `--json PATH`: the settings, every row, the mismatches and the failure count.
+fn writeJson(
+    arena: std.mem.Allocator,
+    path: []const u8,
+    settings: Settings,
+    report: *const Report,
+) !void {
+    const json = .{
+        .harness = "evtx-bench",
+        .linked = linked_backend,
+        .format = settings.format_name,
+        .threads = settings.threads,
+        .api = @tagName(settings.api),
+        .runs = settings.runs,
+        .warmup = settings.warmup,
+        .results = report.rows.items,
+        .hash_mismatches = report.mismatches.items,
+        .failures = report.failures,
+    };
+    const text = try std.fmt.allocPrint(arena, "{f}\n", .{std.json.fmt(json, .{ .whitespace = .indent_2 })});
+    if (std.fs.path.dirname(path)) |dir| std.fs.cwd().makePath(dir) catch {};
+    std.fs.cwd().writeFile(.{ .sub_path = path, .data = text }) catch |err| {
+        fatal("cannot write {s}: {s}", .{ path, @errorName(err) });
+    };
 }
 
 /// The backend's name, with its source when the run measures another than `heap`.

@@ -907,51 +907,26 @@ fn openOutput(path: []const u8, no_confirm: bool) std.fs.File {
         fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}", .{ path, ioReason(e) });
 }
 
+/// The run, in the same steps as evtx-rs's `main`: parse, a subcommand or the dump's notes,
+/// open the input, open the output, load the side files, run the pipeline into the sink,
+/// finish.
 pub fn main() u8 {
     const gpa = std.heap.smp_allocator;
     const args = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
-    var cli = parseArgs(gpa, args) catch |e| switch (e) {
-        error.Usage => {
-            const more = if (usage_tip_more) "\n\nFor more information, try '--help'." else "";
-            stderrPrint("error: {s}{s}\n", .{ parse_message, more });
-            std.process.exit(2);
-        },
-        error.Help => {
-            const request = help_request orelse {
-                stdoutWriteAll(parse_message);
-                std.process.exit(0);
-            };
-            std.process.exit(printHelp(request.page, request.form));
-        },
-        error.OutOfMemory => fatal("out of memory", .{}),
-    };
-    printNotes(&cli);
+    var cli = parseOrExit(gpa, args);
     if (cli.info_input) |path| return infoCommand(gpa, path);
     if (cli.wevt) |wevt| return wevtCommand(gpa, wevt);
     const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
+    // After the subcommands and the input check, as the reference (and evtx-rs) print them.
+    printNotes(&cli);
     const opened_input = openInput(input, cli.output);
-    const evtx_file = dump.EvtxFile.open(gpa, opened_input, &cli.settings) catch |e| switch (e) {
-        error.FileTooShort, error.BadFileMagic => |header_error| {
-            const block = headerBlockSize(&opened_input);
-            const FatalError = evtx.errors.FatalError;
-            fatal("{f}", .{FatalError.fromHeader(header_error, opened_input.size, block)});
-        },
-        error.OutOfMemory => fatal("out of memory", .{}),
-    };
-    const header = evtx_file.header;
-    const order = evtx_file.order;
+    const evtx_file = openEvtxFile(gpa, opened_input, &cli.settings);
     const out_file = if (cli.output) |path| openOutput(path, cli.no_confirm_overwrite) else std.fs.File.stdout();
-    // Read after the output is created and before anything is written, as the reference does.
+    // The side files live as long as the run: the settings point at them.
     var cache: evtx.wevt_cache.WevtCache = undefined;
-    if (cli.wevt_cache) |path| {
-        cache = loadWevtCache(gpa, path);
-        cli.settings.wevt_cache = &cache;
-    }
     var mta_file: evtx.mta.MtaFile = undefined;
-    if (cli.mta) |path| {
-        mta_file = loadMta(gpa, path);
-        cli.settings.mta = &mta_file;
-    }
+    loadSideFiles(gpa, &cli, &cache, &mta_file);
+    const header = evtx_file.header;
     if (header.checksumMismatch()) {
         stderrPrint("warning: the file header's CRC32 is invalid (stored 0x{x:0>8}, computed 0x{x:0>8}); reading the file anyway\n", .{ header.checksum_stored, header.checksum_computed });
     }
@@ -967,10 +942,65 @@ pub fn main() u8 {
         .verbose = .{ .path = input, .level = cli.verbose, .timer = std.time.Timer.start() catch null },
     };
     const threads = if (cli.threads == 0) std.Thread.getCpuCount() catch 1 else cli.threads;
-    evtx.pipeline.run(gpa, &evtx_file.input, order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
+    evtx.pipeline.run(gpa, &evtx_file.input, evtx_file.order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
         return finish(&fw, &sink, @intCast(opened_input.size), e);
     };
     return finish(&fw, &sink, @intCast(opened_input.size), null);
+}
+
+/// The command line, or the end of the run: a usage error (status 2), help or the version
+/// (status 0). evtx-rs: clap's `Cli::parse`.
+fn parseOrExit(gpa: std.mem.Allocator, args: []const []const u8) Cli {
+    return parseArgs(gpa, args) catch |e| switch (e) {
+        error.Usage => {
+            const more = if (usage_tip_more) "\n\nFor more information, try '--help'." else "";
+            stderrPrint("error: {s}{s}\n", .{ parse_message, more });
+            std.process.exit(2);
+        },
+        error.Help => {
+            const request = help_request orelse {
+                stdoutWriteAll(parse_message);
+                std.process.exit(0);
+            };
+            std.process.exit(printHelp(request.page, request.form));
+        },
+        error.OutOfMemory => fatal("out of memory", .{}),
+    };
+}
+
+/// Reads the file header and chunk order of the opened input, or ends the run with the
+/// reference's words (evtx-rs: in `open_input`).
+fn openEvtxFile(
+    gpa: std.mem.Allocator,
+    opened_input: dump.Input,
+    settings: *const evtx.options.Options,
+) dump.EvtxFile {
+    return dump.EvtxFile.open(gpa, opened_input, settings) catch |e| switch (e) {
+        error.FileTooShort, error.BadFileMagic => |header_error| {
+            const block = headerBlockSize(&opened_input);
+            const FatalError = evtx.errors.FatalError;
+            fatal("{f}", .{FatalError.fromHeader(header_error, opened_input.size, block)});
+        },
+        error.OutOfMemory => fatal("out of memory", .{}),
+    };
+}
+
+/// Reads `--wevt-cache` and `--mta` into `cli.settings`: after the output is created and
+/// before anything is written, as the reference does.
+fn loadSideFiles(
+    gpa: std.mem.Allocator,
+    cli: *Cli,
+    cache: *evtx.wevt_cache.WevtCache,
+    mta_file: *evtx.mta.MtaFile,
+) void {
+    if (cli.wevt_cache) |path| {
+        cache.* = loadWevtCache(gpa, path);
+        cli.settings.wevt_cache = cache;
+    }
+    if (cli.mta) |path| {
+        mta_file.* = loadMta(gpa, path);
+        cli.settings.mta = mta_file;
+    }
 }
 
 /// A wevt subcommand (issue 17) and the arguments after its name.

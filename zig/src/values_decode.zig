@@ -115,6 +115,7 @@ pub const StringEnd = enum {
 
 /// Decodes a substitution value of declared `size` at chunk offset `pos` (7.2).
 pub fn decodeSized(chunk: []const u8, pos: u32, size: u16, vtype: u8, comptime string_end: StringEnd) Error!Decoded {
+    if (vtype > T.array) return decodeArray(chunk, pos, size, vtype);
     const size32: u32 = size;
     switch (vtype) {
         T.null_type, T.ansi, T.binary => {
@@ -148,45 +149,7 @@ pub fn decodeSized(chunk: []const u8, pos: u32, size: u16, vtype: u8, comptime s
             const v = readI32(chunk, pos);
             return done(if (v == 0 or v == 1) T.boolean else T.int32, pos, 4);
         },
-        T.array | T.string => return decodeStringArray(chunk, pos, size32),
-        T.array | T.ansi => {
-            try need(chunk, pos, size32);
-            return done(vtype, pos, size32);
-        },
-        T.array | T.sid => {
-            var p = pos;
-            while (p - pos < size32) p += try sidLength(chunk, p);
-            return done(vtype, pos, p - pos);
-        },
-        T.array | T.binary => {
-            try need(chunk, pos, size32);
-            return done(T.binary, pos, size32);
-        },
-        T.array | T.size_t => {
-            try need(chunk, pos, size32);
-            if (size32 % 8 == 0) return done(T.array | T.hex64, pos, size32);
-            if (size32 % 4 == 0) return done(T.array | T.hex32, pos, size32);
-            return error.BadSizeTSize;
-        },
-        T.array | T.boolean => {
-            if (size32 % 4 != 0) return error.MisalignedArray;
-            try need(chunk, pos, size32);
-            var i: u32 = 0;
-            var all_bool = true;
-            while (i < size32) : (i += 4) {
-                const v = readI32(chunk, pos + i);
-                if (v != 0 and v != 1) all_bool = false;
-            }
-            return done(if (all_bool) vtype else T.array | T.int32, pos, size32);
-        },
         else => {
-            if (vtype > T.array) {
-                const w = fixedWidth(vtype & 0x7F);
-                if (w == 0) return error.InvalidValueType;
-                if (size32 % w != 0) return error.MisalignedArray;
-                try need(chunk, pos, size32);
-                return done(vtype, pos, size32);
-            }
             const w = fixedWidth(vtype);
             if (w == 0) return error.InvalidValueType;
             try need(chunk, pos, w);
@@ -199,6 +162,29 @@ fn done(vtype: u8, pos: u32, len: u32) Decoded {
     return .{ .value = .{ .vtype = vtype, .start = pos, .len = len }, .end = pos + len };
 }
 
+/// `decodeSized` of an array type (`vtype > 0x80`, section 7.3). Out of line: arrays are rare
+/// in logs, and the scalar cases stay small enough to inline.
+noinline fn decodeArray(chunk: []const u8, pos: u32, size: u16, vtype: u8) Error!Decoded {
+    assert(vtype > T.array);
+    const size32: u32 = size;
+    switch (vtype) {
+        T.array | T.string => return decodeStringArray(chunk, pos, size32),
+        T.array | T.ansi => {
+            try need(chunk, pos, size32);
+            return done(vtype, pos, size32);
+        },
+        // Binary array: one Binary value (shared-fixtures rule).
+        T.array | T.binary => {
+            try need(chunk, pos, size32);
+            return done(T.binary, pos, size32);
+        },
+        T.array | T.size_t => return decodeSizeTArray(chunk, pos, size32),
+        T.array | T.sid => return decodeSidArray(chunk, pos, size32),
+        else => return decodeFixedArray(chunk, pos, size32, vtype),
+    }
+}
+
+/// String array: NUL-terminated strings until at least `size` bytes are consumed.
 fn decodeStringArray(chunk: []const u8, pos: u32, size: u32) Error!Decoded {
     var p: usize = pos;
     while (p - pos < size) {
@@ -211,6 +197,36 @@ fn decodeStringArray(chunk: []const u8, pos: u32, size: u32) Error!Decoded {
         }
     }
     return done(T.array | T.string, pos, @intCast(p - pos));
+}
+
+/// SizeT array: 8-byte items when possible, else 4-byte items.
+fn decodeSizeTArray(chunk: []const u8, pos: u32, size: u32) Error!Decoded {
+    try need(chunk, pos, size);
+    if (size % 8 == 0) return done(T.array | T.hex64, pos, size);
+    if (size % 4 == 0) return done(T.array | T.hex32, pos, size);
+    return error.BadSizeTSize;
+}
+
+/// SID array: whole SIDs until at least `size` bytes are consumed.
+fn decodeSidArray(chunk: []const u8, pos: u32, size: u32) Error!Decoded {
+    var p = pos;
+    while (p - pos < size) p += try sidLength(chunk, p);
+    return done(T.array | T.sid, pos, p - pos);
+}
+
+/// Array of a fixed-width type; a Bool array with an item other than 0 or 1 reads as Int32.
+fn decodeFixedArray(chunk: []const u8, pos: u32, size: u32, vtype: u8) Error!Decoded {
+    const w = fixedWidth(vtype & 0x7F);
+    if (w == 0) return error.InvalidValueType;
+    if (size % w != 0) return error.MisalignedArray;
+    try need(chunk, pos, size);
+    if (vtype != (T.array | T.boolean)) return done(vtype, pos, size);
+    var i: u32 = 0;
+    while (i < size) : (i += 4) {
+        const v = readI32(chunk, pos + i);
+        if (v != 0 and v != 1) return done(T.array | T.int32, pos, size);
+    }
+    return done(vtype, pos, size);
 }
 
 /// Decodes the payload of a value-text token (no declared size) at `pos`.

@@ -173,28 +173,61 @@ fn io_reason(e: &io::Error) -> String {
     }
 }
 
+/// The run, in the same steps as evtx-zig's `main`: parse, a subcommand or the dump's notes
+/// and options, open the input, open the output, load the side files, dump through the sink,
+/// finish.
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match &cli.command {
-        Some(Command::Info(args)) => return info_command(args),
-        Some(Command::ExtractWevtTemplates(args)) => return wevt::extract(args),
-        Some(Command::DumpTemplateInstances(args)) => return wevt::dump_instances(args),
-        Some(Command::ApplyWevtCache(args)) => return wevt::apply(args),
-        None => {}
+    if let Some(command) = &cli.command {
+        return run_command(command);
     }
-    let Some(input) = cli.input.clone() else {
+    let Some(input) = cli.input.as_deref() else {
         return fatal(
             "Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).",
         );
     };
+    print_notes(&cli);
+    let mut opts = options_of(&cli);
+    let file = match open_input(input, cli.output.as_deref()) {
+        Ok(f) => f,
+        Err(e) => return fatal(e),
+    };
+    let (writer, progress): (Box<dyn Write>, bool) = match &cli.output {
+        None => (stdout_writer(), false),
+        Some(path) => match open_output(path, cli.no_confirm_overwrite) {
+            Ok(f) => (Box::new(f), io::stderr().is_terminal()),
+            Err(e) => return fatal(e),
+        },
+    };
+    if let Err(code) = load_side_files(&cli, &mut opts) {
+        return code;
+    }
+    if let Some(w) = file.checksum_warning() {
+        eprintln!("{w}");
+    }
+    let progress =
+        progress.then(|| Progress::new(usize::try_from(file.len()).unwrap_or(usize::MAX)));
+    let mut sink = Sink::new(&cli, input, writer, progress);
+    dump(&file, &opts, |chunk: &ChunkResult| sink.consume(chunk));
+    sink.finish(file.len())
+}
+
+/// A subcommand: `info` here, the template ones in `wevt.rs` (evtx-zig: `infoCommand`,
+/// `wevtCommand`).
+fn run_command(command: &Command) -> ExitCode {
+    match command {
+        Command::Info(args) => info_command(args),
+        Command::ExtractWevtTemplates(args) => wevt::extract(args),
+        Command::DumpTemplateInstances(args) => wevt::dump_instances(args),
+        Command::ApplyWevtCache(args) => wevt::apply(args),
+    }
+}
+
+/// The reference's notes on options that change nothing.
+fn print_notes(cli: &Cli) {
     if cli.verbose > 3 {
         eprintln!("using more than -vvv does not affect verbosity level");
     }
-    let format = match cli.format {
-        Fmt::Xml => Format::Xml,
-        Fmt::Json => Format::Json,
-        Fmt::Jsonl => Format::Jsonl,
-    };
     if matches!(cli.format, Fmt::Jsonl) {
         if cli.no_indent {
             eprintln!("no need to pass both `--no-indent` and `-o jsonl`");
@@ -203,7 +236,16 @@ fn main() -> ExitCode {
             eprintln!("no need to pass both `--no-show-record-number` and `-o jsonl`");
         }
     }
-    let mut opts = Options {
+}
+
+/// The dump's options from the command line (evtx-zig fills its `Options` while parsing).
+fn options_of(cli: &Cli) -> Options {
+    let format = match cli.format {
+        Fmt::Xml => Format::Xml,
+        Fmt::Json => Format::Json,
+        Fmt::Jsonl => Format::Jsonl,
+    };
+    Options {
         format,
         indent: !cli.no_indent,
         separate_json_attributes: cli.separate_json_attributes,
@@ -215,122 +257,149 @@ fn main() -> ExitCode {
         recover_records: cli.recover_records,
         mta: None,
         wevt_cache: None,
-    };
+    }
+}
 
-    let file = match open_input(&input, cli.output.as_deref()) {
-        Ok(f) => f,
-        Err(e) => return fatal(e),
-    };
-    let (sink, progress): (Box<dyn Write>, bool) = match &cli.output {
-        None => (stdout_writer(), false),
-        Some(path) => match open_output(path, cli.no_confirm_overwrite) {
-            Ok(f) => (Box::new(f), io::stderr().is_terminal()),
-            Err(e) => return fatal(e),
-        },
-    };
-    // Read after the output is created and before anything is written, as the reference does.
+/// Reads `--wevt-cache` and `--mta` into `opts`: after the output is created and before
+/// anything is written, as the reference does.
+/// Either fails with the exit status after printing the one error line.
+fn load_side_files(cli: &Cli, opts: &mut Options) -> Result<(), ExitCode> {
     if let Some(path) = &cli.wevt_cache {
         match evtx_core::wevt_cache::WevtCache::load(path) {
             Ok(cache) => opts.wevt_cache = Some(std::sync::Arc::new(cache)),
             Err(e) => match e.reader_error() {
-                Some(damage) => return side_file_error(path, &damage),
-                None => return fatal(e),
+                Some(damage) => return Err(side_file_error(path, &damage)),
+                None => return Err(fatal(e)),
             },
         }
     }
     if let Some(path) = &cli.mta {
         match load_mta(path) {
             Ok(Ok(mta)) => opts.mta = Some(std::sync::Arc::new(mta)),
-            Ok(Err(e)) => return side_file_error(path, &e.reader_error()),
-            Err(e) => return fatal(e),
+            Ok(Err(e)) => return Err(side_file_error(path, &e.reader_error())),
+            Err(e) => return Err(fatal(e)),
         }
     }
-    if let Some(w) = file.checksum_warning() {
-        eprintln!("{w}");
-    }
-    // Chunk outputs (usually 60–250 KiB) at least this large go straight to the descriptor in
-    // one write; smaller ones are gathered.
-    let mut out = io::BufWriter::with_capacity(64 << 10, sink);
-    let mut progress =
-        progress.then(|| Progress::new(usize::try_from(file.len()).unwrap_or(usize::MAX)));
-    let mut verbose = Verbose::new(&input, cli.verbose);
-    let mut broken_pipe = false;
-    let mut write_error: Option<io::Error> = None;
-    let mut stopped = false;
-    let stderr = io::stderr();
+    Ok(())
+}
 
-    dump(&file, &opts, |chunk: &ChunkResult| {
-        let first_failure = if cli.stop_after_one_error {
+/// Writes chunk results: record text to the output, one line per error to stderr (evtx-zig's
+/// `Sink`).
+struct Sink<'a> {
+    /// Chunk outputs (usually 60–250 KiB) at least this buffer's size go straight to the
+    /// descriptor in one write; smaller ones are gathered.
+    out: io::BufWriter<Box<dyn Write>>,
+    input: &'a str,
+    stop_after_one_error: bool,
+    progress: Option<Progress>,
+    verbose: Verbose<'a>,
+    broken_pipe: bool,
+    write_error: Option<io::Error>,
+    stopped: bool,
+}
+
+impl<'a> Sink<'a> {
+    fn new(
+        cli: &Cli,
+        input: &'a str,
+        writer: Box<dyn Write>,
+        progress: Option<Progress>,
+    ) -> Sink<'a> {
+        Sink {
+            out: io::BufWriter::with_capacity(64 << 10, writer),
+            input,
+            stop_after_one_error: cli.stop_after_one_error,
+            progress,
+            verbose: Verbose::new(input, cli.verbose),
+            broken_pipe: false,
+            write_error: None,
+            stopped: false,
+        }
+    }
+
+    /// Writes one chunk's records and error lines; `Break` ends the run (a write failed, or
+    /// `--stop-after-one-error` met a failure).
+    fn consume(&mut self, chunk: &ChunkResult) -> ControlFlow<()> {
+        let first_failure = if self.stop_after_one_error {
             chunk.first_failure().map(|(i, _)| i)
         } else {
             None
         };
-        let end = match first_failure {
-            Some(i) => chunk.records[..i]
-                .iter()
-                .rev()
-                .find_map(|r| match &r.outcome {
-                    Outcome::Rendered(range) => Some(range.end),
-                    Outcome::Failed(_) => None,
-                })
-                .unwrap_or(0),
-            None => chunk.bytes.len(),
-        };
-        if let Err(e) = out.write_all(&chunk.bytes[..end]) {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                broken_pipe = true;
-            } else {
-                write_error = Some(e);
-            }
+        let end = first_failure.map_or(chunk.bytes.len(), |i| rendered_end(chunk, i));
+        if let Err(e) = self.out.write_all(&chunk.bytes[..end]) {
+            self.write_failed(e);
             return ControlFlow::Break(());
         }
-        let mut err = stderr.lock();
-        let limit = first_failure.map_or(chunk.records.len(), |i| i + 1);
+        self.report_failures(chunk, first_failure.map_or(chunk.records.len(), |i| i + 1));
+        if let Some(p) = &mut self.progress {
+            p.chunk_done(chunk);
+        }
+        self.verbose.chunk_done(chunk);
+        if first_failure.is_some() {
+            self.stopped = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// One `error:` line on stderr for each failed record among the chunk's first `limit`.
+    fn report_failures(&self, chunk: &ChunkResult, limit: usize) {
+        let mut err = io::stderr().lock();
         for r in &chunk.records[..limit] {
             if let Outcome::Failed(f) = &r.outcome {
                 let id = r.record_id.map_or("-".to_string(), |id| id.to_string());
                 let _ = writeln!(
                     err,
-                    "error: {input}: chunk {}, record {id}, offset 0x{:x}: {f}",
-                    r.chunk_slot, r.file_offset
+                    "error: {}: chunk {}, record {id}, offset 0x{:x}: {f}",
+                    self.input, r.chunk_slot, r.file_offset
                 );
             }
         }
-        drop(err);
-        if let Some(p) = &mut progress {
-            p.chunk_done(chunk);
-        }
-        verbose.chunk_done(chunk);
-        if first_failure.is_some() {
-            stopped = true;
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
-    });
-
-    if let Some(p) = &mut progress {
-        p.finish();
     }
-    verbose.finish(file.len());
-    if !broken_pipe && write_error.is_none() {
-        if let Err(e) = out.flush() {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                broken_pipe = true;
-            } else {
-                write_error = Some(e);
+
+    fn write_failed(&mut self, e: io::Error) {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            self.broken_pipe = true;
+        } else {
+            self.write_error = Some(e);
+        }
+    }
+
+    /// Ends the run after the dump of `bytes` of input: the progress bar and `-v` summary,
+    /// the last flush, and the exit status (a closed pipe is success).
+    fn finish(mut self, bytes: u64) -> ExitCode {
+        if let Some(p) = &mut self.progress {
+            p.finish();
+        }
+        self.verbose.finish(bytes);
+        if !self.broken_pipe && self.write_error.is_none() {
+            if let Err(e) = self.out.flush() {
+                self.write_failed(e);
             }
         }
+        if self.broken_pipe {
+            return ExitCode::SUCCESS;
+        }
+        if let Some(e) = self.write_error {
+            return fatal(format!("failed to write output: {}", io_reason(&e)));
+        }
+        if self.stopped {
+            return fatal("Stopped after error");
+        }
+        ExitCode::SUCCESS
     }
-    if broken_pipe {
-        return ExitCode::SUCCESS;
-    }
-    if let Some(e) = write_error {
-        return fatal(format!("failed to write output: {}", io_reason(&e)));
-    }
-    if stopped {
-        return fatal("Stopped after error");
-    }
-    ExitCode::SUCCESS
+}
+
+/// Where the text of the records before the chunk's record `failure` ends.
+fn rendered_end(chunk: &ChunkResult, failure: usize) -> usize {
+    chunk.records[..failure]
+        .iter()
+        .rev()
+        .find_map(|r| match &r.outcome {
+            Outcome::Rendered(range) => Some(range.end),
+            Outcome::Failed(_) => None,
+        })
+        .unwrap_or(0)
 }
 
 /// Reads and parses `--mta FILE`: an unreadable file is the reference's text (outer `Err`),

@@ -228,7 +228,8 @@ fn value(t: u8, pos: usize, len: usize, count: usize) -> Slot {
 
 /// Decodes a substitution value of type `t` with declared `size` at chunk offset `pos`
 /// (section 7.2, "with declared size"). Returns the slot and the position where decoding
-/// stopped (which may be before or after `pos + size`; the caller applies 6.4).
+/// stopped (which may be before or after `pos + size`; the caller applies 6.4). Steps: the
+/// fixed-width scalars, the arrays (`decode_array`), then the other scalars here.
 pub fn decode_sized(
     chunk: &[u8],
     pos: usize,
@@ -238,6 +239,9 @@ pub fn decode_sized(
 ) -> BinXmlResult<(Slot, usize)> {
     if let Some(fixed) = read_fixed(chunk, pos, t) {
         return fixed;
+    }
+    if t & ty::ARRAY != 0 {
+        return decode_array(chunk, pos, t, size, codec);
     }
     match t {
         ty::NULL => Ok((Slot::Null, pos)),
@@ -282,95 +286,132 @@ pub fn decode_sized(
             };
             Ok((slot, pos + size))
         }
-        // String array: NUL-terminated strings until at least `size` bytes are consumed.
-        0x81 => {
-            if size == 0 {
-                return Ok((value(t, pos, 0, 0), pos));
-            }
-            let mut p = pos;
-            let mut count = 0usize;
-            while p < pos + size {
-                loop {
-                    let u = get_u16(chunk, p).ok_or_else(|| err("unterminated string array", p))?;
-                    p += 2;
-                    if u == 0 {
-                        break;
-                    }
-                }
-                count += 1;
-            }
-            Ok((value(t, pos, p - pos, count), p))
-        }
-        // ANSI string array: drop one trailing NUL, split on NUL.
-        0x82 => {
-            need(chunk, pos, size)?;
-            let raw = &chunk[pos..pos + size];
-            let count = if raw.is_empty() {
-                0
-            } else {
-                let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
-                let mut count = 0;
-                for item in raw.split(|&b| b == 0) {
-                    if !ansi_ok(codec, item) {
-                        return Err(err("invalid ANSI sequence", pos));
-                    }
-                    count += 1;
-                }
-                count
-            };
-            Ok((value(t, pos, size, count), pos + size))
-        }
+        _ => Err(err("unsupported value type", pos)),
+    }
+}
+
+/// `decode_sized` of an array type (`t & 0x80`, section 7.3). Out of line: arrays are rare in
+/// logs, and the scalar cases stay small enough to inline.
+#[inline(never)]
+fn decode_array(
+    chunk: &[u8],
+    pos: usize,
+    t: u8,
+    size: usize,
+    codec: &'static Encoding,
+) -> BinXmlResult<(Slot, usize)> {
+    match t {
+        0x81 => decode_string_array(chunk, pos, size),
+        0x82 => decode_ansi_array(chunk, pos, size, codec),
         // Binary array: one Binary value (shared-fixtures rule).
         0x8e => {
             need(chunk, pos, size)?;
             Ok((value(ty::BINARY, pos, size, 1), pos + size))
         }
-        // SizeT array: 8-byte items when possible, else 4-byte items.
-        0x90 => {
-            let w = if size.is_multiple_of(8) {
-                8
-            } else if size.is_multiple_of(4) {
-                4
-            } else {
-                return Err(err("misaligned SizeT array", pos));
-            };
-            need(chunk, pos, size)?;
-            Ok((value(t, pos, size, size / w), pos + size))
-        }
-        0x93 => {
-            if size == 0 {
-                return Ok((value(t, pos, 0, 0), pos));
-            }
-            let mut p = pos;
-            let mut count = 0;
-            while p - pos < size {
-                p += sid_len(chunk, p)?;
-                count += 1;
-            }
-            Ok((value(t, pos, p - pos, count), p))
-        }
-        0x83..=0x8d | 0x8f | 0x91 | 0x92 | 0x94 | 0x95 => {
-            let w = fixed_width(t & 0x7f);
-            if size == 0 {
-                return Ok((value(t, pos, 0, 0), pos));
-            }
-            if !size.is_multiple_of(w) {
-                return Err(err("misaligned array", pos));
-            }
-            need(chunk, pos, size)?;
-            let mut t = t;
-            if t == 0x8d {
-                let all_bool = chunk[pos..pos + size]
-                    .chunks_exact(4)
-                    .all(|c| matches!(i32::from_le_bytes([c[0], c[1], c[2], c[3]]), 0 | 1));
-                if !all_bool {
-                    t = ty::ARRAY | ty::I32;
-                }
-            }
-            Ok((value(t, pos, size, size / w), pos + size))
-        }
+        0x90 => decode_size_t_array(chunk, pos, size),
+        0x93 => decode_sid_array(chunk, pos, size),
+        0x83..=0x8d | 0x8f | 0x91 | 0x92 | 0x94 | 0x95 => decode_fixed_array(chunk, pos, t, size),
         _ => Err(err("unsupported value type", pos)),
     }
+}
+
+/// String array: NUL-terminated strings until at least `size` bytes are consumed.
+fn decode_string_array(chunk: &[u8], pos: usize, size: usize) -> BinXmlResult<(Slot, usize)> {
+    let t = ty::ARRAY | ty::STRING;
+    if size == 0 {
+        return Ok((value(t, pos, 0, 0), pos));
+    }
+    let mut p = pos;
+    let mut count = 0usize;
+    while p < pos + size {
+        loop {
+            let u = get_u16(chunk, p).ok_or_else(|| err("unterminated string array", p))?;
+            p += 2;
+            if u == 0 {
+                break;
+            }
+        }
+        count += 1;
+    }
+    Ok((value(t, pos, p - pos, count), p))
+}
+
+/// ANSI string array: drop one trailing NUL, split on NUL; every item must decode.
+fn decode_ansi_array(
+    chunk: &[u8],
+    pos: usize,
+    size: usize,
+    codec: &'static Encoding,
+) -> BinXmlResult<(Slot, usize)> {
+    need(chunk, pos, size)?;
+    let raw = &chunk[pos..pos + size];
+    let count = if raw.is_empty() {
+        0
+    } else {
+        let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
+        let mut count = 0;
+        for item in raw.split(|&b| b == 0) {
+            if !ansi_ok(codec, item) {
+                return Err(err("invalid ANSI sequence", pos));
+            }
+            count += 1;
+        }
+        count
+    };
+    Ok((value(ty::ARRAY | ty::ANSI, pos, size, count), pos + size))
+}
+
+/// SizeT array: 8-byte items when possible, else 4-byte items.
+fn decode_size_t_array(chunk: &[u8], pos: usize, size: usize) -> BinXmlResult<(Slot, usize)> {
+    let w = if size.is_multiple_of(8) {
+        8
+    } else if size.is_multiple_of(4) {
+        4
+    } else {
+        return Err(err("misaligned SizeT array", pos));
+    };
+    need(chunk, pos, size)?;
+    Ok((
+        value(ty::ARRAY | ty::SIZET, pos, size, size / w),
+        pos + size,
+    ))
+}
+
+/// SID array: whole SIDs until at least `size` bytes are consumed.
+fn decode_sid_array(chunk: &[u8], pos: usize, size: usize) -> BinXmlResult<(Slot, usize)> {
+    let t = ty::ARRAY | ty::SID;
+    if size == 0 {
+        return Ok((value(t, pos, 0, 0), pos));
+    }
+    let mut p = pos;
+    let mut count = 0;
+    while p - pos < size {
+        p += sid_len(chunk, p)?;
+        count += 1;
+    }
+    Ok((value(t, pos, p - pos, count), p))
+}
+
+/// Array of a fixed-width type; a Bool array with an item other than 0 or 1 reads as Int32.
+fn decode_fixed_array(chunk: &[u8], pos: usize, t: u8, size: usize) -> BinXmlResult<(Slot, usize)> {
+    let w = fixed_width(t & 0x7f);
+    if size == 0 {
+        return Ok((value(t, pos, 0, 0), pos));
+    }
+    if !size.is_multiple_of(w) {
+        return Err(err("misaligned array", pos));
+    }
+    need(chunk, pos, size)?;
+    let mut t = t;
+    if t == ty::ARRAY | ty::BOOL {
+        let all_bool = chunk[pos..pos + size]
+            .chunks_exact(4)
+            .all(|c| matches!(i32::from_le_bytes([c[0], c[1], c[2], c[3]]), 0 | 1));
+        if !all_bool {
+            t = ty::ARRAY | ty::I32;
+        }
+    }
+    Ok((value(t, pos, size, size / w), pos + size))
 }
 
 fn bool_slot(chunk: &[u8], pos: usize) -> Slot {
