@@ -134,7 +134,11 @@ pub fn run(gpa: std.mem.Allocator, options: *const Options, report: Report) u8 {
             message.writer.writeAll("out of memory") catch {};
         }
         report.stdout.flush() catch {};
-        report.stderr.print("Error: {s}\n", .{message.written()}) catch {};
+        // A damaged cache's message is already its whole line (`damaged`).
+        if (e == error.Damaged)
+            report.stderr.writeAll(message.written()) catch {}
+        else
+            report.stderr.print("Error: {s}\n", .{message.written()}) catch {};
         break :status 1;
     };
     report.stdout.flush() catch {};
@@ -142,7 +146,8 @@ pub fn run(gpa: std.mem.Allocator, options: *const Options, report: Report) u8 {
     return status;
 }
 
-const Failed = error{ Failed, OutOfMemory };
+/// `Damaged`: the message is a damaged cache's one line, printed as it is.
+const Failed = error{ Failed, Damaged, OutOfMemory };
 
 /// Writes the reference's message to `m` and returns `error.Failed`.
 fn fail(m: *std.Io.Writer, comptime fmt: []const u8, args: anytype) Failed {
@@ -174,19 +179,23 @@ fn runOrFail(
     m: *std.Io.Writer,
 ) Failed!void {
     var why: [128]u8 = undefined;
-    const blobs = try readBlobs(arena, options.cache, m);
+    const cache = try readBlobs(arena, options.cache, m);
+    const blobs = cache.blobs;
     var temps: std.ArrayList(struct { blob: usize, temp: wevt_cache.TempRef }) = .empty;
     var found: std.ArrayList(wevt_cache.TempRef) = .empty;
+    // Every blob is read before any is parsed, in the reference's order: a container fault
+    // after a damaged manifest is the one reported.
     for (blobs, 0..) |b, i| {
         found.clearRetainingCapacity();
         var fault: wevt_cache.CrimError = undefined;
         wevt_cache.parseCrim(arena, b, &found, &fault) catch |e| switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
-            error.Crim => return fail(
-                m,
-                "failed to parse CRIM/WEVT blob\n\nCaused by:\n    {f}",
-                .{fault},
-            ),
+            error.Crim => {
+                const base = @intFromPtr(b.ptr) - @intFromPtr(cache.bytes.ptr);
+                assert(base <= cache.bytes.len);
+                const diag: wevt_cache.Diagnostic = .{ .crim = .{ .err = fault, .blob = base } };
+                return cacheDamaged(m, diag, options.cache);
+            },
         };
         for (found.items) |t| if (t.indexed) try temps.append(arena, .{ .blob = i, .temp = t });
     }
@@ -244,12 +253,13 @@ fn runOrFail(
     }
 }
 
-/// The CRIM blobs of the `.wevtcache` at `path`, or the reference's error.
+/// The CRIM blobs of the `.wevtcache` at `path`, slices of its `bytes`, or the error: the
+/// reference's when the file cannot be read, the damaged cache's line otherwise.
 fn readBlobs(
     arena: std.mem.Allocator,
     path: []const u8,
     m: *std.Io.Writer,
-) Failed![]const []const u8 {
+) Failed!struct { bytes: []const u8, blobs: []const []const u8 } {
     var why: [128]u8 = undefined;
     const bytes = std.fs.cwd().readFileAlloc(arena, path, file_bytes_max) catch |e| {
         if (e == error.OutOfMemory) return error.OutOfMemory;
@@ -259,17 +269,20 @@ fn readBlobs(
     };
     var blobs: std.ArrayList([]const u8) = .empty;
     var fault: wevt_cache.Fault = undefined;
-    var reader = wevt_cache.Reader.init(bytes, &fault) catch return cacheFault(m, fault, path);
-    while (reader.next(&fault) catch return cacheFault(m, fault, path)) |blob|
+    var reader = wevt_cache.Reader.init(bytes, &fault) catch
+        return cacheDamaged(m, .{ .file = fault }, path);
+    while (reader.next(&fault) catch return cacheDamaged(m, .{ .file = fault }, path)) |blob|
         try blobs.append(arena, blob);
-    return blobs.items;
+    return .{ .bytes = bytes, .blobs = blobs.items };
 }
 
-fn cacheFault(m: *std.Io.Writer, fault: wevt_cache.Fault, path: []const u8) Failed {
-    fault.write(m, path) catch return error.OutOfMemory;
-    if (fault == .short_read)
-        return fail(m, "\n\nCaused by:\n    failed to fill whole buffer", .{});
-    return error.Failed;
+/// Writes the damaged cache's one line, the one `--wevt-cache` prints for the same file
+/// (shared-fixtures/README.md, "Damaged side files"), and returns `error.Damaged`.
+fn cacheDamaged(m: *std.Io.Writer, diag: wevt_cache.Diagnostic, path: []const u8) Failed {
+    assert(diag != .io);
+    const damage = diag.readerError().?;
+    damage.writeLine(m, path) catch return error.OutOfMemory;
+    return error.Damaged;
 }
 
 /// The reference's `normalize_guid`: trimmed, braces stripped, lower case.
@@ -1044,22 +1057,25 @@ test "the fixtures' caches: a template rendered and the damaged ones in the refe
         \\</Event>
         \\
     , out.written());
-    // The reference's texts for the damaged caches.
+    // The damaged caches: the dump's `--wevt-cache` line, at the generator's offset
+    // (shared-fixtures/wevt/damage.json), the reference's text joined to its cause.
     const cases = [_][2][]const u8{
-        .{ "damaged-ttbl-count.wevtcache", "failed to parse CRIM/WEVT blob\n\nCaused by:\n    " ++
+        .{ "damaged-ttbl-count.wevtcache", "offset 0x531: failed to parse CRIM/WEVT blob: " ++
             "buffer too small for TEMP header at offset 1304 (need 40 bytes, have 0)" },
-        .{ "damaged-crim-magic.wevtcache", "failed to parse CRIM/WEVT blob\n\nCaused by:\n    " ++
+        .{ "damaged-crim-magic.wevtcache", "offset 0x19: failed to parse CRIM/WEVT blob: " ++
             "invalid signature at offset 0: expected [67, 82, 73, 77], got [67, 82, 73, 88]" },
-        .{ "damaged-temp-size.wevtcache", "failed to parse CRIM/WEVT blob\n\nCaused by:\n    " ++
+        .{ "damaged-temp-size.wevtcache", "offset 0x81: failed to parse CRIM/WEVT blob: " ++
             "size 65535 out of bounds for TEMP.size at offset 104" },
     };
     inline for (cases) |c| {
         message.clearRetainingCapacity();
-        var damaged = options;
-        damaged.cache = dir ++ c[0];
+        const path = dir ++ c[0];
+        var bad = options;
+        bad.cache = path;
         const report: Report = .{ .stdout = &out.writer, .stderr = undefined };
-        try std.testing.expectError(error.Failed, runOrFail(a, &damaged, report, &message.writer));
-        try std.testing.expectEqualStrings(c[1], message.written());
+        try std.testing.expectError(error.Damaged, runOrFail(a, &bad, report, &message.writer));
+        const line = "error: " ++ path ++ ": " ++ c[1] ++ "\n";
+        try std.testing.expectEqualStrings(line, message.written());
     }
 }
 

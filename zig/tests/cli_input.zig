@@ -529,6 +529,50 @@ test "damaged side files: one line with the generator's offset, the reference's 
     try std.testing.expectEqual(@as(usize, 13 + 10 + 5), checked);
 }
 
+// `apply-wevt-cache --cache` (rust/cli/tests/side_files.rs is the twin): a damaged cache stops
+// it with the dump's `--wevt-cache` line for the same file (the generator's offset), exit 1,
+// nothing on stdout.
+test "a damaged cache stops apply-wevt-cache with the dump's line" {
+    var root_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const root = try std.fs.cwd().realpath(options.fixtures, &root_buf);
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var table_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const table_path = try std.fmt.bufPrint(&table_buf, "{s}/wevt/damage.json", .{root});
+    const text = try std.fs.cwd().readFileAlloc(gpa, table_path, 1 << 20);
+    defer gpa.free(text);
+    const table = try std.json.parseFromSlice(std.json.Value, gpa, text, .{});
+    defer table.deinit();
+    var log_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const log = try std.fmt.bufPrint(&log_buf, "{s}/wevt/carved.evtx", .{root});
+    var checked: usize = 0;
+    var it = table.value.object.iterator();
+    while (it.next()) |entry| {
+        const name = entry.key_ptr.*;
+        if (!std.mem.endsWith(u8, name, ".wevtcache")) continue;
+        var file_buf: [std.fs.max_path_bytes]u8 = undefined;
+        const file = try std.fmt.bufPrint(&file_buf, "{s}/wevt/{s}", .{ root, name });
+        const apply = [_][]const u8{
+            cli(),             "apply-wevt-cache", "--cache",         file,
+            "--template-guid", "1",                "--substitutions", "[]",
+        };
+        var run = try runCli(tmp.dir, &apply, null, null);
+        defer run.deinit();
+        try run.expectExit(1);
+        try std.testing.expectEqualStrings("", run.stdout);
+        const line = std.mem.trimRight(u8, run.stderr, "\n");
+        try std.testing.expect(std.mem.indexOfScalar(u8, line, '\n') == null);
+        const want: u64 = @intCast(entry.value_ptr.*.integer);
+        try std.testing.expectEqual(want, try sideLineOffset(line, file));
+        const dump_argv = [_][]const u8{ cli(), "-t", "1", "--wevt-cache", file, log };
+        var dump = try runCli(tmp.dir, &dump_argv, null, null);
+        defer dump.deinit();
+        try std.testing.expectEqualStrings(dump.stderr, run.stderr);
+        checked += 1;
+    }
+    try std.testing.expectEqual(@as(usize, 10), checked);
+}
+
 /// After a damaged PE: the reference's summary line, and the good PE's one blob written.
 fn expectNextFileDone(dir: std.fs.Dir, summary: ?[]const u8) !void {
     const want = "Error: extract-wevt-templates completed with 1 error(s)";

@@ -677,7 +677,8 @@ const WEVT_TOOLS: Mode = mode(crate::wevt::TOOLS_MODE, &[], false, false, false,
 /// The template subcommands on a log (`crate::wevt`): one check per pair over every form.
 /// Reference against an engine: exit status, stdout (with a fingerprint of the cache a form
 /// writes) and stderr (the backtrace the reference adds under `RUST_BACKTRACE` taken out, its
-/// `Caused by:` chain compared in full); rust-zig: stderr in full.
+/// `Caused by:` chain compared in full, a damaged PE's or `--cache` file's line mapped by
+/// `crate::wevt::side_file_lines`); rust-zig: stderr in full.
 fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks: &mut Vec<Check>) {
     let out_dir = std::env::temp_dir().join(format!("evtx-parity-wevt-{}", std::process::id()));
     if std::fs::create_dir_all(&out_dir).is_err() {
@@ -730,6 +731,9 @@ fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks:
                 let left = crate::wevt::without_backtrace(&expected.output.stderr);
                 let left = if writes {
                     crate::wevt::side_file_lines(&left, &actual.output.stderr, None)
+                } else if let Some(cache) = crate::wevt::apply_cache(&argv) {
+                    // A damaged cache: the one line of the dump's `--wevt-cache`.
+                    crate::wevt::side_file_lines(&left, &actual.output.stderr, Some(&cache))
                 } else {
                     left
                 };

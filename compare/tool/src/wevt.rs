@@ -96,10 +96,17 @@ pub const ONCE_FORMS: &[&str] = &[
     "apply-wevt-cache --cache %/templates.wevtcache --substitutions []",
     "apply-wevt-cache --cache %/templates.wevtcache --provider-guid 1 --event-id 2 \
      --version 0 --substitutions []",
-    "apply-wevt-cache --cache %/damaged-ttbl-count.wevtcache --template-guid 1 \
-     --substitutions []",
+    // Every damaged cache: the dump's `--wevt-cache` line (`apply_cache`).
+    "apply-wevt-cache --cache %/damaged-count.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-crim-magic.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-kind.wevtcache --template-guid 1 --substitutions []",
     "apply-wevt-cache --cache %/damaged-length.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-magic.wevtcache --template-guid 1 --substitutions []",
     "apply-wevt-cache --cache %/damaged-short.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-temp-size.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-truncated.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-ttbl-count.wevtcache --template-guid 1 --substitutions []",
+    "apply-wevt-cache --cache %/damaged-version.wevtcache --template-guid 1 --substitutions []",
     "apply-wevt-cache --cache %/empty.wevtcache --template-guid 1 --substitutions []",
     "apply-wevt-cache --cache %/templates.wevtcache \
      --template-guid 5F2C2A43-AA86-2481-02F3-ECE817383695 --substitutions-file %/none.json",
@@ -196,7 +203,7 @@ pub fn side_file_lines(reference: &[u8], engine: &[u8], side: Option<&str>) -> V
         // The dump's refusal: the reference's first line (its `Caused by:` chain aside).
         let first = text.lines().next().unwrap_or("");
         let line = ours.strip_suffix('\n').unwrap_or(&ours);
-        if !line.contains('\n') && maps(first, line, side) {
+        if !line.contains('\n') && (maps(first, line, side) || maps(&crim(text), line, side)) {
             return engine.to_vec();
         }
         return reference.to_vec();
@@ -216,6 +223,30 @@ pub fn side_file_lines(reference: &[u8], engine: &[u8], side: Option<&str>) -> V
         out.pop();
     }
     out.into_bytes()
+}
+
+/// `apply-wevt-cache`'s manifest failure, `failed to parse CRIM/WEVT blob` over one cause (an
+/// anyhow context), as the dump words it: `failed to parse CRIM/WEVT blob: <cause>`. Any other
+/// text: empty (it maps to no line).
+fn crim(text: &str) -> String {
+    let context = "failed to parse CRIM/WEVT blob\n\nCaused by:\n    ";
+    match text
+        .strip_prefix(context)
+        .map(|c| c.strip_suffix('\n').unwrap_or(c))
+    {
+        Some(cause) if !cause.contains('\n') => format!("failed to parse CRIM/WEVT blob: {cause}"),
+        _ => String::new(),
+    }
+}
+
+/// The file `apply-wevt-cache` takes its templates from (`--cache FILE`): its damage is
+/// mapped as the dump's `--wevt-cache` (`side_file_lines`); none for the other subcommands.
+pub fn apply_cache(argv: &[&str]) -> Option<String> {
+    if argv.first() != Some(&"apply-wevt-cache") {
+        return None;
+    }
+    let at = argv.iter().position(|a| *a == "--cache")?;
+    argv.get(at + 1).map(|p| p.to_string())
 }
 
 /// Whether `line` is `error: <path>: offset 0x<hex>: <what>` with `<what>` the reference's
@@ -267,6 +298,27 @@ mod tests {
         let ours = b"error: c: offset 0x10: `.wevtcache` entry length 9 is larger than the rest \
                      of the file\n";
         assert_eq!(side_file_lines(rest, ours, Some("c")), ours);
+    }
+
+    #[test]
+    fn a_damaged_manifest_under_apply_maps_through_its_cause() {
+        let reference = b"Error: failed to parse CRIM/WEVT blob\n\nCaused by:\n    invalid \
+                          signature at offset 0: expected [1], got [2]\n";
+        let ours = b"error: c: offset 0x19: failed to parse CRIM/WEVT blob: invalid signature \
+                     at offset 0: expected [1], got [2]\n";
+        assert_eq!(side_file_lines(reference, ours, Some("c")), ours);
+        // Another cause, or a second cause in the chain: the reference's bytes stay.
+        let other = b"error: c: offset 0x19: failed to parse CRIM/WEVT blob: size 1\n";
+        assert_eq!(side_file_lines(reference, other, Some("c")), reference);
+        let two = b"Error: failed to parse CRIM/WEVT blob\n\nCaused by:\n    invalid \
+                    signature at offset 0: expected [1], got [2]\n    more\n";
+        assert_eq!(side_file_lines(two, ours, Some("c")), two);
+        let argv = ["apply-wevt-cache", "--cache", "c", "--substitutions", "[]"];
+        assert_eq!(apply_cache(&argv).as_deref(), Some("c"));
+        assert_eq!(
+            apply_cache(&["dump-template-instances", "--cache", "c"]),
+            None
+        );
     }
 
     #[test]

@@ -833,26 +833,58 @@ fn record_raw_values(
 }
 
 /// `apply-wevt-cache`: one cached template rendered with JSON values or a record's values.
+/// A damaged cache gives the one line of `--wevt-cache` for the same file (shared-fixtures/
+/// README.md, "Damaged side files"), before anything else is read, as the reference stops.
 pub fn apply(args: &ApplyArgs) -> ExitCode {
-    match apply_inner(args) {
+    let cache = match CacheTemplates::load(Path::new(&args.cache)) {
+        Ok(cache) => cache,
+        Err(e) => {
+            return match e.reader_error() {
+                Some(damage) => crate::side_file_error(Path::new(&args.cache), &damage),
+                None => fatal(e),
+            }
+        }
+    };
+    match apply_inner(args, &cache) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fatal(e),
     }
 }
 
-fn apply_inner(args: &ApplyArgs) -> Result<(), String> {
-    use evtx_core::wevt_cache::{parse_crim, read_blobs, TempRef};
-    let cache_path = PathBuf::from(&args.cache);
-    let mut blobs = Vec::new();
-    read_blobs(&cache_path, |b| {
-        blobs.push(b);
-        Ok(())
-    })?;
-    let mut temps: Vec<(usize, TempRef)> = Vec::new();
-    for (i, b) in blobs.iter().enumerate() {
-        let found = parse_crim(b).map_err(|e| caused("failed to parse CRIM/WEVT blob", e))?;
-        temps.extend(found.into_iter().filter(|t| t.indexed).map(|t| (i, t)));
+/// The CRIM blobs of a cache and their indexed templates (blob index, template).
+struct CacheTemplates {
+    blobs: Vec<Vec<u8>>,
+    temps: Vec<(usize, evtx_core::wevt_cache::TempRef)>,
+}
+
+impl CacheTemplates {
+    /// Every blob is read before any is parsed, in the reference's order: a container fault
+    /// after a damaged manifest is the one reported.
+    fn load(path: &Path) -> Result<CacheTemplates, evtx_core::wevt_cache::Diagnostic> {
+        use evtx_core::wevt_cache::{parse_crim, read_blobs, Diagnostic};
+        let mut read = Vec::new();
+        read_blobs(path, |at, b| {
+            read.push((at, b));
+            Ok(())
+        })?;
+        let mut cache = CacheTemplates {
+            blobs: Vec::with_capacity(read.len()),
+            temps: Vec::new(),
+        };
+        for (i, (at, b)) in read.into_iter().enumerate() {
+            let found = parse_crim(&b).map_err(|error| Diagnostic::Crim { error, blob: at })?;
+            cache
+                .temps
+                .extend(found.into_iter().filter(|t| t.indexed).map(|t| (i, t)));
+            cache.blobs.push(b);
+        }
+        Ok(cache)
     }
+}
+
+fn apply_inner(args: &ApplyArgs, cache: &CacheTemplates) -> Result<(), String> {
+    let cache_path = PathBuf::from(&args.cache);
+    let (blobs, temps) = (&cache.blobs, &cache.temps);
     let evtx = args.evtx.as_ref().zip(args.record_id);
     let json = if evtx.is_some() {
         None

@@ -93,6 +93,37 @@ fn damaged_mta_and_caches_stop_the_dump_with_one_line() {
     assert_eq!(checked, 13 + 10, "every damaged .MTA and .wevtcache");
 }
 
+/// `apply-wevt-cache --cache`: a damaged cache stops it with the dump's `--wevt-cache` line for
+/// the same file (the generator's offset), exit 1, nothing on stdout.
+#[test]
+fn a_damaged_cache_stops_apply_with_the_dumps_line() {
+    let log = workspace_root().join("shared-fixtures/wevt/carved.evtx");
+    let mut checked = 0;
+    for (name, want) in damage_table("wevt") {
+        if !name.ends_with(".wevtcache") {
+            continue;
+        }
+        let file = fixtures("wevt").join(&name);
+        let path = file.to_string_lossy().into_owned();
+        let apply = ["apply-wevt-cache", "--cache", &path, "--template-guid", "1"];
+        let out = run(&[&apply[..], &["--substitutions", "[]"]].concat());
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        assert!(out.stdout.is_empty(), "{name}: nothing rendered");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{name}: {stderr}");
+        check_offset(&name, want, line_offset(lines[0], &path), &file);
+        let dump = run(&["-t", "1", "--wevt-cache", &path, &log.to_string_lossy()]);
+        assert_eq!(
+            String::from_utf8_lossy(&dump.stderr),
+            stderr,
+            "{name}: the dump's line"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 10, "every damaged .wevtcache");
+}
+
 #[test]
 fn a_damaged_pe_is_named_and_the_next_file_is_done() {
     let out_dir = workspace_root()

@@ -37,7 +37,7 @@ impl WevtCache {
     /// is the reference's text, `Caused by:` block included).
     pub fn load(path: &Path) -> Result<WevtCache, Diagnostic> {
         let mut cache = WevtCache::default();
-        read_blobs(path, |blob| cache.add(blob))?;
+        read_blobs(path, |_, blob| cache.add(blob))?;
         Ok(cache)
     }
 
@@ -45,7 +45,7 @@ impl WevtCache {
     /// the same reads, checks and texts as [`WevtCache::load`] (the fuzz target's entry).
     pub fn parse(bytes: &[u8], path: &Path) -> Result<WevtCache, Diagnostic> {
         let mut cache = WevtCache::default();
-        read_blobs_from(bytes, bytes.len() as u64, |blob| cache.add(blob))
+        read_blobs_from(bytes, bytes.len() as u64, |_, blob| cache.add(blob))
             .map_err(|stop| diagnose(stop, path))?;
         Ok(cache)
     }
@@ -221,11 +221,12 @@ fn io_error(action: &str, path: &Path, e: &std::io::Error) -> Diagnostic {
     ))
 }
 
-/// Reads the entries of the `.wevtcache` at `path` in order, handing each CRIM blob to `each`.
-/// Stops at the first fault.
+/// Reads the entries of the `.wevtcache` at `path` in order, handing each CRIM blob and the
+/// file offset of its first byte to `each` (a manifest's fault lies at that offset plus its
+/// place). Stops at the first fault.
 pub fn read_blobs(
     path: &Path,
-    each: impl FnMut(Vec<u8>) -> Result<(), CrimError>,
+    each: impl FnMut(u64, Vec<u8>) -> Result<(), CrimError>,
 ) -> Result<u32, Diagnostic> {
     let file = std::fs::File::open(path).map_err(|e| io_error("open", path, &e))?;
     let len = file
@@ -276,7 +277,7 @@ fn read_part(
 fn read_blobs_from(
     mut file: impl std::io::Read,
     len: u64,
-    mut each: impl FnMut(Vec<u8>) -> Result<(), CrimError>,
+    mut each: impl FnMut(u64, Vec<u8>) -> Result<(), CrimError>,
 ) -> Result<u32, Stop> {
     let mut header = [0u8; HEADER_SIZE];
     read_part(&mut file, &mut header, "read header", 0)?;
@@ -309,7 +310,7 @@ fn read_blobs_from(
         // Bounded by the file's length (checked above).
         let mut blob = vec![0u8; size as usize];
         read_part(&mut file, &mut blob, "read entry payload", payload)?;
-        each(blob).map_err(|e| Stop::Crim(e, payload))?;
+        each(payload, blob).map_err(|e| Stop::Crim(e, payload))?;
         at = payload + size;
     }
     Ok(count)
