@@ -33,7 +33,10 @@ pub const Out = struct {
     }
 
     pub inline fn ensure(out: *Out, n: usize) Error!void {
-        if (out.list.capacity - out.list.items.len < n) try out.list.ensureUnusedCapacity(out.gpa, n);
+        if (out.list.capacity - out.list.items.len < n) try out.list.ensureUnusedCapacity(
+            out.gpa,
+            n,
+        );
     }
 
     /// The reserved but unwritten bytes; commit with `advance`.
@@ -430,7 +433,11 @@ fn writeUtf16Scalar(out: *Out, src: []const u8, comptime mode: Mode) Error!void 
             const lo = unitAt(src, i + 1);
             if (lo >= 0xDC00 and lo < 0xE000) {
                 i += 1;
-                try writeCodepoint(out, @intCast(0x10000 + ((@as(u32, u) - 0xD800) << 10) + (lo - 0xDC00)), mode);
+                try writeCodepoint(
+                    out,
+                    @intCast(0x10000 + ((@as(u32, u) - 0xD800) << 10) + (lo - 0xDC00)),
+                    mode,
+                );
                 continue;
             }
         }
@@ -457,7 +464,15 @@ test "property: the vector escaper equals the scalar one on random strings" {
     var k: usize = 0;
     while (k < 4000) : (k += 1) {
         for (0..buf.len / 2) |j| {
-            const u = if (random.uintLessThan(u8, 4) == 0) pool[random.uintLessThan(usize, pool.len)] else 'a' + random.uintLessThan(u16, 26);
+            const u = if (random.uintLessThan(u8, 4) == 0) pool[
+                random.uintLessThan(
+                    usize,
+                    pool.len,
+                )
+            ] else 'a' + random.uintLessThan(
+                u16,
+                26,
+            );
             std.mem.writeInt(u16, buf[2 * j ..][0..2], u, .little);
         }
         const units = random.uintAtMost(usize, 40);
