@@ -214,7 +214,9 @@ impl Gap {
                     || self.reference_failures.is_none()
                     || self.engine_failures.is_none()
                 {
-                    return Err("an error-records entry pins reference_failures and engine_failures, and no record".into());
+                    return Err("an error-records entry pins reference_failures and \
+                        engine_failures, and no record"
+                        .into());
                 }
             }
             Category::ExtraRecord

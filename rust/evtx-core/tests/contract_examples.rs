@@ -284,7 +284,11 @@ fn dependency_ids_omit_elements() {
     );
     assert_eq!(
         render(&file, &xml()),
-        vec![Ok("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event>\n  <B>b</B>\n  <Holder></Holder>\n  <E>e</E>\n</Event>\n\n".to_string())]
+        vec![Ok(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event>\n  <B>b</B>\n  \
+            <Holder></Holder>\n  <E>e</E>\n</Event>\n\n"
+                .to_string()
+        )]
     );
 }
 
@@ -376,7 +380,8 @@ fn optional_and_normal_substitutions_of_empty_values() {
     );
     assert_eq!(
         render(&file, &xml()),
-        vec![Ok("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Root>\n  <OptEmpty></OptEmpty>\n  <NonOptNull></NonOptNull>\n  <AttrEmpty/>\n  <AttrOnly a=\"A\"></AttrOnly>\n</Root>\n\n".to_string())]
+        vec![Ok("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Root>\n  <OptEmpty></OptEmpty>\n  \
+            <NonOptNull></NonOptNull>\n  <AttrEmpty/>\n  <AttrOnly a=\"A\"></AttrOnly>\n</Root>\n\n".to_string())]
     );
 }
 

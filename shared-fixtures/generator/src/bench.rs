@@ -166,7 +166,8 @@ const COMMANDS: &[&str] = &[
     "C:\\Windows\\system32\\svchost.exe -k netsvcs -p -s Schedule",
     "\"C:\\Windows\\system32\\cmd.exe\" /c \"dir C:\\Users\\%USERNAME%\\Documents > out.txt\"",
     "powershell.exe -NoProfile -ExecutionPolicy Bypass -File C:\\ops\\inventory.ps1",
-    "\"C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe\" --type=renderer --lang=en-US",
+    "\"C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe\" --type=renderer \
+        --lang=en-US",
     "C:\\Windows\\system32\\conhost.exe 0xffffffff -ForceV1",
     "taskhostw.exe {222A245B-E637-4AE9-A93F-A59CA119A75E}",
     "",

@@ -324,7 +324,8 @@ fn chunk_header_ids() -> Fixture {
     let first = "{\"Event\":{\"EventData\":{\"N\":20,\"S\":\"record 20\"}}}\n";
     dfx(
         "chunk-header-ids",
-        "Record ids against the chunk header. Slot 0 (header first 20, last 26) holds records 20, 21, \
+        "Record ids against the chunk header. Slot 0 (header first 20, last 26) holds records 20, \
+            21, \
          100, 22, 23, 1000, 24, 25, 26, 27: record 100 is reached by normal walking and printed \
          whatever its id; record 23 has size 0 (error); the resync skips record 1000 (its id is \
          outside 20..=26) and lands on 24; the walk stops after 26 (= last id), so 27 is not \
@@ -428,7 +429,8 @@ fn bad_offsets() -> Fixture {
     add(&mut c, good(16));
     dfx(
         "bad-offsets",
-        "Odd records good (simple template), even records broken: 2 element name offset outside the \
+        "Odd records good (simple template), even records broken: 2 element name offset outside \
+            the \
          chunk; 4 name offset pointing at its own offset field (decoded from the following bytes); 6 \
          template definition offset outside the chunk; 8 definition offset pointing at itself; 10 \
          inline definition whose data size (1 MiB) passes the chunk end; 12 entity reference name \
@@ -585,7 +587,8 @@ fn invalid_binxml() -> Fixture {
     );
     dfx(
         "invalid-binxml",
-        "Odd records are broken BinXML, each followed by a good one: 1 invalid token 0x10; 3 invalid \
+        "Odd records are broken BinXML, each followed by a good one: 1 invalid token 0x10; 3 \
+            invalid \
          type 0x16 in a descriptor; 5 invalid type 0x24 in a substitution token; 7 odd-sized String \
          (3 bytes); 9 SizeT of size 2; 11 Int32 array of 6 bytes; 13 definition with two roots; 15 \
          text before the root; 17 end element with nothing open; 19 unclosed element; 21 attribute \
@@ -605,7 +608,8 @@ fn bad_file_magic() -> Fixture {
     bytes[0..8].copy_from_slice(b"ElfFilX\0");
     dfx(
         "bad-file-magic",
-        "A 4096-byte file whose header magic is `ElfFilX`: fatal error (exit status 1, `Error: ...`), nothing printed.",
+        "A 4096-byte file whose header magic is `ElfFilX`: fatal error (exit status 1, `Error: \
+            ...`), nothing printed.",
         &[],
         &[],
         bytes,
@@ -701,7 +705,8 @@ fn unsupported_types() -> Fixture {
         "The four value types the reference fails on. Records 1 and 12 good. Records 2-7 hold one \
          value each in three positions (EventData/Data Name=\"V\", element <V> under <Elems>, \
          attribute v of <AV/> under <Attrs>): EvtHandle size 4 (0x1234) and size 8 (0x7ff61234abcd), \
-         EvtXml \"<a b=\\\"1\\\">x&y</a>\", Binary array of 5 bytes, SizeT array of two 8-byte items \
+         EvtXml \"<a b=\\\"1\\\">x&y</a>\", Binary array of 5 bytes, SizeT array of two 8-byte \
+         items \
          (1, 0xfeed), SizeT array of 12 bytes (three 4-byte items 1, 2, 0xabc); record 8 an EvtXml \
          value-text token \"a<b>\". The reference fails 2-11; the engines render 2-8 \
          (known-gaps/unsupported-types.json). Records 9-11 fail under our rules too: EvtHandle of \

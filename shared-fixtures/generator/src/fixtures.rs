@@ -264,7 +264,8 @@ fn values_scalar() -> Fixture {
     ));
     fx(
         "values-scalar",
-        "Every scalar value type as a substitution in three positions (EventData/Data Name=, element \
+        "Every scalar value type as a substitution in three positions (EventData/Data Name=, \
+            element \
          text, attribute): Int8..UInt64 extremes (JSON numbers, UInt64 in full), String with XML \
          specials (quotes escaped only in attributes), AnsiString with NUL removal and windows-1252 \
          bytes 0xE9/0x80/0x81, Bool 0/1 and irregular 16/-1 (kept as Int32), Binary (uppercase hex), \
@@ -290,7 +291,8 @@ fn values_scalar() -> Fixture {
             (Out::Jsonl, "\"SidBigAuth\":\"S-1-281474976710655-4294967295\""),
             (Out::Jsonl, "\"SidNoSubs\":\"S-1-1\""),
             (Out::Xml, "<Str>hello &lt;world&gt; &amp; \"friends\" 'all'</Str>"),
-            (Out::Xml, "<AStr v=\"hello &lt;world&gt; &amp; &quot;friends&quot; &apos;all&apos;\"/>"),
+            (Out::Xml, "<AStr v=\"hello &lt;world&gt; &amp; &quot;friends&quot; \
+                &apos;all&apos;\"/>"),
         ],
         log.into_file(),
     )
@@ -355,7 +357,8 @@ fn values_floats() -> Fixture {
     ));
     fx(
         "values-floats",
-        "Real64 and Real32 values (three positions) and arrays: NaN (also negative NaN), inf, -inf, 0.0, \
+        "Real64 and Real32 values (three positions) and arrays: NaN (also negative NaN), inf, \
+            -inf, 0.0, \
          -0.0, subnormals (5e-324, 1e-45), max, the fixed/exponent notation boundaries (1e16 vs \
          1000000000000000.0 for Real64; 1e13 vs 1000000000000.0 for Real32), shortest round-trip \
          digits (0.1, 0.33333334), small values (0.00001, 0.000001 vs 1e-7). Floats are JSON strings.",
@@ -495,9 +498,11 @@ fn values_arrays() -> Fixture {
     ));
     fx(
         "values-arrays",
-        "Every supported array type (0x81..0x95 except 0x8E/0x90) in three positions: expansion repeats \
+        "Every supported array type (0x81..0x95 except 0x8E/0x90) in three positions: expansion \
+            repeats \
          the Data element (JSON runs → arrays), element (JSON Name, Name_1) and attribute-holding \
-         element; one-item arrays are not expanded (quoted: \"I32A1\":\"7\"); empty arrays are empty; \
+         element; one-item arrays are not expanded (quoted: \"I32A1\":\"7\"); empty arrays are \
+         empty; \
          string arrays with empty items (no node) and commas; AnsiString arrays split on NUL; Bool \
          arrays with an irregular item become Int32 arrays; two arrays in one element give a cross \
          product; an array directly in the template root renders comma-joined.",
@@ -511,7 +516,10 @@ fn values_arrays() -> Fixture {
             (Out::Xml, "<Data Name=\"I32A\">-1</Data>"),
             (Out::Xml, "<Cross k=\"q\">3</Cross>"),
             (Out::Xml, "<AI32A v=\"-1\"/>"),
-            (Out::Jsonl, "\"AI32A\":{\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}"),
+            (
+                Out::Jsonl,
+                "\"AI32A\":{\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}",
+            ),
             (Out::Xml, "10,20"),
         ],
         log.into_file(),
@@ -639,7 +647,8 @@ fn empty_null() -> Fixture {
          skipped) and smaller (2: the reader keeps the later position → \"A\":7274503,\"B\":\"kay=䌀\") \
          than the natural size; a string array declared 2 bytes whose first string runs to its NUL \
          (6 bytes) and a SID declared 8 bytes with two sub-authorities (16 bytes): the next value is \
-         read after the real end (\"B\":\"ok\"); a Windows-shaped event whose EventData value is an empty fragment (no \
+         read after the real end (\"B\":\"ok\"); a Windows-shaped event whose EventData value is \
+         an empty fragment (no \
          EventData), empty Channel, and one whose EventData value is NULL.",
         &[
             (Out::Xml, "<OptEmpty></OptEmpty>"),

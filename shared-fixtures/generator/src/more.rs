@@ -184,7 +184,8 @@ fn tokens() -> Fixture {
     ));
     fx(
         "tokens",
-        "Token coverage: CDATA (with `]]>` split as `]]]]><![CDATA[>` in XML; in an attribute it is \
+        "Token coverage: CDATA (with `]]>` split as `]]]]><![CDATA[>` in XML; in an attribute it \
+            is \
          escaped text), character references (&#65; &#9786;, a surrogate code &#55357; kept literal \
          in JSON, &#1; → \\u0001), entity references (amp/lt/quot/apos/gt resolved in JSON, &foo; \
          kept), PI target + data (<?target some data?>), PI target alone, PI in an element with \
@@ -208,7 +209,8 @@ fn tokens() -> Fixture {
             (Out::Xml, "<Ent>a&amp;&lt;&foo;b</Ent>"),
             (Out::Xml, "<Pi><?target some data?></Pi>"),
             (Out::Xml, "<PiOnly><?only?></PiOnly>"),
-            (Out::Jsonl, "\"Mixed\":{\"#attributes\":{\"k\":\"v\"},\"#text\":\"hello  world\",\"Inner\":\"in\"}"),
+            (Out::Jsonl, "\"Mixed\":{\"#attributes\":{\"k\":\"v\"},\"#text\":\"hello  \
+                world\",\"Inner\":\"in\"}"),
             (Out::Jsonl, "\"MixedNum\":{\"#text\":42,\"Inner\":\"in\"}"),
             (Out::Jsonl, "\"I8\":-128"),
             (Out::Jsonl, "\"R64\":\"NaN\""),
@@ -271,7 +273,8 @@ fn unicode() -> Fixture {
     log.rec(r2.stream());
     fx(
         "unicode",
-        "Text escaping (contract 8): non-BMP characters (surrogate pairs) as raw UTF-8; lone high and \
+        "Text escaping (contract 8): non-BMP characters (surrogate pairs) as raw UTF-8; lone high \
+            and \
          low surrogates and a reversed pair (XML `_`, JSON U+FFFD) in substitution values, text \
          tokens, CDATA, PI data and attributes; every C0 control (XML `_` except TAB/LF/CR; JSON \
          \\b \\f \\n \\r \\t, others \\u00XX with uppercase hex for UTF-16 sources, lowercase for \
@@ -284,7 +287,10 @@ fn unicode() -> Fixture {
             (Out::Xml, "<LoneHigh>a_b</LoneHigh>"),
             (Out::Jsonl, "\\u001F"),
             (Out::Jsonl, "\\b\\t\\n"),
-            (Out::Jsonl, "\"AnsiCtl\":\"x\\u0001\\u001f\u{7f}\u{81}\u{9d}y\""),
+            (
+                Out::Jsonl,
+                "\"AnsiCtl\":\"x\\u0001\\u001f\u{7f}\u{81}\u{9d}y\"",
+            ),
             (Out::Jsonl, "\"Nul\":\"ab\""),
             (Out::Xml, "<Nonchars>_ _</Nonchars>"),
             (Out::Xml, "<Ünï𝄞>name</Ünï𝄞>"),
@@ -571,13 +577,15 @@ fn data_shapes() -> Fixture {
     fx(
         "data-shapes",
         "EventData/UserData JSON shapes (contract 10.5) and dependency ids (14.1): named form with \
-         runs (\"X\":[\"1\",\"2\"]), repeats (X_1), non-Data members in place, Data without Name or \
+         runs (\"X\":[\"1\",\"2\"]), repeats (X_1), non-Data members in place, Data without Name \
+         or \
          with an empty Name dropped, the container's own Name in #attributes; positional form \
          (\"Data\":{\"#text\":[...]} with empty items kept, a typed item, Binary member) and a \
          single positional Data; deep UserData with repeated element names (Header, Header_1, \
          Header_2) and Data under a non-container as ordinary elements; EventData as the record \
          root; Data with element children, with mixed text + value (\"ab5\"), and a container with \
-         both <Data Name=\"X\"> and <X> (two \"X\" keys); dependency ids (on NULL, on empty BinXml, \
+         both <Data Name=\"X\"> and <X> (two \"X\" keys); dependency ids (on NULL, on empty \
+         BinXml, \
          past the value count, not on empty non-NULL values, the root never omitted); classic \
          events (Qualifiers, string array → positional Data, Binary; a one-item array; NULL \
          Binary omitted).",
@@ -591,7 +599,8 @@ fn data_shapes() -> Fixture {
             (Out::Jsonl, "{\"Event\":{\"B\":\"b\",\"Holder\":null,\"E\":\"e\"}}"),
             (Out::Xml, "<Event>\n  <B>b</B>\n  <Holder></Holder>\n  <E>e</E>\n</Event>\n"),
             (Out::Jsonl, "\"EventID\":{\"#attributes\":{\"Qualifiers\":32768},\"#text\":6009}"),
-            (Out::Jsonl, "\"Data\":{\"#text\":[\"10.00.\",\"17134\",\"\",\"Multiprocessor Free\"]},\"Binary\":\"0102\""),
+            (Out::Jsonl, "\"Data\":{\"#text\":[\"10.00.\",\"17134\",\"\",\"Multiprocessor \
+                Free\"]},\"Binary\":\"0102\""),
             (Out::Sep, "\"EventID_attributes\":{\"Qualifiers\":32768},\"EventID\":6009"),
         ],
         log.into_file(),
