@@ -280,7 +280,10 @@ fn phase_section(speed: &SpeedReport) -> String {
     }
     let mut md = String::from(
         "\n## Phases (callgrind instructions per record, `-t 1`)\n\nEach function's self cost \
-            goes to the first symbol group (`compare/tool/src/phases.rs`) that names it, so the phases sum to the inclusive total; code inlined from another file counts where its file says (a value decoder inlined into the scan is value decoding). \"allocator\" is the allocator's own code; the calls are counted in the next table.\n",
+            goes to the first symbol group (`compare/tool/src/phases.rs`) that names it, so the \
+            phases sum to the inclusive total; code inlined from another file counts where its \
+            file says (a value decoder inlined into the scan is value decoding). \"allocator\" is \
+            the allocator's own code; the calls are counted in the next table.\n",
     );
     let mut formats: Vec<&str> = speed.profiles.iter().map(|p| p.format).collect();
     formats.dedup();

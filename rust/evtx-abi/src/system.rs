@@ -427,7 +427,9 @@ mod tests {
     #[test]
     fn qualified_event_id_banner_and_odd_values() {
         let text = b"Record \
-            7\n{\"Event\":{\"System\":{\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\":7036},\"Level\":\"4\",\"Channel\":null,\"Computer\":\"a\\\"b\\u00e9\\ud83d\\ude00\\udc00\"}}}\n";
+            7\n{\"Event\":{\"System\":{\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\
+            \":7036},\"Level\":\"4\",\"Channel\":null,\"Computer\":\"a\\\"b\\u00e9\\ud83d\\ude00\\\
+            udc00\"}}}\n";
         let found = scan(text);
         assert_eq!(found.event_id, Some(7036));
         assert_eq!(found.level, Some(4));
