@@ -412,7 +412,12 @@ mod tests {
 
     #[test]
     fn plain_record() {
-        let text = br##"{"Event":{"#attributes":{"xmlns":"x"},"System":{"Provider":{"#attributes":{"Name":"Microsoft-Windows-Security-Auditing","Guid":"{5}"}},"EventID":4624,"Level":0,"Channel":"Security","Computer":"DC01"},"EventData":{"A":"}"}}}"##;
+        let text = concat!(
+            r##"{"Event":{"#attributes":{"xmlns":"x"},"System":{"Provider":{"#attributes":"##,
+            r##"{"Name":"Microsoft-Windows-Security-Auditing","Guid":"{5}"}},"EventID":4624,"##,
+            r##""Level":0,"Channel":"Security","Computer":"DC01"},"EventData":{"A":"}"}}}"##,
+        )
+        .as_bytes();
         let found = scan(text);
         assert_eq!(
             found.provider,
@@ -445,7 +450,13 @@ mod tests {
 
     #[test]
     fn out_of_range_and_malformed() {
-        let found = scan(br#"{"Event":{"System":{"EventID":4294967296,"Level":256,"Provider_attributes":{"Name":"P"}}}}"#);
+        let found = scan(
+            concat!(
+                r#"{"Event":{"System":{"EventID":4294967296,"Level":256,"#,
+                r#""Provider_attributes":{"Name":"P"}}}}"#,
+            )
+            .as_bytes(),
+        );
         assert_eq!(
             (found.event_id, found.level, found.provider),
             (None, None, Some(&b"P"[..]))
