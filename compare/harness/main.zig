@@ -450,7 +450,8 @@ fn runInput(
     );
     try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} " ++
         "{s:>8} {s:>8} {s:>6}\n", .{
-        "backend", "version", "records", "failed", "out bytes", "hash", "median ms", "min ms", "cpu ms", "MB/s", "ns/rec", "x ref",
+        "backend",   "version", "records", "failed", "out bytes", "hash",
+        "median ms", "min ms",  "cpu ms",  "MB/s",   "ns/rec",    "x ref",
     });
     try stdout.flush();
 
@@ -540,7 +541,8 @@ fn compareRows(
         if (against_reference) row.ratio_to_reference = base.median_ms / row.median_ms;
         if (!row.hash_matches) {
             try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s}/{s} ({d} " ++
-                "records, {d} failed, status {d}) differs from {s} {s}/{s} ({d} records, {d} failed, status {d})", .{
+                "records, {d} failed, status {d}) differs from {s} {s}/{s} " ++
+                "({d} records, {d} failed, status {d})", .{
                 fixture,      row.backend,      row.hash,          row.fields_hash, row.records,
                 row.failed,   row.final_status, base.backend,      base.hash,       base.fields_hash,
                 base.records, base.failed,      base.final_status,
@@ -893,7 +895,8 @@ fn runOnce(
             var stats: c.evtx_stats = undefined;
             const status = api.parser_dump(parser, Sink.write, Sink.failed, &sink, &stats);
             // With stop_after_error the dump returns the KIND it stopped at: an outcome.
-            const stopped = options.stop_after_error != 0 and status >= c.EVTX_STATUS_INCOMPLETE_CHUNK;
+            const stopped = options.stop_after_error != 0 and
+                status >= c.EVTX_STATUS_INCOMPLETE_CHUNK;
             if (status != c.EVTX_STATUS_OK and !stopped) return statusError(api, "dump", status);
             // Checked, not asserted: this is the backend under test, and ReleaseFast would
             // compile an assertion away.
@@ -927,7 +930,8 @@ fn runOnce(
                 } else if (status >= c.EVTX_STATUS_INCOMPLETE_CHUNK) {
                     failed += 1;
                     if (record.status != status) {
-                        std.debug.print("evtx-bench: {s}: next returned {d}, the record says {d}\n", .{
+                        const text = "evtx-bench: {s}: next returned {d}, the record says {d}\n";
+                        std.debug.print(text, .{
                             std.mem.span(api.backend_name()), status, record.status,
                         });
                         return error.BackendFailed;

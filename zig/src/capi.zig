@@ -629,8 +629,8 @@ fn refill(p: *Parser) error{OutOfMemory}!void {
     for (works) |w| if (w.failed) return error.OutOfMemory;
 }
 
-/// The pull workers: `threads` renderers (at most one per chunk and `evtx.pipeline.threads_max`) and
-/// the results of one group.
+/// The pull workers: `threads` renderers (at most one per chunk and
+/// `evtx.pipeline.threads_max`) and the results of one group.
 fn makeWorkers(p: *Parser) error{OutOfMemory}!void {
     const workers = @max(1, @min(p.threads, evtx.pipeline.threads_max, p.order.len));
     const renderers = try gpa.alloc(*dump.Renderer, workers);
@@ -896,7 +896,9 @@ const DumpContext = struct {
                     return error.Stop;
                 }
             }
-            if (c.stop_after_error and !(res.partial and e.outcome.failed.kind == .incomplete_chunk)) {
+            if (c.stop_after_error and
+                !(res.partial and e.outcome.failed.kind == .incomplete_chunk))
+            {
                 c.stopped_status = status;
                 return error.Stop;
             }
@@ -1291,7 +1293,7 @@ test "a truncated buffer: the cut chunk fails as one incomplete chunk, then END"
     try testing.expectEqual(@as(usize, 1), failures);
 }
 
-test "damaged records: the reference's record and failure counts, errors in place, at 1 and 3 pull threads" {
+test "damaged records: the reference's records and failures, errors in place, 1 and 3 pull threads" {
     const cases = [_]struct { path: []const u8, expected: []const u8 }{
         .{ .path = "damaged/bad-records.evtx", .expected = "expected/bad-records.jsonl" },
         .{ .path = "damaged/bad-chunks.evtx", .expected = "expected/bad-chunks.jsonl" },
@@ -1339,7 +1341,7 @@ test "threaded pull: pull some of a group, dump the rest; together the reference
     try testing.expectEqualStrings(expected, sink.text.items);
 }
 
-test "batch_system: NULL arguments, nothing before a batch, UNSUPPORTED for XML, absent for errors" {
+test "batch_system: NULL arguments, nothing before a batch, UNSUPPORTED for XML, none for errors" {
     const bytes = try readFixture("damaged/bad-chunks.evtx");
     defer testing.allocator.free(bytes);
     var system_out: evtx_batch_system = undefined;
@@ -1514,7 +1516,7 @@ test "pull some, dump the rest: together the reference's stdout" {
     try expectStatus(.end, evtx_parser_next(parser, &record));
 }
 
-test "dump stops: a callback's non-zero, or stop_after_error with the error's status; then BAD_STATE" {
+test "dump stops: a callback's non-zero, or stop_after_error with the error's status, then BAD_STATE" {
     const bytes = try readFixture("damaged/bad-records.evtx");
     defer testing.allocator.free(bytes);
     var record: evtx_record = undefined;

@@ -69,7 +69,8 @@ pub fn markRecovered(out: *escape.Out, start: usize) escape.Error!void {
         );
     }
     if (text.len == 0 or text[0] != '{') return;
-    const mark = if (text.len > 1 and text[1] == '\n') "\n  \"recovered\": true," else "\"recovered\":true,";
+    const mark =
+        if (text.len > 1 and text[1] == '\n') "\n  \"recovered\": true," else "\"recovered\":true,";
     return out.list.insertSlice(out.gpa, start + 1, mark);
 }
 

@@ -983,7 +983,23 @@ test "a BinXml value that fails is read only if its template uses it" {
     var def: ?u32 = null;
     _ = testing.carveTestRecord(&b, 1, &def);
     // A nested instance whose definition lies outside the chunk: it cannot be parsed.
-    const broken = [_]u8{ 0x0F, 0x01, 0x01, 0x00, 0x0C, 0x01, 0, 0, 0, 0, 0x00, 0xFF, 0xFF, 0xFF, 0x00 };
+    const broken = [_]u8{
+        0x0F,
+        0x01,
+        0x01,
+        0x00,
+        0x0C,
+        0x01,
+        0,
+        0,
+        0,
+        0,
+        0x00,
+        0xFF,
+        0xFF,
+        0xFF,
+        0x00,
+    };
     const two = [_]u8{ 2, 0, 0, 0 };
     // Records 2 (live) and 3 (stale) use `<E><A>%0</A></E>` with that value as value 1.
     var last: u32 = 0;

@@ -40,7 +40,15 @@ const chunk_flags = [_]Flag{ .{ .bit = 0x1, .name = "DIRTY" }, .{
     .name = "NO_CRC32",
 } };
 
-const columns = [_][]const u8{ "Chunk", "Offset", "Record numbers", "Record IDs", "Flags", "Header CRC32", "Records CRC32" };
+const columns = [_][]const u8{
+    "Chunk",
+    "Offset",
+    "Record numbers",
+    "Record IDs",
+    "Flags",
+    "Header CRC32",
+    "Records CRC32",
+};
 const cell_max = 64;
 
 /// One row of the chunk table: seven cells, or (number, offset, note) for a slot that is

@@ -229,10 +229,8 @@ pub const Programs = struct {
 
     /// Room for `words` more signature words and one more slot.
     inline fn reserve(c: *Programs, words: usize) Allocator.Error!void {
-        if (c.signature.capacity - c.signature.items.len < words) try c.signature.ensureUnusedCapacity(
-            c.gpa,
-            words,
-        );
+        if (c.signature.capacity - c.signature.items.len < words)
+            try c.signature.ensureUnusedCapacity(c.gpa, words);
         if (c.slots.capacity == c.slots.items.len) try c.slots.ensureUnusedCapacity(c.gpa, 1);
     }
 

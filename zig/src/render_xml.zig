@@ -52,7 +52,8 @@ pub const XmlRenderer = struct {
 
     fn writeElement(x: *XmlRenderer, n: *const Node, level: usize, depth: u32) Error!void {
         if (depth > render_json.render_depth_max) return error.NestingTooDeep;
-        if (x.out.len() - x.record_start > render_json.record_bytes_max) return error.OutputTooLarge;
+        if (x.out.len() - x.record_start > render_json.record_bytes_max)
+            return error.OutputTooLarge;
         assert(n.kind == .element);
         const name = x.p.nameText(n.ref.name);
         if (x.indent) try x.out.spaces(level);
@@ -249,7 +250,8 @@ test "layout (9.2): two-space indentation, /> only when closed empty, inline tex
         "<Event>\n  <System>\n    <Provider Name=\"P\"/>\n    <Empty></Empty>\n    " ++
         "<EventID>7</EventID>\n  </System>\n</Event>\n");
     try testing.expectRender(&b, .xml_flat, declaration ++
-        "<Event><System><Provider Name=\"P\"/><Empty></Empty><EventID>7</EventID></System></Event>");
+        "<Event><System><Provider " ++
+        "Name=\"P\"/><Empty></Empty><EventID>7</EventID></System></Event>");
 }
 
 test "a typed record: values in text and attribute mode, the array expanded, the nested instance" {

@@ -159,7 +159,8 @@ pub fn isWholeInstance(p: *const Parser, start: u32, end: u32) bool {
     while (i > 0) {
         i -= 1;
         const a = p.accepted.items[i];
-        if (a.start == single and a.end <= end and (a.end == end or chunk[a.end] == 0x00)) return true;
+        if (a.start == single and a.end <= end and (a.end == end or chunk[a.end] == 0x00))
+            return true;
     }
     return false;
 }
@@ -247,7 +248,8 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
                 e;
             n.kids = parsed catch |e| kids: {
                 // On the chain of used instances, a value that fails may not be needed.
-                if (e == error.OutOfMemory or p.depth > defer_depth_max + 1 or !p.defer_unused) return e;
+                if (e == error.OutOfMemory or p.depth > defer_depth_max + 1 or !p.defer_unused)
+                    return e;
                 p.stack.shrinkRetainingCapacity(stack_mark);
                 if (p.deferred == null) p.deferred = e;
                 p.defers += 1;
@@ -359,7 +361,8 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
     }
     const root = p.edges(top)[0];
     const fp = if (tokenFingerprint(p.chunk, offset)) |fp| fp: {
-        if (p.known_definitions.count() >= known_definitions_max) p.known_definitions.clearRetainingCapacity();
+        if (p.known_definitions.count() >= known_definitions_max)
+            p.known_definitions.clearRetainingCapacity();
         try p.known_definitions.put(p.gpa, fp, {});
         break :fp fp;
     } else p.uniqueFingerprint();
@@ -691,7 +694,11 @@ fn expandArrays(p: *Parser, el_index: u32) Error!void {
                 if (i == ai) {
                     if (items.len > 0) try p.push(
                         try p.newNode(
-                            .{ .kind = .attribute, .ref = .{ .name = attr.ref.name }, .kids = items },
+                            .{
+                                .kind = .attribute,
+                                .ref = .{ .name = attr.ref.name },
+                                .kids = items,
+                            },
                         ),
                     );
                 } else try p.push(p.edges(el.attrs)[i]);
@@ -855,7 +862,8 @@ test "optional vs normal substitutions of empty values (14.1)" {
     );
 }
 
-/// `<Event><EventData><Data Name="I32A">%0</Data></EventData><XI32A>%0</XI32A><AI32A v=%0/></Event>`
+/// `<Event><EventData><Data Name="I32A">%0</Data></EventData>`
+/// `<XI32A>%0</XI32A><AI32A v=%0/></Event>`
 fn arrayRecord(b: *testing.Builder, array: []const u8) void {
     b.fragment();
     const size_at = b.beginInstance();

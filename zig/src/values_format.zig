@@ -614,7 +614,24 @@ test "bool: 0/1 are booleans, anything else an Int32" {
 test "guid" {
     const g = [16]u8{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
     try expectText(&g, T.guid, "{03020100-0504-0706-0809-0a0b0c0d0e0f}");
-    const g2 = [16]u8{ 0x25, 0x96, 0x84, 0x54, 0x78, 0x54, 0x94, 0x49, 0xA5, 0xBA, 0x3E, 0x3B, 0x03, 0x28, 0xC3, 0x0D };
+    const g2 = [16]u8{
+        0x25,
+        0x96,
+        0x84,
+        0x54,
+        0x78,
+        0x54,
+        0x94,
+        0x49,
+        0xA5,
+        0xBA,
+        0x3E,
+        0x3B,
+        0x03,
+        0x28,
+        0xC3,
+        0x0D,
+    };
     try expectText(&g2, T.guid, "{54849625-5478-4994-a5ba-3e3b0328c30d}");
 }
 
@@ -641,7 +658,36 @@ test "systemtime" {
 }
 
 test "sid" {
-    const s = [_]u8{ 1, 5, 0, 0, 0, 0, 0, 5, 0x15, 0x00, 0x00, 0x00, 0xF2, 0x0A, 0xEA, 0x48, 0xBD, 0x22, 0xAE, 0xC4, 0xA6, 0xFF, 0x26, 0x57, 0xF4, 0x01, 0x00, 0x00 };
+    const s = [_]u8{
+        1,
+        5,
+        0,
+        0,
+        0,
+        0,
+        0,
+        5,
+        0x15,
+        0x00,
+        0x00,
+        0x00,
+        0xF2,
+        0x0A,
+        0xEA,
+        0x48,
+        0xBD,
+        0x22,
+        0xAE,
+        0xC4,
+        0xA6,
+        0xFF,
+        0x26,
+        0x57,
+        0xF4,
+        0x01,
+        0x00,
+        0x00,
+    };
     try expectText(&s, T.sid, "S-1-5-21-1223297778-3299746493-1462173606-500");
     try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0 }, T.sid, "S-0-0");
     // Widest fields: revision 255, a 48-bit authority, 15 sub-authorities of 2^32 - 1.
