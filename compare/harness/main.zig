@@ -543,9 +543,10 @@ fn compareRows(
             try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s}/{s} ({d} " ++
                 "records, {d} failed, status {d}) differs from {s} {s}/{s} " ++
                 "({d} records, {d} failed, status {d})", .{
-                fixture,      row.backend,      row.hash,          row.fields_hash, row.records,
-                row.failed,   row.final_status, base.backend,      base.hash,       base.fields_hash,
-                base.records, base.failed,      base.final_status,
+                fixture,           row.backend,      row.hash,         row.fields_hash,
+                row.records,       row.failed,       row.final_status, base.backend,
+                base.hash,         base.fields_hash, base.records,     base.failed,
+                base.final_status,
             }));
         }
     }

@@ -1293,7 +1293,7 @@ test "a truncated buffer: the cut chunk fails as one incomplete chunk, then END"
     try testing.expectEqual(@as(usize, 1), failures);
 }
 
-test "damaged records: the reference's records and failures, errors in place, 1 and 3 pull threads" {
+test "damaged records: reference records and failures, errors in place, 1 and 3 pull threads" {
     const cases = [_]struct { path: []const u8, expected: []const u8 }{
         .{ .path = "damaged/bad-records.evtx", .expected = "expected/bad-records.jsonl" },
         .{ .path = "damaged/bad-chunks.evtx", .expected = "expected/bad-chunks.jsonl" },
@@ -1516,7 +1516,7 @@ test "pull some, dump the rest: together the reference's stdout" {
     try expectStatus(.end, evtx_parser_next(parser, &record));
 }
 
-test "dump stops: a callback's non-zero, or stop_after_error with the error's status, then BAD_STATE" {
+test "dump stops: callback non-zero, or stop_after_error with the error's status, then BAD_STATE" {
     const bytes = try readFixture("damaged/bad-records.evtx");
     defer testing.allocator.free(bytes);
     var record: evtx_record = undefined;

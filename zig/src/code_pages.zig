@@ -960,9 +960,10 @@ pub fn lookup(label: []const u8) ?values_format.Codec {
 /// The WHATWG labels of the encodings that are not ASCII-compatible (UTF-16BE/LE,
 /// ISO-2022-JP, replacement): known labels `lookup` refuses, which the CLI words apart.
 const incompatible_labels = [_][]const u8{
-    "unicodefffe", "utf-16be",    "csunicode",       "iso-10646-ucs-2", "ucs-2",       "unicode",
-    "unicodefeff", "utf-16",      "utf-16le",        "csiso2022jp",     "iso-2022-jp", "csiso2022kr",
-    "hz-gb-2312",  "iso-2022-cn", "iso-2022-cn-ext", "iso-2022-kr",
+    "unicodefffe", "utf-16be",    "csunicode",  "iso-10646-ucs-2", "ucs-2",
+    "unicode",     "unicodefeff", "utf-16",     "utf-16le",        "csiso2022jp",
+    "iso-2022-jp", "csiso2022kr", "hz-gb-2312", "iso-2022-cn",     "iso-2022-cn-ext",
+    "iso-2022-kr",
 };
 
 /// Whether `label` names an encoding that is not ASCII-compatible (as `lookup` trims and

@@ -359,7 +359,11 @@ fn hex4(raw: []const u8, at: usize) ?u16 {
 
 test "scan: a plain record" {
     const text =
-        \\{"Event":{"#attributes":{"xmlns":"x"},"System":{"Provider":{"#attributes":{"Name":"Microsoft-Windows-Security-Auditing","Guid":"{5}"}},"EventID":4624,"Level":0,"Channel":"Security","Computer":"DC01"},"EventData":{"A":"}"}}}
+        \\{"Event":{"#attributes":{"xmlns":"x"},"System":{"Provider":{"#attributes":
+    ++
+        \\{"Name":"Microsoft-Windows-Security-Auditing","Guid":"{5}"}},"EventID":4624,
+    ++
+        \\"Level":0,"Channel":"Security","Computer":"DC01"},"EventData":{"A":"}"}}}
     ;
     const f = scan(text);
     try std.testing.expectEqualStrings("Microsoft-Windows-Security-Auditing", f.provider.?);
