@@ -629,8 +629,8 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         try std.testing.expectEqual(@as(usize, 1), result.entries.items.len);
         try std.testing.expectEqualStrings(
             "{\"Event\":{\"#attributes\":{\"xmlns\":\"urn:x\"},\"System\":{\"EventID\":4608," ++
-                "\"Keywords\":\"0x8020000000000000\"},\"Data\":\"a\",\"Data_1\":\"b\",\"Event" ++
-                "Data\":{\"N\":5}}}\n",
+                "\"Keywords\":\"0x8020000000000000\"},\"Data\":\"a\",\"Data_1\":\"b\"," ++
+                "\"EventData\":{\"N\":5}}}\n",
             result.text(&result.entries.items[0]),
         );
     }

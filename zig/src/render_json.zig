@@ -661,8 +661,8 @@ test "attributes (10.2, 10.3): #attributes holds those with content, first in th
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
     buildAttributes(&b);
-    try testing.expectRender(&b, .json, "{\"R\":{\"#attributes\":{\"k\":\"v\"},\"P\":{\"#attr" ++
-        "ibutes\":{\"n\":\"x\"}}," ++
+    try testing.expectRender(&b, .json, "{\"R\":{\"#attributes\":{\"k\":\"v\"},\"P\":{" ++
+        "\"#attributes\":{\"n\":\"x\"}}," ++
         "\"Q\":{\"#attributes\":{\"b\":\"1\"},\"#text\":\"t\"},\"S\":null}}");
 }
 
@@ -670,8 +670,8 @@ test "--separate-json-attributes (10.1, 10.6): K_attributes beside K, K left out
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
     buildAttributes(&b);
-    try testing.expectRender(&b, .json_separate, "{\"R_attributes\":{\"k\":\"v\"},\"R\":{\"P_" ++
-        "attributes\":{\"n\":\"x\"}," ++
+    try testing.expectRender(&b, .json_separate, "{\"R_attributes\":{\"k\":\"v\"},\"R\":{" ++
+        "\"P_attributes\":{\"n\":\"x\"}," ++
         "\"Q_attributes\":{\"b\":\"1\"},\"Q\":\"t\",\"S\":null}}");
 }
 
@@ -714,8 +714,8 @@ test "EventData, named form (10.5): runs become arrays, repeats get _N, unnamed 
     try testing.expectRender(
         &b,
         .json,
-        "{\"Event\":{\"EventData\":{\"A\":[\"1\",\"2\"],\"B\":\"\",\"Binary\":\"0102\",\"A_" ++
-            "1\":\"4\"}}}",
+        "{\"Event\":{\"EventData\":{\"A\":[\"1\",\"2\"],\"B\":\"\",\"Binary\":\"0102\"," ++
+            "\"A_1\":\"4\"}}}",
     );
 }
 

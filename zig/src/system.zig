@@ -375,8 +375,8 @@ test "scan: a plain record" {
 
 test "scan: qualified event id, banner, odd values, escapes" {
     const text = "Record 7\n{\"Event\":{\"System\":{\"EventID\":{\"#attributes\":{\"Qualifier" ++
-        "s\":16384},\"#text\":7036},\"Level\":\"4\",\"Channel\":null,\"Computer\":\"a\\\"b\\u" ++
-        "00e9\\ud83d\\ude00\\udc00\"}}}\n";
+        "s\":16384},\"#text\":7036},\"Level\":\"4\",\"Channel\":null," ++
+        "\"Computer\":\"a\\\"b\\u00e9\\ud83d\\ude00\\udc00\"}}}\n";
     const f = scan(text);
     try std.testing.expectEqual(@as(?u32, 7036), f.event_id);
     try std.testing.expectEqual(@as(?u8, 4), f.level);

@@ -857,8 +857,8 @@ test "optional vs normal substitutions of empty values (14.1)" {
     try testing.expectRender(
         &b,
         .json,
-        "{\"R\":{\"OptEmpty\":null,\"NonOptNull\":null,\"AttrEmpty\":null,\"AttrOnly\":{\"#at" ++
-            "tributes\":{\"a\":\"A\"}}}}",
+        "{\"R\":{\"OptEmpty\":null,\"NonOptNull\":null,\"AttrEmpty\":null,\"AttrOnly\":{" ++
+            "\"#attributes\":{\"a\":\"A\"}}}}",
     );
 }
 
@@ -898,8 +898,8 @@ test "array expansion in three positions (6.8, 14.1)" {
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
     arrayRecord(&b, &.{ 0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 0, 0 });
-    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"I32A\":[-1,2]},\"XI32" ++
-        "A\":-1,\"XI32A_1\":2," ++
+    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"I32A\":[-1,2]}," ++
+        "\"XI32A\":-1,\"XI32A_1\":2," ++
         "\"AI32A\":{\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}}}");
     try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" " ++
         "encoding=\"utf-8\"?>\n<Event><EventData>" ++
@@ -914,8 +914,8 @@ test "a one-item array is not expanded and stays a string (14.1)" {
     try testing.expectRender(
         &b,
         .json,
-        "{\"Event\":{\"EventData\":{\"I32A\":\"7\"},\"XI32A\":\"7\",\"AI32A\":{\"#attribute" ++
-            "s\":{\"v\":\"7\"}}}}",
+        "{\"Event\":{\"EventData\":{\"I32A\":\"7\"},\"XI32A\":\"7\",\"AI32A\":{" ++
+            "\"#attributes\":{\"v\":\"7\"}}}}",
     );
 }
 
