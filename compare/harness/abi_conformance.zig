@@ -84,7 +84,9 @@ test "enum values and constants equal the header's" {
             for (@typeInfo(Zig).@"enum".fields) |field| {
                 const constant = prefix ++ upper(field.name);
                 if (!@hasDecl(h, constant)) {
-                    @compileError(enum_name ++ "." ++ field.name ++ ": include/evtx.h lacks " ++ constant);
+                    @compileError(
+                        enum_name ++ "." ++ field.name ++ ": include/evtx.h lacks " ++ constant,
+                    );
                 }
                 if (@field(h, constant) != field.value) {
                     @compileError(constant ++ ": different value in libevtx_zig");
@@ -246,7 +248,11 @@ fn expectSameType(comptime Header: type, comptime Zig: type, comptime where: []c
                 if (@offsetOf(Header, header_field.name) != @offsetOf(Zig, zig_field.name)) {
                     fail("offset of " ++ header_field.name ++ " differs");
                 }
-                expectSameType(header_field.type, zig_field.type, where ++ "." ++ header_field.name);
+                expectSameType(
+                    header_field.type,
+                    zig_field.type,
+                    where ++ "." ++ header_field.name,
+                );
             }
         },
         .array => |header_array| {

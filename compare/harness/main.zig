@@ -294,10 +294,14 @@ pub fn main() !void {
     for (cli.inputs.items) |input| try runInput(arena, stdout, backends, input, settings, &report);
     if (settings.json_path) |path| try writeJson(arena, path, settings, &report);
 
-    for (report.mismatches.items) |line| try stdout.print("evtx-bench: OUTPUT DIFFERS: {s}\n", .{line});
+    for (report.mismatches.items) |line| try stdout.print(
+        "evtx-bench: OUTPUT DIFFERS: {s}\n",
+        .{line},
+    );
     const rows = report.rows.items;
     const ok = report.mismatches.items.len == 0 and report.failures == 0;
-    try stdout.print("evtx-bench: {d} passed, {d} failed ({d} inputs × {d} backends, format {s}, api {s}, options [{s}])\n", .{
+    try stdout.print("evtx-bench: {d} passed, {d} failed ({d} inputs × {d} backends, format " ++
+        "{s}, api {s}, options [{s}])\n", .{
         rows.len - countMismatched(rows), countMismatched(rows) + report.failures,
         cli.inputs.items.len,             backends.len,
         settings.format_name,             @tagName(settings.api),
@@ -412,7 +416,10 @@ fn loadBackends(
         try backends.append(arena, try describe(Api.linked(), "linked"));
     }
     if (backends.items.len == 0) fatal("no library to measure", .{});
-    if (settings.parity and backends.items.len < 2) fatal("--parity: fewer than two libraries", .{});
+    if (settings.parity and backends.items.len < 2) fatal(
+        "--parity: fewer than two libraries",
+        .{},
+    );
     expectSameStatusNames(backends.items);
     return backends.items;
 }
@@ -433,15 +440,18 @@ fn runInput(
     const input_z = try arena.dupeZ(u8, input);
     const fixture = std.fs.path.basename(input);
     try stdout.print(
-        "\n{s}: {d:.1} MB, format {s}, threads {d}, api {s}, options [{s}], {d} runs (+{d} warmup)\n",
+        "\n{s}: {d:.1} MB, format {s}, threads {d}, api {s}, options [{s}], {d} runs (+{d} " ++
+            "warmup)\n",
         .{
             fixture,          megabytes(data.len),    settings.format_name,
             settings.threads, @tagName(settings.api), settings.option_names,
             settings.runs,    settings.warmup,
         },
     );
-    try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} {s:>8} {s:>8} {s:>6}\n", .{
-        "backend", "version", "records", "failed", "out bytes", "hash", "median ms", "min ms", "cpu ms", "MB/s", "ns/rec", "x ref",
+    try stdout.print("{s:<10} {s:<8} {s:>9} {s:>7} {s:>12} {s:<16} {s:>10} {s:>10} {s:>8} " ++
+        "{s:>8} {s:>8} {s:>6}\n", .{
+        "backend",   "version", "records", "failed", "out bytes", "hash",
+        "median ms", "min ms",  "cpu ms",  "MB/s",   "ns/rec",    "x ref",
     });
     try stdout.flush();
 
@@ -471,7 +481,10 @@ fn addMeasurement(
 ) !void {
     const backend = measurement.backend;
     switch (measurement.state) {
-        .ok => try report.rows.append(arena, try summarize(arena, measurement, data, fixture, settings)),
+        .ok => try report.rows.append(
+            arena,
+            try summarize(arena, measurement, data, fixture, settings),
+        ),
         .skipped => {
             if (settings.parity) report.failures += 1;
             try stdout.print("{s:<10} {s:<8} {s}: {s}\n", .{
@@ -527,10 +540,13 @@ fn compareRows(
         // Speed-up over the reference, as in the gap report: above 1 = faster.
         if (against_reference) row.ratio_to_reference = base.median_ms / row.median_ms;
         if (!row.hash_matches) {
-            try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s}/{s} ({d} records, {d} failed, status {d}) differs from {s} {s}/{s} ({d} records, {d} failed, status {d})", .{
-                fixture,      row.backend,      row.hash,          row.fields_hash, row.records,
-                row.failed,   row.final_status, base.backend,      base.hash,       base.fields_hash,
-                base.records, base.failed,      base.final_status,
+            try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s}/{s} ({d} " ++
+                "records, {d} failed, status {d}) differs from {s} {s}/{s} " ++
+                "({d} records, {d} failed, status {d})", .{
+                fixture,           row.backend,      row.hash,         row.fields_hash,
+                row.records,       row.failed,       row.final_status, base.backend,
+                base.hash,         base.fields_hash, base.records,     base.failed,
+                base.final_status,
             }));
         }
     }
@@ -543,7 +559,8 @@ fn printRow(
     row: Row,
     settings: Settings,
 ) !void {
-    try stdout.print("{s:<10} {s:<8} {d:>9} {d:>7} {d:>12} {s:<16} {d:>10.2} {d:>10.2} {d:>8.2} {d:>8.1} {d:>8.0} ", .{
+    try stdout.print("{s:<10} {s:<8} {d:>9} {d:>7} {d:>12} {s:<16} {d:>10.2} {d:>10.2} " ++
+        "{d:>8.2} {d:>8.1} {d:>8.0} ", .{
         try label(arena, row.backend, sourceOf(row), settings),
         row.version,
         row.records,
@@ -583,7 +600,11 @@ fn writeJson(
         .hash_mismatches = report.mismatches.items,
         .failures = report.failures,
     };
-    const text = try std.fmt.allocPrint(arena, "{f}\n", .{std.json.fmt(json, .{ .whitespace = .indent_2 })});
+    const text = try std.fmt.allocPrint(
+        arena,
+        "{f}\n",
+        .{std.json.fmt(json, .{ .whitespace = .indent_2 })},
+    );
     if (std.fs.path.dirname(path)) |dir| std.fs.cwd().makePath(dir) catch {};
     std.fs.cwd().writeFile(.{ .sub_path = path, .data = text }) catch |err| {
         fatal("cannot write {s}: {s}", .{ path, @errorName(err) });
@@ -695,7 +716,10 @@ const Measurement = struct {
         const options = &measurement.options;
         const outcome = runOnce(api, options, input, measurement.source, kind) catch |err| {
             measurement.state = if (err == error.NotImplemented) .skipped else .failed;
-            measurement.message = try arena.dupe(u8, std.mem.span(measurement.backend.api.last_error()));
+            measurement.message = try arena.dupe(
+                u8,
+                std.mem.span(measurement.backend.api.last_error()),
+            );
             return null;
         };
         const time_ns = timer.read();
@@ -799,7 +823,11 @@ fn summarize(
         .output_bytes = outcome.output_bytes,
         .hash = try std.fmt.allocPrint(arena, "{x:0>16}", .{outcome.hash}),
         .fields_hash = try std.fmt.allocPrint(arena, "{x:0>16}", .{outcome.fields_hash}),
-        .reference_fields_hash = try std.fmt.allocPrint(arena, "{x:0>16}", .{outcome.reference_fields_hash}),
+        .reference_fields_hash = try std.fmt.allocPrint(
+            arena,
+            "{x:0>16}",
+            .{outcome.reference_fields_hash},
+        ),
         .final_status = outcome.final_status,
         .options = settings.option_names,
         .median_ms = median_ns / std.time.ns_per_ms,
@@ -868,13 +896,21 @@ fn runOnce(
             var stats: c.evtx_stats = undefined;
             const status = api.parser_dump(parser, Sink.write, Sink.failed, &sink, &stats);
             // With stop_after_error the dump returns the KIND it stopped at: an outcome.
-            const stopped = options.stop_after_error != 0 and status >= c.EVTX_STATUS_INCOMPLETE_CHUNK;
+            const stopped = options.stop_after_error != 0 and
+                status >= c.EVTX_STATUS_INCOMPLETE_CHUNK;
             if (status != c.EVTX_STATUS_OK and !stopped) return statusError(api, "dump", status);
             // Checked, not asserted: this is the backend under test, and ReleaseFast would
             // compile an assertion away.
             if (stats.bytes_written != sink.bytes or stats.records_failed != sink.errors) {
-                std.debug.print("evtx-bench: {s}: evtx_stats says {d} bytes, {d} failed; the callbacks saw {d}, {d}\n", .{
-                    std.mem.span(api.backend_name()), stats.bytes_written, stats.records_failed, sink.bytes, sink.errors,
+                std.debug.print("evtx-bench: {s}: evtx_stats says {d} bytes, {d} failed; the " ++
+                    "callbacks saw {d}, {d}\n", .{
+                    std.mem.span(
+                        api.backend_name(),
+                    ),
+                    stats.bytes_written,
+                    stats.records_failed,
+                    sink.bytes,
+                    sink.errors,
                 });
                 return error.BackendFailed;
             }
@@ -895,7 +931,8 @@ fn runOnce(
                 } else if (status >= c.EVTX_STATUS_INCOMPLETE_CHUNK) {
                     failed += 1;
                     if (record.status != status) {
-                        std.debug.print("evtx-bench: {s}: next returned {d}, the record says {d}\n", .{
+                        const text = "evtx-bench: {s}: next returned {d}, the record says {d}\n";
+                        std.debug.print(text, .{
                             std.mem.span(api.backend_name()), status, record.status,
                         });
                         return error.BackendFailed;

@@ -346,7 +346,11 @@ pub export fn evtx_options_init(options: ?*evtx_options) callconv(.c) void {
     };
 }
 
-pub export fn evtx_parser_open_path(path: ?[*:0]const u8, options: ?*const evtx_options, out: ?*?*evtx_parser) callconv(.c) u32 {
+pub export fn evtx_parser_open_path(
+    path: ?[*:0]const u8,
+    options: ?*const evtx_options,
+    out: ?*?*evtx_parser,
+) callconv(.c) u32 {
     const o = out orelse return @intFromEnum(fail(.null_argument, "out is NULL", .{}));
     o.* = null;
     const p = path orelse return @intFromEnum(fail(.null_argument, "path is NULL", .{}));
@@ -360,14 +364,24 @@ pub export fn evtx_parser_open_path(path: ?[*:0]const u8, options: ?*const evtx_
     return @intFromEnum(open(in, file, options, o));
 }
 
-pub export fn evtx_parser_open_buffer(data: ?[*]const u8, len: usize, options: ?*const evtx_options, out: ?*?*evtx_parser) callconv(.c) u32 {
+pub export fn evtx_parser_open_buffer(
+    data: ?[*]const u8,
+    len: usize,
+    options: ?*const evtx_options,
+    out: ?*?*evtx_parser,
+) callconv(.c) u32 {
     const o = out orelse return @intFromEnum(fail(.null_argument, "out is NULL", .{}));
     o.* = null;
     const d = data orelse return @intFromEnum(fail(.null_argument, "data is NULL", .{}));
     return @intFromEnum(open(dump.Input.fromBytes(d[0..len]), null, options, o));
 }
 
-fn open(in: dump.Input, owned: ?std.fs.File, options: ?*const evtx_options, out: *?*evtx_parser) evtx_status {
+fn open(
+    in: dump.Input,
+    owned: ?std.fs.File,
+    options: ?*const evtx_options,
+    out: *?*evtx_parser,
+) evtx_status {
     var defaults: evtx_options = undefined;
     evtx_options_init(&defaults);
     const o = options orelse &defaults;
@@ -376,10 +390,23 @@ fn open(in: dump.Input, owned: ?std.fs.File, options: ?*const evtx_options, out:
     return status;
 }
 
-fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out: *?*evtx_parser) evtx_status {
+fn openChecked(
+    in: dump.Input,
+    owned: ?std.fs.File,
+    o: *const evtx_options,
+    out: *?*evtx_parser,
+) evtx_status {
     if (o.format > 2) return fail(.invalid_options, "unknown format {d}", .{o.format});
-    if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(.invalid_options, "reserved bytes must be zero", .{});
-    if (o.event_ranges == null and o.event_ranges_count != 0) return fail(.invalid_options, "event_ranges is NULL", .{});
+    if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(
+        .invalid_options,
+        "reserved bytes must be zero",
+        .{},
+    );
+    if (o.event_ranges == null and o.event_ranges_count != 0) return fail(
+        .invalid_options,
+        "event_ranges is NULL",
+        .{},
+    );
     var settings: evtx.options.Options = .{};
     if (o.ansi_codec) |label| {
         settings.ansi_codec = evtx.code_pages.lookup(std.mem.span(label)) orelse
@@ -420,8 +447,14 @@ fn openChecked(in: dump.Input, owned: ?std.fs.File, o: *const evtx_options, out:
             return status;
         }
     }
-    const events = gpa.alloc(evtx.options.Range, o.event_ranges_count) catch return fail(.internal, "out of memory", .{});
-    for (events, 0..) |*r, i| r.* = .{ .first = o.event_ranges.?[i].first, .last = o.event_ranges.?[i].last };
+    const events = gpa.alloc(
+        evtx.options.Range,
+        o.event_ranges_count,
+    ) catch return fail(.internal, "out of memory", .{});
+    for (events, 0..) |*r, i| r.* = .{
+        .first = o.event_ranges.?[i].first,
+        .last = o.event_ranges.?[i].last,
+    };
     settings.event_ranges = events;
     const order = dump.chunkOrder(gpa, &in, &header, &settings) catch {
         gpa.free(events);
@@ -484,7 +517,11 @@ fn loadWevtCache(path: []const u8, cache: *evtx.wevt_cache.WevtCache) evtx_statu
     return .ok;
 }
 
-fn fillRecord(r: *evtx_record, res: *const dump.ChunkResult, e: *const dump.RecordResult) evtx_status {
+fn fillRecord(
+    r: *evtx_record,
+    res: *const dump.ChunkResult,
+    e: *const dump.RecordResult,
+) evtx_status {
     const status: evtx_status = if (e.kind()) |k| evtx_status.fromKind(k) else .ok;
     const text = res.text(e);
     r.* = .{
@@ -573,9 +610,18 @@ fn refill(p: *Parser) error{OutOfMemory}!void {
     for (works, threads, 0..) |*w, *t, i| {
         const from = @min(i * share, group);
         const to = @min(from + share, group);
-        w.* = .{ .renderer = p.renderers[i], .input = &p.input, .slots = slots[from..to], .results = p.results[from..to] };
+        w.* = .{
+            .renderer = p.renderers[i],
+            .input = &p.input,
+            .slots = slots[from..to],
+            .results = p.results[from..to],
+        };
         // The first share runs on this thread; a thread that cannot start runs here too.
-        t.* = if (i == 0 or w.slots.len == 0) null else std.Thread.spawn(.{}, PullWork.run, .{w}) catch null;
+        t.* = if (i == 0 or w.slots.len == 0) null else std.Thread.spawn(
+            .{},
+            PullWork.run,
+            .{w},
+        ) catch null;
         if (t.* == null and i != 0) w.run();
     }
     works[0].run();
@@ -583,8 +629,8 @@ fn refill(p: *Parser) error{OutOfMemory}!void {
     for (works) |w| if (w.failed) return error.OutOfMemory;
 }
 
-/// The pull workers: `threads` renderers (at most one per chunk and `evtx.pipeline.threads_max`) and
-/// the results of one group.
+/// The pull workers: `threads` renderers (at most one per chunk and
+/// `evtx.pipeline.threads_max`) and the results of one group.
 fn makeWorkers(p: *Parser) error{OutOfMemory}!void {
     const workers = @max(1, @min(p.threads, evtx.pipeline.threads_max, p.order.len));
     const renderers = try gpa.alloc(*dump.Renderer, workers);
@@ -602,7 +648,10 @@ fn makeWorkers(p: *Parser) error{OutOfMemory}!void {
         slot.* = r;
         made += 1;
     }
-    const results = try gpa.alloc(dump.ChunkResult, if (workers == 1) 1 else workers * chunks_per_worker);
+    const results = try gpa.alloc(
+        dump.ChunkResult,
+        if (workers == 1) 1 else workers * chunks_per_worker,
+    );
     for (results) |*res| res.* = dump.ChunkResult.init(gpa);
     p.renderers = renderers;
     p.results = results;
@@ -690,7 +739,12 @@ const empty_batch: evtx_batch = .{
 
 /// Many `evtx_parser_next` results at once, as columns (include/evtx.h). Built on
 /// `evtx_parser_next`, so the two cannot disagree on order, filtering or errors.
-pub export fn evtx_parser_next_batch(parser: ?*evtx_parser, max_entries: usize, max_bytes: usize, batch: ?*evtx_batch) callconv(.c) u32 {
+pub export fn evtx_parser_next_batch(
+    parser: ?*evtx_parser,
+    max_entries: usize,
+    max_bytes: usize,
+    batch: ?*evtx_batch,
+) callconv(.c) u32 {
     const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
     const out = batch orelse return @intFromEnum(fail(.null_argument, "batch is NULL", .{}));
     out.* = empty_batch;
@@ -710,7 +764,9 @@ pub export fn evtx_parser_next_batch(parser: ?*evtx_parser, max_entries: usize, 
         var r: evtx_record = undefined;
         const status = evtx_parser_next(h, &r);
         if (status == @intFromEnum(evtx_status.end)) break;
-        if (status != @intFromEnum(evtx_status.ok) and status < @intFromEnum(evtx_status.incomplete_chunk)) {
+        if (status != @intFromEnum(evtx_status.ok) and status < @intFromEnum(
+            evtx_status.incomplete_chunk,
+        )) {
             // A failure of the call: the entries taken so far are returned first.
             if (p.batch.statuses.items.len == 0) return status;
             p.pending = @enumFromInt(status);
@@ -729,7 +785,10 @@ pub export fn evtx_parser_next_batch(parser: ?*evtx_parser, max_entries: usize, 
 
 /// The System fields of the last batch's entries, read from their JSON (include/evtx.h,
 /// zig/src/system.zig); UNSUPPORTED for XML.
-pub export fn evtx_parser_batch_system(parser: ?*evtx_parser, out: ?*evtx_batch_system) callconv(.c) u32 {
+pub export fn evtx_parser_batch_system(
+    parser: ?*evtx_parser,
+    out: ?*evtx_batch_system,
+) callconv(.c) u32 {
     const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
     const o = out orelse return @intFromEnum(fail(.null_argument, "system is NULL", .{}));
     const p = state(h);
@@ -754,14 +813,22 @@ pub export fn evtx_parser_batch_system(parser: ?*evtx_parser, out: ?*evtx_batch_
 
 fn fillSystem(p: *Parser) evtx_status {
     p.system.clear(gpa) catch return fail(.internal, "out of memory", .{});
-    if (p.settings.format == .xml) return fail(.unsupported, "System columns need JSON output", .{});
+    if (p.settings.format == .xml) return fail(
+        .unsupported,
+        "System columns need JSON output",
+        .{},
+    );
     const b = &p.batch;
     // Before any batch the offsets are empty: no entries.
     if (b.offsets.items.len == 0) return .ok;
     for (b.statuses.items, 0..) |st, i| {
         const text = b.data.items[b.offsets.items[i]..b.offsets.items[i + 1]];
         const ok = st == @intFromEnum(evtx_status.ok);
-        p.system.push(gpa, if (ok) text else null) catch return fail(.internal, "out of memory", .{});
+        p.system.push(gpa, if (ok) text else null) catch return fail(
+            .internal,
+            "out of memory",
+            .{},
+        );
     }
     std.debug.assert(p.system.len() == b.statuses.items.len);
     return .ok;
@@ -829,7 +896,9 @@ const DumpContext = struct {
                     return error.Stop;
                 }
             }
-            if (c.stop_after_error and !(res.partial and e.outcome.failed.kind == .incomplete_chunk)) {
+            if (c.stop_after_error and
+                !(res.partial and e.outcome.failed.kind == .incomplete_chunk))
+            {
                 c.stopped_status = status;
                 return error.Stop;
             }
@@ -837,7 +906,12 @@ const DumpContext = struct {
         try c.flush(res, &run_start, run_end);
     }
 
-    fn flush(c: *DumpContext, res: *const dump.ChunkResult, run_start: *?usize, run_end: usize) error{Stop}!void {
+    fn flush(
+        c: *DumpContext,
+        res: *const dump.ChunkResult,
+        run_start: *?usize,
+        run_end: usize,
+    ) error{Stop}!void {
         const start = run_start.* orelse return;
         run_start.* = null;
         const bytes = res.out.list.items[start..run_end];
@@ -854,15 +928,28 @@ const DumpContext = struct {
     }
 };
 
-pub export fn evtx_parser_dump(parser: ?*evtx_parser, write: evtx_write_fn, on_error: evtx_error_fn, user_data: ?*anyopaque, stats: ?*evtx_stats) callconv(.c) u32 {
-    var ctx: DumpContext = .{ .write = undefined, .on_error = on_error, .user_data = user_data, .stop_after_error = false };
+pub export fn evtx_parser_dump(
+    parser: ?*evtx_parser,
+    write: evtx_write_fn,
+    on_error: evtx_error_fn,
+    user_data: ?*anyopaque,
+    stats: ?*evtx_stats,
+) callconv(.c) u32 {
+    var ctx: DumpContext = .{
+        .write = undefined,
+        .on_error = on_error,
+        .user_data = user_data,
+        .stop_after_error = false,
+    };
     defer if (stats) |s| {
         s.* = ctx.stats;
     };
     const h = parser orelse return @intFromEnum(fail(.null_argument, "parser is NULL", .{}));
     ctx.write = write orelse return @intFromEnum(fail(.null_argument, "write is NULL", .{}));
     const p = state(h);
-    if (p.failed) return @intFromEnum(fail(.bad_state, "the parser failed or was stopped earlier", .{}));
+    if (p.failed) return @intFromEnum(
+        fail(.bad_state, "the parser failed or was stopped earlier", .{}),
+    );
     ctx.stop_after_error = p.stop_after_error;
     // First what remains of the chunks already pulled.
     while (p.current < p.filled) : ({
@@ -881,7 +968,14 @@ pub export fn evtx_parser_dump(parser: ?*evtx_parser, write: evtx_write_fn, on_e
     }
     const remaining = p.order[p.job..];
     p.job = p.order.len;
-    evtx.pipeline.run(gpa, &p.input, remaining, &p.settings, p.threads, .{ .context = &ctx, .consume = DumpContext.consume }) catch |e| {
+    evtx.pipeline.run(
+        gpa,
+        &p.input,
+        remaining,
+        &p.settings,
+        p.threads,
+        .{ .context = &ctx, .consume = DumpContext.consume },
+    ) catch |e| {
         p.failed = true;
         if (ctx.stopped_status) |s| return @intFromEnum(s);
         return @intFromEnum(fail(.internal, "{s}", .{@errorName(e)}));
@@ -997,7 +1091,10 @@ fn pullAll(parser: *evtx_parser) !Pulled {
 
 fn expectStatus(expected: evtx_status, got: u32) !void {
     if (got != @intFromEnum(expected)) {
-        std.debug.print("status {d} ({s}), expected {s}; last error: {s}\n", .{ got, evtx_status_name(got), @tagName(expected), evtx_last_error() });
+        std.debug.print(
+            "status {d} ({s}), expected {s}; last error: {s}\n",
+            .{ got, evtx_status_name(got), @tagName(expected), evtx_last_error() },
+        );
         return error.TestUnexpectedResult;
     }
 }
@@ -1035,7 +1132,12 @@ test "identity: ABI version 3, backend name, status names are the README's KIND 
     var value: u32 = @intFromEnum(evtx_status.incomplete_chunk);
     while (lines.next()) |line| : (value += 1) {
         if (!std.mem.startsWith(u8, line, "| `")) break;
-        const kind = line[3 .. std.mem.indexOfScalarPos(u8, line, 3, '`') orelse return error.BadRow];
+        const kind = line[3 .. std.mem.indexOfScalarPos(
+            u8,
+            line,
+            3,
+            '`',
+        ) orelse return error.BadRow];
         try testing.expectEqualStrings(kind, std.mem.span(evtx_status_name(value)));
     }
     try testing.expectEqual(@intFromEnum(evtx_status.bad_binxml) + 1, value);
@@ -1100,7 +1202,9 @@ test "open: NULL arguments, bad options and non-EVTX input fail with *out NULL a
     out = @ptrFromInt(8);
     try expectStatus(.io, evtx_parser_open_path(missing.ptr, null, &out));
     try testing.expect(out == null);
-    try testing.expect(std.mem.indexOf(u8, std.mem.span(evtx_last_error()), "no-such-file.evtx") != null);
+    try testing.expect(
+        std.mem.indexOf(u8, std.mem.span(evtx_last_error()), "no-such-file.evtx") != null,
+    );
     const not_evtx = try fixturePath(&path_buffer, "damaged/bad-file-magic.evtx");
     try expectStatus(.not_evtx, evtx_parser_open_path(not_evtx.ptr, null, &out));
     try testing.expect(out == null);
@@ -1189,7 +1293,7 @@ test "a truncated buffer: the cut chunk fails as one incomplete chunk, then END"
     try testing.expectEqual(@as(usize, 1), failures);
 }
 
-test "damaged records: the reference's record and failure counts, errors in place, at 1 and 3 pull threads" {
+test "damaged records: reference records and failures, errors in place, 1 and 3 pull threads" {
     const cases = [_]struct { path: []const u8, expected: []const u8 }{
         .{ .path = "damaged/bad-records.evtx", .expected = "expected/bad-records.jsonl" },
         .{ .path = "damaged/bad-chunks.evtx", .expected = "expected/bad-chunks.jsonl" },
@@ -1237,7 +1341,7 @@ test "threaded pull: pull some of a group, dump the rest; together the reference
     try testing.expectEqualStrings(expected, sink.text.items);
 }
 
-test "batch_system: NULL arguments, nothing before a batch, UNSUPPORTED for XML, absent for errors" {
+test "batch_system: NULL arguments, nothing before a batch, UNSUPPORTED for XML, none for errors" {
     const bytes = try readFixture("damaged/bad-chunks.evtx");
     defer testing.allocator.free(bytes);
     var system_out: evtx_batch_system = undefined;
@@ -1274,11 +1378,26 @@ test "batch_system: NULL arguments, nothing before a batch, UNSUPPORTED for XML,
     try testing.expectEqual(@as(u32, 1000), system_out.event_ids.?[0]);
     try testing.expectEqual(@as(u8, 4), system_out.levels.?[0]);
     const strings = [_]struct { data: ?[*]const u8, offsets: ?[*]const u64, want: []const u8 }{
-        .{ .data = system_out.provider_data, .offsets = system_out.provider_offsets, .want = "Evtx-Twin-Fixtures" },
-        .{ .data = system_out.channel_data, .offsets = system_out.channel_offsets, .want = "Application" },
-        .{ .data = system_out.computer_data, .offsets = system_out.computer_offsets, .want = "twin.example" },
+        .{
+            .data = system_out.provider_data,
+            .offsets = system_out.provider_offsets,
+            .want = "Evtx-Twin-Fixtures",
+        },
+        .{
+            .data = system_out.channel_data,
+            .offsets = system_out.channel_offsets,
+            .want = "Application",
+        },
+        .{
+            .data = system_out.computer_data,
+            .offsets = system_out.computer_offsets,
+            .want = "twin.example",
+        },
     };
-    for (strings) |c| try testing.expectEqualStrings(c.want, c.data.?[c.offsets.?[0]..c.offsets.?[1]]);
+    for (strings) |c| try testing.expectEqualStrings(
+        c.want,
+        c.data.?[c.offsets.?[0]..c.offsets.?[1]],
+    );
 }
 
 test "batch_timestamps: NULL arguments, nothing before a batch, one text per entry" {
@@ -1397,7 +1516,7 @@ test "pull some, dump the rest: together the reference's stdout" {
     try expectStatus(.end, evtx_parser_next(parser, &record));
 }
 
-test "dump stops: a callback's non-zero, or stop_after_error with the error's status; then BAD_STATE" {
+test "dump stops: callback non-zero, or stop_after_error with the error's status, then BAD_STATE" {
     const bytes = try readFixture("damaged/bad-records.evtx");
     defer testing.allocator.free(bytes);
     var record: evtx_record = undefined;
@@ -1406,7 +1525,10 @@ test "dump stops: a callback's non-zero, or stop_after_error with the error's st
         defer evtx_parser_free(parser);
         var sink: Sink = .{ .abort_write = 1 };
         defer sink.text.deinit(testing.allocator);
-        try expectStatus(.callback_aborted, evtx_parser_dump(parser, Sink.write, null, &sink, null));
+        try expectStatus(
+            .callback_aborted,
+            evtx_parser_dump(parser, Sink.write, null, &sink, null),
+        );
         try expectStatus(.bad_state, evtx_parser_next(parser, &record));
     }
     {
@@ -1415,7 +1537,10 @@ test "dump stops: a callback's non-zero, or stop_after_error with the error's st
         var sink: Sink = .{ .abort_error = 2 };
         defer sink.text.deinit(testing.allocator);
         var stats: evtx_stats = undefined;
-        try expectStatus(.callback_aborted, evtx_parser_dump(parser, Sink.write, Sink.onError, &sink, &stats));
+        try expectStatus(
+            .callback_aborted,
+            evtx_parser_dump(parser, Sink.write, Sink.onError, &sink, &stats),
+        );
         try testing.expectEqual(@as(u64, 2), stats.records_failed);
     }
     {
@@ -1427,7 +1552,10 @@ test "dump stops: a callback's non-zero, or stop_after_error with the error's st
         var sink: Sink = .{};
         defer sink.text.deinit(testing.allocator);
         var stats: evtx_stats = undefined;
-        try expectStatus(.bad_record_magic, evtx_parser_dump(parser, Sink.write, Sink.onError, &sink, &stats));
+        try expectStatus(
+            .bad_record_magic,
+            evtx_parser_dump(parser, Sink.write, Sink.onError, &sink, &stats),
+        );
         try testing.expectEqual(@as(u64, 1), stats.records_failed);
         try expectStatus(.bad_state, evtx_parser_dump(parser, Sink.write, null, &sink, null));
     }
@@ -1442,7 +1570,10 @@ test "event ranges are copied at open; records outside them are skipped, errors 
         o.event_ranges = &ranges;
         o.event_ranges_count = ranges.len;
         const parser = try openBuffer(bytes, &o);
-        ranges = .{ .{ .first = 0, .last = 100 }, .{ .first = 0, .last = 100 } }; // copied: no effect
+        ranges = .{
+            .{ .first = 0, .last = 100 },
+            .{ .first = 0, .last = 100 },
+        }; // copied: no effect
         break :blk parser;
     };
     defer evtx_parser_free(parser);
@@ -1612,7 +1743,11 @@ test "a lent buffer stays the caller's: freed after the parser, with nothing kep
     var record: evtx_record = undefined;
     try expectStatus(.ok, evtx_parser_next(parser, &record));
     const data = record.data.?[0..record.data_len];
-    try testing.expect(@intFromPtr(data.ptr) < @intFromPtr(bytes.ptr) or @intFromPtr(data.ptr) >= @intFromPtr(bytes.ptr) + bytes.len);
+    try testing.expect(
+        @intFromPtr(data.ptr) < @intFromPtr(
+            bytes.ptr,
+        ) or @intFromPtr(data.ptr) >= @intFromPtr(bytes.ptr) + bytes.len,
+    );
     evtx_parser_free(parser);
     testing.allocator.free(bytes);
     evtx_parser_free(null);

@@ -32,7 +32,12 @@ pub fn next(bytes: *const [chunk.size]u8, span: *Span) ?records.RecordHeader {
     assert(span.end <= chunk.size);
     while (span.start < span.end) {
         // The magic must lie inside the span, as all of the record must.
-        const at = std.mem.indexOfPos(u8, bytes[0..span.end], span.start, records.record_magic) orelse break;
+        const at = std.mem.indexOfPos(
+            u8,
+            bytes[0..span.end],
+            span.start,
+            records.record_magic,
+        ) orelse break;
         if (recordAt(bytes, @intCast(at))) |r| {
             if (r.offset + r.size <= span.end) {
                 span.start = r.offset + r.size;
@@ -57,10 +62,15 @@ pub fn rescanAfter(span: *Span, r: *const records.RecordHeader) void {
 pub fn markRecovered(out: *escape.Out, start: usize) escape.Error!void {
     const text = out.list.items[start..];
     if (std.mem.startsWith(u8, text, render_xml.declaration)) {
-        return out.list.insertSlice(out.gpa, start + render_xml.declaration.len, "<!-- recovered -->\n");
+        return out.list.insertSlice(
+            out.gpa,
+            start + render_xml.declaration.len,
+            "<!-- recovered -->\n",
+        );
     }
     if (text.len == 0 or text[0] != '{') return;
-    const mark = if (text.len > 1 and text[1] == '\n') "\n  \"recovered\": true," else "\"recovered\":true,";
+    const mark =
+        if (text.len > 1 and text[1] == '\n') "\n  \"recovered\": true," else "\"recovered\":true,";
     return out.list.insertSlice(out.gpa, start + 1, mark);
 }
 
@@ -125,7 +135,10 @@ test "markRecovered: XML comment after the declaration, first JSON member" {
     var out = escape.Out.init(gpa);
     defer out.deinit();
     const cases = .{
-        .{ render_xml.declaration ++ "<Event/>", render_xml.declaration ++ "<!-- recovered -->\n<Event/>" },
+        .{
+            render_xml.declaration ++ "<Event/>",
+            render_xml.declaration ++ "<!-- recovered -->\n<Event/>",
+        },
         .{ "{\"Event\":null}", "{\"recovered\":true,\"Event\":null}" },
         .{ "{\n  \"Event\": null\n}", "{\n  \"recovered\": true,\n  \"Event\": null\n}" },
     };

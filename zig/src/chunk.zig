@@ -62,8 +62,11 @@ pub fn headerChecksum(bytes: *const [size]u8) u32 {
 pub fn validateChecksums(bytes: *const [size]u8, h: *const ChunkHeader) ?ErrorKind {
     if (h.flags & flag_no_crc32 != 0) return null;
     if (headerChecksum(bytes) != h.header_checksum) return .bad_chunk_header_checksum;
-    if (h.free_space_offset < header_size or h.free_space_offset > size) return .bad_chunk_free_space_offset;
-    if (crc32.hash(bytes[header_size..h.free_space_offset]) != h.records_checksum) return .bad_chunk_records_checksum;
+    if (h.free_space_offset < header_size or h.free_space_offset > size)
+        return .bad_chunk_free_space_offset;
+    if (crc32.hash(
+        bytes[header_size..h.free_space_offset],
+    ) != h.records_checksum) return .bad_chunk_records_checksum;
     return null;
 }
 

@@ -101,7 +101,12 @@ var usage_tip_more = true;
 
 /// Formats a usage error in clap 4's layout: the message, a tip, a usage line (each after
 /// a blank line); `main` adds the `error: ` prefix and clap's last line.
-fn usageErrorWith(tip: Tip, usage_line: UsageLine, comptime fmt: []const u8, args: anytype) error{Usage} {
+fn usageErrorWith(
+    tip: Tip,
+    usage_line: UsageLine,
+    comptime fmt: []const u8,
+    args: anytype,
+) error{Usage} {
     var w: std.Io.Writer = .fixed(&parse_message_buffer);
     writeUsageError(&w, tip, usage_line, fmt, args) catch {
         // Longer than any message of ours unless an argument is huge: cut it, as it is only shown.
@@ -110,14 +115,32 @@ fn usageErrorWith(tip: Tip, usage_line: UsageLine, comptime fmt: []const u8, arg
     return error.Usage;
 }
 
-fn writeUsageError(w: *std.Io.Writer, tip: Tip, usage_line: UsageLine, comptime fmt: []const u8, args: anytype) std.Io.Writer.Error!void {
+fn writeUsageError(
+    w: *std.Io.Writer,
+    tip: Tip,
+    usage_line: UsageLine,
+    comptime fmt: []const u8,
+    args: anytype,
+) std.Io.Writer.Error!void {
     try w.print(fmt, args);
     switch (tip) {
         .none => {},
-        .trailing => |arg| try w.print("\n\n  tip: to pass '{s}' as a value, use '-- {s}'", .{ arg, arg }),
-        .trailing_short => |c| try w.print("\n\n  tip: to pass '-{s}' as a value, use '-- -{s}'", .{ c, c }),
-        .similar_argument => |name| try w.print("\n\n  tip: a similar argument exists: '--{s}'", .{name}),
-        .similar_subcommand => |name| try w.print("\n\n  tip: a similar subcommand exists: '{s}'", .{name}),
+        .trailing => |arg| try w.print(
+            "\n\n  tip: to pass '{s}' as a value, use '-- {s}'",
+            .{ arg, arg },
+        ),
+        .trailing_short => |c| try w.print(
+            "\n\n  tip: to pass '-{s}' as a value, use '-- -{s}'",
+            .{ c, c },
+        ),
+        .similar_argument => |name| try w.print(
+            "\n\n  tip: a similar argument exists: '--{s}'",
+            .{name},
+        ),
+        .similar_subcommand => |name| try w.print(
+            "\n\n  tip: a similar subcommand exists: '{s}'",
+            .{name},
+        ),
         .similar_value => |value| try w.print("\n\n  tip: a similar value exists: '{s}'", .{value}),
         .subcommand_argument => |name| try w.print("\n\n  tip: 'info --{s}' exists", .{name}),
     }
@@ -179,7 +202,8 @@ fn parseThreads(text: []const u8) error{Usage}!u32 {
     const negative = text[0] == '-';
     const digits = if (text[0] == '+' or negative) text[1..] else text;
     if (digits.len == 0) return usageError(bad, .{ text, "invalid digit found in string" });
-    const overflow = if (negative) "number too small to fit in target type" else "number too large to fit in target type";
+    const overflow = if (negative) "number too small to fit in target type" else "number too " ++
+        "large to fit in target type";
     var n: i64 = 0;
     for (digits) |c| {
         if (c < '0' or c > '9') return usageError(bad, .{ text, "invalid digit found in string" });
@@ -189,7 +213,10 @@ fn parseThreads(text: []const u8) error{Usage}!u32 {
             return usageError(bad, .{ text, overflow });
     }
     if (n < 0 or n > std.math.maxInt(u32))
-        return usageError("invalid value '{s}' for '--threads <num-threads>': {d} is not in 0..=4294967295", .{ text, n });
+        return usageError(
+            "invalid value '{s}' for '--threads <num-threads>': {d} is not in 0..=4294967295",
+            .{ text, n },
+        );
     return @intCast(n);
 }
 
@@ -226,21 +253,62 @@ const Opt = enum {
 
 /// One option: `usage` is how clap names it in messages and `Usage:` lines (`--long <value
 /// name>` for an option with a value; the value names are the reference's argument ids).
-const Spec = struct { opt: Opt, long: []const u8, short: ?u8 = null, usage: []const u8, takes_value: bool = false };
+const Spec = struct {
+    opt: Opt,
+    long: []const u8,
+    short: ?u8 = null,
+    usage: []const u8,
+    takes_value: bool = false,
+};
 
 /// In the reference's order (clap's suggestions keep the last of equally similar names).
 const specs = [_]Spec{
-    .{ .opt = .threads, .long = "threads", .short = 't', .usage = "--threads <num-threads>", .takes_value = true },
-    .{ .opt = .format, .long = "format", .short = 'o', .usage = "--format <output-format>", .takes_value = true },
-    .{ .opt = .output, .long = "output", .short = 'f', .usage = "--output <output-target>", .takes_value = true },
-    .{ .opt = .no_confirm_overwrite, .long = "no-confirm-overwrite", .usage = "--no-confirm-overwrite" },
+    .{
+        .opt = .threads,
+        .long = "threads",
+        .short = 't',
+        .usage = "--threads <num-threads>",
+        .takes_value = true,
+    },
+    .{
+        .opt = .format,
+        .long = "format",
+        .short = 'o',
+        .usage = "--format <output-format>",
+        .takes_value = true,
+    },
+    .{
+        .opt = .output,
+        .long = "output",
+        .short = 'f',
+        .usage = "--output <output-target>",
+        .takes_value = true,
+    },
+    .{
+        .opt = .no_confirm_overwrite,
+        .long = "no-confirm-overwrite",
+        .usage = "--no-confirm-overwrite",
+    },
     .{ .opt = .events, .long = "events", .usage = "--events <event-ranges>", .takes_value = true },
     .{ .opt = .validate_checksums, .long = "validate-checksums", .usage = "--validate-checksums" },
     .{ .opt = .recover_records, .long = "recover-records", .usage = "--recover-records" },
     .{ .opt = .no_indent, .long = "no-indent", .usage = "--no-indent" },
-    .{ .opt = .separate_json_attributes, .long = "separate-json-attributes", .usage = "--separate-json-attributes" },
-    .{ .opt = .dont_show_record_number, .long = "dont-show-record-number", .usage = "--dont-show-record-number" },
-    .{ .opt = .ansi_codec, .long = "ansi-codec", .usage = "--ansi-codec <ansi-codec>", .takes_value = true },
+    .{
+        .opt = .separate_json_attributes,
+        .long = "separate-json-attributes",
+        .usage = "--separate-json-attributes",
+    },
+    .{
+        .opt = .dont_show_record_number,
+        .long = "dont-show-record-number",
+        .usage = "--dont-show-record-number",
+    },
+    .{
+        .opt = .ansi_codec,
+        .long = "ansi-codec",
+        .usage = "--ansi-codec <ansi-codec>",
+        .takes_value = true,
+    },
     .{
         .opt = .wevt_cache,
         .long = "wevt-cache",
@@ -248,13 +316,23 @@ const specs = [_]Spec{
         .takes_value = true,
     },
     .{ .opt = .mta, .long = "mta", .usage = "--mta <MTA>", .takes_value = true },
-    .{ .opt = .stop_after_one_error, .long = "stop-after-one-error", .usage = "--stop-after-one-error" },
+    .{
+        .opt = .stop_after_one_error,
+        .long = "stop-after-one-error",
+        .usage = "--stop-after-one-error",
+    },
     .{ .opt = .verbose, .long = "", .short = 'v', .usage = "-v..." },
     .{ .opt = .help, .long = "help", .short = 'h', .usage = "--help" },
     .{ .opt = .version, .long = "version", .short = 'V', .usage = "--version" },
 };
 
-const info_input_spec: Spec = .{ .opt = .output, .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true };
+const info_input_spec: Spec = .{
+    .opt = .output,
+    .long = "input",
+    .short = 'i',
+    .usage = "--input <EVTX>",
+    .takes_value = true,
+};
 const info_longs = [_][]const u8{ "input", "help" };
 const subcommands = [_][]const u8{
     "extract-wevt-templates",
@@ -350,7 +428,10 @@ fn jaro(a_text: []const u8, b_text: []const u8) f64 {
     }
     const m: f64 = @floatFromInt(matches);
     const t: f64 = @floatFromInt(transpositions / 2);
-    return (m / @as(f64, @floatFromInt(a.len)) + m / @as(f64, @floatFromInt(b.len)) + (m - t) / m) / 3;
+    return (m / @as(
+        f64,
+        @floatFromInt(a.len),
+    ) + m / @as(f64, @floatFromInt(b.len)) + (m - t) / m) / 3;
 }
 
 fn scalars(text: []const u8, buf: []u21) ?[]const u21 {
@@ -359,7 +440,9 @@ fn scalars(text: []const u8, buf: []u21) ?[]const u21 {
     while (i < text.len) : (n += 1) {
         if (n == buf.len) return null;
         const len = std.unicode.utf8ByteSequenceLength(text[i]) catch 1;
-        const cp = if (i + len <= text.len) std.unicode.utf8Decode(text[i..][0..len]) catch null else null;
+        const cp = if (i + len <= text.len) std.unicode.utf8Decode(
+            text[i..][0..len],
+        ) catch null else null;
         if (cp) |c| {
             buf[n] = c;
             i += len;
@@ -393,15 +476,25 @@ fn looksLikeOption(arg: []const u8) bool {
 /// The value of an option: inline (`--x=v`, `-xv`, `-x=v`) or the next argument. A next
 /// argument that looks like an option is parsed as one first (clap's order): an unknown one
 /// is reported as such, a known one or `--` leaves this option without a value.
-fn optionValue(args: []const []const u8, i: *usize, inline_value: ?[]const u8, spec: *const Spec, used: *const Used) error{Usage}![]const u8 {
+fn optionValue(
+    args: []const []const u8,
+    i: *usize,
+    inline_value: ?[]const u8,
+    spec: *const Spec,
+    used: *const Used,
+) error{Usage}![]const u8 {
     if (inline_value) |v| return v;
     if (i.* + 1 < args.len and !looksLikeOption(args[i.* + 1])) {
         i.* += 1;
         return args[i.*];
     }
     if (i.* + 1 < args.len) try checkKnown(args, i.* + 1, used);
-    const possible: []const u8 = if (spec.opt == .format) "\n  [possible values: json, xml, jsonl]" else "";
-    return usageError("a value is required for '{s}' but none was supplied{s}", .{ spec.usage, possible });
+    const possible: []const u8 =
+        if (spec.opt == .format) "\n  [possible values: json, xml, jsonl]" else "";
+    return usageError(
+        "a value is required for '{s}' but none was supplied{s}",
+        .{ spec.usage, possible },
+    );
 }
 
 /// clap's error for `args[at]` when it is no option of the dump command line.
@@ -413,43 +506,91 @@ fn checkKnown(args: []const []const u8, at: usize, used: *const Used) error{Usag
         if (specByLong(name) == null) return unknownLong(args, at, name, used);
     } else if (specByShort(arg[1]) == null) {
         const c = shortName(arg, 1);
-        return usageErrorWith(.{ .trailing_short = c }, .full, "unexpected argument '-{s}' found", .{c});
+        return usageErrorWith(
+            .{ .trailing_short = c },
+            .full,
+            "unexpected argument '-{s}' found",
+            .{c},
+        );
     }
 }
 
 /// An unknown `--name`: a similar option of ours, else one of `info` named later on the
 /// line, else the `--` tip.
-fn unknownLong(args: []const []const u8, at: usize, name: []const u8, used: *const Used) error{Usage} {
+fn unknownLong(
+    args: []const []const u8,
+    at: usize,
+    name: []const u8,
+    used: *const Used,
+) error{Usage} {
     const arg = args[at][0 .. 2 + name.len]; // clap names it without an inline value
     const longs = dumpLongs();
     if (similar(name, &longs)) |long| {
         var with = used.*;
         with.add(specByLong(long).?);
-        return usageErrorWith(.{ .similar_argument = long }, .{ .used = &with }, "unexpected argument '--{s}' found", .{name});
+        return usageErrorWith(
+            .{ .similar_argument = long },
+            .{ .used = &with },
+            "unexpected argument '--{s}' found",
+            .{name},
+        );
     }
     if (similar(name, &info_longs)) |long| {
         for (args[at + 1 ..]) |later| if (eq(later, "info"))
-            return usageErrorWith(.{ .subcommand_argument = long }, .{ .used = used }, "unexpected argument '{s}' found", .{arg});
+            return usageErrorWith(
+                .{ .subcommand_argument = long },
+                .{ .used = used },
+                "unexpected argument '{s}' found",
+                .{arg},
+            );
     }
-    return usageErrorWith(.{ .trailing = arg }, .{ .used = used }, "unexpected argument '{s}' found", .{arg});
+    return usageErrorWith(
+        .{ .trailing = arg },
+        .{ .used = used },
+        "unexpected argument '{s}' found",
+        .{arg},
+    );
 }
 
-fn apply(gpa: std.mem.Allocator, cli: *Cli, used: *Used, spec: *const Spec, value: ?[]const u8) ParseError!void {
+fn apply(
+    gpa: std.mem.Allocator,
+    cli: *Cli,
+    used: *Used,
+    spec: *const Spec,
+    value: ?[]const u8,
+) ParseError!void {
     if (used.opts.contains(spec.opt))
-        return usageErrorWith(.none, .full, "the argument '{s}' cannot be used multiple times", .{spec.usage});
+        return usageErrorWith(
+            .none,
+            .full,
+            "the argument '{s}' cannot be used multiple times",
+            .{spec.usage},
+        );
     const v = value orelse "";
     switch (spec.opt) {
         .threads => cli.threads = try parseThreads(v),
         .format => cli.settings.format = std.meta.stringToEnum(evtx.options.Format, v) orelse {
             // clap takes an empty value of a possible-values option for none.
             if (v.len == 0)
-                return usageError("a value is required for '--format <output-format>' but none was supplied\n  [possible values: json, xml, jsonl]", .{});
+                return usageError(
+                    "a value is required for '--format <output-format>' but none was " ++
+                        "supplied\n  [possible values: json, xml, jsonl]",
+                    .{},
+                );
             const tip: Tip = if (similar(v, &formats)) |f| .{ .similar_value = f } else .none;
-            return usageErrorWith(tip, .none, "invalid value '{s}' for '--format <output-format>'\n  [possible values: json, xml, jsonl]", .{v});
+            return usageErrorWith(
+                tip,
+                .none,
+                "invalid value '{s}' for '--format <output-format>'\n  [possible values: " ++
+                    "json, xml, jsonl]",
+                .{v},
+            );
         },
         .output => cli.output = v,
         .events => cli.settings.event_ranges = try parseRanges(gpa, v),
-        .ansi_codec => cli.settings.ansi_codec = evtx.options.parseAnsiCodec(v) orelse return ansiCodecError(v),
+        .ansi_codec => cli.settings.ansi_codec = evtx.options.parseAnsiCodec(
+            v,
+        ) orelse return ansiCodecError(v),
         .no_confirm_overwrite => cli.no_confirm_overwrite = true,
         .validate_checksums => cli.settings.validate_checksums = true,
         .recover_records => cli.settings.recover_records = true,
@@ -468,8 +609,15 @@ fn apply(gpa: std.mem.Allocator, cli: *Cli, used: *Used, spec: *const Spec, valu
 fn ansiCodecError(label: []const u8) error{Usage} {
     const prefix = "invalid value '{s}' for '--ansi-codec <ansi-codec>': ";
     if (evtx.code_pages.isIncompatibleLabel(label))
-        return usageError(prefix ++ "`{s}` is not an ASCII-compatible encoding; ANSI strings cannot be UTF-16", .{ label, label });
-    return usageError(prefix ++ "unknown encoding `{s}`; expected an Encoding Standard label such as windows-1252", .{ label, label });
+        return usageError(
+            prefix ++ "`{s}` is not an ASCII-compatible encoding; ANSI strings cannot be UTF-16",
+            .{ label, label },
+        );
+    return usageError(
+        prefix ++ "unknown encoding `{s}`; expected an Encoding Standard label such as " ++
+            "windows-1252",
+        .{ label, label },
+    );
 }
 
 /// Parses the command line as the reference's clap does: options in any order, each at most
@@ -508,7 +656,12 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
             }
             if (cli.input != null) {
                 if (!only_positional) if (similar(arg, &subcommands)) |name|
-                    return usageErrorWith(.{ .similar_subcommand = name }, .full, "unrecognized subcommand '{s}'", .{arg});
+                    return usageErrorWith(
+                        .{ .similar_subcommand = name },
+                        .full,
+                        "unrecognized subcommand '{s}'",
+                        .{arg},
+                    );
                 return usageErrorWith(.none, .full, "unexpected argument '{s}' found", .{arg});
             }
             cli.input = arg;
@@ -521,11 +674,22 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
             if (!spec.takes_value and inline_value != null) {
                 var only: Used = .{};
                 only.add(spec);
-                return usageErrorWith(.none, .{ .used = &only }, "unexpected value '{s}' for '--{s}' found; no more were expected", .{ inline_value.?, name });
+                return usageErrorWith(
+                    .none,
+                    .{ .used = &only },
+                    "unexpected value '{s}' for '--{s}' found; no more were expected",
+                    .{ inline_value.?, name },
+                );
             }
             if (spec.opt == .help) return helpRequest(.main, .long);
             if (spec.opt == .version) return versionRequest();
-            const value = if (spec.takes_value) try optionValue(args, &i, inline_value, spec, &used) else null;
+            const value = if (spec.takes_value) try optionValue(
+                args,
+                &i,
+                inline_value,
+                spec,
+                &used,
+            ) else null;
             try apply(gpa, &cli, &used, spec, value);
         } else {
             try shortCluster(gpa, &cli, &used, args, &i);
@@ -541,21 +705,35 @@ fn printNotes(cli: *const Cli) void {
     if (cli.verbose > 3) stderrPrint("using more than -vvv does not affect verbosity level\n", .{});
     if (cli.settings.format == .jsonl) {
         if (cli.no_indent) stderrPrint("no need to pass both `--no-indent` and `-o jsonl`\n", .{});
-        if (cli.no_record_number) stderrPrint("no need to pass both `--no-show-record-number` and `-o jsonl`\n", .{});
+        if (cli.no_record_number) stderrPrint(
+            "no need to pass both `--no-show-record-number` and `-o jsonl`\n",
+            .{},
+        );
     }
 }
 
 const version_line = "evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n";
 
 /// `-vvv`, `-h`, `-V`, and `-t4` / `-t=4` / `-t 4` (a value option ends the cluster).
-fn shortCluster(gpa: std.mem.Allocator, cli: *Cli, used: *Used, args: []const []const u8, i: *usize) ParseError!void {
+fn shortCluster(
+    gpa: std.mem.Allocator,
+    cli: *Cli,
+    used: *Used,
+    args: []const []const u8,
+    i: *usize,
+) ParseError!void {
     const arg = args[i.*];
     var j: usize = 1;
     while (j < arg.len) : (j += 1) {
         const c = arg[j];
         const spec = specByShort(c) orelse {
             const name = shortName(arg, j);
-            return usageErrorWith(.{ .trailing_short = name }, .full, "unexpected argument '-{s}' found", .{name});
+            return usageErrorWith(
+                .{ .trailing_short = name },
+                .full,
+                "unexpected argument '-{s}' found",
+                .{name},
+            );
         };
         switch (spec.opt) {
             .verbose => {
@@ -592,7 +770,12 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
         // `-h` starts a cluster (`-hi` too); `-ih` is `-i h`.
         if (arg[1] == 'h') return helpRequest(.info, .short);
         if (eq(arg, "--help")) return helpRequest(.info, .long);
-        if (std.mem.startsWith(u8, arg, "--help=")) return usageErrorWith(.none, .info_help, "unexpected value '{s}' for '--help' found; no more were expected", .{arg["--help=".len..]});
+        if (std.mem.startsWith(u8, arg, "--help=")) return usageErrorWith(
+            .none,
+            .info_help,
+            "unexpected value '{s}' for '--help' found; no more were expected",
+            .{arg["--help=".len..]},
+        );
         const inline_value: ?[]const u8 = if (std.mem.startsWith(u8, arg, "--input="))
             arg["--input=".len..]
         else if (std.mem.startsWith(u8, arg, "-i") and arg.len > 2)
@@ -606,16 +789,34 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
                 i += 1;
                 break :value rest[i];
             }
-            if (i + 1 < rest.len and !eq(rest[i + 1], "--") and !isInfoOption(rest[i + 1])) return infoUnknown(rest[i + 1]);
-            return usageError("a value is required for '--input <EVTX>' but none was supplied", .{});
+            if (i + 1 < rest.len and !eq(
+                rest[i + 1],
+                "--",
+            ) and !isInfoOption(rest[i + 1])) return infoUnknown(
+                rest[i + 1],
+            );
+            return usageError(
+                "a value is required for '--input <EVTX>' but none was supplied",
+                .{},
+            );
         };
         // clap refuses a repeated option once it has its value.
         if (cli.info_input != null)
-            return usageErrorWith(.none, .info, "the argument '--input <EVTX>' cannot be used multiple times", .{});
+            return usageErrorWith(
+                .none,
+                .info,
+                "the argument '--input <EVTX>' cannot be used multiple times",
+                .{},
+            );
         cli.info_input = value;
     }
     if (cli.info_input == null)
-        return usageErrorWith(.none, .info, "the following required arguments were not provided:\n  --input <EVTX>", .{});
+        return usageErrorWith(
+            .none,
+            .info,
+            "the following required arguments were not provided:\n  --input <EVTX>",
+            .{},
+        );
 }
 
 /// `help [COMMAND]`: the long help of the tool or of COMMAND; clap allows nothing after
@@ -627,7 +828,12 @@ fn helpSubcommand(names: []const []const u8) ParseError {
     if (names.len > 1) {
         // clap's `help` has no `--help` of its own: its error says no more.
         if (page == .help) usage_tip_more = false;
-        return usageErrorWith(.none, .{ .page = page }, "unrecognized subcommand '{s}'", .{names[1]});
+        return usageErrorWith(
+            .none,
+            .{ .page = page },
+            "unrecognized subcommand '{s}'",
+            .{names[1]},
+        );
     }
     return helpRequest(page, .long);
 }
@@ -644,7 +850,9 @@ fn isInfoOption(arg: []const u8) bool {
 fn infoUnknown(arg: []const u8) error{Usage} {
     if (std.mem.startsWith(u8, arg, "--")) {
         const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
-        const tip: Tip = if (similar(name, &info_longs)) |long| .{ .similar_argument = long } else .none;
+        const tip: Tip = if (similar(name, &info_longs)) |long| .{
+            .similar_argument = long,
+        } else .none;
         return usageErrorWith(tip, .info, "unexpected argument '--{s}' found", .{name});
     }
     return usageErrorWith(.none, .info, "unexpected argument '-{s}' found", .{shortName(arg, 1)});
@@ -679,9 +887,15 @@ fn ioReason(e: anyerror) []const u8 {
 fn infoCommand(gpa: std.mem.Allocator, path: []const u8) u8 {
     const file = std.fs.cwd().openFile(path, .{ .mode = .read_only }) catch |e|
         fatal("Failed to open {s}: {s}", .{ path, ioReason(e) });
-    const st = std.posix.fstat(file.handle) catch |e| fatal("Failed to open {s}: {s}", .{ path, ioReason(e) });
+    const st = std.posix.fstat(file.handle) catch |e| fatal(
+        "Failed to open {s}: {s}",
+        .{ path, ioReason(e) },
+    );
     const kind = st.mode & std.posix.S.IFMT;
-    if (kind == std.posix.S.IFDIR) fatal("Failed to open {s}: {s}", .{ path, ioReason(error.IsDir) });
+    if (kind == std.posix.S.IFDIR) fatal(
+        "Failed to open {s}: {s}",
+        .{ path, ioReason(error.IsDir) },
+    );
     const in: dump.Input = if (kind == std.posix.S.IFREG)
         dump.Input.fromFile(file) catch |e| fatal("Failed to open {s}: {s}", .{ path, ioReason(e) })
     else
@@ -691,8 +905,15 @@ fn infoCommand(gpa: std.mem.Allocator, path: []const u8) u8 {
     var buffer: [1 << 16]u8 = undefined;
     var w = std.fs.File.stdout().writerStreaming(&buffer);
     evtx.info.write(&in, window, &w.interface) catch |e| switch (e) {
-        error.FileTooShort => fatal("Failed to read the file header: the file is {d} bytes, shorter than the 4096-byte header block", .{in.size}),
-        error.BadFileMagic => fatal("Failed to read the file header: invalid magic (expected `ElfFile\\0`)", .{}),
+        error.FileTooShort => fatal(
+            "Failed to read the file header: the file is {d} bytes, shorter than the " ++
+                "4096-byte header block",
+            .{in.size},
+        ),
+        error.BadFileMagic => fatal(
+            "Failed to read the file header: invalid magic (expected `ElfFile\\0`)",
+            .{},
+        ),
         error.WriteFailed => {},
     };
     w.interface.flush() catch {};
@@ -764,7 +985,10 @@ fn spoolInput(source: std.fs.File, comptime what: []const u8) dump.Input {
 fn refuseInputAsOutput(output_or_null: ?[]const u8, input: []const u8, identity: Identity) void {
     const output = output_or_null orelse return;
     const st = std.posix.fstatat(std.fs.cwd().fd, output, 0) catch return;
-    if (@as(u64, @intCast(st.dev)) != identity.dev or @as(u64, @intCast(st.ino)) != identity.ino) return;
+    if (@as(
+        u64,
+        @intCast(st.dev),
+    ) != identity.dev or @as(u64, @intCast(st.ino)) != identity.ino) return;
     fatal("refusing to write the output to `{s}`: it is the input file `{s}`", .{ output, input });
 }
 
@@ -798,12 +1022,20 @@ const Sink = struct {
             s.writer.flush() catch return error.WriteFailed;
             var buf: [512]u8 = undefined;
             var id_buf: [24]u8 = undefined;
-            const id = if (e.record_id) |r| std.fmt.bufPrint(&id_buf, "{d}", .{r}) catch "-" else "-";
+            const id = if (e.record_id) |r| std.fmt.bufPrint(
+                &id_buf,
+                "{d}",
+                .{r},
+            ) catch "-" else "-";
             var w = std.fs.File.stderr().writerStreaming(&buf);
-            w.interface.print("error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n", .{ s.path, e.slot, id, e.file_offset, f.kind.text(), f.detail }) catch {};
+            w.interface.print(
+                "error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n",
+                .{ s.path, e.slot, id, e.file_offset, f.kind.text(), f.detail },
+            ) catch {};
             w.interface.flush() catch {};
             // A cut last chunk is no fault the reference would see (shared-fixtures/README.md).
-            if (s.stop_after_one_error and !(result.partial and f.kind == .incomplete_chunk)) return error.StoppedAfterError;
+            const complete = !(result.partial and f.kind == .incomplete_chunk);
+            if (s.stop_after_one_error and complete) return error.StoppedAfterError;
         }
         try s.writer.writeAll(result.out.list.items[run_start..run_end]);
         var records: u64 = 0;
@@ -829,13 +1061,19 @@ const Verbose = struct {
         v.chunks += 1;
         v.records += records;
         v.errors += errors;
-        if (v.level >= 2) stderrPrint("debug: {s}: chunk {d}: {d} records, {d} errors\n", .{ v.path, slot, records, errors });
+        if (v.level >= 2) stderrPrint(
+            "debug: {s}: chunk {d}: {d} records, {d} errors\n",
+            .{ v.path, slot, records, errors },
+        );
     }
 
     fn finish(v: *Verbose, bytes: usize) void {
         if (v.level == 0) return;
         const ms = if (v.timer) |*t| t.read() / std.time.ns_per_ms else 0;
-        stderrPrint("info: {s}: {d} bytes, {d} chunks, {d} records, {d} errors in {d} ms\n", .{ v.path, bytes, v.chunks, v.records, v.errors, ms });
+        stderrPrint(
+            "info: {s}: {d} bytes, {d} chunks, {d} records, {d} errors in {d} ms\n",
+            .{ v.path, bytes, v.chunks, v.records, v.errors, ms },
+        );
     }
 };
 
@@ -879,7 +1117,10 @@ const Progress = struct {
         var bar: [width]u8 = undefined;
         @memset(bar[0..filled], '#');
         @memset(bar[filled..], ' ');
-        stderrPrint("\r[{s}] {d:>3}% {d} records, {d:.1} MB/s, ETA {d}s ", .{ &bar, percent, p.records, mbps, @as(u64, @intFromFloat(@ceil(eta))) });
+        stderrPrint(
+            "\r[{s}] {d:>3}% {d} records, {d:.1} MB/s, ETA {d}s ",
+            .{ &bar, percent, p.records, mbps, @as(u64, @intFromFloat(@ceil(eta))) },
+        );
     }
 
     fn finish(p: *Progress) void {
@@ -891,10 +1132,18 @@ const Progress = struct {
 fn openOutput(path: []const u8, no_confirm: bool) std.fs.File {
     const cwd = std.fs.cwd();
     if (cwd.statFile(path)) |st| {
-        if (st.kind == .directory) fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    Path is a directory", .{path});
+        if (st.kind == .directory) fatal(
+            "An error occurred while creating output file at `{s}`\n\nCaused by:\n    Path is " ++
+                "a directory",
+            .{path},
+        );
         if (!no_confirm) {
             const stdin = std.fs.File.stdin();
-            if (!stdin.isTty()) fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    Failed to display confirmation prompt", .{path});
+            if (!stdin.isTty()) fatal(
+                "An error occurred while creating output file at `{s}`\n\nCaused by:\n    " ++
+                    "Failed to display confirmation prompt",
+                .{path},
+            );
             stderrPrint("Are you sure you want to override output file at `{s}`? [y/N] ", .{path});
             var buf: [64]u8 = undefined;
             const n = stdin.read(&buf) catch 0;
@@ -902,9 +1151,15 @@ fn openOutput(path: []const u8, no_confirm: bool) std.fs.File {
         }
     } else |_| {}
     if (std.fs.path.dirname(path)) |dir| cwd.makePath(dir) catch |e|
-        fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}", .{ path, ioReason(e) });
+        fatal(
+            "An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}",
+            .{ path, ioReason(e) },
+        );
     return cwd.createFile(path, .{}) catch |e|
-        fatal("An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}", .{ path, ioReason(e) });
+        fatal(
+            "An error occurred while creating output file at `{s}`\n\nCaused by:\n    {s}",
+            .{ path, ioReason(e) },
+        );
 }
 
 /// The run, in the same steps as evtx-rs's `main`: parse, a subcommand or the dump's notes,
@@ -916,19 +1171,29 @@ pub fn main() u8 {
     var cli = parseOrExit(gpa, args);
     if (cli.info_input) |path| return infoCommand(gpa, path);
     if (cli.wevt) |wevt| return wevtCommand(gpa, wevt);
-    const input = cli.input orelse fatal("Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).", .{});
+    const input = cli.input orelse fatal(
+        "Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).",
+        .{},
+    );
     // After the subcommands and the input check, as the reference (and evtx-rs) print them.
     printNotes(&cli);
     const opened_input = openInput(input, cli.output);
     const evtx_file = openEvtxFile(gpa, opened_input, &cli.settings);
-    const out_file = if (cli.output) |path| openOutput(path, cli.no_confirm_overwrite) else std.fs.File.stdout();
+    const out_file = if (cli.output) |path| openOutput(
+        path,
+        cli.no_confirm_overwrite,
+    ) else std.fs.File.stdout();
     // The side files live as long as the run: the settings point at them.
     var cache: evtx.wevt_cache.WevtCache = undefined;
     var mta_file: evtx.mta.MtaFile = undefined;
     loadSideFiles(gpa, &cli, &cache, &mta_file);
     const header = evtx_file.header;
     if (header.checksumMismatch()) {
-        stderrPrint("warning: the file header's CRC32 is invalid (stored 0x{x:0>8}, computed 0x{x:0>8}); reading the file anyway\n", .{ header.checksum_stored, header.checksum_computed });
+        stderrPrint(
+            "warning: the file header's CRC32 is invalid (stored 0x{x:0>8}, computed " ++
+                "0x{x:0>8}); reading the file anyway\n",
+            .{ header.checksum_stored, header.checksum_computed },
+        );
     }
     // Chunks are written in runs of whole records, most larger than this buffer, which
     // then go to the file without an extra copy.
@@ -938,11 +1203,24 @@ pub fn main() u8 {
         .writer = &fw.interface,
         .path = input,
         .stop_after_one_error = cli.stop_after_one_error,
-        .progress = if (cli.output != null and std.fs.File.stderr().isTty()) Progress.init(@intCast(opened_input.size)) else null,
-        .verbose = .{ .path = input, .level = cli.verbose, .timer = std.time.Timer.start() catch null },
+        .progress = if (cli.output != null and std.fs.File.stderr().isTty()) Progress.init(
+            @intCast(opened_input.size),
+        ) else null,
+        .verbose = .{
+            .path = input,
+            .level = cli.verbose,
+            .timer = std.time.Timer.start() catch null,
+        },
     };
     const threads = if (cli.threads == 0) std.Thread.getCpuCount() catch 1 else cli.threads;
-    evtx.pipeline.run(gpa, &evtx_file.input, evtx_file.order, &cli.settings, threads, .{ .context = &sink, .consume = Sink.consume }) catch |e| {
+    evtx.pipeline.run(
+        gpa,
+        &evtx_file.input,
+        evtx_file.order,
+        &cli.settings,
+        threads,
+        .{ .context = &sink, .consume = Sink.consume },
+    ) catch |e| {
         return finish(&fw, &sink, @intCast(opened_input.size), e);
     };
     return finish(&fw, &sink, @intCast(opened_input.size), null);
@@ -1190,8 +1468,14 @@ test "-t: 0, N, every spelling of the value; out of u32 range or not a number is
     try testing.expectEqual(@as(usize, 2), (try expectParsed(&.{ "-t2", "x" })).threads);
     try testing.expectEqual(@as(usize, 2), (try expectParsed(&.{ "-t=2", "x" })).threads);
     try testing.expectEqual(@as(usize, 2), (try expectParsed(&.{ "--threads=2", "x" })).threads);
-    try testing.expectEqual(@as(usize, 2), (try expectParsed(&.{ "--threads", "+2", "x" })).threads);
-    try testing.expectEqual(@as(usize, 4294967295), (try expectParsed(&.{ "-t", "4294967295", "x" })).threads);
+    try testing.expectEqual(
+        @as(usize, 2),
+        (try expectParsed(&.{ "--threads", "+2", "x" })).threads,
+    );
+    try testing.expectEqual(
+        @as(usize, 4294967295),
+        (try expectParsed(&.{ "-t", "4294967295", "x" })).threads,
+    );
     // `-vt 1`: a cluster of flags ended by a value option.
     const vt = try expectParsed(&.{ "-vt", "1", "x" });
     try testing.expectEqual(@as(usize, 1), vt.threads);
@@ -1199,13 +1483,26 @@ test "-t: 0, N, every spelling of the value; out of u32 range or not a number is
     try expectUsage(&.{ "-t", "4294967296", "x" }, "invalid value '4294967296' for '--threads");
     try expectUsage(&.{ "-t", "x", "x" }, "invalid value 'x' for '--threads");
     try expectUsage(&.{ "-t", "", "x" }, "invalid value '' for '--threads");
-    try expectUsage(&.{ "-t", "-1", "x" }, "unexpected argument '-1' found\n\n  tip: to pass '-1' as a value, use '-- -1'\n\nUsage: evtx-zig [OPTIONS] [INPUT] [COMMAND]");
-    try expectUsage(&.{ "-t", "x", "x" }, "invalid value 'x' for '--threads <num-threads>': invalid digit found in string");
-    try expectUsage(&.{ "-t=-1", "x" }, "'-1' for '--threads <num-threads>': -1 is not in 0..=4294967295");
+    try expectUsage(
+        &.{ "-t", "-1", "x" },
+        "unexpected argument '-1' found\n\n  tip: to pass '-1' as a value, use '-- " ++
+            "-1'\n\nUsage: evtx-zig [OPTIONS] [INPUT] [COMMAND]",
+    );
+    try expectUsage(
+        &.{ "-t", "x", "x" },
+        "invalid value 'x' for '--threads <num-threads>': invalid digit found in string",
+    );
+    try expectUsage(
+        &.{ "-t=-1", "x" },
+        "'-1' for '--threads <num-threads>': -1 is not in 0..=4294967295",
+    );
     try expectUsage(&.{ "-t", "18446744073709551616" }, "number too large to fit in target type");
     try expectUsage(&.{"-t=-9223372036854775809"}, "number too small to fit in target type");
     try expectUsage(&.{ "-t", "9223372036854775808" }, "number too large to fit in target type");
-    try expectUsage(&.{ "-t", "9223372036854775807" }, "9223372036854775807 is not in 0..=4294967295");
+    try expectUsage(
+        &.{ "-t", "9223372036854775807" },
+        "9223372036854775807 is not in 0..=4294967295",
+    );
     try expectUsage(&.{"-t"}, "a value is required for '--threads");
     try expectUsage(&.{ "-t", "1", "-t", "2", "x" }, "the argument '--threads");
 }
@@ -1219,10 +1516,16 @@ test "-o: json, xml, jsonl; jsonl turns indentation and banners off; anything el
     try testing.expect(!jsonl.settings.indent and !jsonl.settings.show_record_number);
     const cluster = try expectParsed(&.{ "-ojsonl", "x" });
     try testing.expectEqual(evtx.options.Format.jsonl, cluster.settings.format);
-    try testing.expectEqual(evtx.options.Format.xml, (try expectParsed(&.{ "-o", "xml", "x" })).settings.format);
+    try testing.expectEqual(
+        evtx.options.Format.xml,
+        (try expectParsed(&.{ "-o", "xml", "x" })).settings.format,
+    );
     try expectUsage(&.{ "-o", "yaml", "x" }, "invalid value 'yaml' for '--format");
     try expectUsage(&.{ "-o", "JSON", "x" }, "[possible values: json, xml, jsonl]");
-    try expectUsage(&.{ "-o", "", "x" }, "a value is required for '--format <output-format>' but none was supplied");
+    try expectUsage(
+        &.{ "-o", "", "x" },
+        "a value is required for '--format <output-format>' but none was supplied",
+    );
     try expectUsage(&.{ "-o", "jsn", "x" }, "\n\n  tip: a similar value exists: 'json'");
 }
 
@@ -1238,9 +1541,18 @@ test "the flags: each sets its setting, each at most once, none takes a value" {
     try testing.expect(!cli.settings.indent and !cli.settings.show_record_number);
     try testing.expect(cli.stop_after_one_error);
     try testing.expectEqualStrings("out.xml", cli.output.?);
-    try testing.expectEqualStrings("out.xml", (try expectParsed(&.{ "--output=out.xml", "x" })).output.?);
-    try expectUsage(&.{ "--no-indent=1", "x" }, "unexpected value '1' for '--no-indent' found; no more were expected");
-    try expectUsage(&.{ "--no-indent", "--no-indent", "x" }, "the argument '--no-indent' cannot be used multiple times");
+    try testing.expectEqualStrings(
+        "out.xml",
+        (try expectParsed(&.{ "--output=out.xml", "x" })).output.?,
+    );
+    try expectUsage(
+        &.{ "--no-indent=1", "x" },
+        "unexpected value '1' for '--no-indent' found; no more were expected",
+    );
+    try expectUsage(
+        &.{ "--no-indent", "--no-indent", "x" },
+        "the argument '--no-indent' cannot be used multiple times",
+    );
     try expectUsage(&.{ "--bogus", "x" }, "unexpected argument '--bogus' found");
     try expectUsage(&.{ "-x", "x" }, "unexpected argument '-x' found");
     // The reference: extra is like extract-wevt-templates, so clap names it a subcommand.
@@ -1248,9 +1560,19 @@ test "the flags: each sets its setting, each at most once, none takes a value" {
     try expectUsage(&.{ "x", "extra" }, "unrecognized subcommand 'extra'\n\n  tip: a similar " ++
         "subcommand exists: 'extract-wevt-templates'" ++ usage_line);
     try expectUsage(&.{ "x", "extrb" }, "unexpected argument 'extrb' found" ++ usage_line);
-    try expectUsage(&.{ "x", "inf" }, "unrecognized subcommand 'inf'\n\n  tip: a similar subcommand exists: 'info'");
-    try expectUsage(&.{ "-t", "1", "-vv", "--no-inden" }, "  tip: a similar argument exists: '--no-indent'\n\nUsage: evtx-zig --threads <num-threads> -v... --no-indent [INPUT]");
-    try expectUsage(&.{ "--inpu=a", "info" }, "unexpected argument '--inpu' found\n\n  tip: 'info --input' exists");
+    try expectUsage(
+        &.{ "x", "inf" },
+        "unrecognized subcommand 'inf'\n\n  tip: a similar subcommand exists: 'info'",
+    );
+    try expectUsage(
+        &.{ "-t", "1", "-vv", "--no-inden" },
+        "  tip: a similar argument exists: '--no-indent'\n\nUsage: evtx-zig --threads " ++
+            "<num-threads> -v... --no-indent [INPUT]",
+    );
+    try expectUsage(
+        &.{ "--inpu=a", "info" },
+        "unexpected argument '--inpu' found\n\n  tip: 'info --input' exists",
+    );
     try expectUsage(&.{"-f"}, "a value is required for '--output");
 }
 
@@ -1260,7 +1582,10 @@ test "-v counts; --ansi-codec takes ASCII-compatible labels only" {
     const koi = try expectParsed(&.{ "--ansi-codec=koi8-r", "x" });
     try testing.expectEqual(evtx.code_pages.lookup("koi8-r").?, koi.settings.ansi_codec);
     try expectUsage(&.{ "--ansi-codec", "nope", "x" }, "invalid value 'nope' for '--ansi-codec");
-    try expectUsage(&.{ "--ansi-codec", "utf-16le", "x" }, "invalid value 'utf-16le' for '--ansi-codec");
+    try expectUsage(
+        &.{ "--ansi-codec", "utf-16le", "x" },
+        "invalid value 'utf-16le' for '--ansi-codec",
+    );
 }
 
 test "--events: inclusive ranges and single ids; a bad part names itself" {
@@ -1273,7 +1598,11 @@ test "--events: inclusive ranges and single ids; a bad part names itself" {
     try testing.expectEqual(evtx.options.Range{ .first = 5, .last = 5 }, ranges[1]);
     try testing.expectEqual(evtx.options.Range{ .first = 9, .last = 8 }, ranges[2]);
     // The reference's words, the failing part at the end.
-    try expectUsage(&.{ "--events", "1-x", "x" }, "invalid value '1-x' for '--events <event-ranges>': Expected range to be a positive number, got: 1-x");
+    try expectUsage(
+        &.{ "--events", "1-x", "x" },
+        "invalid value '1-x' for '--events <event-ranges>': Expected range to be a positive " ++
+            "number, got: 1-x",
+    );
     try expectUsage(&.{ "--events", "1-", "x" }, "Expected range to be a positive number, got: 1-");
     try expectUsage(&.{ "--events", ",1", "x" }, "Expected range to be a positive number, got: ");
     try expectUsage(&.{ "--events", "1,,2", "x" }, "got: ");
@@ -1308,7 +1637,10 @@ test "help, version and the info subcommand" {
         try testing.expectEqual(null, help_request);
         try testing.expectEqualStrings(version_line, parse_message);
     }
-    try expectUsage(&.{ "help", "info", "bogus" }, "'bogus'\n\nUsage: evtx-zig info --input <EVTX>");
+    try expectUsage(
+        &.{ "help", "info", "bogus" },
+        "'bogus'\n\nUsage: evtx-zig info --input <EVTX>",
+    );
     try testing.expect(usage_tip_more);
     // clap's `help` has no `--help`: its error does not point to one.
     try expectUsage(&.{ "help", "help", "x" }, "'x'\n\nUsage: evtx-zig help [COMMAND]...");
@@ -1318,14 +1650,30 @@ test "help, version and the info subcommand" {
         "\n\nUsage: evtx-zig info --input <EVTX> --help");
     try testing.expect(usage_tip_more);
 
-    for ([_][]const []const u8{ &.{ "info", "-i", "a.evtx" }, &.{ "info", "--input=a.evtx" }, &.{ "info", "-ia.evtx" }, &.{ "info", "--input", "a.evtx" } }) |args| {
+    for ([_][]const []const u8{ &.{ "info", "-i", "a.evtx" }, &.{
+        "info",
+        "--input=a.evtx",
+    }, &.{ "info", "-ia.evtx" }, &.{
+        "info",
+        "--input",
+        "a.evtx",
+    } }) |args| {
         const cli = try parseTest(&arena, args);
         try testing.expectEqualStrings("a.evtx", cli.info_input.?);
     }
-    try expectUsage(&.{"info"}, "the following required arguments were not provided:\n  --input <EVTX>");
-    try expectUsage(&.{ "info", "-i" }, "a value is required for '--input <EVTX>' but none was supplied");
+    try expectUsage(
+        &.{"info"},
+        "the following required arguments were not provided:\n  --input <EVTX>",
+    );
+    try expectUsage(
+        &.{ "info", "-i" },
+        "a value is required for '--input <EVTX>' but none was supplied",
+    );
     try expectUsage(&.{ "info", "--bogus" }, "unexpected argument '--bogus' found");
-    try expectUsage(&.{ "info", "-i", "a", "-i", "b" }, "the argument '--input <EVTX>' cannot be used multiple times");
+    try expectUsage(
+        &.{ "info", "-i", "a", "-i", "b" },
+        "the argument '--input <EVTX>' cannot be used multiple times",
+    );
     try expectUsage(&.{ "help", "foo" }, "unrecognized subcommand 'foo'");
 }
 

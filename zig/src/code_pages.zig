@@ -960,9 +960,10 @@ pub fn lookup(label: []const u8) ?values_format.Codec {
 /// The WHATWG labels of the encodings that are not ASCII-compatible (UTF-16BE/LE,
 /// ISO-2022-JP, replacement): known labels `lookup` refuses, which the CLI words apart.
 const incompatible_labels = [_][]const u8{
-    "unicodefffe", "utf-16be",    "csunicode",       "iso-10646-ucs-2", "ucs-2",       "unicode",
-    "unicodefeff", "utf-16",      "utf-16le",        "csiso2022jp",     "iso-2022-jp", "csiso2022kr",
-    "hz-gb-2312",  "iso-2022-cn", "iso-2022-cn-ext", "iso-2022-kr",
+    "unicodefffe", "utf-16be",    "csunicode",  "iso-10646-ucs-2", "ucs-2",
+    "unicode",     "unicodefeff", "utf-16",     "utf-16le",        "csiso2022jp",
+    "iso-2022-jp", "csiso2022kr", "hz-gb-2312", "iso-2022-cn",     "iso-2022-cn-ext",
+    "iso-2022-kr",
 };
 
 /// Whether `label` names an encoding that is not ASCII-compatible (as `lookup` trims and
@@ -984,7 +985,10 @@ test "labels" {
     try std.testing.expect(isIncompatibleLabel(" UTF-16LE") and isIncompatibleLabel("hz-gb-2312"));
     try std.testing.expect(!isIncompatibleLabel("windows-1252") and !isIncompatibleLabel("nope"));
     // windows-1251: 0xC0 is CYRILLIC CAPITAL LETTER A.
-    try std.testing.expectEqual(@as(u21, 0x0410), lookup("windows-1251").?.single_byte[0xC0 - 0x80]);
+    try std.testing.expectEqual(
+        @as(u21, 0x0410),
+        lookup("windows-1251").?.single_byte[0xC0 - 0x80],
+    );
 }
 
 fn expectDecoded(codec: MultiByte, bytes: []const u8, expected: []const u21) !void {
@@ -1002,10 +1006,18 @@ fn expectInvalid(codec: MultiByte, bytes: []const u8) !void {
 
 // Expected code points are the Encoding Standard's (its indexes and worked examples).
 test "multi-byte decoders: valid sequences, NULs skipped inside them" {
-    try expectDecoded(.utf8, "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", &.{ 'a', 0xE9, 0x20AC, 0x1F600 });
+    try expectDecoded(
+        .utf8,
+        "a\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80",
+        &.{ 'a', 0xE9, 0x20AC, 0x1F600 },
+    );
     try expectDecoded(.shift_jis, "\x93\x00\xFA\xB6\x80", &.{ 0x65E5, 0xFF76, 0x80 });
     try expectDecoded(.euc_jp, "\xC6\xFC\x8E\xB6\x8F\xB0\xA1", &.{ 0x65E5, 0xFF76, 0x4E02 });
-    try expectDecoded(.gb18030, "\xD6\xD0\x80\x81\x30\x81\x30\x94\x39\xFC\x36", &.{ 0x4E2D, 0x20AC, 0x80, 0x1F600 });
+    try expectDecoded(
+        .gb18030,
+        "\xD6\xD0\x80\x81\x30\x81\x30\x94\x39\xFC\x36",
+        &.{ 0x4E2D, 0x20AC, 0x80, 0x1F600 },
+    );
     try expectDecoded(.big5, "\xA4\xA4\x88\x62", &.{ 0x4E2D, 0xCA, 0x304 });
     try expectDecoded(.euc_kr, "\xB0\xA1\x81\x41", &.{ 0xAC00, 0xAC02 });
 }

@@ -46,7 +46,10 @@ pub fn hash(bytes: []const u8) u32 {
 test "crc32 known values (zlib)" {
     try std.testing.expectEqual(@as(u32, 0xCBF43926), hash("123456789"));
     try std.testing.expectEqual(@as(u32, 0), hash(""));
-    try std.testing.expectEqual(@as(u32, 0x414FA339), hash("The quick brown fox jumps over the lazy dog"));
+    try std.testing.expectEqual(
+        @as(u32, 0x414FA339),
+        hash("The quick brown fox jumps over the lazy dog"),
+    );
 }
 
 test "crc32 incremental equals one-shot and std" {

@@ -136,7 +136,12 @@ pub const Renderer = struct {
             .programs = program.Programs.init(gpa),
         };
         r.parser.ansi = settings.ansi_codec;
-        r.json = render_json.JsonRenderer.init(&r.parser, undefined, settings.ansi_codec, settings.separate_json_attributes);
+        r.json = render_json.JsonRenderer.init(
+            &r.parser,
+            undefined,
+            settings.ansi_codec,
+            settings.separate_json_attributes,
+        );
     }
 
     pub fn deinit(r: *Renderer) void {
@@ -151,7 +156,12 @@ pub const Renderer = struct {
         return res.details.add(res.out.gpa, fmt, args);
     }
 
-    fn chunkError(res: *ChunkResult, slot: u32, kind: errors.ErrorKind, detail_at: u32) Allocator.Error!void {
+    fn chunkError(
+        res: *ChunkResult,
+        slot: u32,
+        kind: errors.ErrorKind,
+        detail_at: u32,
+    ) Allocator.Error!void {
         try res.entries.append(res.out.gpa, .{
             .record_id = null,
             .filetime = 0,
@@ -162,7 +172,12 @@ pub const Renderer = struct {
     }
 
     /// Renders chunk slot `slot` of `in` into `res` (cleared first).
-    pub fn renderChunk(r: *Renderer, in: *const Input, slot: u32, res: *ChunkResult) Allocator.Error!void {
+    pub fn renderChunk(
+        r: *Renderer,
+        in: *const Input,
+        slot: u32,
+        res: *ChunkResult,
+    ) Allocator.Error!void {
         const got = in.read(file_header.chunkOffset(slot), &r.window.bytes);
         assert(got.len <= chunk.size);
         res.details.clear();
@@ -177,7 +192,13 @@ pub const Renderer = struct {
 
     /// A slot that cannot be read whole (past the end, or cut since the input was opened) is
     /// `incomplete chunk`, naming the bytes the read lacked.
-    fn renderEntries(r: *Renderer, in: *const Input, slot: u32, got: []const u8, res: *ChunkResult) Allocator.Error!void {
+    fn renderEntries(
+        r: *Renderer,
+        in: *const Input,
+        slot: u32,
+        got: []const u8,
+        res: *ChunkResult,
+    ) Allocator.Error!void {
         res.out.truncate(0);
         res.entries.clearRetainingCapacity();
         res.slot = slot;
@@ -186,17 +207,41 @@ pub const Renderer = struct {
             // The slot the file (as opened) ends inside, starting like a chunk: a log cut inside
             // its last chunk. Any other short slot (the file shrank since) is a plain error.
             if (in.isCutSlot(slot, got)) return r.renderPartialChunk(got, slot, res);
-            return chunkError(res, slot, .incomplete_chunk, try addDetail(res, "{d} bytes missing", .{chunk.size - got.len}));
+            return chunkError(
+                res,
+                slot,
+                .incomplete_chunk,
+                try addDetail(res, "{d} bytes missing", .{chunk.size - got.len}),
+            );
         }
         const bytes: *const [chunk.size]u8 = got[0..chunk.size];
         if (chunk.isEmpty(bytes)) return;
-        if (!chunk.hasMagic(bytes)) return chunkError(res, slot, .bad_chunk_magic, try addDetail(res, "found {x}", .{bytes[0..8]}));
+        if (!chunk.hasMagic(bytes)) return chunkError(
+            res,
+            slot,
+            .bad_chunk_magic,
+            try addDetail(res, "found {x}", .{bytes[0..8]}),
+        );
         const header = chunk.ChunkHeader.read(bytes);
         if (r.settings.validate_checksums) {
-            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(res, slot, kind, try res.details.addChecksumDetail(res.out.gpa, kind, bytes, &header));
+            if (chunk.validateChecksums(bytes, &header)) |kind| return chunkError(
+                res,
+                slot,
+                kind,
+                try res.details.addChecksumDetail(res.out.gpa, kind, bytes, &header),
+            );
         }
         if (chunk.stringTableFault(bytes, &r.visited)) |fault| {
-            try chunkError(res, slot, .bad_string_table, try addDetail(res, "unreadable string table entry at chunk offset 0x{x}", .{fault.at}));
+            try chunkError(
+                res,
+                slot,
+                .bad_string_table,
+                try addDetail(
+                    res,
+                    "unreadable string table entry at chunk offset 0x{x}",
+                    .{fault.at},
+                ),
+            );
             res.entries.items[res.entries.items.len - 1].outcome.failed.cause = fault.cause;
             return;
         }
@@ -214,10 +259,20 @@ pub const Renderer = struct {
     /// complete records carved from `[512, available)`. The parser sees only the bytes that
     /// are there, so a record that needs a name or definition past the cut fails and, carved,
     /// is dropped.
-    fn renderPartialChunk(r: *Renderer, bytes: []const u8, slot: u32, res: *ChunkResult) Allocator.Error!void {
+    fn renderPartialChunk(
+        r: *Renderer,
+        bytes: []const u8,
+        slot: u32,
+        res: *ChunkResult,
+    ) Allocator.Error!void {
         assert(bytes.len < chunk.size);
         res.partial = true;
-        try chunkError(res, slot, .incomplete_chunk, try addDetail(res, "{d} bytes missing", .{chunk.size - bytes.len}));
+        try chunkError(
+            res,
+            slot,
+            .incomplete_chunk,
+            try addDetail(res, "{d} bytes missing", .{chunk.size - bytes.len}),
+        );
         if (!r.settings.recover_records or r.settings.validate_checksums) return;
         if (bytes.len < chunk.header_size or !chunk.hasMagic(bytes)) return;
         const padded = r.partial orelse blk: {
@@ -228,7 +283,10 @@ pub const Renderer = struct {
         @memcpy(padded[0..bytes.len], bytes);
         @memset(padded[bytes.len..], 0);
         try r.parser.resetChunk(padded[0..bytes.len]);
-        var walker = records.RecordWalker.carveOnly(padded, .{ .start = chunk.header_size, .end = @intCast(bytes.len) });
+        var walker = records.RecordWalker.carveOnly(
+            padded,
+            .{ .start = chunk.header_size, .end = @intCast(bytes.len) },
+        );
         return r.walkChunk(res, slot, &walker);
     }
 
@@ -267,7 +325,13 @@ pub const Renderer = struct {
 
     /// Renders one framed record into `res.out` and adds its entry: rendered, failed, or
     /// (excluded by `--events`, or carved noise) none.
-    fn renderRecord(r: *Renderer, res: *ChunkResult, slot: u32, rec: *const records.RecordHeader, walker: *records.RecordWalker) Allocator.Error!void {
+    fn renderRecord(
+        r: *Renderer,
+        res: *ChunkResult,
+        slot: u32,
+        rec: *const records.RecordHeader,
+        walker: *records.RecordWalker,
+    ) Allocator.Error!void {
         const mark = res.out.len();
         var entry: RecordResult = .{
             .record_id = rec.id,
@@ -300,7 +364,11 @@ pub const Renderer = struct {
         try res.entries.append(res.out.gpa, entry);
     }
 
-    fn writeRecord(r: *Renderer, out: *escape.Out, rec: *const records.RecordHeader) tokens.Error!void {
+    fn writeRecord(
+        r: *Renderer,
+        out: *escape.Out,
+        rec: *const records.RecordHeader,
+    ) tokens.Error!void {
         const p = &r.parser;
         p.resetRecord();
         const start = rec.offset + records.record_header_size;
@@ -328,7 +396,11 @@ pub const Renderer = struct {
         p.defer_unused = s.mta == null and !(s.separate_json_attributes and s.format != .xml);
         const top = try p.parseStream(start, end, .record);
         // The record stream itself must be that one instance, as the value streams below.
-        if (p.deferred) |first| if (top.len != 1 or !template.isWholeInstance(p, start, end)) return first;
+        if (p.deferred) |first| if (top.len != 1 or !template.isWholeInstance(
+            p,
+            start,
+            end,
+        )) return first;
         var recorder: ?*program.Recorder = null;
         if (compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             switch (try r.programs.signTree(p, p.edges(top)[0])) {
@@ -337,7 +409,9 @@ pub const Renderer = struct {
                 .unsupported => {},
             }
         }
-        const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(.{ .kind = .element, .ref = .{ .name = p.event_name } });
+        const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(
+            .{ .kind = .element, .ref = .{ .name = p.event_name } },
+        );
         try r.renderTree(out, root, recorder);
         if (recorder != null) try r.programs.store(out);
         if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
@@ -388,7 +462,15 @@ pub const Renderer = struct {
     }
 
     /// Splices the record's `RenderingInfo` (from `--mta`) into its rendered text.
-    fn addRenderingInfo(r: *Renderer, out: *escape.Out, file: *const mta.MtaFile, format: values_format.Format, root: u32, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
+    fn addRenderingInfo(
+        r: *Renderer,
+        out: *escape.Out,
+        file: *const mta.MtaFile,
+        format: values_format.Format,
+        root: u32,
+        rec: *const records.RecordHeader,
+        text_start: usize,
+    ) tokens.Error!void {
         var scratch = escape.Out.init(out.gpa);
         defer scratch.deinit();
         const fields = try mta.eventFields(&r.parser, format, root, &scratch) orelse return;
@@ -400,14 +482,26 @@ pub const Renderer = struct {
 
     /// The fast path: a compiled program's literal bytes and value slots, read from the
     /// record's bytes without a tree.
-    fn replayRecord(r: *Renderer, out: *escape.Out, prog: *const program.Program, format: values_format.Format, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
+    fn replayRecord(
+        r: *Renderer,
+        out: *escape.Out,
+        prog: *const program.Program,
+        format: values_format.Format,
+        rec: *const records.RecordHeader,
+        text_start: usize,
+    ) tokens.Error!void {
         try r.programs.replay(prog, out, format);
         if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
         return r.finishRecord(out, rec, text_start);
     }
 
     /// The record's tail: the recovered mark, its newline, and the chunk's output bound.
-    inline fn finishRecord(r: *Renderer, out: *escape.Out, rec: *const records.RecordHeader, text_start: usize) tokens.Error!void {
+    inline fn finishRecord(
+        r: *Renderer,
+        out: *escape.Out,
+        rec: *const records.RecordHeader,
+        text_start: usize,
+    ) tokens.Error!void {
         _ = r;
         if (rec.recovered) try carve.markRecovered(out, text_start);
         try out.byte('\n');
@@ -425,7 +519,11 @@ pub const EvtxFile = struct {
     order: []u32,
 
     /// Reads the file header and every chunk header (not the chunks).
-    pub fn open(gpa: Allocator, in: Input, settings: *const Options) (file_header.Error || Allocator.Error)!EvtxFile {
+    pub fn open(
+        gpa: Allocator,
+        in: Input,
+        settings: *const Options,
+    ) (file_header.Error || Allocator.Error)!EvtxFile {
         var block: [file_header.block_size]u8 = undefined;
         const header = try file_header.parseBlock(in.read(0, &block), in.size);
         const order = try chunkOrder(gpa, &in, &header, settings);
@@ -440,7 +538,12 @@ pub const EvtxFile = struct {
 /// The slots to process, in output order (3.3), from the chunk headers (one 512-byte read
 /// each); whole chunks are read only for slots past `chunk_slots` (a header block larger
 /// than 4096 bytes).
-pub fn chunkOrder(gpa: Allocator, in: *const Input, header: *const file_header.FileHeader, settings: *const Options) Allocator.Error![]u32 {
+pub fn chunkOrder(
+    gpa: Allocator,
+    in: *const Input,
+    header: *const file_header.FileHeader,
+    settings: *const Options,
+) Allocator.Error![]u32 {
     const slots = header.chunk_slots;
     var oldest: u64 = 0;
     var oldest_id: ?u64 = null;
@@ -526,7 +629,8 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         try std.testing.expectEqual(@as(usize, 1), result.entries.items.len);
         try std.testing.expectEqualStrings(
             "{\"Event\":{\"#attributes\":{\"xmlns\":\"urn:x\"},\"System\":{\"EventID\":4608," ++
-                "\"Keywords\":\"0x8020000000000000\"},\"Data\":\"a\",\"Data_1\":\"b\",\"EventData\":{\"N\":5}}}\n",
+                "\"Keywords\":\"0x8020000000000000\"},\"Data\":\"a\",\"Data_1\":\"b\"," ++
+                "\"EventData\":{\"N\":5}}}\n",
             result.text(&result.entries.items[0]),
         );
     }
@@ -592,7 +696,14 @@ test "the scan path agrees with the full parse, record by record" {
         // An odd string size fails the record.
         .{ 10, "ok", 3, &x_u, "", null },
         // A fragment header after the instance: the scan gives up, the parse goes on.
-        .{ 11, "ok", 4, &x_u, "\x0f\x01\x01\x00", "{\"E\":{\"A\":11,\"B\":\"ok\",\"N\":{\"U\":\"x\"}}}" },
+        .{
+            11,
+            "ok",
+            4,
+            &x_u,
+            "\x0f\x01\x01\x00",
+            "{\"E\":{\"A\":11,\"B\":\"ok\",\"N\":{\"U\":\"x\"}}}",
+        },
         // Two instances in N: a signature the scan does not describe.
         .{ 12, "two", 6, &two_u, "", null },
         // An empty B: another signature, compiled on first use.
@@ -608,7 +719,11 @@ test "the scan path agrees with the full parse, record by record" {
     const in = Input.fromBytes(file);
 
     for ([_]Format{ .jsonl, .xml }) |format| {
-        const settings: Options = .{ .format = format, .indent = false, .show_record_number = false };
+        const settings: Options = .{
+            .format = format,
+            .indent = false,
+            .show_record_number = false,
+        };
         var results: [2]ChunkResult = .{ ChunkResult.init(gpa), ChunkResult.init(gpa) };
         defer for (&results) |*res| res.deinit();
         for ([_]bool{ true, false }, &results) |compiled, *res| {
@@ -635,7 +750,10 @@ test "the scan path agrees with the full parse, record by record" {
         try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[4].kind());
         try std.testing.expectEqual(@as(?errors.ErrorKind, null), e[5].kind());
         if (format == .jsonl) inline for (cases, 0..) |c, i| {
-            if (@TypeOf(c[5]) != @TypeOf(null)) try std.testing.expectEqualStrings(c[5] ++ "\n", scanned.text(&e[i]));
+            if (@TypeOf(c[5]) != @TypeOf(null)) try std.testing.expectEqualStrings(
+                c[5] ++ "\n",
+                scanned.text(&e[i]),
+            );
         };
     }
 }
@@ -652,7 +770,10 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
     const bytes = try gpa.alloc(u8, file_header.block_size + slots * chunk.size);
     defer gpa.free(bytes);
     @memcpy(bytes[0..file_header.block_size], one[0..file_header.block_size]);
-    for (0..slots) |i| @memcpy(bytes[file_header.chunkOffset(i)..][0..chunk.size], one[file_header.block_size..]);
+    for (0..slots) |i| @memcpy(
+        bytes[file_header.chunkOffset(i)..][0..chunk.size],
+        one[file_header.block_size..],
+    );
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
     try tmp.dir.writeFile(.{ .sub_path = "six.evtx", .data = bytes });
@@ -682,9 +803,25 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
     for ([_]usize{ 1, 2 }) |threads| {
         var c: testing.Collect = .{ .gpa = gpa };
         defer c.text.deinit(gpa);
-        try pipeline.run(gpa, &f.input, f.order, &settings, threads, .{ .context = &c, .consume = testing.Collect.consume });
-        try std.testing.expectEqual(@as(usize, 4), std.mem.count(u8, c.text.items, "\"EventID\":4608"));
-        try std.testing.expect(std.mem.endsWith(u8, c.text.items, "}\n4:incomplete chunk@41000\n5:incomplete chunk@51000\n"));
+        try pipeline.run(
+            gpa,
+            &f.input,
+            f.order,
+            &settings,
+            threads,
+            .{ .context = &c, .consume = testing.Collect.consume },
+        );
+        try std.testing.expectEqual(
+            @as(usize, 4),
+            std.mem.count(u8, c.text.items, "\"EventID\":4608"),
+        );
+        try std.testing.expect(
+            std.mem.endsWith(
+                u8,
+                c.text.items,
+                "}\n4:incomplete chunk@41000\n5:incomplete chunk@51000\n",
+            ),
+        );
     }
 }
 
@@ -740,8 +877,20 @@ test "recover records: slack carved after the last live record, noise skipped, m
     settings.show_record_number = true;
     try testing.renderSlot(gpa, file, 0, &settings, &res);
     try std.testing.expectEqual(@as(usize, 4), res.entries.items.len);
-    try std.testing.expect(std.mem.startsWith(u8, res.text(&res.entries.items[1]), "Record 2\n" ++ render_xml.declaration ++ "<E>"));
-    try std.testing.expect(std.mem.startsWith(u8, res.text(&res.entries.items[2]), "Record 3 (recovered)\n" ++ render_xml.declaration ++ "<!-- recovered -->\n<E>"));
+    try std.testing.expect(
+        std.mem.startsWith(
+            u8,
+            res.text(&res.entries.items[1]),
+            "Record 2\n" ++ render_xml.declaration ++ "<E>",
+        ),
+    );
+    try std.testing.expect(
+        std.mem.startsWith(
+            u8,
+            res.text(&res.entries.items[2]),
+            "Record 3 (recovered)\n" ++ render_xml.declaration ++ "<!-- recovered -->\n<E>",
+        ),
+    );
 }
 
 test "records --events excludes get no entry; the others keep their bytes" {
@@ -799,10 +948,19 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
         try std.testing.expectEqual(@as(?errors.ErrorKind, .incomplete_chunk), e[0].kind());
         try std.testing.expectEqual(file_header.chunkOffset(1), e[0].file_offset);
         var missing: [32]u8 = undefined;
-        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&missing, "{d} bytes missing", .{chunk.size - cut}), e[0].detail());
+        try std.testing.expectEqualStrings(
+            try std.fmt.bufPrint(&missing, "{d} bytes missing", .{chunk.size - cut}),
+            e[0].detail(),
+        );
         if (recover) {
-            try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":1}}\n", res.text(&e[1]));
-            try std.testing.expectEqualStrings("{\"recovered\":true,\"E\":{\"A\":2}}\n", res.text(&e[2]));
+            try std.testing.expectEqualStrings(
+                "{\"recovered\":true,\"E\":{\"A\":1}}\n",
+                res.text(&e[1]),
+            );
+            try std.testing.expectEqualStrings(
+                "{\"recovered\":true,\"E\":{\"A\":2}}\n",
+                res.text(&e[2]),
+            );
         }
     }
     // `--validate-checksums` cannot check a partial chunk: the error alone.
@@ -825,7 +983,23 @@ test "a BinXml value that fails is read only if its template uses it" {
     var def: ?u32 = null;
     _ = testing.carveTestRecord(&b, 1, &def);
     // A nested instance whose definition lies outside the chunk: it cannot be parsed.
-    const broken = [_]u8{ 0x0F, 0x01, 0x01, 0x00, 0x0C, 0x01, 0, 0, 0, 0, 0x00, 0xFF, 0xFF, 0xFF, 0x00 };
+    const broken = [_]u8{
+        0x0F,
+        0x01,
+        0x01,
+        0x00,
+        0x0C,
+        0x01,
+        0,
+        0,
+        0,
+        0,
+        0x00,
+        0xFF,
+        0xFF,
+        0xFF,
+        0x00,
+    };
     const two = [_]u8{ 2, 0, 0, 0 };
     // Records 2 (live) and 3 (stale) use `<E><A>%0</A></E>` with that value as value 1.
     var last: u32 = 0;
@@ -833,7 +1007,9 @@ test "a BinXml value that fails is read only if its template uses it" {
         const at = b.beginRecord();
         b.fragment();
         b.instanceOf(def.?);
-        b.valueList(&.{ .{ .vtype = T.uint32, .bytes = &two }, .{ .vtype = T.binxml, .bytes = &broken } });
+        b.valueList(
+            &.{ .{ .vtype = T.uint32, .bytes = &two }, .{ .vtype = T.binxml, .bytes = &broken } },
+        );
         b.byte(0x00);
         b.endRecord(at, id);
         if (id == 2) last = at;
@@ -849,13 +1025,20 @@ test "a BinXml value that fails is read only if its template uses it" {
     b.end();
     b.byte(0x00);
     b.endDefinition(size_at);
-    b.valueList(&.{ .{ .vtype = T.uint32, .bytes = &two }, .{ .vtype = T.binxml, .bytes = &broken } });
+    b.valueList(
+        &.{ .{ .vtype = T.uint32, .bytes = &two }, .{ .vtype = T.binxml, .bytes = &broken } },
+    );
     b.byte(0x00);
     b.endRecord(at, 4);
     const file = try testing.fileWithRecords(gpa, &b, 2, last);
     defer gpa.free(file);
 
-    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false, .recover_records = true };
+    var settings: Options = .{
+        .format = .jsonl,
+        .indent = false,
+        .show_record_number = false,
+        .recover_records = true,
+    };
     var res = ChunkResult.init(gpa);
     defer res.deinit();
     try testing.renderSlot(gpa, file, 0, &settings, &res);

@@ -33,7 +33,10 @@ pub const Out = struct {
     }
 
     pub inline fn ensure(out: *Out, n: usize) Error!void {
-        if (out.list.capacity - out.list.items.len < n) try out.list.ensureUnusedCapacity(out.gpa, n);
+        if (out.list.capacity - out.list.items.len < n) try out.list.ensureUnusedCapacity(
+            out.gpa,
+            n,
+        );
     }
 
     /// The reserved but unwritten bytes; commit with `advance`.
@@ -386,13 +389,56 @@ test "json escaping (8.2): uppercase hex from UTF-16, U+FFFD for lone surrogates
 }
 
 test "vector path: long ASCII runs, surrogate pairs and non-ASCII" {
-    const s = [_]u16{ 'H', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', 0xE9, 0xD83D, 0xDE00, 'x', 'y', 'z', 'a', 'b', 'c', 'd', 'e', 'f' };
+    const s = [_]u16{
+        'H',
+        'e',
+        'l',
+        'l',
+        'o',
+        ' ',
+        'w',
+        'o',
+        'r',
+        'l',
+        'd',
+        '!',
+        0xE9,
+        0xD83D,
+        0xDE00,
+        'x',
+        'y',
+        'z',
+        'a',
+        'b',
+        'c',
+        'd',
+        'e',
+        'f',
+    };
     try expectEscaped(.json, &s, "Hello world!\xC3\xA9\xF0\x9F\x98\x80xyzabcdef");
     try expectEscaped(.raw, &[_]u16{ 'a', 0xD800, '<' }, "a\xEF\xBF\xBD<");
 }
 
 test "writing stops at the first NUL unit, inside a vector step and in the tail" {
-    const long = [_]u16{ 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 0, 'x', 'y', 'z', 'w', 'v', 'u' };
+    const long = [_]u16{
+        'a',
+        'b',
+        'c',
+        'd',
+        'e',
+        'f',
+        'g',
+        'h',
+        'i',
+        'j',
+        0,
+        'x',
+        'y',
+        'z',
+        'w',
+        'v',
+        'u',
+    };
     const short = [_]u16{ 'a', '<', 0, 'x' };
     inline for (.{ Mode.json, Mode.xml_text, Mode.xml_attr, Mode.raw }) |mode| {
         try expectEscaped(mode, &long, "abcdefghij");
@@ -430,7 +476,11 @@ fn writeUtf16Scalar(out: *Out, src: []const u8, comptime mode: Mode) Error!void 
             const lo = unitAt(src, i + 1);
             if (lo >= 0xDC00 and lo < 0xE000) {
                 i += 1;
-                try writeCodepoint(out, @intCast(0x10000 + ((@as(u32, u) - 0xD800) << 10) + (lo - 0xDC00)), mode);
+                try writeCodepoint(
+                    out,
+                    @intCast(0x10000 + ((@as(u32, u) - 0xD800) << 10) + (lo - 0xDC00)),
+                    mode,
+                );
                 continue;
             }
         }
@@ -448,7 +498,38 @@ test "property: the vector escaper equals the scalar one on random strings" {
     const random = prng.random();
     // Unit classes: plain ASCII, every escaped ASCII, NUL, two- and three-byte, both
     // surrogate halves, U+FFFE/FFFF.
-    const pool = [_]u16{ 'a', 'Z', '0', ' ', '/', 0x7F, '&', '<', '>', '"', '\'', '\\', '\n', '\r', '\t', 0x08, 0x0C, 0x01, 0x1F, 0, 0xE9, 0x7FF, 0x800, 0x263A, 0xD83D, 0xDE00, 0xDBFF, 0xDC00, 0xFFFE, 0xFFFF };
+    const pool = [_]u16{
+        'a',
+        'Z',
+        '0',
+        ' ',
+        '/',
+        0x7F,
+        '&',
+        '<',
+        '>',
+        '"',
+        '\'',
+        '\\',
+        '\n',
+        '\r',
+        '\t',
+        0x08,
+        0x0C,
+        0x01,
+        0x1F,
+        0,
+        0xE9,
+        0x7FF,
+        0x800,
+        0x263A,
+        0xD83D,
+        0xDE00,
+        0xDBFF,
+        0xDC00,
+        0xFFFE,
+        0xFFFF,
+    };
     var buf: [96]u8 = undefined;
     var fast = Out.init(std.testing.allocator);
     defer fast.deinit();
@@ -457,7 +538,15 @@ test "property: the vector escaper equals the scalar one on random strings" {
     var k: usize = 0;
     while (k < 4000) : (k += 1) {
         for (0..buf.len / 2) |j| {
-            const u = if (random.uintLessThan(u8, 4) == 0) pool[random.uintLessThan(usize, pool.len)] else 'a' + random.uintLessThan(u16, 26);
+            const u = if (random.uintLessThan(u8, 4) == 0) pool[
+                random.uintLessThan(
+                    usize,
+                    pool.len,
+                )
+            ] else 'a' + random.uintLessThan(
+                u16,
+                26,
+            );
             std.mem.writeInt(u16, buf[2 * j ..][0..2], u, .little);
         }
         const units = random.uintAtMost(usize, 40);

@@ -30,11 +30,25 @@ const width_bytes = 124;
 
 const Flag = struct { bit: u32, name: []const u8 };
 /// Flag bits named in the file header, in the order they are named.
-const header_flags = [_]Flag{ .{ .bit = 0x1, .name = "DIRTY" }, .{ .bit = 0x2, .name = "FULL" }, .{ .bit = 0x4, .name = "NO_CRC32" } };
+const header_flags = [_]Flag{ .{ .bit = 0x1, .name = "DIRTY" }, .{ .bit = 0x2, .name = "FULL" }, .{
+    .bit = 0x4,
+    .name = "NO_CRC32",
+} };
 /// Flag bits named in chunk headers.
-const chunk_flags = [_]Flag{ .{ .bit = 0x1, .name = "DIRTY" }, .{ .bit = 0x4, .name = "NO_CRC32" } };
+const chunk_flags = [_]Flag{ .{ .bit = 0x1, .name = "DIRTY" }, .{
+    .bit = 0x4,
+    .name = "NO_CRC32",
+} };
 
-const columns = [_][]const u8{ "Chunk", "Offset", "Record numbers", "Record IDs", "Flags", "Header CRC32", "Records CRC32" };
+const columns = [_][]const u8{
+    "Chunk",
+    "Offset",
+    "Record numbers",
+    "Record IDs",
+    "Flags",
+    "Header CRC32",
+    "Records CRC32",
+};
 const cell_max = 64;
 
 /// One row of the chunk table: seven cells, or (number, offset, note) for a slot that is
@@ -62,7 +76,11 @@ const Cell = struct {
 const Totals = struct { used: u64 = 0, empty: u64 = 0, failing: u64 = 0, records: u64 = 0 };
 
 /// Writes the `info` report of `in` to `out`, reading its slots into `window`.
-pub fn write(in: *const Input, window: *input.ChunkSlot, out: *Writer) (Error || Writer.Error)!void {
+pub fn write(
+    in: *const Input,
+    window: *input.ChunkSlot,
+    out: *Writer,
+) (Error || Writer.Error)!void {
     var block: [file_header.block_size]u8 = undefined;
     const head = in.read(0, &block);
     if (head.len < file_header.block_size) return error.FileTooShort;
@@ -80,7 +98,8 @@ pub fn write(in: *const Input, window: *input.ChunkSlot, out: *Writer) (Error ||
         try writeRow(&row, &widths, out);
     }
     const unreadable = slots - totals.used - totals.empty;
-    try out.print("\n{d} {s}: {d} with records, {d} empty, {d} unreadable. {d} records by the chunk headers. {d} {s} a CRC32 check.\n", .{
+    try out.print("\n{d} {s}: {d} with records, {d} empty, {d} unreadable. {d} records by the " ++
+        "chunk headers. {d} {s} a CRC32 check.\n", .{
         slots,          if (slots == 1) "chunk" else "chunks",
         totals.used,    totals.empty,
         unreadable,     totals.records,
@@ -123,7 +142,10 @@ fn writeHeader(file: []const u8, size: u64, out: *Writer) Writer.Error!void {
     const stored = bytes_le.le(u32, file, 124);
     const computed = crc32.hash(file[0..120]);
     try out.writeAll("File header\n");
-    try out.print("  {s:<16} {d}.{d}\n", .{ "Version", bytes_le.le(u16, file, 38), bytes_le.le(u16, file, 36) });
+    try out.print(
+        "  {s:<16} {d}.{d}\n",
+        .{ "Version", bytes_le.le(u16, file, 38), bytes_le.le(u16, file, 36) },
+    );
     try out.print("  {s:<16} ", .{"Flags"});
     try writeFlags(flags, &header_flags, out);
     try out.print("\n  {s:<16} ", .{"CRC32"});
@@ -137,9 +159,18 @@ fn writeHeader(file: []const u8, size: u64, out: *Writer) Writer.Error!void {
     try out.print("  {s:<16} {d}\n", .{ "First chunk", bytes_le.le(u64, file, 8) });
     try out.print("  {s:<16} {d}\n", .{ "Last chunk", bytes_le.le(u64, file, 16) });
     try out.print("  {s:<16} {d}\n", .{ "Next record ID", bytes_le.le(u64, file, 24) });
-    try out.print("  {s:<16} {d} (the file has room for {d})\n", .{ "Chunk count", bytes_le.le(u16, file, 42), body / chunk.size });
-    try out.print("  {s:<16} {d} (block {d})\n", .{ "Header size", bytes_le.le(u32, file, 32), bytes_le.le(u16, file, 40) });
-    if (body % chunk.size > 0) try out.print("  {s:<16} {d}, after the last chunk\n", .{ "Trailing bytes", body % chunk.size });
+    try out.print(
+        "  {s:<16} {d} (the file has room for {d})\n",
+        .{ "Chunk count", bytes_le.le(u16, file, 42), body / chunk.size },
+    );
+    try out.print(
+        "  {s:<16} {d} (block {d})\n",
+        .{ "Header size", bytes_le.le(u32, file, 32), bytes_le.le(u16, file, 40) },
+    );
+    if (body % chunk.size > 0) try out.print(
+        "  {s:<16} {d}, after the last chunk\n",
+        .{ "Trailing bytes", body % chunk.size },
+    );
 }
 
 /// The names of the set flags joined by ` | `, then any other bits as `0x…` (lowercase
@@ -162,7 +193,8 @@ fn writeFlags(flags: u32, names: []const Flag, out: *Writer) Writer.Error!void {
 }
 
 /// The reference's words for a slot whose chunk header cannot be parsed (bad magic).
-const unreadable_prefix = "unreadable: Failed to parse chunk header: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `";
+const unreadable_prefix = "unreadable: Failed to parse chunk header: Invalid EVTX chunk " ++
+    "header magic, expected `ElfChnk0`, found `";
 
 /// The row of slot `slot`, whose bytes are `got` (a whole slot, or shorter when the file
 /// shrank since it was opened).
@@ -206,7 +238,11 @@ fn chunkRow(got: []const u8, slot: usize, row: *Row, totals: *Totals) void {
     if (!header_ok or !records_ok) totals.failing += 1;
     const first = bytes_le.le(u64, bytes, 8);
     const last = bytes_le.le(u64, bytes, 16);
-    if (last >= first) totals.records +%= std.math.add(u64, last - first, 1) catch std.math.maxInt(u64);
+    if (last >= first) totals.records +%= std.math.add(
+        u64,
+        last - first,
+        1,
+    ) catch std.math.maxInt(u64);
     row.cells[2].set("{d}-{d}", .{ first, last });
     row.cells[3].set("{d}-{d}", .{ bytes_le.le(u64, bytes, 24), bytes_le.le(u64, bytes, 32) });
     var w: Writer = .fixed(&row.cells[4].buf);
@@ -276,13 +312,25 @@ test "info: header-only file, short and foreign files" {
     const window = try std.testing.allocator.create(input.ChunkSlot);
     defer std.testing.allocator.destroy(window);
     try std.testing.expectError(error.BadFileMagic, write(&Input.fromBytes(&file), window, &w));
-    try std.testing.expectError(error.FileTooShort, write(&Input.fromBytes(file[0..100]), window, &w));
+    try std.testing.expectError(
+        error.FileTooShort,
+        write(&Input.fromBytes(file[0..100]), window, &w),
+    );
     @memcpy(file[0..8], file_header.magic);
     try write(&Input.fromBytes(&file), window, &w);
     const text = w.buffered();
     try std.testing.expect(std.mem.startsWith(u8, text, "File header\n  Version          0.0\n"));
-    try std.testing.expect(std.mem.indexOf(u8, text, "  Trailing bytes   10, after the last chunk\n") != null);
-    try std.testing.expect(std.mem.endsWith(u8, text, "\n0 chunks: 0 with records, 0 empty, 0 unreadable. 0 records by the chunk headers. 0 chunks fail a CRC32 check.\n"));
+    try std.testing.expect(
+        std.mem.indexOf(u8, text, "  Trailing bytes   10, after the last chunk\n") != null,
+    );
+    try std.testing.expect(
+        std.mem.endsWith(
+            u8,
+            text,
+            "\n0 chunks: 0 with records, 0 empty, 0 unreadable. 0 records by the chunk " ++
+                "headers. 0 chunks fail a CRC32 check.\n",
+        ),
+    );
 }
 
 test "info: columns are as wide as their widest cell, read slot by slot" {
@@ -304,12 +352,20 @@ test "info: columns are as wide as their widest cell, read slot by slot" {
     var w: Writer = .fixed(&buf);
     try write(&Input.fromBytes(file), window, &w);
     const text = w.buffered();
-    const table_start = std.mem.indexOf(u8, text, "\n\nChunk") orelse return error.TestUnexpectedResult;
+    const table_start = std.mem.indexOf(
+        u8,
+        text,
+        "\n\nChunk",
+    ) orelse return error.TestUnexpectedResult;
     const table_end = std.mem.lastIndexOf(u8, text, "\n\n").?;
     try std.testing.expectEqualStrings(
-        \\Chunk  Offset      Record numbers     Record IDs  Flags             Header CRC32  Records CRC32
+        \\Chunk  Offset      Record numbers     Record IDs  Flags             Header CRC32
+    ++
+        \\  Records CRC32
         \\0      0x00001000  empty
         \\1      0x00011000  1-123456789012345  0-0         DIRTY | NO_CRC32  none          none
-        \\2      0x00021000  unreadable: Failed to parse chunk header: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `[ 7,  0,  0,  0,  0,  0,  0,  0]`
+        \\2      0x00021000  unreadable: Failed to parse chunk header: Invalid EVTX chunk header
+    ++
+        \\ magic, expected `ElfChnk0`, found `[ 7,  0,  0,  0,  0,  0,  0,  0]`
     , text[table_start + 2 .. table_end]);
 }

@@ -99,8 +99,15 @@ pub fn spool(source: std.fs.File, dir_path: []const u8, block: []u8) !std.fs.Fil
     var name_buf: [64]u8 = undefined;
     const attempts_max = 16;
     const file = for (0..attempts_max) |_| {
-        const name = std.fmt.bufPrint(&name_buf, ".evtx-spool-{x:0>16}", .{std.crypto.random.int(u64)}) catch unreachable;
-        const f = dir.createFile(name, .{ .read = true, .exclusive = true, .mode = 0o600 }) catch |e| switch (e) {
+        const name = std.fmt.bufPrint(
+            &name_buf,
+            ".evtx-spool-{x:0>16}",
+            .{std.crypto.random.int(u64)},
+        ) catch unreachable;
+        const f = dir.createFile(
+            name,
+            .{ .read = true, .exclusive = true, .mode = 0o600 },
+        ) catch |e| switch (e) {
             error.PathAlreadyExists => continue,
             else => return e,
         };
@@ -144,14 +151,23 @@ test "input: lent bytes and a file read the same; reads stop at the size seen at
     try std.testing.expectEqual(@as(u64, total), read.size);
     for ([_]*const Input{ &lent, &read }) |in| {
         const c1 = in.chunk(1, window) orelse return error.TestUnexpectedResult;
-        try std.testing.expectEqualSlices(u8, bytes[file_header.chunkOffset(1)..][0..chunk_size], c1);
+        try std.testing.expectEqualSlices(
+            u8,
+            bytes[file_header.chunkOffset(1)..][0..chunk_size],
+            c1,
+        );
         try std.testing.expect(in.chunk(2, window) == null);
         var small: [512]u8 = undefined;
-        try std.testing.expectEqual(@as(usize, 100), in.read(file_header.chunkOffset(2), &small).len);
+        try std.testing.expectEqual(
+            @as(usize, 100),
+            in.read(file_header.chunkOffset(2), &small).len,
+        );
         try std.testing.expectEqual(@as(usize, 0), in.read(total, &small).len);
     }
     // Lent bytes are not copied.
-    try std.testing.expect(lent.chunk(0, window).? == bytes[file_header.block_size..][0..chunk_size]);
+    try std.testing.expect(
+        lent.chunk(0, window).? == bytes[file_header.block_size..][0..chunk_size],
+    );
 
     // Growth is ignored, a shrink reads short.
     {

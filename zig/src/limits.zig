@@ -37,7 +37,9 @@ pub const defer_depth_max = 8;
 comptime {
     // The element depth bounds one stream; rendering spans nested streams and never less.
     if (render_depth_max < element_depth_max) @compileError("render depth below element depth");
-    if (record_output_bytes_max > chunk_output_bytes_max) @compileError("record above chunk output");
+    if (record_output_bytes_max > chunk_output_bytes_max) @compileError(
+        "record above chunk output",
+    );
     // A program reads at most one instance's values, and array items fit the 64-bit mask.
     if (program_values_max > instance_values_max) @compileError("program values above instance");
     if (program_array_items_max > 64) @compileError("array items past the emptiness mask");

@@ -67,10 +67,19 @@ pub const Diagnostic = union(enum) {
                 }
                 try w.writeAll("])");
             },
-            .unsupported_version => |v| try w.print("unsupported MTA version {d}.{d}", .{ v.major, v.minor }),
+            .unsupported_version => |v| try w.print(
+                "unsupported MTA version {d}.{d}",
+                .{ v.major, v.minor },
+            ),
             .missing_section => |name| try w.print("MTA file has no {s} section", .{name}),
-            .corrupt => |c| try w.print("MTA {s} at offset 0x{x} is truncated or out of bounds", .{ c.what, c.offset }),
-            .page_loop => |l| try w.print("MTA {s} section has a page chain that does not end", .{l.name}),
+            .corrupt => |c| try w.print(
+                "MTA {s} at offset 0x{x} is truncated or out of bounds",
+                .{ c.what, c.offset },
+            ),
+            .page_loop => |l| try w.print(
+                "MTA {s} section has a page chain that does not end",
+                .{l.name},
+            ),
         }
     }
 };
@@ -85,7 +94,9 @@ const version_at = 8;
 /// A part at `offset` that does not fit in `len` bytes, reached through the pointer at `from`:
 /// cut short, it is named at its first byte; starting past the end, at the pointer.
 fn corruptVia(what: []const u8, offset: u64, len: u64, from: u64) Diagnostic {
-    return .{ .corrupt = .{ .what = what, .offset = offset, .at = if (offset < len) offset else from } };
+    return .{
+        .corrupt = .{ .what = what, .offset = offset, .at = if (offset < len) offset else from },
+    };
 }
 
 fn corrupt(what: []const u8, offset: u64) Diagnostic {
@@ -156,7 +167,11 @@ pub const MtaFile = struct {
 
     /// The strings of an event whose record header id is `record_number`, or null when its
     /// publisher is not in the file.
-    pub fn renderingInfo(m: *const MtaFile, record_number: u64, event: *const EventFields) ?RenderingInfo {
+    pub fn renderingInfo(
+        m: *const MtaFile,
+        record_number: u64,
+        event: *const EventFields,
+    ) ?RenderingInfo {
         var scratch: [1024]u8 = undefined;
         const p = m.publisher(event.provider, &scratch) orelse return null;
         const d: ?*const Publisher = if (m.default) |i| &m.publishers[i] else null;
@@ -166,7 +181,9 @@ pub const MtaFile = struct {
         info.task = nonEmpty(find(p, d, .tasks, event.task));
         if (event.qualifiers == 0) {
             const key = @as(u32, event.opcode) << 16;
-            info.opcode = nonEmpty(find(p, d, .opcodes, key | event.task) orelse find(p, d, .opcodes, key));
+            info.opcode = nonEmpty(
+                find(p, d, .opcodes, key | event.task) orelse find(p, d, .opcodes, key),
+            );
         }
         var mask = event.keywords;
         while (mask != 0) {
@@ -200,7 +217,12 @@ pub const MtaFile = struct {
 const TableName = enum { levels, tasks, opcodes, keywords };
 
 /// The first table holding `key` wins, even with an empty string.
-fn find(p: *const Publisher, d: ?*const Publisher, comptime table: TableName, key: u32) ?[]const u8 {
+fn find(
+    p: *const Publisher,
+    d: ?*const Publisher,
+    comptime table: TableName,
+    key: u32,
+) ?[]const u8 {
     if (@field(p, @tagName(table)).get(key)) |s| return s;
     if (d) |dp| return @field(dp, @tagName(table)).get(key);
     return null;
@@ -338,9 +360,17 @@ const Records = struct {
             r.slot += 1;
             if (offset == 0) continue;
             const bad = corruptVia("record", r.s.at(offset), r.s.at(r.s.data.len), slot_at);
-            const index = if (offset <= std.math.maxInt(u64) - 4) readU32OrNull(r.s.data, offset) else null;
-            const size = if (offset <= std.math.maxInt(u64) - 8) readU32OrNull(r.s.data, offset + 4) else null;
-            if (index == null or size == null or offset > std.math.maxInt(u64) - record_header_size) {
+            const index = if (offset <= std.math.maxInt(u64) - 4) readU32OrNull(
+                r.s.data,
+                offset,
+            ) else null;
+            const size = if (offset <= std.math.maxInt(u64) - 8) readU32OrNull(
+                r.s.data,
+                offset + 4,
+            ) else null;
+            if (index == null or size == null or offset > std.math.maxInt(
+                u64,
+            ) - record_header_size) {
                 diag.* = bad;
                 return error.Invalid;
             }
@@ -443,7 +473,11 @@ fn readSections(bytes: []const u8, count: u32, diag: *Diagnostic) Error![3]Secti
                 diag.* = corruptVia("section", start.?, bytes.len, at);
                 return error.Invalid;
             };
-            if (sections[i] == null) sections[i] = .{ .name = known, .data = data, .base = start.? };
+            if (sections[i] == null) sections[i] = .{
+                .name = known,
+                .data = data,
+                .base = start.?,
+            };
             break;
         }
     }
@@ -535,7 +569,11 @@ fn sortUnique(comptime T: type, items: []T) []T {
 
 /// A PUB payload: four tables (u32 count, count × (u32 key, u32 MSG index)), then the name.
 /// Null when a part passes the payload.
-fn parsePublisher(a: Allocator, payload: []const u8, messages: []const Message) Allocator.Error!?Publisher {
+fn parsePublisher(
+    a: Allocator,
+    payload: []const u8,
+    messages: []const Message,
+) Allocator.Error!?Publisher {
     var offset: usize = 0;
     var tables: [4]Table = .{ .empty, .empty, .empty, .empty };
     for (&tables, 0..) |*table, t| {
@@ -566,7 +604,12 @@ fn parsePublisher(a: Allocator, payload: []const u8, messages: []const Message) 
 /// Reads the `System` fields of a materialized record tree: null when the record gets no
 /// `RenderingInfo` (the root is not `Event`, has no `System`, or has a `RenderingInfo`).
 /// `scratch` holds the provider name the result points into.
-pub fn eventFields(p: *const tokens.Parser, f: values_format.Format, root: u32, scratch: *escape.Out) Allocator.Error!?EventFields {
+pub fn eventFields(
+    p: *const tokens.Parser,
+    f: values_format.Format,
+    root: u32,
+    scratch: *escape.Out,
+) Allocator.Error!?EventFields {
     const r = p.node(root);
     if (r.kind != .element or !std.mem.eql(u8, p.nameText(r.ref.name), "Event")) return null;
     var system: ?*const tree.Node = null;
@@ -650,7 +693,12 @@ fn attribute(p: *const tokens.Parser, element: *const tree.Node, name: []const u
 }
 
 /// Appends the concatenated string text of `items` (other nodes read as nothing).
-fn stringText(p: *const tokens.Parser, f: values_format.Format, items: []const u32, out: *escape.Out) Allocator.Error!void {
+fn stringText(
+    p: *const tokens.Parser,
+    f: values_format.Format,
+    items: []const u32,
+    out: *escape.Out,
+) Allocator.Error!void {
     for (items) |id| {
         const n = p.node(id);
         if (n.kind != .value) continue;
@@ -664,7 +712,12 @@ fn stringText(p: *const tokens.Parser, f: values_format.Format, items: []const u
 }
 
 /// One integer value, or else the text in decimal or `0x` hex (Rust's `u64` parsing).
-fn number(p: *const tokens.Parser, f: values_format.Format, items: []const u32, scratch: *escape.Out) Allocator.Error!?u64 {
+fn number(
+    p: *const tokens.Parser,
+    f: values_format.Format,
+    items: []const u32,
+    scratch: *escape.Out,
+) Allocator.Error!?u64 {
     if (items.len == 1) {
         const n = p.node(items[0]);
         if (n.kind == .value) {
@@ -678,13 +731,37 @@ fn number(p: *const tokens.Parser, f: values_format.Format, items: []const u32, 
             }.ok;
             const v: ?u64 = switch (n.vtype) {
                 T.uint8 => if (fits(c, at, n.size.len, 1)) c[at] else null,
-                T.uint16 => if (fits(c, at, n.size.len, 2)) std.mem.readInt(u16, c[at..][0..2], .little) else null,
-                T.uint32, T.hex32 => if (fits(c, at, n.size.len, 4)) std.mem.readInt(u32, c[at..][0..4], .little) else null,
-                T.uint64, T.hex64 => if (fits(c, at, n.size.len, 8)) std.mem.readInt(u64, c[at..][0..8], .little) else null,
-                T.int8 => if (fits(c, at, n.size.len, 1)) std.math.cast(u64, @as(i8, @bitCast(c[at]))) else null,
-                T.int16 => if (fits(c, at, n.size.len, 2)) std.math.cast(u64, std.mem.readInt(i16, c[at..][0..2], .little)) else null,
-                T.int32 => if (fits(c, at, n.size.len, 4)) std.math.cast(u64, std.mem.readInt(i32, c[at..][0..4], .little)) else null,
-                T.int64 => if (fits(c, at, n.size.len, 8)) std.math.cast(u64, std.mem.readInt(i64, c[at..][0..8], .little)) else null,
+                T.uint16 => if (fits(c, at, n.size.len, 2)) std.mem.readInt(
+                    u16,
+                    c[at..][0..2],
+                    .little,
+                ) else null,
+                T.uint32, T.hex32 => if (fits(c, at, n.size.len, 4)) std.mem.readInt(
+                    u32,
+                    c[at..][0..4],
+                    .little,
+                ) else null,
+                T.uint64, T.hex64 => if (fits(c, at, n.size.len, 8)) std.mem.readInt(
+                    u64,
+                    c[at..][0..8],
+                    .little,
+                ) else null,
+                T.int8 => if (fits(c, at, n.size.len, 1)) std.math.cast(
+                    u64,
+                    @as(i8, @bitCast(c[at])),
+                ) else null,
+                T.int16 => if (fits(c, at, n.size.len, 2)) std.math.cast(
+                    u64,
+                    std.mem.readInt(i16, c[at..][0..2], .little),
+                ) else null,
+                T.int32 => if (fits(c, at, n.size.len, 4)) std.math.cast(
+                    u64,
+                    std.mem.readInt(i32, c[at..][0..4], .little),
+                ) else null,
+                T.int64 => if (fits(c, at, n.size.len, 8)) std.math.cast(
+                    u64,
+                    std.mem.readInt(i64, c[at..][0..8], .little),
+                ) else null,
                 else => null,
             };
             if (v != null) return v;
@@ -718,7 +795,18 @@ fn trimUnicode(s: []const u8) []const u8 {
 
 fn isWhiteSpace(cp: u21) bool {
     return switch (cp) {
-        0x09...0x0d, 0x20, 0x85, 0xa0, 0x1680, 0x2000...0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000 => true,
+        0x09...0x0d,
+        0x20,
+        0x85,
+        0xa0,
+        0x1680,
+        0x2000...0x200a,
+        0x2028,
+        0x2029,
+        0x202f,
+        0x205f,
+        0x3000,
+        => true,
         else => false,
     };
 }
@@ -745,7 +833,13 @@ fn parseNumber(s: []const u8) ?u64 {
 /// Appends `info` as the last child of the rendered record at `out[body..]`: XML before
 /// `</Event>`, JSON before the root object's last two braces. False, writing nothing, when
 /// the record does not end as a rendered `Event` does.
-pub fn splice(out: *escape.Out, body: usize, info: *const RenderingInfo, json: bool, indent: bool) escape.Error!bool {
+pub fn splice(
+    out: *escape.Out,
+    body: usize,
+    info: *const RenderingInfo,
+    json: bool,
+    indent: bool,
+) escape.Error!bool {
     var fragment = escape.Out.init(out.gpa);
     defer fragment.deinit();
     const rendered = out.list.items[body..];
@@ -775,7 +869,13 @@ fn xmlLine(out: *escape.Out, indent: bool, depth: usize, tag: []const u8) escape
     if (indent) try out.byte('\n');
 }
 
-fn xmlText(out: *escape.Out, indent: bool, depth: usize, name: []const u8, s: []const u8) escape.Error!void {
+fn xmlText(
+    out: *escape.Out,
+    indent: bool,
+    depth: usize,
+    name: []const u8,
+    s: []const u8,
+) escape.Error!void {
     if (indent) try out.spaces(2 * depth);
     try out.byte('<');
     try out.write(name);
@@ -788,7 +888,12 @@ fn xmlText(out: *escape.Out, indent: bool, depth: usize, name: []const u8, s: []
 }
 
 fn fieldList(info: *const RenderingInfo) [4]struct { []const u8, ?[]const u8 } {
-    return .{ .{ "Message", info.message }, .{ "Level", info.level }, .{ "Task", info.task }, .{ "Opcode", info.opcode } };
+    return .{
+        .{ "Message", info.message },
+        .{ "Level", info.level },
+        .{ "Task", info.task },
+        .{ "Opcode", info.opcode },
+    };
 }
 
 fn writeXml(out: *escape.Out, info: *const RenderingInfo, indent: bool) escape.Error!void {
@@ -805,7 +910,13 @@ fn writeXml(out: *escape.Out, info: *const RenderingInfo, indent: bool) escape.E
     try xmlLine(out, indent, 1, "</RenderingInfo>");
 }
 
-fn jsonMember(out: *escape.Out, first: bool, key: []const u8, n: usize, s: []const u8) escape.Error!void {
+fn jsonMember(
+    out: *escape.Out,
+    first: bool,
+    key: []const u8,
+    n: usize,
+    s: []const u8,
+) escape.Error!void {
     if (!first) try out.byte(',');
     try out.byte('"');
     try out.write(key);
@@ -832,7 +943,13 @@ fn writeJson(out: *escape.Out, info: *const RenderingInfo) escape.Error!void {
     if (info.keyword_count > 0) {
         if (!first) try out.byte(',');
         try out.write("\"Keywords\":{");
-        for (info.keywords[0..info.keyword_count], 0..) |k, i| try jsonMember(out, i == 0, "Keyword", i, k);
+        for (info.keywords[0..info.keyword_count], 0..) |k, i| try jsonMember(
+            out,
+            i == 0,
+            "Keyword",
+            i,
+            k,
+        );
         try out.byte('}');
     }
     try out.byte('}');
@@ -852,11 +969,23 @@ fn expectDiagnostic(bytes: []const u8, expected: []const u8) !void {
 test "error texts are the reference's" {
     // Words and number forms from evtx 0.15.1's `MtaError` (src/mta.rs).
     try expectDiagnostic("", "MTA header at offset 0x0 is truncated or out of bounds");
-    try expectDiagnostic("XTAFile\x00\x01\x00\x00\x00\x01\x00\x00\x00" ++ "\x00" ** 8, "not an MTA file (magic [58, 54, 41, 46, 69, 6c, 65, 00])");
-    try expectDiagnostic("MTAFile\x00\x02\x00\x00\x00\x07\x00\x00\x00" ++ "\x00" ** 8, "unsupported MTA version 2.7");
-    try expectDiagnostic("MTAFile\x00\x01\x00\x00\x00\x01\x00\x00\x00" ++ "\x00" ** 8, "MTA file has no EVT section");
+    try expectDiagnostic(
+        "XTAFile\x00\x01\x00\x00\x00\x01\x00\x00\x00" ++ "\x00" ** 8,
+        "not an MTA file (magic [58, 54, 41, 46, 69, 6c, 65, 00])",
+    );
+    try expectDiagnostic(
+        "MTAFile\x00\x02\x00\x00\x00\x07\x00\x00\x00" ++ "\x00" ** 8,
+        "unsupported MTA version 2.7",
+    );
+    try expectDiagnostic(
+        "MTAFile\x00\x01\x00\x00\x00\x01\x00\x00\x00" ++ "\x00" ** 8,
+        "MTA file has no EVT section",
+    );
     // A section count of u32::MAX ends at the first descriptor past the end.
-    try expectDiagnostic("MTAFile\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff", "MTA section descriptor at offset 0x18 is truncated or out of bounds");
+    try expectDiagnostic(
+        "MTAFile\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\xff\xff\xff\xff",
+        "MTA section descriptor at offset 0x18 is truncated or out of bounds",
+    );
 }
 
 test "utf16 text and numbers" {

@@ -219,7 +219,9 @@ pub const Programs = struct {
             while (it.next()) |item| : (k +%= 1) {
                 if (values_decode.isEmpty(chunk, item)) mask |= @as(u64, 1) << k;
             }
-            c.signature.appendSliceAssumeCapacity(&.{ @intCast(count), @truncate(mask), @truncate(mask >> 32) });
+            c.signature.appendSliceAssumeCapacity(
+                &.{ @intCast(count), @truncate(mask), @truncate(mask >> 32) },
+            );
         }
         c.slots.appendAssumeCapacity(v);
         return true;
@@ -227,7 +229,8 @@ pub const Programs = struct {
 
     /// Room for `words` more signature words and one more slot.
     inline fn reserve(c: *Programs, words: usize) Allocator.Error!void {
-        if (c.signature.capacity - c.signature.items.len < words) try c.signature.ensureUnusedCapacity(c.gpa, words);
+        if (c.signature.capacity - c.signature.items.len < words)
+            try c.signature.ensureUnusedCapacity(c.gpa, words);
         if (c.slots.capacity == c.slots.items.len) try c.slots.ensureUnusedCapacity(c.gpa, 1);
     }
 
@@ -425,7 +428,16 @@ pub const Programs = struct {
             assert(w.begin >= at);
             const lit_start: u32 = @intCast(c.literals.items.len);
             try c.literals.appendSlice(c.gpa, text[at..w.begin]);
-            try c.ops.append(c.gpa, .{ .literal_start = lit_start, .literal_len = w.begin - at, .slot = w.slot, .item = w.item, .mode = w.mode });
+            try c.ops.append(
+                c.gpa,
+                .{
+                    .literal_start = lit_start,
+                    .literal_len = w.begin - at,
+                    .slot = w.slot,
+                    .item = w.item,
+                    .mode = w.mode,
+                },
+            );
             at = w.end;
         }
         var p2 = prog;
@@ -460,7 +472,16 @@ pub fn emit(
                 .raw => @compileError("raw text is never a substitution value"),
             };
             const item: u16 = if (n.kids.len > 0) @intCast(n.kids.len - 1) else whole_value;
-            try cap.ops.append(out.gpa, .{ .begin = @intCast(begin), .end = @intCast(out.len() - cap.start), .slot = n.dep, .item = item, .mode = m });
+            try cap.ops.append(
+                out.gpa,
+                .{
+                    .begin = @intCast(begin),
+                    .end = @intCast(out.len() - cap.start),
+                    .slot = n.dep,
+                    .item = item,
+                    .mode = m,
+                },
+            );
             return;
         }
     }
@@ -503,8 +524,19 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
     const bytes = try testing.readFixture(gpa, "damaged/wrapped.evtx");
     defer gpa.free(bytes);
     const cases = [_]struct { settings: options.Options, expected: []const u8 }{
-        .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false }, .expected = "expected/wrapped.jsonl" },
-        .{ .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_json_attributes = true }, .expected = "expected/wrapped.sep.jsonl" },
+        .{
+            .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false },
+            .expected = "expected/wrapped.jsonl",
+        },
+        .{
+            .settings = .{
+                .format = .jsonl,
+                .indent = false,
+                .show_record_number = false,
+                .separate_json_attributes = true,
+            },
+            .expected = "expected/wrapped.sep.jsonl",
+        },
         .{ .settings = .{}, .expected = "expected/wrapped.xml" },
     };
     for (&cases) |*case| {
@@ -549,7 +581,10 @@ test "a signature finds only its own program; clear forgets them all" {
         var replayed = Out.init(gpa);
         defer replayed.deinit();
         try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values_format.default_codec });
-        try std.testing.expectEqualStrings(if (word == 7) "<seven/>" else "<eight/>", replayed.list.items);
+        try std.testing.expectEqualStrings(
+            if (word == 7) "<seven/>" else "<eight/>",
+            replayed.list.items,
+        );
     }
     cache.signature.clearRetainingCapacity();
     try cache.signature.appendSlice(gpa, &.{ 7, 8 });
@@ -604,7 +639,11 @@ test "the scan's inline signing replays every value type as the reference writes
         const bytes = try testing.readFixture(gpa, names[0]);
         defer gpa.free(bytes);
         for ([_]options.Format{ .jsonl, .xml }) |format| {
-            const jsonl: options.Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+            const jsonl: options.Options = .{
+                .format = .jsonl,
+                .indent = false,
+                .show_record_number = false,
+            };
             const settings: options.Options = if (format == .xml) .{} else jsonl;
             const ext = if (format == .xml) ".xml" else ".jsonl";
             const path = try std.mem.concat(gpa, u8, &.{ names[1], ext });

@@ -111,7 +111,9 @@ pub const JsonRenderer = struct {
         var s: Shape = .{ .element_kids = 0, .has_text = false };
         for (j.p.edges(n.kids)) |k| {
             const kid = j.p.node(k);
-            if (kid.kind == .element) s.element_kids += 1 else if (!s.has_text and j.hasContent(kid)) s.has_text = true;
+            if (kid.kind == .element) s.element_kids += 1 else if (!s.has_text and j.hasContent(
+                kid,
+            )) s.has_text = true;
         }
         return s;
     }
@@ -165,7 +167,12 @@ pub const JsonRenderer = struct {
     }
 
     /// The value of an element ignoring its attributes (10.6).
-    fn writeValueIgnoringAttributes(j: *JsonRenderer, n: *const Node, container: bool, depth: u32) Error!void {
+    fn writeValueIgnoringAttributes(
+        j: *JsonRenderer,
+        n: *const Node,
+        container: bool,
+        depth: u32,
+    ) Error!void {
         try j.checkLimits(depth);
         const s = j.shape(n);
         if (s.element_kids == 0 and try j.writeLeaf(n)) return;
@@ -219,7 +226,11 @@ pub const JsonRenderer = struct {
     /// Computes `_N` suffixes for the element children of `n`, pushed on `suffixes`.
     fn numberKids(j: *JsonRenderer, n: *const Node) Error!void {
         const names = j.p.names.texts.items.len;
-        if (j.name_counts.items.len < names) try j.name_counts.appendNTimes(j.p.gpa, .{}, names - j.name_counts.items.len);
+        if (j.name_counts.items.len < names) try j.name_counts.appendNTimes(
+            j.p.gpa,
+            .{},
+            names - j.name_counts.items.len,
+        );
         j.stamp +%= 1;
         if (j.stamp == 0) {
             @memset(j.name_counts.items, .{});
@@ -272,7 +283,13 @@ pub const JsonRenderer = struct {
     }
 
     /// One ordinary child member (10.3, 10.6).
-    fn writeMember(j: *JsonRenderer, kid: *const Node, suffix: u32, first: *bool, depth: u32) Error!void {
+    fn writeMember(
+        j: *JsonRenderer,
+        kid: *const Node,
+        suffix: u32,
+        first: *bool,
+        depth: u32,
+    ) Error!void {
         const name = j.p.nameText(kid.ref.name);
         const container = isContainerName(name);
         if (!first.*) try j.out.byte(',');
@@ -340,7 +357,12 @@ pub const JsonRenderer = struct {
     }
 
     /// Suffix of each run start of a named container (the data-name counter of 10.5).
-    fn numberRuns(j: *JsonRenderer, n: *const Node, keys: []const ?KeyRef, suffixes: []u32) Error!void {
+    fn numberRuns(
+        j: *JsonRenderer,
+        n: *const Node,
+        keys: []const ?KeyRef,
+        suffixes: []u32,
+    ) Error!void {
         // Few distinct names (the normal case): a linear list; many: a hash map.
         var distinct: std.ArrayList(struct { key: []const u8, count: u32 }) = .empty;
         var map: std.StringHashMapUnmanaged(u32) = .empty;
@@ -552,7 +574,10 @@ pub const JsonRenderer = struct {
             },
             .entity_ref => {
                 const name = j.p.nameText(n.ref.name);
-                const map = [_][2][]const u8{ .{ "quot", "\\\"" }, .{ "apos", "'" }, .{ "amp", "&" }, .{ "lt", "<" }, .{ "gt", ">" } };
+                const map = [_][2][]const u8{ .{
+                    "quot",
+                    "\\\"",
+                }, .{ "apos", "'" }, .{ "amp", "&" }, .{ "lt", "<" }, .{ "gt", ">" } };
                 for (map) |m| {
                     if (std.mem.eql(u8, name, m[0])) return j.out.write(m[1]);
                 }
@@ -578,7 +603,11 @@ test "JSON escaping of text (8.2): quote, backslash, the short escapes, other C0
     b.closeStart();
     b.text("a\"b\\c\n\r\t\x08\x0c\x01\x1f/<&>'");
     b.end();
-    try testing.expectRender(&b, .json, "{\"T\":\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001F/<&>'\"}");
+    try testing.expectRender(
+        &b,
+        .json,
+        "{\"T\":\"a\\\"b\\\\c\\n\\r\\t\\b\\f\\u0001\\u001F/<&>'\"}",
+    );
 }
 
 test "key numbering (10.3): later same-named children get _1, _2 whether adjacent or not" {
@@ -597,7 +626,11 @@ test "key numbering (10.3): later same-named children get _1, _2 whether adjacen
         b.end();
     }
     b.end();
-    try testing.expectRender(&b, .json, "{\"R\":{\"H\":\"0\",\"X\":null,\"H_1\":\"2\",\"H_2\":\"3\"}}");
+    try testing.expectRender(
+        &b,
+        .json,
+        "{\"R\":{\"H\":\"0\",\"X\":null,\"H_1\":\"2\",\"H_2\":\"3\"}}",
+    );
 }
 
 /// `<R k="v"><P n="x"/><Q a="" b="1">t</Q><S/></R>`: attributes with and without content,
@@ -628,7 +661,8 @@ test "attributes (10.2, 10.3): #attributes holds those with content, first in th
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
     buildAttributes(&b);
-    try testing.expectRender(&b, .json, "{\"R\":{\"#attributes\":{\"k\":\"v\"},\"P\":{\"#attributes\":{\"n\":\"x\"}}," ++
+    try testing.expectRender(&b, .json, "{\"R\":{\"#attributes\":{\"k\":\"v\"},\"P\":{" ++
+        "\"#attributes\":{\"n\":\"x\"}}," ++
         "\"Q\":{\"#attributes\":{\"b\":\"1\"},\"#text\":\"t\"},\"S\":null}}");
 }
 
@@ -636,7 +670,8 @@ test "--separate-json-attributes (10.1, 10.6): K_attributes beside K, K left out
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
     buildAttributes(&b);
-    try testing.expectRender(&b, .json_separate, "{\"R_attributes\":{\"k\":\"v\"},\"R\":{\"P_attributes\":{\"n\":\"x\"}," ++
+    try testing.expectRender(&b, .json_separate, "{\"R_attributes\":{\"k\":\"v\"},\"R\":{" ++
+        "\"P_attributes\":{\"n\":\"x\"}," ++
         "\"Q_attributes\":{\"b\":\"1\"},\"Q\":\"t\",\"S\":null}}");
 }
 
@@ -665,18 +700,41 @@ fn buildContainer(b: *testing.Builder, data: []const [2]?[]const u8) void {
 test "EventData, named form (10.5): runs become arrays, repeats get _N, unnamed Data dropped" {
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
-    buildContainer(&b, &.{ .{ "A", "1" }, .{ "A", "2" }, .{ "B", null }, .{ "", "lost" }, .{ null, "0102" }, .{ "A", "4" } });
-    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"A\":[\"1\",\"2\"],\"B\":\"\",\"Binary\":\"0102\",\"A_1\":\"4\"}}}");
+    buildContainer(
+        &b,
+        &.{
+            .{ "A", "1" },
+            .{ "A", "2" },
+            .{ "B", null },
+            .{ "", "lost" },
+            .{ null, "0102" },
+            .{ "A", "4" },
+        },
+    );
+    try testing.expectRender(
+        &b,
+        .json,
+        "{\"Event\":{\"EventData\":{\"A\":[\"1\",\"2\"],\"B\":\"\",\"Binary\":\"0102\"," ++
+            "\"A_1\":\"4\"}}}",
+    );
 }
 
 test "EventData, positional form (10.5): one Data member at the first, every Data in it" {
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
     buildContainer(&b, &.{ .{ "", "x" }, .{ null, "0102" }, .{ "", null } });
-    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"Data\":{\"#text\":[\"x\",\"\"]},\"Binary\":\"0102\"}}}");
+    try testing.expectRender(
+        &b,
+        .json,
+        "{\"Event\":{\"EventData\":{\"Data\":{\"#text\":[\"x\",\"\"]},\"Binary\":\"0102\"}}}",
+    );
     b.pos = b.start;
     buildContainer(&b, &.{.{ "", "only" }});
-    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"Data\":{\"#text\":\"only\"}}}}");
+    try testing.expectRender(
+        &b,
+        .json,
+        "{\"Event\":{\"EventData\":{\"Data\":{\"#text\":\"only\"}}}}",
+    );
     b.pos = b.start;
     buildContainer(&b, &.{});
     try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":null}}");
@@ -689,19 +747,34 @@ test "a typed record (template, substitutions, nested instance): bare numbers, h
     // Contract 10.2 (bare UInt16, HexInt64 as a string, a NULL attribute left out), 10.5
     // (the nested EventData's named Data), 6.8 (a two-item string array expands to two
     // elements, numbered by 10.3).
-    try testing.expectRender(&b, .json, "{\"Event\":{\"#attributes\":{\"xmlns\":\"urn:x\"},\"System\":{\"EventID\":4608," ++
-        "\"Keywords\":\"0x8020000000000000\"},\"Data\":\"a\",\"Data_1\":\"b\",\"EventData\":{\"N\":5}}}");
+    try testing.expectRender(&b, .json, "{\"Event\":{\"#attributes\":{\"xmlns\":\"urn:x\"},\"" ++
+        "System\":{\"EventID\":4608," ++
+        "\"Keywords\":\"0x8020000000000000\"},\"Data\":\"a\",\"Data_1\":\"b\",\"EventData\":" ++
+        "{\"N\":5}}}");
 }
 
 test "every value type and Data shape: the reference's jsonl, both lanes" {
     for (testing.synthetic_fixtures) |name| {
-        try testing.expectFixture(name, &.{ .format = .jsonl, .indent = false, .show_record_number = false }, ".jsonl");
+        try testing.expectFixture(
+            name,
+            &.{ .format = .jsonl, .indent = false, .show_record_number = false },
+            ".jsonl",
+        );
     }
 }
 
 test "--separate-json-attributes: the reference's jsonl, both lanes" {
     for (testing.synthetic_fixtures) |name| {
-        try testing.expectFixture(name, &.{ .format = .jsonl, .indent = false, .show_record_number = false, .separate_json_attributes = true }, ".sep.jsonl");
+        try testing.expectFixture(
+            name,
+            &.{
+                .format = .jsonl,
+                .indent = false,
+                .show_record_number = false,
+                .separate_json_attributes = true,
+            },
+            ".sep.jsonl",
+        );
     }
 }
 

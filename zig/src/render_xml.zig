@@ -52,7 +52,8 @@ pub const XmlRenderer = struct {
 
     fn writeElement(x: *XmlRenderer, n: *const Node, level: usize, depth: u32) Error!void {
         if (depth > render_json.render_depth_max) return error.NestingTooDeep;
-        if (x.out.len() - x.record_start > render_json.record_bytes_max) return error.OutputTooLarge;
+        if (x.out.len() - x.record_start > render_json.record_bytes_max)
+            return error.OutputTooLarge;
         assert(n.kind == .element);
         const name = x.p.nameText(n.ref.name);
         if (x.indent) try x.out.spaces(level);
@@ -88,7 +89,10 @@ pub const XmlRenderer = struct {
                 }
                 if (tree.isFragment(kid)) continue;
                 if (x.indent) try x.out.spaces(level + 2);
-                if (kid.kind != .pi_target and kid.kind != .pi_data) try x.writeText(kid, .xml_text);
+                if (kid.kind != .pi_target and kid.kind != .pi_data) try x.writeText(
+                    kid,
+                    .xml_text,
+                );
                 try x.newline();
             }
             if (x.indent) try x.out.spaces(level);
@@ -213,7 +217,11 @@ test "XML escaping (8.1): <>& always, quotes only in attributes, C0 controls but
     b.closeStart();
     b.text("q\"'<&>\t\n\r\x01\x1f\x7f/");
     b.end();
-    try testing.expectRender(&b, .xml_flat, declaration ++ "<T a=\"q&quot;&apos;&lt;&amp;&gt;\t\">q\"'&lt;&amp;&gt;\t\n\r__\x7f/</T>");
+    try testing.expectRender(
+        &b,
+        .xml_flat,
+        declaration ++ "<T a=\"q&quot;&apos;&lt;&amp;&gt;\t\">q\"'&lt;&amp;&gt;\t\n\r__\x7f/</T>",
+    );
 }
 
 test "layout (9.2): two-space indentation, /> only when closed empty, inline text, --no-indent" {
@@ -239,9 +247,11 @@ test "layout (9.2): two-space indentation, /> only when closed empty, inline tex
     b.end();
     b.end();
     try testing.expectRender(&b, .xml, declaration ++
-        "<Event>\n  <System>\n    <Provider Name=\"P\"/>\n    <Empty></Empty>\n    <EventID>7</EventID>\n  </System>\n</Event>\n");
+        "<Event>\n  <System>\n    <Provider Name=\"P\"/>\n    <Empty></Empty>\n    " ++
+        "<EventID>7</EventID>\n  </System>\n</Event>\n");
     try testing.expectRender(&b, .xml_flat, declaration ++
-        "<Event><System><Provider Name=\"P\"/><Empty></Empty><EventID>7</EventID></System></Event>");
+        "<Event><System><Provider " ++
+        "Name=\"P\"/><Empty></Empty><EventID>7</EventID></System></Event>");
 }
 
 test "a typed record: values in text and attribute mode, the array expanded, the nested instance" {
@@ -250,8 +260,10 @@ test "a typed record: values in text and attribute mode, the array expanded, the
     testing.buildSample(&b);
     // 9.2: the NULL Qualifiers attribute is left out; 6.8: the two-item array gives two Data.
     try testing.expectRender(&b, .xml, declaration ++
-        "<Event xmlns=\"urn:x\">\n  <System>\n    <EventID>4608</EventID>\n    <Keywords>0x8020000000000000</Keywords>\n" ++
-        "  </System>\n  <Data>a</Data>\n  <Data>b</Data>\n  <EventData>\n    <Data Name=\"N\">5</Data>\n  </EventData>\n</Event>\n");
+        "<Event xmlns=\"urn:x\">\n  <System>\n    <EventID>4608</EventID>\n    " ++
+        "<Keywords>0x8020000000000000</Keywords>\n" ++
+        "  </System>\n  <Data>a</Data>\n  <Data>b</Data>\n  <EventData>\n    <Data " ++
+        "Name=\"N\">5</Data>\n  </EventData>\n</Event>\n");
 }
 
 test "every value type and token: the reference's -o xml (banner, blank line), both lanes" {

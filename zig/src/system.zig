@@ -303,7 +303,11 @@ fn castInteger(comptime T: type, value: ?u64) ?T {
 }
 
 /// Appends the JSON string body `raw`, unescaped, to `out` as UTF-8.
-fn unescapeInto(gpa: std.mem.Allocator, raw: []const u8, out: *std.ArrayList(u8)) error{OutOfMemory}!void {
+fn unescapeInto(
+    gpa: std.mem.Allocator,
+    raw: []const u8,
+    out: *std.ArrayList(u8),
+) error{OutOfMemory}!void {
     if (std.mem.indexOfScalar(u8, raw, '\\') == null) return out.appendSlice(gpa, raw);
     var i: usize = 0;
     while (i < raw.len) {
@@ -355,7 +359,11 @@ fn hex4(raw: []const u8, at: usize) ?u16 {
 
 test "scan: a plain record" {
     const text =
-        \\{"Event":{"#attributes":{"xmlns":"x"},"System":{"Provider":{"#attributes":{"Name":"Microsoft-Windows-Security-Auditing","Guid":"{5}"}},"EventID":4624,"Level":0,"Channel":"Security","Computer":"DC01"},"EventData":{"A":"}"}}}
+        \\{"Event":{"#attributes":{"xmlns":"x"},"System":{"Provider":{"#attributes":
+    ++
+        \\{"Name":"Microsoft-Windows-Security-Auditing","Guid":"{5}"}},"EventID":4624,
+    ++
+        \\"Level":0,"Channel":"Security","Computer":"DC01"},"EventData":{"A":"}"}}}
     ;
     const f = scan(text);
     try std.testing.expectEqualStrings("Microsoft-Windows-Security-Auditing", f.provider.?);
@@ -366,7 +374,9 @@ test "scan: a plain record" {
 }
 
 test "scan: qualified event id, banner, odd values, escapes" {
-    const text = "Record 7\n{\"Event\":{\"System\":{\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\":7036},\"Level\":\"4\",\"Channel\":null,\"Computer\":\"a\\\"b\\u00e9\\ud83d\\ude00\\udc00\"}}}\n";
+    const text = "Record 7\n{\"Event\":{\"System\":{\"EventID\":{\"#attributes\":{\"Qualifier" ++
+        "s\":16384},\"#text\":7036},\"Level\":\"4\",\"Channel\":null," ++
+        "\"Computer\":\"a\\\"b\\u00e9\\ud83d\\ude00\\udc00\"}}}\n";
     const f = scan(text);
     try std.testing.expectEqual(@as(?u32, 7036), f.event_id);
     try std.testing.expectEqual(@as(?u8, 4), f.level);

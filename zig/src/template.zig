@@ -63,7 +63,11 @@ pub const InstanceHead = struct {
 /// loads the definition after the values, see `readInstance`) and the compiled-program scan
 /// (`.fingerprint`, program.zig, which loads it first and never reports: a scan that fails
 /// hands the record to the parser).
-pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, fingerprint }) Error!InstanceHead {
+pub fn readInstanceHead(
+    p: *Parser,
+    pos: *u32,
+    comptime need: enum { tree, fingerprint },
+) Error!InstanceHead {
     pos.* += 5; // Unknown byte and template id: ignored.
     const def_offset = try p.readU32(pos);
     if (def_offset == pos.*) {
@@ -78,7 +82,13 @@ pub fn readInstanceHead(p: *Parser, pos: *u32, comptime need: enum { tree, finge
     };
     const count = try p.readU32(pos);
     if (count > (p.chunk.len - @min(pos.*, p.chunk.len)) / 4) return error.OutOfBounds;
-    const head: InstanceHead = .{ .definition = def_offset, .root = null, .fingerprint = fp, .count = count, .descriptors = pos.* };
+    const head: InstanceHead = .{
+        .definition = def_offset,
+        .root = null,
+        .fingerprint = fp,
+        .count = count,
+        .descriptors = pos.*,
+    };
     pos.* += 4 * count;
     var i: u32 = 0;
     while (i < count) : (i += 1) {
@@ -149,7 +159,8 @@ pub fn isWholeInstance(p: *const Parser, start: u32, end: u32) bool {
     while (i > 0) {
         i -= 1;
         const a = p.accepted.items[i];
-        if (a.start == single and a.end <= end and (a.end == end or chunk[a.end] == 0x00)) return true;
+        if (a.start == single and a.end <= end and (a.end == end or chunk[a.end] == 0x00))
+            return true;
     }
     return false;
 }
@@ -228,12 +239,17 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
             const defers_before = p.defers;
             const parsed: Error!tree.Span = if (p.parseStream(start, start + size, .record)) |kids|
                 // A value that deferred a failure inside stands only as one whole instance.
-                (if (p.defers == defers_before or isWholeInstance(p, start, start + size)) kids else p.deferred.?)
+                (if (p.defers == defers_before or isWholeInstance(
+                    p,
+                    start,
+                    start + size,
+                )) kids else p.deferred.?)
             else |e|
                 e;
             n.kids = parsed catch |e| kids: {
                 // On the chain of used instances, a value that fails may not be needed.
-                if (e == error.OutOfMemory or p.depth > defer_depth_max + 1 or !p.defer_unused) return e;
+                if (e == error.OutOfMemory or p.depth > defer_depth_max + 1 or !p.defer_unused)
+                    return e;
                 p.stack.shrinkRetainingCapacity(stack_mark);
                 if (p.deferred == null) p.deferred = e;
                 p.defers += 1;
@@ -321,7 +337,10 @@ fn definitionFallback(p: *Parser, offset: u32, e: Error, mark: usize) Error!u32 
 /// The token window of the definition at `offset`: after its 24-byte header (next
 /// offset, GUID, data size), `data size` bytes, all inside the chunk. Shared by the parser
 /// and the token walk, so both refuse the same definitions.
-fn definitionBody(chunk: []const u8, offset: u32) error{OutOfBounds}!struct { start: u32, end: u32 } {
+fn definitionBody(
+    chunk: []const u8,
+    offset: u32,
+) error{OutOfBounds}!struct { start: u32, end: u32 } {
     if (offset > chunk.len or chunk.len - offset < 24) return error.OutOfBounds;
     const data_size = std.mem.readInt(u32, chunk[offset + 20 ..][0..4], .little);
     const start = offset + 24;
@@ -342,7 +361,8 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
     }
     const root = p.edges(top)[0];
     const fp = if (tokenFingerprint(p.chunk, offset)) |fp| fp: {
-        if (p.known_definitions.count() >= known_definitions_max) p.known_definitions.clearRetainingCapacity();
+        if (p.known_definitions.count() >= known_definitions_max)
+            p.known_definitions.clearRetainingCapacity();
         try p.known_definitions.put(p.gpa, fp, {});
         break :fp fp;
     } else p.uniqueFingerprint();
@@ -564,11 +584,19 @@ fn copyElement(p: *Parser, src: u32, vals: tree.Span) Error!u32 {
         while (ii < attr.kids.len) : (ii += 1) {
             const item_index = p.edges(attr.kids)[ii];
             const item = p.node(item_index).*;
-            if (item.kind == .placeholder) try resolvePlaceholder(p, item, vals) else try p.push(item_index);
+            if (item.kind == .placeholder) try resolvePlaceholder(
+                p,
+                item,
+                vals,
+            ) else try p.push(item_index);
         }
         if (p.stack.items.len == items_mark) continue; // Empty: dropped.
         const items = try p.commit(items_mark);
-        try p.push(try p.newNode(.{ .kind = .attribute, .ref = .{ .name = attr.ref.name }, .kids = items }));
+        try p.push(
+            try p.newNode(
+                .{ .kind = .attribute, .ref = .{ .name = attr.ref.name }, .kids = items },
+            ),
+        );
     }
     const attrs = try p.commit(attrs_mark);
     const kids_mark = p.stack.items.len;
@@ -597,7 +625,10 @@ fn copyElement(p: *Parser, src: u32, vals: tree.Span) Error!u32 {
 }
 
 fn isExpandable(p: *const Parser, n: *const tree.Node) bool {
-    return n.kind == .value and n.vtype > T.array and values_decode.itemCount(p.chunk, n.value()) > 1;
+    return n.kind == .value and n.vtype > T.array and values_decode.itemCount(
+        p.chunk,
+        n.value(),
+    ) > 1;
 }
 
 /// Array expansion (6.8): pushes one or more elements for copied element `el`.
@@ -626,14 +657,24 @@ fn expandArrays(p: *Parser, el_index: u32) Error!void {
         }
     }
     if (found_kid == null and found_attr == null) return p.push(el_index);
-    const array_index = if (found_kid) |k| p.edges(el.kids)[k] else p.edges(p.node(p.edges(el.attrs)[found_attr.?]).kids)[found_item];
+    const array_index = if (found_kid) |k| p.edges(el.kids)[k] else p.edges(
+        p.node(p.edges(el.attrs)[found_attr.?]).kids,
+    )[found_item];
     const array_node = p.node(array_index).*;
     const array = array_node.value();
     var it = values_decode.Items.init(p.chunk, array);
     var item_index: u32 = 0;
     while (it.next()) |item| : (item_index += 1) {
-        const skip = (item.vtype == T.string or item.vtype == T.ansi) and values_decode.isEmpty(p.chunk, item);
-        var n: tree.Node = .{ .kind = .value, .vtype = item.vtype, .ref = .{ .offset = item.start }, .size = .{ .len = item.len } };
+        const skip = (item.vtype == T.string or item.vtype == T.ansi) and values_decode.isEmpty(
+            p.chunk,
+            item,
+        );
+        var n: tree.Node = .{
+            .kind = .value,
+            .vtype = item.vtype,
+            .ref = .{ .offset = item.start },
+            .size = .{ .len = item.len },
+        };
         if (array_node.flags & tree.flag_slot != 0) {
             // Numbered for a compiled program: same slot, item index + 1 in `kids.len`.
             n.flags = tree.flag_slot;
@@ -651,7 +692,15 @@ fn expandArrays(p: *Parser, el_index: u32) Error!void {
             const mark = p.stack.items.len;
             for (0..el.attrs.len) |i| {
                 if (i == ai) {
-                    if (items.len > 0) try p.push(try p.newNode(.{ .kind = .attribute, .ref = .{ .name = attr.ref.name }, .kids = items }));
+                    if (items.len > 0) try p.push(
+                        try p.newNode(
+                            .{
+                                .kind = .attribute,
+                                .ref = .{ .name = attr.ref.name },
+                                .kids = items,
+                            },
+                        ),
+                    );
                 } else try p.push(p.edges(el.attrs)[i]);
             }
             copy.attrs = try p.commit(mark);
@@ -676,7 +725,11 @@ fn replaced(p: *Parser, list: tree.Span, at: u32, with: ?u32) Error!tree.Span {
 const testing = @import("testing.zig");
 
 /// `<E><A>%0</A><B>%1</B></E>` with the given values and declared sizes.
-fn twoValueRecord(b: *testing.Builder, list: []const testing.Builder.Value, sizes: []const u16) void {
+fn twoValueRecord(
+    b: *testing.Builder,
+    list: []const testing.Builder.Value,
+    sizes: []const u16,
+) void {
     b.fragment();
     const size_at = b.beginInstance();
     b.fragment();
@@ -727,7 +780,10 @@ test "dependency ids omit children of NULL values; the root is kept (14.1)" {
     b.fragment();
     b.open("Event", 0, false);
     b.closeStart();
-    const children = [_]struct { name: []const u8, dep: u16 }{ .{ .name = "A", .dep = 0 }, .{ .name = "B", .dep = 1 }, .{ .name = "C", .dep = 2 } };
+    const children = [_]struct {
+        name: []const u8,
+        dep: u16,
+    }{ .{ .name = "A", .dep = 0 }, .{ .name = "B", .dep = 1 }, .{ .name = "C", .dep = 2 } };
     for (children) |c| {
         b.open(c.name, c.dep, false);
         b.closeStart();
@@ -796,11 +852,18 @@ test "optional vs normal substitutions of empty values (14.1)" {
     });
     b.byte(0x00);
     try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n" ++
-        "<R><OptEmpty></OptEmpty><NonOptNull></NonOptNull><AttrEmpty/><AttrOnly a=\"A\"></AttrOnly></R>");
-    try testing.expectRender(&b, .json, "{\"R\":{\"OptEmpty\":null,\"NonOptNull\":null,\"AttrEmpty\":null,\"AttrOnly\":{\"#attributes\":{\"a\":\"A\"}}}}");
+        "<R><OptEmpty></OptEmpty><NonOptNull></NonOptNull><AttrEmpty/><AttrOnly " ++
+        "a=\"A\"></AttrOnly></R>");
+    try testing.expectRender(
+        &b,
+        .json,
+        "{\"R\":{\"OptEmpty\":null,\"NonOptNull\":null,\"AttrEmpty\":null,\"AttrOnly\":{" ++
+            "\"#attributes\":{\"a\":\"A\"}}}}",
+    );
 }
 
-/// `<Event><EventData><Data Name="I32A">%0</Data></EventData><XI32A>%0</XI32A><AI32A v=%0/></Event>`
+/// `<Event><EventData><Data Name="I32A">%0</Data></EventData>`
+/// `<XI32A>%0</XI32A><AI32A v=%0/></Event>`
 fn arrayRecord(b: *testing.Builder, array: []const u8) void {
     b.fragment();
     const size_at = b.beginInstance();
@@ -835,9 +898,11 @@ test "array expansion in three positions (6.8, 14.1)" {
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
     arrayRecord(&b, &.{ 0xFF, 0xFF, 0xFF, 0xFF, 2, 0, 0, 0 });
-    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"I32A\":[-1,2]},\"XI32A\":-1,\"XI32A_1\":2," ++
+    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"I32A\":[-1,2]}," ++
+        "\"XI32A\":-1,\"XI32A_1\":2," ++
         "\"AI32A\":{\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}}}");
-    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event><EventData>" ++
+    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" " ++
+        "encoding=\"utf-8\"?>\n<Event><EventData>" ++
         "<Data Name=\"I32A\">-1</Data><Data Name=\"I32A\">2</Data></EventData>" ++
         "<XI32A>-1</XI32A><XI32A>2</XI32A><AI32A v=\"-1\"/><AI32A v=\"2\"/></Event>");
 }
@@ -846,7 +911,12 @@ test "a one-item array is not expanded and stays a string (14.1)" {
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
     arrayRecord(&b, &.{ 7, 0, 0, 0 });
-    try testing.expectRender(&b, .json, "{\"Event\":{\"EventData\":{\"I32A\":\"7\"},\"XI32A\":\"7\",\"AI32A\":{\"#attributes\":{\"v\":\"7\"}}}}");
+    try testing.expectRender(
+        &b,
+        .json,
+        "{\"Event\":{\"EventData\":{\"I32A\":\"7\"},\"XI32A\":\"7\",\"AI32A\":{" ++
+            "\"#attributes\":{\"v\":\"7\"}}}}",
+    );
 }
 
 test "a template definition needs exactly one root element (6.5)" {

@@ -184,7 +184,12 @@ pub fn fileWithOneRecord(gpa: std.mem.Allocator, b: *Builder) ![]u8 {
 
 /// Wraps the builder's chunk into a file whose one chunk holds records 1..`last_id`
 /// (written with `beginRecord`/`endRecord` from offset 512), the last at `last_offset`.
-pub fn fileWithRecords(gpa: std.mem.Allocator, b: *const Builder, last_id: u64, last_offset: u32) ![]u8 {
+pub fn fileWithRecords(
+    gpa: std.mem.Allocator,
+    b: *const Builder,
+    last_id: u64,
+    last_offset: u32,
+) ![]u8 {
     const file = try gpa.alloc(u8, 4096 + 65536);
     @memset(file, 0);
     @memcpy(file[0..8], "ElfFile\x00");
@@ -216,12 +221,22 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
     errdefer out.deinit();
     switch (format) {
         .json, .json_separate => {
-            var j = render_json.JsonRenderer.init(&p, &out, values_format.default_codec, format == .json_separate);
+            var j = render_json.JsonRenderer.init(
+                &p,
+                &out,
+                values_format.default_codec,
+                format == .json_separate,
+            );
             defer j.deinit();
             try j.writeRecord(root);
         },
         .xml, .xml_flat => {
-            var x: render_xml.XmlRenderer = .{ .p = &p, .out = &out, .ansi = values_format.default_codec, .indent = format == .xml };
+            var x: render_xml.XmlRenderer = .{
+                .p = &p,
+                .out = &out,
+                .ansi = values_format.default_codec,
+                .indent = format == .xml,
+            };
             try x.writeRecord(root);
         },
     }
@@ -315,7 +330,12 @@ pub fn buildSample(b: *Builder) void {
     b.endDefinition(nested_size_at);
     b.valueList(&.{.{ .vtype = T.uint32, .bytes = &.{ 5, 0, 0, 0 } }});
     b.byte(0x00);
-    std.mem.writeInt(u16, b.chunk[nested_descriptor..][0..2], @intCast(b.pos - nested_start), .little);
+    std.mem.writeInt(
+        u16,
+        b.chunk[nested_descriptor..][0..2],
+        @intCast(b.pos - nested_start),
+        .little,
+    );
     b.byte(0x00);
 }
 
@@ -323,7 +343,17 @@ pub fn buildSample(b: *Builder) void {
 /// with values `A` (u32), `B` (ASCII `b_text` as UTF-16, declared size `b_size`) and `N`, a
 /// BinXml value holding one instance of `U` per entry of `u_texts`. `trailer` follows the
 /// instance.
-pub fn scanTestRecord(b: *Builder, id: u64, e_def: *?u32, u_def: *?u32, a: u8, b_text: []const u8, b_size: u16, u_texts: []const []const u8, trailer: []const u8) u32 {
+pub fn scanTestRecord(
+    b: *Builder,
+    id: u64,
+    e_def: *?u32,
+    u_def: *?u32,
+    a: u8,
+    b_text: []const u8,
+    b_size: u16,
+    u_texts: []const []const u8,
+    trailer: []const u8,
+) u32 {
     const T = values_decode.T;
     const at = b.beginRecord();
     b.fragment();
@@ -429,9 +459,15 @@ pub const synthetic_fixtures = [_][]const u8{
 pub fn expectFixture(name: []const u8, settings: *const options.Options, suffix: []const u8) !void {
     const gpa = std.testing.allocator;
     var path_buffer: [128]u8 = undefined;
-    const bytes = try readFixture(gpa, try std.fmt.bufPrint(&path_buffer, "synthetic/{s}.evtx", .{name}));
+    const bytes = try readFixture(
+        gpa,
+        try std.fmt.bufPrint(&path_buffer, "synthetic/{s}.evtx", .{name}),
+    );
     defer gpa.free(bytes);
-    const expected = try readFixture(gpa, try std.fmt.bufPrint(&path_buffer, "expected/{s}{s}", .{ name, suffix }));
+    const expected = try readFixture(
+        gpa,
+        try std.fmt.bufPrint(&path_buffer, "expected/{s}{s}", .{ name, suffix }),
+    );
     defer gpa.free(expected);
     for ([_]bool{ true, false }) |compiled| {
         const got = try dumpBytes(gpa, bytes, settings, compiled);

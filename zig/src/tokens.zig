@@ -88,7 +88,9 @@ const Stream = struct {
         st.pending = null;
         if (p.frames.items.len - st.frames_base >= open_elements_max) return error.NestingTooDeep;
         if (p.frames.items.len == p.frames.capacity) try p.frames.ensureUnusedCapacity(p.gpa, 1);
-        p.frames.appendAssumeCapacity(.{ .node = pe.node, .children_mark = @intCast(p.stack.items.len) });
+        p.frames.appendAssumeCapacity(
+            .{ .node = pe.node, .children_mark = @intCast(p.stack.items.len) },
+        );
     }
 
     fn closeEmpty(st: *Stream, p: *Parser) Error!void {
@@ -314,10 +316,16 @@ pub const Parser = struct {
         const store = if (p.target_def) &p.def else &p.rec;
         const start: u32 = @intCast(store.edges.items.len);
         if (start + items.len >= def_bit) return error.TooManyNodes;
-        if (store.edges.capacity - start < items.len) try store.edges.ensureUnusedCapacity(p.gpa, items.len);
+        if (store.edges.capacity - start < items.len) try store.edges.ensureUnusedCapacity(
+            p.gpa,
+            items.len,
+        );
         store.edges.appendSliceAssumeCapacity(items);
         p.stack.items.len = mark;
-        return .{ .start = if (p.target_def) start | def_bit else start, .len = @intCast(items.len) };
+        return .{
+            .start = if (p.target_def) start | def_bit else start,
+            .len = @intCast(items.len),
+        };
     }
 
     pub inline fn push(p: *Parser, i: u32) Error!void {
@@ -394,11 +402,19 @@ pub const Parser = struct {
                 0x07, 0x47, 0x0B => try st.units(p, if (token == 0x0B) .pi_data else .cdata),
                 0x08, 0x48 => {
                     const code = try p.readU16(&st.pos);
-                    try st.content(p, try p.newNode(.{ .kind = .char_ref, .ref = .{ .code_unit = code } }));
+                    try st.content(
+                        p,
+                        try p.newNode(.{ .kind = .char_ref, .ref = .{ .code_unit = code } }),
+                    );
                 },
                 0x09, 0x49, 0x0A => {
                     const name = try p.readName(&st.pos);
-                    const n = try p.newNode(.{ .kind = if (token == 0x0A) .pi_target else .entity_ref, .ref = .{ .name = name } });
+                    const n = try p.newNode(
+                        .{
+                            .kind = if (token == 0x0A) .pi_target else .entity_ref,
+                            .ref = .{ .name = name },
+                        },
+                    );
                     try st.content(p, n);
                 },
                 0x0C => {
@@ -437,7 +453,14 @@ pub const Parser = struct {
             if (p.node(item).kind == .placeholder) dynamic = true;
         }
         const items = try p.commit(pe.items_mark);
-        const a = try p.newNode(.{ .kind = .attribute, .ref = .{ .name = name }, .kids = items, .flags = if (dynamic) flag_dynamic else 0 });
+        const a = try p.newNode(
+            .{
+                .kind = .attribute,
+                .ref = .{ .name = name },
+                .kids = items,
+                .flags = if (dynamic) flag_dynamic else 0,
+            },
+        );
         try p.push(a);
     }
 
@@ -530,7 +553,11 @@ test "entity references (10.4): JSON resolves the five XML entities" {
     b.end();
     b.byte(0x00);
     try testing.expectRender(&b, .json, "{\"Ent\":\"a&<&foo;b\"}");
-    try testing.expectRender(&b, .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Ent>a&amp;&lt;&foo;b</Ent>\n");
+    try testing.expectRender(
+        &b,
+        .xml,
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Ent>a&amp;&lt;&foo;b</Ent>\n",
+    );
 }
 
 test "character references (9.3, 10.4)" {
@@ -544,7 +571,11 @@ test "character references (9.3, 10.4)" {
     b.u16le(9786);
     b.end();
     try testing.expectRender(&b, .json, "{\"CharRef\":\"A\xE2\x98\xBA\"}");
-    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<CharRef>&#65;&#9786;</CharRef>");
+    try testing.expectRender(
+        &b,
+        .xml_flat,
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<CharRef>&#65;&#9786;</CharRef>",
+    );
 }
 
 test "CDATA: raw in JSON, split `]]>` in XML" {
@@ -558,7 +589,11 @@ test "CDATA: raw in JSON, split `]]>` in XML" {
     b.units(s);
     b.end();
     try testing.expectRender(&b, .json, "{\"C\":\"x < y ]]> & z\"}");
-    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<C><![CDATA[x < y ]]]]><![CDATA[> & z]]></C>");
+    try testing.expectRender(
+        &b,
+        .xml_flat,
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<C><![CDATA[x < y ]]]]><![CDATA[> & z]]></C>",
+    );
 }
 
 test "processing instructions render inline in XML, nothing in JSON" {
@@ -572,7 +607,11 @@ test "processing instructions render inline in XML, nothing in JSON" {
     b.u16le(4);
     b.units("data");
     b.end();
-    try testing.expectRender(&b, .xml_flat, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<P><?target data?></P>");
+    try testing.expectRender(
+        &b,
+        .xml_flat,
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<P><?target data?></P>",
+    );
     try testing.expectRender(&b, .json, "{\"P\":null}");
 }
 
@@ -592,7 +631,11 @@ test "mixed content (9.2, 10.3)" {
     b.end();
     try testing.expectRender(&b, .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n" ++
         "<Mixed k=\"v\">\n  hello \n  <Inner>in</Inner>\n   world\n</Mixed>\n");
-    try testing.expectRender(&b, .json, "{\"Mixed\":{\"#attributes\":{\"k\":\"v\"},\"#text\":\"hello  world\",\"Inner\":\"in\"}}");
+    try testing.expectRender(
+        &b,
+        .json,
+        "{\"Mixed\":{\"#attributes\":{\"k\":\"v\"},\"#text\":\"hello  world\",\"Inner\":\"in\"}}",
+    );
 }
 
 test "an empty stream yields an empty Event root (6.9)" {
@@ -601,7 +644,11 @@ test "an empty stream yields an empty Event root (6.9)" {
     b.fragment();
     b.byte(0x00);
     try testing.expectRender(&b, .json, "{\"Event\":null}");
-    try testing.expectRender(&b, .xml, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event></Event>\n");
+    try testing.expectRender(
+        &b,
+        .xml,
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event></Event>\n",
+    );
 }
 
 test "token errors: invalid token, value outside element, unbalanced end" {

@@ -114,7 +114,13 @@ pub const StringEnd = enum {
 };
 
 /// Decodes a substitution value of declared `size` at chunk offset `pos` (7.2).
-pub fn decodeSized(chunk: []const u8, pos: u32, size: u16, vtype: u8, comptime string_end: StringEnd) Error!Decoded {
+pub fn decodeSized(
+    chunk: []const u8,
+    pos: u32,
+    size: u16,
+    vtype: u8,
+    comptime string_end: StringEnd,
+) Error!Decoded {
     if (vtype > T.array) return decodeArray(chunk, pos, size, vtype);
     const size32: u32 = size;
     switch (vtype) {
@@ -133,7 +139,10 @@ pub fn decodeSized(chunk: []const u8, pos: u32, size: u16, vtype: u8, comptime s
                 .cut => 2 * escape.unitsBeforeNul(chunk[pos..][0..size32]),
                 .declared => size32,
             };
-            return .{ .value = .{ .vtype = T.string, .start = pos, .len = @intCast(len) }, .end = pos + size32 };
+            return .{
+                .value = .{ .vtype = T.string, .start = pos, .len = @intCast(len) },
+                .end = pos + size32,
+            };
         },
         T.size_t, T.evt_handle => {
             if (size != 4 and size != 8) return error.BadSizeTSize;
@@ -239,7 +248,10 @@ pub fn decodeUnsized(chunk: []const u8, pos: u32, vtype: u8) Error!Decoded {
             const n: u32 = std.mem.readInt(u16, chunk[pos..][0..2], .little);
             try need(chunk, pos + 2, 2 * n);
             const units = escape.unitsBeforeNul(chunk[pos + 2 ..][0 .. 2 * n]);
-            return .{ .value = .{ .vtype = T.string, .start = pos + 2, .len = @intCast(units * 2) }, .end = pos + 2 + 2 * n };
+            return .{
+                .value = .{ .vtype = T.string, .start = pos + 2, .len = @intCast(units * 2) },
+                .end = pos + 2 + 2 * n,
+            };
         },
         T.sid => return done(T.sid, pos, try sidLength(chunk, pos)),
         T.boolean => {
@@ -273,7 +285,13 @@ pub const Items = struct {
         var end = v.start + v.len;
         // ANSI arrays: drop one trailing NUL, then split on NUL.
         if (v.vtype == T.array | T.ansi and v.len > 0 and chunk[end - 1] == 0) end -= 1;
-        return .{ .chunk = chunk, .vtype = v.vtype & 0x7F, .pos = v.start, .end = end, .finished = v.len == 0 };
+        return .{
+            .chunk = chunk,
+            .vtype = v.vtype & 0x7F,
+            .pos = v.start,
+            .end = end,
+            .finished = v.len == 0,
+        };
     }
 
     pub fn next(it: *Items) ?Value {

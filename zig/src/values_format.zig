@@ -380,7 +380,14 @@ fn writeSidText(out: *Out, s: []const u8) Error!void {
 }
 
 /// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ` (year modulo 10000).
-fn writeTimestamp(out: *Out, year: u64, month: u64, day: u64, seconds_of_day: u64, fraction: u64) Error!void {
+fn writeTimestamp(
+    out: *Out,
+    year: u64,
+    month: u64,
+    day: u64,
+    seconds_of_day: u64,
+    fraction: u64,
+) Error!void {
     var buf: [28]u8 = "0000-00-00T00:00:00.0000000Z".*;
     buf[0..10].* = dateText(year, month, day);
     putTime(buf[10..], seconds_of_day, fraction);
@@ -456,7 +463,9 @@ fn writeSystime(out: *Out, s: *const [16]u8) Error!void {
     const day = f[3];
     const month_days = [12]u64{ 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
     const valid = year >= 1601 and year <= 30827 and month >= 1 and month <= 12 and day >= 1 and
-        day <= month_days[@intCast((month -% 1) % 12)] + @intFromBool(month == 2 and isLeap(year)) and
+        day <= month_days[@intCast((month -% 1) % 12)] + @intFromBool(
+            month == 2 and isLeap(year),
+        ) and
         f[4] < 24 and f[5] < 60 and f[6] < 60 and f[7] < 1000;
     if (!valid) return out.write("1601-01-01T00:00:00.0000000Z");
     try writeTimestamp(out, year, month, day, f[4] * 3600 + f[5] * 60 + f[6], f[7] * 10000);
@@ -469,7 +478,14 @@ pub fn writeFloat(out: *Out, comptime F: type, value: F) Error!void {
     if (value == 0) return out.write(if (std.math.signbit(value)) "-0.0" else "0.0");
     const bits: u64 = @as(std.meta.Int(.unsigned, @bitSizeOf(F)), @bitCast(value));
     const fl = std.fmt.float;
-    const d = fl.binaryToDecimal(u64, bits, std.math.floatMantissaBits(F), std.math.floatExponentBits(F), false, &fl.Backend64_TablesFull);
+    const d = fl.binaryToDecimal(
+        u64,
+        bits,
+        std.math.floatMantissaBits(F),
+        std.math.floatExponentBits(F),
+        false,
+        &fl.Backend64_TablesFull,
+    );
     var mantissa = d.mantissa;
     var exp10: i32 = d.exponent;
     while (mantissa % 10 == 0) {
@@ -540,7 +556,11 @@ fn expectText(bytes: []const u8, vtype: u8, expected: []const u8) !void {
 test "integers" {
     try expectText(&.{0xFB}, T.int8, "-5");
     try expectText(&.{ 0x00, 0x12 }, T.uint16, "4608");
-    try expectText(&.{ 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF }, T.uint64, "18446744073709551615");
+    try expectText(
+        &.{ 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF },
+        T.uint64,
+        "18446744073709551615",
+    );
     try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0x80 }, T.int64, "-9223372036854775808");
     try expectText(&.{ 0xC8, 0x01, 0, 0 }, T.uint32, "456");
 }
@@ -571,10 +591,16 @@ test "decimal and hex writers agree with std.fmt at every digit-count edge and a
         };
         out.truncate(0);
         try writeUnsigned(&out, v);
-        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&want, "{d}", .{v}), out.list.items);
+        try std.testing.expectEqualStrings(
+            try std.fmt.bufPrint(&want, "{d}", .{v}),
+            out.list.items,
+        );
         out.truncate(0);
         try writeHex(&out, v);
-        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&want, "0x{x}", .{v}), out.list.items);
+        try std.testing.expectEqualStrings(
+            try std.fmt.bufPrint(&want, "0x{x}", .{v}),
+            out.list.items,
+        );
     }
 }
 
@@ -588,14 +614,39 @@ test "bool: 0/1 are booleans, anything else an Int32" {
 test "guid" {
     const g = [16]u8{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
     try expectText(&g, T.guid, "{03020100-0504-0706-0809-0a0b0c0d0e0f}");
-    const g2 = [16]u8{ 0x25, 0x96, 0x84, 0x54, 0x78, 0x54, 0x94, 0x49, 0xA5, 0xBA, 0x3E, 0x3B, 0x03, 0x28, 0xC3, 0x0D };
+    const g2 = [16]u8{
+        0x25,
+        0x96,
+        0x84,
+        0x54,
+        0x78,
+        0x54,
+        0x94,
+        0x49,
+        0xA5,
+        0xBA,
+        0x3E,
+        0x3B,
+        0x03,
+        0x28,
+        0xC3,
+        0x0D,
+    };
     try expectText(&g2, T.guid, "{54849625-5478-4994-a5ba-3e3b0328c30d}");
 }
 
 test "filetime" {
-    try expectText(&.{ 0x18, 0x96, 0x57, 0x57, 0x44, 0xD9, 0xD1, 0x01 }, T.filetime, "2016-07-08T18:12:51.6816408Z");
+    try expectText(
+        &.{ 0x18, 0x96, 0x57, 0x57, 0x44, 0xD9, 0xD1, 0x01 },
+        T.filetime,
+        "2016-07-08T18:12:51.6816408Z",
+    );
     try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0 }, T.filetime, "1601-01-01T00:00:00.0000000Z");
-    try expectText(&.{ 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F }, T.filetime, "0828-09-14T02:48:05.4775807Z");
+    try expectText(
+        &.{ 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F },
+        T.filetime,
+        "0828-09-14T02:48:05.4775807Z",
+    );
     try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0x80 }, T.filetime, "0000-00-00T00:00:00.0000000Z");
 }
 
@@ -607,7 +658,36 @@ test "systemtime" {
 }
 
 test "sid" {
-    const s = [_]u8{ 1, 5, 0, 0, 0, 0, 0, 5, 0x15, 0x00, 0x00, 0x00, 0xF2, 0x0A, 0xEA, 0x48, 0xBD, 0x22, 0xAE, 0xC4, 0xA6, 0xFF, 0x26, 0x57, 0xF4, 0x01, 0x00, 0x00 };
+    const s = [_]u8{
+        1,
+        5,
+        0,
+        0,
+        0,
+        0,
+        0,
+        5,
+        0x15,
+        0x00,
+        0x00,
+        0x00,
+        0xF2,
+        0x0A,
+        0xEA,
+        0x48,
+        0xBD,
+        0x22,
+        0xAE,
+        0xC4,
+        0xA6,
+        0xFF,
+        0x26,
+        0x57,
+        0xF4,
+        0x01,
+        0x00,
+        0x00,
+    };
     try expectText(&s, T.sid, "S-1-5-21-1223297778-3299746493-1462173606-500");
     try expectText(&.{ 0, 0, 0, 0, 0, 0, 0, 0 }, T.sid, "S-0-0");
     // Widest fields: revision 255, a 48-bit authority, 15 sub-authorities of 2^32 - 1.
@@ -747,9 +827,16 @@ test "floats (7.3)" {
 }
 
 test "strings: odd size fails, NUL truncates, string arrays" {
-    try std.testing.expectError(error.OddStringSize, decodeSized(&.{ 'a', 0, 'b' }, 0, 3, T.string, .cut));
+    try std.testing.expectError(
+        error.OddStringSize,
+        decodeSized(&.{ 'a', 0, 'b' }, 0, 3, T.string, .cut),
+    );
     try expectText(&.{ 'a', 0, 0, 0, 'b', 0 }, T.string, "a");
-    try expectText(&.{ 'a', 0, 0, 0, 0, 0, 'c', 0, ',', 0, 'd', 0, 0, 0 }, T.array | T.string, "a,,c,d");
+    try expectText(
+        &.{ 'a', 0, 0, 0, 0, 0, 'c', 0, ',', 0, 'd', 0, 0, 0 },
+        T.array | T.string,
+        "a,,c,d",
+    );
 }
 
 test "ansi: NUL removal and windows-1252" {
@@ -762,13 +849,24 @@ test "checkAnsi: every value and array item against the code page" {
     const ok = "\x93\x00\xFAx";
     try checkAnsi(sjis, ok, .{ .vtype = T.ansi, .start = 0, .len = ok.len });
     const cut = "ok\x82";
-    try std.testing.expectError(error.InvalidAnsi, checkAnsi(sjis, cut, .{ .vtype = T.ansi, .start = 0, .len = cut.len }));
+    try std.testing.expectError(
+        error.InvalidAnsi,
+        checkAnsi(sjis, cut, .{ .vtype = T.ansi, .start = 0, .len = cut.len }),
+    );
     try checkAnsi(default_codec, cut, .{ .vtype = T.ansi, .start = 0, .len = cut.len });
     // Array items are decoded one by one: a sequence cannot run across the NUL between them.
     const items = "\x93\x00\xFA\x00";
-    try std.testing.expectError(error.InvalidAnsi, checkAnsi(sjis, items, .{ .vtype = T.array | T.ansi, .start = 0, .len = items.len }));
-    const greek: Codec = .{ .single_byte = @import("code_pages.zig").lookup("windows-1253").?.single_byte };
-    try std.testing.expectError(error.InvalidAnsi, checkAnsi(greek, "\xAA", .{ .vtype = T.ansi, .start = 0, .len = 1 }));
+    try std.testing.expectError(
+        error.InvalidAnsi,
+        checkAnsi(sjis, items, .{ .vtype = T.array | T.ansi, .start = 0, .len = items.len }),
+    );
+    const greek: Codec = .{
+        .single_byte = @import("code_pages.zig").lookup("windows-1253").?.single_byte,
+    };
+    try std.testing.expectError(
+        error.InvalidAnsi,
+        checkAnsi(greek, "\xAA", .{ .vtype = T.ansi, .start = 0, .len = 1 }),
+    );
 }
 
 test "numeric arrays and misalignment" {
@@ -777,8 +875,14 @@ test "numeric arrays and misalignment" {
     try expectText(&.{ 1, 0, 0, 0, 0, 0, 0, 0 }, T.array | T.boolean, "true,false");
     try expectText(&.{ 1, 0, 0, 0, 0, 0, 0, 0 }, T.array | T.size_t, "0x1");
     try expectText(&.{ 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0 }, T.array | T.size_t, "0x1,0x2,0x3");
-    try std.testing.expectError(error.MisalignedArray, decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.int16, .cut));
-    try std.testing.expectError(error.BadSizeTSize, decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.size_t, .cut));
+    try std.testing.expectError(
+        error.MisalignedArray,
+        decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.int16, .cut),
+    );
+    try std.testing.expectError(
+        error.BadSizeTSize,
+        decodeSized(&.{ 1, 0, 0 }, 0, 3, T.array | T.size_t, .cut),
+    );
 }
 
 test "emptiness (7.4)" {
@@ -787,7 +891,10 @@ test "emptiness (7.4)" {
     try std.testing.expect(isEmpty(&c, .{ .vtype = T.ansi, .start = 0, .len = 4 }));
     try std.testing.expect(!isEmpty(&c, .{ .vtype = T.uint32, .start = 0, .len = 4 }));
     try std.testing.expect(isEmpty(&c, .{ .vtype = T.array | T.int32, .start = 0, .len = 0 }));
-    try std.testing.expectEqual(T.null_type, (try decodeSized(&c, 0, 0, T.binxml, .cut)).value.vtype);
+    try std.testing.expectEqual(
+        T.null_type,
+        (try decodeSized(&c, 0, 0, T.binxml, .cut)).value.vtype,
+    );
 }
 
 test "unknown types are invalid; value-text rejects sized-only types" {
@@ -795,5 +902,8 @@ test "unknown types are invalid; value-text rejects sized-only types" {
     try std.testing.expect(!isKnownType(0x22));
     try std.testing.expect(!isKnownType(0x96));
     try std.testing.expectError(error.UnsupportedValueType, decodeUnsized(&.{ 1, 0 }, 0, T.binary));
-    try std.testing.expectError(error.UnsupportedValueType, decodeUnsized(&.{ 1, 0 }, 0, T.array | T.int8));
+    try std.testing.expectError(
+        error.UnsupportedValueType,
+        decodeUnsized(&.{ 1, 0 }, 0, T.array | T.int8),
+    );
 }

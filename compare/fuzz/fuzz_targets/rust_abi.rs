@@ -20,12 +20,14 @@ fuzz_target!(|data: &[u8]| {
             options.format = format;
             options.threads = 1;
             let opened = evtx_parser_open_buffer(data.as_ptr(), data.len(), &options, &mut parser);
-            assert_ne!(opened as u32, evtx_status::Internal as u32, "evtx_parser_open_buffer: EVTX_STATUS_INTERNAL");
+            assert_ne!(opened as u32, evtx_status::Internal as u32, "evtx_parser_open_buffer: \
+                EVTX_STATUS_INTERNAL");
             if !parser.is_null() {
                 let mut record = std::mem::zeroed::<evtx_record>();
                 loop {
                     let status = evtx_parser_next(parser, &mut record);
-                    assert_ne!(status as u32, evtx_status::Internal as u32, "evtx_parser_next: EVTX_STATUS_INTERNAL");
+                    assert_ne!(status as u32, evtx_status::Internal as u32, "evtx_parser_next: \
+                        EVTX_STATUS_INTERNAL");
                     let status = status as u32;
                     if status == evtx_status::End as u32 || (status != 0 && status < 16) {
                         break;

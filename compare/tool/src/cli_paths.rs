@@ -4,9 +4,9 @@
 //! `--dont-show-record-number`, `--stop-after-one-error`, `-t 0` and `-t 3`.
 //!
 //! Per case: each engine's exit status, stdout and output file equal the reference's; the two
-//! engines' stderr is the same line for line (error lines in full); every `error:` line of theirs has the exact form
-//! `error: PATH: chunk C, record R, offset 0xO: KIND[: detail]` (records.rs), PATH being the
-//! input as given (`-` for standard input).
+//! engines' stderr is the same line for line (error lines in full); every `error:` line of
+//! theirs has the exact form `error: PATH: chunk C, record R, offset 0xO: KIND[: detail]`
+//! (records.rs), PATH being the input as given (`-` for standard input).
 
 use crate::parity::Backends;
 use crate::records::parse_error_lines;

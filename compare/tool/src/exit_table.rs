@@ -189,7 +189,8 @@ const CASES: &[(&str, &str)] = &[
 /// the CLIs do not have yet (the README says which).
 const STDERR_NOT_COMPARED: &[(&str, &str)] = &[(
     "extra positional",
-    "the reference suggests its `extract-wevt-templates` subcommand (template subcommands: own issue)",
+    "the reference suggests its `extract-wevt-templates` subcommand (template subcommands: own \
+        issue)",
 )];
 
 /// One program's outcome on one case.
@@ -303,7 +304,8 @@ pub fn run_exit_table(
         ("evtx-zig", &backends.zig),
     ];
     let mut md = String::from(
-        "## Exit statuses and usage errors\n\n| case | arguments | reference | evtx-rs | evtx-zig | |\n|---|---|---|---|---|---|\n",
+        "## Exit statuses and usage errors\n\n| case | arguments | reference | evtx-rs | evtx-zig \
+            | |\n|---|---|---|---|---|---|\n",
     );
     // The reference under each engine's file name, for clap's `Usage:` line.
     let aliases = alias_reference(&backends.reference, &[&backends.rust, &backends.zig], out)?;

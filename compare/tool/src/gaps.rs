@@ -214,7 +214,9 @@ impl Gap {
                     || self.reference_failures.is_none()
                     || self.engine_failures.is_none()
                 {
-                    return Err("an error-records entry pins reference_failures and engine_failures, and no record".into());
+                    return Err("an error-records entry pins reference_failures and \
+                        engine_failures, and no record"
+                        .into());
                 }
             }
             Category::ExtraRecord
@@ -329,8 +331,9 @@ mod tests {
     #[test]
     fn explains_matching_differences_and_reports_unused_entries_as_stale() {
         let known = KnownGaps::from_json(
-            r#"[{"file":"a.evtx","pair":"reference-*","mode":"*","category":"extra-record","record":3,"reason":"r"},
-                {"file":"a.evtx","pair":"rust-zig","mode":"xml","category":"structure","record":1,"reason":"s"}]"#,
+            r#"[{"file":"a.evtx","pair":"reference-*","mode":"*","category":"extra-record",
+                "record":3,"reason":"r"},{"file":"a.evtx","pair":"rust-zig","mode":"xml",
+                "category":"structure","record":1,"reason":"s"}]"#,
         );
         known.cover("a.evtx", "reference-rust", "jsonl");
         known.cover("a.evtx", "rust-zig", "xml");
@@ -357,7 +360,8 @@ mod tests {
     #[test]
     fn an_entry_unused_in_one_mode_it_names_is_stale() {
         let known = KnownGaps::from_json(
-            r#"[{"file":"a.evtx","pair":"reference-*","mode":"*","category":"extra-record","record":3,"reason":"r"}]"#,
+            r#"[{"file":"a.evtx","pair":"reference-*","mode":"*","category":"extra-record",
+                "record":3,"reason":"r"}]"#,
         );
         for mode in ["jsonl", "xml"] {
             known.cover("a.evtx", "reference-rust", mode);
@@ -376,8 +380,10 @@ mod tests {
     #[test]
     fn entries_must_pin_records_and_counts() {
         for bad in [
-            r#"[{"file":"a","pair":"p","mode":"*","category":"extra-record","record":null,"reason":"r"}]"#,
-            r#"[{"file":"a","pair":"p","mode":"*","category":"error-records","record":null,"reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","mode":"*","category":"extra-record","record":null,
+                "reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","mode":"*","category":"error-records","record":null,
+                "reason":"r"}]"#,
             r#"[{"file":"a","pair":"p","mode":"*","category":"bytes","record":1,"reason":"r"}]"#,
             r#"[{"file":"a","pair":"p","mode":"*","category":"crash","record":1,"reason":"r"}]"#,
         ] {
@@ -389,7 +395,8 @@ mod tests {
     #[test]
     fn whole_run_and_bytes_differences_are_never_explained() {
         let known = KnownGaps::from_json(
-            r#"[{"file":"a.evtx","pair":"reference-*","mode":"*","category":"structure","record":3,"reason":"r"}]"#,
+            r#"[{"file":"a.evtx","pair":"reference-*","mode":"*","category":"structure",
+                "record":3,"reason":"r"}]"#,
         );
         let mut d = diff(Category::Bytes, 3);
         assert!(known
@@ -405,7 +412,8 @@ mod tests {
     #[test]
     fn entries_for_files_not_in_the_run_are_not_stale() {
         let known = KnownGaps::from_json(
-            r#"[{"file":"b.evtx","pair":"rust-zig","mode":"*","category":"structure","record":1,"reason":"r"}]"#,
+            r#"[{"file":"b.evtx","pair":"rust-zig","mode":"*","category":"structure","record":1,
+                "reason":"r"}]"#,
         );
         known.cover("a.evtx", "rust-zig", "jsonl");
         assert!(known.stale().is_empty());
@@ -413,7 +421,8 @@ mod tests {
 
     fn extra_list() -> KnownGaps {
         KnownGaps::from_json(
-            r#"[{"file":"a.evtx","pair":"reference-*","modes":["jsonl-recover","xml-recover"],"category":"extra-record","records":[21,22],"reason":"r"}]"#,
+            r#"[{"file":"a.evtx","pair":"reference-*","modes":["jsonl-recover","xml-recover"],
+                "category":"extra-record","records":[21,22],"reason":"r"}]"#,
         )
     }
 
@@ -495,7 +504,9 @@ mod tests {
     #[test]
     fn a_count_entry_with_a_mode_list_is_stale_in_a_named_mode_it_did_not_explain() {
         let known = KnownGaps::from_json(
-            r#"[{"file":"a.evtx","pair":"reference-*","modes":["jsonl","xml"],"category":"error-records","reference_failures":0,"engine_failures":[null],"reason":"r"}]"#,
+            r#"[{"file":"a.evtx","pair":"reference-*","modes":["jsonl","xml"],
+                "category":"error-records","reference_failures":0,"engine_failures":[null],
+                "reason":"r"}]"#,
         );
         known.cover("a.evtx", "reference-zig", "jsonl");
         known.cover("a.evtx", "reference-zig", "xml");
@@ -516,16 +527,23 @@ mod tests {
     fn list_fields_must_be_exact() {
         for bad in [
             // Both mode and modes, or neither.
-            r#"[{"file":"a","pair":"p","mode":"*","modes":["xml"],"category":"extra-record","record":1,"reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","mode":"*","modes":["xml"],"category":"extra-record",
+                "record":1,"reason":"r"}]"#,
             r#"[{"file":"a","pair":"p","category":"extra-record","record":1,"reason":"r"}]"#,
             // Empty or repeated lists.
-            r#"[{"file":"a","pair":"p","modes":[],"category":"extra-record","record":1,"reason":"r"}]"#,
-            r#"[{"file":"a","pair":"p","modes":["xml","xml"],"category":"extra-record","record":1,"reason":"r"}]"#,
-            r#"[{"file":"a","pair":"p","mode":"*","category":"extra-record","records":[],"reason":"r"}]"#,
-            r#"[{"file":"a","pair":"p","mode":"*","category":"extra-record","records":[3,3],"reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","modes":[],"category":"extra-record","record":1,
+                "reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","modes":["xml","xml"],"category":"extra-record",
+                "record":1,"reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","mode":"*","category":"extra-record","records":[],
+                "reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","mode":"*","category":"extra-record","records":[3,3],
+                "reason":"r"}]"#,
             // Both record and records; records on a count entry.
-            r#"[{"file":"a","pair":"p","mode":"*","category":"extra-record","record":1,"records":[2],"reason":"r"}]"#,
-            r#"[{"file":"a","pair":"p","mode":"*","category":"error-records","records":[2],"reference_failures":0,"engine_failures":[],"reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","mode":"*","category":"extra-record","record":1,
+                "records":[2],"reason":"r"}]"#,
+            r#"[{"file":"a","pair":"p","mode":"*","category":"error-records","records":[2],
+                "reference_failures":0,"engine_failures":[],"reason":"r"}]"#,
         ] {
             let gaps: Vec<Gap> = serde_json::from_str(bad).unwrap();
             assert!(gaps[0].validate().is_err(), "{bad}");
@@ -535,8 +553,9 @@ mod tests {
     #[test]
     fn misspelt_modes_are_reported() {
         let known = KnownGaps::from_json(
-            r#"[{"file":"a.evtx","pair":"p","modes":["xml","xml-recovr"],"category":"extra-record","record":1,"reason":"r"},
-                {"file":"a.evtx","pair":"p","mode":"*-recover","category":"extra-record","record":1,"reason":"r"}]"#,
+            r#"[{"file":"a.evtx","pair":"p","modes":["xml","xml-recovr"],
+                "category":"extra-record","record":1,"reason":"r"},{"file":"a.evtx","pair":"p",
+                "mode":"*-recover","category":"extra-record","record":1,"reason":"r"}]"#,
         );
         assert_eq!(
             known.unknown_modes(&["xml", "xml-recover"]),

@@ -140,7 +140,8 @@ pub fn run_gate(plan: &Plan) -> Result<bool, String> {
     for (engine, records) in &records_seen {
         if *records != baseline.records {
             println!(
-                "FAIL {engine}: {records} records in {} (the baseline says {}): another fixture or a lost record",
+                "FAIL {engine}: {records} records in {} (the baseline says {}): another fixture \
+                    or a lost record",
                 fixture.display(),
                 baseline.records
             );
@@ -343,7 +344,8 @@ mod tests {
 
     #[test]
     fn reads_callgrind_totals() {
-        let text = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfn=(1) main\n3 5\nsummary: 123456\ntotals: 123456\n";
+        let text = "version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nfn=(1) main\n3 5\nsummary: \
+            123456\ntotals: 123456\n";
         assert_eq!(totals(text), Some(123_456));
         assert_eq!(totals("events: Ir\n"), None);
     }

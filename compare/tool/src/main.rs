@@ -427,7 +427,8 @@ fn mutate_command(args: &MutateArgs) -> Result<bool, String> {
     let readers_ok = args.logs_only || run_reader_mutants(&engines, args);
     if !args.readers_only {
         println!(
-            "mutate: {} mutants of {} fixtures (largest {} bytes, peak RSS {} KiB, bound {} KiB), {} mutant runs passed, {} failed; the reference crashed on {}",
+            "mutate: {} mutants of {} fixtures (largest {} bytes, peak RSS {} KiB, bound {} KiB), \
+                {} mutant runs passed, {} failed; the reference crashed on {}",
             outcome.mutants,
             inputs.len(),
             outcome.max_input,

@@ -541,7 +541,8 @@ fn check_mutant(
         let ok = records >= ref_records && rendered <= allowed && failed + rendered == ref_failed;
         if !ok {
             return Err(format!(
-                "{mode}: {records} records and {failed} failed where the reference has {ref_records} and {ref_failed} ({allowed} of them values our rule renders)"
+                "{mode}: {records} records and {failed} failed where the reference has \
+                    {ref_records} and {ref_failed} ({allowed} of them values our rule renders)"
             ));
         }
         outcome.passed += 1;

@@ -399,7 +399,9 @@ mod tests {
     #[test]
     fn reads_self_costs_without_the_binary() {
         // Annotated source after the list (`--auto=yes`) is not a function.
-        let text = "Ir  file:function\n--------\n2,000 (66.67%)  src/a.rs:evtx::render [/bin/x]\n  500 ( 6.67%)  ???:memcpy [/lib/libc.so]\n\n--------\n-- Auto-annotated source: src/a.rs\n  100 ( 1.00%)  fn render() {\n";
+        let text = "Ir  file:function\n--------\n2,000 (66.67%)  src/a.rs:evtx::render \
+            [/bin/x]\n  500 ( 6.67%)  ???:memcpy [/lib/libc.so]\n\n--------\n-- Auto-annotated \
+            source: src/a.rs\n  100 ( 1.00%)  fn render() {\n";
         assert_eq!(
             parse_self_costs(text),
             vec![
@@ -411,7 +413,10 @@ mod tests {
 
     #[test]
     fn counts_calls_to_allocation_entry_points_through_name_compression() {
-        let profile = "fn=(1) main\ncfn=(2) malloc\ncalls=3 0x10\n5 9\ncfn=(3) _int_malloc\ncalls=4 0x20\n5 9\nfn=(4) other\ncfn=(2)\ncalls=2 0x10\n5 9\ncfn=(5) heap.SmpAllocator.alloc\ncalls=7 0\n1 1\ncfn=(6) heap.SmpAllocator.free\ncalls=9 0\n1 1\n";
+        let profile = "fn=(1) main\ncfn=(2) malloc\ncalls=3 0x10\n5 9\ncfn=(3) \
+            _int_malloc\ncalls=4 0x20\n5 9\nfn=(4) other\ncfn=(2)\ncalls=2 0x10\n5 9\ncfn=(5) \
+            heap.SmpAllocator.alloc\ncalls=7 0\n1 1\ncfn=(6) heap.SmpAllocator.free\ncalls=9 0\n1 \
+            1\n";
         assert_eq!(allocation_calls(profile), 3 + 2 + 7);
     }
 

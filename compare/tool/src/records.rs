@@ -213,7 +213,8 @@ mod tests {
 
     #[test]
     fn parses_error_lines_and_rejects_malformed_ones() {
-        let stderr = "warning: x\nerror: a b.evtx: chunk 3, record 17, offset 0x2060: bad record magic: detail\nerror: a b.evtx: nonsense\n";
+        let stderr = "warning: x\nerror: a b.evtx: chunk 3, record 17, offset 0x2060: bad record \
+            magic: detail\nerror: a b.evtx: nonsense\n";
         let lines = parse_error_lines(stderr, "a b.evtx");
         assert_eq!(lines.len(), 2);
         let first = lines[0].as_ref().unwrap();
@@ -226,7 +227,8 @@ mod tests {
 
     #[test]
     fn counts_reference_failure_blocks() {
-        let stderr = "Failed to dump the next record.\n\nCaused by:\n 0: Failed to parse record number 7\nFailed to dump the next record.\n";
+        let stderr = "Failed to dump the next record.\n\nCaused by:\n 0: Failed to parse record \
+            number 7\nFailed to dump the next record.\n";
         assert_eq!(reference_failed_records(stderr), vec![Some(7), None]);
     }
 }

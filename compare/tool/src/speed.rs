@@ -480,7 +480,9 @@ mod tests {
 
     #[test]
     fn reads_totals_and_top_functions_from_callgrind_annotate() {
-        let text = "--------\nIr\n--------\n3,000 (100.0%)  PROGRAM TOTALS\n\n--------\nIr  file:function\n--------\n2,000 (66.67%)  src/a.rs:evtx::render [/bin/x]\n  500 ( 6.67%)  ???:memcpy [/lib/libc.so]\n";
+        let text = "--------\nIr\n--------\n3,000 (100.0%)  PROGRAM TOTALS\n\n--------\nIr  \
+            file:function\n--------\n2,000 (66.67%)  src/a.rs:evtx::render [/bin/x]\n  500 ( \
+            6.67%)  ???:memcpy [/lib/libc.so]\n";
         let (total, top) = parse_annotate(text).unwrap();
         assert_eq!(total, 3000);
         assert_eq!(top[0].0, "src/a.rs:evtx::render [/bin/x]");

@@ -229,7 +229,10 @@ fn output_that_is_the_input_is_refused() {
             assert_eq!(result.status.code(), Some(1), "{args:?}");
             assert_eq!(
                 String::from_utf8_lossy(&result.stderr),
-                format!("Error: refusing to write the output to `{out}`: it is the input file `{inp}`\n"),
+                format!(
+                    "Error: refusing to write the output to `{out}`: it is the input file \
+                    `{inp}`\n"
+                ),
                 "{args:?}"
             );
             assert!(result.stdout.is_empty());

@@ -412,7 +412,12 @@ mod tests {
 
     #[test]
     fn plain_record() {
-        let text = br##"{"Event":{"#attributes":{"xmlns":"x"},"System":{"Provider":{"#attributes":{"Name":"Microsoft-Windows-Security-Auditing","Guid":"{5}"}},"EventID":4624,"Level":0,"Channel":"Security","Computer":"DC01"},"EventData":{"A":"}"}}}"##;
+        let text = concat!(
+            r##"{"Event":{"#attributes":{"xmlns":"x"},"System":{"Provider":{"#attributes":"##,
+            r##"{"Name":"Microsoft-Windows-Security-Auditing","Guid":"{5}"}},"EventID":4624,"##,
+            r##""Level":0,"Channel":"Security","Computer":"DC01"},"EventData":{"A":"}"}}}"##,
+        )
+        .as_bytes();
         let found = scan(text);
         assert_eq!(
             found.provider,
@@ -426,7 +431,10 @@ mod tests {
 
     #[test]
     fn qualified_event_id_banner_and_odd_values() {
-        let text = b"Record 7\n{\"Event\":{\"System\":{\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\":7036},\"Level\":\"4\",\"Channel\":null,\"Computer\":\"a\\\"b\\u00e9\\ud83d\\ude00\\udc00\"}}}\n";
+        let text = b"Record \
+            7\n{\"Event\":{\"System\":{\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\
+            \":7036},\"Level\":\"4\",\"Channel\":null,\"Computer\":\"a\\\"b\\u00e9\\ud83d\\ude00\\\
+            udc00\"}}}\n";
         let found = scan(text);
         assert_eq!(found.event_id, Some(7036));
         assert_eq!(found.level, Some(4));
@@ -442,7 +450,13 @@ mod tests {
 
     #[test]
     fn out_of_range_and_malformed() {
-        let found = scan(br#"{"Event":{"System":{"EventID":4294967296,"Level":256,"Provider_attributes":{"Name":"P"}}}}"#);
+        let found = scan(
+            concat!(
+                r#"{"Event":{"System":{"EventID":4294967296,"Level":256,"#,
+                r#""Provider_attributes":{"Name":"P"}}}}"#,
+            )
+            .as_bytes(),
+        );
         assert_eq!(
             (found.event_id, found.level, found.provider),
             (None, None, Some(&b"P"[..]))

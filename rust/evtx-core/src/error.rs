@@ -233,11 +233,13 @@ impl fmt::Display for FatalError {
         match self {
             FatalError::TooShort(len) => write!(
                 f,
-                "An error occurred while trying to deserialize evtx stream: the file is {len} bytes, shorter than the 4096-byte file header"
+                "An error occurred while trying to deserialize evtx stream: the file is {len} \
+                    bytes, shorter than the 4096-byte file header"
             ),
             FatalError::BadMagic => write!(
                 f,
-                "An error occurred while trying to deserialize evtx stream: invalid EVTX file header magic, expected `ElfFile\\0`"
+                "An error occurred while trying to deserialize evtx stream: invalid EVTX file \
+                    header magic, expected `ElfFile\\0`"
             ),
             FatalError::ShorterThanHeaderBlock {
                 len,

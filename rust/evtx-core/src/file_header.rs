@@ -87,7 +87,8 @@ impl FileHeader {
     /// The warning line printed when [`FileHeader::checksum_mismatch`] holds (without newline).
     pub fn checksum_warning(&self) -> String {
         format!(
-            "warning: the file header's CRC32 is invalid (stored 0x{:08x}, computed 0x{:08x}); reading the file anyway",
+            "warning: the file header's CRC32 is invalid (stored 0x{:08x}, computed 0x{:08x}); \
+                reading the file anyway",
             self.stored_checksum, self.computed_checksum
         )
     }

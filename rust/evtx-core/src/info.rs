@@ -54,7 +54,8 @@ enum Row {
 pub fn header_error(e: FatalError) -> FatalError {
     match e {
         FatalError::TooShort(len) => FatalError::Other(format!(
-            "Failed to read the file header: the file is {len} bytes, shorter than the 4096-byte header block"
+            "Failed to read the file header: the file is {len} bytes, shorter than the 4096-byte \
+                header block"
         )),
         FatalError::BadMagic => FatalError::Other(
             "Failed to read the file header: invalid magic (expected `ElfFile\\0`)".to_string(),
@@ -149,13 +150,18 @@ fn write_chunks<S: ChunkSource + ?Sized>(src: &S, out: &mut dyn io::Write) -> io
     line.clear();
     let _ = writeln!(
         line,
-        "\n{chunks} {}: {} with records, {} empty, {unreadable} unreadable. {} records by the chunk headers. {} {} a CRC32 check.",
+        "\n{chunks} {}: {} with records, {} empty, {unreadable} unreadable. {} records by the \
+            chunk headers. {} {} a CRC32 check.",
         if chunks == 1 { "chunk" } else { "chunks" },
         totals.used,
         totals.empty,
         totals.records,
         totals.failing,
-        if totals.failing == 1 { "chunk fails" } else { "chunks fail" },
+        if totals.failing == 1 {
+            "chunk fails"
+        } else {
+            "chunks fail"
+        },
     );
     out.write_all(line.as_bytes())
 }
@@ -210,7 +216,8 @@ fn chunk_row(slot: u32, bytes: &[u8], totals: &mut Totals) -> Row {
         // The reference's words for a chunk header it cannot parse.
         let found: Vec<String> = bytes[..8].iter().map(|b| format!("{b:2X}")).collect();
         let note = format!(
-            "unreadable: Failed to parse chunk header: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `[{}]`",
+            "unreadable: Failed to parse chunk header: Invalid EVTX chunk header magic, expected \
+                `ElfChnk0`, found `[{}]`",
             found.join(", ")
         );
         return Row::Note(number, offset, note);
@@ -320,7 +327,8 @@ mod tests {
     fn header_errors_in_the_words_of_info() {
         assert_eq!(
             header_error(FatalError::TooShort(100)).to_string(),
-            "Failed to read the file header: the file is 100 bytes, shorter than the 4096-byte header block"
+            "Failed to read the file header: the file is 100 bytes, shorter than the 4096-byte \
+                header block"
         );
         assert_eq!(
             header_error(FatalError::BadMagic).to_string(),
@@ -335,7 +343,10 @@ mod tests {
         let text = report(&data);
         assert!(text.starts_with("File header\n  Version          0.0\n"));
         assert!(text.contains("  Trailing bytes   10, after the last chunk\n"));
-        assert!(text.ends_with("\n0 chunks: 0 with records, 0 empty, 0 unreadable. 0 records by the chunk headers. 0 chunks fail a CRC32 check.\n"));
+        assert!(text.ends_with(
+            "\n0 chunks: 0 with records, 0 empty, 0 unreadable. 0 records by \
+            the chunk headers. 0 chunks fail a CRC32 check.\n"
+        ));
     }
 
     #[test]
@@ -354,10 +365,13 @@ mod tests {
         assert_eq!(
             table,
             [
-                "Chunk  Offset      Record numbers     Record IDs  Flags             Header CRC32  Records CRC32",
+                "Chunk  Offset      Record numbers     Record IDs  Flags             Header \
+                    CRC32  Records CRC32",
                 "0      0x00001000  empty",
-                "1      0x00011000  1-123456789012345  0-0         DIRTY | NO_CRC32  none          none",
-                "2      0x00021000  unreadable: Failed to parse chunk header: Invalid EVTX chunk header magic, expected `ElfChnk0`, found `[ 7,  0,  0,  0,  0,  0,  0,  0]`",
+                "1      0x00011000  1-123456789012345  0-0         DIRTY | NO_CRC32  \
+                    none          none",
+                "2      0x00021000  unreadable: Failed to parse chunk header: Invalid EVTX chunk \
+                    header magic, expected `ElfChnk0`, found `[ 7,  0,  0,  0,  0,  0,  0,  0]`",
             ]
         );
     }

@@ -832,7 +832,8 @@ mod tests {
         write_json(&mut out, &info);
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            ",\"RenderingInfo\":{\"Level\":\"L\\\"1\",\"Keywords\":{\"Keyword\":\"a\",\"Keyword_1\":\"b\",\"Keyword_2\":\"c\"}}"
+            ",\"RenderingInfo\":{\"Level\":\"L\\\"1\",\"Keywords\":{\"Keyword\":\"a\",\"Keyword_1\
+                \":\"b\",\"Keyword_2\":\"c\"}}"
         );
     }
 }

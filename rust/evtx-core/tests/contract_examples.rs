@@ -284,7 +284,11 @@ fn dependency_ids_omit_elements() {
     );
     assert_eq!(
         render(&file, &xml()),
-        vec![Ok("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event>\n  <B>b</B>\n  <Holder></Holder>\n  <E>e</E>\n</Event>\n\n".to_string())]
+        vec![Ok(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Event>\n  <B>b</B>\n  \
+            <Holder></Holder>\n  <E>e</E>\n</Event>\n\n"
+                .to_string()
+        )]
     );
 }
 
@@ -372,11 +376,20 @@ fn optional_and_normal_substitutions_of_empty_values() {
     let file = c.file();
     assert_eq!(
         render(&file, &jsonl()),
-        vec![Ok("{\"Root\":{\"OptEmpty\":null,\"NonOptNull\":null,\"AttrEmpty\":null,\"AttrOnly\":{\"#attributes\":{\"a\":\"A\"}}}}\n".to_string())]
+        vec![Ok(
+            "{\"Root\":{\"OptEmpty\":null,\"NonOptNull\":null,\"AttrEmpty\":null,\"AttrOnly\":\
+            {\"#attributes\":{\"a\":\"A\"}}}}\n"
+                .to_string()
+        )]
     );
     assert_eq!(
         render(&file, &xml()),
-        vec![Ok("<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Root>\n  <OptEmpty></OptEmpty>\n  <NonOptNull></NonOptNull>\n  <AttrEmpty/>\n  <AttrOnly a=\"A\"></AttrOnly>\n</Root>\n\n".to_string())]
+        vec![Ok(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Root>\n  <OptEmpty></OptEmpty>\n  \
+            <NonOptNull></NonOptNull>\n  <AttrEmpty/>\n  <AttrOnly \
+            a=\"A\"></AttrOnly>\n</Root>\n\n"
+                .to_string()
+        )]
     );
 }
 
@@ -413,7 +426,11 @@ fn arrays_expand_in_three_positions() {
     let file = c.file();
     assert_eq!(
         render(&file, &jsonl()),
-        vec![Ok("{\"Event\":{\"EventData\":{\"I32A\":[-1,2]},\"XI32A\":-1,\"XI32A_1\":2,\"AI32A\":{\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}}}\n".to_string())]
+        vec![Ok(
+            "{\"Event\":{\"EventData\":{\"I32A\":[-1,2]},\"XI32A\":-1,\"XI32A_1\":2,\"AI32A\":\
+            {\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}}}\n"
+                .to_string()
+        )]
     );
     let x = render(&file, &xml())[0].clone().unwrap();
     assert!(x.contains("<Data Name=\"I32A\">-1</Data>\n    <Data Name=\"I32A\">2</Data>"));

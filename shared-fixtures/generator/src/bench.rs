@@ -166,14 +166,18 @@ const COMMANDS: &[&str] = &[
     "C:\\Windows\\system32\\svchost.exe -k netsvcs -p -s Schedule",
     "\"C:\\Windows\\system32\\cmd.exe\" /c \"dir C:\\Users\\%USERNAME%\\Documents > out.txt\"",
     "powershell.exe -NoProfile -ExecutionPolicy Bypass -File C:\\ops\\inventory.ps1",
-    "\"C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe\" --type=renderer --lang=en-US",
+    "\"C:\\Program Files (x86)\\Microsoft\\Edge\\Application\\msedge.exe\" --type=renderer \
+        --lang=en-US",
     "C:\\Windows\\system32\\conhost.exe 0xffffffff -ForceV1",
     "taskhostw.exe {222A245B-E637-4AE9-A93F-A59CA119A75E}",
     "",
     "C:\\Windows\\System32\\RuntimeBroker.exe -Embedding",
 ];
 
-const PRIVILEGES: &str = "SeSecurityPrivilege\r\n\t\t\tSeBackupPrivilege\r\n\t\t\tSeRestorePrivilege\r\n\t\t\tSeTakeOwnershipPrivilege\r\n\t\t\tSeDebugPrivilege\r\n\t\t\tSeSystemEnvironmentPrivilege\r\n\t\t\tSeLoadDriverPrivilege\r\n\t\t\tSeImpersonatePrivilege\r\n\t\t\tSeDelegateSessionUserImpersonatePrivilege";
+const PRIVILEGES: &str = "SeSecurityPrivilege\r\n\t\t\tSeBackupPrivilege\r\n\t\t\tSeRestorePrivile\
+    ge\r\n\t\t\tSeTakeOwnershipPrivilege\r\n\t\t\tSeDebugPrivilege\r\n\t\t\tSeSystemEnvironmentPri\
+    vilege\r\n\t\t\tSeLoadDriverPrivilege\r\n\t\t\tSeImpersonatePrivilege\r\n\t\t\tSeDelegateSessi\
+    onUserImpersonatePrivilege";
 
 impl World {
     fn new(seed: u64) -> World {

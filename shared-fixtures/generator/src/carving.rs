@@ -547,9 +547,9 @@ fn wrapped_stale() -> CarvingFixture {
     }
 }
 
-/// One chunk (records 1-20) and the first half of a second (records 21-90, cut mid-record): the file
-/// ends inside its last chunk (our rule: one error line; with `--recover-records` its complete
-/// records come out as recovered).
+/// One chunk (records 1-20) and the first half of a second (records 21-90, cut mid-record): the
+/// file ends inside its last chunk (our rule: one error line; with `--recover-records` its
+/// complete records come out as recovered).
 fn cut_last_chunk() -> CarvingFixture {
     let first = fin(&chunk_of(1..=20));
     let second = fin(&chunk_of(21..=90));

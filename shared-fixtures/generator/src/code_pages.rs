@@ -312,7 +312,8 @@ mod tests {
             let committed = std::fs::read(dir.join(t.file)).unwrap_or_default();
             assert!(
                 committed == t.bytes(),
-                "zig/src/code_pages/{} is stale: run `evtx-fixture-gen code-pages --out zig/src/code_pages`",
+                "zig/src/code_pages/{} is stale: run `evtx-fixture-gen code-pages --out \
+                    zig/src/code_pages`",
                 t.file
             );
         }

@@ -130,7 +130,8 @@ pub fn write(samples: &Path, out: &Path, reference: &Path, mb: u64) -> std::io::
     }
     let per_pass: usize = cands.iter().map(|c| c.records).sum();
     eprintln!(
-        "{n_struct} non-empty magic-valid distinct chunks, {} render without errors ({per_pass} records per pass)",
+        "{n_struct} non-empty magic-valid distinct chunks, {} render without errors ({per_pass} \
+            records per pass)",
         cands.len()
     );
     let chunks = assemble(&cands, target_chunks);

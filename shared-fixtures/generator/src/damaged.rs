@@ -106,9 +106,9 @@ fn wrapped() -> Fixture {
          are read), next record id 31, DIRTY, and its CRC is wrong (the reference prints one \
          warning line on stderr and goes on). Output: records 1..90 in order (slot 1, 2, 3, then \
          wrap to 0), no error. Chunk CRCs (matter only with --validate-checksums): slot 0's header \
-         CRC is wrong and slot 3's free space offset is 70000 (> 65536; CRCs consistent; by default \
-         the walk ends silently at its zeroed tail): both are chunk errors there, leaving records \
-         1-30 (2 errors).",
+         CRC is wrong and slot 3's free space offset is 70000 (> 65536; CRCs consistent; by \
+         default the walk ends silently at its zeroed tail): both are chunk errors there, leaving \
+         records 1-30 (2 errors).",
         &[
             (Out::Jsonl, "{\"Event\":{\"EventData\":{\"N\":1,\"S\":\"record 1\"}}}\n"),
             (Out::Jsonl, &s30),
@@ -203,11 +203,11 @@ fn bad_chunks() -> Fixture {
          string-table bucket pointing past the chunk end (chunk error \"Failed to build string \
          cache\", 6-10 lost); slot 2 registers a name with a lone surrogate in its string table \
          (chunk error, 11-15 lost); slot 3 has the same name inline but not in the table (only \
-         record 20 fails), one table entry whose next offset points at itself (the chain walk stops \
-         at a visited entry) and one bucket zeroed (names still resolve): 16-19 and 21 rendered; \
-         its records CRC is wrong (with --validate-checksums slot 3 is a chunk error too). \
-         The oldest-chunk scan skips slot 0 (bad magic) and starts at slot 1, so slot 0's error \
-         comes last.",
+         record 20 fails), one table entry whose next offset points at itself (the chain walk \
+         stops at a visited entry) and one bucket zeroed (names still resolve): 16-19 and 21 \
+         rendered; its records CRC is wrong (with --validate-checksums slot 3 is a chunk error \
+         too). The oldest-chunk scan skips slot 0 (bad magic) and starts at slot 1, so slot 0's \
+         error comes last.",
         &[(Out::Jsonl, "\"N\":16,"), (Out::Jsonl, "\"N\":21,")],
         &[
             (Out::Jsonl, "\"N\":1,"),
@@ -263,14 +263,14 @@ fn bad_records() -> Fixture {
     });
     let exercises = format!(
         "One chunk of record-level damage, each bad record followed by a good one: 3 zeroed magic \
-         (a blank error, reported because a live record follows; resync), 5 magic `XY\\0\\0`, 7 size \
-         65536 (passes the chunk end), 9 size 0, 11 size 27 (< 28), 13 size 0xFFFFFFF0, 15 size 28 \
-         (accepted: empty BinXML window → a record error; the walk then lands 28 bytes into record 15, \
-         not a record: another error + resync), 17 wrong trailing size copy (not checked: rendered), \
-         18 FILETIME 2650466808009999999 (last valid: year 9999, rendered), 19 one tick later and 21 \
-         u64::MAX (record read errors). Then records 23-{} of ~2 KB (Pad) fill the chunk and record \
-         {last_id}'s size runs 1000 bytes past the chunk end (error, no resync candidate); free \
-         space offset 65536.",
+         (a blank error, reported because a live record follows; resync), 5 magic `XY\\0\\0`, 7 \
+         size 65536 (passes the chunk end), 9 size 0, 11 size 27 (< 28), 13 size 0xFFFFFFF0, 15 \
+         size 28 (accepted: empty BinXML window → a record error; the walk then lands 28 bytes \
+         into record 15, not a record: another error + resync), 17 wrong trailing size copy (not \
+         checked: rendered), 18 FILETIME 2650466808009999999 (last valid: year 9999, rendered), 19 \
+         one tick later and 21 u64::MAX (record read errors). Then records 23-{} of ~2 KB (Pad) \
+         fill the chunk and record {last_id}'s size runs 1000 bytes past the chunk end (error, no \
+         resync candidate); free space offset 65536.",
         last_id - 1
     );
     let last_pad = format!("Record {}\n", last_id - 1);
@@ -324,17 +324,22 @@ fn chunk_header_ids() -> Fixture {
     let first = "{\"Event\":{\"EventData\":{\"N\":20,\"S\":\"record 20\"}}}\n";
     dfx(
         "chunk-header-ids",
-        "Record ids against the chunk header. Slot 0 (header first 20, last 26) holds records 20, 21, \
+        "Record ids against the chunk header. Slot 0 (header first 20, last 26) holds records 20, \
+            21, \
          100, 22, 23, 1000, 24, 25, 26, 27: record 100 is reached by normal walking and printed \
          whatever its id; record 23 has size 0 (error); the resync skips record 1000 (its id is \
          outside 20..=26) and lands on 24; the walk stops after 26 (= last id), so 27 is not \
-         printed. Slot 1 (records 1-3, header first 2 > last 1) is ignored by the oldest-chunk scan \
+         printed. Slot 1 (records 1-3, header first 2 > last 1) is ignored by the oldest-chunk \
+         scan \
          (with first 2 it would otherwise be the oldest), is walked after slot 0, and stops after \
          record 1. Output: 20, 21, 100, 22, 24, 25, 26, 1; one error.",
         &[
             (Out::Jsonl, first),
             (Out::Jsonl, "\"N\":100,"),
-            (Out::Jsonl, "\"record 26\"}}}\n{\"Event\":{\"EventData\":{\"N\":1,"),
+            (
+                Out::Jsonl,
+                "\"record 26\"}}}\n{\"Event\":{\"EventData\":{\"N\":1,",
+            ),
         ],
         &[
             (Out::Jsonl, "\"N\":1000,"),
@@ -428,8 +433,10 @@ fn bad_offsets() -> Fixture {
     add(&mut c, good(16));
     dfx(
         "bad-offsets",
-        "Odd records good (simple template), even records broken: 2 element name offset outside the \
-         chunk; 4 name offset pointing at its own offset field (decoded from the following bytes); 6 \
+        "Odd records good (simple template), even records broken: 2 element name offset outside \
+            the \
+         chunk; 4 name offset pointing at its own offset field (decoded from the following \
+         bytes); 6 \
          template definition offset outside the chunk; 8 definition offset pointing at itself; 10 \
          inline definition whose data size (1 MiB) passes the chunk end; 12 entity reference name \
          offset outside the chunk; 14 attribute name at chunk offset 65530 (entry cut by the chunk \
@@ -585,14 +592,18 @@ fn invalid_binxml() -> Fixture {
     );
     dfx(
         "invalid-binxml",
-        "Odd records are broken BinXML, each followed by a good one: 1 invalid token 0x10; 3 invalid \
-         type 0x16 in a descriptor; 5 invalid type 0x24 in a substitution token; 7 odd-sized String \
+        "Odd records are broken BinXML, each followed by a good one: 1 invalid token 0x10; 3 \
+            invalid \
+         type 0x16 in a descriptor; 5 invalid type 0x24 in a substitution token; 7 odd-sized \
+         String \
          (3 bytes); 9 SizeT of size 2; 11 Int32 array of 6 bytes; 13 definition with two roots; 15 \
          text before the root; 17 end element with nothing open; 19 unclosed element; 21 attribute \
          after close-start; 23 513 nested elements (too deep); 25 512 nested elements (allowed); \
          27 BinXml value text nested 70 deep (too deep); 29 template instance inside a definition; \
-         31 PI data without target (fails in XML only); 33 BinXml value in an attribute (fails in XML \
-         only; JSON drops the attribute); 35 open-start while a start tag is pending; 37 AnsiString \
+         31 PI data without target (fails in XML only); 33 BinXml value in an attribute (fails in \
+         XML \
+         only; JSON drops the attribute); 35 open-start while a start tag is pending; 37 \
+         AnsiString \
          value text (no size). Reference counts differ between JSON and XML (see manifest).",
         &[(Out::Jsonl, "\"N\":38,"), (Out::Jsonl, "\"N\":2,")],
         &[],
@@ -605,7 +616,8 @@ fn bad_file_magic() -> Fixture {
     bytes[0..8].copy_from_slice(b"ElfFilX\0");
     dfx(
         "bad-file-magic",
-        "A 4096-byte file whose header magic is `ElfFilX`: fatal error (exit status 1, `Error: ...`), nothing printed.",
+        "A 4096-byte file whose header magic is `ElfFilX`: fatal error (exit status 1, `Error: \
+            ...`), nothing printed.",
         &[],
         &[],
         bytes,
@@ -700,12 +712,12 @@ fn unsupported_types() -> Fixture {
         "unsupported-types",
         "The four value types the reference fails on. Records 1 and 12 good. Records 2-7 hold one \
          value each in three positions (EventData/Data Name=\"V\", element <V> under <Elems>, \
-         attribute v of <AV/> under <Attrs>): EvtHandle size 4 (0x1234) and size 8 (0x7ff61234abcd), \
-         EvtXml \"<a b=\\\"1\\\">x&y</a>\", Binary array of 5 bytes, SizeT array of two 8-byte items \
-         (1, 0xfeed), SizeT array of 12 bytes (three 4-byte items 1, 2, 0xabc); record 8 an EvtXml \
-         value-text token \"a<b>\". The reference fails 2-11; the engines render 2-8 \
-         (known-gaps/unsupported-types.json). Records 9-11 fail under our rules too: EvtHandle of \
-         size 2, SizeT array of 6 bytes, EvtHandle value text (no size).",
+         attribute v of <AV/> under <Attrs>): EvtHandle size 4 (0x1234) and size 8 \
+         (0x7ff61234abcd), EvtXml \"<a b=\\\"1\\\">x&y</a>\", Binary array of 5 bytes, SizeT array \
+         of two 8-byte items (1, 0xfeed), SizeT array of 12 bytes (three 4-byte items 1, 2, \
+         0xabc); record 8 an EvtXml value-text token \"a<b>\". The reference fails 2-11; the \
+         engines render 2-8 (known-gaps/unsupported-types.json). Records 9-11 fail under our rules \
+         too: EvtHandle of size 2, SizeT array of 6 bytes, EvtHandle value text (no size).",
         &[(Out::Jsonl, "\"N\":1,"), (Out::Jsonl, "\"N\":12,")],
         &[],
         unsupported_log(false),
@@ -716,8 +728,8 @@ fn unsupported_types() -> Fixture {
          Binary array → one Binary value (uppercase hex of all bytes, never expanded); SizeT array \
          → 8-byte items when size % 8 == 0, else 4-byte items when size % 4 == 0, each \"0x…\", \
          expanded like other arrays. expected/unsupported-types.ours.{jsonl,xml,sep.jsonl} is the \
-         engines' expected output under this rule: the reference's output on a twin file where each \
-         such value is re-typed as the type it renders like (HexInt32/64, String, Binary, \
+         engines' expected output under this rule: the reference's output on a twin file where \
+         each such value is re-typed as the type it renders like (HexInt32/64, String, Binary, \
          HexInt32/64 array). Why: the bytes carry the value; failing the record loses the whole \
          event."
             .into(),

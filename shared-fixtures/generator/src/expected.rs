@@ -260,10 +260,12 @@ pub fn manifest_entry(f: &Fixture, r: &RefOutputs) -> Value {
 pub fn manifest(entries: Vec<Value>) -> Value {
     json!({
         "generator": "evtx-fixture-gen (shared-fixtures/generator)",
-        "reference": "evtx_dump 0.15.1, run with -t 1; records = stdout lines of -o jsonl, failed = error blocks on stderr",
+        "reference": "evtx_dump 0.15.1, run with -t 1; records = stdout lines of -o jsonl, failed \
+            = error blocks on stderr",
         "regenerate": [
             "cargo run --release -p evtx-fixture-gen -- synthetic --out-dir shared-fixtures",
-            "cargo run --release -p evtx-fixture-gen -- expected --fixtures shared-fixtures --reference target/reference/bin/evtx_dump",
+            "cargo run --release -p evtx-fixture-gen -- expected --fixtures shared-fixtures \
+                --reference target/reference/bin/evtx_dump",
         ],
         "outputs": OUTPUTS.iter().map(|(key, args)| (key.to_string(), json!(args)))
             .collect::<serde_json::Map<_, _>>(),

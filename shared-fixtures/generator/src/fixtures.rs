@@ -168,25 +168,46 @@ fn basic() -> Fixture {
     fx(
         "basic",
         "The Windows shape: an Event/System template (dependency ids, optional substitutions, \
-         Provider/TimeCreated/Correlation/Execution/Security closed empty) whose value 18 is a BinXml \
-         value holding a nested EventData instance. Record 1 defines both templates inline; records \
-         2, 3 and 5 reference them by offset. Record 2 has Qualifiers and an ActivityID; record 3 has \
-         a NULL Version (element omitted) and NULL UserID (<Security/>). Record 4 is a template-less \
-         forwarded-style tree whose EventID is text (\"EventID\":\"7\") and whose positional Data \
-         keeps the empty item. (Templates redefined per chunk: see damaged/wrapped and the bench \
-         log.)",
+         Provider/TimeCreated/Correlation/Execution/Security closed empty) whose value 18 is a \
+         BinXml value holding a nested EventData instance. Record 1 defines both templates inline; \
+         records 2, 3 and 5 reference them by offset. Record 2 has Qualifiers and an ActivityID; \
+         record 3 has a NULL Version (element omitted) and NULL UserID (<Security/>). Record 4 is \
+         a template-less forwarded-style tree whose EventID is text (\"EventID\":\"7\") and whose \
+         positional Data keeps the empty item. (Templates redefined per chunk: see damaged/wrapped \
+         and the bench log.)",
         &[
             (Out::Jsonl, "\"EventID\":1000"),
-            (Out::Jsonl, "\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\":1001}"),
-            (Out::Jsonl, "\"Security\":{\"#attributes\":{\"UserID\":\"S-1-5-18\"}}"),
-            (Out::Jsonl, "\"EventData\":{\"Message\":\"hello 0/2\",\"Count\":14}"),
-            (Out::Jsonl, "\"EventData\":{\"Message\":\"again\",\"Count\":99}"),
+            (
+                Out::Jsonl,
+                "\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\":1001}",
+            ),
+            (
+                Out::Jsonl,
+                "\"Security\":{\"#attributes\":{\"UserID\":\"S-1-5-18\"}}",
+            ),
+            (
+                Out::Jsonl,
+                "\"EventData\":{\"Message\":\"hello 0/2\",\"Count\":14}",
+            ),
+            (
+                Out::Jsonl,
+                "\"EventData\":{\"Message\":\"again\",\"Count\":99}",
+            ),
             (Out::Jsonl, "\"EventID\":\"7\""),
-            (Out::Jsonl, "\"Data\":{\"#text\":[\"first\",\"\",\"third\"]}"),
+            (
+                Out::Jsonl,
+                "\"Data\":{\"#text\":[\"first\",\"\",\"third\"]}",
+            ),
             (Out::Xml, "<Correlation ActivityID=\"{"),
             (Out::Xml, "<Security/>"),
-            (Out::Sep, "\"EventID_attributes\":{\"Qualifiers\":16384},\"EventID\":1001"),
-            (Out::Sep, "\"Provider_attributes\":{\"Name\":\"Evtx-Twin-Fixtures\""),
+            (
+                Out::Sep,
+                "\"EventID_attributes\":{\"Qualifiers\":16384},\"EventID\":1001",
+            ),
+            (
+                Out::Sep,
+                "\"Provider_attributes\":{\"Name\":\"Evtx-Twin-Fixtures\"",
+            ),
         ],
         log.into_file(),
     )
@@ -264,11 +285,15 @@ fn values_scalar() -> Fixture {
     ));
     fx(
         "values-scalar",
-        "Every scalar value type as a substitution in three positions (EventData/Data Name=, element \
+        "Every scalar value type as a substitution in three positions (EventData/Data Name=, \
+            element \
          text, attribute): Int8..UInt64 extremes (JSON numbers, UInt64 in full), String with XML \
-         specials (quotes escaped only in attributes), AnsiString with NUL removal and windows-1252 \
-         bytes 0xE9/0x80/0x81, Bool 0/1 and irregular 16/-1 (kept as Int32), Binary (uppercase hex), \
-         Guid, SizeT of size 4 and 8, HexInt32/64 (0x0), FileTime (0, 0x7FFF.. → year 828, >i64 max → \
+         specials (quotes escaped only in attributes), AnsiString with NUL removal and \
+         windows-1252 \
+         bytes 0xE9/0x80/0x81, Bool 0/1 and irregular 16/-1 (kept as Int32), Binary (uppercase \
+         hex), \
+         Guid, SizeT of size 4 and 8, HexInt32/64 (0x0), FileTime (0, 0x7FFF.. → year 828, >i64 \
+         max → \
          0000-00-00), SysTime (valid, leap day, invalid month/day → 1601), Sid (S-1-5-18, 48-bit \
          authority, no sub-authorities).",
         &[
@@ -278,7 +303,10 @@ fn values_scalar() -> Fixture {
             (Out::Jsonl, "\"Bool16\":16"),
             (Out::Jsonl, "\"BoolT\":true"),
             (Out::Jsonl, "\"Bin\":\"DEADBEEF000A\""),
-            (Out::Jsonl, "\"Guid\":\"{03020100-0504-0706-0809-0a0b0c0d0e0f}\""),
+            (
+                Out::Jsonl,
+                "\"Guid\":\"{03020100-0504-0706-0809-0a0b0c0d0e0f}\"",
+            ),
             (Out::Jsonl, "\"SizeT4\":\"0x7eec\""),
             (Out::Jsonl, "\"SizeT8\":\"0x1234567890\""),
             (Out::Jsonl, "\"Hex32Zero\":\"0x0\""),
@@ -286,11 +314,23 @@ fn values_scalar() -> Fixture {
             (Out::Jsonl, "\"FtMaxI64\":\"0828-09-14T02:48:05.4775807Z\""),
             (Out::Jsonl, "\"FtHuge\":\"0000-00-00T00:00:00.0000000Z\""),
             (Out::Jsonl, "\"StValid\":\"2019-03-08T23:23:05.7890000Z\""),
-            (Out::Jsonl, "\"StBadMonth\":\"1601-01-01T00:00:00.0000000Z\""),
-            (Out::Jsonl, "\"SidBigAuth\":\"S-1-281474976710655-4294967295\""),
+            (
+                Out::Jsonl,
+                "\"StBadMonth\":\"1601-01-01T00:00:00.0000000Z\"",
+            ),
+            (
+                Out::Jsonl,
+                "\"SidBigAuth\":\"S-1-281474976710655-4294967295\"",
+            ),
             (Out::Jsonl, "\"SidNoSubs\":\"S-1-1\""),
-            (Out::Xml, "<Str>hello &lt;world&gt; &amp; \"friends\" 'all'</Str>"),
-            (Out::Xml, "<AStr v=\"hello &lt;world&gt; &amp; &quot;friends&quot; &apos;all&apos;\"/>"),
+            (
+                Out::Xml,
+                "<Str>hello &lt;world&gt; &amp; \"friends\" 'all'</Str>",
+            ),
+            (
+                Out::Xml,
+                "<AStr v=\"hello &lt;world&gt; &amp; &quot;friends&quot; &apos;all&apos;\"/>",
+            ),
         ],
         log.into_file(),
     )
@@ -355,10 +395,12 @@ fn values_floats() -> Fixture {
     ));
     fx(
         "values-floats",
-        "Real64 and Real32 values (three positions) and arrays: NaN (also negative NaN), inf, -inf, 0.0, \
+        "Real64 and Real32 values (three positions) and arrays: NaN (also negative NaN), inf, \
+            -inf, 0.0, \
          -0.0, subnormals (5e-324, 1e-45), max, the fixed/exponent notation boundaries (1e16 vs \
          1000000000000000.0 for Real64; 1e13 vs 1000000000000.0 for Real32), shortest round-trip \
-         digits (0.1, 0.33333334), small values (0.00001, 0.000001 vs 1e-7). Floats are JSON strings.",
+         digits (0.1, 0.33333334), small values (0.00001, 0.000001 vs 1e-7). Floats are JSON \
+         strings.",
         &[
             (Out::Jsonl, "\"NaN\":\"NaN\""),
             (Out::Jsonl, "\"NegNaN\":\"NaN\""),
@@ -495,9 +537,11 @@ fn values_arrays() -> Fixture {
     ));
     fx(
         "values-arrays",
-        "Every supported array type (0x81..0x95 except 0x8E/0x90) in three positions: expansion repeats \
+        "Every supported array type (0x81..0x95 except 0x8E/0x90) in three positions: expansion \
+            repeats \
          the Data element (JSON runs → arrays), element (JSON Name, Name_1) and attribute-holding \
-         element; one-item arrays are not expanded (quoted: \"I32A1\":\"7\"); empty arrays are empty; \
+         element; one-item arrays are not expanded (quoted: \"I32A1\":\"7\"); empty arrays are \
+         empty; \
          string arrays with empty items (no node) and commas; AnsiString arrays split on NUL; Bool \
          arrays with an irregular item become Int32 arrays; two arrays in one element give a cross \
          product; an array directly in the template root renders comma-joined.",
@@ -511,7 +555,10 @@ fn values_arrays() -> Fixture {
             (Out::Xml, "<Data Name=\"I32A\">-1</Data>"),
             (Out::Xml, "<Cross k=\"q\">3</Cross>"),
             (Out::Xml, "<AI32A v=\"-1\"/>"),
-            (Out::Jsonl, "\"AI32A\":{\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}"),
+            (
+                Out::Jsonl,
+                "\"AI32A\":{\"#attributes\":{\"v\":-1}},\"AI32A_1\":{\"#attributes\":{\"v\":2}}",
+            ),
             (Out::Xml, "10,20"),
         ],
         log.into_file(),
@@ -631,16 +678,17 @@ fn empty_null() -> Fixture {
     fx(
         "empty-null",
         "Empty and NULL values in every position (contract 14.1, 7.4): optional substitutions of \
-         empty values produce nothing (<OptEmpty></OptEmpty>, null), non-optional NULL / empty still \
-         make the element non-empty in XML; attributes with no content are dropped (<AttrEmpty/>); \
-         empty Binary, empty BinXml and zero-item arrays; a NULL with 5 stale bytes is skipped; \
-         substitution indexes past the value count; Data with NULL/empty Name dropped from named JSON; \
-         positional EventData with only empty items; declared sizes larger (8 for UInt32: extra bytes \
-         skipped) and smaller (2: the reader keeps the later position → \"A\":7274503,\"B\":\"kay=䌀\") \
-         than the natural size; a string array declared 2 bytes whose first string runs to its NUL \
-         (6 bytes) and a SID declared 8 bytes with two sub-authorities (16 bytes): the next value is \
-         read after the real end (\"B\":\"ok\"); a Windows-shaped event whose EventData value is an empty fragment (no \
-         EventData), empty Channel, and one whose EventData value is NULL.",
+         empty values produce nothing (<OptEmpty></OptEmpty>, null), non-optional NULL / empty \
+         still make the element non-empty in XML; attributes with no content are dropped \
+         (<AttrEmpty/>); empty Binary, empty BinXml and zero-item arrays; a NULL with 5 stale \
+         bytes is skipped; substitution indexes past the value count; Data with NULL/empty Name \
+         dropped from named JSON; positional EventData with only empty items; declared sizes \
+         larger (8 for UInt32: extra bytes skipped) and smaller (2: the reader keeps the later \
+         position → \"A\":7274503,\"B\":\"kay=䌀\") than the natural size; a string array declared \
+         2 bytes whose first string runs to its NUL (6 bytes) and a SID declared 8 bytes with two \
+         sub-authorities (16 bytes): the next value is read after the real end (\"B\":\"ok\"); a \
+         Windows-shaped event whose EventData value is an empty fragment (no EventData), empty \
+         Channel, and one whose EventData value is NULL.",
         &[
             (Out::Xml, "<OptEmpty></OptEmpty>"),
             (Out::Xml, "<NonOptNull></NonOptNull>"),

@@ -184,8 +184,10 @@ fn tokens() -> Fixture {
     ));
     fx(
         "tokens",
-        "Token coverage: CDATA (with `]]>` split as `]]]]><![CDATA[>` in XML; in an attribute it is \
-         escaped text), character references (&#65; &#9786;, a surrogate code &#55357; kept literal \
+        "Token coverage: CDATA (with `]]>` split as `]]]]><![CDATA[>` in XML; in an attribute it \
+            is \
+         escaped text), character references (&#65; &#9786;, a surrogate code &#55357; kept \
+         literal \
          in JSON, &#1; → \\u0001), entity references (amp/lt/quot/apos/gt resolved in JSON, &foo; \
          kept), PI target + data (<?target some data?>), PI target alone, PI in an element with \
          element children (a line of spaces), mixed content (\"#text\":\"hello  world\"), a typed \
@@ -195,10 +197,14 @@ fn tokens() -> Fixture {
          text, empty ones). Token bytes with the 0x40 bit (0x45, 0x47, 0x48, 0x49, 0x46) and a \
          fragment header inside an element. Two top-level elements (only the first is rendered), \
          an empty stream (<Event></Event>, {\"Event\":null}), a stream without fragment header or \
-         EOF. A template whose definition holds CDATA/refs/PIs and an attribute mixing literal text \
+         EOF. A template whose definition holds CDATA/refs/PIs and an attribute mixing literal \
+         text \
          with substitutions (v=\"pre-5-s\").",
         &[
-            (Out::Xml, "<CData><![CDATA[x < y ]]]]><![CDATA[> & z]]></CData>"),
+            (
+                Out::Xml,
+                "<CData><![CDATA[x < y ]]]]><![CDATA[> & z]]></CData>",
+            ),
             (Out::Xml, "<CDataAttr a=\"q&quot;&lt;&apos;\"/>"),
             (Out::Jsonl, "\"CData\":\"x < y ]]> & z\""),
             (Out::Xml, "<CharRef>&#65;&#9786;</CharRef>"),
@@ -208,7 +214,11 @@ fn tokens() -> Fixture {
             (Out::Xml, "<Ent>a&amp;&lt;&foo;b</Ent>"),
             (Out::Xml, "<Pi><?target some data?></Pi>"),
             (Out::Xml, "<PiOnly><?only?></PiOnly>"),
-            (Out::Jsonl, "\"Mixed\":{\"#attributes\":{\"k\":\"v\"},\"#text\":\"hello  world\",\"Inner\":\"in\"}"),
+            (
+                Out::Jsonl,
+                "\"Mixed\":{\"#attributes\":{\"k\":\"v\"},\"#text\":\"hello  \
+                world\",\"Inner\":\"in\"}",
+            ),
             (Out::Jsonl, "\"MixedNum\":{\"#text\":42,\"Inner\":\"in\"}"),
             (Out::Jsonl, "\"I8\":-128"),
             (Out::Jsonl, "\"R64\":\"NaN\""),
@@ -271,7 +281,8 @@ fn unicode() -> Fixture {
     log.rec(r2.stream());
     fx(
         "unicode",
-        "Text escaping (contract 8): non-BMP characters (surrogate pairs) as raw UTF-8; lone high and \
+        "Text escaping (contract 8): non-BMP characters (surrogate pairs) as raw UTF-8; lone high \
+            and \
          low surrogates and a reversed pair (XML `_`, JSON U+FFFD) in substitution values, text \
          tokens, CDATA, PI data and attributes; every C0 control (XML `_` except TAB/LF/CR; JSON \
          \\b \\f \\n \\r \\t, others \\u00XX with uppercase hex for UTF-16 sources, lowercase for \
@@ -284,7 +295,10 @@ fn unicode() -> Fixture {
             (Out::Xml, "<LoneHigh>a_b</LoneHigh>"),
             (Out::Jsonl, "\\u001F"),
             (Out::Jsonl, "\\b\\t\\n"),
-            (Out::Jsonl, "\"AnsiCtl\":\"x\\u0001\\u001f\u{7f}\u{81}\u{9d}y\""),
+            (
+                Out::Jsonl,
+                "\"AnsiCtl\":\"x\\u0001\\u001f\u{7f}\u{81}\u{9d}y\"",
+            ),
             (Out::Jsonl, "\"Nul\":\"ab\""),
             (Out::Xml, "<Nonchars>_ _</Nonchars>"),
             (Out::Xml, "<Ünï𝄞>name</Ünï𝄞>"),
@@ -329,8 +343,8 @@ fn strings_large() -> Fixture {
         "strings-large",
         "Large strings in one chunk: record 1 holds a single String substitution of 16400 UTF-16 \
          units (32800 bytes: more than 32 KiB, and a descriptor size above 0x7FFF) mixing 1-, 2- \
-         and 3-byte UTF-8 characters (~27 KB of UTF-8); record 2 builds one element's text from two \
-         String substitutions and two value-text tokens (11000 characters, ~26 KB of UTF-8, \
+         and 3-byte UTF-8 characters (~27 KB of UTF-8); record 2 builds one element's text from \
+         two String substitutions and two value-text tokens (11000 characters, ~26 KB of UTF-8, \
          concatenated in order) and carries a 2000-character attribute.",
         &[
             (Out::Jsonl, "\"Big\":\"Grüße aus 東京 — €uro; Grüße"),
@@ -416,16 +430,23 @@ fn nested() -> Fixture {
     fx(
         "nested",
         "Nested templates and BinXml values: three levels of instances nested in BinXml values \
-         (definitions inline in record 1, referenced by offset in record 2, also from inside nested \
-         values; record 6 uses the nested L3 definition at top level); a BinXml value yielding two \
-         elements (EventData + RenderingInfo: both rendered); an empty fragment (nothing) and a \
-         zero-size BinXml value (NULL: the element depending on it is omitted); a template instance \
-         inside a plain element tree; array expansion inside a nested template; a nested value with \
-         plain elements and a nested BinXml value text.",
+         (definitions inline in record 1, referenced by offset in record 2, also from inside \
+         nested values; record 6 uses the nested L3 definition at top level); a BinXml value \
+         yielding two elements (EventData + RenderingInfo: both rendered); an empty fragment \
+         (nothing) and a zero-size BinXml value (NULL: the element depending on it is omitted); a \
+         template instance inside a plain element tree; array expansion inside a nested template; \
+         a nested value with plain elements and a nested BinXml value text.",
         &[
-            (Out::Jsonl, "\"L2\":{\"#attributes\":{\"n\":2},\"L3\":\"deep\"}"),
+            (
+                Out::Jsonl,
+                "\"L2\":{\"#attributes\":{\"n\":2},\"L3\":\"deep\"}",
+            ),
             (Out::Jsonl, "\"L3\":\"again\""),
-            (Out::Jsonl, "\"RenderingInfo\":{\"#attributes\":{\"Culture\":\"en-US\"},\"Message\":\"msg\"}"),
+            (
+                Out::Jsonl,
+                "\"RenderingInfo\":{\"#attributes\":{\"Culture\":\"en-US\"},\"Message\":\
+                \"msg\"}",
+            ),
             (Out::Jsonl, "{\"Event\":{\"Kept\":\"k\"}}"),
             (Out::Jsonl, "\"Item\":\"x\",\"Item_1\":\"y\""),
             (Out::Jsonl, "{\"L3\":\"top\"}"),
@@ -571,27 +592,33 @@ fn data_shapes() -> Fixture {
     fx(
         "data-shapes",
         "EventData/UserData JSON shapes (contract 10.5) and dependency ids (14.1): named form with \
-         runs (\"X\":[\"1\",\"2\"]), repeats (X_1), non-Data members in place, Data without Name or \
+         runs (\"X\":[\"1\",\"2\"]), repeats (X_1), non-Data members in place, Data without Name \
+         or \
          with an empty Name dropped, the container's own Name in #attributes; positional form \
          (\"Data\":{\"#text\":[...]} with empty items kept, a typed item, Binary member) and a \
          single positional Data; deep UserData with repeated element names (Header, Header_1, \
          Header_2) and Data under a non-container as ordinary elements; EventData as the record \
          root; Data with element children, with mixed text + value (\"ab5\"), and a container with \
-         both <Data Name=\"X\"> and <X> (two \"X\" keys); dependency ids (on NULL, on empty BinXml, \
+         both <Data Name=\"X\"> and <X> (two \"X\" keys); dependency ids (on NULL, on empty \
+         BinXml, \
          past the value count, not on empty non-NULL values, the root never omitted); classic \
          events (Qualifiers, string array → positional Data, Binary; a one-item array; NULL \
          Binary omitted).",
         &[
-            (Out::Jsonl, "\"EventData\":{\"#attributes\":{\"Name\":\"EvName\"},\"X\":[\"1\",\"2\"],\"Y\":\"3\",\"X_1\":\"4\",\"Other\":\"o\",\"Z\":{\"Sub\":\"s\"},\"W\":\"\"}"),
-            (Out::Jsonl, "\"EventData\":{\"Data\":{\"#text\":[\"10.00.\",\"17134\",\"\",5]},\"Binary\":\"0102\"}"),
+            (Out::Jsonl, "\"EventData\":{\"#attributes\":{\"Name\":\"EvName\"},\"X\":[\"1\",\"2\"]\
+                ,\"Y\":\"3\",\"X_1\":\"4\",\"Other\":\"o\",\"Z\":{\"Sub\":\"s\"},\"W\":\"\"}"),
+            (Out::Jsonl, "\"EventData\":{\"Data\":{\"#text\":[\"10.00.\",\"17134\",\"\",5]},\"Bina\
+                ry\":\"0102\"}"),
             (Out::Jsonl, "\"EventData\":{\"Data\":{\"#text\":\"only\"}}"),
-            (Out::Jsonl, "\"Header\":{\"Item\":\"0\"},\"Header_1\":{\"Item\":\"1\"},\"Header_2\":{\"Item\":\"2\"}"),
+            (Out::Jsonl, "\"Header\":{\"Item\":\"0\"},\"Header_1\":{\"Item\":\"1\"},\"Header_2\":{\
+                \"Item\":\"2\"}"),
             (Out::Jsonl, "\"Inner\":{\"Data\":\"a\",\"Data_1\":null,\"Data_2\":\"c,d\"}"),
             (Out::Jsonl, "\"Mix\":\"ab5\""),
             (Out::Jsonl, "{\"Event\":{\"B\":\"b\",\"Holder\":null,\"E\":\"e\"}}"),
             (Out::Xml, "<Event>\n  <B>b</B>\n  <Holder></Holder>\n  <E>e</E>\n</Event>\n"),
             (Out::Jsonl, "\"EventID\":{\"#attributes\":{\"Qualifiers\":32768},\"#text\":6009}"),
-            (Out::Jsonl, "\"Data\":{\"#text\":[\"10.00.\",\"17134\",\"\",\"Multiprocessor Free\"]},\"Binary\":\"0102\""),
+            (Out::Jsonl, "\"Data\":{\"#text\":[\"10.00.\",\"17134\",\"\",\"Multiprocessor \
+                Free\"]},\"Binary\":\"0102\""),
             (Out::Sep, "\"EventID_attributes\":{\"Qualifiers\":32768},\"EventID\":6009"),
         ],
         log.into_file(),
