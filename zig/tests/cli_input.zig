@@ -21,7 +21,10 @@ fn writeLog(dir: std.fs.Dir, name: []const u8, slots: usize, as: []const u8) ![]
     std.debug.assert(one.len == block_size + chunk_size);
     const log = try gpa.alloc(u8, block_size + slots * chunk_size);
     @memcpy(log[0..block_size], one[0..block_size]);
-    for (0..slots) |i| @memcpy(log[block_size + i * chunk_size ..][0..chunk_size], one[block_size..]);
+    for (0..slots) |i| {
+        const at = block_size + i * chunk_size;
+        @memcpy(log[at..][0..chunk_size], one[block_size..]);
+    }
     try dir.writeFile(.{ .sub_path = as, .data = log });
     return log;
 }
@@ -32,7 +35,10 @@ var cli_path: ?[]const u8 = null;
 /// The CLI's absolute path (the build gives one relative to the build root, and the CLI
 /// runs in a scratch directory).
 fn cli() []const u8 {
-    if (cli_path == null) cli_path = std.fs.cwd().realpath(options.cli, &cli_path_buf) catch @panic("the CLI is not built");
+    if (cli_path == null) {
+        cli_path = std.fs.cwd().realpath(options.cli, &cli_path_buf) catch
+            @panic("the CLI is not built");
+    }
     return cli_path.?;
 }
 
@@ -48,7 +54,10 @@ const Run = struct {
 
     fn expectExit(r: *const Run, code: u8) !void {
         switch (r.term) {
-            .Exited => |c| if (c == code) return else std.debug.print("exit {d}, expected {d}; stderr:\n{s}\n", .{ c, code, r.stderr }),
+            .Exited => |c| if (c == code) return else std.debug.print(
+                "exit {d}, expected {d}; stderr:\n{s}\n",
+                .{ c, code, r.stderr },
+            ),
             else => std.debug.print("terminated by {any}; stderr:\n{s}\n", .{ r.term, r.stderr }),
         }
         return error.TestUnexpectedResult;
@@ -57,7 +66,12 @@ const Run = struct {
 
 /// Runs the CLI in `dir` with `args`; `stdin` (when not null) is written to its standard
 /// input, which is otherwise closed.
-fn runCli(dir: std.fs.Dir, args: []const []const u8, stdin: ?[]const u8, env: ?*const std.process.EnvMap) !Run {
+fn runCli(
+    dir: std.fs.Dir,
+    args: []const []const u8,
+    stdin: ?[]const u8,
+    env: ?*const std.process.EnvMap,
+) !Run {
     var child = std.process.Child.init(args, gpa);
     child.cwd_dir = dir;
     child.env_map = env;
@@ -78,13 +92,18 @@ fn runCli(dir: std.fs.Dir, args: []const []const u8, stdin: ?[]const u8, env: ?*
     errdefer stderr.deinit(gpa);
     try child.collectOutput(gpa, &stdout, &stderr, output_max);
     const term = try child.wait();
-    return .{ .term = term, .stdout = try stdout.toOwnedSlice(gpa), .stderr = try stderr.toOwnedSlice(gpa) };
+    return .{
+        .term = term,
+        .stdout = try stdout.toOwnedSlice(gpa),
+        .stderr = try stderr.toOwnedSlice(gpa),
+    };
 }
 
 /// `<build root>/<rel>`, or the environment's `env_name` when set; null (the test skips)
 /// when the file is missing, an error when `EVTX_REQUIRE_REFERENCE=1` (as in `make test`).
 fn tool(buf: []u8, env_name: []const u8, rel: []const u8) !?[]const u8 {
-    const path = std.posix.getenv(env_name) orelse try std.fmt.bufPrint(buf, "{s}/{s}", .{ options.root, rel });
+    const path = std.posix.getenv(env_name) orelse
+        try std.fmt.bufPrint(buf, "{s}/{s}", .{ options.root, rel });
     std.fs.cwd().access(path, .{}) catch {
         const required = std.mem.eql(u8, std.posix.getenv("EVTX_REQUIRE_REFERENCE") orelse "", "1");
         std.debug.print("{s}: {s} is missing\n", .{ if (required) "error" else "skipping", path });
@@ -94,24 +113,31 @@ fn tool(buf: []u8, env_name: []const u8, rel: []const u8) !?[]const u8 {
     return try std.fs.cwd().realpath(path, buf);
 }
 
-test "a sparse log over 4 GiB (oldest chunk past 4 GiB, 65,552 slots): the reference's bytes at -t 1 and -t 2" {
+// The oldest chunk lies past 4 GiB, among 65,552 slots.
+test "a sparse log over 4 GiB: the reference's bytes at -t 1 and -t 2" {
     var ref_buf: [std.fs.max_path_bytes]u8 = undefined;
     var gen_buf: [std.fs.max_path_bytes]u8 = undefined;
-    const ref_bin = try tool(&ref_buf, "EVTX_REFERENCE", "target/reference/bin/evtx_dump") orelse return error.SkipZigTest;
-    const generator = try tool(&gen_buf, "EVTX_FIXTURE_GEN", "target/release/evtx-fixture-gen") orelse return error.SkipZigTest;
+    const ref_bin = try tool(&ref_buf, "EVTX_REFERENCE", "target/reference/bin/evtx_dump") orelse
+        return error.SkipZigTest;
+    const gen_path = "target/release/evtx-fixture-gen";
+    const generator = try tool(&gen_buf, "EVTX_FIXTURE_GEN", gen_path) orelse
+        return error.SkipZigTest;
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
-    var gen = try runCli(tmp.dir, &[_][]const u8{ generator, "sparse", "--out", "sparse.evtx" }, null, null);
+    const gen_argv = [_][]const u8{ generator, "sparse", "--out", "sparse.evtx" };
+    var gen = try runCli(tmp.dir, &gen_argv, null, null);
     defer gen.deinit();
     try gen.expectExit(0);
     const stat = try tmp.dir.statFile("sparse.evtx");
     try std.testing.expect(stat.size > 1 << 32);
-    var expected = try runCli(tmp.dir, &[_][]const u8{ ref_bin, "-t", "2", "-o", "jsonl", "sparse.evtx" }, null, null);
+    const expected_argv = [_][]const u8{ ref_bin, "-t", "2", "-o", "jsonl", "sparse.evtx" };
+    var expected = try runCli(tmp.dir, &expected_argv, null, null);
     defer expected.deinit();
     try expected.expectExit(0);
     try std.testing.expect(expected.stdout.len > 100_000);
     for ([_][]const u8{ "1", "2" }) |threads| {
-        var run = try runCli(tmp.dir, &[_][]const u8{ cli(), "-t", threads, "-o", "jsonl", "sparse.evtx" }, null, null);
+        const run_argv = [_][]const u8{ cli(), "-t", threads, "-o", "jsonl", "sparse.evtx" };
+        var run = try runCli(tmp.dir, &run_argv, null, null);
         defer run.deinit();
         try run.expectExit(0);
         try std.testing.expect(std.mem.eql(u8, expected.stdout, run.stdout));
@@ -120,7 +146,8 @@ test "a sparse log over 4 GiB (oldest chunk past 4 GiB, 65,552 slots): the refer
 
     // `info` reads slot by slot through `Input` in bounded memory (it read the whole file
     // before: 4 GiB of RSS).
-    var expected_info = try runCli(tmp.dir, &[_][]const u8{ ref_bin, "info", "-i", "sparse.evtx" }, null, null);
+    const expected_info_argv = [_][]const u8{ ref_bin, "info", "-i", "sparse.evtx" };
+    var expected_info = try runCli(tmp.dir, &expected_info_argv, null, null);
     defer expected_info.deinit();
     try expected_info.expectExit(0);
     try std.testing.expect(std.mem.indexOf(u8, expected_info.stdout, "65552 chunks: ") != null);
@@ -147,7 +174,8 @@ test "a sparse log over 4 GiB (oldest chunk past 4 GiB, 65,552 slots): the refer
     }
 }
 
-test "a log cut while the CLI reads it: one incomplete-chunk line per lost slot, no signal, exit 0" {
+// One incomplete-chunk line per lost slot, no signal, exit 0.
+test "a log cut while the CLI reads it" {
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
     const slots = 40;
@@ -156,13 +184,16 @@ test "a log cut while the CLI reads it: one incomplete-chunk line per lost slot,
         const log = try writeLog(tmp.dir, "strings-large.evtx", slots, "s.evtx");
         defer gpa.free(log);
         // What the run must print: the records of the slots left whole.
-        try tmp.dir.writeFile(.{ .sub_path = "kept.evtx", .data = log[0 .. block_size + kept * chunk_size] });
-        var expected = try runCli(tmp.dir, &[_][]const u8{ cli(), "-o", "xml", "-t", "1", "kept.evtx" }, null, null);
+        const kept_bytes = log[0 .. block_size + kept * chunk_size];
+        try tmp.dir.writeFile(.{ .sub_path = "kept.evtx", .data = kept_bytes });
+        const expected_argv = [_][]const u8{ cli(), "-o", "xml", "-t", "1", "kept.evtx" };
+        var expected = try runCli(tmp.dir, &expected_argv, null, null);
         defer expected.deinit();
         try expected.expectExit(0);
         try std.testing.expect(expected.stdout.len > 4 * chunk_size);
 
-        var child = std.process.Child.init(&[_][]const u8{ cli(), "-o", "xml", "-t", threads, "s.evtx" }, gpa);
+        const argv = [_][]const u8{ cli(), "-o", "xml", "-t", threads, "s.evtx" };
+        var child = std.process.Child.init(&argv, gpa);
         child.cwd_dir = tmp.dir;
         child.stdin_behavior = .Ignore;
         child.stdout_behavior = .Pipe;
@@ -189,7 +220,11 @@ test "a log cut while the CLI reads it: one incomplete-chunk line per lost slot,
         var lines = std.mem.splitScalar(u8, stderr.items, '\n');
         for (kept..slots) |slot| {
             var prefix_buf: [128]u8 = undefined;
-            const prefix = try std.fmt.bufPrint(&prefix_buf, "error: s.evtx: chunk {d}, record -, offset 0x{x}: incomplete chunk", .{ slot, block_size + slot * chunk_size });
+            const prefix = try std.fmt.bufPrint(
+                &prefix_buf,
+                "error: s.evtx: chunk {d}, record -, offset 0x{x}: incomplete chunk",
+                .{ slot, block_size + slot * chunk_size },
+            );
             const line = lines.next() orelse return error.TestExpectedMoreErrorLines;
             if (!std.mem.startsWith(u8, line, prefix)) {
                 std.debug.print("expected a line starting `{s}`, got `{s}`\n", .{ prefix, line });
@@ -219,12 +254,18 @@ test "-f naming the input (same path, symlink, hard link) is refused before anyt
     };
     for (cases) |c| {
         // Without --no-confirm-overwrite the CLI would ask first (and fail: no terminal).
-        const args = [_][]const u8{ cli(), "-o", "jsonl", "-f", c.out, "s.evtx", "--no-confirm-overwrite" };
+        const args = [_][]const u8{
+            cli(), "-o", "jsonl", "-f", c.out, "s.evtx", "--no-confirm-overwrite",
+        };
         var run = try runCli(tmp.dir, if (c.confirm) args[0..6] else &args, null, null);
         defer run.deinit();
         try run.expectExit(1);
         var expected_buf: [256]u8 = undefined;
-        const expected = try std.fmt.bufPrint(&expected_buf, "Error: refusing to write the output to `{s}`: it is the input file `s.evtx`\n", .{c.out});
+        const expected = try std.fmt.bufPrint(
+            &expected_buf,
+            "Error: refusing to write the output to `{s}`: it is the input file `s.evtx`\n",
+            .{c.out},
+        );
         try std.testing.expectEqualStrings(expected, run.stderr);
         try std.testing.expectEqualStrings("", run.stdout);
         const after = try tmp.dir.readFileAlloc(gpa, "s.evtx", 1 << 20);
@@ -234,7 +275,10 @@ test "-f naming the input (same path, symlink, hard link) is refused before anyt
     // Another file is written as usual, and a copy of the input is not the input.
     try tmp.dir.copyFile("s.evtx", tmp.dir, "copy.evtx", .{});
     for ([_][]const u8{ "out.jsonl", "copy.evtx" }) |out| {
-        var run = try runCli(tmp.dir, &[_][]const u8{ cli(), "-o", "jsonl", "-f", out, "--no-confirm-overwrite", "s.evtx" }, null, null);
+        const run_argv = [_][]const u8{
+            cli(), "-o", "jsonl", "-f", out, "--no-confirm-overwrite", "s.evtx",
+        };
+        var run = try runCli(tmp.dir, &run_argv, null, null);
         defer run.deinit();
         try run.expectExit(0);
         const written = try tmp.dir.readFileAlloc(gpa, out, 1 << 20);
@@ -285,7 +329,8 @@ var reference_path_buf: [std.fs.max_path_bytes]u8 = undefined;
 /// The reference's absolute path; a missing reference fails the test (no silent skip).
 fn reference() ![]const u8 {
     return std.fs.cwd().realpath(options.reference, &reference_path_buf) catch |e| {
-        std.debug.print("the reference evtx_dump is not built at {s} (make setup)\n", .{options.reference});
+        const missing = "the reference evtx_dump is not built at {s} (make setup)\n";
+        std.debug.print(missing, .{options.reference});
         return e;
     };
 }
@@ -296,7 +341,8 @@ fn firstLine(text: []const u8) []const u8 {
     return text[0 .. std.mem.indexOfScalar(u8, text, '\n') orelse text.len];
 }
 
-test "usage errors: the reference's stderr byte for byte; fatal errors: its first line; the same exit status" {
+// Usage errors: the reference's stderr byte for byte; fatal errors: its first line.
+test "usage and fatal errors: the reference's text and exit status" {
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
     var fixtures_buf: [std.fs.max_path_bytes]u8 = undefined;
@@ -425,7 +471,8 @@ test "every expected output of the manifest, byte for byte" {
             defer run.deinit();
             compared += 1;
             if (!std.mem.eql(u8, run.stdout, expected)) {
-                std.debug.print("{s} {s}: stdout differs from {s}\n", .{ fixture, output.key_ptr.*, name });
+                const what = "{s} {s}: stdout differs from {s}\n";
+                std.debug.print(what, .{ fixture, output.key_ptr.*, name });
                 failed += 1;
             }
         }

@@ -1201,7 +1201,8 @@ pub fn markdown(report: &ParityReport) -> String {
         ));
     }
     md.push('\n');
-    md.push_str("| pair | checks | passed | records compared | records matching | parity |\n|---|---|---|---|---|---|\n");
+    md.push_str("| pair | checks | passed | records compared | records matching | parity |\n");
+    md.push_str("|---|---|---|---|---|---|\n");
     let mut by_pair: BTreeMap<&str, (usize, usize, usize, usize)> = BTreeMap::new();
     for check in &report.checks {
         let entry = by_pair.entry(check.pair).or_default();
@@ -1296,7 +1297,8 @@ pub fn markdown(report: &ParityReport) -> String {
     md
 }
 
-/// The terminal summary: failing checks with their first example, then `parity: N passed, N failed`.
+/// The terminal summary: failing checks with their first example, then
+/// `parity: N passed, N failed`.
 pub fn print_summary(report: &ParityReport) {
     let failing: Vec<_> = report.checks.iter().filter(|c| !c.passed).collect();
     for check in failing.iter().take(15) {
@@ -1381,7 +1383,11 @@ mod tests {
     use std::process::ExitStatus;
 
     const PATH: &str = "dir/a.evtx";
-    const XML: &str = "Record 1\n<E>\n  <A>1</A>\n</E>\n\nRecord 2\n<E>\n  <A>2</A>\n</E>\n\nRecord 3\n<E>\n  <A>3</A>\n</E>\n\n";
+    const XML: &str = concat!(
+        "Record 1\n<E>\n  <A>1</A>\n</E>\n\n",
+        "Record 2\n<E>\n  <A>2</A>\n</E>\n\n",
+        "Record 3\n<E>\n  <A>3</A>\n</E>\n\n",
+    );
     const JSONL: &str = "{\"A\":1}\n{\"A\":2}\n{\"A\":3}\n";
 
     fn run(stdout: &str, stderr: &str, status: Option<i32>) -> Run {
@@ -1647,9 +1653,14 @@ mod tests {
     }
 
     const GAPS: &str = r#"[
-        {"file":"a.evtx","pair":"reference-*","mode":"*","category":"extra-record","record":2,"reason":"r"},
-        {"file":"a.evtx","pair":"reference-*","mode":"*","category":"error-records","reference_failures":2,"engine_failures":[3],"reason":"r"}]"#;
-    const REF_ERRS: &str = "Failed to dump the next record.\n 0: Failed to parse record number 2\nFailed to dump the next record.\n 0: Failed to parse record number 3\n";
+        {"file":"a.evtx","pair":"reference-*","mode":"*","category":"extra-record",
+         "record":2,"reason":"r"},
+        {"file":"a.evtx","pair":"reference-*","mode":"*","category":"error-records",
+         "reference_failures":2,"engine_failures":[3],"reason":"r"}]"#;
+    const REF_ERRS: &str = concat!(
+        "Failed to dump the next record.\n 0: Failed to parse record number 2\n",
+        "Failed to dump the next record.\n 0: Failed to parse record number 3\n",
+    );
 
     fn without_record_2(text: &str) -> String {
         text.replace("Record 2\n<E>\n  <A>2</A>\n</E>\n\n", "")
