@@ -204,47 +204,42 @@ fn put_dec(buf: &mut [u8], at: usize, v: u64) -> usize {
     }
 }
 
-#[inline(always)]
-fn put_dec32(buf: &mut [u8], at: usize, v: u32) -> usize {
-    let end = at + v.checked_ilog10().unwrap_or(0) as usize + 1;
-    let (mut e, mut v) = (end, v);
-    while v >= 100 {
-        let [hi, lo] = DEC_PAIRS[(v % 100) as usize];
-        buf[e - 2] = hi;
-        buf[e - 1] = lo;
-        v /= 100;
-        e -= 2;
-    }
-    if v >= 10 {
-        let [hi, lo] = DEC_PAIRS[v as usize];
-        buf[at] = hi;
-        buf[at + 1] = lo;
-    } else {
-        buf[at] = b'0' + v as u8;
-    }
-    end
+/// `put_dec32` and `put_dec64`: the same digit loop in the width of the value, so that values
+/// that fit 32 bits divide in 32 bits.
+macro_rules! put_dec_in {
+    ($(#[$attr:meta])* $name:ident, $t:ty) => {
+        $(#[$attr])*
+        fn $name(buf: &mut [u8], at: usize, v: $t) -> usize {
+            let end = at + v.checked_ilog10().unwrap_or(0) as usize + 1;
+            let (mut e, mut v) = (end, v);
+            while v >= 100 {
+                let [hi, lo] = DEC_PAIRS[(v % 100) as usize];
+                buf[e - 2] = hi;
+                buf[e - 1] = lo;
+                v /= 100;
+                e -= 2;
+            }
+            if v >= 10 {
+                let [hi, lo] = DEC_PAIRS[v as usize];
+                buf[at] = hi;
+                buf[at + 1] = lo;
+            } else {
+                buf[at] = b'0' + v as u8;
+            }
+            end
+        }
+    };
 }
-
-#[inline(never)]
-fn put_dec64(buf: &mut [u8], at: usize, v: u64) -> usize {
-    let end = at + v.checked_ilog10().unwrap_or(0) as usize + 1;
-    let (mut e, mut v) = (end, v);
-    while v >= 100 {
-        let [hi, lo] = DEC_PAIRS[(v % 100) as usize];
-        buf[e - 2] = hi;
-        buf[e - 1] = lo;
-        v /= 100;
-        e -= 2;
-    }
-    if v >= 10 {
-        let [hi, lo] = DEC_PAIRS[v as usize];
-        buf[at] = hi;
-        buf[at + 1] = lo;
-    } else {
-        buf[at] = b'0' + v as u8;
-    }
-    end
-}
+put_dec_in!(
+    #[inline(always)]
+    put_dec32,
+    u32
+);
+put_dec_in!(
+    #[inline(never)]
+    put_dec64,
+    u64
+);
 
 /// Decimal integer.
 #[inline]
