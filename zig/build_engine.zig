@@ -53,14 +53,25 @@ pub const Modules = struct {
 /// Creates each flavor's modules once; every artifact of that flavor imports the same ones.
 pub const Engine = struct {
     b: *std.Build,
-    /// The shared fixtures, for the `test` blocks that compare with the reference's output.
+    /// The shared fixtures and the reference `evtx_dump` (built by `make setup`), for the
+    /// `test` blocks that compare with the reference's output.
     unit_test_options: *std.Build.Module,
+    /// `include/info_columns.txt`, `info`'s column titles: the Rust engine reads the same file
+    /// (`include_str!`), the Zig engine embeds it (`@embedFile("info_columns")`).
+    info_columns: *std.Build.Module,
     flavors: std.ArrayList(struct { Flavor, Modules }) = .empty,
 
     pub fn init(b: *std.Build) Engine {
         const options = b.addOptions();
         options.addOptionPath("fixtures", b.path("shared-fixtures"));
-        return .{ .b = b, .unit_test_options = options.createModule() };
+        options.addOptionPath("reference", b.path("target/reference/bin/evtx_dump"));
+        return .{
+            .b = b,
+            .unit_test_options = options.createModule(),
+            .info_columns = b.createModule(.{
+                .root_source_file = b.path("include/info_columns.txt"),
+            }),
+        };
     }
 
     pub fn modules(self: *Engine, flavor: Flavor) Modules {
@@ -90,6 +101,7 @@ pub const Engine = struct {
         });
         // Only `test` blocks import it; a module nobody imports costs nothing.
         made.addImport("unit_test_options", self.unit_test_options);
+        made.addImport("info_columns", self.info_columns);
         return made;
     }
 };

@@ -40,15 +40,9 @@ const chunk_flags = [_]Flag{ .{ .bit = 0x1, .name = "DIRTY" }, .{
     .name = "NO_CRC32",
 } };
 
-const columns = [_][]const u8{
-    "Chunk",
-    "Offset",
-    "Record numbers",
-    "Record IDs",
-    "Flags",
-    "Header CRC32",
-    "Records CRC32",
-};
+/// The chunk table's column titles, one a line in `include/info_columns.txt`: the Rust
+/// engine's `info.rs` reads the same file, so the two cannot drift apart.
+const columns = lines(7, @embedFile("info_columns"));
 const cell_max = 64;
 
 /// One row of the chunk table: seven cells, or (number, offset, note) for a slot that is
@@ -283,6 +277,23 @@ fn writeRow(row: *const Row, widths: *const [columns.len]usize, out: *Writer) Wr
     try out.writeAll("\n");
 }
 
+/// The `n` lines of `text`, each ending with a newline; split at compile time (a file with
+/// another number of lines fails the build).
+fn lines(comptime n: usize, comptime text: []const u8) [n][]const u8 {
+    var out: [n][]const u8 = undefined;
+    var count: usize = 0;
+    var rest = text;
+    while (rest.len > 0) : (count += 1) {
+        const end = std.mem.indexOfScalar(u8, rest, '\n') orelse
+            @compileError("the last line has no newline");
+        if (count == n) @compileError("more lines than expected");
+        out[count] = rest[0..end];
+        rest = rest[end + 1 ..];
+    }
+    if (count != n) @compileError("fewer lines than expected");
+    return out;
+}
+
 /// `text`, then spaces up to `width` (none when it is wider: a row is never cut).
 fn pad(out: *Writer, text: []const u8, width: usize) Writer.Error!void {
     try out.writeAll(text);
@@ -303,6 +314,31 @@ test "info: flag names follow the reference's bitflags text" {
         try writeFlags(c.flags, c.names, &w);
         try std.testing.expectEqualStrings(c.want, w.buffered());
     }
+}
+
+test "info: the column titles are the reference's, in its order" {
+    const unit_test_options = @import("unit_test_options");
+    const gpa = std.testing.allocator;
+    const run = try std.process.Child.run(.{ .allocator = gpa, .argv = &.{
+        unit_test_options.reference,
+        "info",
+        "-i",
+        unit_test_options.fixtures ++ "/synthetic/basic.evtx",
+    } });
+    defer gpa.free(run.stdout);
+    defer gpa.free(run.stderr);
+    try std.testing.expectEqual(std.process.Child.Term{ .Exited = 0 }, run.term);
+    // The chunk table's title line follows the header block's blank line.
+    const table = run.stdout[(std.mem.indexOf(u8, run.stdout, "\n\n") orelse
+        return error.TestUnexpectedResult) + 2 ..];
+    const header = table[0 .. std.mem.indexOfScalar(u8, table, '\n') orelse table.len];
+    // Titles are two spaces apart at least; a title holds single spaces.
+    var titles = std.mem.tokenizeSequence(u8, header, "  ");
+    for (columns) |want| {
+        const got = titles.next() orelse return error.TestUnexpectedResult;
+        try std.testing.expectEqualStrings(want, std.mem.trim(u8, got, " "));
+    }
+    try std.testing.expectEqual(null, titles.next());
 }
 
 test "info: header-only file, short and foreign files" {

@@ -127,6 +127,27 @@ fn info_on_the_sparse_log_matches_the_reference_in_bounded_memory() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `info`'s column titles, read from `include/info_columns.txt` (the one table both engines
+/// read): the titles of the reference's chunk table, in its order.
+#[test]
+fn info_columns_are_the_reference_titles() {
+    let Some(reference) = reference() else {
+        return;
+    };
+    let log = workspace_root().join("shared-fixtures/synthetic/basic.evtx");
+    let expected = run(&reference, &["info", "-i", log.to_str().unwrap()]);
+    assert!(expected.status.success());
+    let text = String::from_utf8(expected.stdout).unwrap();
+    let header = text.split("\n\n").nth(1).unwrap().lines().next().unwrap();
+    // Titles are two spaces apart at least; a title holds single spaces.
+    let titles: Vec<&str> = header
+        .split("  ")
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert_eq!(titles, evtx_core::info::COLUMNS);
+}
+
 /// Truncating the input to 1,000,000 bytes while evtx-rs writes its first chunk: slots 0-13
 /// stay whole, slot 14 is cut, the rest are gone. evtx-rs prints what it can read, one
 /// `incomplete chunk` line per slot it cannot (file offset of the slot, record `-`), exits 0 as

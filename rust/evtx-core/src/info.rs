@@ -26,15 +26,9 @@ const HEADER_FLAGS: [(u32, &str); 3] = [(0x1, "DIRTY"), (0x2, "FULL"), (0x4, "NO
 /// Flag bits `info` names in chunk headers.
 const CHUNK_FLAGS: [(u32, &str); 2] = [(0x1, "DIRTY"), (0x4, "NO_CRC32")];
 
-const COLUMNS: [&str; 7] = [
-    "Chunk",
-    "Offset",
-    "Record numbers",
-    "Record IDs",
-    "Flags",
-    "Header CRC32",
-    "Records CRC32",
-];
+/// The chunk table's column titles, one a line in `include/info_columns.txt`: the Zig
+/// engine's `info.zig` reads the same file, so the two cannot drift apart.
+pub const COLUMNS: [&str; 7] = lines(include_str!("../../../include/info_columns.txt"));
 
 /// Bytes of a chunk header the width pass reads: the magic, record numbers, record IDs and
 /// flags (at 120).
@@ -277,6 +271,29 @@ fn write_row(row: &Row, widths: &[usize; 7], out: &mut String) {
     let end = start + out[start..].trim_end().len();
     out.truncate(end);
     out.push('\n');
+}
+
+/// The `N` lines of `text`, each ending with a newline; split at compile time (a file with
+/// another number of lines fails the build).
+const fn lines<const N: usize>(text: &'static str) -> [&'static str; N] {
+    let mut out = [""; N];
+    let (mut n, mut rest) = (0, text.as_bytes());
+    while !rest.is_empty() {
+        let mut end = 0;
+        while end < rest.len() && rest[end] != b'\n' {
+            end += 1;
+        }
+        assert!(end < rest.len(), "the last line has no newline");
+        assert!(n < N, "more lines than expected");
+        let (line, tail) = rest.split_at(end);
+        out[n] = match std::str::from_utf8(line) {
+            Ok(line) => line,
+            Err(_) => panic!("not UTF-8"),
+        };
+        (n, rest) = (n + 1, tail.split_at(1).1);
+    }
+    assert!(n == N, "fewer lines than expected");
+    out
 }
 
 /// The names of the set flags joined by ` | `, then any other bits as `0x…` (lowercase hex);
