@@ -700,6 +700,39 @@ test "sid" {
     try expectText(&wide, T.sid, want.items);
 }
 
+/// The memo tests' one check: a value written through a memo (that keeps its state from one
+/// value to the next) must be the formatter's text without it.
+const MemoCheck = struct {
+    gpa: std.mem.Allocator,
+    memo: *Memo,
+    got: Out,
+    want: Out,
+
+    fn init(gpa: std.mem.Allocator) std.mem.Allocator.Error!MemoCheck {
+        const memo = try gpa.create(Memo);
+        memo.* = .{};
+        return .{ .gpa = gpa, .memo = memo, .got = Out.init(gpa), .want = Out.init(gpa) };
+    }
+
+    fn deinit(check: *MemoCheck) void {
+        check.want.deinit();
+        check.got.deinit();
+        check.gpa.destroy(check.memo);
+    }
+
+    /// Writes `v` of `chunk` as JSON through the memo and without it; the texts must match.
+    fn expectSame(check: *MemoCheck, chunk: []const u8, v: Value) !void {
+        const plain: Format = .{ .chunk = chunk, .ansi = default_codec };
+        var memoised = plain;
+        memoised.memo = check.memo;
+        check.got.truncate(0);
+        check.want.truncate(0);
+        try writeValue(&check.got, memoised, v, .json);
+        try writeValue(&check.want, plain, v, .json);
+        try std.testing.expectEqualStrings(check.want.list.items, check.got.list.items);
+    }
+};
+
 test "the memo writes every SID as the formatter does, after hits, misses and collisions" {
     // 3,000 SIDs from a pool of 200 (0-16 sub-authorities; 16 is past what the memo keeps)
     // through one memo: repeats hit, the 64 slots collide; each text must be the formatter's.
@@ -711,23 +744,13 @@ test "the memo writes every SID as the formatter does, after hits, misses and co
         random.bytes(sid);
         sid[1] = random.uintAtMost(u8, 16);
     }
-    const memo = try gpa.create(Memo);
-    defer gpa.destroy(memo);
-    memo.* = .{};
-    var got = Out.init(gpa);
-    defer got.deinit();
-    var want = Out.init(gpa);
-    defer want.deinit();
+    var check = try MemoCheck.init(gpa);
+    defer check.deinit();
     for (0..3000) |_| {
         const choices = if (random.boolean()) 8 else pool.len;
         const sid = &pool[random.uintLessThan(usize, choices)];
         const bytes = sid[0 .. 8 + 4 * @as(usize, sid[1])];
-        const v: Value = .{ .vtype = T.sid, .start = 0, .len = @intCast(bytes.len) };
-        got.truncate(0);
-        want.truncate(0);
-        try writeValue(&got, .{ .chunk = bytes, .ansi = default_codec, .memo = memo }, v, .json);
-        try writeValue(&want, .{ .chunk = bytes, .ansi = default_codec }, v, .json);
-        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+        try check.expectSame(bytes, .{ .vtype = T.sid, .start = 0, .len = @intCast(bytes.len) });
     }
 }
 
@@ -739,38 +762,19 @@ test "the memo writes every GUID as the formatter does, after hits, misses and c
     var pool: [100][16]u8 = undefined;
     for (&pool) |*guid| random.bytes(guid);
     pool[0] = @splat(0);
-    const memo = try gpa.create(Memo);
-    defer gpa.destroy(memo);
-    memo.* = .{};
-    var got = Out.init(gpa);
-    defer got.deinit();
-    var want = Out.init(gpa);
-    defer want.deinit();
+    var check = try MemoCheck.init(gpa);
+    defer check.deinit();
     for (0..2000) |_| {
         const guid = &pool[random.uintLessThan(usize, pool.len)];
-        const v: Value = .{ .vtype = T.guid, .start = 0, .len = 16 };
-        const plain: Format = .{ .chunk = guid, .ansi = default_codec };
-        var memoised = plain;
-        memoised.memo = memo;
-        got.truncate(0);
-        want.truncate(0);
-        try writeValue(&got, memoised, v, .json);
-        try writeValue(&want, plain, v, .json);
-        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+        try check.expectSame(guid, .{ .vtype = T.guid, .start = 0, .len = 16 });
     }
 }
 
 test "the memo writes every FILETIME as the formatter does, across days and back" {
     // Ticks within a day, across midnight and years, back to an earlier day, the largest
     // valid value and past it, then random ones: each text must be the formatter's.
-    const gpa = std.testing.allocator;
-    const memo = try gpa.create(Memo);
-    defer gpa.destroy(memo);
-    memo.* = .{};
-    var got = Out.init(gpa);
-    defer got.deinit();
-    var want = Out.init(gpa);
-    defer want.deinit();
+    var check = try MemoCheck.init(std.testing.allocator);
+    defer check.deinit();
     var prng = std.Random.DefaultPrng.init(0xF17E);
     const random = prng.random();
     const base: u64 = 0x01D1D94457579618; // 2016-07-08T18:12:51.6816408Z
@@ -784,15 +788,7 @@ test "the memo writes every FILETIME as the formatter does, across days and back
         const ticks = if (k < fixed.len) fixed[k] else base +% spread -% day;
         var bytes: [8]u8 = undefined;
         std.mem.writeInt(u64, &bytes, ticks, .little);
-        const v: Value = .{ .vtype = T.filetime, .start = 0, .len = 8 };
-        got.truncate(0);
-        want.truncate(0);
-        const plain: Format = .{ .chunk = &bytes, .ansi = default_codec };
-        var memoised = plain;
-        memoised.memo = memo;
-        try writeValue(&got, memoised, v, .json);
-        try writeValue(&want, plain, v, .json);
-        try std.testing.expectEqualStrings(want.list.items, got.list.items);
+        try check.expectSame(&bytes, .{ .vtype = T.filetime, .start = 0, .len = 8 });
     }
 }
 
