@@ -23,7 +23,26 @@ pub const Found = struct {
     level: ?u8 = null,
     channel: ?[]const u8 = null,
     computer: ?[]const u8 = null,
+    /// The PROVIDER, CHANNEL, COMPUTER bits of the strings that hold a `\\` (the others are
+    /// copied without an unescaping pass).
+    escapes: u8 = 0,
+
+    /// Sets the string field `flag` (PROVIDER, CHANNEL or COMPUTER) to `value`.
+    inline fn set(f: *Found, comptime flag: u8, value: ?Text) void {
+        const field = switch (flag) {
+            PROVIDER => &f.provider,
+            CHANNEL => &f.channel,
+            COMPUTER => &f.computer,
+            else => @compileError("not a string field"),
+        };
+        field.* = if (value) |v| v.raw else null;
+        const escaped = if (value) |v| v.escaped else false;
+        f.escapes = (f.escapes & ~flag) | (if (escaped) flag else 0);
+    }
 };
+
+/// A string value's raw body and whether it holds an escape.
+const Text = struct { raw: []const u8, escaped: bool };
 
 /// One string column: values back to back and `count + 1` offsets starting at 0.
 pub const Strings = struct {
@@ -41,8 +60,16 @@ pub const Strings = struct {
         try s.offsets.append(gpa, 0);
     }
 
-    fn push(s: *Strings, gpa: std.mem.Allocator, raw: ?[]const u8) error{OutOfMemory}!void {
-        if (raw) |r| try unescapeInto(gpa, r, &s.data);
+    /// `escaped`: the body has a `\\` (else it is copied as it is).
+    fn push(
+        s: *Strings,
+        gpa: std.mem.Allocator,
+        raw: ?[]const u8,
+        escaped: bool,
+    ) error{OutOfMemory}!void {
+        if (raw) |r| {
+            if (escaped) try unescapeInto(gpa, r, &s.data) else try s.data.appendSlice(gpa, r);
+        }
         try s.offsets.append(gpa, s.data.items.len);
     }
 };
@@ -84,9 +111,9 @@ pub const Columns = struct {
         if (found.level != null) present |= LEVEL;
         if (found.channel != null) present |= CHANNEL;
         if (found.computer != null) present |= COMPUTER;
-        try c.provider.push(gpa, found.provider);
-        try c.channel.push(gpa, found.channel);
-        try c.computer.push(gpa, found.computer);
+        try c.provider.push(gpa, found.provider, found.escapes & PROVIDER != 0);
+        try c.channel.push(gpa, found.channel, found.escapes & CHANNEL != 0);
+        try c.computer.push(gpa, found.computer, found.escapes & COMPUTER != 0);
         try c.event_ids.append(gpa, found.event_id orelse 0);
         try c.levels.append(gpa, found.level orelse 0);
         try c.present.append(gpa, present);
@@ -104,6 +131,8 @@ pub const Columns = struct {
 const Scanner = struct {
     text: []const u8,
     at: usize,
+    /// A string read since `stringValue` cleared it had an escape.
+    escaped: bool = false,
 
     /// The next byte after whitespace, not consumed.
     inline fn peek(s: *Scanner) ?u8 {
@@ -125,7 +154,7 @@ const Scanner = struct {
         return null;
     }
 
-    fn eat(s: *Scanner, byte: u8) ?void {
+    inline fn eat(s: *Scanner, byte: u8) ?void {
         if (s.peek() != byte) return null;
         s.at += 1;
     }
@@ -141,6 +170,7 @@ const Scanner = struct {
                 return s.text[start..at];
             }
             // An escape: its next byte is never the string's end.
+            s.escaped = true;
             s.at = at + 2;
         }
         return null;
@@ -166,7 +196,7 @@ const Scanner = struct {
     }
 
     /// Opens the object here: true at its first key, false past it when it is empty.
-    fn open(s: *Scanner) ?bool {
+    inline fn open(s: *Scanner) ?bool {
         s.eat('{') orelse return null;
         if ((s.peek() orelse return null) == '}') {
             s.at += 1;
@@ -178,7 +208,7 @@ const Scanner = struct {
     /// At a value: true at the value of its first member `name` (one level deeper; record
     /// JSON has no duplicate keys, and the first is the Rust twin's too), false past the
     /// whole value when it is not an object or has no such member.
-    fn member(s: *Scanner, comptime name: []const u8) ?bool {
+    inline fn member(s: *Scanner, comptime name: []const u8) ?bool {
         if ((s.peek() orelse return null) != '{') {
             s.skipValue() orelse return null;
             return false;
@@ -193,7 +223,7 @@ const Scanner = struct {
     }
 
     /// Skips one value of any type. A literal (number, true, false, null) is not checked.
-    fn skipValue(s: *Scanner) ?void {
+    inline fn skipValue(s: *Scanner) ?void {
         switch (s.peek() orelse return null) {
             '"' => {
                 s.at += 1;
@@ -215,7 +245,7 @@ const Scanner = struct {
 
     /// Moves past the end of the `depth` objects or arrays the scanner is in: one byte loop
     /// that counts brackets and jumps over strings (a `}` or `"` inside one is text).
-    fn close(s: *Scanner, depth_in: usize) ?void {
+    inline fn close(s: *Scanner, depth_in: usize) ?void {
         std.debug.assert(depth_in > 0);
         var depth = depth_in;
         while (s.at < s.text.len) {
@@ -239,18 +269,21 @@ const Scanner = struct {
         return null;
     }
 
-    /// A string value's raw body, or null after skipping a value of another type.
-    fn stringValue(s: *Scanner) ?[]const u8 {
+    /// A string value's raw body and whether it has an escape, or null after skipping a
+    /// value of another type.
+    inline fn stringValue(s: *Scanner) ?Text {
         if (s.peek() == '"') {
             s.at += 1;
-            return s.stringRest();
+            s.escaped = false;
+            const raw = s.stringRest() orelse return null;
+            return .{ .raw = raw, .escaped = s.escaped };
         }
         _ = s.skipValue();
         return null;
     }
 
     /// A non-negative integer, as a JSON number or a string of ASCII digits.
-    fn integer(s: *Scanner) ?u64 {
+    inline fn integer(s: *Scanner) ?u64 {
         const digits = if (s.peek() == '"') blk: {
             s.at += 1;
             break :blk s.stringRest() orelse return null;
@@ -283,11 +316,11 @@ const Scanner = struct {
         if (isKey(k, "Provider")) {
             if (!(s.member("#attributes") orelse return null)) return;
             if (!(s.member("Name") orelse return null)) return s.close(1);
-            found.provider = s.stringValue();
+            found.set(PROVIDER, s.stringValue());
             return s.close(2);
         } else if (isKey(k, "Provider_attributes")) {
             if (!(s.member("Name") orelse return null)) return;
-            found.provider = s.stringValue();
+            found.set(PROVIDER, s.stringValue());
             return s.close(1);
         } else if (isKey(k, "EventID")) {
             const value: ?u64 = if (s.peek() == '{') blk: {
@@ -300,9 +333,9 @@ const Scanner = struct {
         } else if (isKey(k, "Level")) {
             found.level = castInteger(u8, s.integer());
         } else if (isKey(k, "Channel")) {
-            found.channel = s.stringValue();
+            found.set(CHANNEL, s.stringValue());
         } else if (isKey(k, "Computer")) {
-            found.computer = s.stringValue();
+            found.set(COMPUTER, s.stringValue());
         } else {
             return s.skipValue();
         }
@@ -339,11 +372,24 @@ pub fn scan(text: []const u8) Found {
     const start = std.mem.indexOfScalar(u8, text, '{') orelse return found;
     var s: Scanner = .{ .text = text, .at = start };
     // The first `Event` member and its first `System` member are the record's; the walk
-    // stops right after System, so the rest of the record is not read.
-    const event = s.member("Event") orelse false;
-    if (event and (s.member("System") orelse false)) _ = s.system(&found);
+    // stops right after System, so the rest of the record is not read. The engines' JSONL
+    // starts every record with `event_head`: those bytes are the walk's whole way to System.
+    const at_system = if (std.mem.startsWith(u8, text[start..], event_head)) blk: {
+        s.at = start + event_head.len;
+        break :blk true;
+    } else blk: {
+        const event = s.member("Event") orelse false;
+        break :blk event and (s.member("System") orelse false);
+    };
+    if (at_system) _ = s.system(&found);
     return found;
 }
+
+/// How the engines' JSONL begins a record, up to System's value: Event's first member is its
+/// `#attributes` with the schema's namespace, then System (PERF.md P9: walking these 91 bytes
+/// member by member cost 700 instructions a record in the Rust twin).
+const event_head = "{\"Event\":{\"#attributes\":{\"xmlns\":" ++
+    "\"http://schemas.microsoft.com/win/2004/08/events/event\"},\"System\":";
 
 /// `value` when it fits `T`. A value that is not an integer is absent, not an error: the scan
 /// goes on with the next member, as the Rust twin does.
@@ -496,7 +542,7 @@ const cases = [_]Case{
             "[{\"a\":\"]\"},[1,[2]],\"\\\\\"],\"Channel\":\"real\",\"Execution\":" ++
             "{\"Channel\":\"x\",\"Computer\":\"x\"},\"Computer\":\"C\\\\\\\"}\"}," ++
             "\"EventData\":{\"Channel\":\"data\",\"Level\":1}}}",
-        .want = .{ .channel = "real", .computer = "C\\\\\\\"}" },
+        .want = .{ .channel = "real", .computer = "C\\\\\\\"}", .escapes = COMPUTER },
     },
     // Keys in any order, EventID's #text before its #attributes, Provider's Name after a
     // nested Name of another member.
@@ -531,7 +577,7 @@ const cases = [_]Case{
         .text = "{\"Event\":{\"System\":{\"Provider\":{\"#attributes\":{\"Guid\":\"g\"}}," ++
             "\"EventID\":{\"#attributes\":{\"Qualifiers\":1}},\"Channel\":\"Журнал\"," ++
             "\"Computer\":\"ü\\u00e9\\\\\",\"Level\":[1]}}}",
-        .want = .{ .channel = "Журнал", .computer = "ü\\u00e9\\\\" },
+        .want = .{ .channel = "Журнал", .computer = "ü\\u00e9\\\\", .escapes = COMPUTER },
     },
     // Empty objects and an Event without System.
     .{ .text = "{\"Event\":{\"System\":{}}}", .want = .{} },
@@ -659,13 +705,21 @@ test "scan: random Systems give the fields they were made with" {
     for (0..3000) |round| {
         _ = arena_state.reset(.retain_capacity);
         const gpa = arena_state.allocator();
-        const want: Found = .{
+        var want: Found = .{
             .provider = try genString(rng, gpa),
             .event_id = rng.uintLessThan(u32, 1 << 20),
             .level = rng.int(u8),
             .channel = try genString(rng, gpa),
             .computer = try genString(rng, gpa),
         };
+        const strings = .{
+            .{ "provider", PROVIDER },
+            .{ "channel", CHANNEL },
+            .{ "computer", COMPUTER },
+        };
+        inline for (strings) |f| {
+            if (std.mem.indexOfScalar(u8, @field(want, f[0]).?, '\\') != null) want.escapes |= f[1];
+        }
         var members: std.ArrayList([]const u8) = .empty;
         const channel = want.channel.?;
         const computer = want.computer.?;

@@ -38,9 +38,12 @@ impl Strings {
     }
 
     /// Appends a raw JSON string body (between the quotes), unescaped, or nothing.
-    fn push(&mut self, raw: Option<&[u8]>) {
-        if let Some(raw) = raw {
-            unescape_into(raw, &mut self.data);
+    /// `escaped`: the body has a `\\` (else it is copied as it is).
+    fn push(&mut self, raw: Option<&[u8]>, escaped: bool) {
+        match raw {
+            Some(raw) if escaped => unescape_into(raw, &mut self.data),
+            Some(raw) => self.data.extend_from_slice(raw),
+            None => {}
         }
         self.offsets.push(self.data.len() as u64);
     }
@@ -79,9 +82,12 @@ impl SystemColumns {
         bit(LEVEL, found.level.is_some());
         bit(CHANNEL, found.channel.is_some());
         bit(COMPUTER, found.computer.is_some());
-        self.provider.push(found.provider);
-        self.channel.push(found.channel);
-        self.computer.push(found.computer);
+        self.provider
+            .push(found.provider, found.escapes & PROVIDER != 0);
+        self.channel
+            .push(found.channel, found.escapes & CHANNEL != 0);
+        self.computer
+            .push(found.computer, found.escapes & COMPUTER != 0);
         self.event_ids.push(found.event_id.unwrap_or(0));
         self.levels.push(found.level.unwrap_or(0));
         self.present.push(present);
@@ -101,6 +107,25 @@ pub(crate) struct Found<'a> {
     pub level: Option<u8>,
     pub channel: Option<&'a [u8]>,
     pub computer: Option<&'a [u8]>,
+    /// The `PROVIDER`, `CHANNEL`, `COMPUTER` bits of the strings that hold a `\\` (the
+    /// others are copied without an unescaping pass).
+    pub escapes: u8,
+}
+
+impl<'a> Found<'a> {
+    /// Sets the string field `flag` (`PROVIDER`, `CHANNEL` or `COMPUTER`) to `value`, the raw
+    /// body and whether it holds an escape.
+    #[inline(always)]
+    fn set(&mut self, flag: u8, value: Option<(&'a [u8], bool)>) {
+        let field = match flag {
+            PROVIDER => &mut self.provider,
+            CHANNEL => &mut self.channel,
+            _ => &mut self.computer,
+        };
+        *field = value.map(|(raw, _)| raw);
+        let escaped = matches!(value, Some((_, true)));
+        self.escapes = (self.escapes & !flag) | if escaped { flag } else { 0 };
+    }
 }
 
 /// The System fields of one rendered JSON record (`-o json` with its banner line, or `jsonl`).
@@ -109,14 +134,34 @@ pub(crate) fn scan(text: &[u8]) -> Found<'_> {
     let Some(start) = text.iter().position(|&b| b == b'{') else {
         return found;
     };
-    let mut s = Scanner { text, at: start };
+    let mut s = Scanner {
+        text,
+        at: start,
+        escaped: false,
+    };
     // The first `Event` member and its first `System` member are the record's; the walk
-    // stops right after System, so the rest of the record is not read.
-    if s.member(b"Event") == Some(true) && s.member(b"System") == Some(true) {
+    // stops right after System, so the rest of the record is not read. The engines' JSONL
+    // starts every record with `EVENT_HEAD`: those bytes are the walk's whole way to System.
+    let at_system = if text[start..].starts_with(EVENT_HEAD) {
+        s.at = start + EVENT_HEAD.len();
+        true
+    } else {
+        s.member(b"Event") == Some(true) && s.member(b"System") == Some(true)
+    };
+    if at_system {
         let _ = s.system(&mut found);
     }
     found
 }
+
+/// How the engines' JSONL begins a record, up to System's value: Event's first member is its
+/// `#attributes` with the schema's namespace, then System (PERF.md P9: walking these 91 bytes
+/// member by member cost 700 instructions a record).
+const EVENT_HEAD: &[u8] = concat!(
+    r##"{"Event":{"#attributes":{"xmlns":"##,
+    r#""http://schemas.microsoft.com/win/2004/08/events/event"},"System":"#
+)
+.as_bytes();
 
 /// A forward reader of JSON text, one pass, no closures (PERF.md P9: a closure-driven walk of
 /// every member cost 7,160 instructions a record). Every method returns `None` on text that
@@ -124,6 +169,8 @@ pub(crate) fn scan(text: &[u8]) -> Found<'_> {
 struct Scanner<'a> {
     text: &'a [u8],
     at: usize,
+    /// A string read since `string_value` cleared it had an escape.
+    escaped: bool,
 }
 
 impl<'a> Scanner<'a> {
@@ -150,6 +197,7 @@ impl<'a> Scanner<'a> {
         None
     }
 
+    #[inline(always)]
     fn eat(&mut self, byte: u8) -> Option<()> {
         (self.peek()? == byte).then(|| self.at += 1)
     }
@@ -166,6 +214,7 @@ impl<'a> Scanner<'a> {
                 return Some(&self.text[start..at]);
             }
             // An escape: its next byte is never the string's end.
+            self.escaped = true;
             self.at = at + 2;
         }
     }
@@ -192,6 +241,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Opens the object here: `true` at its first key, `false` past it when it is empty.
+    #[inline(always)]
     fn open(&mut self) -> Option<bool> {
         self.eat(b'{')?;
         if self.peek()? == b'}' {
@@ -204,6 +254,7 @@ impl<'a> Scanner<'a> {
     /// At a value: `true` at the value of its first member `name` (one level deeper;
     /// record JSON has no duplicate keys, and the first is the Zig twin's too), `false` past
     /// the whole value when it is not an object or has no such member.
+    #[inline(always)]
     fn member(&mut self, name: &[u8]) -> Option<bool> {
         if self.peek()? != b'{' {
             self.skip_value()?;
@@ -221,6 +272,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Skips one value of any type. A literal (number, true, false, null) is not checked.
+    #[inline(always)]
     fn skip_value(&mut self) -> Option<()> {
         match self.peek()? {
             b'"' => {
@@ -249,6 +301,7 @@ impl<'a> Scanner<'a> {
 
     /// Moves past the end of the `depth` objects or arrays the scanner is in: one byte loop
     /// that counts brackets and jumps over strings (a `}` or `"` inside one is text).
+    #[inline(always)]
     fn close(&mut self, mut depth: usize) -> Option<()> {
         debug_assert!(depth > 0);
         loop {
@@ -273,17 +326,22 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A string value's raw body, or `None` after skipping a value of another type.
-    fn string_value(&mut self) -> Option<&'a [u8]> {
+    /// A string value's raw body and whether it has an escape, or `None` after skipping a
+    /// value of another type.
+    #[inline(always)]
+    fn string_value(&mut self) -> Option<(&'a [u8], bool)> {
         if self.peek() == Some(b'"') {
             self.at += 1;
-            return self.string_rest();
+            self.escaped = false;
+            let raw = self.string_rest()?;
+            return Some((raw, self.escaped));
         }
         let _ = self.skip_value();
         None
     }
 
     /// A non-negative integer, written as a JSON number or as a string of ASCII digits.
+    #[inline(always)]
     fn integer(&mut self) -> Option<u64> {
         let digits = if self.peek() == Some(b'"') {
             self.at += 1;
@@ -300,6 +358,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// At System's value: its members, the wanted ones read, the others skipped.
+    #[inline(always)]
     fn system(&mut self, found: &mut Found<'a>) -> Option<()> {
         if self.peek()? != b'{' {
             return None;
@@ -313,6 +372,7 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
+    #[inline(always)]
     fn system_member(&mut self, key: &[u8], found: &mut Found<'a>) -> Option<()> {
         match key {
             b"Provider" => {
@@ -322,14 +382,14 @@ impl<'a> Scanner<'a> {
                 if !self.member(b"Name")? {
                     return self.close(1);
                 }
-                found.provider = self.string_value();
+                found.set(PROVIDER, self.string_value());
                 self.close(2)
             }
             b"Provider_attributes" => {
                 if !self.member(b"Name")? {
                     return Some(());
                 }
-                found.provider = self.string_value();
+                found.set(PROVIDER, self.string_value());
                 self.close(1)
             }
             b"EventID" => {
@@ -352,11 +412,11 @@ impl<'a> Scanner<'a> {
                 Some(())
             }
             b"Channel" => {
-                found.channel = self.string_value();
+                found.set(CHANNEL, self.string_value());
                 Some(())
             }
             b"Computer" => {
-                found.computer = self.string_value();
+                found.set(COMPUTER, self.string_value());
                 Some(())
             }
             _ => self.skip_value(),
@@ -364,25 +424,65 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// 8-byte words `quote_or_escape` tests inline before it calls `memchr2`: System's strings are
-/// keys and short values (PERF.md P4: ~35 a record, `memchr2`'s ~54-instruction setup per call
-/// was most of its cost; P9: GUIDs and times are 28-38 bytes), and eight words hold them all.
-const INLINE_WORDS: usize = 8;
+/// 16-byte blocks `quote_or_escape` tests inline before it calls `memchr2`: System's strings
+/// are keys and short values (PERF.md P4: ~35 a record, `memchr2`'s ~54-instruction setup per
+/// call was most of its cost; P9: GUIDs and times are 28-38 bytes).
+const INLINE_BLOCKS: usize = 4;
 
 /// The index of the first `"` or `\\` in `rest`.
 #[inline(always)]
 fn quote_or_escape(rest: &[u8]) -> Option<usize> {
     let mut at = 0;
-    for word in rest.chunks_exact(8).take(INLINE_WORDS) {
-        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let hits = zero_bytes(word ^ splat(b'"')) | zero_bytes(word ^ splat(b'\\'));
+    for block in rest.chunks_exact(16).take(INLINE_BLOCKS) {
+        let hits = quote_or_escape_bits(block);
         if hits != 0 {
-            // Little-endian: the lowest set bit is the first byte in text order.
-            return Some(at + hits.trailing_zeros() as usize / 8);
+            return Some(at + hits.trailing_zeros() as usize);
         }
-        at += 8;
+        at += 16;
     }
     memchr::memchr2(b'"', b'\\', &rest[at..]).map(|i| at + i)
+}
+
+/// Bit `i` set when `block[i]` is `"` or `\\`: two SSE2 compares and a `pmovmskb` (SSE2 is
+/// part of x86-64, so no runtime check; safe Rust's byte loop compiles to ~60 instructions).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn quote_or_escape_bits(block: &[u8]) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let block: &[u8; 16] = block.try_into().expect("a 16-byte block");
+    // SAFETY: `block` is 16 readable bytes, exactly what the unaligned 128-bit load reads;
+    // the other calls are SSE2 register operations, and SSE2 is enabled (the cfg above).
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let escape = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(quote, escape)) as u32
+    }
+}
+
+/// The same bits from two 8-byte words (the SWAR zero-byte test), where SSE2 is not there;
+/// also the safe path the SSE2 one is tested against.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline(always)]
+fn quote_or_escape_bits_words(block: &[u8]) -> u32 {
+    let mut bits = 0;
+    for (i, word) in block.chunks_exact(8).take(2).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let hits = zero_bytes(word ^ splat(b'"')) | zero_bytes(word ^ splat(b'\\'));
+        // Only the lowest hit of each word is exact (`zero_bytes`): keep that one.
+        if hits != 0 {
+            bits |= 1 << (i * 8 + hits.trailing_zeros() as usize / 8);
+        }
+    }
+    bits
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn quote_or_escape_bits(block: &[u8]) -> u32 {
+    quote_or_escape_bits_words(block)
 }
 
 fn splat(byte: u8) -> u64 {
@@ -576,6 +676,31 @@ mod tests {
         }
     }
 
+    #[test]
+    fn sse2_bits_equal_the_word_bits_on_every_lane() {
+        // The SSE2 block test against the safe SWAR one: the lowest bit (the first hit) is the
+        // same for a `"` or `\\` on every lane, with neighbours one bit off and high bytes.
+        for first in [b'"', b'\\'] {
+            for at in 0..16 {
+                for filler in [b'x', b'!', b'#', b'[', b']', 0xA2, 0xDC, 0x00, 0xFF] {
+                    let mut block = [filler; 16];
+                    block[at] = first;
+                    if at + 5 < 16 {
+                        block[at + 5] = if first == b'"' { b'\\' } else { b'"' };
+                    }
+                    let (sse, words) = (
+                        quote_or_escape_bits(&block),
+                        quote_or_escape_bits_words(&block),
+                    );
+                    assert_eq!(sse.trailing_zeros(), at as u32, "{block:?}");
+                    assert_eq!(words.trailing_zeros(), at as u32, "{block:?}");
+                }
+            }
+        }
+        assert_eq!(quote_or_escape_bits(&[b'x'; 16]), 0);
+        assert_eq!(quote_or_escape_bits_words(&[b'x'; 16]), 0);
+    }
+
     /// Each case: a record's JSON and the fields (raw, still escaped) it must give. Shared
     /// with the Zig twin's test of the same name, case by case.
     const CASES: &[(&str, Found<'static>)] = &[
@@ -595,6 +720,7 @@ mod tests {
                 level: None,
                 channel: Some(b"real"),
                 computer: Some(br#"C\\\"}"#),
+                escapes: COMPUTER,
             },
         ),
         // Keys in any order, EventID's #text before its #attributes, Provider's Name after
@@ -611,6 +737,7 @@ mod tests {
                 level: Some(2),
                 channel: Some(b"Ch"),
                 computer: Some(b"H"),
+                escapes: 0,
             },
         ),
         // separate_json_attributes: the attributes beside the element, which is "" or null.
@@ -626,6 +753,7 @@ mod tests {
                 level: Some(4),
                 channel: Some(b"System"),
                 computer: Some(b"W"),
+                escapes: 0,
             },
         ),
         // Non-ASCII and escapes kept raw; EventID without #text; a Provider without a Name.
@@ -641,6 +769,7 @@ mod tests {
                 level: None,
                 channel: Some("Журнал".as_bytes()),
                 computer: Some(r#"ü\u00e9\\"#.as_bytes()),
+                escapes: COMPUTER,
             },
         ),
         // Empty objects and an Event without System.
@@ -670,6 +799,7 @@ mod tests {
         level: None,
         channel: None,
         computer: None,
+        escapes: 0,
     };
 
     #[test]
@@ -813,6 +943,14 @@ mod tests {
                 level: Some(level),
                 channel: Some(channel.as_bytes()),
                 computer: Some(computer.as_bytes()),
+                escapes: [
+                    (PROVIDER, &provider),
+                    (CHANNEL, &channel),
+                    (COMPUTER, &computer),
+                ]
+                .iter()
+                .filter(|(_, body)| body.contains('\\'))
+                .fold(0, |bits, (flag, _)| bits | flag),
             };
             assert_eq!(scan(text.as_bytes()), want, "{round}: {text}");
             let pretty = indent(&text);
