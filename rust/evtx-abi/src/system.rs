@@ -286,10 +286,7 @@ impl<'a> Scanner<'a> {
             b'}' | b']' | b',' | b':' => return None,
             _ => {
                 while let Some(&b) = self.text.get(self.at) {
-                    if matches!(
-                        b,
-                        b',' | b'}' | b']' | b':' | b'"' | b' ' | b'\t' | b'\r' | b'\n'
-                    ) {
+                    if LITERAL_END[usize::from(b)] {
                         break;
                     }
                     self.at += 1;
@@ -423,6 +420,19 @@ impl<'a> Scanner<'a> {
         }
     }
 }
+
+/// The bytes that end a literal (number, true, false, null) in `skip_value`: one table load a
+/// byte instead of nine compares (PERF.md P9: −150 instructions a record).
+const LITERAL_END: [bool; 256] = {
+    let mut table = [false; 256];
+    let ends = *b",}]:\" \t\r\n";
+    let mut i = 0;
+    while i < ends.len() {
+        table[ends[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// 16-byte blocks `quote_or_escape` tests inline before it calls `memchr2`: System's strings
 /// are keys and short values (PERF.md P4: ~35 a record, `memchr2`'s ~54-instruction setup per
