@@ -155,10 +155,11 @@ def system_rows(raw):
 
 
 @pytest.mark.parametrize("path", samples(), ids=lambda p: p.name)
-def test_system_columns_of_indented_json_and_separate_attributes(path):
-    """The System scan of both engines reads `-o json`'s indented text and the
+def test_system_columns_of_json_and_separate_attributes(path):
+    """The System scan of both engines reads the `json` format's text and the
     `separate_json_attributes` layout (`Provider_attributes`, `EventID_attributes`) as
-    `json.loads` does, entry by entry, and both engines give the same columns."""
+    `json.loads` does, entry by entry, and both engines give the same columns. (The engines
+    print no whitespace between tokens; the scanners' unit tests read indented text.)"""
     checked = 0
     for separate in (False, True):
         rows = {}
@@ -173,7 +174,6 @@ def test_system_columns_of_indented_json_and_separate_attributes(path):
                         assert row == (None,) * 5
                         continue
                     text = raw.data[offsets[i]:offsets[i + 1]]
-                    assert text.startswith(b"{\n"), text[:20]
                     assert row == expected_system(json.loads(text)["Event"]["System"]), (engine, i)
                     checked += 1
                 rows[engine].extend(system_rows(raw))
