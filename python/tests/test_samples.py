@@ -103,6 +103,84 @@ def test_system_columns_and_threads_equal_the_reference(path):
                     assert table.column(name).equals(reference.column(name)), (engine, threads, name)
 
 
+def typed(value, limit):
+    """The scan's rule for EventID and Level: a JSON integer, or a string of 1 to 19 ASCII
+    digits, from 0 to `limit`; anything else is absent."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 19:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit:
+        return value
+    return None
+
+
+def expected_system(system):
+    """What `evtx_parser_batch_system` documents for one parsed `Event.System`, member by
+    member in text order (include/evtx.h): `Provider.#attributes.Name` or
+    `Provider_attributes.Name`, `EventID` or `EventID.#text`, `Level`, `Channel`, `Computer`."""
+    provider = event = level = channel = computer = None
+    for key, value in system.items():
+        if key in ("Provider", "Provider_attributes"):
+            holder = value.get("#attributes") if key == "Provider" and isinstance(value, dict) else value
+            if isinstance(holder, dict) and "Name" in holder:
+                provider = holder["Name"] if isinstance(holder["Name"], str) else None
+        elif key == "EventID":
+            event = typed(value.get("#text") if isinstance(value, dict) else value, 2**32 - 1)
+        elif key == "Level":
+            level = typed(value, 255)
+        elif key == "Channel":
+            channel = value if isinstance(value, str) else None
+        elif key == "Computer":
+            computer = value if isinstance(value, str) else None
+    return (provider, event, level, channel, computer)
+
+
+def system_rows(raw):
+    """One `RawBatch`'s System columns as a tuple per entry, None where a field is absent."""
+    system, n = raw.system, raw.count
+
+    def strings(column):
+        data, offsets = column
+        o = memoryview(offsets).cast("Q")
+        return [data[o[i]:o[i + 1]].decode() for i in range(n)]
+
+    provider, channel, computer = (strings(c) for c in (system.provider, system.channel, system.computer))
+    event_ids = memoryview(system.event_ids).cast("I")
+    bits = (evtx_twin._ffi.SYSTEM_PROVIDER, evtx_twin._ffi.SYSTEM_EVENT_ID, evtx_twin._ffi.SYSTEM_LEVEL,
+            evtx_twin._ffi.SYSTEM_CHANNEL, evtx_twin._ffi.SYSTEM_COMPUTER)
+    rows = []
+    for i in range(n):
+        values = (provider[i], event_ids[i], system.levels[i], channel[i], computer[i])
+        rows.append(tuple(v if system.present[i] & bit else None for v, bit in zip(values, bits)))
+    return rows
+
+
+@pytest.mark.parametrize("path", samples(), ids=lambda p: p.name)
+def test_system_columns_of_json_and_separate_attributes(path):
+    """The System scan of both engines reads the `json` format's text and the
+    `separate_json_attributes` layout (`Provider_attributes`, `EventID_attributes`) as
+    `json.loads` does, entry by entry, and both engines give the same columns. (The engines
+    print no whitespace between tokens; the scanners' unit tests read indented text.)"""
+    checked = 0
+    for separate in (False, True):
+        rows = {}
+        for engine in ENGINES:
+            parser = evtx_twin.Parser(str(path), engine=engine, separate_json_attributes=separate)
+            rows[engine] = []
+            for raw in parser.batches("json", system=True):
+                offsets = memoryview(raw.offsets).cast("Q")
+                statuses = memoryview(raw.statuses).cast("I")
+                for i, row in enumerate(system_rows(raw)):
+                    if statuses[i] != 0:
+                        assert row == (None,) * 5
+                        continue
+                    text = raw.data[offsets[i]:offsets[i + 1]]
+                    assert row == expected_system(json.loads(text)["Event"]["System"]), (engine, i)
+                    checked += 1
+                rows[engine].extend(system_rows(raw))
+        assert rows["rust"] == rows["zig"]
+    assert checked > 0
+
+
 @pytest.mark.parametrize("engine", ENGINES + ["reference"])
 def test_system_columns_of_xml_are_unsupported_and_errors_have_none(engine):
     """XML output has no System columns (UNSUPPORTED, raised); error entries have every

@@ -38,9 +38,12 @@ impl Strings {
     }
 
     /// Appends a raw JSON string body (between the quotes), unescaped, or nothing.
-    fn push(&mut self, raw: Option<&[u8]>) {
-        if let Some(raw) = raw {
-            unescape_into(raw, &mut self.data);
+    /// `escaped`: the body has a `\\` (else it is copied as it is).
+    fn push(&mut self, raw: Option<&[u8]>, escaped: bool) {
+        match raw {
+            Some(raw) if escaped => unescape_into(raw, &mut self.data),
+            Some(raw) => self.data.extend_from_slice(raw),
+            None => {}
         }
         self.offsets.push(self.data.len() as u64);
     }
@@ -79,9 +82,12 @@ impl SystemColumns {
         bit(LEVEL, found.level.is_some());
         bit(CHANNEL, found.channel.is_some());
         bit(COMPUTER, found.computer.is_some());
-        self.provider.push(found.provider);
-        self.channel.push(found.channel);
-        self.computer.push(found.computer);
+        self.provider
+            .push(found.provider, found.escapes & PROVIDER != 0);
+        self.channel
+            .push(found.channel, found.escapes & CHANNEL != 0);
+        self.computer
+            .push(found.computer, found.escapes & COMPUTER != 0);
         self.event_ids.push(found.event_id.unwrap_or(0));
         self.levels.push(found.level.unwrap_or(0));
         self.present.push(present);
@@ -101,6 +107,25 @@ pub(crate) struct Found<'a> {
     pub level: Option<u8>,
     pub channel: Option<&'a [u8]>,
     pub computer: Option<&'a [u8]>,
+    /// The `PROVIDER`, `CHANNEL`, `COMPUTER` bits of the strings that hold a `\\` (the
+    /// others are copied without an unescaping pass).
+    pub escapes: u8,
+}
+
+impl<'a> Found<'a> {
+    /// Sets the string field `flag` (`PROVIDER`, `CHANNEL` or `COMPUTER`) to `value`, the raw
+    /// body and whether it holds an escape.
+    #[inline(always)]
+    fn set(&mut self, flag: u8, value: Option<(&'a [u8], bool)>) {
+        let field = match flag {
+            PROVIDER => &mut self.provider,
+            CHANNEL => &mut self.channel,
+            _ => &mut self.computer,
+        };
+        *field = value.map(|(raw, _)| raw);
+        let escaped = matches!(value, Some((_, true)));
+        self.escapes = (self.escapes & !flag) | if escaped { flag } else { 0 };
+    }
 }
 
 /// The System fields of one rendered JSON record (`-o json` with its banner line, or `jsonl`).
@@ -109,76 +134,60 @@ pub(crate) fn scan(text: &[u8]) -> Found<'_> {
     let Some(start) = text.iter().position(|&b| b == b'{') else {
         return found;
     };
-    let mut s = Scanner { text, at: start };
-    // The walk stops (None) right after System: the rest of the record is not read.
-    // The first `Event` member and its first `System` member are the record's (as the Zig
-    // twin's walk takes them).
-    let _ = s.members(|s, key| {
-        if key != b"Event" {
-            return s.skip_value();
-        }
-        s.object_field(b"System", |s| {
-            if s.peek() == Some(b'{') {
-                s.members(|s, key| system_member(s, key, &mut found))?;
-            }
-            None
-        })?;
-        None
-    });
+    let mut s = Scanner {
+        text,
+        at: start,
+        escaped: false,
+    };
+    // The first `Event` member and its first `System` member are the record's; the walk
+    // stops right after System, so the rest of the record is not read. The engines' JSONL
+    // starts every record with `EVENT_HEAD`: those bytes are the walk's whole way to System.
+    let at_system = if text[start..].starts_with(EVENT_HEAD) {
+        s.at = start + EVENT_HEAD.len();
+        true
+    } else {
+        s.member(b"Event") == Some(true) && s.member(b"System") == Some(true)
+    };
+    if at_system {
+        let _ = s.system(&mut found);
+    }
     found
 }
 
-fn system_member<'a>(s: &mut Scanner<'a>, key: &[u8], found: &mut Found<'a>) -> Option<()> {
-    match key {
-        b"Provider" => s.object_field(b"#attributes", |s| {
-            s.object_field(b"Name", |s| {
-                found.provider = s.string_value();
-                Some(())
-            })
-        }),
-        b"Provider_attributes" => s.object_field(b"Name", |s| {
-            found.provider = s.string_value();
-            Some(())
-        }),
-        b"EventID" => {
-            let value = if s.peek() == Some(b'{') {
-                let mut text = None;
-                s.object_field(b"#text", |s| {
-                    text = s.integer();
-                    Some(())
-                })?;
-                text
-            } else {
-                s.integer()
-            };
-            found.event_id = value.and_then(|v| u32::try_from(v).ok());
-            Some(())
-        }
-        b"Level" => {
-            found.level = s.integer().and_then(|v| u8::try_from(v).ok());
-            Some(())
-        }
-        b"Channel" => {
-            found.channel = s.string_value();
-            Some(())
-        }
-        b"Computer" => {
-            found.computer = s.string_value();
-            Some(())
-        }
-        _ => s.skip_value(),
-    }
-}
+/// How the engines' JSONL begins a record, up to System's value: Event's first member is its
+/// `#attributes` with the schema's namespace, then System (PERF.md P9: walking these 91 bytes
+/// member by member cost 700 instructions a record).
+const EVENT_HEAD: &[u8] = concat!(
+    r##"{"Event":{"#attributes":{"xmlns":"##,
+    r#""http://schemas.microsoft.com/win/2004/08/events/event"},"System":"#
+)
+.as_bytes();
 
-/// A forward reader of JSON text. Every method returns `None` on text that is not JSON.
+/// A forward reader of JSON text, one pass, no closures (PERF.md P9: a closure-driven walk of
+/// every member cost 7,160 instructions a record). Every method returns `None` on text that
+/// is not JSON; what it read before stays read.
 struct Scanner<'a> {
     text: &'a [u8],
     at: usize,
+    /// A string read since `string_value` cleared it had an escape.
+    escaped: bool,
 }
 
 impl<'a> Scanner<'a> {
     /// The next byte after whitespace, not consumed.
+    #[inline(always)]
     fn peek(&mut self) -> Option<u8> {
+        let b = *self.text.get(self.at)?;
+        // JSONL has no whitespace between tokens: one test. (`-o json`'s indented text
+        // takes the loop.)
+        if b > b' ' {
+            return Some(b);
+        }
+        self.skip_space()
+    }
+
+    #[inline(never)]
+    fn skip_space(&mut self) -> Option<u8> {
         while let Some(&b) = self.text.get(self.at) {
             if !matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
                 return Some(b);
@@ -188,14 +197,15 @@ impl<'a> Scanner<'a> {
         None
     }
 
+    #[inline(always)]
     fn eat(&mut self, byte: u8) -> Option<()> {
         (self.peek()? == byte).then(|| self.at += 1)
     }
 
-    /// A string's raw body, between its quotes. Only `"` and `\\` matter inside, so the plain
-    /// bytes between them are skipped by `quote_or_escape` (a byte loop cost most of the scan).
-    fn string(&mut self) -> Option<&'a [u8]> {
-        self.eat(b'"')?;
+    /// The raw body of the string whose opening quote was just consumed; moves past its
+    /// closing quote. Only `"` and `\\` matter inside, found by `quote_or_escape`.
+    #[inline(always)]
+    fn string_rest(&mut self) -> Option<&'a [u8]> {
         let start = self.at;
         loop {
             let at = self.at + quote_or_escape(self.text.get(self.at..)?)?;
@@ -204,23 +214,135 @@ impl<'a> Scanner<'a> {
                 return Some(&self.text[start..at]);
             }
             // An escape: its next byte is never the string's end.
+            self.escaped = true;
             self.at = at + 2;
         }
     }
 
-    /// A string value's raw body, or `None` after skipping a value of another type.
-    fn string_value(&mut self) -> Option<&'a [u8]> {
-        if self.peek() == Some(b'"') {
-            return self.string();
+    /// A member's key and its `:`.
+    #[inline(always)]
+    fn key(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let key = self.string_rest()?;
+        self.eat(b':')?;
+        Some(key)
+    }
+
+    /// After a member's value: `true` at the next key, `false` past the object's `}`.
+    #[inline(always)]
+    fn next_member(&mut self) -> Option<bool> {
+        let more = match self.peek()? {
+            b',' => true,
+            b'}' => false,
+            _ => return None,
+        };
+        self.at += 1;
+        Some(more)
+    }
+
+    /// Opens the object here: `true` at its first key, `false` past it when it is empty.
+    #[inline(always)]
+    fn open(&mut self) -> Option<bool> {
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(false);
         }
-        self.skip_value();
+        Some(true)
+    }
+
+    /// At a value: `true` at the value of its first member `name` (one level deeper;
+    /// record JSON has no duplicate keys, and the first is the Zig twin's too), `false` past
+    /// the whole value when it is not an object or has no such member.
+    #[inline(always)]
+    fn member(&mut self, name: &[u8]) -> Option<bool> {
+        if self.peek()? != b'{' {
+            self.skip_value()?;
+            return Some(false);
+        }
+        let mut more = self.open()?;
+        while more {
+            if self.key()? == name {
+                return Some(true);
+            }
+            self.skip_value()?;
+            more = self.next_member()?;
+        }
+        Some(false)
+    }
+
+    /// Skips one value of any type. A literal (number, true, false, null) is not checked.
+    #[inline(always)]
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => {
+                self.at += 1;
+                self.string_rest()?;
+            }
+            b'{' | b'[' => {
+                self.at += 1;
+                self.close(1)?;
+            }
+            b'}' | b']' | b',' | b':' => return None,
+            _ => {
+                while let Some(&b) = self.text.get(self.at) {
+                    if LITERAL_END[usize::from(b)] {
+                        break;
+                    }
+                    self.at += 1;
+                }
+            }
+        }
+        Some(())
+    }
+
+    /// Moves past the end of the `depth` objects or arrays the scanner is in: one byte loop
+    /// that counts brackets and jumps over strings (a `}` or `"` inside one is text).
+    #[inline(always)]
+    fn close(&mut self, mut depth: usize) -> Option<()> {
+        debug_assert!(depth > 0);
+        loop {
+            let b = *self.text.get(self.at)?;
+            self.at += 1;
+            if b == b'"' {
+                self.string_rest()?;
+                continue;
+            }
+            // Bit 5 apart: `{` 0x7B and `[` 0x5B, `}` 0x7D and `]` 0x5D; no other byte folds
+            // onto them.
+            match b & !0x20 {
+                0x5B => depth += 1,
+                0x5D => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A string value's raw body and whether it has an escape, or `None` after skipping a
+    /// value of another type.
+    #[inline(always)]
+    fn string_value(&mut self) -> Option<(&'a [u8], bool)> {
+        if self.peek() == Some(b'"') {
+            self.at += 1;
+            self.escaped = false;
+            let raw = self.string_rest()?;
+            return Some((raw, self.escaped));
+        }
+        let _ = self.skip_value();
         None
     }
 
     /// A non-negative integer, written as a JSON number or as a string of ASCII digits.
+    #[inline(always)]
     fn integer(&mut self) -> Option<u64> {
         let digits = if self.peek() == Some(b'"') {
-            self.string()?
+            self.at += 1;
+            self.string_rest()?
         } else {
             let start = self.at;
             self.skip_value()?;
@@ -232,115 +354,145 @@ impl<'a> Scanner<'a> {
         Some(digits.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')))
     }
 
-    /// Skips one value of any type.
-    fn skip_value(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        loop {
-            match self.peek()? {
-                b'"' => {
-                    self.string()?;
-                }
-                b'{' | b'[' => {
-                    self.at += 1;
-                    depth += 1;
-                    continue;
-                }
-                b'}' | b']' => {
-                    depth = depth.checked_sub(1)?;
-                    self.at += 1;
-                }
-                b',' | b':' => {
-                    if depth == 0 {
-                        return None;
-                    }
-                    self.at += 1;
-                    continue;
-                }
-                _ => {
-                    // A literal: a number, true, false, null.
-                    while let Some(&b) = self.text.get(self.at) {
-                        if matches!(
-                            b,
-                            b',' | b'}' | b']' | b':' | b'"' | b' ' | b'\t' | b'\r' | b'\n'
-                        ) {
-                            break;
-                        }
-                        self.at += 1;
-                    }
-                }
-            }
-            if depth == 0 {
-                return Some(());
-            }
+    /// At System's value: its members, the wanted ones read, the others skipped.
+    #[inline(always)]
+    fn system(&mut self, found: &mut Found<'a>) -> Option<()> {
+        if self.peek()? != b'{' {
+            return None;
         }
+        let mut more = self.open()?;
+        while more {
+            let key = self.key()?;
+            self.system_member(key, found)?;
+            more = self.next_member()?;
+        }
+        Some(())
     }
 
-    /// Walks an object's members, calling `each` with the key; `each` consumes the value.
-    fn members(&mut self, mut each: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            let key = self.string()?;
-            self.eat(b':')?;
-            each(self, key)?;
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
+    #[inline(always)]
+    fn system_member(&mut self, key: &[u8], found: &mut Found<'a>) -> Option<()> {
+        match key {
+            b"Provider" => {
+                if !self.member(b"#attributes")? {
                     return Some(());
                 }
-                _ => return None,
+                if !self.member(b"Name")? {
+                    return self.close(1);
+                }
+                found.set(PROVIDER, self.string_value());
+                self.close(2)
             }
-        }
-    }
-
-    /// In an object value, calls `on` for the first member `name` (record JSON has no
-    /// duplicate keys; the Zig twin takes the first too); any other value is skipped.
-    fn object_field(
-        &mut self,
-        name: &[u8],
-        mut on: impl FnMut(&mut Self) -> Option<()>,
-    ) -> Option<()> {
-        if self.peek() != Some(b'{') {
-            return self.skip_value();
-        }
-        let mut seen = false;
-        self.members(|s, key| {
-            if key == name && !seen {
-                seen = true;
-                on(s)
-            } else {
-                s.skip_value()
+            b"Provider_attributes" => {
+                if !self.member(b"Name")? {
+                    return Some(());
+                }
+                found.set(PROVIDER, self.string_value());
+                self.close(1)
             }
-        })
+            b"EventID" => {
+                let value = if self.peek() == Some(b'{') {
+                    if self.member(b"#text")? {
+                        let text = self.integer();
+                        self.close(1)?;
+                        text
+                    } else {
+                        None
+                    }
+                } else {
+                    self.integer()
+                };
+                found.event_id = value.and_then(|v| u32::try_from(v).ok());
+                Some(())
+            }
+            b"Level" => {
+                found.level = self.integer().and_then(|v| u8::try_from(v).ok());
+                Some(())
+            }
+            b"Channel" => {
+                found.set(CHANNEL, self.string_value());
+                Some(())
+            }
+            b"Computer" => {
+                found.set(COMPUTER, self.string_value());
+                Some(())
+            }
+            _ => self.skip_value(),
+        }
     }
 }
 
-/// 8-byte words `quote_or_escape` tests inline before it calls `memchr2`: most strings of
-/// System are keys and short values (PERF.md P4: ~35 a record, `memchr2`'s ~54-instruction
-/// setup per call was most of its cost), and two words hold nearly all of them.
-const INLINE_WORDS: usize = 2;
+/// The bytes that end a literal (number, true, false, null) in `skip_value`: one table load a
+/// byte instead of nine compares (PERF.md P9: −150 instructions a record).
+const LITERAL_END: [bool; 256] = {
+    let mut table = [false; 256];
+    let ends = *b",}]:\" \t\r\n";
+    let mut i = 0;
+    while i < ends.len() {
+        table[ends[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// 16-byte blocks `quote_or_escape` tests inline before it calls `memchr2`: System's strings
+/// are keys and short values (PERF.md P4: ~35 a record, `memchr2`'s ~54-instruction setup per
+/// call was most of its cost; P9: GUIDs and times are 28-38 bytes).
+const INLINE_BLOCKS: usize = 4;
 
 /// The index of the first `"` or `\\` in `rest`.
 #[inline(always)]
 fn quote_or_escape(rest: &[u8]) -> Option<usize> {
     let mut at = 0;
-    for _ in 0..INLINE_WORDS {
-        let Some(word) = rest.get(at..at + 8) else {
-            break;
-        };
-        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let hits = zero_bytes(word ^ splat(b'"')) | zero_bytes(word ^ splat(b'\\'));
+    for block in rest.chunks_exact(16).take(INLINE_BLOCKS) {
+        let hits = quote_or_escape_bits(block);
         if hits != 0 {
-            // Little-endian: the lowest set bit is the first byte in text order.
-            return Some(at + hits.trailing_zeros() as usize / 8);
+            return Some(at + hits.trailing_zeros() as usize);
         }
-        at += 8;
+        at += 16;
     }
     memchr::memchr2(b'"', b'\\', &rest[at..]).map(|i| at + i)
+}
+
+/// Bit `i` set when `block[i]` is `"` or `\\`: two SSE2 compares and a `pmovmskb` (SSE2 is
+/// part of x86-64, so no runtime check; safe Rust's byte loop compiles to ~60 instructions).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn quote_or_escape_bits(block: &[u8]) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let block: &[u8; 16] = block.try_into().expect("a 16-byte block");
+    // SAFETY: `block` is 16 readable bytes, exactly what the unaligned 128-bit load reads;
+    // the other calls are SSE2 register operations, and SSE2 is enabled (the cfg above).
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let escape = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(quote, escape)) as u32
+    }
+}
+
+/// The same bits from two 8-byte words (the SWAR zero-byte test), where SSE2 is not there;
+/// also the safe path the SSE2 one is tested against.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline(always)]
+fn quote_or_escape_bits_words(block: &[u8]) -> u32 {
+    let mut bits = 0;
+    for (i, word) in block.chunks_exact(8).take(2).enumerate() {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let hits = zero_bytes(word ^ splat(b'"')) | zero_bytes(word ^ splat(b'\\'));
+        // Only the lowest hit of each word is exact (`zero_bytes`): keep that one.
+        if hits != 0 {
+            bits |= 1 << (i * 8 + hits.trailing_zeros() as usize / 8);
+        }
+    }
+    bits
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn quote_or_escape_bits(block: &[u8]) -> u32 {
+    quote_or_escape_bits_words(block)
 }
 
 fn splat(byte: u8) -> u64 {
@@ -531,6 +683,288 @@ mod tests {
                 }
                 assert_eq!(quote_or_escape(&vec![b'x'; len]), None);
             }
+        }
+    }
+
+    #[test]
+    fn sse2_bits_equal_the_word_bits_on_every_lane() {
+        // The SSE2 block test against the safe SWAR one: the lowest bit (the first hit) is the
+        // same for a `"` or `\\` on every lane, with neighbours one bit off and high bytes.
+        for first in [b'"', b'\\'] {
+            for at in 0..16 {
+                for filler in [b'x', b'!', b'#', b'[', b']', 0xA2, 0xDC, 0x00, 0xFF] {
+                    let mut block = [filler; 16];
+                    block[at] = first;
+                    if at + 5 < 16 {
+                        block[at + 5] = if first == b'"' { b'\\' } else { b'"' };
+                    }
+                    let (sse, words) = (
+                        quote_or_escape_bits(&block),
+                        quote_or_escape_bits_words(&block),
+                    );
+                    assert_eq!(sse.trailing_zeros(), at as u32, "{block:?}");
+                    assert_eq!(words.trailing_zeros(), at as u32, "{block:?}");
+                }
+            }
+        }
+        assert_eq!(quote_or_escape_bits(&[b'x'; 16]), 0);
+        assert_eq!(quote_or_escape_bits_words(&[b'x'; 16]), 0);
+    }
+
+    /// Each case: a record's JSON and the fields (raw, still escaped) it must give. Shared
+    /// with the Zig twin's test of the same name, case by case.
+    const CASES: &[(&str, Found<'static>)] = &[
+        // "System" and brackets inside strings, a System inside another member, fields of the
+        // same names inside skipped members and after System.
+        (
+            concat!(
+                r##"{"Event":{"#attributes":{"n":"\"System\":{\"Channel\":\"fake\"}}"},"##,
+                r##""Other":{"System":{"Channel":"nested"}},"System":{"TimeCreated":"##,
+                r##"{"#attributes":{"SystemTime":"}]}\"{["}},"Security":[{"a":"]"},[1,[2]],"##,
+                r##""\\"],"Channel":"real","Execution":{"Channel":"x","Computer":"x"},"##,
+                r##""Computer":"C\\\"}"},"EventData":{"Channel":"data","Level":1}}}"##,
+            ),
+            Found {
+                provider: None,
+                event_id: None,
+                level: None,
+                channel: Some(b"real"),
+                computer: Some(br#"C\\\"}"#),
+                escapes: COMPUTER,
+            },
+        ),
+        // Keys in any order, EventID's #text before its #attributes, Provider's Name after
+        // a nested Name of another member.
+        (
+            concat!(
+                r##"{"Event":{"System":{"Computer":"H","Level":"2","EventID":{"#text":"4625","##,
+                r##""#attributes":{"Qualifiers":"0"}},"Channel":"Ch","Provider":{"x":"##,
+                r##"{"Name":"wrong"},"#attributes":{"Guid":"{G}","NameX":"x","Name":"Right"}}}}}"##,
+            ),
+            Found {
+                provider: Some(b"Right"),
+                event_id: Some(4625),
+                level: Some(2),
+                channel: Some(b"Ch"),
+                computer: Some(b"H"),
+                escapes: 0,
+            },
+        ),
+        // separate_json_attributes: the attributes beside the element, which is "" or null.
+        (
+            concat!(
+                r##"{"Event":{"System":{"Provider_attributes":{"Guid":"g","Name":"P"},"##,
+                r##""Provider":null,"EventID_attributes":{"Qualifiers":16384},"EventID":7036,"##,
+                r##""Level":4,"Channel":"System","Computer":"W"}}}"##,
+            ),
+            Found {
+                provider: Some(b"P"),
+                event_id: Some(7036),
+                level: Some(4),
+                channel: Some(b"System"),
+                computer: Some(b"W"),
+                escapes: 0,
+            },
+        ),
+        // Non-ASCII and escapes kept raw; EventID without #text; a Provider without a Name.
+        (
+            concat!(
+                r##"{"Event":{"System":{"Provider":{"#attributes":{"Guid":"g"}},"##,
+                r##""EventID":{"#attributes":{"Qualifiers":1}},"Channel":"Журнал","##,
+                r##""Computer":"ü\u00e9\\","Level":[1]}}}"##,
+            ),
+            Found {
+                provider: None,
+                event_id: None,
+                level: None,
+                channel: Some("Журнал".as_bytes()),
+                computer: Some(r#"ü\u00e9\\"#.as_bytes()),
+                escapes: COMPUTER,
+            },
+        ),
+        // Empty objects and an Event without System.
+        (r##"{"Event":{"System":{}}}"##, FOUND_NONE),
+        (r##"{"Event":{}}"##, FOUND_NONE),
+        (
+            r##"{"Event":{"EventData":{"System":{"Level":1}}}}"##,
+            FOUND_NONE,
+        ),
+        // Keys that only start with the name wanted, before it.
+        (
+            concat!(
+                r##"{"Events":{"System":{"Level":1}},"Event":{"Systems":{"Level":3},"##,
+                r##""System":{"Level":2,"EventID":{"#texts":5,"#text":6}}}}"##,
+            ),
+            Found {
+                event_id: Some(6),
+                level: Some(2),
+                ..FOUND_NONE
+            },
+        ),
+    ];
+
+    const FOUND_NONE: Found<'static> = Found {
+        provider: None,
+        event_id: None,
+        level: None,
+        channel: None,
+        computer: None,
+        escapes: 0,
+    };
+
+    #[test]
+    fn skips_strings_brackets_and_other_members_whatever_they_hold() {
+        for (text, want) in CASES {
+            assert_eq!(&scan(text.as_bytes()), want, "{text}");
+            // As `-o json` prints it: a banner and the text indented.
+            let pretty = format!("Record 1\n{}\n", indent(text));
+            assert_eq!(&scan(pretty.as_bytes()), want, "{pretty}");
+            // A record cut anywhere: no panic, and no field that was not in the whole text.
+            for cut in 0..text.len() {
+                let found = scan(&text.as_bytes()[..cut]);
+                for (got, whole) in [
+                    (found.provider, want.provider),
+                    (found.channel, want.channel),
+                    (found.computer, want.computer),
+                ] {
+                    assert!(got.is_none() || got == whole, "{cut} {text}");
+                }
+            }
+        }
+    }
+
+    /// `text` as an indented JSON writer would print it: a newline and spaces after `{`, `[`
+    /// and `,`, a space after `:`, outside strings only.
+    fn indent(text: &str) -> String {
+        let mut out = String::new();
+        let (mut in_string, mut escaped) = (false, false);
+        for c in text.chars() {
+            out.push(c);
+            if in_string {
+                match (escaped, c) {
+                    (true, _) => escaped = false,
+                    (false, '\\') => escaped = true,
+                    (false, '"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match c {
+                '"' => in_string = true,
+                '{' | '[' | ',' => out.push_str("\n  \t"),
+                ':' => out.push_str(" \r"),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// A small deterministic generator (xorshift64*), so the property test needs no crate.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+        }
+    }
+
+    /// Raw JSON string bodies with what trips a scanner: quotes, backslashes, brackets,
+    /// field names, non-ASCII, `\u` escapes, lengths around the 8- and 16-byte steps.
+    fn body(rng: &mut Rng) -> String {
+        const PIECES: [&str; 12] = [
+            r#"\""#, r"\\", "}", "{", "]", "[", ",", ":", "System", "é€", r"\u00e9", "abcdefg",
+        ];
+        let mut s = String::new();
+        for _ in 0..rng.below(7) {
+            s.push_str(PIECES[rng.below(PIECES.len())]);
+        }
+        s
+    }
+
+    /// Any JSON value, nested `depth` levels at most.
+    fn value(rng: &mut Rng, depth: usize) -> String {
+        match rng.below(if depth == 0 { 4 } else { 6 }) {
+            0 => format!("\"{}\"", body(rng)),
+            1 => rng.below(100_000).to_string(),
+            2 => ["null", "true", "false", "-1.5e3"][rng.below(4)].to_string(),
+            3 => format!("\"{}\"", ["Channel", "System", "Level", "}"][rng.below(4)]),
+            4 => {
+                let items: Vec<String> = (0..rng.below(4)).map(|_| value(rng, depth - 1)).collect();
+                format!("[{}]", items.join(","))
+            }
+            _ => {
+                let names = ["Name", "#text", "Channel", "System", "Computer", "a\\\"b"];
+                let members: Vec<String> = (0..rng.below(4))
+                    .map(|_| format!("\"{}\":{}", names[rng.below(6)], value(rng, depth - 1)))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+        }
+    }
+
+    #[test]
+    fn random_systems_give_the_fields_they_were_made_with() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..3000 {
+            let (provider, channel, computer) = (body(&mut rng), body(&mut rng), body(&mut rng));
+            let (event_id, level) = (rng.below(1 << 20) as u32, rng.below(256) as u8);
+            let mut members = vec![
+                format!("\"Channel\":\"{channel}\""),
+                format!("\"Computer\":\"{computer}\""),
+                format!("\"Level\":{level}"),
+                if rng.below(2) == 0 {
+                    format!("\"EventID\":{event_id}")
+                } else {
+                    let q = value(&mut rng, 2);
+                    format!("\"EventID\":{{\"#attributes\":{q},\"#text\":\"{event_id}\"}}")
+                },
+                format!(
+                    "\"Provider\":{{\"#attributes\":{{\"Guid\":{},\"Name\":\"{provider}\"}}}}",
+                    value(&mut rng, 2)
+                ),
+            ];
+            for _ in 0..rng.below(8) {
+                let names = [
+                    "TimeCreated",
+                    "Security",
+                    "Execution",
+                    "Keywords",
+                    "Sys\\\"tem",
+                ];
+                let name = names[rng.below(names.len())];
+                members.push(format!("\"{name}\":{}", value(&mut rng, 3)));
+            }
+            // Shuffle (Fisher-Yates): the fields in any order among the others.
+            for i in (1..members.len()).rev() {
+                members.swap(i, rng.below(i + 1));
+            }
+            let text = format!(
+                "{{\"Event\":{{\"#attributes\":{},\"System\":{{{}}},\"EventData\":{}}}}}",
+                value(&mut rng, 3),
+                members.join(","),
+                value(&mut rng, 3)
+            );
+            let want = Found {
+                provider: Some(provider.as_bytes()),
+                event_id: Some(event_id),
+                level: Some(level),
+                channel: Some(channel.as_bytes()),
+                computer: Some(computer.as_bytes()),
+                escapes: [
+                    (PROVIDER, &provider),
+                    (CHANNEL, &channel),
+                    (COMPUTER, &computer),
+                ]
+                .iter()
+                .filter(|(_, body)| body.contains('\\'))
+                .fold(0, |bits, (flag, _)| bits | flag),
+            };
+            assert_eq!(scan(text.as_bytes()), want, "{round}: {text}");
+            let pretty = indent(&text);
+            assert_eq!(scan(pretty.as_bytes()), want, "{round}: {pretty}");
         }
     }
 }
