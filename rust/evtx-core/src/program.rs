@@ -252,12 +252,23 @@ pub struct Programs {
     /// engine's `signature`), and their hash, mixed once the scan is done.
     signature: Vec<u32>,
     hash: u64,
-    /// Scratch: the item count and empty-item mask words of the current instance's expanded
-    /// arrays, appended to `signature` after its class words (rare: `sign_decoded` only).
-    extra: Vec<u32>,
+    /// Scratch: what the current instance's rare values left for after its value loop.
+    rare: Rare,
     /// Scratch: the current record's substitution values by record-wide number, at most
     /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
     slots: Vec<Value>,
+}
+
+/// What `scan_value`'s rare path (`decode_sized` and `sign_decoded`, out of line) leaves for
+/// after the instance's value loop.
+#[derive(Debug, Default)]
+struct Rare {
+    /// The item count and empty-item mask words of the instance's expanded arrays, appended to
+    /// `signature` after its class words.
+    extra: Vec<u32>,
+    /// The instance's BinXML values (only this path signs them): `scan_nested` skips an
+    /// instance without one and stops after the last (PERF.md H48).
+    nested: usize,
 }
 
 /// What [`Programs::sign`] found for one record (the Zig engine's `Sign`).
@@ -287,7 +298,8 @@ impl Programs {
     pub fn sign(&mut self, cx: Source<'_>, defs: &mut Defs<'_>, start: usize, end: usize) -> Sign {
         self.signature.clear();
         self.slots.clear();
-        self.extra.clear();
+        self.rare.extra.clear();
+        self.rare.nested = 0;
         if self.scan_stream(cx, defs, start, end, 0).is_none() {
             return Sign::Unsupported;
         }
@@ -379,11 +391,12 @@ impl Programs {
             .zip(out)
         {
             let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
-            (p, *class, *slot) = Self::scan_value(cx, &mut self.extra, p, d[2], size)?;
+            (p, *class, *slot) = Self::scan_value(cx, &mut self.rare, p, d[2], size)?;
         }
-        if !self.extra.is_empty() {
-            self.signature.append(&mut self.extra);
+        if !self.rare.extra.is_empty() {
+            self.signature.append(&mut self.rare.extra);
         }
+        let nested = std::mem::take(&mut self.rare.nested);
         *pos = p;
         let id = defs.identities.get(
             cx,
@@ -394,17 +407,20 @@ impl Programs {
             depth,
         )?;
         self.word(id);
-        self.scan_nested(cx, defs, base..base + n, depth)
+        if nested == 0 {
+            return Some(());
+        }
+        self.scan_nested(cx, defs, base..base + n, nested, depth)
     }
 
     /// Signs the value of type `t` and declared `size` at `start`: returns where the next value
-    /// starts, its class word and its slot (the array words, if any, go to `extra`). The common
+    /// starts, its class word and its slot (what the rare path leaves goes to `rare`). The common
     /// cases inline, as in `tokens::read_instance_values`; the rest through `decode_sized`.
     /// Inlined into `scan_instance`'s loop: the hot path of every record.
     #[inline(always)]
     fn scan_value(
         cx: Source<'_>,
-        extra: &mut Vec<u32>,
+        rare: &mut Rare,
         start: usize,
         t: u8,
         size: usize,
@@ -440,14 +456,14 @@ impl Programs {
                 if t == ty::NULL {
                     stop += size;
                 }
-                let (class, v) = Self::sign_decoded(chunk, decoded, extra)?;
+                let (class, v) = Self::sign_decoded(chunk, decoded, rare)?;
                 (stop.max(start + size), class, v)
             };
         (p <= chunk.len()).then_some((p, class, v))
     }
 
-    /// Scans the streams of the instance's BinXML values (slots `values`), after its
-    /// definition, in the token parser's order. Inline: out of line, LLVM pulls the recursion
+    /// Scans the streams of the instance's `nested` BinXML values (among slots `values`), after
+    /// its definition, in the token parser's order. Inline: out of line, LLVM pulls the recursion
     /// (`scan_stream`, `scan_instance`) into it and the scan costs ~0.2 % more per record.
     #[inline(always)]
     fn scan_nested(
@@ -455,6 +471,7 @@ impl Programs {
         cx: Source<'_>,
         defs: &mut Defs<'_>,
         values: std::ops::Range<usize>,
+        mut nested: usize,
         depth: usize,
     ) -> Option<()> {
         for i in values {
@@ -462,23 +479,28 @@ impl Programs {
             if v.ty == ty::BINXML {
                 let (off, len) = (v.off as usize, v.len as usize);
                 self.scan_stream(cx, defs, off, off + len, depth + 1)?;
+                nested -= 1;
+                if nested == 0 {
+                    break;
+                }
             }
         }
         Some(())
     }
 
-    /// Signs a value `decode_sized` read: its class word and its slot, and for an expanded
-    /// array the words `extra` takes.
+    /// Signs a value `decode_sized` read: its class word and its slot; an expanded array's
+    /// words and a BinXML value's count go to `rare`.
     #[inline(never)]
-    fn sign_decoded(chunk: &[u8], decoded: Slot, extra: &mut Vec<u32>) -> Option<(u32, Value)> {
+    fn sign_decoded(chunk: &[u8], decoded: Slot, rare: &mut Rare) -> Option<(u32, Value)> {
         let (v, class) = slot_of(decoded)?;
+        rare.nested += usize::from(v.ty == ty::BINXML);
         if v.is_expandable() {
             // Expansion repeats elements per item and drops empty string items: the count
             // and which items are empty are part of the shape.
             if v.count > MAX_PROGRAM_ARRAY_ITEMS {
                 return None;
             }
-            extra.push(u32::from(v.count));
+            rare.extra.push(u32::from(v.count));
             if v.ty == 0x81 || v.ty == 0x82 {
                 let mut mask = 0u64;
                 let mut k = 0;
@@ -486,8 +508,8 @@ impl Programs {
                     mask |= u64::from(it.is_some()) << k;
                     k += 1;
                 });
-                extra.push(mask as u32);
-                extra.push((mask >> 32) as u32);
+                rare.extra.push(mask as u32);
+                rare.extra.push((mask >> 32) as u32);
             }
         }
         Some((class, v))
