@@ -230,10 +230,21 @@ pub struct Program {
 /// Signature hash → index in `Programs::programs` (the signature is compared on a hit).
 type HashMap = crate::bytes::FastMap<u64, u32>;
 
-/// Mixes one signature word into the hash (`SigHasher`'s step).
+/// Mixes 64 bits of signature into the hash (`SigHasher`'s step).
 #[inline]
-fn mix(hash: u64, word: u32) -> u64 {
-    (hash.rotate_left(5) ^ u64::from(word)).wrapping_mul(0x517c_c1b7_2722_0a95)
+fn mix(hash: u64, bits: u64) -> u64 {
+    (hash.rotate_left(5) ^ bits).wrapping_mul(0x517c_c1b7_2722_0a95)
+}
+
+/// The hash of a signature: two words per `mix` (PERF.md H62), an odd last word alone. Only
+/// equal signatures need equal hashes (`lookup` compares the words on a hit).
+fn hash_words(words: &[u32]) -> u64 {
+    let mut pairs = words.chunks_exact(2);
+    let h = (&mut pairs).fold(0, |h, w| mix(h, u64::from(w[0]) | (u64::from(w[1]) << 32)));
+    match pairs.remainder() {
+        [last] => mix(h, u64::from(*last)),
+        _ => h,
+    }
 }
 
 /// Programs are kept across chunks (signatures name definitions by content); these caps bound
@@ -304,7 +315,7 @@ impl Programs {
             return Sign::Unsupported;
         }
         // One pass over the finished words: the hash stays in a register (PERF.md H47).
-        self.hash = self.signature.iter().fold(0, |h, &w| mix(h, w));
+        self.hash = hash_words(&self.signature);
         self.lookup()
     }
 
