@@ -376,7 +376,8 @@ impl Programs {
     /// pass of its own here. The slots and class words are sized once per instance and each
     /// value writes its own in place, without a capacity check per value (PERF.md H47, as the
     /// Zig engine's `appendAssumeCapacity`); the classes say which values have extra words, so
-    /// the words still name one shape each.
+    /// the words still name one shape each. `resize_with` and a constant: `resize`'s generic
+    /// fill took the Null slot as an argument and stored it field by field (PERF.md H61).
     fn scan_instance(
         &mut self,
         cx: Source<'_>,
@@ -393,8 +394,8 @@ impl Programs {
         }
         self.word(n as u32);
         let classes = self.signature.len();
-        self.signature.resize(classes + n, 0);
-        self.slots.resize(base + n, Value::NULL);
+        self.signature.resize_with(classes + n, || 0);
+        self.slots.resize_with(base + n, || Value::NULL);
         let out = (self.signature[classes..].iter_mut()).zip(&mut self.slots[base..]);
         let mut p = head.values();
         for (d, (class, slot)) in chunk[head.descriptors..head.values()]
