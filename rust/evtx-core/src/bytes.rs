@@ -66,6 +66,27 @@ impl std::hash::Hasher for SigHasher {
         }
         self.0 = h;
     }
+
+    // Integer keys (chunk offsets, signature hashes, a slice's length) in one step instead of
+    // `write`'s byte loop for a `u32` (PERF.md H63). The product's halves are swapped: its high
+    // half depends on every key bit and becomes the low bits hashbrown picks a bucket by (chunk
+    // offsets are often aligned); its top bits (hashbrown's tag) are key bits 25..31 mixed with
+    // all below them.
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        let h = (self.0.rotate_left(5) ^ i).wrapping_mul(0x517c_c1b7_2722_0a95);
+        self.0 = h.rotate_left(32);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
 }
 
 /// A `HashMap` with [`SigHasher`].
@@ -74,6 +95,26 @@ pub(crate) type FastMap<K, V> =
 
 #[cfg(test)]
 mod tests {
+    use std::hash::BuildHasher;
+
+    #[test]
+    fn sig_hasher_spreads_aligned_u32_keys_over_buckets() {
+        // Chunk offsets a multiple of 8: the low 8 bits (a 256-bucket table's index) and the
+        // top 7 bits (hashbrown's tag) must still take many values.
+        let build = std::hash::BuildHasherDefault::<super::SigHasher>::default();
+        let hashes: Vec<u64> = (0..256u32).map(|k| build.hash_one(k * 8 + 512)).collect();
+        let low: std::collections::HashSet<u64> = hashes.iter().map(|h| h & 0xff).collect();
+        let top: std::collections::HashSet<u64> = hashes.iter().map(|h| h >> 57).collect();
+        assert!(low.len() > 128, "{}", low.len());
+        assert!(top.len() > 64, "{}", top.len());
+        let mut map = super::FastMap::default();
+        for k in 0..4096u32 {
+            map.insert(k * 8, k);
+        }
+        assert!((0..4096u32).all(|k| map.get(&(k * 8)) == Some(&k)));
+        assert_eq!(map.get(&4), None);
+    }
+
     #[test]
     fn all_zero_sees_any_nonzero_byte() {
         for len in [0, 1, 4095, 4096, 4097, 65536] {

@@ -31,9 +31,6 @@ use crate::limits::MAX_PROGRAM_ARRAY_ITEMS;
 use crate::limits::MAX_PROGRAM_VALUES;
 /// Nested instances deeper than this are not recorded.
 const MAX_SIGN_DEPTH: usize = 8;
-/// Signature words one value adds at most: its class, and for an expanded array its item count
-/// and the two halves of its empty-item mask.
-const MAX_VALUE_WORDS: usize = 4;
 
 /// One step of a program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,10 +230,21 @@ pub struct Program {
 /// Signature hash → index in `Programs::programs` (the signature is compared on a hit).
 type HashMap = crate::bytes::FastMap<u64, u32>;
 
-/// Mixes one signature word into the hash (`SigHasher`'s step).
+/// Mixes 64 bits of signature into the hash (`SigHasher`'s step).
 #[inline]
-fn mix(hash: u64, word: u32) -> u64 {
-    (hash.rotate_left(5) ^ u64::from(word)).wrapping_mul(0x517c_c1b7_2722_0a95)
+fn mix(hash: u64, bits: u64) -> u64 {
+    (hash.rotate_left(5) ^ bits).wrapping_mul(0x517c_c1b7_2722_0a95)
+}
+
+/// The hash of a signature: two words per `mix` (PERF.md H62), an odd last word alone. Only
+/// equal signatures need equal hashes (`lookup` compares the words on a hit).
+fn hash_words(words: &[u32]) -> u64 {
+    let mut pairs = words.chunks_exact(2);
+    let h = (&mut pairs).fold(0, |h, w| mix(h, u64::from(w[0]) | (u64::from(w[1]) << 32)));
+    match pairs.remainder() {
+        [last] => mix(h, u64::from(*last)),
+        _ => h,
+    }
 }
 
 /// Programs are kept across chunks (signatures name definitions by content); these caps bound
@@ -251,13 +259,27 @@ pub struct Programs {
     signatures: Vec<u32>,
     ops: Vec<Op>,
     lits: Vec<u8>,
-    /// Scratch: the current record's signature words and their hash, built as its values are
-    /// read (the Zig engine's `signature`).
+    /// Scratch: the current record's signature words, built as its values are read (the Zig
+    /// engine's `signature`), and their hash, mixed once the scan is done.
     signature: Vec<u32>,
     hash: u64,
+    /// Scratch: what the current instance's rare values left for after its value loop.
+    rare: Rare,
     /// Scratch: the current record's substitution values by record-wide number, at most
     /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
     slots: Vec<Value>,
+}
+
+/// What `scan_value`'s rare path (`decode_sized` and `sign_decoded`, out of line) leaves for
+/// after the instance's value loop.
+#[derive(Debug, Default)]
+struct Rare {
+    /// The item count and empty-item mask words of the instance's expanded arrays, appended to
+    /// `signature` after its class words.
+    extra: Vec<u32>,
+    /// The instance's BinXML values (only this path signs them): `scan_nested` skips an
+    /// instance without one and stops after the last (PERF.md H48).
+    nested: usize,
 }
 
 /// What [`Programs::sign`] found for one record (the Zig engine's `Sign`).
@@ -287,10 +309,13 @@ impl Programs {
     pub fn sign(&mut self, cx: Source<'_>, defs: &mut Defs<'_>, start: usize, end: usize) -> Sign {
         self.signature.clear();
         self.slots.clear();
-        self.hash = 0;
+        self.rare.extra.clear();
+        self.rare.nested = 0;
         if self.scan_stream(cx, defs, start, end, 0).is_none() {
             return Sign::Unsupported;
         }
+        // One pass over the finished words: the hash stays in a register (PERF.md H47).
+        self.hash = hash_words(&self.signature);
         self.lookup()
     }
 
@@ -308,11 +333,10 @@ impl Programs {
         Sign::Hit { program }
     }
 
-    /// Appends one signature word and mixes it into the hash.
+    /// Appends one signature word (`sign` hashes them all at the end).
     #[inline]
     fn word(&mut self, word: u32) {
         self.signature.push(word);
-        self.hash = mix(self.hash, word);
     }
 
     /// A stream of exactly `[fragment header] instance [EOF ...]`.
@@ -345,10 +369,15 @@ impl Programs {
 
     /// Reads the instance at `*pos` (just after the 0x0C byte) in the token parser's order
     /// (descriptors, values, definition, BinXML values) and with its checks, signing each value
-    /// as its descriptor is read: the value count, one class per value, the definition's
-    /// identity, then the nested instances. Any error gives up (`None`): the full parse then
-    /// reports it. A descriptor of an unknown type fails `decode_sized`, so the parser's
-    /// check of all descriptors first (6.4 step 1) needs no pass of its own here.
+    /// as its descriptor is read: the value count, one class per value, the expanded arrays'
+    /// extra words, the definition's identity, then the nested instances. Any error gives up
+    /// (`None`): the full parse then reports it. A descriptor of an unknown type fails
+    /// `decode_sized`, so the parser's check of all descriptors first (6.4 step 1) needs no
+    /// pass of its own here. The slots and class words are sized once per instance and each
+    /// value writes its own in place, without a capacity check per value (PERF.md H47, as the
+    /// Zig engine's `appendAssumeCapacity`); the classes say which values have extra words, so
+    /// the words still name one shape each. `resize_with` and a constant: `resize`'s generic
+    /// fill took the Null slot as an argument and stored it field by field (PERF.md H61).
     fn scan_instance(
         &mut self,
         cx: Source<'_>,
@@ -363,14 +392,23 @@ impl Programs {
         if n > MAX_PROGRAM_VALUES - base {
             return None;
         }
-        self.signature.reserve(2 + MAX_VALUE_WORDS * n);
-        self.slots.reserve(n);
         self.word(n as u32);
+        let classes = self.signature.len();
+        self.signature.resize_with(classes + n, || 0);
+        self.slots.resize_with(base + n, || Value::NULL);
+        let out = (self.signature[classes..].iter_mut()).zip(&mut self.slots[base..]);
         let mut p = head.values();
-        for d in chunk[head.descriptors..head.values()].chunks_exact(4) {
+        for (d, (class, slot)) in chunk[head.descriptors..head.values()]
+            .chunks_exact(4)
+            .zip(out)
+        {
             let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
-            p = self.scan_value(cx, p, d[2], size)?;
+            (p, *class, *slot) = Self::scan_value(cx, &mut self.rare, p, d[2], size)?;
         }
+        if !self.rare.extra.is_empty() {
+            self.signature.append(&mut self.rare.extra);
+        }
+        let nested = std::mem::take(&mut self.rare.nested);
         *pos = p;
         let id = defs.identities.get(
             cx,
@@ -381,59 +419,63 @@ impl Programs {
             depth,
         )?;
         self.word(id);
-        self.scan_nested(cx, defs, base..base + n, depth)
+        if nested == 0 {
+            return Some(());
+        }
+        self.scan_nested(cx, defs, base..base + n, nested, depth)
     }
 
-    /// Signs the value of type `t` and declared `size` at `start` and numbers it as the next
-    /// slot; returns where the next value starts. The common cases inline, as in
-    /// `tokens::read_instance_values`; the rest through `decode_sized`. Inlined into
-    /// `scan_instance`'s loop: the hot path of every record.
+    /// Signs the value of type `t` and declared `size` at `start`: returns where the next value
+    /// starts, its class word and its slot (what the rare path leaves goes to `rare`). The common
+    /// cases inline, as in `tokens::read_instance_values`; the rest through `decode_sized`.
+    /// Inlined into `scan_instance`'s loop: the hot path of every record.
     #[inline(always)]
-    fn scan_value(&mut self, cx: Source<'_>, start: usize, t: u8, size: usize) -> Option<usize> {
+    fn scan_value(
+        cx: Source<'_>,
+        rare: &mut Rare,
+        start: usize,
+        t: u8,
+        size: usize,
+    ) -> Option<(usize, u32, Value)> {
         let chunk = cx.chunk;
         let w = values_decode::fixed_width(t);
-        let p = if t == ty::STRING && size.is_multiple_of(2) && start + size <= chunk.len() {
-            // A text starting with NUL is empty (`values_decode::text16`).
-            let units = if size > 0 && (chunk[start] | chunk[start + 1]) != 0 {
-                size / 2
+        let (p, class, v) =
+            if t == ty::STRING && size.is_multiple_of(2) && start + size <= chunk.len() {
+                // A text starting with NUL is empty (`values_decode::text16`).
+                let units = if size > 0 && (chunk[start] | chunk[start + 1]) != 0 {
+                    size / 2
+                } else {
+                    0
+                };
+                let v = slot(ty::STRING, start as u32, units as u32);
+                (start + size, 0x100 | u32::from(units > 0), v)
+            } else if w != 0 && t != ty::BOOL && start + w <= chunk.len() {
+                let v = slot(t, start as u32, w as u32);
+                (start + w.max(size), 0x400 | u32::from(t), v)
+            } else if t == ty::NULL {
+                (start + size, 0, Value::NULL)
+            } else if t == ty::SID && start + 8 <= chunk.len() {
+                // `decode_sized`'s SID: the length comes from the sub-authority count.
+                let len = 8 + 4 * usize::from(chunk[start + 1]);
+                if start + len > chunk.len() {
+                    return None;
+                }
+                let v = slot(t, start as u32, len as u32);
+                (start + len.max(size), 0x400 | u32::from(t), v)
             } else {
-                0
+                let (decoded, mut stop) =
+                    values_decode::decode_sized(chunk, start, t, size, cx.codec).ok()?;
+                if t == ty::NULL {
+                    stop += size;
+                }
+                let (class, v) = Self::sign_decoded(chunk, decoded, rare)?;
+                (stop.max(start + size), class, v)
             };
-            self.word(0x100 | u32::from(units > 0));
-            self.slots
-                .push(slot(ty::STRING, start as u32, units as u32));
-            start + size
-        } else if w != 0 && t != ty::BOOL && start + w <= chunk.len() {
-            self.word(0x400 | u32::from(t));
-            self.slots.push(slot(t, start as u32, w as u32));
-            start + w.max(size)
-        } else if t == ty::NULL {
-            self.word(0);
-            self.slots.push(Value::NULL);
-            start + size
-        } else if t == ty::SID && start + 8 <= chunk.len() {
-            // `decode_sized`'s SID: the length comes from the sub-authority count.
-            let len = 8 + 4 * usize::from(chunk[start + 1]);
-            if start + len > chunk.len() {
-                return None;
-            }
-            self.word(0x400 | u32::from(t));
-            self.slots.push(slot(t, start as u32, len as u32));
-            start + len.max(size)
-        } else {
-            let (decoded, mut stop) =
-                values_decode::decode_sized(chunk, start, t, size, cx.codec).ok()?;
-            if t == ty::NULL {
-                stop += size;
-            }
-            self.sign_decoded(chunk, decoded)?;
-            stop.max(start + size)
-        };
-        (p <= chunk.len()).then_some(p)
+        (p <= chunk.len()).then_some((p, class, v))
     }
 
-    /// Scans the streams of the instance's BinXML values (slots `values`), after its
-    /// definition, in the token parser's order. Inline: out of line, LLVM pulls the recursion
+    /// Scans the streams of the instance's `nested` BinXML values (among slots `values`), after
+    /// its definition, in the token parser's order. Inline: out of line, LLVM pulls the recursion
     /// (`scan_stream`, `scan_instance`) into it and the scan costs ~0.2 % more per record.
     #[inline(always)]
     fn scan_nested(
@@ -441,6 +483,7 @@ impl Programs {
         cx: Source<'_>,
         defs: &mut Defs<'_>,
         values: std::ops::Range<usize>,
+        mut nested: usize,
         depth: usize,
     ) -> Option<()> {
         for i in values {
@@ -448,23 +491,28 @@ impl Programs {
             if v.ty == ty::BINXML {
                 let (off, len) = (v.off as usize, v.len as usize);
                 self.scan_stream(cx, defs, off, off + len, depth + 1)?;
+                nested -= 1;
+                if nested == 0 {
+                    break;
+                }
             }
         }
         Some(())
     }
 
-    /// Signs a value `decode_sized` read and numbers it as the next slot.
+    /// Signs a value `decode_sized` read: its class word and its slot; an expanded array's
+    /// words and a BinXML value's count go to `rare`.
     #[inline(never)]
-    fn sign_decoded(&mut self, chunk: &[u8], decoded: Slot) -> Option<()> {
+    fn sign_decoded(chunk: &[u8], decoded: Slot, rare: &mut Rare) -> Option<(u32, Value)> {
         let (v, class) = slot_of(decoded)?;
-        self.word(class);
+        rare.nested += usize::from(v.ty == ty::BINXML);
         if v.is_expandable() {
             // Expansion repeats elements per item and drops empty string items: the count
             // and which items are empty are part of the shape.
             if v.count > MAX_PROGRAM_ARRAY_ITEMS {
                 return None;
             }
-            self.word(u32::from(v.count));
+            rare.extra.push(u32::from(v.count));
             if v.ty == 0x81 || v.ty == 0x82 {
                 let mut mask = 0u64;
                 let mut k = 0;
@@ -472,12 +520,11 @@ impl Programs {
                     mask |= u64::from(it.is_some()) << k;
                     k += 1;
                 });
-                self.word(mask as u32);
-                self.word((mask >> 32) as u32);
+                rare.extra.push(mask as u32);
+                rare.extra.push((mask >> 32) as u32);
             }
         }
-        self.slots.push(v);
-        Some(())
+        Some((class, v))
     }
 
     /// Stores the recorded program under the current signature.

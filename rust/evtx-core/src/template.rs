@@ -154,6 +154,9 @@ impl Templates {
 pub struct Identities {
     by_guid: crate::bytes::FastMap<([u8; 16], u32), Vec<Variant>>,
     by_offset: crate::bytes::FastMap<u32, Option<u32>>,
+    /// The last `by_offset` answer for a record's own instance (`[0]`) and for a nested one
+    /// (`[1]`): consecutive records mostly share their definitions (PERF.md H49).
+    last: [Option<(u32, Option<u32>)>; 2],
     scratch: Vec<u8>,
     next: u32,
     bytes: usize,
@@ -185,16 +188,26 @@ fn name_bytes(chunk: &[u8], off: u32) -> Option<&[u8]> {
 
 /// Zeroes, in `body`, the reference field at `pos` and, for an inline entry, its link and hash.
 fn mask_ref(body: &mut [u8], pos: usize, inline: bool) {
-    let end = if inline { pos + 10 } else { pos + 4 };
-    if let Some(field) = body.get_mut(pos..end.min(body.len())) {
-        field.fill(0);
+    let rest = body.get_mut(pos..).unwrap_or_default();
+    // The whole field by a fixed-size store where it fits: no `memset` call (PERF.md H49).
+    if inline {
+        if let Some(field) = rest.first_chunk_mut::<10>() {
+            *field = [0; 10];
+            return;
+        }
+    } else if let Some(field) = rest.first_chunk_mut::<4>() {
+        *field = [0; 4];
+        return;
     }
+    let len = rest.len().min(if inline { 10 } else { 4 });
+    rest[..len].fill(0);
 }
 
 impl Identities {
     /// Forgets the per-chunk offsets (new chunk); identities stay.
     pub fn new_chunk(&mut self) {
         self.by_offset.clear();
+        self.last = [None; 2];
     }
 
     /// The identity of the definition at `def_off`, `None` if it cannot be parsed.
@@ -207,11 +220,20 @@ impl Identities {
         def_off: u32,
         depth: usize,
     ) -> Option<u32> {
-        if let Some(&r) = self.by_offset.get(&def_off) {
-            return r;
+        if let Some((off, r)) = self.last[depth.min(1)] {
+            if off == def_off {
+                return r;
+            }
         }
-        let r = self.compute(cx, templates, names, s, def_off, depth);
-        self.by_offset.insert(def_off, r);
+        let r = match self.by_offset.get(&def_off) {
+            Some(&r) => r,
+            None => {
+                let r = self.compute(cx, templates, names, s, def_off, depth);
+                self.by_offset.insert(def_off, r);
+                r
+            }
+        };
+        self.last[depth.min(1)] = Some((def_off, r));
         r
     }
 
@@ -661,5 +683,27 @@ fn copy_run(tree: &mut Tree, run: Span, k: usize, replacement: Option<Node>) -> 
     Span {
         start,
         len: tree.nodes.len() as u32 - start,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mask_ref;
+
+    /// `mask_ref` zeroes `pos..pos + 4` (`pos + 10` for an inline entry) cut at the body's end,
+    /// and nothing else: every position from the start to past the end of a 16-byte body.
+    #[test]
+    fn mask_ref_zeroes_the_field_cut_at_the_end() {
+        for inline in [false, true] {
+            let width = if inline { 10 } else { 4 };
+            for pos in 0..20 {
+                let mut body: Vec<u8> = (1..=16).collect();
+                mask_ref(&mut body, pos, inline);
+                for (i, &b) in body.iter().enumerate() {
+                    let masked = (pos..pos + width).contains(&i);
+                    assert_eq!(b == 0, masked, "inline {inline}, pos {pos}, byte {i}");
+                }
+            }
+        }
     }
 }
