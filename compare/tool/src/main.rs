@@ -131,7 +131,8 @@ struct MutateArgs {
     /// (`mutate_readers.rs`).
     #[arg(long, default_value_t = 24)]
     reader_random: usize,
-    /// Only the side readers' mutants (`--mta`, `--wevt-cache`, `extract-wevt-templates`).
+    /// Only the side readers' mutants (`--mta`, `--wevt-cache`, `apply-wevt-cache`,
+    /// `extract-wevt-templates`).
     #[arg(long, conflicts_with = "logs_only")]
     readers_only: bool,
     /// Only the logs' mutants: the gate's own controls (compare/gates/run.sh) give it one
