@@ -879,6 +879,8 @@ const Translation = struct {
     names_bytes: usize = 0,
     refs: std.ArrayList(struct { at: usize, name: usize }) = .empty,
     fault: ?errors.Cause = null,
+    /// A token the translation does not model was met (a Null value text).
+    unmodelled: bool = false,
     in_start: bool = false,
     depth: u32 = 0,
     roots: u32 = 0,
@@ -990,10 +992,16 @@ const Translation = struct {
                 0x03 => t.closeEmpty(at),
                 0x04 => t.closeElement(at),
                 // Value text: String only.
-                0x05, 0x45 => if (try t.valueType(gpa)) |ty|
-                    ty == 0x01 and try t.copyCounted(gpa, "<string_value>") and t.node(at)
-                else
-                    false,
+                0x05, 0x45 => if (try t.valueType(gpa)) |ty| switch (ty) {
+                    0x01 => try t.copyCounted(gpa, "<string_value>") and t.node(at),
+                    // Not modelled, but of no bytes: the walk goes on to the reference's fault
+                    // after it, if any.
+                    0x00 => unmodelled: {
+                        t.unmodelled = true;
+                        break :unmodelled t.node(at);
+                    },
+                    else => false,
+                } else false,
                 0x06, 0x46 => try t.name(gpa) and
                     (t.in_start or t.refuse("attribute - Bad parser state", at)),
                 0x09, 0x49, 0x0A => try t.name(gpa) and t.node(at),
@@ -1052,7 +1060,7 @@ const Translation = struct {
         if (t.depth != 0) return t.refuse("unbalanced element stack", t.pos);
         return switch (t.roots) {
             0 => t.refuse("missing root element", t.pos),
-            1 => true,
+            1 => !t.unmodelled,
             else => t.refuse("multiple root elements", t.pos),
         };
     }

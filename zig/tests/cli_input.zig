@@ -628,6 +628,7 @@ const broken_templates = [_]struct { edits: []const [2]u16, words: []const u8 }{
     .{ .edits = &.{.{ 4, 0x7F }}, .words = "as binxml token" },
     .{ .edits = &.{ .{ 13, 0xFF }, .{ 14, 0x7F } }, .words = "wevt_inline_name_code_unit" },
     .{ .edits = &.{.{ 49, 0x22 }}, .words = "as binxml value variant" },
+    .{ .edits = &.{.{ 49, 0x00 }}, .words = "`0x35` as binxml token" },
     .{ .edits = &.{.{ 158, 0x00 }}, .words = "unfinished element start" },
     .{ .edits = &.{.{ 159, 0x00 }}, .words = "unbalanced element stack" },
     .{ .edits = &.{.{ 4, 0x04 }}, .words = "close element - Bad parser state" },

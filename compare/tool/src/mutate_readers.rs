@@ -35,6 +35,9 @@ struct Base {
     log: &'static str,
 }
 
+/// How many uses of a fixture `run_reader_mutations` mutates.
+pub const BASE_COUNT: usize = BASES.len();
+
 /// The fixtures mutated: the good files of each reader, the ones that reach every table.
 const BASES: [Base; 7] = [
     Base {

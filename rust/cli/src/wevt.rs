@@ -936,14 +936,13 @@ fn apply_inner(args: &ApplyArgs, cache: &CacheTemplates) -> Result<(), String> {
         (None, None) => unreachable!("checked above"),
     };
     let codec = evtx_core::Options::default().ansi_codec;
-    let xml = evtx_core::wevt_cache::render_with_values(temp_bytes, &values, codec).map_err(
-        |cause| {
+    let xml =
+        evtx_core::wevt_cache::render_with_values(temp_bytes, &values, codec).map_err(|cause| {
             let binxml = &temp_bytes[evtx_core::wevt_cache::TEMP_HEADER_SIZE..];
             cause
                 .and_then(|c| temp_error(c, binxml))
                 .unwrap_or_else(|| "failed to render the template".to_string())
-        },
-    )?;
+        })?;
     if let Some(out) = &args.output {
         fs::write(out, &xml).map_err(|e| caused(format!("failed to write output `{out}`"), e))?;
     } else {

@@ -177,8 +177,13 @@ const BROKEN_TEMPLATES: &[(&[(usize, u8)], &str)] = &[
     (&[(11, 0xEF)], "WEVT inline name hash mismatch"),
     (&[(25, 0x41)], "WEVT inline name missing NUL terminator"),
     (&[(4, 0x7F)], "as binxml token"),
-    (&[(13, 0xFF), (14, 0x7F)], "buffer too small for wevt_inline_name_code_unit"),
+    (
+        &[(13, 0xFF), (14, 0x7F)],
+        "buffer too small for wevt_inline_name_code_unit",
+    ),
     (&[(49, 0x22)], "as binxml value variant"),
+    // A Null value (no bytes), then the value's length read as a token.
+    (&[(49, 0x00)], "`0x35` as binxml token"),
     (&[(158, 0x00)], "unfinished element start"),
     (&[(159, 0x00)], "unbalanced element stack"),
     (&[(4, 0x04)], "close element - Bad parser state"),

@@ -826,6 +826,7 @@ pub fn translate_or_cause(temp: &[u8], ext: &mut Vec<u8>) -> Result<u32, Option<
         names: Vec::new(),
         refs: Vec::new(),
         fault: None,
+        unmodelled: false,
         in_start: false,
         depth: 0,
         roots: 0,
@@ -870,6 +871,8 @@ struct Translation<'a> {
     names: Vec<(usize, usize)>,
     refs: Vec<(usize, usize)>,
     fault: Option<Cause>,
+    /// A token the translation does not model was met (a Null value text).
+    unmodelled: bool,
     in_start: bool,
     depth: u32,
     roots: u32,
@@ -1012,10 +1015,13 @@ impl<'a> Translation<'a> {
                     if !crate::values_decode::is_known_type(ty) {
                         return self.fail(CauseKind::InvalidValueType, self.pos);
                     }
-                    if ty != 0x01 {
-                        return None;
+                    match ty {
+                        0x01 => self.copy_counted("<string_value>")?,
+                        // Not modelled, but of no bytes: the walk goes on to the reference's
+                        // fault after it, if any.
+                        0x00 => self.unmodelled = true,
+                        _ => return None,
                     }
-                    self.copy_counted("<string_value>")?;
                     self.node(at)?;
                 }
                 0x06 | 0x46 => {
@@ -1067,6 +1073,7 @@ impl<'a> Translation<'a> {
         }
         match self.roots {
             0 => self.refuse("missing root element", end),
+            1 if self.unmodelled => None,
             1 => Some(()),
             _ => self.refuse("multiple root elements", end),
         }
