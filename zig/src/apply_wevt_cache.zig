@@ -243,8 +243,15 @@ fn runOrFail(
     else
         try jsonValues(arena, json.?, m);
     const codec = evtx.values_format.default_codec;
-    const xml = try wevt_cache.renderWithValues(arena, temp, values, codec) orelse
-        return fail(m, "failed to render the template", .{});
+    const xml = switch (try wevt_cache.renderWithValues(arena, temp, values, codec)) {
+        .xml => |xml| xml,
+        .failed => |cause| {
+            const binxml = temp[wevt_cache.temp_header_size..];
+            if (cause) |c| if (writeTempError(m, c, binxml) catch return error.OutOfMemory)
+                return error.Failed;
+            return fail(m, "failed to render the template", .{});
+        },
+    };
     if (options.output) |path| {
         std.fs.cwd().writeFile(.{ .sub_path = path, .data = xml }) catch |e|
             return caused(m, "failed to write output `{s}`", .{path}, osError(&why, e));
@@ -485,7 +492,70 @@ fn writeCause(m: *std.Io.Writer, cause: evtx.errors.Cause, chunk: []const u8) !v
             past, .{ at, chunk.len }),
         .empty_definition => try m.writeAll(caused_by ++
             "Failed to create record model, reason: empty BinXML slice"),
+        // A TEMP's, not a chunk's (`writeTempError`).
+        .invalid_value_type, .name_hash_mismatch, .name_without_nul, .truncated, .model => {},
     }
+}
+
+/// The reference's error for the TEMP BinXML `binxml` that does not build, `cause` at an
+/// offset from its start (Rust `temp_error`): the tree builder's refusal, or the reader's error
+/// below the deserializer's line. False (nothing written) for a cause it does not word.
+fn writeTempError(m: *std.Io.Writer, cause: evtx.errors.Cause, binxml: []const u8) !bool {
+    @branchHint(.cold);
+    const at: usize = cause.offset;
+    const deserialize = "An error occurred while trying to deserialize evtx stream." ++ caused_by;
+    switch (cause.kind) {
+        .model => |reason| {
+            try m.print("Failed to create record model, reason: {s}", .{reason});
+            return true;
+        },
+        .invalid_token => {
+            if (at < 1 or at > binxml.len) return false;
+            try m.print(deserialize ++ "Offset 0x{x:0>8}: Tried to read an invalid byte " ++
+                "`0x{x:0>2}` as binxml token", .{ at, binxml[at - 1] });
+            return true;
+        },
+        .invalid_value_type => {
+            if (at < 1 or at > binxml.len) return false;
+            try m.print(deserialize ++ "Offset 0x{x:0>8}: Tried to read an invalid byte " ++
+                "`0x{x:>2}` as binxml value variant", .{ at, binxml[at - 1] });
+            return true;
+        },
+        .name_hash_mismatch => {
+            const name = inlineName(binxml, at) orelse return false;
+            try m.print(deserialize ++ "Offset 0x{x:0>8}: WEVT inline name hash mismatch " ++
+                "(expected 0x{x:0>4}, found 0x{x:0>4})", .{ at, name.hash, name.stored });
+            return true;
+        },
+        .name_without_nul => {
+            const name = inlineName(binxml, at) orelse return false;
+            try m.print(deserialize ++ "Offset 0x{x:0>8}: WEVT inline name missing NUL " ++
+                "terminator (found 0x{x:0>4})", .{ at, name.nul });
+            return true;
+        },
+        .truncated => |field| {
+            try m.print(deserialize ++ "buffer too small for {s} at offset {d} (need {d} bytes, " ++
+                "have {d})", .{ field.what, at, field.need, binxml.len -| at });
+            return true;
+        },
+        else => return false,
+    }
+}
+
+/// The inline name at `at` of a TEMP's BinXML: its stored hash, its units' hash, its NUL unit.
+fn inlineName(binxml: []const u8, at: usize) ?struct { stored: u16, hash: u16, nul: u16 } {
+    if (at > binxml.len or binxml.len - at < 4) return null;
+    const count: usize = std.mem.readInt(u16, binxml[at + 2 ..][0..2], .little);
+    if (binxml.len - at - 4 < 2 * count + 2) return null;
+    var h: u32 = 0;
+    for (0..count) |i| {
+        h = h *% 65599 +% std.mem.readInt(u16, binxml[at + 4 + 2 * i ..][0..2], .little);
+    }
+    return .{
+        .stored = std.mem.readInt(u16, binxml[at..][0..2], .little),
+        .hash = @truncate(h),
+        .nul = std.mem.readInt(u16, binxml[at + 4 + 2 * count ..][0..2], .little),
+    };
 }
 
 /// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.

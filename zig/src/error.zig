@@ -51,7 +51,7 @@ pub const Cause = struct {
 };
 
 /// The reference's errors a `Cause` names (the Rust engine's `CauseKind`, the same order).
-pub const CauseKind = enum {
+pub const CauseKind = union(enum) {
     /// A string table bucket's head past the chunk (`cursor.position at offset N is past ...`).
     table_start_past_end,
     /// A string table entry's link past the chunk (`next xml string at offset N is past ...`).
@@ -68,6 +68,23 @@ pub const CauseKind = enum {
     /// A template definition of no bytes (`Failed to create record model, reason: empty BinXML
     /// slice`, N the definition's offset, not printed).
     empty_definition,
+    /// The rest are a `.wevtcache` TEMP's BinXML (`apply-wevt-cache`), N from its start.
+    /// A value type byte the reference does not know (`Offset 0x{N:08x}: Tried to read an
+    /// invalid byte `0x{T:2x}` as binxml value variant`, N the offset after the byte).
+    invalid_value_type,
+    /// An inline name whose stored hash is not its units' (`Offset 0x{N:08x}: WEVT inline name
+    /// hash mismatch (expected 0x{H:04x}, found 0x{S:04x})`, N the name's offset).
+    name_hash_mismatch,
+    /// An inline name whose NUL unit is not 0 (`Offset 0x{N:08x}: WEVT inline name missing NUL
+    /// terminator (found 0x{U:04x})`, N the name's offset).
+    name_without_nul,
+    /// A field cut by the BinXML's end (`buffer too small for {what} at offset N (need {need}
+    /// bytes, have {L - N})`, L the BinXML's length): the reference's name of the field and
+    /// its bytes.
+    truncated: struct { what: []const u8, need: u32 },
+    /// Tokens the reference's tree builder refuses (`Failed to create record model, reason:
+    /// {0}`, N where it noticed, not printed).
+    model: []const u8,
 };
 
 /// A failed chunk or record: its kind and the words after the kind in its error line

@@ -25,6 +25,8 @@ const input = @import("input.zig");
 const options = @import("options.zig");
 const pipeline = @import("pipeline.zig");
 const values_format = @import("values_format.zig");
+const values_decode = @import("values_decode.zig");
+const errors = @import("error.zig");
 
 pub const magic = "WEVTCACH";
 pub const version: u32 = 1;
@@ -292,12 +294,7 @@ pub fn parseCrim(
     fault: *CrimError,
 ) (CrimFault || Allocator.Error)!void {
     const c: Crim = .{ .fault = fault };
-    const sig = try c.sigAt(blob, 0, "CRIM signature");
-    if (!std.mem.eql(u8, &sig, "CRIM")) return c.fail(.{ .signature = .{
-        .offset = 0,
-        .expected = "CRIM".*,
-        .found = sig,
-    } });
+    try c.expectSig(blob, 0, "CRIM", "CRIM signature");
     const size = try c.u32At(blob, 4, "CRIM.size");
     try c.require(blob, 8, 2, "CRIM.major_version");
     try c.require(blob, 10, 2, "CRIM.minor_version");
@@ -355,6 +352,23 @@ const Crim = struct {
         return buf[off..][0..4].*;
     }
 
+    /// The signature at `off` (the field `what` for a cut buffer) must be `expected`: CRIM,
+    /// WEVT, TTBL and TEMP alike, the offset in the error the signature's.
+    fn expectSig(
+        c: Crim,
+        buf: []const u8,
+        off: usize,
+        expected: *const [4]u8,
+        what: []const u8,
+    ) CrimFault!void {
+        const found = try c.sigAt(buf, off, what);
+        if (!std.mem.eql(u8, &found, expected)) return c.fail(.{ .signature = .{
+            .offset = toU32(off),
+            .expected = expected.*,
+            .found = found,
+        } });
+    }
+
     fn offset(c: Crim, off: u32, what: []const u8, len: usize) CrimFault!usize {
         if (off > len) return c.fail(.{ .offset = .{ .what = what, .offset = off, .len = len } });
         return off;
@@ -380,12 +394,7 @@ const Crim = struct {
     ) (CrimFault || Allocator.Error)!void {
         const o = try c.offset(at, "WEVT provider offset", crim.len);
         try c.require(crim, o, 20, "WEVT header");
-        const sig = try c.sigAt(crim, o, "WEVT signature");
-        if (!std.mem.eql(u8, &sig, "WEVT")) return c.fail(.{ .signature = .{
-            .offset = at,
-            .expected = "WEVT".*,
-            .found = sig,
-        } });
+        try c.expectSig(crim, o, "WEVT", "WEVT signature");
         const descriptors = try c.u32At(crim, o + 12, "WEVT.number_of_descriptors");
         const unknown2 = try c.u32At(crim, o + 16, "WEVT.number_of_unknown2");
         const desc_off = o + 20;
@@ -429,12 +438,7 @@ const Crim = struct {
     ) (CrimFault || Allocator.Error)!void {
         const o = try c.offset(at, "TTBL offset", crim.len);
         try c.require(crim, o, 12, "TTBL header");
-        const sig = try c.sigAt(crim, o, "TTBL signature");
-        if (!std.mem.eql(u8, &sig, "TTBL")) return c.fail(.{ .signature = .{
-            .offset = at,
-            .expected = "TTBL".*,
-            .found = sig,
-        } });
+        try c.expectSig(crim, o, "TTBL", "TTBL signature");
         const size = try c.u32At(crim, o + 4, "TTBL.size");
         const count = try c.u32At(crim, o + 8, "TTBL.count");
         const end = if (size == 0)
@@ -495,12 +499,7 @@ const Crim = struct {
 
     /// Checks the TEMP header at `here` (inside the table ending at `end`); returns its end.
     fn temp(c: Crim, crim: []const u8, end: usize, here: u32) CrimFault!usize {
-        const sig = crim[here..][0..4].*;
-        if (!std.mem.eql(u8, &sig, "TEMP")) return c.fail(.{ .signature = .{
-            .offset = here,
-            .expected = "TEMP".*,
-            .found = sig,
-        } });
+        try c.expectSig(crim, here, "TEMP", "TEMP signature");
         const size = std.mem.readInt(u32, crim[here + 4 ..][0..4], .little);
         if (size < temp_header_size) return c.fail(.{ .size = .{
             .what = "TEMP.size",
@@ -811,19 +810,35 @@ fn failFile(diag: *Diagnostic, fault: Fault) error{Invalid} {
 // TEMP BinXML → chunk-style definition.
 
 /// Appends to `ext` a chunk-style template definition equivalent to the TEMP `temp` (header
-/// included): first string-table-shaped name entries, then the 24-byte definition header
-/// (the TEMP's GUID) and the body, whose names are offsets into `ext`. Returns the
-/// definition's offset in `ext`, or null (nothing appended) when the TEMP's BinXML is one the
-/// reference fails on (bad inline name, unknown token, template instance) or that this
-/// reader does not model (a value token other than String text): the embedded definition's
-/// error then stands.
+/// included): first string-table-shaped name entries, then the 24-byte definition header (GUID
+/// of the TEMP) and the body, whose names are offsets into `ext`. Returns the definition's
+/// offset in `ext`, or null (nothing appended) when the TEMP's BinXML is one the reference
+/// fails on (bad inline name, unknown token, tokens its tree builder refuses, template
+/// instance) or that this reader does not model (a value token other than String text); the
+/// embedded definition's error then stands.
 pub fn translate(gpa: Allocator, temp: []const u8, ext: *std.ArrayList(u8)) Allocator.Error!?u32 {
-    if (temp.len < temp_header_size) return null;
+    return switch (try translateOrCause(gpa, temp, ext)) {
+        .def => |def| def,
+        .failed => null,
+    };
+}
+
+/// `translate`'s result with why not: the reference's error for the TEMP's BinXML where this
+/// reader tells it (a `Cause` at an offset from the BinXML's start), null where it does not.
+pub const Translated = union(enum) { def: u32, failed: ?errors.Cause };
+
+/// `translate`, or why not (the Rust engine's `translate_or_cause`).
+pub fn translateOrCause(
+    gpa: Allocator,
+    temp: []const u8,
+    ext: *std.ArrayList(u8),
+) Allocator.Error!Translated {
+    if (temp.len < temp_header_size) return .{ .failed = null };
     var t: Translation = .{ .binxml = temp[temp_header_size..] };
     defer t.deinit(gpa);
-    if (!try t.body(gpa)) return null;
+    if (!try t.body(gpa)) return .{ .failed = t.fault };
     const total = ext.items.len + t.names_bytes + 4 * t.refs.items.len + 24 + t.out.items.len;
-    if (total > std.math.maxInt(u32)) return null;
+    if (total > std.math.maxInt(u32)) return .{ .failed = null };
     try ext.ensureUnusedCapacity(gpa, total - ext.items.len);
     // Entry: next (0), then the inline name as it is (hash, count, units, NUL): the layout of
     // a string table entry (6.3) after its link.
@@ -845,11 +860,16 @@ pub fn translate(gpa: Allocator, temp: []const u8, ext: *std.ArrayList(u8)) Allo
     ext.appendSliceAssumeCapacity(&size);
     ext.appendSliceAssumeCapacity(t.out.items);
     assert(ext.items.len == def + 24 + t.out.items.len);
-    return def;
+    return .{ .def = def };
 }
 
+/// The reference's limit on open elements (its tree builder's stack).
+const element_depth_max: u32 = 512;
+
 /// The walk of one TEMP's BinXML: tokens copied to `out`, inline names cut out (`names`) and
-/// their places in `out` remembered (`refs`).
+/// their places in `out` remembered (`refs`). The element state is the reference's tree
+/// builder's (an open start tag, the open elements, the roots), so the walk refuses what it
+/// refuses, and `fault` says why where the reference's words are known.
 const Translation = struct {
     binxml: []const u8,
     pos: usize = 0,
@@ -858,6 +878,12 @@ const Translation = struct {
     /// Bytes of every inline name (the entries `translate` writes, less their links).
     names_bytes: usize = 0,
     refs: std.ArrayList(struct { at: usize, name: usize }) = .empty,
+    fault: ?errors.Cause = null,
+    /// A token the translation does not model was met (a Null value text).
+    unmodelled: bool = false,
+    in_start: bool = false,
+    depth: u32 = 0,
+    roots: u32 = 0,
 
     fn deinit(t: *Translation, gpa: Allocator) void {
         t.out.deinit(gpa);
@@ -865,39 +891,57 @@ const Translation = struct {
         t.refs.deinit(gpa);
     }
 
-    fn take(t: *Translation, n: usize) ?[]const u8 {
-        if (n > t.binxml.len - t.pos) return null;
+    /// Records the reference's error `kind` at `offset` and fails the walk.
+    fn fail(t: *Translation, kind: errors.CauseKind, offset: usize) bool {
+        @branchHint(.cold);
+        const at = std.math.cast(u32, offset) orelse std.math.maxInt(u32);
+        t.fault = .{ .kind = kind, .offset = at };
+        return false;
+    }
+
+    /// `n` bytes of the field `what` (the reference's name for it, in its error).
+    fn take(t: *Translation, n: usize, what: []const u8) ?[]const u8 {
+        assert(t.pos <= t.binxml.len);
+        if (n > t.binxml.len - t.pos) {
+            const need = std.math.cast(u32, n) orelse std.math.maxInt(u32);
+            _ = t.fail(.{ .truncated = .{ .what = what, .need = need } }, t.pos);
+            return null;
+        }
         defer t.pos += n;
         return t.binxml[t.pos..][0..n];
     }
 
-    fn copy(t: *Translation, gpa: Allocator, n: usize) Allocator.Error!bool {
-        try t.out.appendSlice(gpa, t.take(n) orelse return false);
+    fn readU16(t: *Translation, what: []const u8) ?u16 {
+        return std.mem.readInt(u16, (t.take(2, what) orelse return null)[0..2], .little);
+    }
+
+    fn copy(t: *Translation, gpa: Allocator, n: usize, what: []const u8) Allocator.Error!bool {
+        try t.out.appendSlice(gpa, t.take(n, what) orelse return false);
         return true;
     }
 
     /// A u16 count then that many UTF-16 units, copied.
-    fn copyCounted(t: *Translation, gpa: Allocator) Allocator.Error!bool {
-        const count = t.take(2) orelse return false;
+    fn copyCounted(t: *Translation, gpa: Allocator, what: []const u8) Allocator.Error!bool {
+        const count = t.take(2, what) orelse return false;
         try t.out.appendSlice(gpa, count);
-        return t.copy(gpa, 2 * @as(usize, std.mem.readInt(u16, count[0..2], .little)));
+        const units = 2 * @as(usize, std.mem.readInt(u16, count[0..2], .little));
+        return t.copy(gpa, units, what);
     }
 
     /// An inline name (hash, count, units, NUL): checked as the reference does (the string
     /// table's hash, a NUL), replaced in `out` by a 4-byte offset patched later.
     fn name(t: *Translation, gpa: Allocator) Allocator.Error!bool {
         const at = t.pos;
-        const stored = std.mem.readInt(u16, (t.take(2) orelse return false)[0..2], .little);
-        const count = std.mem.readInt(u16, (t.take(2) orelse return false)[0..2], .little);
-        const units = t.take(2 * @as(usize, count)) orelse return false;
-        const nul = t.take(2) orelse return false;
-        if (nul[0] != 0 or nul[1] != 0) return false;
+        const stored = t.readU16("wevt_inline_name_hash") orelse return false;
+        const count = t.readU16("wevt_inline_name_character_count") orelse return false;
         var h: u32 = 0;
-        var i: usize = 0;
-        while (i < units.len) : (i += 2) {
-            h = h *% 65599 +% std.mem.readInt(u16, units[i..][0..2], .little);
+        for (0..count) |_| {
+            const unit = t.readU16("wevt_inline_name_code_unit") orelse return false;
+            h = h *% 65599 +% unit;
         }
-        if (stored != @as(u16, @truncate(h))) return false;
+        const nul = t.readU16("wevt_inline_name_nul") orelse return false;
+        if (nul != 0) return t.fail(.name_without_nul, at);
+        if (stored != @as(u16, @truncate(h))) return t.fail(.name_hash_mismatch, at);
         try t.refs.append(gpa, .{ .at = t.out.items.len, .name = t.names.items.len });
         try t.names.append(gpa, .{ .start = at, .end = t.pos });
         t.names_bytes += 4 + t.pos - at;
@@ -905,30 +949,120 @@ const Translation = struct {
         return true;
     }
 
-    /// The tokens up to the first EOF (or the end); false when the reference would refuse
-    /// them or they are not modelled.
+    /// The reference's tree builder refuses the token read at `at`.
+    fn refuse(t: *Translation, reason: []const u8, at: usize) bool {
+        return t.fail(.{ .model = reason }, at);
+    }
+
+    /// A node (text, value, reference): in the open start tag, an attribute's; else the open
+    /// element's child, and there must be one.
+    fn node(t: *Translation, at: usize) bool {
+        if (!t.in_start and t.depth == 0) return t.refuse("value outside of element", at);
+        return true;
+    }
+
+    /// A closed element: a child of the open one, else a root.
+    fn attach(t: *Translation) void {
+        if (t.depth == 0) t.roots += 1;
+    }
+
+    /// A value type byte, copied: known to the reference, else its error.
+    fn valueType(t: *Translation, gpa: Allocator) Allocator.Error!?u8 {
+        const ty = (t.take(1, "u8") orelse return null)[0];
+        try t.out.append(gpa, ty);
+        if (!values_decode.isKnownType(ty)) {
+            _ = t.fail(.invalid_value_type, t.pos);
+            return null;
+        }
+        return ty;
+    }
+
+    /// The tokens up to the first EOF (or the end), then the tree's shape; false when the
+    /// reference would refuse them or they are not modelled.
     fn body(t: *Translation, gpa: Allocator) Allocator.Error!bool {
         while (t.pos < t.binxml.len) {
+            const at = t.pos;
             const token = t.binxml[t.pos];
             t.pos += 1;
             try t.out.append(gpa, token);
             const ok = switch (token) {
-                0x00 => return true,
-                0x01, 0x41 => try t.copy(gpa, 6) and try t.name(gpa) and
-                    (token == 0x01 or try t.copy(gpa, 4)),
-                0x02...0x04 => true,
+                0x00 => break,
+                0x01, 0x41 => try t.openStart(gpa, token, at),
+                0x02 => t.closeStart(at),
+                0x03 => t.closeEmpty(at),
+                0x04 => t.closeElement(at),
                 // Value text: String only.
-                0x05, 0x45 => try t.copy(gpa, 1) and t.out.getLast() == 0x01 and
-                    try t.copyCounted(gpa),
-                0x06, 0x46, 0x09, 0x49, 0x0A => try t.name(gpa),
-                0x07, 0x47, 0x0B => try t.copyCounted(gpa),
-                0x08, 0x48 => try t.copy(gpa, 2),
-                0x0D...0x0F => try t.copy(gpa, 3),
-                else => false,
+                0x05, 0x45 => if (try t.valueType(gpa)) |ty| switch (ty) {
+                    0x01 => try t.copyCounted(gpa, "<string_value>") and t.node(at),
+                    // Not modelled, but of no bytes: the walk goes on to the reference's fault
+                    // after it, if any.
+                    0x00 => unmodelled: {
+                        t.unmodelled = true;
+                        break :unmodelled t.node(at);
+                    },
+                    else => false,
+                } else false,
+                0x06, 0x46 => try t.name(gpa) and
+                    (t.in_start or t.refuse("attribute - Bad parser state", at)),
+                0x09, 0x49, 0x0A => try t.name(gpa) and t.node(at),
+                0x07, 0x47 => try t.copyCounted(gpa, "cdata") and t.node(at),
+                0x0B => try t.copyCounted(gpa, "pi_data") and t.node(at),
+                0x08, 0x48 => try t.copy(gpa, 2, "char_ref") and t.node(at),
+                0x0D, 0x0E => try t.copy(gpa, 2, "u16") and
+                    try t.valueType(gpa) != null and t.node(at),
+                0x0F => try t.copy(gpa, 1, "fragment_header_major_version") and
+                    try t.copy(gpa, 1, "fragment_header_minor_version") and
+                    try t.copy(gpa, 1, "fragment_header_flags"),
+                0x0C => false,
+                else => t.fail(.invalid_token, t.pos),
             };
             if (!ok) return false;
         }
+        return t.finish();
+    }
+
+    fn openStart(t: *Translation, gpa: Allocator, token: u8, at: usize) Allocator.Error!bool {
+        if (!try t.copy(gpa, 2, "open_start_element_dependency_identifier")) return false;
+        if (!try t.copy(gpa, 4, "open_start_element_data_size")) return false;
+        if (!try t.name(gpa)) return false;
+        if (token == 0x41 and
+            !try t.copy(gpa, 4, "open_start_element_attribute_list_data_size")) return false;
+        if (t.in_start) return t.refuse("open start - Bad parser state", at);
+        t.in_start = true;
         return true;
+    }
+
+    fn closeStart(t: *Translation, at: usize) bool {
+        if (t.depth >= element_depth_max) return t.refuse("BinXML elements nested too deeply", at);
+        if (!t.in_start) return t.refuse("close start - Bad parser state", at);
+        t.in_start = false;
+        t.depth += 1;
+        return true;
+    }
+
+    fn closeEmpty(t: *Translation, at: usize) bool {
+        if (!t.in_start) return t.refuse("close empty - Bad parser state", at);
+        t.in_start = false;
+        t.attach();
+        return true;
+    }
+
+    fn closeElement(t: *Translation, at: usize) bool {
+        if (t.depth == 0) return t.refuse("close element - Bad parser state", at);
+        t.depth -= 1;
+        t.attach();
+        return true;
+    }
+
+    /// The tree's shape at the stream's end, as the reference's builder checks it.
+    fn finish(t: *Translation) bool {
+        if (t.in_start) return t.refuse("unfinished element start", t.pos);
+        if (t.depth != 0) return t.refuse("unbalanced element stack", t.pos);
+        return switch (t.roots) {
+            0 => t.refuse("missing root element", t.pos),
+            1 => !t.unmodelled,
+            else => t.refuse("multiple root elements", t.pos),
+        };
     }
 };
 
@@ -1006,17 +1140,21 @@ fn failedOffsets(
 /// A substitution value for `renderWithValues`: its type byte and its bytes.
 pub const RawValue = struct { type: u8, bytes: []const u8 };
 
+/// `renderWithValues`'s result: the XML, or an error when the template or the record does not
+/// render or does not fit one chunk: the reference's error for the TEMP's BinXML where it is
+/// known (`translateOrCause`, offsets from the BinXML's start; the caller words it), else null.
+pub const Rendered = union(enum) { xml: []u8, failed: ?errors.Cause };
+
 /// Renders template `temp` (a TEMP, header included, cut where its BinXML ends) with `values`
 /// as one XML record (declaration, indented), as `apply-wevt-cache` prints it: the template
 /// and the values are laid out as a one-chunk log (definition, then a record of one instance)
-/// and rendered by the dump itself. Null when the template or the record does not render or
-/// does not fit one chunk. The text is `gpa`'s.
+/// and rendered by the dump itself. The text is `gpa`'s.
 pub fn renderWithValues(
     gpa: std.mem.Allocator,
     temp: []const u8,
     values: []const RawValue,
     codec: values_format.Codec,
-) error{OutOfMemory}!?[]u8 {
+) error{OutOfMemory}!Rendered {
     const chunk_size = file_header.chunk_size;
     var file: std.ArrayList(u8) = .empty;
     defer file.deinit(gpa);
@@ -1024,9 +1162,12 @@ pub fn renderWithValues(
     var page: std.ArrayList(u8) = .empty;
     defer page.deinit(gpa);
     try page.appendNTimes(gpa, 0, 512);
-    const def = try translate(gpa, temp, &page) orelse return null;
+    const def = switch (try translateOrCause(gpa, temp, &page)) {
+        .def => |def| def,
+        .failed => |cause| return .{ .failed = cause },
+    };
     const rec = page.items.len;
-    const count = std.math.cast(u32, values.len) orelse return null;
+    const count = std.math.cast(u32, values.len) orelse return .{ .failed = null };
     try page.appendSlice(gpa, "**\x00\x00" ++ "\x00" ** 4); // size, below
     try appendInt(gpa, &page, u64, 1);
     try page.appendNTimes(gpa, 0, 8); // FILETIME 1601
@@ -1035,14 +1176,15 @@ pub fn renderWithValues(
     try appendInt(gpa, &page, u32, def);
     try appendInt(gpa, &page, u32, count);
     for (values) |v| {
-        try appendInt(gpa, &page, u16, std.math.cast(u16, v.bytes.len) orelse return null);
+        const len = std.math.cast(u16, v.bytes.len) orelse return .{ .failed = null };
+        try appendInt(gpa, &page, u16, len);
         try page.appendSlice(gpa, &.{ v.type, 0 });
     }
     for (values) |v| try page.appendSlice(gpa, v.bytes);
     try page.append(gpa, 0x00);
     const size: u32 = @intCast(page.items.len + 4 - rec);
     try appendInt(gpa, &page, u32, size);
-    if (page.items.len > chunk_size) return null;
+    if (page.items.len > chunk_size) return .{ .failed = null };
     std.mem.writeInt(u32, page.items[rec + 4 ..][0..4], size, .little);
     const free: u32 = @intCast(page.items.len);
     try page.appendNTimes(gpa, 0, chunk_size - page.items.len);
@@ -1060,7 +1202,8 @@ pub fn renderWithValues(
     std.mem.writeInt(u16, f[40..42], 4096, .little);
     std.mem.writeInt(u16, f[42..44], 1, .little);
     try file.appendSlice(gpa, c);
-    return renderOne(gpa, file.items, codec);
+    const xml = try renderOne(gpa, file.items, codec) orelse return .{ .failed = null };
+    return .{ .xml = xml };
 }
 
 fn appendInt(gpa: std.mem.Allocator, list: *std.ArrayList(u8), comptime T: type, v: T) !void {

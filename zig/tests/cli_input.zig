@@ -620,6 +620,72 @@ test "a damaged cache stops apply-wevt-cache with the dump's line" {
     try std.testing.expectEqual(@as(usize, 10), checked);
 }
 
+/// Edits to the "wevt-logon" TEMP's BinXML (rust/cli/tests/side_files.rs is the twin, which
+/// says where each lands), each with the words the reference's error for it holds.
+const broken_templates = [_]struct { edits: []const [2]u16, words: []const u8 }{
+    .{ .edits = &.{.{ 11, 0xEF }}, .words = "WEVT inline name hash mismatch" },
+    .{ .edits = &.{.{ 25, 0x41 }}, .words = "WEVT inline name missing NUL terminator" },
+    .{ .edits = &.{.{ 4, 0x7F }}, .words = "as binxml token" },
+    .{ .edits = &.{ .{ 13, 0xFF }, .{ 14, 0x7F } }, .words = "wevt_inline_name_code_unit" },
+    .{ .edits = &.{.{ 49, 0x22 }}, .words = "as binxml value variant" },
+    .{ .edits = &.{.{ 49, 0x00 }}, .words = "`0x35` as binxml token" },
+    .{ .edits = &.{.{ 158, 0x00 }}, .words = "unfinished element start" },
+    .{ .edits = &.{.{ 159, 0x00 }}, .words = "unbalanced element stack" },
+    .{ .edits = &.{.{ 4, 0x04 }}, .words = "close element - Bad parser state" },
+    .{ .edits = &.{.{ 4, 0x00 }}, .words = "missing root element" },
+};
+
+// A cache whose container and manifests are intact but one template is broken:
+// `apply-wevt-cache` prints the reference's error for it, stderr and exit status byte for byte.
+test "a broken template in a cache: apply-wevt-cache gives the reference's error" {
+    var root_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const root = try std.fs.cwd().realpath(options.fixtures, &root_buf);
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    var dir_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const dir = try tmp.dir.realpath(".", &dir_buf);
+    var cache_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const cache = try std.fmt.bufPrint(&cache_buf, "{s}/wevt/templates.wevtcache", .{root});
+    const original = try std.fs.cwd().readFileAlloc(gpa, cache, 1 << 20);
+    defer gpa.free(original);
+    // The template GUID 5F2C2A43-AA86-2481-02F3-ECE817383695 as stored.
+    const guid = [16]u8{
+        0x43, 0x2A, 0x2C, 0x5F, 0x86, 0xAA, 0x81, 0x24,
+        0x02, 0xF3, 0xEC, 0xE8, 0x17, 0x38, 0x36, 0x95,
+    };
+    var temp: usize = 0;
+    while (!(std.mem.eql(u8, original[temp..][0..4], "TEMP") and
+        std.mem.eql(u8, original[temp + 24 ..][0..16], &guid))) temp += 1;
+    var env = try std.process.getEnvMap(gpa);
+    defer env.deinit();
+    env.remove("RUST_BACKTRACE");
+    env.remove("RUST_LIB_BACKTRACE");
+    const bytes = try gpa.dupe(u8, original);
+    defer gpa.free(bytes);
+    var path_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const path = try std.fmt.bufPrint(&path_buf, "{s}/broken.wevtcache", .{dir});
+    for (broken_templates) |case| {
+        @memcpy(bytes, original);
+        for (case.edits) |edit| bytes[temp + 40 + edit[0]] = @intCast(edit[1]);
+        try tmp.dir.writeFile(.{ .sub_path = "broken.wevtcache", .data = bytes });
+        var runs: [2]Run = undefined;
+        for ([_][]const u8{ try reference(), cli() }, 0..) |program, i| {
+            const argv = [_][]const u8{
+                program,           "apply-wevt-cache", "--cache",
+                path,              "--template-guid",  "5F2C2A43-AA86-2481-02F3-ECE817383695",
+                "--substitutions", "[1,\"x\"]",
+            };
+            runs[i] = try runCli(tmp.dir, &argv, null, &env);
+        }
+        defer for (&runs) |*r| r.deinit();
+        try runs[0].expectExit(1);
+        try runs[1].expectExit(1);
+        try std.testing.expect(std.mem.indexOf(u8, runs[0].stderr, case.words) != null);
+        try std.testing.expectEqualStrings(runs[0].stderr, runs[1].stderr);
+        try std.testing.expectEqualStrings("", runs[1].stdout);
+    }
+}
+
 /// After a damaged PE: the reference's summary line, and the good PE's one blob written.
 fn expectNextFileDone(dir: std.fs.Dir, summary: ?[]const u8) !void {
     const want = "Error: extract-wevt-templates completed with 1 error(s)";

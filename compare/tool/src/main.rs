@@ -131,7 +131,8 @@ struct MutateArgs {
     /// (`mutate_readers.rs`).
     #[arg(long, default_value_t = 24)]
     reader_random: usize,
-    /// Only the side readers' mutants (`--mta`, `--wevt-cache`, `extract-wevt-templates`).
+    /// Only the side readers' mutants (`--mta`, `--wevt-cache`, `apply-wevt-cache`,
+    /// `extract-wevt-templates`).
     #[arg(long, conflicts_with = "logs_only")]
     readers_only: bool,
     /// Only the logs' mutants: the gate's own controls (compare/gates/run.sh) give it one
@@ -459,9 +460,10 @@ fn run_reader_mutants(engines: &mutate::Engines, args: &MutateArgs) -> bool {
         eprintln!("FAIL {failure}");
     }
     println!(
-        "mutate readers: {} mutants of 5 .MTA, .wevtcache and PE fixtures in {:.0}s, \
+        "mutate readers: {} mutants of {} .MTA, .wevtcache and PE fixture uses in {:.0}s, \
          {} passed, {} failed; the reference crashed on {}",
         readers.mutants,
+        mutate_readers::BASE_COUNT,
         started.elapsed().as_secs_f64(),
         readers.passed,
         readers.failures.len(),

@@ -1,5 +1,6 @@
-//! The mutation test of the side readers (issue 17 item 4): damaged variants of the generator's
-//! `.MTA`, `.wevtcache` and PE fixtures through `--mta`, `--wevt-cache` and
+//! The mutation test of the side readers (issue 17 item 4): damaged variants of the
+//! generator's `.MTA`, `.wevtcache` and PE fixtures through `--mta`, `--wevt-cache`,
+//! `apply-wevt-cache --cache` (a template the damage reaches is parsed and rendered) and
 //! `extract-wevt-templates -i` of the reference and both engines. Neither engine may crash,
 //! hang or balloon; their stdout, stderr and exit status must be byte-identical; and both must
 //! equal the reference (stdout, the written cache, exit status, stderr without the backtrace
@@ -20,6 +21,9 @@ enum Use {
     Mta,
     /// `-o jsonl --wevt-cache FILE LOG`.
     Cache,
+    /// `apply-wevt-cache --cache FILE --template-guid GUID --substitutions VALUES`: a template
+    /// the damage reaches is parsed and rendered, not only indexed.
+    Apply(&'static str),
     /// `extract-wevt-templates -i FILE -o OUT --overwrite`, the written cache fingerprinted.
     Pe,
 }
@@ -31,8 +35,11 @@ struct Base {
     log: &'static str,
 }
 
+/// How many uses of a fixture `run_reader_mutations` mutates.
+pub const BASE_COUNT: usize = BASES.len();
+
 /// The fixtures mutated: the good files of each reader, the ones that reach every table.
-const BASES: [Base; 5] = [
+const BASES: [Base; 7] = [
     Base {
         file: "mta/events.full.MTA",
         used: Use::Mta,
@@ -48,6 +55,18 @@ const BASES: [Base; 5] = [
         used: Use::Cache,
         log: "wevt/carved.evtx",
     },
+    // Manifest A's first template (inline names, named Data) and manifest B's (dependency
+    // ids, a char ref, an array), the two a damaged cache most often cuts.
+    Base {
+        file: "wevt/templates.wevtcache",
+        used: Use::Apply("5F2C2A43-AA86-2481-02F3-ECE817383695"),
+        log: "",
+    },
+    Base {
+        file: "wevt/templates.wevtcache",
+        used: Use::Apply("973D090B-3CC0-FC45-22B3-CF7E45F4D80F"),
+        log: "",
+    },
     Base {
         file: "wevt/providers32.dll",
         used: Use::Pe,
@@ -59,6 +78,9 @@ const BASES: [Base; 5] = [
         log: "",
     },
 ];
+
+/// The values `Use::Apply` renders a template with: one of each JSON kind, text to escape.
+const APPLY_VALUES: &str = r#"[1,"x",null,true,2.5,-3,18446744073709551615,{"a":[1]},"<&>"]"#;
 
 /// Values a length, count or offset field is set to: past any file, just past this one, the
 /// largest signed, and a quarter of the address space (the allocation bombs).
@@ -143,7 +165,8 @@ pub fn reader_mutants(original: &[u8], seed: u64, random: usize) -> Vec<Mutant> 
 }
 
 /// Reader mutants on which the engines agree with each other but not with the reference, each
-/// by a rule written in shared-fixtures/README.md, pinned one by one (file name, mutant name);
+/// by a rule written in shared-fixtures/README.md, pinned one by one (file name, or its
+/// `+apply-` label for `Use::Apply`, and mutant name);
 /// one that passes is stale and fails. Empty: on every mutant the engines give the reference's
 /// bytes.
 const OPEN_FINDINGS: &[(&str, &str)] = &[];
@@ -224,6 +247,11 @@ impl Job<'_> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned());
         let name = name.unwrap_or_default();
+        // One file read two ways keeps its failures apart: `templates.wevtcache+apply-5f2c2a43`.
+        let label = match base.used {
+            Use::Apply(guid) => format!("{name}+apply-{}", guid[..8].to_ascii_lowercase()),
+            _ => name.clone(),
+        };
         let list = reader_mutants(&original, seed, random);
         let before = outcome.failures.len();
         for mutant in &list {
@@ -235,10 +263,10 @@ impl Job<'_> {
                 .and_then(|()| self.check(base, &target, outcome));
             let pinned = OPEN_FINDINGS
                 .iter()
-                .any(|&(f, m)| f == name && m == mutant.name);
+                .any(|&(f, m)| f == label && m == mutant.name);
             let result = match (result, pinned) {
                 (Err(why), true) => {
-                    eprintln!("open finding (pinned) {name} {}: {why}", mutant.name);
+                    eprintln!("open finding (pinned) {label} {}: {why}", mutant.name);
                     Ok(())
                 }
                 (Ok(()), true) => Err("a pinned open finding now passes: unpin it".into()),
@@ -248,10 +276,10 @@ impl Job<'_> {
                 let keep = self
                     .failures
                     .join("failures")
-                    .join(format!("{name}.{}", mutant.name));
+                    .join(format!("{label}.{}", mutant.name));
                 let _ = std::fs::write(&keep, &mutant.bytes);
                 outcome.failures.push(format!(
-                    "{name} {}: {why} (kept as {})",
+                    "{label} {}: {why} (kept as {})",
                     mutant.name,
                     keep.display()
                 ));
@@ -259,7 +287,7 @@ impl Job<'_> {
         }
         let failed = outcome.failures.len() - before;
         eprintln!(
-            "mutate {name} ({:?}): {} mutants, {failed} failing",
+            "mutate {label} ({:?}): {} mutants, {failed} failing",
             base.used,
             list.len()
         );
@@ -272,6 +300,15 @@ impl Job<'_> {
         let words: Vec<&str> = match base.used {
             Use::Mta => vec!["-t", "1", "-o", "jsonl", "--mta", &target, &log],
             Use::Cache => vec!["-t", "1", "-o", "jsonl", "--wevt-cache", &target, &log],
+            Use::Apply(guid) => vec![
+                "apply-wevt-cache",
+                "--cache",
+                &target,
+                "--template-guid",
+                guid,
+                "--substitutions",
+                APPLY_VALUES,
+            ],
             Use::Pe => {
                 let written = written.to_str().unwrap_or("written.wevtcache");
                 return [

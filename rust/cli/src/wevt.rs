@@ -936,8 +936,13 @@ fn apply_inner(args: &ApplyArgs, cache: &CacheTemplates) -> Result<(), String> {
         (None, None) => unreachable!("checked above"),
     };
     let codec = evtx_core::Options::default().ansi_codec;
-    let xml = evtx_core::wevt_cache::render_with_values(temp_bytes, &values, codec)
-        .ok_or_else(|| "failed to render the template".to_string())?;
+    let xml =
+        evtx_core::wevt_cache::render_with_values(temp_bytes, &values, codec).map_err(|cause| {
+            let binxml = &temp_bytes[evtx_core::wevt_cache::TEMP_HEADER_SIZE..];
+            cause
+                .and_then(|c| temp_error(c, binxml))
+                .unwrap_or_else(|| "failed to render the template".to_string())
+        })?;
     if let Some(out) = &args.output {
         fs::write(out, &xml).map_err(|e| caused(format!("failed to write output `{out}`"), e))?;
     } else {
@@ -1081,7 +1086,67 @@ fn cause_text(cause: evtx_core::Cause, chunk: &[u8]) -> Option<String> {
         }
         C::NamePastEnd => format!("{STREAM}{}", past("cursor.position")),
         C::EmptyDefinition => "Failed to create record model, reason: empty BinXML slice".into(),
+        // A TEMP's, not a chunk's ([`temp_error`]).
+        C::InvalidValueType
+        | C::NameHashMismatch
+        | C::NameWithoutNul
+        | C::Truncated { .. }
+        | C::Model(_) => return None,
     })
+}
+
+/// The reference's error for the TEMP BinXML `binxml` that does not build, `cause` at an
+/// offset from its start: the tree builder's refusal, or the reader's error below the
+/// deserializer's line.
+#[cold]
+fn temp_error(cause: evtx_core::Cause, binxml: &[u8]) -> Option<String> {
+    use evtx_core::CauseKind as C;
+    let at = cause.offset as usize;
+    let u16_at = |o: usize| Some(u16::from_le_bytes(binxml.get(o..o + 2)?.try_into().ok()?));
+    // An inline name at `at`: its stored hash, its units' hash and its NUL unit.
+    let name = || {
+        let count = usize::from(u16_at(at + 2)?);
+        let units = binxml.get(at + 4..at + 4 + count * 2)?;
+        let hash = units.chunks_exact(2).fold(0u32, |h, c| {
+            h.wrapping_mul(65599)
+                .wrapping_add(u32::from(u16::from_le_bytes([c[0], c[1]])))
+        });
+        Some((u16_at(at)?, hash as u16, u16_at(at + 4 + count * 2)?))
+    };
+    let byte_before = || binxml.get(at.checked_sub(1)?).copied();
+    let reason = match cause.kind {
+        C::Model(reason) => {
+            return Some(format!("Failed to create record model, reason: {reason}"));
+        }
+        C::InvalidToken => format!(
+            "Offset {at:#010x}: Tried to read an invalid byte `{:#04x}` as binxml token",
+            byte_before()?
+        ),
+        C::InvalidValueType => format!(
+            "Offset {at:#010x}: Tried to read an invalid byte `0x{:2x}` as binxml value variant",
+            byte_before()?
+        ),
+        C::NameHashMismatch => {
+            let (stored, hash, _) = name()?;
+            format!(
+                "Offset {at:#010x}: WEVT inline name hash mismatch (expected {hash:#06x}, found \
+                 {stored:#06x})"
+            )
+        }
+        C::NameWithoutNul => format!(
+            "Offset {at:#010x}: WEVT inline name missing NUL terminator (found {:#06x})",
+            name()?.2
+        ),
+        C::Truncated { what, need } => format!(
+            "buffer too small for {what} at offset {at} (need {need} bytes, have {})",
+            binxml.len().saturating_sub(at)
+        ),
+        _ => return None,
+    };
+    Some(caused(
+        "An error occurred while trying to deserialize evtx stream.",
+        reason,
+    ))
 }
 
 /// Magic bytes as the reference's `{:2X?}` shows them: `[ 0, 6E, 2A,  0]`.

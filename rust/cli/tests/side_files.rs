@@ -168,3 +168,80 @@ fn a_damaged_pe_is_named_and_the_next_file_is_done() {
     let _ = std::fs::remove_dir_all(&out_dir);
     assert_eq!(checked, 5, "every damaged PE that fails");
 }
+
+/// Edits to the "wevt-logon" TEMP's BinXML (offsets from its start; the generator writes a
+/// fragment header, `Event` with attributes, its name's hash at 11 and NUL unit at 25, `xmlns`
+/// with its value's type byte at 49, the end of the start tag at 158, then `System`), each
+/// with the words the reference's error for it holds.
+const BROKEN_TEMPLATES: &[(&[(usize, u8)], &str)] = &[
+    (&[(11, 0xEF)], "WEVT inline name hash mismatch"),
+    (&[(25, 0x41)], "WEVT inline name missing NUL terminator"),
+    (&[(4, 0x7F)], "as binxml token"),
+    (
+        &[(13, 0xFF), (14, 0x7F)],
+        "buffer too small for wevt_inline_name_code_unit",
+    ),
+    (&[(49, 0x22)], "as binxml value variant"),
+    // A Null value (no bytes), then the value's length read as a token.
+    (&[(49, 0x00)], "`0x35` as binxml token"),
+    (&[(158, 0x00)], "unfinished element start"),
+    (&[(159, 0x00)], "unbalanced element stack"),
+    (&[(4, 0x04)], "close element - Bad parser state"),
+    (&[(4, 0x00)], "missing root element"),
+];
+
+/// The template GUID `5F2C2A43-AA86-2481-02F3-ECE817383695` ("wevt-logon") as stored.
+const LOGON_GUID: [u8; 16] = [
+    0x43, 0x2A, 0x2C, 0x5F, 0x86, 0xAA, 0x81, 0x24, 0x02, 0xF3, 0xEC, 0xE8, 0x17, 0x38, 0x36, 0x95,
+];
+
+/// A cache whose container and manifests are intact but one template is broken:
+/// `apply-wevt-cache` prints the reference's error for it (stderr and exit status, byte for
+/// byte), where it said `failed to render the template` before.
+#[test]
+fn a_broken_template_gives_the_reference_error() {
+    let Some(reference) = common::reference() else {
+        return;
+    };
+    let original = std::fs::read(fixtures("wevt").join("templates.wevtcache")).unwrap();
+    let temp = original
+        .windows(40)
+        .position(|w| &w[..4] == b"TEMP" && w[24..40] == LOGON_GUID)
+        .expect("the logon template");
+    let dir = workspace_root()
+        .join("target/tmp")
+        .join(format!("broken-templates-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, &(edits, words)) in BROKEN_TEMPLATES.iter().enumerate() {
+        let mut bytes = original.clone();
+        for &(at, value) in edits {
+            bytes[temp + 40 + at] = value;
+        }
+        let file = dir.join(format!("broken-{i}.wevtcache"));
+        std::fs::write(&file, &bytes).unwrap();
+        let path = file.to_string_lossy().into_owned();
+        let args = [
+            "apply-wevt-cache",
+            "--cache",
+            &path,
+            "--template-guid",
+            "5F2C2A43-AA86-2481-02F3-ECE817383695",
+            "--substitutions",
+            "[1,\"x\"]",
+        ];
+        let [theirs, ours] = [&reference, &ours()].map(|program| {
+            Command::new(program)
+                .args(args)
+                .env_remove("RUST_BACKTRACE")
+                .env_remove("RUST_LIB_BACKTRACE")
+                .output()
+                .unwrap()
+        });
+        let text = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(text(&theirs).contains(words), "{words}: {}", text(&theirs));
+        assert_eq!(text(&ours), text(&theirs), "{words}");
+        assert_eq!(ours.status.code(), theirs.status.code(), "{words}");
+        assert!(ours.stdout.is_empty(), "{words}: nothing rendered");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

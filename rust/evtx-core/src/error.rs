@@ -42,6 +42,27 @@ pub enum CauseKind {
     /// A template definition of no bytes (`Failed to create record model, reason: empty BinXML
     /// slice`, N the definition's offset, not printed).
     EmptyDefinition,
+    /// The rest are a `.wevtcache` TEMP's BinXML (`apply-wevt-cache`), N from its start.
+    /// A value type byte the reference does not know (`Offset 0x{N:08x}: Tried to read an
+    /// invalid byte `0x{T:2x}` as binxml value variant`, N the offset after the byte).
+    InvalidValueType,
+    /// An inline name whose stored hash is not its units' (`Offset 0x{N:08x}: WEVT inline name
+    /// hash mismatch (expected 0x{H:04x}, found 0x{S:04x})`, N the name's offset).
+    NameHashMismatch,
+    /// An inline name whose NUL unit is not 0 (`Offset 0x{N:08x}: WEVT inline name missing NUL
+    /// terminator (found 0x{U:04x})`, N the name's offset).
+    NameWithoutNul,
+    /// A field cut by the BinXML's end (`buffer too small for {what} at offset N (need {need}
+    /// bytes, have {L - N})`, L the BinXML's length).
+    Truncated {
+        /// The reference's name of the field.
+        what: &'static str,
+        /// The field's bytes.
+        need: u32,
+    },
+    /// Tokens the reference's tree builder refuses (`Failed to create record model, reason:
+    /// {0}`, N where it noticed, not printed).
+    Model(&'static str),
 }
 
 /// A failed chunk or record: its kind and its detail (vocabulary in `shared-fixtures/README.md`).

@@ -13,6 +13,7 @@ use std::fmt;
 use std::path::Path;
 
 use crate::reader_error::{ReaderError, ReaderKind};
+use crate::{Cause, CauseKind};
 
 /// Largest `.wevtcache` blob count or byte total is bounded by the file itself: an entry's
 /// length is checked against the bytes left before it is allocated.
@@ -441,6 +442,20 @@ fn sig_at(buf: &[u8], off: usize, what: &'static str) -> CrimResult<[u8; 4]> {
         .ok_or_else(|| truncated(buf, off, 4, what))
 }
 
+/// The signature at `at` (the field `what` for a cut buffer) must be `expected`: CRIM, WEVT,
+/// TTBL and TEMP alike, the offset in the error the signature's.
+fn expect_sig(buf: &[u8], at: usize, expected: &[u8; 4], what: &'static str) -> CrimResult<()> {
+    let found = sig_at(buf, at, what)?;
+    if &found != expected {
+        return Err(CrimError::Signature {
+            offset: to_u32(at),
+            expected: *expected,
+            found,
+        });
+    }
+    Ok(())
+}
+
 fn offset(off: u32, what: &'static str, len: usize) -> CrimResult<usize> {
     if off as usize > len {
         return Err(CrimError::Offset {
@@ -482,14 +497,7 @@ pub struct TempRef {
 /// Checks what the reference checks for the header, providers, their element descriptors,
 /// `TTBL` tables and unknown elements; see wevt-format.md for the elements not modelled.
 pub fn parse_crim(blob: &[u8]) -> CrimResult<Vec<TempRef>> {
-    let sig = sig_at(blob, 0, "CRIM signature")?;
-    if &sig != b"CRIM" {
-        return Err(CrimError::Signature {
-            offset: 0,
-            expected: *b"CRIM",
-            found: sig,
-        });
-    }
+    expect_sig(blob, 0, b"CRIM", "CRIM signature")?;
     let size = u32_at(blob, 4, "CRIM.size")?;
     require(blob, 8, 2, "CRIM.major_version")?;
     require(blob, 10, 2, "CRIM.minor_version")?;
@@ -528,14 +536,7 @@ pub fn parse_crim(blob: &[u8]) -> CrimResult<Vec<TempRef>> {
 fn parse_provider(crim: &[u8], at: u32, index: usize, temps: &mut Vec<TempRef>) -> CrimResult<()> {
     let o = offset(at, "WEVT provider offset", crim.len())?;
     require(crim, o, 20, "WEVT header")?;
-    let sig = sig_at(crim, o, "WEVT signature")?;
-    if &sig != b"WEVT" {
-        return Err(CrimError::Signature {
-            offset: at,
-            expected: *b"WEVT",
-            found: sig,
-        });
-    }
+    expect_sig(crim, o, b"WEVT", "WEVT signature")?;
     let descriptors = u32_at(crim, o + 12, "WEVT.number_of_descriptors")? as usize;
     let unknown2 = u32_at(crim, o + 16, "WEVT.number_of_unknown2")? as usize;
     let desc_off = o + 20;
@@ -588,14 +589,7 @@ fn parse_provider(crim: &[u8], at: u32, index: usize, temps: &mut Vec<TempRef>) 
 fn parse_ttbl(crim: &[u8], at: u32, provider: usize, temps: &mut Vec<TempRef>) -> CrimResult<()> {
     let o = offset(at, "TTBL offset", crim.len())?;
     require(crim, o, 12, "TTBL header")?;
-    let sig = sig_at(crim, o, "TTBL signature")?;
-    if &sig != b"TTBL" {
-        return Err(CrimError::Signature {
-            offset: at,
-            expected: *b"TTBL",
-            found: sig,
-        });
-    }
+    expect_sig(crim, o, b"TTBL", "TTBL signature")?;
     let size = u32_at(crim, o + 4, "TTBL.size")?;
     let count = u32_at(crim, o + 8, "TTBL.count")?;
     let end = match size {
@@ -628,14 +622,7 @@ fn parse_ttbl(crim: &[u8], at: u32, provider: usize, temps: &mut Vec<TempRef>) -
 /// Checks the TEMP header at `here` (inside the table ending at `end`); returns its end.
 fn parse_temp(crim: &[u8], end: usize, here: u32) -> CrimResult<usize> {
     let cur = here as usize;
-    let sig = sig_at(crim, cur, "TEMP signature")?;
-    if &sig != b"TEMP" {
-        return Err(CrimError::Signature {
-            offset: here,
-            expected: *b"TEMP",
-            found: sig,
-        });
-    }
+    expect_sig(crim, cur, b"TEMP", "TEMP signature")?;
     let temp_size = u32_at(crim, cur + 4, "TEMP.size")?;
     if (temp_size as usize) < TEMP_HEADER_SIZE {
         return Err(CrimError::Size {
@@ -822,87 +809,130 @@ fn parse_item_name(temp: &[u8], r: usize) -> CrimResult<()> {
 /// included): first string-table-shaped name entries, then the 24-byte definition header (GUID
 /// of the TEMP) and the body, whose names are offsets into `ext`. Returns the definition's
 /// offset in `ext`, or `None` (nothing appended) when the TEMP's BinXML is one the reference
-/// fails on (bad inline name, unknown token, template instance) or that this reader does not
-/// model (a value token other than String text); the embedded definition's error then stands.
+/// fails on (bad inline name, unknown token, tokens its tree builder refuses, template
+/// instance) or that this reader does not model (a value token other than String text); the
+/// embedded definition's error then stands.
 pub fn translate(temp: &[u8], ext: &mut Vec<u8>) -> Option<u32> {
+    translate_or_cause(temp, ext).ok()
+}
+
+/// [`translate`], or why not: the reference's error for the TEMP's BinXML where this reader
+/// tells it (a [`Cause`] at an offset from the BinXML's start), `None` where it does not.
+pub fn translate_or_cause(temp: &[u8], ext: &mut Vec<u8>) -> Result<u32, Option<Cause>> {
     let mut t = Translation {
-        binxml: temp.get(TEMP_HEADER_SIZE..)?,
+        binxml: temp.get(TEMP_HEADER_SIZE..).ok_or(None)?,
         pos: 0,
         out: Vec::new(),
         names: Vec::new(),
         refs: Vec::new(),
+        fault: None,
+        unmodelled: false,
+        in_start: false,
+        depth: 0,
+        roots: 0,
     };
     t.out.reserve(t.binxml.len());
-    t.body()?;
+    if t.body().is_none() {
+        return Err(t.fault);
+    }
     let base = ext.len();
     let mut at = Vec::with_capacity(t.names.len());
     for &(start, end) in &t.names {
         // Entry: next (0), hash, count, units, NUL: the inline name is hash, count, units, NUL.
-        at.push(u32::try_from(ext.len()).ok()?);
+        at.push(u32::try_from(ext.len()).map_err(|_| None)?);
         ext.extend_from_slice(&[0; 4]);
         ext.extend_from_slice(&t.binxml[start..end]);
     }
-    let def = u32::try_from(ext.len()).ok()?;
+    let def = u32::try_from(ext.len()).map_err(|_| None)?;
     for &(pos, i) in &t.refs {
         t.out[pos..pos + 4].copy_from_slice(&at[i].to_le_bytes());
     }
     ext.extend_from_slice(&[0; 4]);
     ext.extend_from_slice(&temp[24..40]);
-    ext.extend_from_slice(&u32::try_from(t.out.len()).ok()?.to_le_bytes());
+    let size = u32::try_from(t.out.len()).map_err(|_| None)?;
+    ext.extend_from_slice(&size.to_le_bytes());
     let body_at = ext.len();
     ext.extend_from_slice(&t.out);
     debug_assert!(body_at == def as usize + 24 && base <= def as usize);
-    Some(def)
+    Ok(def)
 }
 
+/// The reference's limit on open elements (its tree builder's stack).
+const MAX_ELEMENT_DEPTH: u32 = 512;
+
 /// The walk of one TEMP's BinXML: tokens copied to `out`, inline names cut out (`names`,
-/// ranges of `binxml`) and their places in `out` remembered (`refs`: position, name index).
+/// ranges of `binxml`) and their places in `out` remembered (`refs`). The element state is
+/// the reference's tree builder's (an open start tag, the open elements, the roots), so the
+/// walk refuses what it refuses, and `fault` says why where the reference's words are known.
 struct Translation<'a> {
     binxml: &'a [u8],
     pos: usize,
     out: Vec<u8>,
     names: Vec<(usize, usize)>,
     refs: Vec<(usize, usize)>,
+    fault: Option<Cause>,
+    /// A token the translation does not model was met (a Null value text).
+    unmodelled: bool,
+    in_start: bool,
+    depth: u32,
+    roots: u32,
 }
 
 impl<'a> Translation<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.binxml.get(self.pos..self.pos.checked_add(n)?)?;
-        self.pos += n;
+    /// Records the reference's error `kind` at `offset` and fails the walk.
+    #[cold]
+    fn fail<T>(&mut self, kind: CauseKind, offset: usize) -> Option<T> {
+        let offset = u32::try_from(offset).unwrap_or(u32::MAX);
+        self.fault = Some(Cause { kind, offset });
+        None
+    }
+
+    /// `n` bytes of the field `what` (the reference's name for it, in its error).
+    fn take(&mut self, n: usize, what: &'static str) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.binxml.len());
+        let Some(end) = end else {
+            let need = u32::try_from(n).unwrap_or(u32::MAX);
+            return self.fail(CauseKind::Truncated { what, need }, self.pos);
+        };
+        let s = &self.binxml[self.pos..end];
+        self.pos = end;
         Some(s)
     }
 
-    fn copy(&mut self, n: usize) -> Option<()> {
-        let s = self.take(n)?;
+    fn u16(&mut self, what: &'static str) -> Option<u16> {
+        let b = self.take(2, what)?;
+        Some(u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn copy(&mut self, n: usize, what: &'static str) -> Option<()> {
+        let s = self.take(n, what)?;
         self.out.extend_from_slice(s);
         Some(())
     }
 
     /// A u16 count then that many UTF-16 units, copied.
-    fn copy_counted(&mut self) -> Option<()> {
-        let count = self.take(2)?;
-        self.out.extend_from_slice(count);
-        self.copy(u16::from_le_bytes([count[0], count[1]]) as usize * 2)
+    fn copy_counted(&mut self, what: &'static str) -> Option<()> {
+        let count = self.u16(what)?;
+        self.out.extend_from_slice(&count.to_le_bytes());
+        self.copy(count as usize * 2, what)
     }
 
     /// An inline name (hash, count, units, NUL): checked as the reference does (the string
     /// table's hash, a NUL), replaced in `out` by a 4-byte offset patched later.
     fn name(&mut self) -> Option<()> {
         let at = self.pos;
-        let stored = u16::from_le_bytes(self.take(2)?.try_into().ok()?);
-        let count = u16::from_le_bytes(self.take(2)?.try_into().ok()?) as usize;
-        let units = self.take(count * 2)?;
-        if self.take(2)? != [0, 0] {
-            return None;
-        }
+        let stored = self.u16("wevt_inline_name_hash")?;
+        let count = self.u16("wevt_inline_name_character_count")?;
         let mut h: u32 = 0;
-        for c in units.chunks_exact(2) {
-            h = h
-                .wrapping_mul(65599)
-                .wrapping_add(u32::from(u16::from_le_bytes([c[0], c[1]])));
+        for _ in 0..count {
+            let unit = self.u16("wevt_inline_name_code_unit")?;
+            h = h.wrapping_mul(65599).wrapping_add(u32::from(unit));
+        }
+        if self.u16("wevt_inline_name_nul")? != 0 {
+            return self.fail(CauseKind::NameWithoutNul, at);
         }
         if stored != h as u16 {
-            return None;
+            return self.fail(CauseKind::NameHashMismatch, at);
         }
         self.refs.push((self.out.len(), self.names.len()));
         self.names.push((at, self.pos));
@@ -910,39 +940,143 @@ impl<'a> Translation<'a> {
         Some(())
     }
 
-    /// The tokens up to the first EOF (or the end); `None` when the reference would refuse
-    /// them or they are not modelled.
+    /// The reference's tree builder refuses the token read at `at`.
+    #[cold]
+    fn refuse<T>(&mut self, reason: &'static str, at: usize) -> Option<T> {
+        self.fail(CauseKind::Model(reason), at)
+    }
+
+    /// A node (text, value, reference): in the open start tag, an attribute's; else the open
+    /// element's child, and there must be one.
+    fn node(&mut self, at: usize) -> Option<()> {
+        if !self.in_start && self.depth == 0 {
+            return self.refuse("value outside of element", at);
+        }
+        Some(())
+    }
+
+    /// A closed element: a child of the open one, else a root.
+    fn attach(&mut self) {
+        if self.depth == 0 {
+            self.roots += 1;
+        }
+    }
+
+    /// The tokens up to the first EOF (or the end), then the tree's shape; `None` when the
+    /// reference would refuse them or they are not modelled.
     fn body(&mut self) -> Option<()> {
         while self.pos < self.binxml.len() {
+            let at = self.pos;
             let token = self.binxml[self.pos];
             self.pos += 1;
             self.out.push(token);
             match token {
                 0x00 => break,
                 0x01 | 0x41 => {
-                    self.copy(6)?;
+                    self.copy(2, "open_start_element_dependency_identifier")?;
+                    self.copy(4, "open_start_element_data_size")?;
                     self.name()?;
                     if token == 0x41 {
-                        self.copy(4)?;
+                        self.copy(4, "open_start_element_attribute_list_data_size")?;
                     }
+                    if self.in_start {
+                        return self.refuse("open start - Bad parser state", at);
+                    }
+                    self.in_start = true;
                 }
-                0x02..=0x04 => {}
+                0x02 => {
+                    if self.depth >= MAX_ELEMENT_DEPTH {
+                        return self.refuse("BinXML elements nested too deeply", at);
+                    }
+                    if !self.in_start {
+                        return self.refuse("close start - Bad parser state", at);
+                    }
+                    self.in_start = false;
+                    self.depth += 1;
+                }
+                0x03 => {
+                    if !self.in_start {
+                        return self.refuse("close empty - Bad parser state", at);
+                    }
+                    self.in_start = false;
+                    self.attach();
+                }
+                0x04 => {
+                    if self.depth == 0 {
+                        return self.refuse("close element - Bad parser state", at);
+                    }
+                    self.depth -= 1;
+                    self.attach();
+                }
                 // Value text: String only.
                 0x05 | 0x45 => {
-                    self.copy(1)?;
-                    if self.out.last() != Some(&0x01) {
-                        return None;
+                    let ty = self.take(1, "u8")?[0];
+                    self.out.push(ty);
+                    if !crate::values_decode::is_known_type(ty) {
+                        return self.fail(CauseKind::InvalidValueType, self.pos);
                     }
-                    self.copy_counted()?;
+                    match ty {
+                        0x01 => self.copy_counted("<string_value>")?,
+                        // Not modelled, but of no bytes: the walk goes on to the reference's
+                        // fault after it, if any.
+                        0x00 => self.unmodelled = true,
+                        _ => return None,
+                    }
+                    self.node(at)?;
                 }
-                0x06 | 0x46 | 0x09 | 0x49 | 0x0A => self.name()?,
-                0x07 | 0x47 | 0x0B => self.copy_counted()?,
-                0x08 | 0x48 => self.copy(2)?,
-                0x0D..=0x0F => self.copy(3)?,
-                _ => return None,
+                0x06 | 0x46 => {
+                    self.name()?;
+                    if !self.in_start {
+                        return self.refuse("attribute - Bad parser state", at);
+                    }
+                }
+                0x09 | 0x49 | 0x0A => {
+                    self.name()?;
+                    self.node(at)?;
+                }
+                0x07 | 0x47 => {
+                    self.copy_counted("cdata")?;
+                    self.node(at)?;
+                }
+                0x0B => {
+                    self.copy_counted("pi_data")?;
+                    self.node(at)?;
+                }
+                0x08 | 0x48 => {
+                    self.copy(2, "char_ref")?;
+                    self.node(at)?;
+                }
+                0x0D | 0x0E => {
+                    self.copy(2, "u16")?;
+                    let ty = self.take(1, "u8")?[0];
+                    self.out.push(ty);
+                    if !crate::values_decode::is_known_type(ty) {
+                        return self.fail(CauseKind::InvalidValueType, self.pos);
+                    }
+                    self.node(at)?;
+                }
+                0x0F => {
+                    self.copy(1, "fragment_header_major_version")?;
+                    self.copy(1, "fragment_header_minor_version")?;
+                    self.copy(1, "fragment_header_flags")?;
+                }
+                0x0C => return None,
+                _ => return self.fail(CauseKind::InvalidToken, self.pos),
             }
         }
-        Some(())
+        let end = self.pos;
+        if self.in_start {
+            return self.refuse("unfinished element start", end);
+        }
+        if self.depth != 0 {
+            return self.refuse("unbalanced element stack", end);
+        }
+        match self.roots {
+            0 => self.refuse("missing root element", end),
+            1 if self.unmodelled => None,
+            1 => Some(()),
+            _ => self.refuse("multiple root elements", end),
+        }
     }
 }
 
@@ -955,16 +1089,29 @@ pub type RawValue = (u8, Vec<u8>);
 /// Renders template `temp` (a TEMP, header included, cut where its BinXML ends) with `values`
 /// as one XML record (declaration, indented), as `apply-wevt-cache` prints it. The template and
 /// the values are laid out as a one-chunk log (definition, then a record of one instance) and
-/// rendered by the dump itself. `None` when the template or the record does not render (the
-/// reference's error is then the caller's to word) or does not fit one chunk.
+/// rendered by the dump itself. An error when the template or the record does not render or
+/// does not fit one chunk: the reference's error for the TEMP's BinXML where it is known
+/// ([`translate_or_cause`], offsets from the BinXML's start; the caller words it), else `None`.
 pub fn render_with_values(
+    temp: &[u8],
+    values: &[RawValue],
+    codec: &'static encoding_rs::Encoding,
+) -> Result<Vec<u8>, Option<Cause>> {
+    let mut chunk = vec![0u8; 512];
+    let def = translate_or_cause(temp, &mut chunk)?;
+    render_translated(chunk, def, temp, values, codec).ok_or(None)
+}
+
+/// [`render_with_values`] once the TEMP is translated: `chunk` a 512-byte chunk header and the
+/// translation, its definition at `def`.
+fn render_translated(
+    mut chunk: Vec<u8>,
+    def: u32,
     temp: &[u8],
     values: &[RawValue],
     codec: &'static encoding_rs::Encoding,
 ) -> Option<Vec<u8>> {
     const CHUNK: usize = crate::file_header::CHUNK_SIZE;
-    let mut chunk = vec![0u8; 512];
-    let def = translate(temp, &mut chunk)?;
     let rec = chunk.len();
     chunk.extend_from_slice(b"**\0\0");
     chunk.extend_from_slice(&[0; 4]); // size, below
