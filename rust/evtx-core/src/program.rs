@@ -21,7 +21,7 @@ use crate::template::{Identities, Templates};
 use crate::tokens::{self, Scratch, Source};
 use crate::tree::{Names, Node};
 use crate::values_decode::{self, ty, Slot, Value};
-use crate::values_format::{self, Flavor};
+use crate::values_format::{self, Flavor, Memo};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
 
@@ -156,6 +156,7 @@ fn write_item(
 #[inline]
 fn write_slot(
     out: &mut Vec<u8>,
+    memo: &mut Memo,
     chunk: &[u8],
     codec: &'static Encoding,
     v: &Value,
@@ -171,6 +172,10 @@ fn write_slot(
             values_format::write_ansi(out, &chunk[o..o + v.len as usize], codec, flavor);
         }
         ty::BINXML => {}
+        ty::SID => {
+            let o = v.off as usize;
+            memo.write_sid(out, &chunk[o..o + v.len as usize]);
+        }
         _ => values_format::write_value(out, chunk, v, codec, flavor),
     }
 }
@@ -258,6 +263,9 @@ pub struct Programs {
     /// Scratch: the current record's substitution values by record-wide number, at most
     /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
     slots: Vec<Value>,
+    /// The replay's texts of recent values (SIDs), kept across chunks and `clear`: keyed by
+    /// the values' bytes, not by anything a chunk owns.
+    memo: Memo,
 }
 
 /// What [`Programs::sign`] found for one record (the Zig engine's `Sign`).
@@ -520,7 +528,7 @@ impl Programs {
     /// Replays `program` over `self.slots`; `false` (output unfinished) when the output passes
     /// `limit`.
     pub fn replay(
-        &self,
+        &mut self,
         out: &mut Vec<u8>,
         cx: Source<'_>,
         program: Program,
@@ -532,19 +540,26 @@ impl Programs {
             lits_len,
             ..
         } = program;
+        let Programs {
+            ops,
+            lits,
+            slots,
+            memo,
+            ..
+        } = self;
         out.reserve(lits_len as usize + 64 * ops_len as usize);
-        for op in &self.ops[ops_start as usize..(ops_start + ops_len) as usize] {
+        for op in &ops[ops_start as usize..(ops_start + ops_len) as usize] {
             match *op {
                 Op::Lit { start, len } => {
-                    out.extend_from_slice(&self.lits[start as usize..(start + len) as usize])
+                    out.extend_from_slice(&lits[start as usize..(start + len) as usize])
                 }
                 Op::Val { src, item, flavor } => {
                     if out.len() > limit {
                         return false;
                     }
-                    if let Some(slot) = self.slots.get(usize::from(src) - 1) {
+                    if let Some(slot) = slots.get(usize::from(src) - 1) {
                         if item == 0 {
-                            write_slot(out, cx.chunk, cx.codec, slot, flavor);
+                            write_slot(out, memo, cx.chunk, cx.codec, slot, flavor);
                         } else {
                             write_item(out, cx.chunk, cx.codec, slot, item, flavor);
                         }

@@ -337,6 +337,73 @@ pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
     }
 }
 
+/// Texts of recently written values, one per renderer (thread), kept across chunks: Security
+/// logs name the same few SIDs in most records (PERF.md H50, the Zig engine's H31). The replay
+/// writes through it; every other caller formats each time. Direct-mapped by the SID's last
+/// sub-authority and length; a slot holds the bytes it was written from, so a collision only
+/// costs a new formatting, never a wrong text.
+#[derive(Debug)]
+pub struct Memo {
+    sids: Box<[SidText; SID_SLOTS]>,
+}
+
+const SID_SLOTS: usize = 64;
+/// The longest SID memoised: 15 sub-authorities (Windows' limit); longer ones are formatted
+/// every time.
+const SID_BYTES_MAX: usize = 8 + 4 * 15;
+/// Its text: `S-`, 3 + 1 + 15 digits of revision and authority, 15 × (1 + 10).
+const SID_TEXT_MAX: usize = 2 + 3 + 1 + 15 + 15 * 11;
+
+/// One memo slot: a SID's bytes (`key_len` 0: empty; a SID has at least 8) and its text.
+#[derive(Debug, Clone, Copy)]
+struct SidText {
+    key_len: u8,
+    text_len: u8,
+    key: [u8; SID_BYTES_MAX],
+    text: [u8; SID_TEXT_MAX],
+}
+
+impl Default for Memo {
+    fn default() -> Memo {
+        let empty = SidText {
+            key_len: 0,
+            text_len: 0,
+            key: [0; SID_BYTES_MAX],
+            text: [0; SID_TEXT_MAX],
+        };
+        Memo {
+            sids: Box::new([empty; SID_SLOTS]),
+        }
+    }
+}
+
+impl Memo {
+    /// [`write_sid`], from the memo when the same SID was written before.
+    #[inline]
+    pub fn write_sid(&mut self, out: &mut Vec<u8>, b: &[u8]) {
+        let n = b.len();
+        if !(8..=SID_BYTES_MAX).contains(&n) {
+            return write_sid(out, b);
+        }
+        let last = u32::from_le_bytes(arr4(&b[n - 4..]));
+        let slot = ((last.wrapping_mul(0x9e37_79b1) >> 26) ^ n as u32) as usize % SID_SLOTS;
+        let e = &mut self.sids[slot];
+        if usize::from(e.key_len) == n && e.key[..n] == *b {
+            out.extend_from_slice(&e.text[..usize::from(e.text_len)]);
+            return;
+        }
+        let start = out.len();
+        write_sid(out, b);
+        let text = &out[start..];
+        if text.len() <= SID_TEXT_MAX {
+            e.key[..n].copy_from_slice(b);
+            e.text[..text.len()].copy_from_slice(text);
+            e.key_len = n as u8;
+            e.text_len = text.len() as u8;
+        }
+    }
+}
+
 /// Days since 0000-03-01 (proleptic Gregorian, years starting in March) to (year, month, day).
 /// Unsigned 32-bit throughout (PERF.md H40): a FILETIME of at most `i64::MAX` ticks is at most
 /// 10,675,199 days after 1601-01-01, 584,694 days after 0000-03-01, so nothing is negative
@@ -694,6 +761,50 @@ mod tests {
             let mut o = b"x".to_vec();
             write_sid(&mut o, &b);
             assert_eq!(String::from_utf8(o).unwrap(), format!("x{want}"));
+        }
+    }
+
+    /// A SID's bytes and its text by `format!` (the contract's form, not the formatter's).
+    fn sid_case(rev: u8, auth: u64, subs: &[u32]) -> (Vec<u8>, String) {
+        let mut b = vec![rev, subs.len() as u8];
+        b.extend_from_slice(&auth.to_be_bytes()[2..]);
+        let mut want = format!("S-{rev}-{auth}");
+        for s in subs {
+            b.extend_from_slice(&s.to_le_bytes());
+            want.push_str(&format!("-{s}"));
+        }
+        (b, want)
+    }
+
+    #[test]
+    fn memo_sids_equal_std_formatting() {
+        // A pool of 200 SIDs with 0-16 sub-authorities (16: past the memo's limit), many
+        // sharing their last sub-authority and length (same slot, different bytes), drawn
+        // 3,000 times through one memo: hits, misses and evictions must all give the text.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let pool: Vec<(Vec<u8>, String)> = (0..200)
+            .map(|i| {
+                let n = (next() % 17) as usize;
+                let mut subs: Vec<u32> = (0..n).map(|_| next() as u32).collect();
+                if let Some(last) = subs.last_mut() {
+                    *last = (i % 7) as u32 * 1000;
+                }
+                sid_case(next() as u8, next() & 0xffff_ffff_ffff, &subs)
+            })
+            .collect();
+        let mut memo = Memo::default();
+        for _ in 0..3000 {
+            let (b, want) = &pool[(next() % 200) as usize];
+            let mut o = b"x".to_vec();
+            memo.write_sid(&mut o, b);
+            o.push(b'y');
+            assert_eq!(String::from_utf8(o).unwrap(), format!("x{want}y"));
         }
     }
 
