@@ -176,6 +176,13 @@ fn write_slot(
             let o = v.off as usize;
             memo.write_sid(out, &chunk[o..o + v.len as usize]);
         }
+        ty::FILETIME => {
+            let o = v.off as usize;
+            let b = &chunk[o..o + v.len as usize];
+            if let Some(&ft) = b.first_chunk::<8>() {
+                memo.write_filetime(out, u64::from_le_bytes(ft));
+            }
+        }
         _ => values_format::write_value(out, chunk, v, codec, flavor),
     }
 }
@@ -263,7 +270,7 @@ pub struct Programs {
     /// Scratch: the current record's substitution values by record-wide number, at most
     /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
     slots: Vec<Value>,
-    /// The replay's texts of recent values (SIDs), kept across chunks and `clear`: keyed by
+    /// The replay's texts of recent values (SIDs, FILETIME dates), kept across chunks and `clear`: keyed by
     /// the values' bytes, not by anything a chunk owns.
     memo: Memo,
 }
