@@ -176,6 +176,10 @@ fn write_slot(
             let o = v.off as usize;
             memo.write_sid(out, &chunk[o..o + v.len as usize]);
         }
+        ty::GUID => {
+            let o = v.off as usize;
+            memo.write_guid(out, &chunk[o..o + v.len as usize]);
+        }
         ty::FILETIME => {
             let o = v.off as usize;
             let b = &chunk[o..o + v.len as usize];
@@ -270,7 +274,7 @@ pub struct Programs {
     /// Scratch: the current record's substitution values by record-wide number, at most
     /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
     slots: Vec<Value>,
-    /// The replay's texts of recent values (SIDs, FILETIME dates), kept across chunks and `clear`: keyed by
+    /// The replay's texts of recent values (SIDs, FILETIME dates, GUIDs), kept across chunks and `clear`: keyed by
     /// the values' bytes, not by anything a chunk owns.
     memo: Memo,
 }
