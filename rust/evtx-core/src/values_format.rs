@@ -345,8 +345,9 @@ pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
 }
 
 /// Texts of recently written values, one per renderer (thread), kept across chunks: Security
-/// logs name the same few SIDs in most records (PERF.md H50, the Zig engine's H31). The replay
-/// writes through it; every other caller formats each time. Direct-mapped by the SID's last
+/// logs name the same few SIDs and GUIDs in most records and come in time order (PERF.md
+/// H50-H52, the Zig engine's H31, H32, H45). The replay writes SIDs, GUIDs and FILETIMEs
+/// through it; every other caller formats each time. SIDs are direct-mapped by their last
 /// sub-authority and length; a slot holds the bytes it was written from, so a collision only
 /// costs a new formatting, never a wrong text.
 #[derive(Debug)]
@@ -955,7 +956,10 @@ mod tests {
             let d2 = u16::from_le_bytes([g[4], g[5]]);
             let d3 = u16::from_le_bytes([g[6], g[7]]);
             let tail: String = g[10..].iter().map(|b| format!("{b:02x}")).collect();
-            let want = format!("x{{{d1:08x}-{d2:04x}-{d3:04x}-{:02x}{:02x}-{tail}}}y", g[8], g[9]);
+            let want = format!(
+                "x{{{d1:08x}-{d2:04x}-{d3:04x}-{:02x}{:02x}-{tail}}}y",
+                g[8], g[9]
+            );
             let mut o = b"x".to_vec();
             memo.write_guid(&mut o, &g);
             o.push(b'y');
