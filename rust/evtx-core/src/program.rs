@@ -192,14 +192,12 @@ fn write_slot(
         // `write_value`, whose frame and type dispatch cost more than their digits (PERF.md
         // H58). A value shorter than its type falls through to `write_value`, as before.
         ty::U64 | ty::HEX64 => match fixed::<8>(chunk, v) {
-            Some(x) if v.ty == ty::HEX64 => values_format::write_hex(out, u64::from_le_bytes(x)),
+            Some(x) if v.ty == ty::HEX64 => memo.write_hex(out, u64::from_le_bytes(x)),
             Some(x) => values_format::write_int(out, u64::from_le_bytes(x)),
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         ty::U32 | ty::HEX32 => match fixed::<4>(chunk, v) {
-            Some(x) if v.ty == ty::HEX32 => {
-                values_format::write_hex(out, u64::from(u32::from_le_bytes(x)))
-            }
+            Some(x) if v.ty == ty::HEX32 => memo.write_hex(out, u64::from(u32::from_le_bytes(x))),
             Some(x) => values_format::write_int(out, u32::from_le_bytes(x)),
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },

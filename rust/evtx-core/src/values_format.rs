@@ -256,7 +256,17 @@ const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 /// `0x` + lowercase hex without leading zeros.
 pub fn write_hex(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 18];
+    let (buf, n) = hex_text(v);
+    append(out, &buf, n);
+}
+
+/// The longest hex text: `0x` and 16 digits.
+const HEX_TEXT_MAX: usize = 18;
+
+/// The text [`write_hex`] writes for `v`: `buf[..n]`.
+#[inline]
+fn hex_text(v: u64) -> ([u8; HEX_TEXT_MAX], usize) {
+    let mut buf = [0u8; HEX_TEXT_MAX];
     let digits = if v == 0 {
         1
     } else {
@@ -277,7 +287,7 @@ pub fn write_hex(out: &mut Vec<u8>, v: u64) {
     if left == 1 {
         buf[2] = HEX_LOWER[(v & 0xf) as usize];
     }
-    append(out, &buf, 2 + digits);
+    (buf, 2 + digits)
 }
 
 /// Uppercase hex of every byte.
@@ -345,9 +355,9 @@ pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
 }
 
 /// Texts of recently written values, one per renderer (thread), kept across chunks: Security
-/// logs name the same few SIDs and GUIDs in most records and come in time order (PERF.md
-/// H50-H52, the Zig engine's H31, H32, H45). The replay writes SIDs, GUIDs and FILETIMEs
-/// through it; every other caller formats each time. SIDs are direct-mapped by their last
+/// logs name the same few SIDs, GUIDs and hex numbers in most records and come in time order
+/// (PERF.md H50-H52 and H59, the Zig engine's H31, H32, H45). The replay writes SIDs, GUIDs,
+/// FILETIMEs and hex numbers through it; every other caller formats each time. SIDs are direct-mapped by their last
 /// sub-authority and length; a slot holds the bytes it was written from, so a collision only
 /// costs a new formatting, never a wrong text.
 #[derive(Debug)]
@@ -360,6 +370,33 @@ pub struct Memo {
     date: [u8; 10],
     /// GUIDs likewise (provider and activity ids repeat; PERF.md H52, the Zig engine's H45).
     guids: Box<[GuidText; GUID_SLOTS]>,
+    /// Hex numbers likewise (`Keywords` repeats in every record, logon and process ids in
+    /// many; PERF.md H59).
+    hexes: Box<[HexText; HEX_SLOTS]>,
+}
+
+const HEX_SLOTS: usize = 32;
+
+/// One memo slot: a hex number and its text (`text[..len]`). Every slot starts as zero and
+/// `0x0`, so, as for GUIDs, a key that matches always holds that key's text.
+#[derive(Debug, Clone, Copy)]
+struct HexText {
+    key: u64,
+    len: u8,
+    text: [u8; HEX_TEXT_MAX],
+}
+
+impl HexText {
+    /// The slot for `v`. Out of line: the memo's hit stays small where the replay inlines it.
+    #[inline(never)]
+    fn of(v: u64) -> HexText {
+        let (text, n) = hex_text(v);
+        HexText {
+            key: v,
+            len: n as u8,
+            text,
+        }
+    }
 }
 
 const GUID_SLOTS: usize = 32;
@@ -406,11 +443,26 @@ impl Default for Memo {
                     text: guid_text(&[0; 16]),
                 }; GUID_SLOTS],
             ),
+            hexes: Box::new([HexText::of(0); HEX_SLOTS]),
         }
     }
 }
 
 impl Memo {
+    /// [`write_hex`], from the memo when the same number was written before.
+    #[inline]
+    pub fn write_hex(&mut self, out: &mut Vec<u8>, v: u64) {
+        // The high half folded in first: `Keywords` has only high bits set, and a product's
+        // top bits do not see a factor's high bits when its low bits are zero (0x8020... and
+        // 0 would share a slot).
+        let mix = (v ^ v >> 32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let e = &mut self.hexes[(mix >> 59) as usize];
+        if e.key != v {
+            *e = HexText::of(v);
+        }
+        append(out, &e.text, usize::from(e.len));
+    }
+
     /// [`write_guid`], from the memo when the same GUID was written before.
     #[inline]
     pub fn write_guid(&mut self, out: &mut Vec<u8>, b: &[u8]) {
@@ -930,6 +982,33 @@ mod tests {
             memo.write_filetime(&mut got, ft);
             write_filetime(&mut want, ft);
             assert_eq!(got, want, "{ft}");
+        }
+    }
+
+    #[test]
+    fn memo_hexes_equal_std_formatting() {
+        // A pool of 100 numbers (zero, which every slot starts as, numbers with only high bits
+        // set as `Keywords` has, and random ones of every length) drawn 3,000 times through one
+        // memo of 32 slots: hits, misses and evictions must all give `format!`'s text.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut pool: Vec<u64> = (0..100).map(|_| next() >> (next() % 64)).collect();
+        pool[0] = 0;
+        pool[1] = 0x8020_0000_0000_0000;
+        pool[2] = 0x8010_0000_0000_0000;
+        pool[3] = u64::MAX;
+        let mut memo = Memo::default();
+        for _ in 0..3000 {
+            let v = pool[(next() % 100) as usize];
+            let mut o = b"x".to_vec();
+            memo.write_hex(&mut o, v);
+            o.push(b'y');
+            assert_eq!(String::from_utf8(o).unwrap(), format!("x{v:#x}y"));
         }
     }
 
