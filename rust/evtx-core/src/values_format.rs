@@ -357,9 +357,9 @@ pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
 /// Texts of recently written values, one per renderer (thread), kept across chunks: Security
 /// logs name the same few SIDs, GUIDs and hex numbers in most records and come in time order
 /// (PERF.md H50-H52 and H59, the Zig engine's H31, H32, H45). The replay writes SIDs, GUIDs,
-/// FILETIMEs and hex numbers through it; every other caller formats each time. SIDs are direct-mapped by their last
-/// sub-authority and length; a slot holds the bytes it was written from, so a collision only
-/// costs a new formatting, never a wrong text.
+/// FILETIMEs and hex numbers through it; every other caller formats each time. SIDs are
+/// direct-mapped by their last sub-authority and length; a slot holds the bytes it was written
+/// from, so a collision only costs a new formatting, never a wrong text.
 #[derive(Debug)]
 pub struct Memo {
     sids: Box<[SidText; SID_SLOTS]>,
