@@ -122,12 +122,15 @@ pub const RUST: Groups = &[
         "output",
         &[
             "Programs::replay",
+            "Programs::store",
             "program::emit",
             "render_json",
             "render_xml",
             "memcpy",
             "memmove",
             "memset",
+            // The replay's SID memo compares a SID's bytes (PERF.md H50).
+            "memcmp",
             "write",
         ],
     ),

@@ -156,8 +156,22 @@ fn specials(mode: Mode) -> simd::Specials {
 /// One copy of the writer per mode (PERF.md H38): with the mode a constant, each copy sets up
 /// only its own kernel's constants and branches, where one copy for all four loaded every
 /// mode's constants and dispatched on the mode per kernel call (~50 instructions per string).
-#[inline]
+///
+/// The first plain run is copied here, inline in the caller (PERF.md H60): most strings are
+/// plain throughout, and for them this is the whole work, without the writer's frame and mode
+/// dispatch (~35 instructions a string). A string the kernel stops in goes on in the writer.
+#[inline(always)]
 pub fn write_utf16_in(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize, mode: Mode) {
+    let _ = &src[start..end];
+    let i = start + 2 * simd::plain_run(out, src, start, end, specials(mode));
+    if i < end {
+        write_utf16_rest(out, src, i, end, mode);
+    }
+}
+
+/// [`write_utf16_in`] from `start` on, where the first plain run stopped.
+#[inline(never)]
+fn write_utf16_rest(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize, mode: Mode) {
     match mode {
         Mode::XmlText => write_utf16_as::<{ Mode::XmlText as u8 }>(out, src, start, end),
         Mode::XmlAttr => write_utf16_as::<{ Mode::XmlAttr as u8 }>(out, src, start, end),
@@ -178,7 +192,7 @@ const fn mode_of(m: u8) -> Mode {
     }
 }
 
-/// [`write_utf16_in`] for the mode numbered `M`.
+/// [`write_utf16_rest`] for the mode numbered `M`.
 fn write_utf16_as<const M: u8>(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) {
     let mode = const { mode_of(M) };
     let _ = &src[start..end];

@@ -21,7 +21,7 @@ use crate::template::{Identities, Templates};
 use crate::tokens::{self, Scratch, Source};
 use crate::tree::{Names, Node};
 use crate::values_decode::{self, ty, Slot, Value};
-use crate::values_format::{self, Flavor};
+use crate::values_format::{self, Flavor, Memo};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
 
@@ -153,6 +153,7 @@ fn write_item(
 #[inline]
 fn write_slot(
     out: &mut Vec<u8>,
+    memo: &mut Memo,
     chunk: &[u8],
     codec: &'static Encoding,
     v: &Value,
@@ -168,8 +169,52 @@ fn write_slot(
             values_format::write_ansi(out, &chunk[o..o + v.len as usize], codec, flavor);
         }
         ty::BINXML => {}
+        ty::SID => {
+            let o = v.off as usize;
+            memo.write_sid(out, &chunk[o..o + v.len as usize]);
+        }
+        ty::GUID => {
+            let o = v.off as usize;
+            memo.write_guid(out, &chunk[o..o + v.len as usize]);
+        }
+        ty::FILETIME => {
+            let o = v.off as usize;
+            let b = &chunk[o..o + v.len as usize];
+            if let Some(&ft) = b.first_chunk::<8>() {
+                memo.write_filetime(out, u64::from_le_bytes(ft));
+            }
+        }
+        // The unsigned integers and hex numbers (about twelve a record: `EventID`, `Level`,
+        // `Keywords`, process and thread ids, logon ids) are written here, not through
+        // `write_value`, whose frame and type dispatch cost more than their digits (PERF.md
+        // H58). A value shorter than its type falls through to `write_value`, as before.
+        ty::U64 | ty::HEX64 => match fixed::<8>(chunk, v) {
+            Some(x) if v.ty == ty::HEX64 => memo.write_hex(out, u64::from_le_bytes(x)),
+            Some(x) => values_format::write_int(out, u64::from_le_bytes(x)),
+            None => values_format::write_value(out, chunk, v, codec, flavor),
+        },
+        ty::U32 | ty::HEX32 => match fixed::<4>(chunk, v) {
+            Some(x) if v.ty == ty::HEX32 => memo.write_hex(out, u64::from(u32::from_le_bytes(x))),
+            Some(x) => values_format::write_int(out, u32::from_le_bytes(x)),
+            None => values_format::write_value(out, chunk, v, codec, flavor),
+        },
+        ty::U16 => match fixed::<2>(chunk, v) {
+            Some(x) => values_format::write_int(out, u16::from_le_bytes(x)),
+            None => values_format::write_value(out, chunk, v, codec, flavor),
+        },
+        ty::U8 => match fixed::<1>(chunk, v) {
+            Some([x]) => values_format::write_int(out, x),
+            None => values_format::write_value(out, chunk, v, codec, flavor),
+        },
         _ => values_format::write_value(out, chunk, v, codec, flavor),
     }
+}
+
+/// The first `N` bytes of value `v` (`None`: it is shorter).
+#[inline(always)]
+fn fixed<const N: usize>(chunk: &[u8], v: &Value) -> Option<[u8; N]> {
+    let o = v.off as usize;
+    chunk[o..o + v.len as usize].first_chunk::<N>().copied()
 }
 
 /// A slot of the table: type `t`, `len` bytes (UTF-16 units for text) at chunk offset `off`.
@@ -268,6 +313,9 @@ pub struct Programs {
     /// Scratch: the current record's substitution values by record-wide number, at most
     /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
     slots: Vec<Value>,
+    /// The replay's texts of recent values (SIDs, FILETIME dates, GUIDs), kept across chunks
+    /// and `clear`: keyed by the values' bytes, not by anything a chunk owns.
+    memo: Memo,
 }
 
 /// What `scan_value`'s rare path (`decode_sized` and `sign_decoded`, out of line) leaves for
@@ -567,7 +615,7 @@ impl Programs {
     /// Replays `program` over `self.slots`; `false` (output unfinished) when the output passes
     /// `limit`.
     pub fn replay(
-        &self,
+        &mut self,
         out: &mut Vec<u8>,
         cx: Source<'_>,
         program: Program,
@@ -579,19 +627,26 @@ impl Programs {
             lits_len,
             ..
         } = program;
+        let Programs {
+            ops,
+            lits,
+            slots,
+            memo,
+            ..
+        } = self;
         out.reserve(lits_len as usize + 64 * ops_len as usize);
-        for op in &self.ops[ops_start as usize..(ops_start + ops_len) as usize] {
+        for op in &ops[ops_start as usize..(ops_start + ops_len) as usize] {
             match *op {
                 Op::Lit { start, len } => {
-                    out.extend_from_slice(&self.lits[start as usize..(start + len) as usize])
+                    out.extend_from_slice(&lits[start as usize..(start + len) as usize])
                 }
                 Op::Val { src, item, flavor } => {
                     if out.len() > limit {
                         return false;
                     }
-                    if let Some(slot) = self.slots.get(usize::from(src) - 1) {
+                    if let Some(slot) = slots.get(usize::from(src) - 1) {
                         if item == 0 {
-                            write_slot(out, cx.chunk, cx.codec, slot, flavor);
+                            write_slot(out, memo, cx.chunk, cx.codec, slot, flavor);
                         } else {
                             write_item(out, cx.chunk, cx.codec, slot, item, flavor);
                         }
@@ -600,5 +655,59 @@ impl Programs {
             }
         }
         out.len() <= limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_slot_numbers_equal_std_formatting() {
+        // The unsigned and hex arms of `write_slot` (PERF.md H58), each width at its extremes,
+        // at powers of ten and sixteen and at random, read from a chunk at an odd offset; the
+        // text `format!` writes from the same number.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut numbers = vec![0, 1, 9, 10, 15, 16, 99, 100, u64::MAX, u64::MAX - 1];
+        numbers.extend((0..20).map(|k| 10u64.pow(k)));
+        numbers.extend((0..16).map(|k| 16u64.pow(k)));
+        numbers.extend((0..500).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x >> (x % 64)
+        }));
+        let mut memo = Memo::default();
+        for n in numbers {
+            let cases: [(u8, usize, String); 6] = [
+                (ty::U8, 1, format!("{}", n as u8)),
+                (ty::U16, 2, format!("{}", n as u16)),
+                (ty::U32, 4, format!("{}", n as u32)),
+                (ty::U64, 8, format!("{n}")),
+                (ty::HEX32, 4, format!("{:#x}", n as u32)),
+                (ty::HEX64, 8, format!("{n:#x}")),
+            ];
+            for (t, width, want) in cases {
+                let mut chunk = vec![0xee; 3];
+                chunk.extend_from_slice(&n.to_le_bytes()[..width]);
+                chunk.extend_from_slice(&[0xee; 5]);
+                let v = slot(t, 3, width as u32);
+                let mut out = b"x".to_vec();
+                write_slot(
+                    &mut out,
+                    &mut memo,
+                    &chunk,
+                    encoding_rs::WINDOWS_1252,
+                    &v,
+                    Flavor::Json,
+                );
+                out.push(b'y');
+                assert_eq!(
+                    String::from_utf8(out).unwrap(),
+                    format!("x{want}y"),
+                    "{t} {n:#x}"
+                );
+            }
+        }
     }
 }

@@ -45,7 +45,7 @@ impl Specials {
 /// It may stop earlier (near the end of `src`, where a vector load would not fit): the caller
 /// handles the next unit itself and calls again. `src` may extend past `end`; the kernel reads
 /// those bytes but never copies them.
-#[inline]
+#[inline(always)]
 pub fn plain_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize, sp: Specials) -> usize {
     debug_assert!(start <= end && end <= src.len() && (end - start).is_multiple_of(2));
     #[cfg(target_arch = "x86_64")]

@@ -256,7 +256,17 @@ const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 /// `0x` + lowercase hex without leading zeros.
 pub fn write_hex(out: &mut Vec<u8>, v: u64) {
-    let mut buf = [0u8; 18];
+    let (buf, n) = hex_text(v);
+    append(out, &buf, n);
+}
+
+/// The longest hex text: `0x` and 16 digits.
+const HEX_TEXT_MAX: usize = 18;
+
+/// The text [`write_hex`] writes for `v`: `buf[..n]`.
+#[inline]
+fn hex_text(v: u64) -> ([u8; HEX_TEXT_MAX], usize) {
+    let mut buf = [0u8; HEX_TEXT_MAX];
     let digits = if v == 0 {
         1
     } else {
@@ -277,7 +287,7 @@ pub fn write_hex(out: &mut Vec<u8>, v: u64) {
     if left == 1 {
         buf[2] = HEX_LOWER[(v & 0xf) as usize];
     }
-    append(out, &buf, 2 + digits);
+    (buf, 2 + digits)
 }
 
 /// Uppercase hex of every byte.
@@ -302,21 +312,28 @@ static HEX_PAIRS: [[u8; 2]; 256] = {
 
 /// `{d1-d2-d3-d4a-d4b}` lowercase.
 pub fn write_guid(out: &mut Vec<u8>, b: &[u8]) {
+    if let Some(g) = b.first_chunk::<16>() {
+        out.extend_from_slice(&guid_text(g));
+    }
+}
+
+/// The text of GUID `g`: 38 bytes, `{d1-d2-d3-d4a-d4b}` lowercase.
+#[inline]
+fn guid_text(g: &[u8; 16]) -> [u8; GUID_TEXT_LEN] {
     // Output position of the two hex digits of each input byte: d1 is bytes 3..0 (LE u32),
     // d2 bytes 5,4, d3 bytes 7,6, then bytes 8..15 as stored. Constant positions and one
     // table load per byte: no per-nibble work, no bounds checks.
     const AT: [usize; 16] = [7, 5, 3, 1, 12, 10, 17, 15, 20, 22, 25, 27, 29, 31, 33, 35];
-    let Some(b) = b.first_chunk::<16>() else {
-        return;
-    };
     let mut buf = *b"{00000000-0000-0000-0000-000000000000}";
-    for (&x, at) in b.iter().zip(AT) {
+    for (&x, at) in g.iter().zip(AT) {
         let [hi, lo] = HEX_PAIRS[usize::from(x)];
         buf[at] = hi;
         buf[at + 1] = lo;
     }
-    out.extend_from_slice(&buf);
+    buf
 }
+
+const GUID_TEXT_LEN: usize = 38;
 
 /// `S-rev-auth-sub…`.
 pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
@@ -334,6 +351,176 @@ pub fn write_sid(out: &mut Vec<u8>, b: &[u8]) {
         let mut buf = [b'-'; 16];
         let end = put_dec32(&mut buf, 1, u32::from_le_bytes(arr4(&b[o..o + 4])));
         append(out, &buf, end);
+    }
+}
+
+/// Texts of recently written values, one per renderer (thread), kept across chunks: Security
+/// logs name the same few SIDs, GUIDs and hex numbers in most records and come in time order
+/// (PERF.md H50-H52 and H59, the Zig engine's H31, H32, H45). The replay writes SIDs, GUIDs,
+/// FILETIMEs and hex numbers through it; every other caller formats each time. SIDs are
+/// direct-mapped by their last sub-authority and length; a slot holds the bytes it was written
+/// from, so a collision only costs a new formatting, never a wrong text.
+#[derive(Debug)]
+pub struct Memo {
+    sids: Box<[SidText; SID_SLOTS]>,
+    /// The day (since 1601-01-01) of the last FILETIME written, and its `YYYY-MM-DD`: a log's
+    /// records come in time order, most of a day's records after each other (PERF.md H51, the
+    /// Zig engine's H32).
+    day: u64,
+    date: [u8; 10],
+    /// GUIDs likewise (provider and activity ids repeat; PERF.md H52, the Zig engine's H45).
+    guids: Box<[GuidText; GUID_SLOTS]>,
+    /// Hex numbers likewise (`Keywords` repeats in every record, logon and process ids in
+    /// many; PERF.md H59).
+    hexes: Box<[HexText; HEX_SLOTS]>,
+}
+
+const HEX_SLOTS: usize = 32;
+
+/// One memo slot: a hex number and its text (`text[..len]`). Every slot starts as zero and
+/// `0x0`, so, as for GUIDs, a key that matches always holds that key's text.
+#[derive(Debug, Clone, Copy)]
+struct HexText {
+    key: u64,
+    len: u8,
+    text: [u8; HEX_TEXT_MAX],
+}
+
+impl HexText {
+    /// The slot for `v`. Out of line: the memo's hit stays small where the replay inlines it.
+    #[inline(never)]
+    fn of(v: u64) -> HexText {
+        let (text, n) = hex_text(v);
+        HexText {
+            key: v,
+            len: n as u8,
+            text,
+        }
+    }
+}
+
+const GUID_SLOTS: usize = 32;
+
+/// One memo slot: a GUID and its text. Every slot starts as the zero GUID with its text, so a
+/// slot needs no "used" flag: a key that matches always holds that key's text.
+#[derive(Debug, Clone, Copy)]
+struct GuidText {
+    key: u128,
+    text: [u8; GUID_TEXT_LEN],
+}
+
+const SID_SLOTS: usize = 64;
+/// The longest SID memoised: 15 sub-authorities (Windows' limit); longer ones are formatted
+/// every time.
+const SID_BYTES_MAX: usize = 8 + 4 * 15;
+/// Its text: `S-`, 3 + 1 + 15 digits of revision and authority, 15 × (1 + 10).
+const SID_TEXT_MAX: usize = 2 + 3 + 1 + 15 + 15 * 11;
+
+/// One memo slot: a SID's bytes (`key_len` 0: empty; a SID has at least 8) and its text.
+#[derive(Debug, Clone, Copy)]
+struct SidText {
+    key_len: u8,
+    text_len: u8,
+    key: [u8; SID_BYTES_MAX],
+    text: [u8; SID_TEXT_MAX],
+}
+
+impl Default for Memo {
+    fn default() -> Memo {
+        let empty = SidText {
+            key_len: 0,
+            text_len: 0,
+            key: [0; SID_BYTES_MAX],
+            text: [0; SID_TEXT_MAX],
+        };
+        Memo {
+            sids: Box::new([empty; SID_SLOTS]),
+            day: u64::MAX,
+            date: [0; 10],
+            guids: Box::new(
+                [GuidText {
+                    key: 0,
+                    text: guid_text(&[0; 16]),
+                }; GUID_SLOTS],
+            ),
+            hexes: Box::new([HexText::of(0); HEX_SLOTS]),
+        }
+    }
+}
+
+impl Memo {
+    /// [`write_hex`], from the memo when the same number was written before.
+    #[inline]
+    pub fn write_hex(&mut self, out: &mut Vec<u8>, v: u64) {
+        // The high half folded in first: `Keywords` has only high bits set, and a product's
+        // top bits do not see a factor's high bits when its low bits are zero (0x8020... and
+        // 0 would share a slot).
+        let mix = (v ^ v >> 32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let e = &mut self.hexes[(mix >> 59) as usize];
+        if e.key != v {
+            *e = HexText::of(v);
+        }
+        append(out, &e.text, usize::from(e.len));
+    }
+
+    /// [`write_guid`], from the memo when the same GUID was written before.
+    #[inline]
+    pub fn write_guid(&mut self, out: &mut Vec<u8>, b: &[u8]) {
+        let Some(g) = b.first_chunk::<16>() else {
+            return;
+        };
+        let key = u128::from_le_bytes(*g);
+        let mix = (key as u64 ^ (key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let e = &mut self.guids[(mix >> 59) as usize];
+        if e.key != key {
+            e.key = key;
+            e.text = guid_text(g);
+        }
+        out.extend_from_slice(&e.text);
+    }
+
+    /// [`write_filetime`], the date from the memo when the day is the last one's.
+    #[inline]
+    pub fn write_filetime(&mut self, out: &mut Vec<u8>, ft: u64) {
+        if ft > i64::MAX as u64 {
+            return write_filetime(out, ft);
+        }
+        let mut buf = TIMESTAMP;
+        let day = ft / TICKS_PER_DAY;
+        if day != self.day {
+            put_filetime_date(&mut buf, day);
+            self.date.copy_from_slice(&buf[..10]);
+            self.day = day;
+        } else {
+            buf[..10].copy_from_slice(&self.date);
+        }
+        put_filetime_time(&mut buf, ft % TICKS_PER_DAY);
+        out.extend_from_slice(&buf);
+    }
+
+    /// [`write_sid`], from the memo when the same SID was written before.
+    #[inline]
+    pub fn write_sid(&mut self, out: &mut Vec<u8>, b: &[u8]) {
+        let n = b.len();
+        if !(8..=SID_BYTES_MAX).contains(&n) {
+            return write_sid(out, b);
+        }
+        let last = u32::from_le_bytes(arr4(&b[n - 4..]));
+        let slot = ((last.wrapping_mul(0x9e37_79b1) >> 26) ^ n as u32) as usize % SID_SLOTS;
+        let e = &mut self.sids[slot];
+        if usize::from(e.key_len) == n && e.key[..n] == *b {
+            out.extend_from_slice(&e.text[..usize::from(e.text_len)]);
+            return;
+        }
+        let start = out.len();
+        write_sid(out, b);
+        let text = &out[start..];
+        if text.len() <= SID_TEXT_MAX {
+            e.key[..n].copy_from_slice(b);
+            e.text[..text.len()].copy_from_slice(text);
+            e.key_len = n as u8;
+            e.text_len = text.len() as u8;
+        }
     }
 }
 
@@ -372,23 +559,49 @@ fn two(buf: &mut [u8], at: usize, v: u32) {
     buf[at + 1] = lo;
 }
 
+/// A timestamp's text with every digit zero, for [`put_date`] and [`put_time`] to fill.
+const TIMESTAMP: [u8; 28] = *b"0000-00-00T00:00:00.0000000Z";
+
+/// `YYYY-MM-DD` at `buf[..10]`.
+#[inline]
+fn put_date(buf: &mut [u8; 28], y: u32, mo: u32, d: u32) {
+    two(buf, 0, y / 100 % 100);
+    two(buf, 2, y % 100);
+    two(buf, 5, mo);
+    two(buf, 8, d);
+}
+
+/// `HH:MM:SS.fffffff` at `buf[11..27]`.
+#[inline]
+fn put_time(buf: &mut [u8; 28], h: u32, mi: u32, s: u32, frac: u32) {
+    two(buf, 11, h);
+    two(buf, 14, mi);
+    two(buf, 17, s);
+    // Seven digits: one, then three pairs (frac < 10^7 for FILETIMEs and SYSTEMTIMEs).
+    buf[20] = b'0' + (frac / 1_000_000 % 10) as u8;
+    two(buf, 21, frac / 10_000);
+    two(buf, 23, frac / 100);
+    two(buf, 25, frac);
+}
+
 /// Writes `YYYY-MM-DDTHH:MM:SS.fffffffZ`.
 #[allow(clippy::too_many_arguments)]
 fn write_timestamp(out: &mut Vec<u8>, y: u32, mo: u32, d: u32, h: u32, mi: u32, s: u32, frac: u32) {
-    let mut buf = *b"0000-00-00T00:00:00.0000000Z";
-    two(&mut buf, 0, y / 100 % 100);
-    two(&mut buf, 2, y % 100);
-    two(&mut buf, 5, mo);
-    two(&mut buf, 8, d);
-    two(&mut buf, 11, h);
-    two(&mut buf, 14, mi);
-    two(&mut buf, 17, s);
-    // Seven digits: one, then three pairs (frac < 10^7 for FILETIMEs and SYSTEMTIMEs).
-    buf[20] = b'0' + (frac / 1_000_000 % 10) as u8;
-    two(&mut buf, 21, frac / 10_000);
-    two(&mut buf, 23, frac / 100);
-    two(&mut buf, 25, frac);
+    let mut buf = TIMESTAMP;
+    put_date(&mut buf, y, mo, d);
+    put_time(&mut buf, h, mi, s, frac);
     out.extend_from_slice(&buf);
+}
+
+/// FILETIME ticks per day.
+const TICKS_PER_DAY: u64 = 864_000_000_000;
+
+/// The time of day of `rest` ticks past midnight into `buf`.
+#[inline]
+fn put_filetime_time(buf: &mut [u8; 28], rest: u64) {
+    let secs = (rest / 10_000_000) as u32;
+    let frac = (rest % 10_000_000) as u32;
+    put_time(buf, secs / 3600, secs / 60 % 60, secs % 60, frac);
 }
 
 /// FILETIME text (7.3).
@@ -397,23 +610,18 @@ pub fn write_filetime(out: &mut Vec<u8>, ft: u64) {
         out.extend_from_slice(b"0000-00-00T00:00:00.0000000Z");
         return;
     }
-    const TICKS_PER_DAY: u64 = 864_000_000_000;
+    let mut buf = TIMESTAMP;
+    put_filetime_date(&mut buf, ft / TICKS_PER_DAY);
+    put_filetime_time(&mut buf, ft % TICKS_PER_DAY);
+    out.extend_from_slice(&buf);
+}
+
+/// The date of FILETIME day `days` (since 1601-01-01) into `buf`.
+#[inline]
+fn put_filetime_date(buf: &mut [u8; 28], days: u64) {
     // At most 10,675,199 days (`ft <= i64::MAX`); 1601-01-01 is day 584,694 after 0000-03-01.
-    let days = (ft / TICKS_PER_DAY) as u32;
-    let rest = ft % TICKS_PER_DAY;
-    let (y, m, d) = civil_from_days(days + 584_694);
-    let secs = (rest / 10_000_000) as u32;
-    let frac = (rest % 10_000_000) as u32;
-    write_timestamp(
-        out,
-        y % 10_000,
-        m,
-        d,
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60,
-        frac,
-    );
+    let (y, m, d) = civil_from_days(days as u32 + 584_694);
+    put_date(buf, y % 10_000, m, d);
 }
 
 fn days_in_month(y: u32, m: u32) -> u32 {
@@ -694,6 +902,147 @@ mod tests {
             let mut o = b"x".to_vec();
             write_sid(&mut o, &b);
             assert_eq!(String::from_utf8(o).unwrap(), format!("x{want}"));
+        }
+    }
+
+    /// A SID's bytes and its text by `format!` (the contract's form, not the formatter's).
+    fn sid_case(rev: u8, auth: u64, subs: &[u32]) -> (Vec<u8>, String) {
+        let mut b = vec![rev, subs.len() as u8];
+        b.extend_from_slice(&auth.to_be_bytes()[2..]);
+        let mut want = format!("S-{rev}-{auth}");
+        for s in subs {
+            b.extend_from_slice(&s.to_le_bytes());
+            want.push_str(&format!("-{s}"));
+        }
+        (b, want)
+    }
+
+    #[test]
+    fn memo_sids_equal_std_formatting() {
+        // A pool of 200 SIDs with 0-16 sub-authorities (16: past the memo's limit), many
+        // sharing their last sub-authority and length (same slot, different bytes), drawn
+        // 3,000 times through one memo: hits, misses and evictions must all give the text.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let pool: Vec<(Vec<u8>, String)> = (0..200)
+            .map(|i| {
+                let n = (next() % 17) as usize;
+                let mut subs: Vec<u32> = (0..n).map(|_| next() as u32).collect();
+                if let Some(last) = subs.last_mut() {
+                    *last = (i % 7) as u32 * 1000;
+                }
+                sid_case(next() as u8, next() & 0xffff_ffff_ffff, &subs)
+            })
+            .collect();
+        let mut memo = Memo::default();
+        for _ in 0..3000 {
+            let (b, want) = &pool[(next() % 200) as usize];
+            let mut o = b"x".to_vec();
+            memo.write_sid(&mut o, b);
+            o.push(b'y');
+            assert_eq!(String::from_utf8(o).unwrap(), format!("x{want}y"));
+        }
+    }
+
+    #[test]
+    fn memo_filetimes_equal_the_formatter() {
+        // Through one memo: runs within a day, across midnight (both ways), years back, the
+        // largest valid value and past it, then random values over three days.
+        const DAY: u64 = 864_000_000_000;
+        let base = 154_000 * DAY; // 2022-08-28
+        let mut values = vec![
+            base,
+            base + 1,
+            base + DAY - 1,
+            base + DAY,
+            base + DAY - 1,
+            base - 1,
+            3 * DAY,
+            0,
+            i64::MAX as u64,
+            i64::MAX as u64 + 1,
+            u64::MAX,
+            base + 5,
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            values.push(base + x % (3 * DAY));
+        }
+        let mut memo = Memo::default();
+        for ft in values {
+            let (mut got, mut want) = (b"x".to_vec(), b"x".to_vec());
+            memo.write_filetime(&mut got, ft);
+            write_filetime(&mut want, ft);
+            assert_eq!(got, want, "{ft}");
+        }
+    }
+
+    #[test]
+    fn memo_hexes_equal_std_formatting() {
+        // A pool of 100 numbers (zero, which every slot starts as, numbers with only high bits
+        // set as `Keywords` has, and random ones of every length) drawn 3,000 times through one
+        // memo of 32 slots: hits, misses and evictions must all give `format!`'s text.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut pool: Vec<u64> = (0..100).map(|_| next() >> (next() % 64)).collect();
+        pool[0] = 0;
+        pool[1] = 0x8020_0000_0000_0000;
+        pool[2] = 0x8010_0000_0000_0000;
+        pool[3] = u64::MAX;
+        let mut memo = Memo::default();
+        for _ in 0..3000 {
+            let v = pool[(next() % 100) as usize];
+            let mut o = b"x".to_vec();
+            memo.write_hex(&mut o, v);
+            o.push(b'y');
+            assert_eq!(String::from_utf8(o).unwrap(), format!("x{v:#x}y"));
+        }
+    }
+
+    #[test]
+    fn memo_guids_equal_std_formatting() {
+        // A pool of 100 GUIDs (the zero GUID among them: every slot starts as it) drawn 2,000
+        // times through one memo of 32 slots: hits, misses and evictions must all give the
+        // text, which `format!` writes here from the GUID's fields.
+        let mut x = 0x853c_49e6_748f_ea9bu64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut pool: Vec<[u8; 16]> = (0..100)
+            .map(|_| (u128::from(next()) << 64 | u128::from(next())).to_le_bytes())
+            .collect();
+        pool[7] = [0; 16];
+        let mut memo = Memo::default();
+        for _ in 0..2000 {
+            let g = pool[(next() % 100) as usize];
+            let d1 = u32::from_le_bytes([g[0], g[1], g[2], g[3]]);
+            let d2 = u16::from_le_bytes([g[4], g[5]]);
+            let d3 = u16::from_le_bytes([g[6], g[7]]);
+            let tail: String = g[10..].iter().map(|b| format!("{b:02x}")).collect();
+            let want = format!(
+                "x{{{d1:08x}-{d2:04x}-{d3:04x}-{:02x}{:02x}-{tail}}}y",
+                g[8], g[9]
+            );
+            let mut o = b"x".to_vec();
+            memo.write_guid(&mut o, &g);
+            o.push(b'y');
+            assert_eq!(String::from_utf8(o).unwrap(), want);
         }
     }
 
