@@ -56,6 +56,20 @@ static XML_ATTR: [u8; 128] = ascii_table(1);
 static JSON: [u8; 128] = ascii_table(2);
 static RAW: [u8; 128] = ascii_table(3);
 
+/// JSON's two-byte escapes: the byte after `\` for `"`, `\` and the control characters with a
+/// short form (`\b \t \n \f \r`); 0 for the rest (plain bytes, and controls written `\u00xx`).
+static JSON_PAIR: [u8; 128] = {
+    let mut t = [0u8; 128];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[0x08] = b'b';
+    t[b'\t' as usize] = b't';
+    t[b'\n' as usize] = b'n';
+    t[0x0c] = b'f';
+    t[b'\r' as usize] = b'r';
+    t
+};
+
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 
@@ -217,9 +231,10 @@ fn write_utf16_as<const M: u8>(out: &mut Vec<u8>, src: &[u8], start: usize, end:
             let b = u as u8;
             if t[usize::from(b)] == 0 {
                 out.push(b);
-            } else if json && (b == b'\\' || b == b'"') {
-                // Not cold: every Windows path has backslashes.
-                out.extend_from_slice(&[b'\\', b]);
+            } else if json && JSON_PAIR[usize::from(b)] != 0 {
+                // Not cold: every Windows path has backslashes, and event messages have `\r\n\t`
+                // (PERF.md H67).
+                out.extend_from_slice(&[b'\\', JSON_PAIR[usize::from(b)]]);
             } else {
                 escape_ascii(out, b, mode);
             }
