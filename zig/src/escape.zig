@@ -197,13 +197,13 @@ pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
         var m: u8 = undefined;
         if (rest >= 8) {
             v = @bitCast(src[i * 2 ..][0..16].*);
-            m = @bitCast(dirtyLanes(v, mode));
+            m = @bitCast(dirtyLanes(8, v, mode));
         } else {
             var tail: [16]u8 = @splat(0);
             copyShort(&tail, src[i * 2 ..][0 .. rest * 2]);
             v = @bitCast(tail);
             const past_end: u8 = @truncate(@as(u16, 0xFF) << @intCast(rest));
-            m = @as(u8, @bitCast(dirtyLanes(v, mode))) | past_end;
+            m = @as(u8, @bitCast(dirtyLanes(8, v, mode))) | past_end;
         }
         const narrow: @Vector(8, u8) = @truncate(v);
         dst[d..][0..8].* = @bitCast(narrow);
@@ -264,6 +264,39 @@ pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
     out.advance(d);
 }
 
+/// UTF-16 units the inline step of `writeUtf16Within` takes: one 32-byte load.
+pub const short_units = 16;
+
+/// Writes the UTF-16LE string `region[start..][0..len]` as `writeUtf16` does (PERF.md H53).
+/// Most strings of a record are short and clean (names, `-`, numbers as text): when the
+/// string has at most `short_units` units, `region` holds 32 bytes from `start` and no unit
+/// before the end needs an escape, one vector step writes it in place, with no call; any
+/// other string goes to `writeUtf16`. The load reads past the string into `region` (its
+/// chunk); the lanes past the end are masked off and never written past `len / 2` bytes.
+pub inline fn writeUtf16Within(
+    out: *Out,
+    region: []const u8,
+    start: usize,
+    len: usize,
+    comptime mode: Mode,
+) Error!void {
+    assert(len % 2 == 0);
+    assert(start + len <= region.len);
+    const units = len / 2;
+    const room = out.list.capacity - out.list.items.len;
+    if (units <= short_units and region.len - start >= 2 * short_units and room >= short_units) {
+        const v: @Vector(short_units, u16) = @bitCast(region[start..][0 .. 2 * short_units].*);
+        const dirty: u16 = @bitCast(dirtyLanes(short_units, v, mode));
+        const live: u16 = @truncate((@as(u32, 1) << @intCast(units)) - 1);
+        if (dirty & live == 0) {
+            const narrow: @Vector(short_units, u8) = @truncate(v);
+            out.spare()[0..short_units].* = narrow;
+            return out.advance(units);
+        }
+    }
+    return writeUtf16(out, region[start..][0..len], mode);
+}
+
 fn lone(dst: [*]u8, comptime mode: Mode) usize {
     if (mode == .xml_text or mode == .xml_attr) {
         dst[0] = '_';
@@ -277,10 +310,15 @@ inline fn unitAt(src: []const u8, i: usize) u16 {
     return std.mem.readInt(u16, src[i * 2 ..][0..2], .little);
 }
 
-inline fn dirtyLanes(v: @Vector(8, u16), comptime mode: Mode) @Vector(8, bool) {
-    const high = v >= @as(@Vector(8, u16), @splat(0x80));
-    if (mode == .raw) return high | (v == @as(@Vector(8, u16), @splat(0)));
-    const ctl = v < @as(@Vector(8, u16), @splat(0x20));
+inline fn dirtyLanes(
+    comptime lanes: comptime_int,
+    v: @Vector(lanes, u16),
+    comptime mode: Mode,
+) @Vector(lanes, bool) {
+    const V = @Vector(lanes, u16);
+    const high = v >= @as(V, @splat(0x80));
+    if (mode == .raw) return high | (v == @as(V, @splat(0)));
+    const ctl = v < @as(V, @splat(0x20));
     var m = high | ctl;
     const specials: []const u16 = switch (mode) {
         .xml_text => &.{ '&', '<', '>' },
@@ -288,7 +326,7 @@ inline fn dirtyLanes(v: @Vector(8, u16), comptime mode: Mode) @Vector(8, bool) {
         .json => &.{ '"', '\\' },
         .raw => unreachable,
     };
-    inline for (specials) |c| m = m | (v == @as(@Vector(8, u16), @splat(c)));
+    inline for (specials) |c| m = m | (v == @as(V, @splat(c)));
     return m;
 }
 
@@ -556,6 +594,11 @@ test "property: the vector escaper equals the scalar one on random strings" {
             slow.truncate(0);
             try writeUtf16(&fast, buf[at..][0 .. units * 2], mode);
             try writeUtf16Scalar(&slow, buf[at..][0 .. units * 2], mode);
+            try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
+            // The in-region form (H53), whose vector step reads up to 32 bytes of `buf` past
+            // the string when they exist: the same text, whichever way it takes.
+            fast.truncate(0);
+            try writeUtf16Within(&fast, &buf, at, units * 2, mode);
             try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
         }
     }

@@ -140,9 +140,10 @@ pub const Memo = struct {
 };
 
 /// `writeValue` for the replay's hot loop: a string (most slots) goes straight to the
-/// escaper, without `writeValue`'s stack frame around a tail call (PERF.md H28).
+/// escaper, without `writeValue`'s stack frame around a tail call (PERF.md H28), and a short
+/// clean one is written inline from its chunk (H53).
 pub inline fn writeSlot(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
-    if (v.vtype == T.string) return escape.writeUtf16(out, f.chunk[v.start..][0..v.len], mode);
+    if (v.vtype == T.string) return escape.writeUtf16Within(out, f.chunk, v.start, v.len, mode);
     return writeValue(out, f, v, mode);
 }
 
