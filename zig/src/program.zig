@@ -379,8 +379,12 @@ pub const Programs = struct {
         assert(c.literals.capacity - c.literals.items.len >= escape.pad_bytes);
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
             try out.writePadded(c.literals.items[op.literal_start..][0..op.literal_len]);
-            var v = c.slots.items[op.slot];
-            if (op.item != whole_value) v = arrayItem(f.chunk, v, op.item);
+            // The slot in place, not a copy (PERF.md H56); an array item is made here.
+            var item: Value = undefined;
+            const v: *const Value = if (op.item == whole_value) &c.slots.items[op.slot] else v: {
+                item = arrayItem(f.chunk, c.slots.items[op.slot], op.item);
+                break :v &item;
+            };
             switch (op.mode) {
                 .json => try values_format.writeSlot(out, f, v, .json),
                 .xml_text => try values_format.writeSlot(out, f, v, .xml_text),

@@ -142,15 +142,26 @@ pub const Memo = struct {
 /// `writeValue` for the replay's hot loop: a string (most slots) goes straight to the
 /// escaper, without `writeValue`'s stack frame around a tail call (PERF.md H28), and a short
 /// clean one is written inline from its chunk (H53).
-pub inline fn writeSlot(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
+pub inline fn writeSlot(
+    out: *Out,
+    f: Format,
+    v: *const Value,
+    comptime mode: escape.Mode,
+) Error!void {
     if (v.vtype == T.string) return escape.writeUtf16Within(out, f.chunk, v.start, v.len, mode);
-    return writeValue(out, f, v, mode);
+    return writeValueAt(out, f, v, mode);
 }
 
 /// Writes the text form (7.3) of `v`; strings are escaped for `mode`. Every arm is a call in
 /// tail position to a formatter out of line, so the dispatch itself needs no stack frame
 /// (PERF.md H55): inlined formatters made every value pay their frame's saves.
-pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
+pub inline fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
+    return writeValueAt(out, f, &v, mode);
+}
+
+/// `writeValue` of the value at `v`: the replay passes its slot in place, where a `Value`
+/// argument was copied field by field to the stack first for every value (PERF.md H56).
+pub fn writeValueAt(out: *Out, f: Format, v: *const Value, comptime mode: escape.Mode) Error!void {
     const c = f.chunk;
     const p = v.start;
     return switch (v.vtype) {
@@ -184,7 +195,7 @@ pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Er
             out,
             c[p..][0..v.len],
         ),
-        else => writeArray(out, f, v, mode),
+        else => writeArray(out, f, v.*, mode),
     };
 }
 
