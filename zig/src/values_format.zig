@@ -240,7 +240,12 @@ fn checkAnsiBytes(codec: Codec, bytes: []const u8) Error!void {
 
 /// NUL bytes are removed first (7.2); a byte or sequence the code page does not define
 /// fails the record.
-noinline fn writeAnsi(out: *Out, f: Format, bytes: []const u8, comptime mode: escape.Mode) Error!void {
+noinline fn writeAnsi(
+    out: *Out,
+    f: Format,
+    bytes: []const u8,
+    comptime mode: escape.Mode,
+) Error!void {
     switch (f.ansi) {
         .single_byte => |table| for (bytes) |b| {
             if (b == 0) continue;
