@@ -311,6 +311,9 @@ pub const Programs = struct {
                 pos.* = start + @max(len, size);
             } else if (t == T.binxml and size > 0) {
                 if (size > room) return false;
+                // Every type checked before the nested scan's side effects (definitions
+                // parsed and cached), as `readInstanceHead` does for the parser (H64).
+                try head.checkTypes(chunk, i + 1);
                 c.signature.appendAssumeCapacity(T.binxml | (1 << 8));
                 if (!try c.scanStream(p, start, start + size)) return false;
                 try c.reserveValues(head.count - i - 1);
@@ -333,6 +336,9 @@ pub const Programs = struct {
         size: u16,
         t: u8,
     ) tokens.Error!?u32 {
+        // The only branch an unknown type reaches: `readInstanceHead` leaves the check to
+        // the scan (PERF.md H64), and giving up lets the parser report it.
+        if (!values_decode.isKnownType(t)) return null;
         const d = try values_decode.decodeSized(p.chunk, start, size, t, .declared);
         assert(d.value.vtype != T.binxml);
         if (template.isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);

@@ -56,6 +56,15 @@ pub const InstanceHead = struct {
         assert(i < h.count);
         return chunk[h.descriptors + 4 * i + 2];
     }
+
+    /// The parser's check on the value types of descriptors `from..count`.
+    pub fn checkTypes(h: InstanceHead, chunk: []const u8, from: u32) Error!void {
+        assert(from <= h.count);
+        var i = from;
+        while (i < h.count) : (i += 1) {
+            if (!values_decode.isKnownType(h.vtype(chunk, i))) return error.InvalidValueType;
+        }
+    }
 };
 
 /// Reads a template instance (after its 0x0C byte) up to its first value: skips an inline
@@ -90,10 +99,8 @@ pub fn readInstanceHead(
         .descriptors = pos.*,
     };
     pos.* += 4 * count;
-    var i: u32 = 0;
-    while (i < count) : (i += 1) {
-        if (!values_decode.isKnownType(head.vtype(p.chunk, i))) return error.InvalidValueType;
-    }
+    // The scan checks the types in its own pass over the values (PERF.md H64).
+    if (need == .tree) try head.checkTypes(p.chunk, 0);
     return head;
 }
 
