@@ -68,10 +68,11 @@ pub const InstanceHead = struct {
 };
 
 /// Reads a template instance (after its 0x0C byte) up to its first value: skips an inline
-/// definition, checks every descriptor's type. Shared by the token parser (`.tree`, which
-/// loads the definition after the values, see `readInstance`) and the compiled-program scan
-/// (`.fingerprint`, program.zig, which loads it first and never reports: a scan that fails
-/// hands the record to the parser).
+/// definition; for `.tree` checks every descriptor's type. Shared by the token parser
+/// (`.tree`, which loads the definition after the values, see `readInstance`) and the
+/// compiled-program scan (`.fingerprint`, program.zig, which loads it first, checks the types
+/// in its own pass (PERF.md H64) and never reports: a scan that fails hands the record to
+/// the parser).
 pub fn readInstanceHead(
     p: *Parser,
     pos: *u32,
