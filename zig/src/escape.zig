@@ -1,7 +1,7 @@
 //! Output buffer and text escaping: UTF-16LE (or decoded code points) to escaped UTF-8.
 //!
-//! One pass per string: an 8-lane `@Vector` loop copies runs of plain ASCII (narrowing all
-//! eight units and advancing by the clean prefix), scalar code handles the rest. The rules
+//! One pass per string: a 16-lane `@Vector` loop copies runs of plain ASCII (narrowing all
+//! sixteen units and advancing by the clean prefix), scalar code handles the rest. The rules
 //! are section 8 of the contract: XML text / attribute, JSON strings, and raw (CDATA, PI).
 const std = @import("std");
 const builtin = @import("builtin");
@@ -182,34 +182,37 @@ pub const bytes_per_unit_max = 6;
 /// callers a scan: NUL is a dirty lane in every mode, so the check costs nothing on clean
 /// runs.
 pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
-    assert(src.len % 2 == 0);
-    const n = src.len / 2;
-    try out.ensure(n * bytes_per_unit_max + 8);
+    return writeUtf16In(out, src, 0, src.len, mode);
+}
+
+/// `writeUtf16` of `region[start..][0..len]`: the vector steps may read past the string as
+/// far as `region` goes (PERF.md H54), so only a string that ends within 32 bytes of the
+/// region's end pays a zero-padded copy for its last step.
+fn writeUtf16In(
+    out: *Out,
+    region: []const u8,
+    start: usize,
+    len: usize,
+    comptime mode: Mode,
+) Error!void {
+    assert(len % 2 == 0);
+    assert(start + len <= region.len);
+    const src = region[start..][0..len];
+    const n = len / 2;
+    try out.ensure(n * bytes_per_unit_max + lanes);
     const dst = out.spare();
     var d: usize = 0;
     var i: usize = 0;
     const table = tableFor(mode, true);
     while (i < n) {
-        // Eight units per step; a short tail is zero-padded and its padding lanes count
-        // as dirty, so the clean prefix never runs past the string.
-        const rest = n - i;
-        var v: @Vector(8, u16) = undefined;
-        var m: u8 = undefined;
-        if (rest >= 8) {
-            v = @bitCast(src[i * 2 ..][0..16].*);
-            m = @bitCast(dirtyLanes(v, mode));
-        } else {
-            var tail: [16]u8 = @splat(0);
-            copyShort(&tail, src[i * 2 ..][0 .. rest * 2]);
-            v = @bitCast(tail);
-            const past_end: u8 = @truncate(@as(u16, 0xFF) << @intCast(rest));
-            m = @as(u8, @bitCast(dirtyLanes(v, mode))) | past_end;
-        }
-        const narrow: @Vector(8, u8) = @truncate(v);
-        dst[d..][0..8].* = @bitCast(narrow);
+        const step = loadStep(region, start + 2 * i, n - i, mode);
+        const v = step.units;
+        const m = step.dirty;
+        const narrow: @Vector(lanes, u8) = @truncate(v);
+        dst[d..][0..lanes].* = narrow;
         if (m == 0) {
-            i += 8;
-            d += 8;
+            i += lanes;
+            d += lanes;
             continue;
         }
         const clean = @ctz(m);
@@ -264,6 +267,64 @@ pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
     out.advance(d);
 }
 
+/// UTF-16 units of one vector step (one 32-byte load, an AVX2 register): `writeUtf16In`'s
+/// steps and the inline step of `writeUtf16Within`.
+pub const lanes = 16;
+const Lanes = @Vector(lanes, u16);
+
+/// One vector step: `lanes` units from byte `at` of `region`, and the mask of the lanes that
+/// need the scalar path. `rest` units of the string are left; lanes past them count as dirty,
+/// so the clean prefix never runs past the string. The units come straight from `region`
+/// when it has the bytes, else (the region's last 32 bytes) from a zero-padded copy.
+inline fn loadStep(region: []const u8, at: usize, rest: usize, comptime mode: Mode) struct {
+    units: Lanes,
+    dirty: u16,
+} {
+    assert(rest > 0);
+    var v: Lanes = undefined;
+    if (region.len - at >= 2 * lanes) {
+        v = @bitCast(region[at..][0 .. 2 * lanes].*);
+    } else {
+        assert(rest < lanes);
+        var tail: [2 * lanes]u8 = @splat(0);
+        copyShort(&tail, region[at..][0 .. rest * 2]);
+        v = @bitCast(tail);
+    }
+    var m: u16 = @bitCast(dirtyLanes(lanes, v, mode));
+    if (rest < lanes) m |= @truncate(@as(u32, 0xFFFF) << @intCast(rest));
+    return .{ .units = v, .dirty = m };
+}
+
+/// Writes the UTF-16LE string `region[start..][0..len]` as `writeUtf16` does (PERF.md H53).
+/// Most strings of a record are short and clean (names, `-`, numbers as text): when the
+/// string has at most `lanes` units, `region` holds 32 bytes from `start` and no unit
+/// before the end needs an escape, one vector step writes it in place, with no call; any
+/// other string goes to `writeUtf16In`. The load reads past the string into `region` (its
+/// chunk); the lanes past the end are masked off and never written past `len / 2` bytes.
+pub inline fn writeUtf16Within(
+    out: *Out,
+    region: []const u8,
+    start: usize,
+    len: usize,
+    comptime mode: Mode,
+) Error!void {
+    assert(len % 2 == 0);
+    assert(start + len <= region.len);
+    const units = len / 2;
+    const room = out.list.capacity - out.list.items.len;
+    if (units <= lanes and region.len - start >= 2 * lanes and room >= lanes) {
+        const v: Lanes = @bitCast(region[start..][0 .. 2 * lanes].*);
+        const dirty: u16 = @bitCast(dirtyLanes(lanes, v, mode));
+        const live: u16 = @truncate((@as(u32, 1) << @intCast(units)) - 1);
+        if (dirty & live == 0) {
+            const narrow: @Vector(lanes, u8) = @truncate(v);
+            out.spare()[0..lanes].* = narrow;
+            return out.advance(units);
+        }
+    }
+    return writeUtf16In(out, region, start, len, mode);
+}
+
 fn lone(dst: [*]u8, comptime mode: Mode) usize {
     if (mode == .xml_text or mode == .xml_attr) {
         dst[0] = '_';
@@ -277,10 +338,15 @@ inline fn unitAt(src: []const u8, i: usize) u16 {
     return std.mem.readInt(u16, src[i * 2 ..][0..2], .little);
 }
 
-inline fn dirtyLanes(v: @Vector(8, u16), comptime mode: Mode) @Vector(8, bool) {
-    const high = v >= @as(@Vector(8, u16), @splat(0x80));
-    if (mode == .raw) return high | (v == @as(@Vector(8, u16), @splat(0)));
-    const ctl = v < @as(@Vector(8, u16), @splat(0x20));
+inline fn dirtyLanes(
+    comptime width: comptime_int,
+    v: @Vector(width, u16),
+    comptime mode: Mode,
+) @Vector(width, bool) {
+    const V = @Vector(width, u16);
+    const high = v >= @as(V, @splat(0x80));
+    if (mode == .raw) return high | (v == @as(V, @splat(0)));
+    const ctl = v < @as(V, @splat(0x20));
     var m = high | ctl;
     const specials: []const u16 = switch (mode) {
         .xml_text => &.{ '&', '<', '>' },
@@ -288,7 +354,7 @@ inline fn dirtyLanes(v: @Vector(8, u16), comptime mode: Mode) @Vector(8, bool) {
         .json => &.{ '"', '\\' },
         .raw => unreachable,
     };
-    inline for (specials) |c| m = m | (v == @as(@Vector(8, u16), @splat(c)));
+    inline for (specials) |c| m = m | (v == @as(V, @splat(c)));
     return m;
 }
 
@@ -556,6 +622,11 @@ test "property: the vector escaper equals the scalar one on random strings" {
             slow.truncate(0);
             try writeUtf16(&fast, buf[at..][0 .. units * 2], mode);
             try writeUtf16Scalar(&slow, buf[at..][0 .. units * 2], mode);
+            try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
+            // The in-region form (H53), whose vector step reads up to 32 bytes of `buf` past
+            // the string when they exist: the same text, whichever way it takes.
+            fast.truncate(0);
+            try writeUtf16Within(&fast, &buf, at, units * 2, mode);
             try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
         }
     }

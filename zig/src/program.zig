@@ -274,12 +274,13 @@ pub const Programs = struct {
         if (head.count > slots_max) return false;
         try c.signHead(head.fingerprint, head.count);
         const chunk = p.chunk;
+        var a = c.appender();
         var i: u32 = 0;
         while (i < head.count) : (i += 1) {
             // Invariant: room for one word and one slot per value left (`signHead`,
             // `reserveValues`).
-            assert(c.signature.capacity - c.signature.items.len >= head.count - i);
-            assert(c.slots.capacity - c.slots.items.len >= head.count - i);
+            assert(c.signature.capacity - a.words >= head.count - i);
+            assert(c.slots.capacity - a.slots >= head.count - i);
             const start = pos.*;
             if (start > chunk.len) return false;
             const room: u32 = @intCast(chunk.len - start);
@@ -290,16 +291,16 @@ pub const Programs = struct {
                 if (size % 2 != 0 or size > room) return false;
                 const empty = size == 0 or (chunk[start] | chunk[start + 1]) == 0;
                 const value: Value = .{ .vtype = T.string, .start = start, .len = size };
-                if (!c.signSlot(T.string | @as(u32, @intFromBool(empty)) << 8, value)) return false;
+                if (!a.sign(T.string | @as(u32, @intFromBool(empty)) << 8, value)) return false;
                 pos.* = start + size;
             } else if (w != 0 and t != T.boolean) {
                 if (w > room) return false;
-                if (!c.signSlot(t, .{ .vtype = t, .start = start, .len = w })) return false;
+                if (!a.sign(t, .{ .vtype = t, .start = start, .len = w })) return false;
                 pos.* = start + @max(w, size);
             } else if (t == T.null_type) {
                 if (size > room) return false;
                 const value: Value = .{ .vtype = T.null_type, .start = start, .len = size };
-                if (!c.signSlot(T.null_type | 1 << 8, value)) return false;
+                if (!a.sign(T.null_type | 1 << 8, value)) return false;
                 pos.* = start + size;
             } else if (t == T.sid) {
                 // `decodeSized`'s SID: the length comes from the sub-authority count.
@@ -307,20 +308,65 @@ pub const Programs = struct {
                 const len = 8 + 4 * @as(u32, chunk[start + 1]);
                 if (len > room) return false;
                 const value: Value = .{ .vtype = T.sid, .start = start, .len = len };
-                if (!c.signSlot(T.sid, value)) return false;
+                if (!a.sign(T.sid, value)) return false;
                 pos.* = start + @max(len, size);
             } else if (t == T.binxml and size > 0) {
                 if (size > room) return false;
-                c.signature.appendAssumeCapacity(T.binxml | (1 << 8));
+                // Every type checked before the nested scan's side effects (definitions
+                // parsed and cached), as `readInstanceHead` does for the parser (H64).
+                try head.checkTypes(chunk, i + 1);
+                a.word_ptr[a.words] = T.binxml | (1 << 8);
+                a.words += 1;
+                c.publish(a);
                 if (!try c.scanStream(p, start, start + size)) return false;
                 try c.reserveValues(head.count - i - 1);
+                a = c.appender();
                 pos.* = start + size;
             } else {
+                c.publish(a);
                 pos.* = try c.scanOther(p, start, @intCast(size), t) orelse return false;
                 try c.reserveValues(head.count - i - 1);
+                a = c.appender();
             }
         }
+        c.publish(a);
         return true;
+    }
+
+    /// The ends of `signature` and `slots` held in locals across `scanInstance`'s loop, so
+    /// that an append is two stores and no reload of the lists' fields (PERF.md H65).
+    /// Appends only into reserved room; `publish` before anything else reads the lists.
+    const Appender = struct {
+        word_ptr: [*]u32,
+        slot_ptr: [*]Value,
+        words: usize,
+        slots: usize,
+
+        /// Appends a value's signature word and numbers it as the next slot, in the room
+        /// reserved; false when the program would have too many values.
+        inline fn sign(a: *Appender, word: u32, value: Value) bool {
+            if (a.slots >= slots_max) return false;
+            a.word_ptr[a.words] = word;
+            a.words += 1;
+            a.slot_ptr[a.slots] = value;
+            a.slots += 1;
+            return true;
+        }
+    };
+
+    inline fn appender(c: *const Programs) Appender {
+        return .{
+            .word_ptr = c.signature.items.ptr,
+            .slot_ptr = c.slots.items.ptr,
+            .words = c.signature.items.len,
+            .slots = c.slots.items.len,
+        };
+    }
+
+    inline fn publish(c: *Programs, a: Appender) void {
+        assert(a.words <= c.signature.capacity and a.slots <= c.slots.capacity);
+        c.signature.items.len = a.words;
+        c.slots.items.len = a.slots;
     }
 
     /// Signs a value of a type `scanInstance` leaves to `decodeSized` (ANSI, Binary, Bool,
@@ -333,20 +379,14 @@ pub const Programs = struct {
         size: u16,
         t: u8,
     ) tokens.Error!?u32 {
+        // The only branch an unknown type reaches: `readInstanceHead` leaves the check to
+        // the scan (PERF.md H64), and giving up lets the parser report it.
+        if (!values_decode.isKnownType(t)) return null;
         const d = try values_decode.decodeSized(p.chunk, start, size, t, .declared);
         assert(d.value.vtype != T.binxml);
         if (template.isAnsi(d.value.vtype)) try values_format.checkAnsi(p.ansi, p.chunk, d.value);
         if (!try c.signValue(p.chunk, d.value)) return null;
         return @max(d.end, start + size);
-    }
-
-    /// Appends a value's signature word and numbers it as the next slot, in the room
-    /// reserved; false when the program would have too many values.
-    inline fn signSlot(c: *Programs, word: u32, value: Value) bool {
-        if (c.slots.items.len >= slots_max) return false;
-        c.signature.appendAssumeCapacity(word);
-        c.slots.appendAssumeCapacity(value);
-        return true;
     }
 
     /// Room for one word and one slot for each of `count` more values of an instance.
@@ -379,8 +419,12 @@ pub const Programs = struct {
         assert(c.literals.capacity - c.literals.items.len >= escape.pad_bytes);
         for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
             try out.writePadded(c.literals.items[op.literal_start..][0..op.literal_len]);
-            var v = c.slots.items[op.slot];
-            if (op.item != whole_value) v = arrayItem(f.chunk, v, op.item);
+            // The slot in place, not a copy (PERF.md H56); an array item is made here.
+            var item: Value = undefined;
+            const v: *const Value = if (op.item == whole_value) &c.slots.items[op.slot] else v: {
+                item = arrayItem(f.chunk, c.slots.items[op.slot], op.item);
+                break :v &item;
+            };
             switch (op.mode) {
                 .json => try values_format.writeSlot(out, f, v, .json),
                 .xml_text => try values_format.writeSlot(out, f, v, .xml_text),

@@ -56,13 +56,23 @@ pub const InstanceHead = struct {
         assert(i < h.count);
         return chunk[h.descriptors + 4 * i + 2];
     }
+
+    /// The parser's check on the value types of descriptors `from..count`.
+    pub fn checkTypes(h: InstanceHead, chunk: []const u8, from: u32) Error!void {
+        assert(from <= h.count);
+        var i = from;
+        while (i < h.count) : (i += 1) {
+            if (!values_decode.isKnownType(h.vtype(chunk, i))) return error.InvalidValueType;
+        }
+    }
 };
 
 /// Reads a template instance (after its 0x0C byte) up to its first value: skips an inline
-/// definition, checks every descriptor's type. Shared by the token parser (`.tree`, which
-/// loads the definition after the values, see `readInstance`) and the compiled-program scan
-/// (`.fingerprint`, program.zig, which loads it first and never reports: a scan that fails
-/// hands the record to the parser).
+/// definition; for `.tree` checks every descriptor's type. Shared by the token parser
+/// (`.tree`, which loads the definition after the values, see `readInstance`) and the
+/// compiled-program scan (`.fingerprint`, program.zig, which loads it first, checks the types
+/// in its own pass (PERF.md H64) and never reports: a scan that fails hands the record to
+/// the parser).
 pub fn readInstanceHead(
     p: *Parser,
     pos: *u32,
@@ -90,10 +100,8 @@ pub fn readInstanceHead(
         .descriptors = pos.*,
     };
     pos.* += 4 * count;
-    var i: u32 = 0;
-    while (i < count) : (i += 1) {
-        if (!values_decode.isKnownType(head.vtype(p.chunk, i))) return error.InvalidValueType;
-    }
+    // The scan checks the types in its own pass over the values (PERF.md H64).
+    if (need == .tree) try head.checkTypes(p.chunk, 0);
     return head;
 }
 

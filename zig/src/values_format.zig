@@ -140,58 +140,79 @@ pub const Memo = struct {
 };
 
 /// `writeValue` for the replay's hot loop: a string (most slots) goes straight to the
-/// escaper, without `writeValue`'s stack frame around a tail call (PERF.md H28).
-pub inline fn writeSlot(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
-    if (v.vtype == T.string) return escape.writeUtf16(out, f.chunk[v.start..][0..v.len], mode);
-    return writeValue(out, f, v, mode);
+/// escaper, without `writeValue`'s stack frame around a tail call (PERF.md H28), and a short
+/// clean one is written inline from its chunk (H53).
+pub inline fn writeSlot(
+    out: *Out,
+    f: Format,
+    v: *const Value,
+    comptime mode: escape.Mode,
+) Error!void {
+    if (v.vtype == T.string) return escape.writeUtf16Within(out, f.chunk, v.start, v.len, mode);
+    return writeValueAt(out, f, v, mode);
 }
 
-/// Writes the text form (7.3) of `v`; strings are escaped for `mode`.
-pub fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
+/// Writes the text form (7.3) of `v`; strings are escaped for `mode`. Every arm is a call in
+/// tail position to a formatter out of line, so the dispatch itself needs no stack frame
+/// (PERF.md H55): inlined formatters made every value pay their frame's saves.
+pub inline fn writeValue(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
+    return writeValueAt(out, f, &v, mode);
+}
+
+/// `writeValue` of the value at `v`: the replay passes its slot in place, where a `Value`
+/// argument was copied field by field to the stack first for every value (PERF.md H56).
+pub fn writeValueAt(out: *Out, f: Format, v: *const Value, comptime mode: escape.Mode) Error!void {
     const c = f.chunk;
     const p = v.start;
-    switch (v.vtype) {
+    return switch (v.vtype) {
         T.null_type, T.binxml => {},
-        T.string => try escape.writeUtf16(out, c[p..][0..v.len], mode),
-        T.ansi => try writeAnsi(out, f, c[p..][0..v.len], mode),
-        T.int8 => try writeSigned(out, @as(i8, @bitCast(c[p]))),
-        T.uint8 => try writeUnsigned(out, c[p]),
-        T.int16 => try writeSigned(out, std.mem.readInt(i16, c[p..][0..2], .little)),
-        T.uint16 => try writeUnsigned(out, std.mem.readInt(u16, c[p..][0..2], .little)),
-        T.int32 => try writeSigned(out, std.mem.readInt(i32, c[p..][0..4], .little)),
-        T.uint32 => try writeUnsigned(out, std.mem.readInt(u32, c[p..][0..4], .little)),
-        T.int64 => try writeSigned(out, std.mem.readInt(i64, c[p..][0..8], .little)),
-        T.uint64 => try writeUnsigned(out, std.mem.readInt(u64, c[p..][0..8], .little)),
-        T.real32 => try writeFloat(out, f32, @bitCast(std.mem.readInt(u32, c[p..][0..4], .little))),
-        T.real64 => try writeFloat(out, f64, @bitCast(std.mem.readInt(u64, c[p..][0..8], .little))),
-        T.boolean => try out.write(if (readI32(c, p) != 0) "true" else "false"),
-        T.binary => try writeBinary(out, c[p..][0..v.len]),
-        T.guid => {
-            const guid = c[p..][0..16];
-            if (f.memo) |m| try m.writeGuid(out, guid) else try writeGuidText(out, guid);
-        },
-        T.hex32 => try writeHex(out, std.mem.readInt(u32, c[p..][0..4], .little)),
-        T.hex64 => try writeHex(out, std.mem.readInt(u64, c[p..][0..8], .little)),
-        T.filetime => {
-            const ticks = std.mem.readInt(u64, c[p..][0..8], .little);
-            if (f.memo) |m| try m.writeFiletime(out, ticks) else try writeFiletime(out, ticks);
-        },
-        T.systime => try writeSystime(out, c[p..][0..16]),
-        T.sid => {
-            const sid = c[p..][0..v.len];
-            if (f.memo) |m| try m.writeSid(out, sid) else try writeSidText(out, sid);
-        },
-        else => {
-            assert(v.vtype > T.array);
-            var it = Items.init(c, v);
-            var first = true;
-            while (it.next()) |item| {
-                if (!first) try out.byte(',');
-                first = false;
-                try writeValue(out, f, item, mode);
-            }
-        },
+        T.string => escape.writeUtf16(out, c[p..][0..v.len], mode),
+        T.ansi => writeAnsi(out, f, c[p..][0..v.len], mode),
+        T.int8 => writeSigned(out, @as(i8, @bitCast(c[p]))),
+        T.uint8 => writeUnsigned(out, c[p]),
+        T.int16 => writeSigned(out, std.mem.readInt(i16, c[p..][0..2], .little)),
+        T.uint16 => writeUnsigned(out, std.mem.readInt(u16, c[p..][0..2], .little)),
+        T.int32 => writeSigned(out, std.mem.readInt(i32, c[p..][0..4], .little)),
+        T.uint32 => writeUnsigned(out, std.mem.readInt(u32, c[p..][0..4], .little)),
+        T.int64 => writeSigned(out, std.mem.readInt(i64, c[p..][0..8], .little)),
+        T.uint64 => writeUnsigned(out, std.mem.readInt(u64, c[p..][0..8], .little)),
+        T.real32 => writeFloat(out, f32, @bitCast(std.mem.readInt(u32, c[p..][0..4], .little))),
+        T.real64 => writeFloat(out, f64, @bitCast(std.mem.readInt(u64, c[p..][0..8], .little))),
+        T.boolean => writeBool(out, readI32(c, p) != 0),
+        T.binary => writeBinary(out, c[p..][0..v.len]),
+        T.guid => if (f.memo) |m| m.writeGuid(out, c[p..][0..16]) else writeGuidText(
+            out,
+            c[p..][0..16],
+        ),
+        T.hex32 => writeHex(out, std.mem.readInt(u32, c[p..][0..4], .little)),
+        T.hex64 => writeHex(out, std.mem.readInt(u64, c[p..][0..8], .little)),
+        T.filetime => if (f.memo) |m| m.writeFiletime(
+            out,
+            std.mem.readInt(u64, c[p..][0..8], .little),
+        ) else writeFiletime(out, std.mem.readInt(u64, c[p..][0..8], .little)),
+        T.systime => writeSystime(out, c[p..][0..16]),
+        T.sid => if (f.memo) |m| m.writeSid(out, c[p..][0..v.len]) else writeSidText(
+            out,
+            c[p..][0..v.len],
+        ),
+        else => writeArray(out, f, v.*, mode),
+    };
+}
+
+/// The items of array `v`, comma-separated.
+noinline fn writeArray(out: *Out, f: Format, v: Value, comptime mode: escape.Mode) Error!void {
+    assert(v.vtype > T.array);
+    var it = Items.init(f.chunk, v);
+    var first = true;
+    while (it.next()) |item| {
+        if (!first) try out.byte(',');
+        first = false;
+        try writeValue(out, f, item, mode);
     }
+}
+
+noinline fn writeBool(out: *Out, value: bool) Error!void {
+    return out.write(if (value) "true" else "false");
 }
 
 /// Fails when ANSI value `v`, or an item of an ANSI array, is not valid in the code page.
@@ -219,7 +240,12 @@ fn checkAnsiBytes(codec: Codec, bytes: []const u8) Error!void {
 
 /// NUL bytes are removed first (7.2); a byte or sequence the code page does not define
 /// fails the record.
-fn writeAnsi(out: *Out, f: Format, bytes: []const u8, comptime mode: escape.Mode) Error!void {
+noinline fn writeAnsi(
+    out: *Out,
+    f: Format,
+    bytes: []const u8,
+    comptime mode: escape.Mode,
+) Error!void {
     switch (f.ansi) {
         .single_byte => |table| for (bytes) |b| {
             if (b == 0) continue;
@@ -265,7 +291,7 @@ pub inline fn writeInt(out: *Out, value: anytype) Error!void {
 
 /// Writes `value` in decimal straight into the output: the length first, then two
 /// digits a step from the end (no scratch buffer, no copy).
-fn writeUnsigned(out: *Out, value: u64) Error!void {
+noinline fn writeUnsigned(out: *Out, value: u64) Error!void {
     try out.ensure(20);
     out.advance(putUnsigned(out.spare(), value));
 }
@@ -291,7 +317,7 @@ inline fn putUnsigned(dst: [*]u8, value: u64) usize {
     return len;
 }
 
-fn writeSigned(out: *Out, value: i64) Error!void {
+noinline fn writeSigned(out: *Out, value: i64) Error!void {
     if (value < 0) {
         try out.byte('-');
         try writeUnsigned(out, @as(u64, 0) -% @as(u64, @bitCast(value)));
@@ -302,7 +328,7 @@ const hex_lower = "0123456789abcdef";
 const hex_upper = "0123456789ABCDEF";
 
 /// Writes `0x` and the lower-case hex digits of `value`, straight into the output.
-pub fn writeHex(out: *Out, value: u64) Error!void {
+pub noinline fn writeHex(out: *Out, value: u64) Error!void {
     try out.ensure(18);
     const nibbles: usize = (64 - @clz(value | 1) + 3) / 4;
     const dst = out.spare();
@@ -323,7 +349,7 @@ pub fn writeHex(out: *Out, value: u64) Error!void {
     out.advance(2 + nibbles);
 }
 
-fn writeBinary(out: *Out, bytes: []const u8) Error!void {
+noinline fn writeBinary(out: *Out, bytes: []const u8) Error!void {
     try out.ensure(bytes.len * 2);
     const dst = out.spare();
     for (bytes, 0..) |b, i| {
@@ -340,7 +366,7 @@ const hex_pairs: [256][2]u8 = blk: {
     break :blk t;
 };
 
-fn writeGuidText(out: *Out, g: *const [16]u8) Error!void {
+noinline fn writeGuidText(out: *Out, g: *const [16]u8) Error!void {
     // Byte order of the text: d1 (LE u32), d2 (LE u16), d3 (LE u16), then bytes 8..16;
     // `at[i]` is where the digits of byte `order[i]` go in `{xxxxxxxx-xxxx-xxxx-xxxx-x…}`.
     const order = [16]u8{ 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
@@ -357,7 +383,7 @@ fn writeGuidText(out: *Out, g: *const [16]u8) Error!void {
 
 /// `S-R-A-S1-S2-…`, reserved once (a sub-authority is at most 10 digits, the 48-bit
 /// authority 15) and written in place.
-fn writeSidText(out: *Out, s: []const u8) Error!void {
+noinline fn writeSidText(out: *Out, s: []const u8) Error!void {
     assert(s.len >= 8);
     const count: usize = s[1];
     assert(s.len == 8 + 4 * count);
@@ -444,7 +470,7 @@ fn civilFromDays(days: u64) Civil {
 
 const ticks_per_day = 864_000_000_000;
 
-pub fn writeFiletime(out: *Out, value: u64) Error!void {
+pub noinline fn writeFiletime(out: *Out, value: u64) Error!void {
     if (value > 0x7FFFFFFFFFFFFFFF) return out.write("0000-00-00T00:00:00.0000000Z");
     const date = civilFromDays(value / ticks_per_day);
     const rest = value % ticks_per_day;
@@ -455,7 +481,7 @@ fn isLeap(y: u64) bool {
     return (y % 4 == 0 and y % 100 != 0) or y % 400 == 0;
 }
 
-fn writeSystime(out: *Out, s: *const [16]u8) Error!void {
+noinline fn writeSystime(out: *Out, s: *const [16]u8) Error!void {
     var f: [8]u64 = undefined;
     for (&f, 0..) |*x, i| x.* = std.mem.readInt(u16, s[2 * i ..][0..2], .little);
     const year = f[0];
@@ -472,7 +498,7 @@ fn writeSystime(out: *Out, s: *const [16]u8) Error!void {
 }
 
 /// Shortest round-trip float text (7.3).
-pub fn writeFloat(out: *Out, comptime F: type, value: F) Error!void {
+pub noinline fn writeFloat(out: *Out, comptime F: type, value: F) Error!void {
     if (std.math.isNan(value)) return out.write("NaN");
     if (std.math.isInf(value)) return out.write(if (value < 0) "-inf" else "inf");
     if (value == 0) return out.write(if (std.math.signbit(value)) "-0.0" else "0.0");
