@@ -962,6 +962,16 @@ impl<'a> Translation<'a> {
         }
     }
 
+    /// A value type byte, copied: known to the reference, else its error.
+    fn value_type(&mut self) -> Option<u8> {
+        let ty = self.take(1, "u8")?[0];
+        self.out.push(ty);
+        if !crate::values_decode::is_known_type(ty) {
+            return self.fail(CauseKind::InvalidValueType, self.pos);
+        }
+        Some(ty)
+    }
+
     /// The tokens up to the first EOF (or the end), then the tree's shape; `None` when the
     /// reference would refuse them or they are not modelled.
     fn body(&mut self) -> Option<()> {
@@ -972,87 +982,37 @@ impl<'a> Translation<'a> {
             self.out.push(token);
             match token {
                 0x00 => break,
-                0x01 | 0x41 => {
-                    self.copy(2, "open_start_element_dependency_identifier")?;
-                    self.copy(4, "open_start_element_data_size")?;
-                    self.name()?;
-                    if token == 0x41 {
-                        self.copy(4, "open_start_element_attribute_list_data_size")?;
-                    }
-                    if self.in_start {
-                        return self.refuse("open start - Bad parser state", at);
-                    }
-                    self.in_start = true;
-                }
-                0x02 => {
-                    if self.depth >= MAX_ELEMENT_DEPTH {
-                        return self.refuse("BinXML elements nested too deeply", at);
-                    }
-                    if !self.in_start {
-                        return self.refuse("close start - Bad parser state", at);
-                    }
-                    self.in_start = false;
-                    self.depth += 1;
-                }
-                0x03 => {
-                    if !self.in_start {
-                        return self.refuse("close empty - Bad parser state", at);
-                    }
-                    self.in_start = false;
-                    self.attach();
-                }
-                0x04 => {
-                    if self.depth == 0 {
-                        return self.refuse("close element - Bad parser state", at);
-                    }
-                    self.depth -= 1;
-                    self.attach();
-                }
+                0x01 | 0x41 => self.open_start(token, at)?,
+                0x02 => self.close_start(at)?,
+                0x03 => self.close_empty(at)?,
+                0x04 => self.close_element(at)?,
                 // Value text: String only.
-                0x05 | 0x45 => {
-                    let ty = self.take(1, "u8")?[0];
-                    self.out.push(ty);
-                    if !crate::values_decode::is_known_type(ty) {
-                        return self.fail(CauseKind::InvalidValueType, self.pos);
+                0x05 | 0x45 => match self.value_type()? {
+                    0x01 => {
+                        self.copy_counted("<string_value>")?;
+                        self.node(at)?;
                     }
-                    match ty {
-                        0x01 => self.copy_counted("<string_value>")?,
-                        // Not modelled, but of no bytes: the walk goes on to the reference's
-                        // fault after it, if any.
-                        0x00 => self.unmodelled = true,
-                        _ => return None,
+                    // Not modelled, but of no bytes: the walk goes on to the reference's
+                    // fault after it, if any.
+                    0x00 => {
+                        self.unmodelled = true;
+                        self.node(at)?;
                     }
-                    self.node(at)?;
-                }
+                    _ => return None,
+                },
                 0x06 | 0x46 => {
                     self.name()?;
                     if !self.in_start {
                         return self.refuse("attribute - Bad parser state", at);
                     }
                 }
-                0x09 | 0x49 | 0x0A => {
-                    self.name()?;
-                    self.node(at)?;
-                }
-                0x07 | 0x47 => {
-                    self.copy_counted("cdata")?;
-                    self.node(at)?;
-                }
-                0x0B => {
-                    self.copy_counted("pi_data")?;
-                    self.node(at)?;
-                }
-                0x08 | 0x48 => {
-                    self.copy(2, "char_ref")?;
-                    self.node(at)?;
-                }
+                0x09 | 0x49 | 0x0A => self.name().and_then(|()| self.node(at))?,
+                0x07 | 0x47 => self.copy_counted("cdata").and_then(|()| self.node(at))?,
+                0x0B => self.copy_counted("pi_data").and_then(|()| self.node(at))?,
+                0x08 | 0x48 => self.copy(2, "char_ref").and_then(|()| self.node(at))?,
                 0x0D | 0x0E => {
                     self.copy(2, "u16")?;
-                    let ty = self.take(1, "u8")?[0];
-                    self.out.push(ty);
-                    if !crate::values_decode::is_known_type(ty) {
-                        return self.fail(CauseKind::InvalidValueType, self.pos);
-                    }
+                    self.value_type()?;
                     self.node(at)?;
                 }
                 0x0F => {
@@ -1064,6 +1024,55 @@ impl<'a> Translation<'a> {
                 _ => return self.fail(CauseKind::InvalidToken, self.pos),
             }
         }
+        self.finish()
+    }
+
+    fn open_start(&mut self, token: u8, at: usize) -> Option<()> {
+        self.copy(2, "open_start_element_dependency_identifier")?;
+        self.copy(4, "open_start_element_data_size")?;
+        self.name()?;
+        if token == 0x41 {
+            self.copy(4, "open_start_element_attribute_list_data_size")?;
+        }
+        if self.in_start {
+            return self.refuse("open start - Bad parser state", at);
+        }
+        self.in_start = true;
+        Some(())
+    }
+
+    fn close_start(&mut self, at: usize) -> Option<()> {
+        if self.depth >= MAX_ELEMENT_DEPTH {
+            return self.refuse("BinXML elements nested too deeply", at);
+        }
+        if !self.in_start {
+            return self.refuse("close start - Bad parser state", at);
+        }
+        self.in_start = false;
+        self.depth += 1;
+        Some(())
+    }
+
+    fn close_empty(&mut self, at: usize) -> Option<()> {
+        if !self.in_start {
+            return self.refuse("close empty - Bad parser state", at);
+        }
+        self.in_start = false;
+        self.attach();
+        Some(())
+    }
+
+    fn close_element(&mut self, at: usize) -> Option<()> {
+        if self.depth == 0 {
+            return self.refuse("close element - Bad parser state", at);
+        }
+        self.depth -= 1;
+        self.attach();
+        Some(())
+    }
+
+    /// The tree's shape at the stream's end, as the reference's builder checks it.
+    fn finish(&mut self) -> Option<()> {
         let end = self.pos;
         if self.in_start {
             return self.refuse("unfinished element start", end);
