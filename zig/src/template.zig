@@ -368,7 +368,7 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
         return error.TemplateRoot;
     }
     const root = p.edges(top)[0];
-    const fp = if (tokenFingerprint(p.chunk, offset)) |fp| fp: {
+    const fp = if (tokenFingerprint(p.chunk, &p.name_hashes, offset)) |fp| fp: {
         if (p.known_definitions.count() >= known_definitions_max)
             p.known_definitions.clearRetainingCapacity();
         try p.known_definitions.put(p.gpa, fp, {});
@@ -395,7 +395,7 @@ pub fn fingerprintAt(p: *Parser, offset: u32) Error!u64 {
         .known => |fp| return fp,
     };
     if (p.depth < tokens.stream_depth_max) {
-        if (tokenFingerprint(p.chunk, offset)) |fp| {
+        if (tokenFingerprint(p.chunk, &p.name_hashes, offset)) |fp| {
             if (p.known_definitions.contains(fp)) {
                 try p.templates.put(p.gpa, offset, .{ .known = fp });
                 return fp;
@@ -412,10 +412,11 @@ pub fn fingerprintAt(p: *Parser, offset: u32) Error!u64 {
 /// fingerprints in different chunks mean the same tree, so compiled programs are shared
 /// across chunks. Null when the walk cannot go on (bounds, a token the parser rejects)
 /// and for bodies with a nested BinXml value, which it does not follow.
-pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
+/// `names` caches name hashes for `chunk` (emptied when the chunk changes).
+pub fn tokenFingerprint(chunk: []const u8, names: *NameHashes, offset: u32) ?u64 {
     const body = definitionBody(chunk, offset) catch return null;
     const end = body.end;
-    var w: TokenWalk = .init(chunk, body.start);
+    var w: TokenWalk = .init(chunk, names, body.start);
     while (w.pos < end) {
         const token = chunk[w.pos];
         w.pos += 1;
@@ -454,6 +455,14 @@ pub fn tokenFingerprint(chunk: []const u8, offset: u32) ?u64 {
     return w.final();
 }
 
+/// Name hashes direct-mapped by offset: a chunk's definitions refer to a few names,
+/// "Data" and "Name" again and again.
+pub const NameHashes = [names_cached]NameHash;
+pub const NameHash = struct { offset: u32, hash: u64 };
+const names_cached = 256;
+const no_offset = std.math.maxInt(u32);
+pub const no_name_hashes: NameHashes = @splat(.{ .offset = no_offset, .hash = 0 });
+
 /// Hashes a definition body in runs of raw bytes, broken where a field is left out or a
 /// name offset is replaced by the name's characters.
 const TokenWalk = struct {
@@ -466,17 +475,13 @@ const TokenWalk = struct {
     /// `update` per run cost more than the walk itself.
     buffer: [buffer_size]u8 = undefined,
     buffered: usize = 0,
-    /// The hashes of the names seen so far, direct-mapped by offset (a definition refers to
-    /// a few names, "Data" and "Name" again and again).
-    names: [names_cached]NameHash = @splat(.{ .offset = no_offset, .hash = 0 }),
+    /// The hashes of the chunk's names seen so far (the parser's, kept across definitions).
+    names: *NameHashes,
 
     const buffer_size = 1024;
-    const names_cached = 64;
-    const no_offset = std.math.maxInt(u32);
-    const NameHash = struct { offset: u32, hash: u64 };
 
-    fn init(chunk: []const u8, body: u32) TokenWalk {
-        return .{ .chunk = chunk, .pos = body, .run = body, .hasher = .init(0) };
+    fn init(chunk: []const u8, names: *NameHashes, body: u32) TokenWalk {
+        return .{ .chunk = chunk, .names = names, .pos = body, .run = body, .hasher = .init(0) };
     }
 
     fn feed(w: *TokenWalk, bytes: []const u8) void {
@@ -535,6 +540,8 @@ const TokenWalk = struct {
         }
         w.run = w.pos;
         const slot = &w.names[offset % names_cached];
+        if (offset >= w.chunk.len) return null; // No name there (nor the empty mark).
+        assert(offset != no_offset);
         if (slot.offset != offset) {
             const units = tree.nameUnits(w.chunk, offset) catch return null;
             slot.* = .{ .offset = offset, .hash = std.hash.Wyhash.hash(0x6e616d65, units) };
@@ -976,6 +983,12 @@ fn writeDefinition(b: *testing.Builder, names: *?[2]u32, ignored: u32, literal: 
     return offset;
 }
 
+/// A fingerprint with no name hashes cached (the test changes names in place).
+fn freshFingerprint(chunk: []const u8, offset: u32) ?u64 {
+    var names = no_name_hashes;
+    return tokenFingerprint(chunk, &names, offset);
+}
+
 test "token fingerprints: names by their characters, skipped fields left out" {
     var b = try testing.Builder.init(std.testing.allocator);
     defer b.deinit(std.testing.allocator);
@@ -984,15 +997,15 @@ test "token fingerprints: names by their characters, skipped fields left out" {
     const inline_names = writeDefinition(&b, &names, 0, "v");
     const referenced = writeDefinition(&b, &names, 0x1234, "v");
     const other_literal = writeDefinition(&b, &names, 0, "w");
-    const fp = tokenFingerprint(b.chunk, inline_names).?;
-    try std.testing.expectEqual(fp, tokenFingerprint(b.chunk, referenced).?);
-    try std.testing.expect(fp != tokenFingerprint(b.chunk, other_literal).?);
+    const fp = freshFingerprint(b.chunk, inline_names).?;
+    try std.testing.expectEqual(fp, freshFingerprint(b.chunk, referenced).?);
+    try std.testing.expect(fp != freshFingerprint(b.chunk, other_literal).?);
     // A renamed element is another template.
     const e_entry = names.?[0];
     b.chunk[e_entry + 8] = 'F';
-    try std.testing.expect(fp != tokenFingerprint(b.chunk, referenced).?);
+    try std.testing.expect(fp != freshFingerprint(b.chunk, referenced).?);
     // Bodies the walk cannot finish have none.
-    try std.testing.expectEqual(@as(?u64, null), tokenFingerprint(b.chunk, 65536 - 10));
+    try std.testing.expectEqual(@as(?u64, null), freshFingerprint(b.chunk, 65536 - 10));
     b.chunk[inline_names + 24 + 4] = 0x0C; // A template token inside the definition.
-    try std.testing.expectEqual(@as(?u64, null), tokenFingerprint(b.chunk, inline_names));
+    try std.testing.expectEqual(@as(?u64, null), freshFingerprint(b.chunk, inline_names));
 }

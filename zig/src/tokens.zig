@@ -203,6 +203,9 @@ pub const Parser = struct {
     /// Token fingerprints of every definition parsed successfully in the run (bounded
     /// by `template.known_definitions_max`): those need no parse to be identified.
     known_definitions: std.AutoHashMapUnmanaged(u64, void) = .empty,
+    /// Hashes of the chunk's names for `template.tokenFingerprint`, by offset: the chunk's
+    /// definitions share their names, so each is hashed once a chunk (H68).
+    name_hashes: template.NameHashes = template.no_name_hashes,
     /// Fingerprints handed out to definitions without a token fingerprint: never shared.
     unique_definitions: u64 = 0,
     /// Scratch stack of node indices (children / attributes being collected).
@@ -253,6 +256,7 @@ pub const Parser = struct {
         p.names.clear();
         p.templates.clearRetainingCapacity();
         p.fingerprints.clearRetainingCapacity();
+        p.name_hashes = template.no_name_hashes;
         p.event_name = try p.names.internText(p.gpa, "Event");
     }
 
