@@ -58,6 +58,7 @@ static RAW: [u8; 128] = ascii_table(3);
 
 /// JSON's two-byte escapes: the byte after `\` for `"`, `\` and the control characters with a
 /// short form (`\b \t \n \f \r`); 0 for the rest (plain bytes, and controls written `\u00xx`).
+/// The one list of them: the replay's inline path and `escape_ascii` both read it.
 static JSON_PAIR: [u8; 128] = {
     let mut t = [0u8; 128];
     t[b'"' as usize] = b'"';
@@ -83,8 +84,10 @@ fn table(mode: Mode) -> &'static [u8; 128] {
     }
 }
 
+/// The escape of ASCII byte `b` (both callers test `b < 0x80`) that `mode`'s table marks.
 #[cold]
 fn escape_ascii(out: &mut Vec<u8>, b: u8, mode: Mode) {
+    debug_assert!(b < 0x80);
     match mode {
         Mode::XmlText | Mode::XmlAttr => match b {
             b'&' => out.extend_from_slice(b"&amp;"),
@@ -94,15 +97,8 @@ fn escape_ascii(out: &mut Vec<u8>, b: u8, mode: Mode) {
             b'\'' => out.extend_from_slice(b"&apos;"),
             _ => out.push(b'_'),
         },
-        Mode::JsonUpper | Mode::JsonLower => match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            _ => {
+        Mode::JsonUpper | Mode::JsonLower => match JSON_PAIR[usize::from(b)] {
+            0 => {
                 let hex = if mode == Mode::JsonUpper {
                     HEX_UPPER
                 } else {
@@ -112,6 +108,7 @@ fn escape_ascii(out: &mut Vec<u8>, b: u8, mode: Mode) {
                 out.push(hex[usize::from(b >> 4)]);
                 out.push(hex[usize::from(b & 0xf)]);
             }
+            pair => out.extend_from_slice(&[b'\\', pair]),
         },
         Mode::Raw => out.push(b),
     }
@@ -371,6 +368,10 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, "\u{1f}x", Mode::JsonLower);
         assert_eq!(out, b"\\u001fx");
+        // The short forms through `write_str` (ANSI strings), which reach `escape_ascii`.
+        let mut out = Vec::new();
+        write_str(&mut out, "\"\\\n\r\t\u{8}\u{c}/", Mode::JsonUpper);
+        assert_eq!(out, b"\\\"\\\\\\n\\r\\t\\b\\f/");
     }
 
     #[test]
