@@ -313,8 +313,8 @@ pub struct Programs {
     /// Scratch: the current record's substitution values by record-wide number, at most
     /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
     slots: Vec<Value>,
-    /// The replay's texts of recent values (SIDs, FILETIME dates, GUIDs), kept across chunks
-    /// and `clear`: keyed by the values' bytes, not by anything a chunk owns.
+    /// The replay's texts of recent values (SIDs, FILETIME dates, GUIDs, hex numbers), kept
+    /// across chunks and `clear`: keyed by the values' bytes, not by anything a chunk owns.
     memo: Memo,
 }
 
