@@ -302,6 +302,7 @@ impl Renderer {
         self.names.clear();
         self.templates.clear();
         self.identities.new_chunk();
+        self.programs.new_chunk();
         self.chunk_nodes = 0;
         out.bytes.reserve(self.last_output + self.last_output / 4);
         let cx = Source {

@@ -252,6 +252,47 @@ fn slot_of(s: Slot) -> Option<(Value, u32)> {
     })
 }
 
+/// The signature words of a raw element fragment's structure (`Programs::scan_fragment`):
+/// above every class word (at most `0x2fff`), value count and definition identity a
+/// fragment's position can hold, so a signature reads one way only.
+mod fragment {
+    pub const BEGIN: u32 = 0xf1a6_0000;
+    pub const ELEMENT: u32 = 0xf1a6_0001;
+    pub const ATTRIBUTE: u32 = 0xf1a6_0002;
+    pub const CLOSE_START: u32 = 0xf1a6_0003;
+    pub const CLOSE_EMPTY: u32 = 0xf1a6_0004;
+    pub const END: u32 = 0xf1a6_0005;
+    pub const INSTANCE: u32 = 0xf1a6_0006;
+    pub const END_FRAGMENT: u32 = 0xf1a6_0007;
+}
+
+impl FragmentNames {
+    /// The id of the text of the name entry at `off` (cut at its first NUL), checked as
+    /// `tree::Names::resolve` checks it: the entry with its terminator lies in the chunk. Text
+    /// that is not UTF-16 fails the parse of the first record of its signature, which then
+    /// never has a program.
+    #[cold]
+    fn intern(&mut self, chunk: &[u8], off: usize) -> Option<u32> {
+        let count = usize::from(crate::bytes::get_u16(chunk, off.checked_add(6)?)?);
+        let text = off + 8;
+        if text + 2 * count + 2 > chunk.len() {
+            return None;
+        }
+        let raw = &chunk[text..text + 2 * count];
+        let raw = &raw[..2 * escape::units_until_nul(raw)];
+        if let Some(&id) = self.ids.get(raw) {
+            return Some(id);
+        }
+        if self.ids.len() >= MAX_NAME_IDS || self.bytes + raw.len() > MAX_NAME_BYTES {
+            return None;
+        }
+        let id = self.ids.len() as u32;
+        self.bytes += raw.len();
+        self.ids.insert(raw.to_vec(), id);
+        Some(id)
+    }
+}
+
 /// What [`Programs::sign`] needs to look template definitions up (and parse them on first use).
 pub struct Defs<'a> {
     pub names: &'a mut Names,
@@ -316,6 +357,35 @@ pub struct Programs {
     /// The replay's texts of recent values (SIDs, FILETIME dates, GUIDs, hex numbers), kept
     /// across chunks and `clear`: keyed by the values' bytes, not by anything a chunk owns.
     memo: Memo,
+    /// Raw fragments' names as signature words (`Programs::name_word`).
+    names: FragmentNames,
+}
+
+/// Entries of [`FragmentNames::recent`] (a power of two).
+const RECENT_NAMES: usize = 256;
+/// Bounds on the names [`FragmentNames::ids`] keeps: past them, fragments render the slow way.
+const MAX_NAME_IDS: usize = 1 << 16;
+const MAX_NAME_BYTES: usize = 1 << 20;
+
+/// The names raw fragments use, each as one signature word: an id per distinct UTF-16 text,
+/// kept across chunks as the programs are; and, for the current chunk only, the id of the
+/// name entry at a chunk offset, direct-mapped (a fragment names the same few entries
+/// record after record, and a map lookup per name cost ~145 instructions, PERF.md H69).
+#[derive(Debug)]
+struct FragmentNames {
+    recent: Box<[(u32, u32); RECENT_NAMES]>,
+    ids: crate::bytes::FastMap<Vec<u8>, u32>,
+    bytes: usize,
+}
+
+impl Default for FragmentNames {
+    fn default() -> Self {
+        FragmentNames {
+            recent: Box::new([(u32::MAX, 0); RECENT_NAMES]),
+            ids: Default::default(),
+            bytes: 0,
+        }
+    }
 }
 
 /// What `scan_value`'s rare path (`decode_sized` and `sign_decoded`, out of line) leaves for
@@ -342,6 +412,11 @@ pub enum Sign {
 }
 
 impl Programs {
+    /// Forgets what belongs to the last chunk (its fragments' names by offset).
+    pub fn new_chunk(&mut self) {
+        self.names.recent.fill((u32::MAX, 0));
+    }
+
     /// Forgets every program.
     pub fn clear(&mut self) {
         self.programs.clear();
@@ -387,7 +462,8 @@ impl Programs {
         self.signature.push(word);
     }
 
-    /// A stream of exactly `[fragment header] instance [EOF ...]`.
+    /// A stream of exactly `[fragment header] instance [EOF ...]`, or, nested in a value, a raw
+    /// element fragment (`scan_fragment`).
     fn scan_stream(
         &mut self,
         cx: Source<'_>,
@@ -404,8 +480,15 @@ impl Programs {
         if *chunk.get(pos)? == 0x0f {
             pos += 4;
         }
-        if pos >= end || *chunk.get(pos)? != 0x0c {
+        if pos >= end {
             return None;
+        }
+        if *chunk.get(pos)? != 0x0c {
+            return if depth > 0 {
+                self.scan_fragment(cx, defs, pos, end, depth)
+            } else {
+                None
+            };
         }
         pos += 1;
         self.scan_instance(cx, defs, &mut pos, depth)?;
@@ -545,6 +628,144 @@ impl Programs {
                 }
             }
         }
+        Some(())
+    }
+
+    /// Signs a BinXML value's stream `start..end` that is a raw element fragment, not a template
+    /// instance (PERF.md H69): the words say its whole structure (element and attribute names
+    /// by their UTF-16 text, start-tag ends, end tags, nested instances) and one class per
+    /// inline value, each numbered as the next record-wide value (as `tokens` numbers it for
+    /// the recorder). Checks what `tokens::parse_stream` checks, so a signature seen rendered
+    /// once parses again; gives up on every other token (CDATA, references, PIs, nested BinXML
+    /// values, arrays), which then render the slow way.
+    #[cold]
+    fn scan_fragment(
+        &mut self,
+        cx: Source<'_>,
+        defs: &mut Defs<'_>,
+        start: usize,
+        end: usize,
+        depth: usize,
+    ) -> Option<()> {
+        let chunk = cx.chunk;
+        let mut pos = start;
+        let mut open = 0usize;
+        let mut pending = false;
+        self.word(fragment::BEGIN);
+        while pos < end {
+            let token = *chunk.get(pos)?;
+            pos += 1;
+            match token {
+                0x00 => break,
+                0x0f => {
+                    if pos + 3 > chunk.len() {
+                        return None;
+                    }
+                    pos += 3;
+                }
+                0x01 | 0x41 => {
+                    if pending {
+                        return None;
+                    }
+                    crate::bytes::get_u32(chunk, pos)?; // Element data size: not needed.
+                    pos += 4;
+                    self.word(fragment::ELEMENT);
+                    self.name_word(chunk, &mut pos)?;
+                    if token == 0x41 {
+                        crate::bytes::get_u32(chunk, pos)?; // Attribute list size.
+                        pos += 4;
+                    }
+                    pending = true;
+                }
+                0x02 | 0x03 => {
+                    if !pending {
+                        return None;
+                    }
+                    pending = false;
+                    if token == 0x03 {
+                        self.word(fragment::CLOSE_EMPTY);
+                    } else {
+                        if open >= tokens::MAX_ELEMENT_DEPTH {
+                            return None;
+                        }
+                        open += 1;
+                        self.word(fragment::CLOSE_START);
+                    }
+                }
+                0x04 => {
+                    if pending || open == 0 {
+                        return None;
+                    }
+                    open -= 1;
+                    self.word(fragment::END);
+                }
+                0x05 | 0x45 => {
+                    let t = *chunk.get(pos)?;
+                    pos += 1;
+                    if !values_decode::is_known_type(t) || t == ty::BINXML || t & ty::ARRAY != 0 {
+                        return None;
+                    }
+                    let (decoded, next) = values_decode::decode_unsized(chunk, pos, t).ok()?;
+                    pos = next;
+                    if !pending && open == 0 {
+                        return None; // A value outside of any element fails the record.
+                    }
+                    let (v, class) = slot_of(decoded)?;
+                    if self.slots.len() >= MAX_PROGRAM_VALUES {
+                        return None;
+                    }
+                    self.slots.push(v);
+                    self.word(class);
+                }
+                0x06 | 0x46 => {
+                    self.word(fragment::ATTRIBUTE);
+                    self.name_word(chunk, &mut pos)?;
+                    if !pending {
+                        return None;
+                    }
+                }
+                0x0c => {
+                    if pending {
+                        return None;
+                    }
+                    self.word(fragment::INSTANCE);
+                    self.scan_instance(cx, defs, &mut pos, depth)?;
+                }
+                _ => return None,
+            }
+        }
+        if pending || open > 0 {
+            return None;
+        }
+        self.word(fragment::END_FRAGMENT);
+        Some(())
+    }
+
+    /// Signs the name reference at `*pos` (6.3) by its text's id (`FragmentNames`), skipping
+    /// an inline entry as `tokens` does.
+    #[inline]
+    fn name_word(&mut self, chunk: &[u8], pos: &mut usize) -> Option<()> {
+        let off = crate::bytes::get_u32(chunk, *pos)? as usize;
+        *pos += 4;
+        if *pos == off {
+            let count = usize::from(crate::bytes::get_u16(chunk, *pos + 6)?);
+            let next = *pos + 10 + 2 * count;
+            if next > chunk.len() {
+                return None;
+            }
+            *pos = next;
+        }
+        let key = off as u32;
+        let at = (key ^ (key >> 8)) as usize % RECENT_NAMES;
+        let (cached, id) = self.names.recent[at];
+        let id = if cached == key {
+            id
+        } else {
+            let id = self.names.intern(chunk, off)?;
+            self.names.recent[at] = (key, id);
+            id
+        };
+        self.word(id);
         Some(())
     }
 

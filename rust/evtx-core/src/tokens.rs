@@ -401,6 +401,15 @@ impl Stream {
         }
         let (slot, next) = values_decode::decode_unsized(chunk, self.pos, t)?;
         self.pos = next;
+        // A record stream's inline value is numbered as the next record-wide value, as the
+        // program scan numbers it (`program::Programs::scan_fragment`): a recorder then notes
+        // its text as a value, not as literal bytes. A definition's text stays literal.
+        let src = if self.kind == StreamKind::Record && t != ty::BINXML {
+            p.s.flat_count += 1;
+            p.s.flat_count as u16
+        } else {
+            0
+        };
         match slot {
             Slot::BinXml { off, len } => {
                 if self.pending.is_some() {
@@ -410,12 +419,18 @@ impl Stream {
                 parse_stream(p, start, end, StreamKind::Record, self.depth + 1)
             }
             Slot::Null if t == ty::BINXML => Ok(()),
-            Slot::Null => self.content(p, Node::Value(values_decode::Value::NULL), at),
+            Slot::Null => {
+                let v = values_decode::Value {
+                    src,
+                    ..values_decode::Value::NULL
+                };
+                self.content(p, Node::Value(v), at)
+            }
             Slot::Text16 { off, units } => {
                 let node = Node::Text16 {
                     off,
                     units,
-                    src: 0,
+                    src,
                     item: 0,
                 };
                 self.content(p, node, at)
@@ -424,12 +439,12 @@ impl Stream {
                 let node = Node::Ansi {
                     off,
                     len,
-                    src: 0,
+                    src,
                     item: 0,
                 };
                 self.content(p, node, at)
             }
-            Slot::Value(v) => self.content(p, Node::Value(v), at),
+            Slot::Value(v) => self.content(p, Node::Value(values_decode::Value { src, ..v }), at),
             Slot::Fragment { .. } => Ok(()),
         }
     }
