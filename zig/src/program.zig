@@ -82,6 +82,57 @@ pub const Recorder = struct {
 pub const programs_max = limits.programs_max;
 pub const program_bytes_max = limits.program_bytes_max;
 
+/// The signature words of a raw element fragment's structure (`Programs.scanFragment`,
+/// `Programs.signFragment`): above every class word and name id a fragment's position can
+/// hold, so a signature reads one way only.
+const fragment = struct {
+    const begin: u32 = 0xf1a6_0000;
+    const element: u32 = 0xf1a6_0001;
+    const attribute: u32 = 0xf1a6_0002;
+    const close_start: u32 = 0xf1a6_0003;
+    const close_empty: u32 = 0xf1a6_0004;
+    const end: u32 = 0xf1a6_0005;
+    const instance: u32 = 0xf1a6_0006;
+    const end_fragment: u32 = 0xf1a6_0007;
+};
+
+/// Entries of `FragmentNames.recent` (a power of two).
+const recent_names = 256;
+/// Bounds on the names `FragmentNames.ids` keeps: past them, fragments render the slow way.
+const name_ids_max = 1 << 16;
+const name_bytes_max = 1 << 20;
+
+/// The names raw fragments use, each as one signature word: an id per distinct text, kept
+/// across chunks as the programs are; and, for the current chunk only (`chunk`, the parser's
+/// `chunks`), the id of the name entry at a chunk offset, direct-mapped (a fragment names the
+/// same few entries record after record; PERF.md H69).
+const FragmentNames = struct {
+    recent: [recent_names]Recent = @splat(.{}),
+    chunk: u64 = 0,
+    ids: std.StringHashMapUnmanaged(u32) = .empty,
+    bytes: usize = 0,
+
+    const Recent = struct { offset: u32 = std.math.maxInt(u32), id: u32 = 0 };
+
+    fn deinit(n: *FragmentNames, gpa: Allocator) void {
+        var keys = n.ids.keyIterator();
+        while (keys.next()) |k| gpa.free(k.*);
+        n.ids.deinit(gpa);
+    }
+
+    /// The id of name text `text` (UTF-8, as `Names` holds it), or null past the bounds.
+    fn intern(n: *FragmentNames, gpa: Allocator, text: []const u8) Allocator.Error!?u32 {
+        if (n.ids.get(text)) |id| return id;
+        if (n.ids.count() >= name_ids_max or n.bytes + text.len > name_bytes_max) return null;
+        const id: u32 = n.ids.count();
+        const key = try gpa.dupe(u8, text);
+        errdefer gpa.free(key);
+        try n.ids.put(gpa, key, id);
+        n.bytes += text.len;
+        return id;
+    }
+};
+
 /// Per-renderer cache of compiled programs, kept across chunks.
 pub const Programs = struct {
     gpa: Allocator,
@@ -94,6 +145,8 @@ pub const Programs = struct {
     signature: std.ArrayList(u32) = .empty,
     slots: std.ArrayList(values_decode.Value) = .empty,
     recorder: Recorder = .{ .start = 0 },
+    /// Raw fragments' names as signature words (`nameWord`).
+    names: FragmentNames = .{},
 
     pub fn init(gpa: Allocator) Programs {
         return .{ .gpa = gpa };
@@ -108,6 +161,7 @@ pub const Programs = struct {
         c.signature.deinit(c.gpa);
         c.slots.deinit(c.gpa);
         c.recorder.ops.deinit(c.gpa);
+        c.names.deinit(c.gpa);
     }
 
     /// Whether the cache has room for another program (limits.zig): literal bytes plus 8 per
@@ -159,6 +213,10 @@ pub const Programs = struct {
             if (v.flags & tree.flag_failed != 0) return false;
             if (v.vtype == T.binxml) {
                 const kids = v.kids;
+                if (!onlyInstances(p, kids)) {
+                    if (!try c.signFragment(p, kids)) return false;
+                    continue;
+                }
                 try c.reserve(1);
                 c.signature.appendAssumeCapacity(T.binxml | (kids.len << 8));
                 var k: u32 = 0;
@@ -174,6 +232,84 @@ pub const Programs = struct {
             vm.dep = @intCast(c.slots.items.len - 1);
             vm.flags |= tree.flag_slot;
         }
+        return true;
+    }
+
+    /// Whether a BinXml value's elements are template instances only (at least one): the
+    /// stream was instances, not a raw element fragment.
+    fn onlyInstances(p: *const Parser, kids: tree.Span) bool {
+        if (kids.len == 0) return false;
+        for (p.edges(kids)) |k| {
+            if (p.node(k).kind != .instance) return false;
+        }
+        return true;
+    }
+
+    /// Signs a BinXml value whose stream is a raw element fragment (top-level `kids`) and
+    /// numbers its values, the words `scanFragment` reads from the bytes (PERF.md H69).
+    fn signFragment(c: *Programs, p: *Parser, kids: tree.Span) Allocator.Error!bool {
+        try c.signature.appendSlice(c.gpa, &.{ T.binxml | (1 << 8), fragment.begin });
+        var k: u32 = 0;
+        while (k < kids.len) : (k += 1) {
+            if (!try c.signFragmentNode(p, p.edges(kids)[k], 0)) return false;
+        }
+        try c.signature.append(c.gpa, fragment.end_fragment);
+        return true;
+    }
+
+    /// One node of a raw fragment (`signFragment`): an element with its attributes and
+    /// children, a value, or a template instance; anything else gives up.
+    fn signFragmentNode(c: *Programs, p: *Parser, n: u32, depth: u32) Allocator.Error!bool {
+        if (depth > tokens.open_elements_max) return false;
+        const node = p.node(n).*;
+        switch (node.kind) {
+            .element => {
+                const name = try c.names.intern(c.gpa, p.nameText(node.ref.name)) orelse
+                    return false;
+                try c.signature.appendSlice(c.gpa, &.{ fragment.element, name });
+                var a: u32 = 0;
+                while (a < node.attrs.len) : (a += 1) {
+                    const attr = p.node(p.edges(node.attrs)[a]).*;
+                    const attr_name = try c.names.intern(c.gpa, p.nameText(attr.ref.name)) orelse
+                        return false;
+                    try c.signature.appendSlice(c.gpa, &.{ fragment.attribute, attr_name });
+                    var i: u32 = 0;
+                    while (i < attr.kids.len) : (i += 1) {
+                        const item = p.edges(attr.kids)[i];
+                        if (p.node(item).kind != .value) return false;
+                        if (!try c.signFragmentValue(p, item)) return false;
+                    }
+                }
+                if (node.flags & tree.flag_self_closing != 0) {
+                    try c.signature.append(c.gpa, fragment.close_empty);
+                    return true;
+                }
+                try c.signature.append(c.gpa, fragment.close_start);
+                var i: u32 = 0;
+                while (i < node.kids.len) : (i += 1) {
+                    if (!try c.signFragmentNode(p, p.edges(node.kids)[i], depth + 1)) return false;
+                }
+                try c.signature.append(c.gpa, fragment.end);
+                return true;
+            },
+            .value => return c.signFragmentValue(p, n),
+            .instance => {
+                try c.signature.append(c.gpa, fragment.instance);
+                return c.signInstance(p, n);
+            },
+            else => return false,
+        }
+    }
+
+    /// An inline value of a raw fragment: signed and numbered as the next slot (arrays,
+    /// which no expansion follows here, give up as `scanFragment` does).
+    fn signFragmentValue(c: *Programs, p: *Parser, n: u32) Allocator.Error!bool {
+        const v = p.node(n).value();
+        if (v.vtype >= T.array or v.vtype == T.binxml) return false;
+        if (!try c.signValue(p.chunk, v)) return false;
+        const vm = p.nodeMut(n);
+        vm.dep = @intCast(c.slots.items.len - 1);
+        vm.flags |= tree.flag_slot;
         return true;
     }
 
@@ -257,11 +393,121 @@ pub const Programs = struct {
         defer p.depth -= 1;
         var pos = start;
         while (pos < end and p.chunk[pos] == 0x0F) pos += 4;
-        if (pos >= end or p.chunk[pos] != 0x0C) return false;
+        if (pos >= end) return false;
+        if (p.chunk[pos] != 0x0C) {
+            // Nested in a value: a raw element fragment (PERF.md H69).
+            if (p.depth < 2) return false;
+            return c.scanFragment(p, pos, end);
+        }
         pos += 1;
         if (!try c.scanInstance(p, &pos)) return false;
         if (pos > p.chunk.len) return false;
         return pos >= end or p.chunk[pos] == 0x00;
+    }
+
+    /// Signs a BinXml value's stream `start..end` that is a raw element fragment, not a
+    /// template instance (PERF.md H69): the words `signFragment` gives its tree (element and
+    /// attribute names by interned text, start-tag ends, end tags, nested instances) and one
+    /// word per inline value, numbered as the next slot. Checks what `parseStream` checks, and
+    /// drops what it drops (attributes without values, values before a start tag's first
+    /// attribute), so a signature seen rendered once parses again; gives up on every other
+    /// token (CDATA, references, PIs, nested BinXml values, arrays), which then render the
+    /// slow way.
+    noinline fn scanFragment(c: *Programs, p: *Parser, start: u32, end: u32) tokens.Error!bool {
+        const chunk = p.chunk;
+        var pos = start;
+        var open: u32 = 0;
+        var pending = false;
+        // The pending start tag's current attribute: its name word, until its first value.
+        var attribute: ?u32 = null;
+        var attribute_signed = false;
+        try c.signature.appendSlice(c.gpa, &.{fragment.begin});
+        while (pos < end) {
+            const token = chunk[pos];
+            pos += 1;
+            switch (token) {
+                0x00 => break,
+                0x0F => pos += 3,
+                0x01, 0x41 => {
+                    if (pending) return false;
+                    _ = try p.readU32(&pos); // Element data size: ignored.
+                    const name = try c.nameWord(p, &pos) orelse return false;
+                    if (token == 0x41) _ = try p.readU32(&pos); // Attribute list size.
+                    try c.signature.appendSlice(c.gpa, &.{ fragment.element, name });
+                    pending = true;
+                    attribute = null;
+                },
+                0x02, 0x03 => {
+                    if (!pending) return false;
+                    pending = false;
+                    attribute = null;
+                    if (token == 0x03) {
+                        try c.signature.append(c.gpa, fragment.close_empty);
+                    } else {
+                        if (open >= tokens.open_elements_max) return false;
+                        open += 1;
+                        try c.signature.append(c.gpa, fragment.close_start);
+                    }
+                },
+                0x04 => {
+                    if (pending or open == 0) return false;
+                    open -= 1;
+                    try c.signature.append(c.gpa, fragment.end);
+                },
+                0x05, 0x45 => {
+                    const vtype = try p.readU8(&pos);
+                    if (vtype == T.binxml or vtype >= T.array) return false;
+                    const d = try values_decode.decodeUnsized(chunk, pos, vtype);
+                    pos = d.end;
+                    if (pending) {
+                        // Dropped before the start tag's first attribute, as the parser does.
+                        const name = attribute orelse continue;
+                        if (!attribute_signed) {
+                            try c.signature.appendSlice(c.gpa, &.{ fragment.attribute, name });
+                            attribute_signed = true;
+                        }
+                    } else if (open == 0) return false;
+                    if (!try c.signValue(chunk, d.value)) return false;
+                },
+                0x06, 0x46 => {
+                    if (!pending) return false;
+                    attribute = try c.nameWord(p, &pos) orelse return false;
+                    attribute_signed = false;
+                },
+                0x0C => {
+                    if (pending) return false;
+                    try c.signature.append(c.gpa, fragment.instance);
+                    if (!try c.scanInstance(p, &pos)) return false;
+                },
+                else => return false,
+            }
+            if (pos > chunk.len) return false;
+        }
+        if (pending or open > 0) return false;
+        try c.signature.append(c.gpa, fragment.end_fragment);
+        return true;
+    }
+
+    /// Signs the name reference at `pos.*` (6.3) by its text's id (`FragmentNames`), skipping
+    /// an inline entry as the parser does; null past `FragmentNames`' bounds.
+    fn nameWord(c: *Programs, p: *Parser, pos: *u32) tokens.Error!?u32 {
+        const offset = try p.readU32(pos);
+        if (offset == pos.*) {
+            var q = offset + 6;
+            const count = try p.readU16(&q);
+            pos.* += 10 + 2 * @as(u32, count);
+        }
+        const names = &c.names;
+        if (names.chunk != p.chunks) {
+            names.recent = @splat(.{});
+            names.chunk = p.chunks;
+        }
+        const at = (offset ^ (offset >> 8)) % recent_names;
+        if (names.recent[at].offset == offset) return names.recent[at].id;
+        const name = try p.names.resolve(p.gpa, p.chunk, offset);
+        const id = try names.intern(c.gpa, p.nameText(name)) orelse return null;
+        names.recent[at] = .{ .offset = offset, .id = id };
+        return id;
     }
 
     /// Signs one template instance (after its 0x0C byte) and numbers its values, nested

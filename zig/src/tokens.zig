@@ -228,6 +228,9 @@ pub const Parser = struct {
     /// Nodes and edges created for the current record, in either store (work budget).
     record_nodes: u32 = 0,
     record_edges: u32 = 0,
+    /// Chunks started so far (`resetChunk`): what keeps per-chunk caches outside the parser
+    /// (program.zig's `FragmentNames`) from outliving their chunk.
+    chunks: u64 = 0,
 
     pub fn init(gpa: Allocator) Parser {
         return .{ .gpa = gpa, .names = Names.init(gpa) };
@@ -251,6 +254,7 @@ pub const Parser = struct {
     pub fn resetChunk(p: *Parser, chunk: []const u8) Allocator.Error!void {
         assert(chunk.len <= 65536 + @import("wevt_cache.zig").chunk_extension_max);
         p.chunk = chunk;
+        p.chunks += 1;
         p.def.clear();
         p.rec.clear();
         p.names.clear();
@@ -340,7 +344,7 @@ pub const Parser = struct {
         p.stack.appendAssumeCapacity(i);
     }
 
-    fn readU8(p: *const Parser, pos: *u32) Error!u8 {
+    pub fn readU8(p: *const Parser, pos: *u32) Error!u8 {
         if (pos.* >= p.chunk.len) return error.OutOfBounds;
         defer pos.* += 1;
         return p.chunk[pos.*];
