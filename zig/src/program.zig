@@ -848,6 +848,48 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
     }
 }
 
+test "raw element fragments in BinXml values replay the reference's bytes (H69)" {
+    const gpa = std.testing.allocator;
+    // raw-fragments.evtx: 8 records whose BinXml value is a raw element fragment, one shape
+    // repeated with other inline values; expected outputs are the reference's.
+    const bytes = try testing.readFixture(gpa, "synthetic/raw-fragments.evtx");
+    defer gpa.free(bytes);
+    const cases = [_]struct { settings: options.Options, expected: []const u8 }{
+        .{
+            .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false },
+            .expected = "expected/raw-fragments.jsonl",
+        },
+        .{
+            .settings = .{
+                .format = .jsonl,
+                .indent = false,
+                .show_record_number = false,
+                .separate_json_attributes = true,
+            },
+            .expected = "expected/raw-fragments.sep.jsonl",
+        },
+        .{ .settings = .{}, .expected = "expected/raw-fragments.xml" },
+    };
+    for (&cases) |*case| {
+        const expected = try testing.readFixture(gpa, case.expected);
+        defer gpa.free(expected);
+        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
+        defer file.deinit(gpa);
+        var renderer: dump.Renderer = undefined;
+        renderer.init(gpa, &case.settings);
+        defer renderer.deinit();
+        var text: std.ArrayList(u8) = .empty;
+        defer text.deinit(gpa);
+        const records = try renderEvery(gpa, &renderer, &file, &text);
+        try std.testing.expectEqualStrings(expected, text.items);
+        try std.testing.expectEqual(@as(usize, 8), records);
+        // One program for each shape (records 1-4, 5-6, 7-8): the others replayed it. A
+        // scan that gave up would store none, a signature the scan does not find again one
+        // per record.
+        try std.testing.expectEqual(@as(usize, 3), renderer.programs.programs.items.len);
+    }
+}
+
 test "a signature finds only its own program; clear forgets them all" {
     const gpa = std.testing.allocator;
     var cache = Programs.init(gpa);

@@ -412,6 +412,12 @@ pub enum Sign {
 }
 
 impl Programs {
+    /// How many programs are stored.
+    #[cfg(test)]
+    pub fn programs_len(&self) -> usize {
+        self.programs.len()
+    }
+
     /// Forgets what belongs to the last chunk (its fragments' names by offset).
     pub fn new_chunk(&mut self) {
         self.names.recent.fill((u32::MAX, 0));

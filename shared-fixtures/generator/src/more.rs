@@ -25,6 +25,7 @@ pub fn synthetic() -> Vec<Fixture> {
         strings_large(),
         nested(),
         data_shapes(),
+        raw_fragments(),
     ]
 }
 
@@ -451,6 +452,92 @@ fn nested() -> Fixture {
             (Out::Jsonl, "\"Item\":\"x\",\"Item_1\":\"y\""),
             (Out::Jsonl, "{\"L3\":\"top\"}"),
             (Out::Jsonl, "\"Plain\":{\"Inner\":\"vt\"}"),
+        ],
+        log.into_file(),
+    )
+}
+
+/// Records of one template whose BinXml value is a raw element fragment (no template
+/// instance), as in real logs (`UserData` written inline): the same shape repeats with other
+/// inline values, so the engines' compiled programs replay it (PERF.md H69).
+fn raw_fragments() -> Fixture {
+    let mut log = Log::new();
+    let def = || {
+        e("Event")
+            .kid(e("System").kid(e("EventID").sub(0, ty::U16)))
+            .kid(e("UserData").opt(1, ty::BINXML))
+    };
+    let u32_text = |x: u32| Tok::ValueText(ty::U32, x.to_le_bytes().to_vec());
+    let op = |kind: u32, who: &str, path: &str, count: u32| {
+        e("Op")
+            .attr("Kind", vec![u32_text(kind)])
+            .attr("Who", vec![text(who)])
+            .kid(e("Path").text(path))
+            .kid(e("Count").push(u32_text(count)))
+            .kid(e("Flag").empty())
+            .kid(e("Path").text("second"))
+            .stream()
+    };
+    // 1-4: one shape, other values (text with escapes, a long path, numbers).
+    let rows = [
+        (1, "alice", "C:\\one", 10),
+        (2, "bob \"b\" <b>", "C:\\two & more", 200),
+        (
+            3,
+            "carol",
+            "D:\\three\\with a much longer path than before",
+            3000,
+        ),
+        (4, "dave", "E:\\four", 0),
+    ];
+    for (i, (kind, who, path, count)) in rows.into_iter().enumerate() {
+        let id = v_u16(100 + i as u16);
+        log.rec(inst_record(
+            "rf",
+            def(),
+            vec![id, Val::Xml(op(kind, who, path, count))],
+        ));
+    }
+    // 5-6: empty texts (another shape), twice.
+    for k in 0..2 {
+        log.rec(inst_record(
+            "rf",
+            def(),
+            vec![v_u16(k), Val::Xml(op(k.into(), "", "", 7))],
+        ));
+    }
+    // 7-8: two top-level elements, a template instance inside the fragment, a Data with a
+    // literal Name and an attribute without value (dropped).
+    for k in 0..2u32 {
+        let mut toks = vec![Tok::Frag];
+        toks.extend(
+            e("First")
+                .attr("Empty", vec![])
+                .text(&format!("f{k}"))
+                .toks(),
+        );
+        toks.extend(
+            e("Second")
+                .kid(e("Data").attr_s("Name", "Key").text(&format!("d{k}")))
+                .push(inst(
+                    "inner",
+                    e("Inner").sub(0, ty::STRING),
+                    vec![v_str(&format!("i{k}"))],
+                ))
+                .toks(),
+        );
+        toks.push(Tok::Eof);
+        log.rec(inst_record("rf", def(), vec![v_u16(7), Val::Xml(toks)]));
+    }
+    fx(
+        "raw-fragments",
+        "BinXml values that are raw element fragments, not template instances (UserData written \
+         inline): one shape repeated with other inline values (numbers, text with escapes, \
+         attributes), empty texts, two top-level elements with a nested template instance, a \
+         Data element with a literal Name and an attribute without value.",
+        &[
+            (Out::Jsonl, "\"Who\":\"bob \\\"b\\\" <b>\""),
+            (Out::Jsonl, "\"Inner\":\"i1\""),
         ],
         log.into_file(),
     )
