@@ -319,9 +319,19 @@ pub const Programs = struct {
         // Most values then find their room already reserved.
         try c.signature.ensureUnusedCapacity(c.gpa, 3 + count);
         try c.slots.ensureUnusedCapacity(c.gpa, count);
-        c.signature.appendAssumeCapacity(@truncate(fp));
+        c.signature.appendAssumeCapacity(headWord(fp));
         c.signature.appendAssumeCapacity(@truncate(fp >> 32));
         c.signature.appendAssumeCapacity(count);
+    }
+
+    /// An instance's first signature word, the fingerprint's low half, moved off the
+    /// `fragment` markers: where a BinXml value's words begin, an instance and a raw fragment
+    /// must read apart (Rust's instances begin with a value count, below every marker).
+    fn headWord(fp: u64) u32 {
+        const low: u32 = @truncate(fp);
+        const word = if (low >> 16 == fragment.begin >> 16) low ^ 0x8000_0000 else low;
+        assert(word >> 16 != fragment.begin >> 16);
+        return word;
     }
 
     /// Signs substitution value `v` (not BinXml) and numbers it as the next slot.
@@ -996,4 +1006,11 @@ test "the scan's inline signing replays every value type as the reference writes
             try std.testing.expect(renderer.programs.programs.items.len > 0);
         }
     }
+}
+
+test "an instance's first signature word never reads as a fragment marker" {
+    try std.testing.expectEqual(@as(u32, 0x71a6_0000), Programs.headWord(0x1234_5678_f1a6_0000));
+    try std.testing.expectEqual(@as(u32, 0x71a6_0007), Programs.headWord(0xf1a6_0007));
+    try std.testing.expectEqual(@as(u32, 0xf1a5_ffff), Programs.headWord(0xf1a5_ffff));
+    try std.testing.expectEqual(@as(u32, 0xf1a7_0000), Programs.headWord(0xf1a7_0000));
 }
