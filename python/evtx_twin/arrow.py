@@ -1,7 +1,8 @@
 """`Parser.to_arrow()`: batches of `evtx_parser_next_batch` straight into Arrow arrays.
 
 The library's column buffers become Arrow buffers as they are (one copy out of the library);
-the `json` column is the batch's JSONL bytes with per-record offsets; the System fields come
+the `json` column is the batch's JSONL bytes without the newlines (one more copy, no UTF-8
+re-validation) with per-record offsets, one chunk per batch; the System fields come
 from the library too (`evtx_parser_batch_system`: string data plus offsets, integers, and
 `present` bits that become the validity bitmaps). No Python object is made per record.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _ffi
+from . import _ffi, _parser
 
 #: The columns of `to_arrow()` (the fleet runner adds `source_file`).
 SCHEMA = pa.schema([
@@ -69,6 +70,32 @@ def _timestamps(filetimes: pa.Array) -> pa.Array:
     return pc.multiply(signed, 100).cast(pa.timestamp("ns", tz="UTC"))
 
 
+#: 0, 1, 2, ... as offsets: entry i of a batch starts i newlines after its text (lazily built).
+_ARANGE: list = []
+
+
+def _json_column(raw) -> pa.Array:
+    """The batch's JSONL texts without their newlines, as a `large_string` array: one copy of
+    the bytes with every newline removed (`bytes.replace`, a memchr loop) and the offsets
+    moved back by one per entry before it. A JSONL text holds no raw newline (JSON escapes
+    control characters in strings, and the engines print no whitespace between tokens), so
+    the newlines are exactly the `count` separators; the length check guards that, else the
+    per-entry slice is taken. The engines write UTF-8, so the column is not re-validated
+    (`binary_slice` + `cast` copied and validated all 45 MB of security-30mb; PERF.md P12)."""
+    n = raw.count
+    data = raw.data.replace(b"\n", b"")
+    if len(data) != len(raw.data) - n:
+        texts = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(raw.offsets),
+                                                             pa.py_buffer(raw.data)])
+        return pc.binary_slice(texts, 0, -1).cast(pa.large_string())
+    if not _ARANGE or len(_ARANGE[0]) < n + 1:
+        _ARANGE[:] = [pa.array(range(max(n + 1, _parser.BATCH_ENTRIES + 1)), pa.uint64())]
+    ends = pa.Array.from_buffers(pa.uint64(), n + 1, [None, pa.py_buffer(raw.offsets)])
+    offsets = pc.subtract(ends, _ARANGE[0].slice(0, n + 1)).buffers()[1]
+    # uint64 offsets below 2**63 have the bits of the int64 offsets `large_string` takes.
+    return pa.Array.from_buffers(pa.large_string(), n, [None, offsets, pa.py_buffer(data)])
+
+
 def batch_table(parser, raw) -> pa.Table:
     """One `RawBatch` (JSONL) as a table of `SCHEMA`; errors are reported through the
     parser (raised, or warned under skip_errors) and left out."""
@@ -95,9 +122,10 @@ def batch_table(parser, raw) -> pa.Table:
     }
     if failed:
         columns = {k: pc.filter(v, ok) for k, v in columns.items()}
-    # JSONL: every text ends with its one newline, which the column leaves out.
-    text = columns["text"]
-    json_col = pc.binary_slice(text, 0, -1).cast(pa.large_string())
+        # JSONL: every text ends with its one newline, which the column leaves out.
+        json_col = pc.binary_slice(columns["text"], 0, -1).cast(pa.large_string())
+    else:
+        json_col = _json_column(raw)
     out = {
         "event_record_id": columns["event_record_id"],
         "timestamp": _timestamps(columns["filetime"]),
@@ -121,8 +149,12 @@ def batches(parser):
 
 
 def table(parser) -> pa.Table:
-    """The whole input as one `pyarrow.Table` of `SCHEMA`."""
+    """The whole input as one `pyarrow.Table` of `SCHEMA`, one chunk per library batch.
+
+    The chunks are not combined: `combine_chunks()` copied every column again (the 45 MB of
+    `json` on security-30mb) for nothing pyarrow, Parquet, pandas, Polars or DuckDB need; a
+    caller who wants one chunk calls it (PERF.md P12)."""
     tables = list(batches(parser))
     if not tables:
         return SCHEMA.empty_table()
-    return pa.concat_tables(tables).combine_chunks() if len(tables) > 1 else tables[0]
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]

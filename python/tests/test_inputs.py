@@ -5,6 +5,7 @@ import threading
 import gc
 import io
 import os
+import struct
 import warnings
 
 import pytest
@@ -158,6 +159,25 @@ def test_options_reach_the_engine(engine, cli):
             table = parser.to_arrow()
         assert table.column("json").to_pylist() == expected, option
         assert table.column("provider").null_count < table.num_rows
+
+
+def test_the_json_column_drops_only_the_separators():
+    """`to_arrow()`'s json column leaves out the newline after each text: in one copy when the
+    newlines are exactly the separators, by per-entry slices when a text holds one (no engine
+    writes that; the check guards the one-copy path)."""
+    pytest.importorskip("pyarrow")
+    from evtx_twin import arrow
+    from evtx_twin._parser import RawBatch
+
+    for texts in ([b'{"a":1}', '{"b":"\u00e9\u4e2d"}'.encode(), b"{}"], [b'{"a":"x\ny"}', b'{"b":2}'], []):
+        ends = [0]
+        for text in texts:
+            ends.append(ends[-1] + len(text) + 1)
+        data = b"".join(text + b"\n" for text in texts)
+        raw = RawBatch(len(texts), data, struct.pack(f"<{len(ends)}Q", *ends), *[b""] * 6)
+        column = arrow._json_column(raw)
+        column.validate(full=True)
+        assert column.to_pylist() == [text.decode() for text in texts]
 
 
 def test_bad_options_are_refused():
