@@ -141,14 +141,14 @@ class _Handle:
     """An open `evtx_parser`, owning everything the library reads through it: the source
     bytes (`open_buffer` does not copy them), the options and the codec label. Freed once."""
 
-    def __init__(self, lib: ctypes.CDLL, parser: "Parser", fmt: int):
+    def __init__(self, lib: ctypes.CDLL, parser: "Parser", fmt: int, workers: int):
         self.lib = lib
         self.ptr = _ffi.ParserHandle()
         self.options = _ffi.Options()
         lib.evtx_options_init(ctypes.byref(self.options))
         o = self.options
         o.format = fmt
-        o.threads = parser.threads
+        o.threads = workers
         o.indent = 1
         o.show_record_number = 0
         o.separate_json_attributes = int(parser.separate_json_attributes)
@@ -200,9 +200,11 @@ class Parser:
     into memory (no temporary file).
 
     engine: ``"rust"``, ``"zig"`` or ``"reference"`` (evtx 0.15.1, for comparisons).
-    threads: worker threads of the engine (0 = one per CPU); the output does not depend on it.
-    With any value but 1 the batches are also pulled on a read-ahead thread, so the engine
-    renders while the caller's thread builds dicts or Arrow arrays (PERF.md P3).
+    threads: threads busy at once (0 = one per CPU); the output does not depend on it. 1: the
+    engine renders on the caller's thread. Any other value: the batches are pulled on a
+    read-ahead thread, so the engine renders while the caller's thread builds dicts or Arrow
+    arrays (PERF.md P3), with ``threads - 1`` workers: threads=2 is the caller's thread and one
+    rendering thread, not a third on two cores (P13).
     validate_checksums, recover_records, ansi_codec, separate_json_attributes: as the CLI's
     ``--validate-checksums``, ``--recover-records``, ``--ansi-codec``,
     ``--separate-json-attributes``.
@@ -284,13 +286,17 @@ class Parser:
         each batch carries its System columns from the library (`RawSystem`); with
         ``timestamps=True`` its `timestamp_text`s, formatted by the library."""
         fmt = {"xml": _ffi.FORMAT_XML, "json": _ffi.FORMAT_JSON, "jsonl": _ffi.FORMAT_JSONL}[format]
-        handle = _Handle(self._lib, self, fmt)
         if self.threads == 1:
+            handle = _Handle(self._lib, self, fmt, 1)
             try:
                 yield from self._pull(handle, system, timestamps)
             finally:
                 handle.close()
             return
+        # The read-ahead thread is one of `threads`: the engine renders with the others (one
+        # when threads=2), so the caller's thread is not a third on two cores (PERF.md P13).
+        total = self.threads or os.cpu_count() or 1
+        handle = _Handle(self._lib, self, fmt, max(total - 1, 1))
         yield from self._read_ahead(handle, system, timestamps)
 
     def _pull(self, handle: "_Handle", system: bool, timestamps: bool = False) -> Iterator[RawBatch]:
