@@ -90,8 +90,8 @@ def _json_column(raw) -> pa.Array:
         return pc.binary_slice(texts, 0, -1).cast(pa.large_string())
     if not _ARANGE or len(_ARANGE[0]) < n + 1:
         _ARANGE[:] = [pa.array(range(max(n + 1, _parser.BATCH_ENTRIES + 1)), pa.uint64())]
-    ends = pa.Array.from_buffers(pa.uint64(), n + 1, [None, pa.py_buffer(raw.offsets)])
-    offsets = pc.subtract(ends, _ARANGE[0].slice(0, n + 1)).buffers()[1]
+    spans = pa.Array.from_buffers(pa.uint64(), n + 1, [None, pa.py_buffer(raw.offsets)])
+    offsets = pc.subtract(spans, _ARANGE[0].slice(0, n + 1)).buffers()[1]
     # uint64 offsets below 2**63 have the bits of the int64 offsets `large_string` takes.
     return pa.Array.from_buffers(pa.large_string(), n, [None, offsets, pa.py_buffer(data)])
 
