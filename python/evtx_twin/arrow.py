@@ -34,6 +34,23 @@ _UNIX_EPOCH_FILETIME = 116_444_736_000_000_000
 _NS_MIN_FILETIME = _UNIX_EPOCH_FILETIME - (2**63 - 1) // 100
 _NS_MAX_FILETIME = _UNIX_EPOCH_FILETIME + (2**63 - 1) // 100
 
+# The kernels' constant operands as Arrow scalars, made once. A Python int passed to a kernel
+# is converted to a scalar on every call, and each conversion (in pyarrow 26) tries to import
+# `dateutil.relativedelta`, a whole failed search of sys.path when dateutil is not installed:
+# 12 of them a batch (PERF.md P15). `pa.scalar(int)` is the int64 scalar the kernels were
+# given before, so the dispatch and the results are unchanged.
+_ZERO = pa.scalar(0)
+_HUNDRED = pa.scalar(100)
+_UNIX_EPOCH = pa.scalar(_UNIX_EPOCH_FILETIME)
+_NS_MIN = pa.scalar(_NS_MIN_FILETIME)
+_NS_MAX = pa.scalar(_NS_MAX_FILETIME)
+_NULL_U64 = pa.scalar(None, pa.uint64())
+_STATUS_OK = pa.scalar(_ffi.STATUS_OK)
+_BITS = {bit: pa.scalar(bit, pa.uint8()) for bit in (
+    _ffi.SYSTEM_PROVIDER, _ffi.SYSTEM_EVENT_ID, _ffi.SYSTEM_LEVEL, _ffi.SYSTEM_CHANNEL,
+    _ffi.SYSTEM_COMPUTER)}
+
+
 def _u64(buffer: bytes, n: int) -> pa.Array:
     return pa.Array.from_buffers(pa.uint64(), n, [None, pa.py_buffer(buffer)])
 
@@ -44,7 +61,7 @@ def _system(raw_system, n: int) -> dict:
 
     def validity(bit: int):
         # A boolean array's values are a bitmap: exactly Arrow's validity layout.
-        return pc.not_equal(pc.bit_wise_and(present, pa.scalar(bit, pa.uint8())), 0).buffers()[1]
+        return pc.not_equal(pc.bit_wise_and(present, _BITS[bit]), _ZERO).buffers()[1]
 
     def strings(column, bit):
         data, offsets = column
@@ -62,12 +79,12 @@ def _system(raw_system, n: int) -> dict:
 
 
 def _timestamps(filetimes: pa.Array) -> pa.Array:
-    inside = pc.and_(pc.greater(filetimes, 0),
-                     pc.and_(pc.greater_equal(filetimes, _NS_MIN_FILETIME),
-                             pc.less_equal(filetimes, _NS_MAX_FILETIME)))
-    signed = pc.subtract(pc.cast(pc.if_else(inside, filetimes, pa.scalar(None, pa.uint64())), pa.int64()),
-                         _UNIX_EPOCH_FILETIME)
-    return pc.multiply(signed, 100).cast(pa.timestamp("ns", tz="UTC"))
+    inside = pc.and_(pc.greater(filetimes, _ZERO),
+                     pc.and_(pc.greater_equal(filetimes, _NS_MIN),
+                             pc.less_equal(filetimes, _NS_MAX)))
+    signed = pc.subtract(pc.cast(pc.if_else(inside, filetimes, _NULL_U64), pa.int64()),
+                         _UNIX_EPOCH)
+    return pc.multiply(signed, _HUNDRED).cast(pa.timestamp("ns", tz="UTC"))
 
 
 #: 0, 1, 2, ... as offsets: entry i of a batch starts i newlines after its text (lazily built).
@@ -102,7 +119,7 @@ def batch_table(parser, raw) -> pa.Table:
     n = raw.count
     statuses = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(raw.statuses)])
     texts = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(raw.offsets), pa.py_buffer(raw.data)])
-    ok = pc.equal(statuses, _ffi.STATUS_OK)
+    ok = pc.equal(statuses, _STATUS_OK)
     failed = n - pc.sum(ok.cast(pa.int64())).as_py() if n else 0
     if failed:
         ids = memoryview(raw.record_ids).cast("Q")
@@ -117,7 +134,7 @@ def batch_table(parser, raw) -> pa.Table:
         "filetime": _u64(raw.filetimes, n),
         "chunk": pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(raw.chunk_indexes)]),
         "offset": _u64(raw.file_offsets, n),
-        "recovered": pc.not_equal(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(raw.recovered)]), 0),
+        "recovered": pc.not_equal(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(raw.recovered)]), _ZERO),
         "text": texts,
     }
     if failed:

@@ -1,11 +1,13 @@
 """Sources (path, bytes, buffers, file objects), the lifetime of what Python passes in, bad
 files, errors as exceptions or warnings, options."""
 
+import builtins
 import threading
 import gc
 import io
 import os
 import struct
+import sys
 import warnings
 
 import pytest
@@ -178,6 +180,28 @@ def test_the_json_column_drops_only_the_separators():
         column = arrow._json_column(raw)
         column.validate(full=True)
         assert column.to_pylist() == [text.decode() for text in texts]
+
+
+def test_to_arrow_tries_no_import_per_batch(monkeypatch):
+    """The Arrow kernels get their constants as scalars made once: a Python int converted per
+    call made pyarrow try `import dateutil.relativedelta` each time, a failed search of
+    sys.path per kernel call when dateutil is not installed (PERF.md P15)."""
+    pytest.importorskip("pyarrow")
+    path = some_sample()
+    evtx_twin.Parser(path).to_arrow()  # imports evtx_twin.arrow and what pyarrow loads once
+    attempts = []
+    real = builtins.__import__
+
+    def watch(name, *args, **kwargs):
+        if name and name not in sys.modules:  # `from . import arrow` asks for ""
+            attempts.append(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", watch)
+    table = evtx_twin.Parser(path).to_arrow()
+    monkeypatch.undo()
+    assert table.num_rows > 0
+    assert attempts == []
 
 
 def test_bad_options_are_refused():
