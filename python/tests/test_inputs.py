@@ -239,6 +239,26 @@ def parser_filetime(parser):
 
 
 @pytest.mark.parametrize("engine", ["rust", "zig"])
+def test_the_read_ahead_starts_with_a_small_batch(engine, cli):
+    """threads=2 asks for `FIRST_ENTRIES` first, so the caller starts after ~1 ms of rendering
+    (PERF.md P14), then for `BATCH_ENTRIES`; the records are the CLI's either way."""
+    from evtx_twin import _parser
+
+    path = max(samples() or sorted((FIXTURES / "synthetic").glob("*.evtx")),
+               key=lambda p: p.stat().st_size)
+    lines = cli.jsonl(engine, path)
+    if len(lines) <= _parser.FIRST_ENTRIES:
+        pytest.skip(f"{path.name} has {len(lines)} records, no more than one small batch")
+    for threads, first in ((1, _parser.BATCH_ENTRIES), (2, _parser.FIRST_ENTRIES)):
+        parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True, threads=threads)
+        counts = [b.count for b in parser.batches()]
+        assert counts[0] == min(first, sum(counts)), threads
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+            assert [r["data"] for r in parser.records_json()] == lines, threads
+
+
+@pytest.mark.parametrize("engine", ["rust", "zig"])
 def test_read_ahead_stops_when_the_caller_does(engine, cli):
     """threads=2 pulls on a helper thread: the records equal the CLI's, and a generator closed
     after one record (or dropped) stops the thread and frees the parser without hanging."""
