@@ -134,7 +134,8 @@ def batch_table(parser, raw) -> pa.Table:
         "filetime": _u64(raw.filetimes, n),
         "chunk": pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(raw.chunk_indexes)]),
         "offset": _u64(raw.file_offsets, n),
-        "recovered": pc.not_equal(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(raw.recovered)]), _ZERO),
+        "recovered": pc.not_equal(
+            pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(raw.recovered)]), _ZERO),
         "text": texts,
     }
     if failed:
