@@ -75,11 +75,13 @@ def cases(path):
         ("evtx_twin records_json() zig", twin_json("zig")),
         ("evtx_twin records_json() rust threads=2", twin_json("rust", threads=2)),
         ("evtx_twin records_json() zig threads=2", twin_json("zig", threads=2)),
+        ("evtx_twin records_json() rust threads=3", twin_json("rust", threads=3)),
         ("evtx_twin records_json(parsed=True) rust", twin_json("rust", True)),
         ("evtx_twin to_arrow() rust", twin_arrow("rust")),
         ("evtx_twin to_arrow() zig", twin_arrow("zig")),
         ("evtx_twin to_arrow() rust threads=2", twin_arrow("rust", 2)),
         ("evtx_twin to_arrow() zig threads=2", twin_arrow("zig", 2)),
+        ("evtx_twin to_arrow() rust threads=3", twin_arrow("rust", 3)),
     ]
 
 

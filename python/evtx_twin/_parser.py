@@ -10,6 +10,7 @@ import queue
 import threading
 import warnings
 from datetime import datetime, timedelta, timezone
+from itertools import repeat
 from typing import Any, Iterator, NamedTuple
 
 from . import _ffi
@@ -19,6 +20,9 @@ BATCH_ENTRIES = 8192
 BATCH_BYTES = 16 << 20
 #: Batches the read-ahead thread (threads != 1) may hold ready for the caller.
 READ_AHEAD = 2
+#: The read-ahead's first batch: ~1 ms of rendering, so the caller starts on it while the
+#: helper renders the next, not after a whole `BATCH_ENTRIES` (PERF.md P14).
+FIRST_ENTRIES = 1024
 
 _FILETIME_EPOCH = datetime(1601, 1, 1, tzinfo=timezone.utc)
 
@@ -140,14 +144,14 @@ class _Handle:
     """An open `evtx_parser`, owning everything the library reads through it: the source
     bytes (`open_buffer` does not copy them), the options and the codec label. Freed once."""
 
-    def __init__(self, lib: ctypes.CDLL, parser: "Parser", fmt: int):
+    def __init__(self, lib: ctypes.CDLL, parser: "Parser", fmt: int, workers: int):
         self.lib = lib
         self.ptr = _ffi.ParserHandle()
         self.options = _ffi.Options()
         lib.evtx_options_init(ctypes.byref(self.options))
         o = self.options
         o.format = fmt
-        o.threads = parser.threads
+        o.threads = workers
         o.indent = 1
         o.show_record_number = 0
         o.separate_json_attributes = int(parser.separate_json_attributes)
@@ -199,9 +203,11 @@ class Parser:
     into memory (no temporary file).
 
     engine: ``"rust"``, ``"zig"`` or ``"reference"`` (evtx 0.15.1, for comparisons).
-    threads: worker threads of the engine (0 = one per CPU); the output does not depend on it.
-    With any value but 1 the batches are also pulled on a read-ahead thread, so the engine
-    renders while the caller's thread builds dicts or Arrow arrays (PERF.md P3).
+    threads: threads busy at once (0 = one per CPU); the output does not depend on it. 1: the
+    engine renders on the caller's thread. Any other value: the batches are pulled on a
+    read-ahead thread, so the engine renders while the caller's thread builds dicts or Arrow
+    arrays (PERF.md P3), with ``threads - 1`` workers: threads=2 is the caller's thread and one
+    rendering thread, not a third on two cores (P13).
     validate_checksums, recover_records, ansi_codec, separate_json_attributes: as the CLI's
     ``--validate-checksums``, ``--recover-records``, ``--ansi-codec``,
     ``--separate-json-attributes``.
@@ -283,23 +289,31 @@ class Parser:
         each batch carries its System columns from the library (`RawSystem`); with
         ``timestamps=True`` its `timestamp_text`s, formatted by the library."""
         fmt = {"xml": _ffi.FORMAT_XML, "json": _ffi.FORMAT_JSON, "jsonl": _ffi.FORMAT_JSONL}[format]
-        handle = _Handle(self._lib, self, fmt)
         if self.threads == 1:
+            handle = _Handle(self._lib, self, fmt, 1)
             try:
                 yield from self._pull(handle, system, timestamps)
             finally:
                 handle.close()
             return
+        # The read-ahead thread is one of `threads`: the engine renders with the others (one
+        # when threads=2), so the caller's thread is not a third on two cores (PERF.md P13).
+        total = self.threads or os.cpu_count() or 1
+        handle = _Handle(self._lib, self, fmt, max(total - 1, 1))
         yield from self._read_ahead(handle, system, timestamps)
 
-    def _pull(self, handle: "_Handle", system: bool, timestamps: bool = False) -> Iterator[RawBatch]:
-        """The batches of `handle`, each copied out of the library before the next call."""
+    def _pull(self, handle: "_Handle", system: bool, timestamps: bool = False,
+              first: int = BATCH_ENTRIES) -> Iterator[RawBatch]:
+        """The batches of `handle`, each copied out of the library before the next call: the
+        first of up to `first` entries, then `BATCH_ENTRIES`."""
+        entries = first
         batch = _ffi.Batch()
         fields = _ffi.BatchSystem()
         texts = _ffi.BatchTexts()
         next_batch = self._lib.evtx_parser_next_batch
         while True:
-            status = next_batch(handle.ptr, BATCH_ENTRIES, BATCH_BYTES, ctypes.byref(batch))
+            status = next_batch(handle.ptr, entries, BATCH_BYTES, ctypes.byref(batch))
+            entries = BATCH_ENTRIES
             if status == _ffi.STATUS_END:
                 return
             if status != _ffi.STATUS_OK:
@@ -352,7 +366,7 @@ class Parser:
 
         def produce():
             try:
-                for raw in self._pull(handle, system, timestamps):
+                for raw in self._pull(handle, system, timestamps, FIRST_ENTRIES):
                     while not stop.is_set():
                         try:
                             ready.put((raw, None), timeout=0.1)
@@ -398,30 +412,40 @@ class Parser:
         # JSONL ends each record with one newline; XML with a blank line.
         trim = 1 if format == "jsonl" else 2
         for b in self.batches(format, timestamps=True):
-            statuses = memoryview(b.statuses).cast("I")
+            n = b.count
             ids = memoryview(b.record_ids).cast("Q").tolist()
             chunks = memoryview(b.chunk_indexes).cast("I").tolist()
             file_offsets = memoryview(b.file_offsets).cast("Q").tolist()
             stamps = _stamp_texts(b.timestamps)
-            recovered = list(map(bool, b.recovered))
-            if any(statuses):
-                yield self._mixed_batch(b, trim, ids, stamps, chunks, file_offsets, recovered)
+            # `bytes.count` runs in C: no int object per entry to learn that none is flagged
+            # (or failed), the common case.
+            recovered = repeat(False) if b.recovered.count(0) == n else list(map(bool, b.recovered))
+            if b.statuses.count(0) != len(b.statuses):
+                yield self._mixed_batch(b, trim, ids, stamps, chunks, file_offsets,
+                                        list(map(bool, b.recovered)))
                 continue
-            # No errors: every entry is a record. ASCII (the common case): character offsets
-            # are byte offsets, so one decode per batch and a slice per record. (`str.split` on
-            # the newline would be one call, but CPython's one-character split scans per
-            # character and re-checks each part: 8 instructions a byte, 3x the slices.)
+            # No errors: every entry is a record, sliced inside the dict display (one generator
+            # per batch, no list of texts: each dict and its text are freed as the caller
+            # drops them, so the allocator reuses warm memory; PERF.md P11).
             offsets = memoryview(b.offsets).cast("Q").tolist()
-            ends = [end - trim for end in offsets[1:]]
+            rows = zip(ids, stamps, offsets, offsets[1:], chunks, file_offsets, recovered)
             if b.data.isascii():
+                # ASCII: character offsets are byte offsets, so one decode per batch and a str
+                # slice per record. (`str.split` on the newline would be one call, but
+                # CPython's one-character split scans per character and re-checks each part:
+                # 8 instructions a byte, 3x the slices.)
                 text = b.data.decode("ascii")
-                datas = [text[start:end] for start, end in zip(offsets, ends)]
+                yield ({"event_record_id": rid, "timestamp": stamp, "data": text[start:end - trim],
+                        "chunk": chunk, "offset": offset, "recovered": flag}
+                       for rid, stamp, start, end, chunk, offset, flag in rows)
             else:
-                datas = [b.data[start:end].decode() for start, end in zip(offsets, ends)]
-            yield ({"event_record_id": rid, "timestamp": stamp, "data": data, "chunk": chunk,
-                    "offset": offset, "recovered": flag}
-                   for rid, stamp, data, chunk, offset, flag
-                   in zip(ids, stamps, datas, chunks, file_offsets, recovered))
+                # Any other byte (most batches of real logs hold a few names with accents):
+                # a bytes slice and a decode per record, cheaper than a memoryview's (P11).
+                data = b.data
+                yield ({"event_record_id": rid, "timestamp": stamp,
+                        "data": data[start:end - trim].decode(), "chunk": chunk, "offset": offset,
+                        "recovered": flag}
+                       for rid, stamp, start, end, chunk, offset, flag in rows)
 
     def _mixed_batch(self, b, trim, ids, stamps, chunks, file_offsets, recovered) -> Iterator[dict]:
         """A batch holding errors: its records, with each error raised or warned in order."""

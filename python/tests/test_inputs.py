@@ -1,10 +1,13 @@
 """Sources (path, bytes, buffers, file objects), the lifetime of what Python passes in, bad
 files, errors as exceptions or warnings, options."""
 
+import builtins
 import threading
 import gc
 import io
 import os
+import struct
+import sys
 import warnings
 
 import pytest
@@ -160,6 +163,47 @@ def test_options_reach_the_engine(engine, cli):
         assert table.column("provider").null_count < table.num_rows
 
 
+def test_the_json_column_drops_only_the_separators():
+    """`to_arrow()`'s json column leaves out the newline after each text: in one copy when the
+    newlines are exactly the separators, by per-entry slices when a text holds one (no engine
+    writes that; the check guards the one-copy path)."""
+    pytest.importorskip("pyarrow")
+    from evtx_twin import arrow
+    from evtx_twin._parser import RawBatch
+
+    for texts in ([b'{"a":1}', '{"b":"\u00e9\u4e2d"}'.encode(), b"{}"], [b'{"a":"x\ny"}', b'{"b":2}'], []):
+        ends = [0]
+        for text in texts:
+            ends.append(ends[-1] + len(text) + 1)
+        data = b"".join(text + b"\n" for text in texts)
+        raw = RawBatch(len(texts), data, struct.pack(f"<{len(ends)}Q", *ends), *[b""] * 6)
+        column = arrow._json_column(raw)
+        column.validate(full=True)
+        assert column.to_pylist() == [text.decode() for text in texts]
+
+
+def test_to_arrow_tries_no_import_per_batch(monkeypatch):
+    """The Arrow kernels get their constants as scalars made once: a Python int converted per
+    call made pyarrow try `import dateutil.relativedelta` each time, a failed search of
+    sys.path per kernel call when dateutil is not installed (PERF.md P15)."""
+    pytest.importorskip("pyarrow")
+    path = some_sample()
+    evtx_twin.Parser(path).to_arrow()  # imports evtx_twin.arrow and what pyarrow loads once
+    attempts = []
+    real = builtins.__import__
+
+    def watch(name, *args, **kwargs):
+        if name and name not in sys.modules:  # `from . import arrow` asks for ""
+            attempts.append(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", watch)
+    table = evtx_twin.Parser(path).to_arrow()
+    monkeypatch.undo()
+    assert table.num_rows > 0
+    assert attempts == []
+
+
 def test_bad_options_are_refused():
     with pytest.raises(ValueError):
         evtx_twin.Parser(b"", engine="python")
@@ -192,6 +236,26 @@ def test_records_json_parsed_and_timestamps():
 def parser_filetime(parser):
     batch = next(parser.batches())
     return memoryview(batch.filetimes).cast("Q")[0]
+
+
+@pytest.mark.parametrize("engine", ["rust", "zig"])
+def test_the_read_ahead_starts_with_a_small_batch(engine, cli):
+    """threads=2 asks for `FIRST_ENTRIES` first, so the caller starts after ~1 ms of rendering
+    (PERF.md P14), then for `BATCH_ENTRIES`; the records are the CLI's either way."""
+    from evtx_twin import _parser
+
+    path = max(samples() or sorted((FIXTURES / "synthetic").glob("*.evtx")),
+               key=lambda p: p.stat().st_size)
+    lines = cli.jsonl(engine, path)
+    if len(lines) <= _parser.FIRST_ENTRIES:
+        pytest.skip(f"{path.name} has {len(lines)} records, no more than one small batch")
+    for threads, first in ((1, _parser.BATCH_ENTRIES), (2, _parser.FIRST_ENTRIES)):
+        parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True, threads=threads)
+        counts = [b.count for b in parser.batches()]
+        assert counts[0] == min(first, sum(counts)), threads
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+            assert [r["data"] for r in parser.records_json()] == lines, threads
 
 
 @pytest.mark.parametrize("engine", ["rust", "zig"])

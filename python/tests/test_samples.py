@@ -91,13 +91,13 @@ SYSTEM = ["provider", "event_id", "level", "channel", "computer"]
 @pytest.mark.parametrize("path", samples(), ids=lambda p: p.name)
 def test_system_columns_and_threads_equal_the_reference(path):
     """`evtx_parser_batch_system` of both engines equals the reference library's on the same
-    bytes, and pulling with 2 worker threads gives what the reference gives with 1 (the
-    threaded pull keeps the output order)."""
+    bytes, and pulling on a read-ahead thread (threads=2) whose engine renders with 2 workers
+    (threads=3) gives what the reference gives with 1 (the threaded pull keeps the order)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
         reference = evtx_twin.Parser(str(path), engine="reference", skip_errors=True, threads=1).to_arrow()
         for engine in ENGINES:
-            for threads in (1, 2):
+            for threads in (1, 2, 3):
                 table = evtx_twin.Parser(str(path), engine=engine, skip_errors=True, threads=threads).to_arrow()
                 for name in SYSTEM + ["json", "event_record_id", "chunk", "offset"]:
                     assert table.column(name).equals(reference.column(name)), (engine, threads, name)
