@@ -1,6 +1,6 @@
 //! The thread pipeline (the twin of `rust/evtx-core/src/pipeline.rs`): `threads` renderers,
 //! the caller's thread and `threads - 1` workers, render chunk slots in order into a bounded
-//! reorder window that the caller drains strictly in chunk order, so at most `2 x threads`
+//! reorder window that the caller drains strictly in chunk order, so at most `4 x threads`
 //! rendered chunks wait and memory does not grow with the file.
 const std = @import("std");
 const assert = std.debug.assert;
@@ -62,12 +62,16 @@ pub fn runInline(
     }
 }
 
-/// Jobs are taken in order; job `j` is rendered into window slot `j % window`, and the
-/// caller hands slot after slot to the consumer strictly in job order. The caller renders
-/// too (PERF.md H82): `threads` renderers are the caller and `threads - 1` workers, so `-t 2`
-/// runs two busy threads on two cores, not two workers and a consumer that wakes per chunk.
-/// A job is taken only once its slot is drained (a worker that took one early waits), so
-/// no more than `window` chunks are ever rendered ahead of the consumer.
+/// Results each renderer owns; the window is this many jobs per renderer.
+const results_per_renderer = 4;
+
+/// Jobs are taken in order and the caller hands them to the consumer strictly in job order.
+/// The caller renders too (PERF.md H82): `threads` renderers are the caller and
+/// `threads - 1` workers, so `-t 2` runs two busy threads on two cores, not two workers and a
+/// consumer that wakes per chunk. Each renderer fills its own results in turn, so a result's
+/// buffers are only ever written by one thread and stay in that core's cache (PERF.md H83).
+/// A job is taken only when it is less than `window` jobs ahead of the consumer and one of
+/// its renderer's results is drained, so memory does not grow with the file.
 pub const Pipeline = struct {
     gpa: Allocator,
     in: *const Input,
@@ -76,13 +80,19 @@ pub const Pipeline = struct {
     mutex: std.Thread.Mutex = .{},
     /// Signalled when a worker finishes a job while the caller waits for one.
     ready_cond: std.Thread.Condition = .{},
-    /// Signalled when the caller drains a slot while a worker waits for room.
+    /// Signalled when the caller drains a result while a worker waits for room.
     room_cond: std.Thread.Condition = .{},
     next_job: usize = 0,
-    /// Jobs handed to the consumer; job `j` may be rendered once `j < emitted + window`.
+    /// Jobs handed to the consumer; job `j` may be taken once `j < emitted + window`.
     emitted: usize = 0,
-    /// Per window slot: whether it holds its job's finished result.
-    window_ready: []bool,
+    /// Per window slot (job `j` in slot `j % window`): the renderer that finished the job.
+    finished_by: []?usize,
+    /// Per renderer: jobs taken and results drained. A renderer's jobs are drained in the
+    /// order it took them, so its job number `taken` goes to its result
+    /// `taken % results_per_renderer`.
+    taken: []usize,
+    drained: []usize,
+    /// `results_per_renderer` per renderer, renderer `k`'s from `k * results_per_renderer`.
     results: []ChunkResult,
     /// `renderers[0]` is the caller's, `renderers[1..]` the workers'.
     renderers: []Renderer,
@@ -102,65 +112,85 @@ pub const Pipeline = struct {
         threads: usize,
     ) !void {
         assert(threads >= 2 and threads <= threads_max);
-        const window = 2 * threads;
         pl.* = .{
             .gpa = gpa,
             .in = in,
             .order = order,
             .settings = settings,
-            .window_ready = try gpa.alloc(bool, window),
-            .results = try gpa.alloc(ChunkResult, window),
+            .finished_by = try gpa.alloc(?usize, results_per_renderer * threads),
+            .taken = try gpa.alloc(usize, threads),
+            .drained = try gpa.alloc(usize, threads),
+            .results = try gpa.alloc(ChunkResult, results_per_renderer * threads),
             .renderers = try gpa.alloc(Renderer, threads),
             .workers = try gpa.alloc(std.Thread, threads - 1),
         };
-        for (pl.window_ready, pl.results) |*rd, *res| {
-            rd.* = false;
-            res.* = ChunkResult.init(gpa);
-        }
+        @memset(pl.finished_by, null);
+        @memset(pl.taken, 0);
+        @memset(pl.drained, 0);
+        for (pl.results) |*res| res.* = ChunkResult.init(gpa);
         for (pl.renderers) |*r| r.init(gpa, settings);
     }
 
     pub fn deinit(pl: *Pipeline) void {
         for (pl.results) |*r| r.deinit();
         for (pl.renderers) |*r| r.deinit();
-        pl.gpa.free(pl.window_ready);
+        pl.gpa.free(pl.finished_by);
+        pl.gpa.free(pl.taken);
+        pl.gpa.free(pl.drained);
         pl.gpa.free(pl.results);
         pl.gpa.free(pl.renderers);
         pl.gpa.free(pl.workers);
     }
 
-    /// Records job `job`'s outcome (mutex held): its slot is ready, or the run failed.
-    fn finished(pl: *Pipeline, job: usize, outcome: anyerror!void) void {
+    const Job = struct { job: usize, result: usize };
+
+    /// Takes the next job for renderer `k` if the window and `k`'s results have room (mutex
+    /// held): the job and the index into `results` it goes to.
+    fn take(pl: *Pipeline, k: usize) ?Job {
+        const job = pl.next_job;
+        const room = job < pl.order.len and job < pl.emitted + pl.finished_by.len and
+            pl.taken[k] - pl.drained[k] < results_per_renderer;
+        if (!room or pl.stop) return null;
+        pl.next_job += 1;
+        const result = k * results_per_renderer + pl.taken[k] % results_per_renderer;
+        pl.taken[k] += 1;
+        return .{ .job = job, .result = result };
+    }
+
+    /// Renderer `k` renders `job` (mutex held on entry and exit, released meanwhile), then
+    /// marks it finished, or the run failed, waking the caller if it waits.
+    fn render(pl: *Pipeline, k: usize, job: Job) void {
+        pl.mutex.unlock();
+        const outcome = pl.renderers[k].renderChunk(
+            pl.in,
+            pl.order[job.job],
+            &pl.results[job.result],
+        );
+        pl.mutex.lock();
         if (outcome) |_| {} else |e| {
             if (pl.failed == null) pl.failed = e;
             pl.stop = true;
         }
-        pl.window_ready[job % pl.results.len] = true;
+        pl.finished_by[job.job % pl.finished_by.len] = k;
         if (pl.caller_waits) pl.ready_cond.signal();
     }
 
-    fn worker(pl: *Pipeline, r: *Renderer) void {
-        const window = pl.results.len;
+    fn worker(pl: *Pipeline, k: usize) void {
         pl.mutex.lock();
         defer pl.mutex.unlock();
         while (!pl.stop and pl.next_job < pl.order.len) {
-            const job = pl.next_job;
-            pl.next_job += 1;
-            while (job >= pl.emitted + window and !pl.stop) {
+            if (pl.take(k)) |job| {
+                pl.render(k, job);
+            } else {
                 pl.workers_waiting += 1;
                 pl.room_cond.wait(&pl.mutex);
                 pl.workers_waiting -= 1;
             }
-            if (pl.stop) return;
-            pl.mutex.unlock();
-            const outcome = r.renderChunk(pl.in, pl.order[job], &pl.results[job % window]);
-            pl.mutex.lock();
-            pl.finished(job, outcome);
         }
     }
 
-    /// The caller: hands the next result to `consumer` when it is ready, else renders the
-    /// next job itself when its slot is free, else waits for a worker.
+    /// The caller (renderer 0): hands the next result to `consumer` when it is ready, else
+    /// renders the next job itself when there is room, else waits for a worker.
     pub fn drive(pl: *Pipeline, consumer: Consumer) anyerror!void {
         var spawned: usize = 0;
         defer {
@@ -171,35 +201,27 @@ pub const Pipeline = struct {
             for (pl.workers[0..spawned]) |t| t.join();
         }
         // A worker that cannot start leaves its share to the others and the caller.
-        for (pl.workers, pl.renderers[1..]) |*t, *r| {
-            t.* = std.Thread.spawn(.{}, worker, .{ pl, r }) catch break;
+        for (pl.workers, 1..) |*t, k| {
+            t.* = std.Thread.spawn(.{}, worker, .{ pl, k }) catch break;
             spawned += 1;
         }
-        const window = pl.results.len;
         pl.mutex.lock();
         defer pl.mutex.unlock();
         while (pl.emitted < pl.order.len) {
             if (pl.failed) |e| return e;
-            const w = pl.emitted % window;
-            if (pl.window_ready[w]) {
+            const w = pl.emitted % pl.finished_by.len;
+            if (pl.finished_by[w]) |k| {
+                const result = k * results_per_renderer + pl.drained[k] % results_per_renderer;
                 pl.mutex.unlock();
-                const outcome = consumer.consume(consumer.context, &pl.results[w]);
+                const outcome = consumer.consume(consumer.context, &pl.results[result]);
                 pl.mutex.lock();
-                pl.window_ready[w] = false;
+                pl.finished_by[w] = null;
+                pl.drained[k] += 1;
                 pl.emitted += 1;
                 if (pl.workers_waiting > 0) pl.room_cond.broadcast();
                 try outcome;
-            } else if (pl.next_job < pl.order.len and pl.next_job < pl.emitted + window) {
-                const job = pl.next_job;
-                pl.next_job += 1;
-                pl.mutex.unlock();
-                const outcome = pl.renderers[0].renderChunk(
-                    pl.in,
-                    pl.order[job],
-                    &pl.results[job % window],
-                );
-                pl.mutex.lock();
-                pl.finished(job, outcome);
+            } else if (pl.take(0)) |job| {
+                pl.render(0, job);
             } else {
                 pl.caller_waits = true;
                 pl.ready_cond.wait(&pl.mutex);

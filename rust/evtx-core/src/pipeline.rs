@@ -1,16 +1,19 @@
 //! The ordered pipeline (chunks come out in the order of contract 3.3): `threads` renderers,
-//! the caller's thread and `threads - 1` workers, each with its own [`Renderer`], render chunk
-//! slots into a window, and the caller hands the results to the sink strictly in chunk order.
+//! the caller's thread and `threads - 1` workers, each with its own [`Renderer`] and results,
+//! render chunk slots, and the caller hands the results to the sink strictly in chunk order.
 //! The caller renders too (PERF.md H82): `-t 2` is two busy threads on two cores, not two
-//! workers and a consumer woken for every chunk. Job `j` is rendered into window slot
-//! `j % window` only once job `j - window` went to the sink, so memory stays bounded whatever
-//! the file size.
+//! workers and a consumer woken for every chunk. A job is taken only when it is less than a
+//! window ahead of the sink and one of its renderer's results is drained, so memory stays
+//! bounded whatever the file size.
 
 use crate::dump::{ChunkResult, Renderer};
 use crate::input::{ChunkOrder, ChunkSource};
 use crate::options::Options;
 use std::ops::ControlFlow;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+/// Results each renderer owns; the window is this many jobs per renderer.
+const RESULTS_PER_RENDERER: usize = 4;
 
 /// Renders the slots of `order` with `threads` renderers (the caller's thread among them),
 /// handing each result to `sink` in order; with one thread inline on the caller's thread.
@@ -27,11 +30,11 @@ where
     // Scoped threads, not a pool: every worker is joined before `dump` returns, so an embedder
     // may unload the library right after (a dropped rayon pool lets its threads run on).
     std::thread::scope(|scope| {
-        for _ in 1..threads {
+        for k in 1..threads {
             let pipeline = &pipeline;
             // A worker that cannot start leaves its share to the others and the caller.
             let worker = std::thread::Builder::new()
-                .spawn_scoped(scope, move || pipeline.worker(file, opts));
+                .spawn_scoped(scope, move || pipeline.worker(file, opts, k));
             if worker.is_err() {
                 break;
             }
@@ -60,24 +63,34 @@ where
 /// What the caller and the workers share.
 struct Pipeline<'o> {
     order: &'o ChunkOrder,
+    /// Jobs rendered ahead of the sink at most.
+    window: usize,
     state: Mutex<State>,
     /// Signalled when a worker finishes a job while the caller waits for one.
     ready_cond: Condvar,
-    /// Signalled when the caller drains a slot while a worker waits for room.
+    /// Signalled when the caller drains a result while a worker waits for room.
     room_cond: Condvar,
-    /// The window: job `j`'s result in slot `j % len`. A slot's lock is only ever taken by
-    /// the one thread the state hands the slot to, so it never blocks.
-    results: Vec<Mutex<ChunkResult>>,
+    /// Per renderer (0 is the caller's), its own results, filled in turn: a result's buffers
+    /// are only ever written by one thread, so they stay in that core's cache (PERF.md H83).
+    /// A result's lock is only taken by the one thread the state hands it to: it never blocks.
+    results: Vec<Vec<Mutex<ChunkResult>>>,
 }
 
 /// The pipeline's bookkeeping, under one lock held only between chunks.
 struct State {
     /// Index into `order` of the next job to take.
     next_job: usize,
-    /// Jobs handed to the sink; job `j` may be rendered once `j < emitted + window`.
+    /// Jobs handed to the sink; job `j` may be taken once `j < emitted + window`.
     emitted: usize,
-    /// Per window slot: whether it holds its job's finished result.
-    window_ready: Vec<bool>,
+    /// Per window slot (job `j` in slot `j % window`): the renderer whose result holds the
+    /// finished job.
+    finished_by: Vec<Option<usize>>,
+    /// Per renderer: jobs taken and results drained. A renderer takes a job only while one
+    /// of its results is drained (`taken - drained < results per renderer`); its jobs are
+    /// drained in the order it took them, so job number `taken` goes to result
+    /// `taken % results per renderer`.
+    taken: Vec<usize>,
+    drained: Vec<usize>,
     /// The caller sleeps on `ready_cond`; workers sleep on `room_cond`. Counted so that a
     /// wake-up (a futex call) is only made when someone sleeps.
     caller_waits: bool,
@@ -90,111 +103,130 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+fn wait<'a>(cond: &Condvar, state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    cond.wait(state).unwrap_or_else(PoisonError::into_inner)
+}
+
 impl<'o> Pipeline<'o> {
     fn new(order: &'o ChunkOrder, threads: usize) -> Pipeline<'o> {
-        let window = 2 * threads;
+        let window = RESULTS_PER_RENDERER * threads;
         Pipeline {
             order,
+            window,
             state: Mutex::new(State {
                 next_job: 0,
                 emitted: 0,
-                window_ready: vec![false; window],
+                finished_by: vec![None; window],
+                taken: vec![0; threads],
+                drained: vec![0; threads],
                 caller_waits: false,
                 workers_waiting: 0,
                 stop: false,
             }),
             ready_cond: Condvar::new(),
             room_cond: Condvar::new(),
-            results: (0..window).map(|_| Mutex::default()).collect(),
+            results: (0..threads)
+                .map(|_| {
+                    (0..RESULTS_PER_RENDERER)
+                        .map(|_| Mutex::default())
+                        .collect()
+                })
+                .collect(),
         }
     }
 
-    fn window(&self) -> usize {
-        self.results.len()
+    /// Takes the next job for renderer `k` if the window and `k`'s results have room
+    /// (state locked): the job and the index of `k`'s result it goes to.
+    fn take(&self, state: &mut State, k: usize) -> Option<(usize, usize)> {
+        let job = state.next_job;
+        let room = job < self.order.len()
+            && job < state.emitted + self.window
+            && state.taken[k] - state.drained[k] < RESULTS_PER_RENDERER;
+        if !room || state.stop {
+            return None;
+        }
+        state.next_job += 1;
+        let index = state.taken[k] % RESULTS_PER_RENDERER;
+        state.taken[k] += 1;
+        Some((job, index))
     }
 
-    /// Renders job `job` into its window slot (the state's lock released meanwhile).
-    fn render<S>(&self, r: &mut Renderer, file: &S, job: usize)
+    /// Renderer `k` renders job `job` into its result `index` (the state's lock released
+    /// meanwhile), then marks it finished, waking the caller if it waits.
+    fn render<S>(&self, r: &mut Renderer, file: &S, k: usize, (job, index): (usize, usize))
     where
         S: ChunkSource + ?Sized,
     {
-        let slot = self.order.get(job).expect("a job is taken only below the order's length");
-        r.render_chunk_into(file, slot, &mut lock(&self.results[job % self.window()]));
-    }
-
-    /// Marks job `job` rendered (state locked), waking the caller if it waits.
-    fn finished(&self, state: &mut State, job: usize) {
-        state.window_ready[job % self.window()] = true;
+        let slot = self
+            .order
+            .get(job)
+            .expect("a job is taken only below the order's length");
+        r.render_chunk_into(file, slot, &mut lock(&self.results[k][index]));
+        let mut state = lock(&self.state);
+        state.finished_by[job % self.window] = Some(k);
         if state.caller_waits {
             self.ready_cond.notify_one();
         }
     }
 
-    /// One worker: takes the next job, waits for its slot to be drained, renders it, until
-    /// the order or the sink is done.
-    fn worker<S>(&self, file: &S, opts: &Options)
+    /// Worker `k`: takes the next job when there is room, renders it, until the order or
+    /// the sink is done.
+    fn worker<S>(&self, file: &S, opts: &Options, k: usize)
     where
         S: ChunkSource + ?Sized,
     {
         let mut r = Renderer::new(opts);
         let mut state = lock(&self.state);
         while !state.stop && state.next_job < self.order.len() {
-            let job = state.next_job;
-            state.next_job += 1;
-            while job >= state.emitted + self.window() && !state.stop {
-                state.workers_waiting += 1;
-                state = self.room_cond.wait(state).unwrap_or_else(PoisonError::into_inner);
-                state.workers_waiting -= 1;
+            match self.take(&mut state, k) {
+                Some(job) => {
+                    drop(state);
+                    self.render(&mut r, file, k, job);
+                    state = lock(&self.state);
+                }
+                None => {
+                    state.workers_waiting += 1;
+                    state = wait(&self.room_cond, state);
+                    state.workers_waiting -= 1;
+                }
             }
-            if state.stop {
-                return;
-            }
-            drop(state);
-            self.render(&mut r, file, job);
-            state = lock(&self.state);
-            self.finished(&mut state, job);
         }
     }
 
-    /// The caller: hands the next result to `sink` when it is ready, else renders the next
-    /// job itself when its slot is free, else waits for a worker; stops everything when
-    /// `sink` breaks.
+    /// The caller (renderer 0): hands the next result to `sink` when it is ready, else
+    /// renders the next job itself when there is room, else waits for a worker; stops
+    /// everything when `sink` breaks.
     fn drive<S, F>(&self, file: &S, opts: &Options, sink: &mut F)
     where
         S: ChunkSource + ?Sized,
         F: FnMut(&ChunkResult) -> ControlFlow<()>,
     {
         let mut r = Renderer::new(opts);
-        let window = self.window();
         let mut state = lock(&self.state);
         while state.emitted < self.order.len() {
-            let w = state.emitted % window;
-            if state.window_ready[w] {
+            let w = state.emitted % self.window;
+            if let Some(k) = state.finished_by[w] {
+                let index = state.drained[k] % RESULTS_PER_RENDERER;
                 drop(state);
-                let flow = sink(&lock(&self.results[w]));
+                let flow = sink(&lock(&self.results[k][index]));
                 state = lock(&self.state);
-                state.window_ready[w] = false;
+                state.finished_by[w] = None;
+                state.drained[k] += 1;
                 state.emitted += 1;
-                if flow.is_break() {
-                    state.stop = true;
-                }
+                state.stop = flow.is_break();
                 if state.workers_waiting > 0 || state.stop {
                     self.room_cond.notify_all();
                 }
                 if state.stop {
                     return;
                 }
-            } else if state.next_job < self.order.len() && state.next_job < state.emitted + window
-            {
-                let job = state.next_job;
-                state.next_job += 1;
+            } else if let Some(job) = self.take(&mut state, 0) {
                 drop(state);
-                self.render(&mut r, file, job);
+                self.render(&mut r, file, 0, job);
                 state = lock(&self.state);
-                self.finished(&mut state, job);
             } else {
                 state.caller_waits = true;
-                state = self.ready_cond.wait(state).unwrap_or_else(PoisonError::into_inner);
+                state = wait(&self.ready_cond, state);
                 state.caller_waits = false;
             }
         }
