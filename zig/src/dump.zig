@@ -4,7 +4,7 @@
 //!
 //! Memory: each renderer owns a parser (per-chunk caches, reset with retained capacity)
 //! and one 64 KiB chunk window it reads its chunk into (`input.zig`); each in-flight result
-//! owns its output buffer; nothing is freed between chunks. At most `2 x threads` results
+//! owns its output buffer; nothing is freed between chunks. At most `4 x threads` results
 //! are in flight, so memory does not grow with the file.
 const std = @import("std");
 const limits = @import("limits.zig");

@@ -1,6 +1,7 @@
-//! The thread pipeline (the twin of `rust/evtx-core/src/pipeline.rs`): workers render chunk
-//! slots in order into a bounded reorder window that one consumer drains strictly in chunk
-//! order, so at most `2 x threads` rendered chunks wait and memory does not grow with the file.
+//! The thread pipeline (the twin of `rust/evtx-core/src/pipeline.rs`): `threads` renderers,
+//! the caller's thread and `threads - 1` workers, render chunk slots in order into a bounded
+//! reorder window that the caller drains strictly in chunk order, so at most `4 x threads`
+//! rendered chunks wait and memory does not grow with the file.
 const std = @import("std");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
@@ -22,8 +23,8 @@ pub const Consumer = struct {
 /// and two results each) and stacks, not speed.
 pub const threads_max = limits.threads_max;
 
-/// Renders `order` with `threads` workers (>= 1; at most `threads_max` and one per chunk
-/// are used) and feeds `consumer` in order.
+/// Renders `order` with `threads` renderers, the caller's thread among them (>= 1; at most
+/// `threads_max` and one per chunk are used), and feeds `consumer` in order.
 pub fn run(
     gpa: Allocator,
     in: *const Input,
@@ -61,23 +62,43 @@ pub fn runInline(
     }
 }
 
-/// Workers take jobs in order; results go to a window of 2 x threads slots that the
-/// consumer drains strictly in job order. A worker waits for its slot to be drained, so no
-/// more than `window` chunks are ever rendered ahead of the consumer.
+/// Results each renderer owns; the window is this many jobs per renderer.
+const results_per_renderer = 4;
+
+/// Jobs are taken in order and the caller hands them to the consumer strictly in job order.
+/// The caller renders too (PERF.md H82): `threads` renderers are the caller and
+/// `threads - 1` workers, so `-t 2` runs two busy threads on two cores, not two workers and a
+/// consumer that wakes per chunk. Each renderer fills its own results in turn, so a result's
+/// buffers are only ever written by one thread and stay in that core's cache (PERF.md H83).
+/// A job is taken only when it is less than `window` jobs ahead of the consumer and one of
+/// its renderer's results is drained, so memory does not grow with the file.
 pub const Pipeline = struct {
     gpa: Allocator,
     in: *const Input,
     order: []const u32,
     settings: *const Options,
     mutex: std.Thread.Mutex = .{},
-    cond: std.Thread.Condition = .{},
+    /// Signalled when a worker finishes a job while the caller waits for one.
+    ready_cond: std.Thread.Condition = .{},
+    /// Signalled when the caller drains a result while a worker waits for room.
+    room_cond: std.Thread.Condition = .{},
     next_job: usize = 0,
-    /// Per window slot: the job it holds, and whether it is rendered.
-    window_job: []usize,
-    window_ready: []bool,
+    /// Jobs handed to the consumer; job `j` may be taken once `j < emitted + window`.
+    emitted: usize = 0,
+    /// Per window slot (job `j` in slot `j % window`): the renderer that finished the job.
+    finished_by: []?usize,
+    /// Per renderer: jobs taken and results drained. A renderer's jobs are drained in the
+    /// order it took them, so its job number `taken` goes to its result
+    /// `taken % results_per_renderer`.
+    taken: []usize,
+    drained: []usize,
+    /// `results_per_renderer` per renderer, renderer `k`'s from `k * results_per_renderer`.
     results: []ChunkResult,
+    /// `renderers[0]` is the caller's, `renderers[1..]` the workers'.
     renderers: []Renderer,
     workers: []std.Thread,
+    caller_waits: bool = false,
+    workers_waiting: usize = 0,
     stop: bool = false,
     failed: ?anyerror = null,
 
@@ -91,91 +112,121 @@ pub const Pipeline = struct {
         threads: usize,
     ) !void {
         assert(threads >= 2 and threads <= threads_max);
-        const window = 2 * threads;
         pl.* = .{
             .gpa = gpa,
             .in = in,
             .order = order,
             .settings = settings,
-            .window_job = try gpa.alloc(usize, window),
-            .window_ready = try gpa.alloc(bool, window),
-            .results = try gpa.alloc(ChunkResult, window),
+            .finished_by = try gpa.alloc(?usize, results_per_renderer * threads),
+            .taken = try gpa.alloc(usize, threads),
+            .drained = try gpa.alloc(usize, threads),
+            .results = try gpa.alloc(ChunkResult, results_per_renderer * threads),
             .renderers = try gpa.alloc(Renderer, threads),
-            .workers = try gpa.alloc(std.Thread, threads),
+            .workers = try gpa.alloc(std.Thread, threads - 1),
         };
-        for (pl.window_job, pl.window_ready, pl.results, 0..) |*j, *rd, *res, i| {
-            j.* = i; // Slot i first holds job i.
-            rd.* = false;
-            res.* = ChunkResult.init(gpa);
-        }
+        @memset(pl.finished_by, null);
+        @memset(pl.taken, 0);
+        @memset(pl.drained, 0);
+        for (pl.results) |*res| res.* = ChunkResult.init(gpa);
         for (pl.renderers) |*r| r.init(gpa, settings);
     }
 
     pub fn deinit(pl: *Pipeline) void {
         for (pl.results) |*r| r.deinit();
         for (pl.renderers) |*r| r.deinit();
-        pl.gpa.free(pl.window_job);
-        pl.gpa.free(pl.window_ready);
+        pl.gpa.free(pl.finished_by);
+        pl.gpa.free(pl.taken);
+        pl.gpa.free(pl.drained);
         pl.gpa.free(pl.results);
         pl.gpa.free(pl.renderers);
         pl.gpa.free(pl.workers);
     }
 
-    fn worker(pl: *Pipeline, r: *Renderer) void {
-        const window = pl.results.len;
-        while (true) {
-            pl.mutex.lock();
-            const job = pl.next_job;
-            if (job >= pl.order.len or pl.stop) {
-                pl.mutex.unlock();
-                return;
+    const Job = struct { job: usize, result: usize };
+
+    /// Takes the next job for renderer `k` if the window and `k`'s results have room (mutex
+    /// held): the job and the index into `results` it goes to.
+    fn take(pl: *Pipeline, k: usize) ?Job {
+        const job = pl.next_job;
+        const room = job < pl.order.len and job < pl.emitted + pl.finished_by.len and
+            pl.taken[k] - pl.drained[k] < results_per_renderer;
+        if (!room or pl.stop) return null;
+        pl.next_job += 1;
+        const result = k * results_per_renderer + pl.taken[k] % results_per_renderer;
+        pl.taken[k] += 1;
+        return .{ .job = job, .result = result };
+    }
+
+    /// Renderer `k` renders `job` (mutex held on entry and exit, released meanwhile), then
+    /// marks it finished, or the run failed, waking the caller if it waits.
+    fn render(pl: *Pipeline, k: usize, job: Job) void {
+        pl.mutex.unlock();
+        const outcome = pl.renderers[k].renderChunk(
+            pl.in,
+            pl.order[job.job],
+            &pl.results[job.result],
+        );
+        pl.mutex.lock();
+        if (outcome) |_| {} else |e| {
+            if (pl.failed == null) pl.failed = e;
+            pl.stop = true;
+        }
+        pl.finished_by[job.job % pl.finished_by.len] = k;
+        if (pl.caller_waits) pl.ready_cond.signal();
+    }
+
+    fn worker(pl: *Pipeline, k: usize) void {
+        pl.mutex.lock();
+        defer pl.mutex.unlock();
+        while (!pl.stop and pl.next_job < pl.order.len) {
+            if (pl.take(k)) |job| {
+                pl.render(k, job);
+            } else {
+                pl.workers_waiting += 1;
+                pl.room_cond.wait(&pl.mutex);
+                pl.workers_waiting -= 1;
             }
-            pl.next_job += 1;
-            const w = job % window;
-            while (pl.window_job[w] != job and !pl.stop) pl.cond.wait(&pl.mutex);
-            pl.mutex.unlock();
-            if (pl.stop) return;
-            const err = r.renderChunk(pl.in, pl.order[job], &pl.results[w]);
-            pl.mutex.lock();
-            if (err) |_| {} else |e| {
-                pl.failed = e;
-                pl.stop = true;
-            }
-            pl.window_ready[w] = true;
-            pl.cond.broadcast();
-            pl.mutex.unlock();
         }
     }
 
+    /// The caller (renderer 0): hands the next result to `consumer` when it is ready, else
+    /// renders the next job itself when there is room, else waits for a worker.
     pub fn drive(pl: *Pipeline, consumer: Consumer) anyerror!void {
         var spawned: usize = 0;
         defer {
             pl.mutex.lock();
             pl.stop = true;
-            pl.cond.broadcast();
+            pl.room_cond.broadcast();
             pl.mutex.unlock();
             for (pl.workers[0..spawned]) |t| t.join();
         }
-        for (pl.renderers, 0..) |*r, i| {
-            pl.workers[i] = try std.Thread.spawn(.{}, worker, .{ pl, r });
+        // A worker that cannot start leaves its share to the others and the caller.
+        for (pl.workers, 1..) |*t, k| {
+            t.* = std.Thread.spawn(.{}, worker, .{ pl, k }) catch break;
             spawned += 1;
         }
-        const window = pl.results.len;
-        for (0..pl.order.len) |job| {
-            const w = job % window;
-            pl.mutex.lock();
-            while (!pl.window_ready[w] and !pl.stop) pl.cond.wait(&pl.mutex);
-            if (pl.failed) |e| {
+        pl.mutex.lock();
+        defer pl.mutex.unlock();
+        while (pl.emitted < pl.order.len) {
+            if (pl.failed) |e| return e;
+            const w = pl.emitted % pl.finished_by.len;
+            if (pl.finished_by[w]) |k| {
+                const result = k * results_per_renderer + pl.drained[k] % results_per_renderer;
                 pl.mutex.unlock();
-                return e;
+                const outcome = consumer.consume(consumer.context, &pl.results[result]);
+                pl.mutex.lock();
+                pl.finished_by[w] = null;
+                pl.drained[k] += 1;
+                pl.emitted += 1;
+                if (pl.workers_waiting > 0) pl.room_cond.broadcast();
+                try outcome;
+            } else if (pl.take(0)) |job| {
+                pl.render(0, job);
+            } else {
+                pl.caller_waits = true;
+                pl.ready_cond.wait(&pl.mutex);
+                pl.caller_waits = false;
             }
-            pl.mutex.unlock();
-            try consumer.consume(consumer.context, &pl.results[w]);
-            pl.mutex.lock();
-            pl.window_ready[w] = false;
-            pl.window_job[w] = job + window;
-            pl.cond.broadcast();
-            pl.mutex.unlock();
         }
     }
 };

@@ -584,7 +584,7 @@ impl Renderer {
 /// With one thread everything runs inline on the caller's thread.
 ///
 /// Memory is bounded whatever the file size: each worker reads one chunk at a time into its own
-/// window (for a file source), and at most `2 * threads` rendered chunks wait for the sink
+/// window (for a file source), and at most `4 * threads` rendered chunks wait for the sink
 /// ([`crate::pipeline`]).
 pub fn dump<S, F>(file: &S, opts: &Options, mut sink: F)
 where

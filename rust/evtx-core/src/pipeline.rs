@@ -1,19 +1,22 @@
-//! The ordered worker pipeline (chunks come out in the order of contract 3.3): `threads`
-//! workers render chunk slots, each with its own [`Renderer`], and one consumer, the caller's
-//! thread, hands the results to the sink strictly in chunk order. Workers run at most a window
-//! of `2 × threads` chunks ahead of the consumer, so memory stays bounded whatever the file
-//! size, and the consumer gives each result back to the workers once the sink is done with it.
+//! The ordered pipeline (chunks come out in the order of contract 3.3): `threads` renderers,
+//! the caller's thread and `threads - 1` workers, each with its own [`Renderer`] and results,
+//! render chunk slots, and the caller hands the results to the sink strictly in chunk order.
+//! The caller renders too (PERF.md H82): `-t 2` is two busy threads on two cores, not two
+//! workers and a consumer woken for every chunk. A job is taken only when it is less than a
+//! window ahead of the sink and one of its renderer's results is drained, so memory stays
+//! bounded whatever the file size.
 
 use crate::dump::{ChunkResult, Renderer};
 use crate::input::{ChunkOrder, ChunkSource};
 use crate::options::Options;
-use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Condvar, Mutex};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-/// Renders the slots of `order` with `threads` workers, handing each result to `sink` in order;
-/// with one thread (or none that could start) inline on the caller's thread.
+/// Results each renderer owns; the window is this many jobs per renderer.
+const RESULTS_PER_RENDERER: usize = 4;
+
+/// Renders the slots of `order` with `threads` renderers (the caller's thread among them),
+/// handing each result to `sink` in order; with one thread inline on the caller's thread.
 pub(crate) fn run<S, F>(file: &S, opts: &Options, order: &ChunkOrder, threads: usize, sink: &mut F)
 where
     S: ChunkSource + ?Sized,
@@ -24,25 +27,19 @@ where
         return;
     }
     let pipeline = Pipeline::new(order, threads);
-    let (tx, rx) = mpsc::channel::<(usize, ChunkResult)>();
     // Scoped threads, not a pool: every worker is joined before `dump` returns, so an embedder
     // may unload the library right after (a dropped rayon pool lets its threads run on).
     std::thread::scope(|scope| {
-        let mut spawned = 0;
-        for _ in 0..threads {
-            let tx = tx.clone();
+        for k in 1..threads {
             let pipeline = &pipeline;
+            // A worker that cannot start leaves its share to the others and the caller.
             let worker = std::thread::Builder::new()
-                .spawn_scoped(scope, move || pipeline.worker(file, opts, &tx));
-            spawned += usize::from(worker.is_ok());
+                .spawn_scoped(scope, move || pipeline.worker(file, opts, k));
+            if worker.is_err() {
+                break;
+            }
         }
-        drop(tx);
-        if spawned == 0 {
-            // No thread could be started: render on the caller's thread instead.
-            run_inline(file, opts, order, sink);
-            return;
-        }
-        pipeline.consume(&rx, sink);
+        pipeline.drive(file, opts, sink);
     });
 }
 
@@ -63,104 +60,174 @@ where
     }
 }
 
-/// What the workers and the consumer share.
+/// What the caller and the workers share.
 struct Pipeline<'o> {
     order: &'o ChunkOrder,
-    /// Chunks the workers may run ahead of the consumer.
+    /// Jobs rendered ahead of the sink at most.
     window: usize,
-    /// Index into `order` of the next chunk a worker takes.
-    next_index: AtomicUsize,
-    /// The sink asked to stop: workers take no more chunks.
-    stop: AtomicBool,
-    /// Index of the next chunk the sink expects; workers wait on `advanced` while they are a
-    /// window ahead of it.
-    emitted: Mutex<usize>,
-    advanced: Condvar,
-    /// Results the sink is done with, reused by the workers.
-    recycled: Mutex<Vec<ChunkResult>>,
+    state: Mutex<State>,
+    /// Signalled when a worker finishes a job while the caller waits for one.
+    ready_cond: Condvar,
+    /// Signalled when the caller drains a result while a worker waits for room.
+    room_cond: Condvar,
+    /// Per renderer (0 is the caller's), its own results, filled in turn: a result's buffers
+    /// are only ever written by one thread, so they stay in that core's cache (PERF.md H83).
+    /// A result's lock is only taken by the one thread the state hands it to: it never blocks.
+    results: Vec<Vec<Mutex<ChunkResult>>>,
+}
+
+/// The pipeline's bookkeeping, under one lock held only between chunks.
+struct State {
+    /// Index into `order` of the next job to take.
+    next_job: usize,
+    /// Jobs handed to the sink; job `j` may be taken once `j < emitted + window`.
+    emitted: usize,
+    /// Per window slot (job `j` in slot `j % window`): the renderer whose result holds the
+    /// finished job.
+    finished_by: Vec<Option<usize>>,
+    /// Per renderer: jobs taken and results drained. A renderer takes a job only while one
+    /// of its results is drained (`taken - drained < results per renderer`); its jobs are
+    /// drained in the order it took them, so job number `taken` goes to result
+    /// `taken % results per renderer`.
+    taken: Vec<usize>,
+    drained: Vec<usize>,
+    /// The caller sleeps on `ready_cond`; workers sleep on `room_cond`. Counted so that a
+    /// wake-up (a futex call) is only made when someone sleeps.
+    caller_waits: bool,
+    workers_waiting: usize,
+    /// The sink asked to stop: no more jobs are taken.
+    stop: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn wait<'a>(cond: &Condvar, state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    cond.wait(state).unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<'o> Pipeline<'o> {
     fn new(order: &'o ChunkOrder, threads: usize) -> Pipeline<'o> {
+        let window = RESULTS_PER_RENDERER * threads;
         Pipeline {
             order,
-            window: 2 * threads,
-            next_index: AtomicUsize::new(0),
-            stop: AtomicBool::new(false),
-            emitted: Mutex::new(0),
-            advanced: Condvar::new(),
-            recycled: Mutex::new(Vec::new()),
+            window,
+            state: Mutex::new(State {
+                next_job: 0,
+                emitted: 0,
+                finished_by: vec![None; window],
+                taken: vec![0; threads],
+                drained: vec![0; threads],
+                caller_waits: false,
+                workers_waiting: 0,
+                stop: false,
+            }),
+            ready_cond: Condvar::new(),
+            room_cond: Condvar::new(),
+            results: (0..threads)
+                .map(|_| {
+                    (0..RESULTS_PER_RENDERER)
+                        .map(|_| Mutex::default())
+                        .collect()
+                })
+                .collect(),
         }
     }
 
-    /// One worker: takes the next chunk, waits for room in the window, renders it into a
-    /// recycled result and sends it to the consumer, until the order or the sink is done.
-    fn worker<S>(&self, file: &S, opts: &Options, tx: &mpsc::Sender<(usize, ChunkResult)>)
+    /// Takes the next job for renderer `k` if the window and `k`'s results have room
+    /// (state locked): the job and the index of `k`'s result it goes to.
+    fn take(&self, state: &mut State, k: usize) -> Option<(usize, usize)> {
+        let job = state.next_job;
+        let room = job < self.order.len()
+            && job < state.emitted + self.window
+            && state.taken[k] - state.drained[k] < RESULTS_PER_RENDERER;
+        if !room || state.stop {
+            return None;
+        }
+        state.next_job += 1;
+        let index = state.taken[k] % RESULTS_PER_RENDERER;
+        state.taken[k] += 1;
+        Some((job, index))
+    }
+
+    /// Renderer `k` renders job `job` into its result `index` (the state's lock released
+    /// meanwhile), then marks it finished, waking the caller if it waits.
+    fn render<S>(&self, r: &mut Renderer, file: &S, k: usize, (job, index): (usize, usize))
+    where
+        S: ChunkSource + ?Sized,
+    {
+        let slot = self
+            .order
+            .get(job)
+            .expect("a job is taken only below the order's length");
+        r.render_chunk_into(file, slot, &mut lock(&self.results[k][index]));
+        let mut state = lock(&self.state);
+        state.finished_by[job % self.window] = Some(k);
+        if state.caller_waits {
+            self.ready_cond.notify_one();
+        }
+    }
+
+    /// Worker `k`: takes the next job when there is room, renders it, until the order or
+    /// the sink is done.
+    fn worker<S>(&self, file: &S, opts: &Options, k: usize)
     where
         S: ChunkSource + ?Sized,
     {
         let mut r = Renderer::new(opts);
-        loop {
-            let i = self.next_index.fetch_add(1, Ordering::Relaxed);
-            let Some(slot) = self.order.get(i) else {
-                return;
-            };
-            if !self.wait_for_room(i) {
-                return;
-            }
-            let mut result = self.recycled_result();
-            r.render_chunk_into(file, slot, &mut result);
-            if tx.send((i, result)).is_err() {
-                return;
+        let mut state = lock(&self.state);
+        while !state.stop && state.next_job < self.order.len() {
+            match self.take(&mut state, k) {
+                Some(job) => {
+                    drop(state);
+                    self.render(&mut r, file, k, job);
+                    state = lock(&self.state);
+                }
+                None => {
+                    state.workers_waiting += 1;
+                    state = wait(&self.room_cond, state);
+                    state.workers_waiting -= 1;
+                }
             }
         }
     }
 
-    /// Blocks while chunk `i` is a window ahead of the consumer; `false` once the sink stopped.
-    fn wait_for_room(&self, i: usize) -> bool {
-        let mut e = self.emitted.lock().unwrap_or_else(|p| p.into_inner());
-        while i >= *e + self.window && !self.stop.load(Ordering::Relaxed) {
-            e = self.advanced.wait(e).unwrap_or_else(|p| p.into_inner());
-        }
-        !self.stop.load(Ordering::Relaxed)
-    }
-
-    fn recycled_result(&self) -> ChunkResult {
-        self.recycled
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .pop()
-            .unwrap_or_default()
-    }
-
-    /// The consumer: reorders what the workers send and hands it to `sink` in chunk order,
-    /// moving the window on after each chunk; stops everything when `sink` breaks.
-    fn consume<F>(&self, rx: &mpsc::Receiver<(usize, ChunkResult)>, sink: &mut F)
+    /// The caller (renderer 0): hands the next result to `sink` when it is ready, else
+    /// renders the next job itself when there is room, else waits for a worker; stops
+    /// everything when `sink` breaks.
+    fn drive<S, F>(&self, file: &S, opts: &Options, sink: &mut F)
     where
+        S: ChunkSource + ?Sized,
         F: FnMut(&ChunkResult) -> ControlFlow<()>,
     {
-        let mut pending: BTreeMap<usize, ChunkResult> = BTreeMap::new();
-        let mut next = 0usize;
-        for (i, result) in rx.iter() {
-            if self.stop.load(Ordering::Relaxed) {
-                continue;
-            }
-            pending.insert(i, result);
-            while let Some(result) = pending.remove(&next) {
-                next += 1;
-                let flow = sink(&result);
-                self.recycled
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(result);
-                *self.emitted.lock().unwrap_or_else(|p| p.into_inner()) = next;
-                self.advanced.notify_all();
-                if flow.is_break() {
-                    self.stop.store(true, Ordering::Relaxed);
-                    self.advanced.notify_all();
-                    pending.clear();
-                    break;
+        let mut r = Renderer::new(opts);
+        let mut state = lock(&self.state);
+        while state.emitted < self.order.len() {
+            let w = state.emitted % self.window;
+            if let Some(k) = state.finished_by[w] {
+                let index = state.drained[k] % RESULTS_PER_RENDERER;
+                drop(state);
+                let flow = sink(&lock(&self.results[k][index]));
+                state = lock(&self.state);
+                state.finished_by[w] = None;
+                state.drained[k] += 1;
+                state.emitted += 1;
+                state.stop = flow.is_break();
+                if state.workers_waiting > 0 || state.stop {
+                    self.room_cond.notify_all();
                 }
+                if state.stop {
+                    return;
+                }
+            } else if let Some(job) = self.take(&mut state, 0) {
+                drop(state);
+                self.render(&mut r, file, 0, job);
+                state = lock(&self.state);
+            } else {
+                state.caller_waits = true;
+                state = wait(&self.ready_cond, state);
+                state.caller_waits = false;
             }
         }
     }
