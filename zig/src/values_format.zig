@@ -329,7 +329,17 @@ pub inline fn writeInt(out: *Out, value: anytype) Error!void {
 /// digits a step from the end (no scratch buffer, no copy).
 noinline fn writeUnsigned(out: *Out, value: u64) Error!void {
     try out.ensure(20);
-    out.advance(putUnsigned(out.spare(), value));
+    const dst = out.spare();
+    // Most integers of a record have one or two digits (levels, opcodes, tasks, versions):
+    // their pair from the table, without the length or the loop (PERF.md H79).
+    if (value < 100) {
+        const pair = std.fmt.digits2(@intCast(value));
+        const one: usize = @intFromBool(value < 10);
+        dst[0] = pair[one];
+        dst[1] = pair[1];
+        return out.advance(2 - one);
+    }
+    out.advance(putUnsigned(dst, value));
 }
 
 /// Writes `value` in decimal at `dst`, which has room for 20 bytes; returns the length.
@@ -642,6 +652,12 @@ test "decimal and hex writers agree with std.fmt at every digit-count edge and a
     var want: [24]u8 = undefined;
     var prng = std.Random.DefaultPrng.init(0x14);
     const random = prng.random();
+    // Every value to 1000: the one- and two-digit step (H79) and the loop on both sides of it.
+    for (0..1001) |v| {
+        out.truncate(0);
+        try writeUnsigned(&out, v);
+        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&want, "{d}", .{v}), out.list.items);
+    }
     var k: usize = 0;
     while (k < 4000) : (k += 1) {
         // Edges around every power of ten and of sixteen, then random values of every width.
