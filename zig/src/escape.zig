@@ -188,7 +188,7 @@ pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
 /// `writeUtf16` of `region[start..][0..len]`: the vector steps may read past the string as
 /// far as `region` goes (PERF.md H54), so only a string that ends within 32 bytes of the
 /// region's end pays a zero-padded copy for its last step.
-fn writeUtf16In(
+pub fn writeUtf16In(
     out: *Out,
     region: []const u8,
     start: usize,

@@ -166,7 +166,8 @@ pub fn writeValueAt(out: *Out, f: Format, v: *const Value, comptime mode: escape
     const p = v.start;
     return switch (v.vtype) {
         T.null_type, T.binxml => {},
-        T.string => escape.writeUtf16(out, c[p..][0..v.len], mode),
+        // In its chunk, so the escaper's last step reads past the string, not a copy (H80).
+        T.string => escape.writeUtf16In(out, c, p, v.len, mode),
         T.ansi => writeAnsi(out, f, c[p..][0..v.len], mode),
         T.int8 => writeSigned(out, @as(i8, @bitCast(c[p]))),
         T.uint8 => writeUnsigned(out, c[p]),
