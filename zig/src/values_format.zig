@@ -327,20 +327,32 @@ pub inline fn writeInt(out: *Out, value: anytype) Error!void {
 }
 
 /// Writes `value` in decimal straight into the output: the length first, then two
-/// digits a step from the end (no scratch buffer, no copy).
+/// digits a step from the end (no scratch buffer, no copy). A leaf when the output has room
+/// (PERF.md H79): the growth call, which made every integer save registers and set up a
+/// frame, is a tail call to `writeUnsignedGrow`.
 noinline fn writeUnsigned(out: *Out, value: u64) Error!void {
-    try out.ensure(20);
+    if (out.list.capacity - out.list.items.len < decimal_len_max) {
+        return writeUnsignedGrow(out, value);
+    }
     const dst = out.spare();
     // Most integers of a record have one or two digits (levels, opcodes, tasks, versions):
-    // their pair from the table, without the length or the loop (PERF.md H79).
+    // their pair from the table in one store, without the length or the loop.
     if (value < 100) {
-        const pair = std.fmt.digits2(@intCast(value));
-        const one: usize = @intFromBool(value < 10);
-        dst[0] = pair[one];
-        dst[1] = pair[1];
-        return out.advance(2 - one);
+        const pair: u16 = @bitCast(std.fmt.digits2(@intCast(value)));
+        const one = value < 10;
+        dst[0..2].* = @bitCast(if (one) pair >> 8 else pair);
+        return out.advance(2 - @as(usize, @intFromBool(one)));
     }
     out.advance(putUnsigned(dst, value));
+}
+
+/// Digits of the largest u64.
+const decimal_len_max = 20;
+
+noinline fn writeUnsignedGrow(out: *Out, value: u64) Error!void {
+    @branchHint(.cold);
+    try out.ensure(decimal_len_max);
+    return writeUnsigned(out, value);
 }
 
 /// Writes `value` in decimal at `dst`, which has room for 20 bytes; returns the length.
@@ -657,7 +669,8 @@ test "decimal and hex writers agree with std.fmt at every digit-count edge and a
     for (0..1001) |v| {
         out.truncate(0);
         try writeUnsigned(&out, v);
-        try std.testing.expectEqualStrings(try std.fmt.bufPrint(&want, "{d}", .{v}), out.list.items);
+        const text = try std.fmt.bufPrint(&want, "{d}", .{v});
+        try std.testing.expectEqualStrings(text, out.list.items);
     }
     var k: usize = 0;
     while (k < 4000) : (k += 1) {
@@ -942,7 +955,9 @@ fn expectAnsiAgrees(table: *const AnsiTable, bytes: []const u8) !void {
     defer fast.deinit();
     var slow = Out.init(std.testing.allocator);
     defer slow.deinit();
-    inline for (.{ escape.Mode.json, escape.Mode.xml_text, escape.Mode.xml_attr, escape.Mode.raw }) |mode| {
+    const M = escape.Mode;
+    const modes = .{ M.json, M.xml_text, M.xml_attr, M.raw };
+    inline for (modes) |mode| {
         fast.truncate(0);
         slow.truncate(0);
         const a = writeAnsiSingle(&fast, table, bytes, mode);
