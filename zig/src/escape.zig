@@ -188,7 +188,7 @@ pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
 /// `writeUtf16` of `region[start..][0..len]`: the vector steps may read past the string as
 /// far as `region` goes (PERF.md H54), so only a string that ends within 32 bytes of the
 /// region's end pays a zero-padded copy for its last step.
-fn writeUtf16In(
+pub fn writeUtf16In(
     out: *Out,
     region: []const u8,
     start: usize,
@@ -338,12 +338,16 @@ inline fn unitAt(src: []const u8, i: usize) u16 {
     return std.mem.readInt(u16, src[i * 2 ..][0..2], .little);
 }
 
+/// The lanes of `v` (UTF-16 units or ANSI bytes) that a plain copy cannot take for `mode`:
+/// non-ASCII, NUL, and the mode's escapes (XML's tab, newline and return too, copied as is by
+/// the scalar step).
 inline fn dirtyLanes(
     comptime width: comptime_int,
-    v: @Vector(width, u16),
+    v: anytype,
     comptime mode: Mode,
 ) @Vector(width, bool) {
-    const V = @Vector(width, u16);
+    const V = @TypeOf(v);
+    comptime assert(@typeInfo(V).vector.len == width);
     const high = v >= @as(V, @splat(0x80));
     if (mode == .raw) return high | (v == @as(V, @splat(0)));
     const ctl = v < @as(V, @splat(0x20));
@@ -361,30 +365,70 @@ inline fn dirtyLanes(
 /// Writes one Unicode scalar value (not a surrogate) escaped for `mode`. JSON control
 /// escapes use lowercase hex: this path serves ANSI text and resolved references (8.2).
 pub fn writeCodepoint(out: *Out, cp: u21, comptime mode: Mode) Error!void {
-    try out.ensure(8);
-    const dst = out.spare();
+    try out.ensure(bytes_per_codepoint_max);
+    out.advance(putCodepoint(out.spare(), cp, mode));
+}
+
+/// Worst-case output bytes of one code point: `\u00XX` / `&quot;` (UTF-8 takes at most 4).
+pub const bytes_per_codepoint_max = 6;
+
+/// `writeCodepoint` into reserved room at `dst` (`bytes_per_codepoint_max` bytes); returns
+/// the bytes written. A surrogate code point is written as a lone surrogate.
+pub inline fn putCodepoint(dst: [*]u8, cp: u21, comptime mode: Mode) usize {
     if (cp < 0x80) {
-        const table = tableFor(mode, false);
-        if (table[cp]) |esc| {
-            @memcpy(dst[0..esc.len], esc);
-            out.advance(esc.len);
-        } else {
-            dst[0] = @intCast(cp);
-            out.advance(1);
+        if (tableFor(mode, false)[cp]) |esc| {
+            copyShort(dst, esc);
+            return esc.len;
         }
-        return;
+        dst[0] = @intCast(cp);
+        return 1;
     }
+    if (cp < 0x800) {
+        dst[0] = @intCast(0xC0 | (cp >> 6));
+        dst[1] = @intCast(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp >= 0xD800 and cp < 0xE000) return lone(dst, mode);
     if ((mode == .xml_text or mode == .xml_attr) and (cp == 0xFFFE or cp == 0xFFFF)) {
         dst[0] = '_';
-        out.advance(1);
-        return;
+        return 1;
     }
-    const n = std.unicode.utf8Encode(cp, dst[0..4]) catch {
-        // A surrogate code point: treat as a lone surrogate.
-        out.advance(lone(dst, mode));
-        return;
-    };
-    out.advance(n);
+    if (cp < 0x10000) {
+        dst[0] = @intCast(0xE0 | (cp >> 12));
+        dst[1] = @intCast(0x80 | ((cp >> 6) & 0x3F));
+        dst[2] = @intCast(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    if (cp > 0x10FFFF) return lone(dst, mode); // Not a code point (UTF-8 would refuse it).
+    dst[0] = @intCast(0xF0 | (cp >> 18));
+    dst[1] = @intCast(0x80 | ((cp >> 12) & 0x3F));
+    dst[2] = @intCast(0x80 | ((cp >> 6) & 0x3F));
+    dst[3] = @intCast(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/// Bytes of one vector step over ANSI text (one AVX2 register).
+pub const byte_lanes = 32;
+const ByteLanes = @Vector(byte_lanes, u8);
+
+/// One vector step over ANSI `bytes` from `at` (PERF.md H78): the bytes, and the mask of
+/// those that need the scalar step (`dirtyLanes`; lanes past the end count as dirty, so the
+/// clean prefix never runs past it). The last step of a string reads a zero-padded copy.
+pub inline fn loadBytes(bytes: []const u8, at: usize, comptime mode: Mode) struct {
+    bytes: ByteLanes,
+    dirty: u32,
+} {
+    assert(at < bytes.len);
+    const rest = bytes.len - at;
+    if (rest >= byte_lanes) {
+        const v: ByteLanes = bytes[at..][0..byte_lanes].*;
+        return .{ .bytes = v, .dirty = @bitCast(dirtyLanes(byte_lanes, v, mode)) };
+    }
+    var tail: [byte_lanes]u8 = @splat(0);
+    copyShort(&tail, bytes[at..]);
+    const v: ByteLanes = tail;
+    const past: u32 = @as(u32, 0xFFFF_FFFF) << @intCast(rest);
+    return .{ .bytes = v, .dirty = @as(u32, @bitCast(dirtyLanes(byte_lanes, v, mode))) | past };
 }
 
 /// Counts UTF-16 units before the first NUL unit in `src` (even length).

@@ -166,7 +166,8 @@ pub fn writeValueAt(out: *Out, f: Format, v: *const Value, comptime mode: escape
     const p = v.start;
     return switch (v.vtype) {
         T.null_type, T.binxml => {},
-        T.string => escape.writeUtf16(out, c[p..][0..v.len], mode),
+        // In its chunk, so the escaper's last step reads past the string, not a copy (H80).
+        T.string => escape.writeUtf16In(out, c, p, v.len, mode),
         T.ansi => writeAnsi(out, f, c[p..][0..v.len], mode),
         T.int8 => writeSigned(out, @as(i8, @bitCast(c[p]))),
         T.uint8 => writeUnsigned(out, c[p]),
@@ -247,17 +248,53 @@ noinline fn writeAnsi(
     comptime mode: escape.Mode,
 ) Error!void {
     switch (f.ansi) {
-        .single_byte => |table| for (bytes) |b| {
-            if (b == 0) continue;
-            const cp: u21 = if (b < 0x80) b else table[b - 0x80];
-            if (cp == 0) return error.InvalidAnsi;
-            try escape.writeCodepoint(out, cp, mode);
-        },
+        .single_byte => |table| return writeAnsiSingle(out, table, bytes, mode),
         .multi_byte => |codec| {
             var decoder = code_pages.Decoder.init(codec, bytes);
             while (try decoder.next()) |cp| try escape.writeCodepoint(out, cp, mode);
         },
     }
+}
+
+/// ANSI text of a single-byte code page (PERF.md H78): 32 bytes a step are tested at once
+/// for what a plain copy cannot take (bytes >= 0x80, NUL, the mode's escapes) and stored as
+/// one vector; only the byte that ends the clean prefix goes through the code page's table
+/// and the escaper, where it used to be a `writeCodepoint` call per byte. On an undefined
+/// byte the text before it stays written, as it did byte by byte.
+fn writeAnsiSingle(
+    out: *Out,
+    table: *const AnsiTable,
+    bytes: []const u8,
+    comptime mode: escape.Mode,
+) Error!void {
+    try out.ensure(bytes.len * escape.bytes_per_codepoint_max + escape.byte_lanes);
+    const dst = out.spare();
+    var d: usize = 0;
+    var i: usize = 0;
+    while (i < bytes.len) {
+        assert(d <= i * escape.bytes_per_codepoint_max);
+        const step = escape.loadBytes(bytes, i, mode);
+        dst[d..][0..escape.byte_lanes].* = step.bytes;
+        if (step.dirty == 0) {
+            i += escape.byte_lanes;
+            d += escape.byte_lanes;
+            continue;
+        }
+        const clean = @ctz(step.dirty);
+        i += clean;
+        d += clean;
+        if (i >= bytes.len) break;
+        const b = bytes[i];
+        i += 1;
+        if (b == 0) continue;
+        const cp: u21 = if (b < 0x80) b else table[b - 0x80];
+        if (cp == 0) {
+            out.advance(d);
+            return error.InvalidAnsi;
+        }
+        d += escape.putCodepoint(dst + d, cp, mode);
+    }
+    out.advance(d);
 }
 
 /// Powers of ten 10^0 ..= 10^19 (all that fit in a u64).
@@ -290,10 +327,32 @@ pub inline fn writeInt(out: *Out, value: anytype) Error!void {
 }
 
 /// Writes `value` in decimal straight into the output: the length first, then two
-/// digits a step from the end (no scratch buffer, no copy).
+/// digits a step from the end (no scratch buffer, no copy). A leaf when the output has room
+/// (PERF.md H79): the growth call, which made every integer save registers and set up a
+/// frame, is a tail call to `writeUnsignedGrow`.
 noinline fn writeUnsigned(out: *Out, value: u64) Error!void {
-    try out.ensure(20);
-    out.advance(putUnsigned(out.spare(), value));
+    if (out.list.capacity - out.list.items.len < decimal_len_max) {
+        return writeUnsignedGrow(out, value);
+    }
+    const dst = out.spare();
+    // Most integers of a record have one or two digits (levels, opcodes, tasks, versions):
+    // their pair from the table in one store, without the length or the loop.
+    if (value < 100) {
+        const pair: u16 = @bitCast(std.fmt.digits2(@intCast(value)));
+        const one = value < 10;
+        dst[0..2].* = @bitCast(if (one) pair >> 8 else pair);
+        return out.advance(2 - @as(usize, @intFromBool(one)));
+    }
+    out.advance(putUnsigned(dst, value));
+}
+
+/// Digits of the largest u64.
+const decimal_len_max = 20;
+
+noinline fn writeUnsignedGrow(out: *Out, value: u64) Error!void {
+    @branchHint(.cold);
+    try out.ensure(decimal_len_max);
+    return writeUnsigned(out, value);
 }
 
 /// Writes `value` in decimal at `dst`, which has room for 20 bytes; returns the length.
@@ -606,6 +665,13 @@ test "decimal and hex writers agree with std.fmt at every digit-count edge and a
     var want: [24]u8 = undefined;
     var prng = std.Random.DefaultPrng.init(0x14);
     const random = prng.random();
+    // Every value to 1000: the one- and two-digit step (H79) and the loop on both sides of it.
+    for (0..1001) |v| {
+        out.truncate(0);
+        try writeUnsigned(&out, v);
+        const text = try std.fmt.bufPrint(&want, "{d}", .{v});
+        try std.testing.expectEqualStrings(text, out.list.items);
+    }
     var k: usize = 0;
     while (k < 4000) : (k += 1) {
         // Edges around every power of ten and of sixteen, then random values of every width.
@@ -864,6 +930,80 @@ test "strings: odd size fails, NUL truncates, string arrays" {
 test "ansi: NUL removal and windows-1252" {
     try expectText(&.{ 'a', 0, 'b', 0x80, 0x81 }, T.ansi, "ab\xE2\x82\xAC\xC2\x81");
     try expectText(&.{ 'x', 0, 0, 'y', 0 }, T.array | T.ansi, "x,,y");
+}
+
+/// ANSI text one byte at a time through `writeCodepoint` (the form before H78): the oracle
+/// for `writeAnsiSingle`.
+fn writeAnsiScalar(
+    out: *Out,
+    table: *const AnsiTable,
+    bytes: []const u8,
+    comptime mode: escape.Mode,
+) Error!void {
+    for (bytes) |b| {
+        if (b == 0) continue;
+        const cp: u21 = if (b < 0x80) b else table[b - 0x80];
+        if (cp == 0) return error.InvalidAnsi;
+        try escape.writeCodepoint(out, cp, mode);
+    }
+}
+
+/// Both ANSI writers on `bytes` in every mode: the same text, or the same error after the
+/// same text.
+fn expectAnsiAgrees(table: *const AnsiTable, bytes: []const u8) !void {
+    var fast = Out.init(std.testing.allocator);
+    defer fast.deinit();
+    var slow = Out.init(std.testing.allocator);
+    defer slow.deinit();
+    const M = escape.Mode;
+    const modes = .{ M.json, M.xml_text, M.xml_attr, M.raw };
+    inline for (modes) |mode| {
+        fast.truncate(0);
+        slow.truncate(0);
+        const a = writeAnsiSingle(&fast, table, bytes, mode);
+        const b = writeAnsiScalar(&slow, table, bytes, mode);
+        if (b) |_| try a else |e| try std.testing.expectError(e, a);
+        try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
+    }
+}
+
+test "ansi: the vector writer equals the byte-by-byte one, a dirty byte at every position" {
+    // Byte classes: every escape of every mode, controls, NUL, DEL, high bytes (one undefined
+    // in windows-1253), in a clean run of every length 0..=40 at every position.
+    const pool = [_]u8{
+        '&',  '<',  '>',  '"',  '\'', '\\', '\n', '\r', '\t', 0x01, 0x08, 0x1F, 0,
+        0x7F, 0x80, 0x81, 0x9D, 0xAA, 0xC0, 0xE9, 0xFF,
+    };
+    const greek = @import("code_pages.zig").lookup("windows-1253").?.single_byte;
+    var buf: [40]u8 = undefined;
+    for (0..buf.len + 1) |len| {
+        for (buf[0..len], 0..) |*b, k| b.* = 'a' + @as(u8, @intCast(k % 26));
+        try expectAnsiAgrees(&windows_1252, buf[0..len]);
+        for (0..len) |at| for (pool) |dirty| {
+            const keep = buf[at];
+            buf[at] = dirty;
+            try expectAnsiAgrees(&windows_1252, buf[0..len]);
+            try expectAnsiAgrees(greek, buf[0..len]);
+            buf[at] = keep;
+        };
+    }
+}
+
+test "property: the vector ANSI writer equals the byte-by-byte one on random text" {
+    var prng = std.Random.DefaultPrng.init(0xA451);
+    const random = prng.random();
+    const greek = @import("code_pages.zig").lookup("windows-1253").?.single_byte;
+    var buf: [200]u8 = undefined;
+    for (0..2000) |_| {
+        const len = random.uintAtMost(usize, buf.len);
+        const dirt = random.uintAtMost(u8, 8); // Dirty bytes per 16, from none to half.
+        for (buf[0..len]) |*b| b.* = if (random.uintLessThan(u8, 16) < dirt)
+            random.int(u8)
+        else
+            ' ' + random.uintLessThan(u8, 95);
+        try expectAnsiAgrees(&windows_1252, buf[0..len]);
+        try expectAnsiAgrees(greek, buf[0..len]);
+    }
 }
 
 test "checkAnsi: every value and array item against the code page" {
