@@ -552,6 +552,11 @@ impl Programs {
                 }
                 let v = slot(t, start as u32, len as u32);
                 (start + len.max(size), 0x400 | u32::from(t), v)
+            } else if t == ty::BINXML && size > 0 && start + size <= chunk.len() {
+                // `decode_sized`'s and `sign_decoded`'s non-empty BinXML value (PERF.md H73):
+                // one a Security record, its `EventData` instance, scanned after the loop.
+                rare.nested += 1;
+                (start + size, 0x800, slot(t, start as u32, size as u32))
             } else {
                 let (decoded, mut stop) =
                     values_decode::decode_sized(chunk, start, t, size, cx.codec).ok()?;
