@@ -192,13 +192,13 @@ struct NameRef {
 }
 
 /// Slots of [`Identities`]' memo: more than a chunk's usual count of definitions in use.
-const MEMO_SLOTS: usize = 16;
+const MEMO_SLOTS: usize = 32;
 
 /// The memo slot of the definition at chunk offset `def_off`: the top bits of a multiplicative
 /// hash, so that offsets differing in any bits spread.
 #[inline]
 fn memo_slot(def_off: u32) -> usize {
-    (def_off.wrapping_mul(0x9e37_79b9) >> 28) as usize % MEMO_SLOTS
+    (def_off.wrapping_mul(0x9e37_79b9) >> 27) as usize % MEMO_SLOTS
 }
 
 /// Bound on the definitions kept per GUID and size (each lookup tries them all).
