@@ -159,7 +159,7 @@ pub struct Identities {
     /// `new_chunk`; `by_offset` never changes an entry within a chunk, so it cannot go stale.
     memo: [Option<(u32, Option<u32>)>; MEMO_SLOTS],
     scratch: Vec<u8>,
-    /// Scratch: the offsets a variant's references read so far, by reference (`NameRef::twin`).
+    /// Scratch: the offsets a variant's references read so far, by reference (`VariantRef::twin`).
     offsets: Vec<u32>,
     next: u32,
     bytes: usize,
@@ -171,13 +171,13 @@ struct Variant {
     /// The body with reference fields (and inline entries' link and hash) zeroed.
     normalized: Vec<u8>,
     /// Its name references, in body order.
-    refs: Vec<NameRef>,
+    refs: Vec<VariantRef>,
     id: u32,
 }
 
 /// One name reference of a known definition shape.
 #[derive(Debug)]
-struct NameRef {
+struct VariantRef {
     /// Position of its offset field in the body.
     pos: u32,
     /// Whether it points at the inline name entry just after the field.
@@ -328,7 +328,7 @@ impl Identities {
             .get_definition(cx, names, s, def_off, depth)
             .ok()?;
         let mut normalized = body.to_vec();
-        let mut refs: Vec<NameRef> = Vec::new();
+        let mut refs: Vec<VariantRef> = Vec::new();
         // The first reference to each name entry elsewhere, by its offset.
         let mut firsts = crate::bytes::FastMap::<u32, u32>::default();
         let mut cost = body.len();
@@ -350,7 +350,7 @@ impl Identities {
             } else {
                 *firsts.entry(r.offset).or_insert(index)
             };
-            refs.push(NameRef {
+            refs.push(VariantRef {
                 pos: p as u32,
                 inline: r.inline,
                 twin,
@@ -801,7 +801,7 @@ mod tests {
         )
     }
 
-    /// Two references of a learnt definition to one name entry (`NameRef::twin`): where they
+    /// Two references of a learnt definition to one name entry (`VariantRef::twin`): where they
     /// point at one offset again, the second text is taken as compared; where they part, each
     /// is compared (PERF.md H74).
     #[test]
