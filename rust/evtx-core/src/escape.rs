@@ -58,8 +58,9 @@ static RAW: [u8; 128] = ascii_table(3);
 
 /// JSON's two-byte escapes: the byte after `\` for `"`, `\` and the control characters with a
 /// short form (`\b \t \n \f \r`); 0 for the rest (plain bytes, and controls written `\u00xx`).
-/// The one list of them: the replay's inline path and `escape_ascii` both read it.
-static JSON_PAIR: [u8; 128] = {
+/// The one list of them: the writer's scalar step, `escape_ascii` and JSON's vector kernel
+/// (`simd::json_run`) read it.
+pub(crate) static JSON_PAIR: [u8; 128] = {
     let mut t = [0u8; 128];
     t[b'"' as usize] = b'"';
     t[b'\\' as usize] = b'\\';
@@ -214,8 +215,13 @@ fn write_utf16_as<const M: u8>(out: &mut Vec<u8>, src: &[u8], start: usize, end:
     let mut i = start;
     while i < end {
         // Runs of plain ASCII (most strings are entirely that) eight units at a time; the unit
-        // the kernel stops at (or the next one, near the end of `src`) is handled here.
-        i += 2 * simd::plain_run(out, src, i, end, sp);
+        // the kernel stops at (or the next one, near the end of `src`) is handled here. JSON's
+        // kernel writes `\` and `"` itself, so a path's backslashes do not stop it (H75).
+        i += 2 * if json {
+            simd::json_run(out, src, i, end)
+        } else {
+            simd::plain_run(out, src, i, end, sp)
+        };
         if i >= end {
             break;
         }
