@@ -82,6 +82,36 @@ pub fn plain_run_scalar(
     run
 }
 
+/// The number of bytes of `src[start..]` (UTF-8 text, or ASCII bytes of an ANSI string) before
+/// the first one that [`Specials::stops_at`] (so non-ASCII bytes stop it too), sixteen per SSE2
+/// step and the last few one at a time: the plain run that `escape::write_str` appends with one
+/// `extend_from_slice` (PERF.md H76). The loads stay inside `src`.
+#[inline]
+pub fn plain_bytes(src: &[u8], start: usize, sp: Specials) -> usize {
+    debug_assert!(start <= src.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        match sp {
+            Specials::Json => sse2::plain_bytes::<0>(src, start),
+            Specials::XmlText => sse2::plain_bytes::<1>(src, start),
+            Specials::XmlAttr => sse2::plain_bytes::<2>(src, start),
+            Specials::Raw => sse2::plain_bytes::<3>(src, start),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        plain_bytes_scalar(src, start, sp)
+    }
+}
+
+/// The scalar twin of [`plain_bytes`].
+pub fn plain_bytes_scalar(src: &[u8], start: usize, sp: Specials) -> usize {
+    src[start..]
+        .iter()
+        .take_while(|&&b| !sp.stops_at(u16::from(b)))
+        .count()
+}
+
 /// JSON's writer after a string's first plain run (PERF.md H75): appends the units of
 /// `src[start..end]` escaped for JSON up to the first non-ASCII unit or control character
 /// without a two-byte escape, and returns how many units it took. `"`, `\\` and `\b \t \n \f \r`
@@ -128,9 +158,9 @@ pub fn json_run_scalar(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) 
 mod sse2 {
     use crate::escape::JSON_PAIR;
     use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi16, _mm_cmplt_epi16,
-        _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16, _mm_set1_epi16,
-        _mm_setzero_si128, _mm_storel_epi64, _mm_storeu_si128,
+        __m128i, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi16, _mm_cmpeq_epi8, _mm_cmplt_epi16,
+        _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16,
+        _mm_set1_epi16, _mm_set1_epi8, _mm_setzero_si128, _mm_storel_epi64, _mm_storeu_si128,
     };
 
     /// Lanes (16-bit) that are `c`.
@@ -217,6 +247,62 @@ mod sse2 {
         // written by that step.
         unsafe { out.set_len(base + copied) };
         copied
+    }
+
+    /// Bytes (8-bit lanes) that are `c`.
+    ///
+    /// # Safety
+    /// As [`eq`]: SSE2, which x86-64 guarantees.
+    #[inline(always)]
+    unsafe fn eq8(v: __m128i, c: u8) -> __m128i {
+        _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8))
+    }
+
+    /// Bytes that `Specials` number `MODE` stops at: below 0x20 or from 0x80 on (one signed
+    /// compare), and the mode's specials.
+    ///
+    /// # Safety
+    /// As [`eq`]: SSE2, which x86-64 guarantees.
+    #[inline(always)]
+    unsafe fn stops8<const MODE: u8>(v: __m128i) -> __m128i {
+        let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        match MODE {
+            0 => _mm_or_si128(low, _mm_or_si128(eq8(v, b'"'), eq8(v, b'\\'))),
+            1 => _mm_or_si128(
+                low,
+                _mm_or_si128(eq8(v, b'&'), _mm_or_si128(eq8(v, b'<'), eq8(v, b'>'))),
+            ),
+            2 => _mm_or_si128(
+                _mm_or_si128(low, _mm_or_si128(eq8(v, b'"'), eq8(v, b'\''))),
+                _mm_or_si128(eq8(v, b'&'), _mm_or_si128(eq8(v, b'<'), eq8(v, b'>'))),
+            ),
+            _ => low,
+        }
+    }
+
+    /// See [`super::plain_bytes`]; `MODE` numbers the `Specials` variant.
+    #[inline(always)]
+    pub fn plain_bytes<const MODE: u8>(src: &[u8], start: usize) -> usize {
+        let mut i = start;
+        while i + 16 <= src.len() {
+            // SAFETY: SSE2 is part of the x86-64 baseline; `i + 16 <= src.len()` (the loop's
+            // condition), so the 16 bytes loaded are inside `src`; no alignment required.
+            let stop = unsafe {
+                let v = _mm_loadu_si128(src.as_ptr().add(i).cast::<__m128i>());
+                _mm_movemask_epi8(stops8::<MODE>(v)) as u32
+            };
+            if stop != 0 {
+                return i - start + stop.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+        let sp = match MODE {
+            0 => super::Specials::Json,
+            1 => super::Specials::XmlText,
+            2 => super::Specials::XmlAttr,
+            _ => super::Specials::Raw,
+        };
+        i - start + super::plain_bytes_scalar(src, i, sp)
     }
 
     /// See [`super::json_run`].
@@ -397,6 +483,33 @@ mod tests {
                 let want = plain_run_scalar(&mut b, &src, start, end, sp);
                 assert_eq!(got, want, "{sp:?} {:x?}", &src[start..end]);
                 assert_eq!(a, b, "{sp:?} {:x?}", &src[start..end]);
+            }
+        }
+    }
+
+    #[test]
+    fn byte_kernel_equals_scalar_on_random_texts() {
+        // Bytes of every class (plain ASCII, each mode's specials, controls, NUL, 0x7f, 0x80 and
+        // up), 0-70 long so that runs end inside a step, at its edge and in the scalar tail,
+        // from every start offset.
+        let mut rng = Rng(0x6a09_e667_f3bc_c908);
+        for _ in 0..5_000 {
+            let len = rng.below(71) as usize;
+            let src: Vec<u8> = (0..len)
+                .map(|_| match rng.below(12) {
+                    0 => unit(&mut rng) as u8,
+                    1 => 0x80 | rng.next() as u8,
+                    _ => 0x20 + rng.below(0x60) as u8,
+                })
+                .collect();
+            for start in 0..=len {
+                for sp in ALL {
+                    assert_eq!(
+                        plain_bytes(&src, start, sp),
+                        plain_bytes_scalar(&src, start, sp),
+                        "{sp:?} {start} {src:x?}"
+                    );
+                }
             }
         }
     }
