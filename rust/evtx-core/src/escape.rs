@@ -431,8 +431,9 @@ mod tests {
                 let b = bytes[i];
                 if b < 0x80 && t[usize::from(b)] != 0 {
                     escape_ascii(out, b, mode);
-                } else if xml && bytes[i..].starts_with(&[0xef, 0xbf, 0xbe])
-                    || xml && bytes[i..].starts_with(&[0xef, 0xbf, 0xbf])
+                } else if xml
+                    && (bytes[i..].starts_with(&[0xef, 0xbf, 0xbe])
+                        || bytes[i..].starts_with(&[0xef, 0xbf, 0xbf]))
                 {
                     out.push(b'_');
                     i += 2;
