@@ -110,8 +110,6 @@ pub const RUST: Groups = &[
             "tokens::",
             "Programs::scan",
             "Programs::sign",
-            // `scan_instance` sizes the slots and class words (PERF.md H61), out of line.
-            "Vec<T,A>::resize_with",
             "chunk",
             "records",
             "dump::Renderer::walk",

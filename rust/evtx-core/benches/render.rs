@@ -122,5 +122,37 @@ fn escape(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, escape);
+/// The UTF-8 escaper (`write_str`: ANSI strings, resolved references) on a long message, a path
+/// and a short name, whose plain runs `evtx_core::simd::plain_bytes` finds (PERF.md H76).
+fn escape_utf8(c: &mut Criterion) {
+    let message = "The audit policy was changed. Subject: SYSTEM; Category: Logon/Logoff; \
+        Changes: Success removed, Failure added."
+        .repeat(20);
+    let texts = [
+        message.as_str(),
+        "C:\\Program Files\\App\\app.exe",
+        "Kerberos",
+    ];
+    let bytes: usize = texts.iter().map(|t| t.len()).sum();
+    let mut group = c.benchmark_group("escape utf8");
+    group.throughput(Throughput::Bytes(bytes as u64));
+    for (name, mode) in [
+        ("json", evtx_core::escape::Mode::JsonLower),
+        ("xml text", evtx_core::escape::Mode::XmlText),
+    ] {
+        let mut out = Vec::with_capacity(8192);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                out.clear();
+                for t in texts {
+                    evtx_core::escape::write_str(&mut out, t, mode);
+                }
+                black_box(out.len())
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench, escape, escape_utf8);
 criterion_main!(benches);

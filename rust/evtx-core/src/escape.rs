@@ -58,8 +58,9 @@ static RAW: [u8; 128] = ascii_table(3);
 
 /// JSON's two-byte escapes: the byte after `\` for `"`, `\` and the control characters with a
 /// short form (`\b \t \n \f \r`); 0 for the rest (plain bytes, and controls written `\u00xx`).
-/// The one list of them: the replay's inline path and `escape_ascii` both read it.
-static JSON_PAIR: [u8; 128] = {
+/// The one list of them: the writer's scalar step, `escape_ascii` and JSON's vector kernel
+/// (`simd::json_run`) read it.
+pub(crate) static JSON_PAIR: [u8; 128] = {
     let mut t = [0u8; 128];
     t[b'"' as usize] = b'"';
     t[b'\\' as usize] = b'\\';
@@ -214,8 +215,13 @@ fn write_utf16_as<const M: u8>(out: &mut Vec<u8>, src: &[u8], start: usize, end:
     let mut i = start;
     while i < end {
         // Runs of plain ASCII (most strings are entirely that) eight units at a time; the unit
-        // the kernel stops at (or the next one, near the end of `src`) is handled here.
-        i += 2 * simd::plain_run(out, src, i, end, sp);
+        // the kernel stops at (or the next one, near the end of `src`) is handled here. JSON's
+        // kernel writes `\` and `"` itself, so a path's backslashes do not stop it (H75).
+        i += 2 * if json {
+            simd::json_run(out, src, i, end)
+        } else {
+            simd::plain_run(out, src, i, end, sp)
+        };
         if i >= end {
             break;
         }
@@ -258,34 +264,59 @@ fn write_utf16_as<const M: u8>(out: &mut Vec<u8>, src: &[u8], start: usize, end:
 
 /// Appends UTF-8 `text` escaped for `mode` (ANSI strings, resolved references).
 pub fn write_str(out: &mut Vec<u8>, text: &str, mode: Mode) {
+    write_bytes::<false>(out, text.as_bytes(), mode);
+}
+
+/// Appends the ASCII bytes of an ANSI string escaped for `mode`, NUL bytes dropped: what
+/// decoding them in an ASCII-compatible codec without the NULs and [`write_str`] would write
+/// (PERF.md H76).
+pub fn write_ascii_without_nul(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
+    debug_assert!(bytes.is_ascii());
+    write_bytes::<true>(out, bytes, mode);
+}
+
+/// [`write_str`] of UTF-8 `bytes`; NUL bytes dropped when `DROP_NUL`. Runs that need no escape
+/// go out in one `extend_from_slice`, found by the vector kernel (PERF.md H76), where one table
+/// test per byte was.
+fn write_bytes<const DROP_NUL: bool>(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
     let t = table(mode);
+    let sp = specials(mode);
     let xml = matches!(mode, Mode::XmlText | Mode::XmlAttr);
-    let bytes = text.as_bytes();
-    let mut start = 0;
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x80 {
-            if t[usize::from(b)] != 0 {
-                out.extend_from_slice(&bytes[start..i]);
-                escape_ascii(out, b, mode);
-                start = i + 1;
-            }
-        } else if xml && b == 0xef && bytes.get(i + 1) == Some(&0xbf) {
-            // U+FFFE / U+FFFF are EF BF BE / EF BF BF.
-            if let Some(&c) = bytes.get(i + 2) {
-                if c == 0xbe || c == 0xbf {
-                    out.extend_from_slice(&bytes[start..i]);
-                    out.push(b'_');
-                    i += 3;
-                    start = i;
-                    continue;
-                }
-            }
-        }
+    loop {
+        let run = simd::plain_bytes(bytes, i, sp);
+        out.extend_from_slice(&bytes[i..i + run]);
+        i += run;
+        let Some(&b) = bytes.get(i) else { break };
+        let from = i;
         i += 1;
+        if b < 0x80 {
+            if DROP_NUL && b == 0 {
+                continue;
+            }
+            if t[usize::from(b)] == 0 {
+                out.push(b);
+            } else {
+                escape_ascii(out, b, mode);
+            }
+            continue;
+        }
+        if xml && b == 0xef && matches!(bytes.get(i..i + 2), Some([0xbf, 0xbe | 0xbf])) {
+            // U+FFFE / U+FFFF are EF BF BE / EF BF BF.
+            out.push(b'_');
+            i += 2;
+            continue;
+        }
+        // The rest of a run of non-ASCII bytes (UTF-8 sequences) as it is; XML stops at the
+        // next 0xEF, which may begin U+FFFE or U+FFFF.
+        while let Some(&c) = bytes.get(i) {
+            if c < 0x80 || (xml && c == 0xef) {
+                break;
+            }
+            i += 1;
+        }
+        out.extend_from_slice(&bytes[from..i]);
     }
-    out.extend_from_slice(&bytes[start..]);
 }
 
 /// Number of UTF-16 units before the first NUL unit in `bytes` (even length).
@@ -385,6 +416,75 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, "x<\u{fffe}\u{1}", Mode::XmlAttr);
         assert_eq!(out, b"x&lt;__");
+    }
+
+    #[test]
+    fn bytes_writer_equals_the_byte_by_byte_escaper() {
+        // `write_str` and `write_ascii_without_nul` against one byte at a time through the
+        // tables (the escaper before H76), on texts of every byte class, NULs, U+FFFE and
+        // U+FFFF, long enough for the kernel's steps.
+        fn slow(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
+            let t = table(mode);
+            let xml = matches!(mode, Mode::XmlText | Mode::XmlAttr);
+            let mut i = 0;
+            while i < bytes.len() {
+                let b = bytes[i];
+                if b < 0x80 && t[usize::from(b)] != 0 {
+                    escape_ascii(out, b, mode);
+                } else if xml
+                    && (bytes[i..].starts_with(&[0xef, 0xbf, 0xbe])
+                        || bytes[i..].starts_with(&[0xef, 0xbf, 0xbf]))
+                {
+                    out.push(b'_');
+                    i += 2;
+                } else {
+                    out.push(b);
+                }
+                i += 1;
+            }
+        }
+        const PIECES: [&str; 14] = [
+            "plain text ",
+            "C:\\Windows\\",
+            "\"q\"",
+            "<a & b>",
+            "'",
+            "\t\r\n",
+            "\u{1}",
+            "\0",
+            "\u{7f}",
+            "caf\u{e9}",
+            "\u{fffe}",
+            "\u{ffff}",
+            "\u{efbf}",
+            "\u{1f600}",
+        ];
+        let mut x = 0x243f_6a88_85a3_08d3u64;
+        for _ in 0..3_000 {
+            let mut text = String::new();
+            for _ in 0..x % 12 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                text.push_str(PIECES[(x % PIECES.len() as u64) as usize]);
+            }
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for mode in [Mode::XmlText, Mode::XmlAttr, Mode::JsonLower, Mode::Raw] {
+                let (mut got, mut want) = (b"p".to_vec(), b"p".to_vec());
+                write_str(&mut got, &text, mode);
+                slow(&mut want, text.as_bytes(), mode);
+                assert_eq!(got, want, "{mode:?} {text:?}");
+                if text.is_ascii() {
+                    let (mut got, mut want) = (b"p".to_vec(), b"p".to_vec());
+                    write_ascii_without_nul(&mut got, text.as_bytes(), mode);
+                    let kept: Vec<u8> = text.bytes().filter(|&b| b != 0).collect();
+                    slow(&mut want, &kept, mode);
+                    assert_eq!(got, want, "{mode:?} {text:?}");
+                }
+            }
+        }
     }
 
     #[test]

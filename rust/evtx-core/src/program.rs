@@ -190,7 +190,12 @@ fn write_slot(
         // H58). A value shorter than its type falls through to `write_value`, as before.
         ty::U64 | ty::HEX64 => match fixed::<8>(chunk, v) {
             Some(x) if v.ty == ty::HEX64 => memo.write_hex(out, u64::from_le_bytes(x)),
-            Some(x) => values_format::write_int(out, u64::from_le_bytes(x)),
+            // A `U64` that fits 32 bits (nearly all) goes through the `u32` writer, which the
+            // compiler inlines here as for `U32`; the `u64` one stays a call (PERF.md H77).
+            Some(x) => match u32::try_from(u64::from_le_bytes(x)) {
+                Ok(x) => values_format::write_int(out, x),
+                Err(_) => values_format::write_int(out, u64::from_le_bytes(x)),
+            },
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         ty::U32 | ty::HEX32 => match fixed::<4>(chunk, v) {
@@ -333,6 +338,23 @@ fn hash_words(words: &[u32]) -> u64 {
     }
 }
 
+/// `buf[at..at + n]`, the buffer grown (with `fill`) only when a record needs more room than
+/// any before it: the scan's scratch lists keep their longest length (PERF.md H72).
+#[inline(always)]
+fn room<T: Copy>(buf: &mut Vec<T>, at: usize, n: usize, fill: T) -> &mut [T] {
+    if buf.len() < at + n {
+        grow(buf, at + n, fill);
+    }
+    &mut buf[at..at + n]
+}
+
+/// `room`'s rare step: `buf` made `len` long.
+#[cold]
+#[inline(never)]
+fn grow<T: Copy>(buf: &mut Vec<T>, len: usize, fill: T) {
+    buf.resize(len, fill);
+}
+
 /// Programs are kept across chunks (signatures name definitions by content); these caps bound
 /// the memory a crafted file can make them take.
 use crate::limits::{MAX_PROGRAMS, MAX_PROGRAM_BYTES};
@@ -346,14 +368,20 @@ pub struct Programs {
     ops: Vec<Op>,
     lits: Vec<u8>,
     /// Scratch: the current record's signature words, built as its values are read (the Zig
-    /// engine's `signature`), and their hash, mixed once the scan is done.
+    /// engine's `signature`), and their hash, mixed once the scan is done. Only the first
+    /// `signed` words are the record's: the buffer keeps the longest length any record needed
+    /// (entries past `signed` are stale), so a record needs no fill (PERF.md H72).
     signature: Vec<u32>,
+    signed: usize,
     hash: u64,
     /// Scratch: what the current instance's rare values left for after its value loop.
     rare: Rare,
-    /// Scratch: the current record's substitution values by record-wide number, at most
-    /// `MAX_PROGRAM_VALUES` (the Zig engine's `slots`).
+    /// Scratch: the current record's substitution values by record-wide number, the first
+    /// `values` (at most `MAX_PROGRAM_VALUES`; the Zig engine's `slots`). As `signature`, the
+    /// buffer keeps its longest length and entries past `values` are stale: a program's steps
+    /// name only values its signature has, and the signature fixes their count.
     slots: Vec<Value>,
+    values: usize,
     /// The replay's texts of recent values (SIDs, FILETIME dates, GUIDs, hex numbers), kept
     /// across chunks and `clear`: keyed by the values' bytes, not by anything a chunk owns.
     memo: Memo,
@@ -436,15 +464,15 @@ impl Programs {
     /// all values (record-wide numbering) into the slot table and signs them, in one pass
     /// over each instance's descriptors (the Zig engine's `Programs.sign`).
     pub fn sign(&mut self, cx: Source<'_>, defs: &mut Defs<'_>, start: usize, end: usize) -> Sign {
-        self.signature.clear();
-        self.slots.clear();
+        self.signed = 0;
+        self.values = 0;
         self.rare.extra.clear();
         self.rare.nested = 0;
         if self.scan_stream(cx, defs, start, end, 0).is_none() {
             return Sign::Unsupported;
         }
         // One pass over the finished words: the hash stays in a register (PERF.md H47).
-        self.hash = hash_words(&self.signature);
+        self.hash = hash_words(self.signed());
         self.lookup()
     }
 
@@ -456,16 +484,32 @@ impl Programs {
         let program = self.programs[index as usize];
         let start = program.signature_start as usize;
         let stored = &self.signatures[start..start + program.signature_len as usize];
-        if stored != self.signature.as_slice() {
+        if stored != self.signed() {
             return Sign::Miss;
         }
         Sign::Hit { program }
     }
 
+    /// The current record's signature words.
+    #[inline]
+    fn signed(&self) -> &[u32] {
+        &self.signature[..self.signed]
+    }
+
     /// Appends one signature word (`sign` hashes them all at the end).
     #[inline]
     fn word(&mut self, word: u32) {
-        self.signature.push(word);
+        room(&mut self.signature, self.signed, 1, 0)[0] = word;
+        self.signed += 1;
+    }
+
+    /// Appends the instance's rare words (`Rare::extra`) and empties them.
+    #[cold]
+    fn extra_words(&mut self) {
+        let extra = &self.rare.extra;
+        room(&mut self.signature, self.signed, extra.len(), 0).copy_from_slice(extra);
+        self.signed += extra.len();
+        self.rare.extra.clear();
     }
 
     /// A stream of exactly `[fragment header] instance [EOF ...]`, or, nested in a value, a raw
@@ -510,11 +554,12 @@ impl Programs {
     /// extra words, the definition's identity, then the nested instances. Any error gives up
     /// (`None`): the full parse then reports it. A descriptor of an unknown type fails
     /// `decode_sized`, so the parser's check of all descriptors first (6.4 step 1) needs no
-    /// pass of its own here. The slots and class words are sized once per instance and each
-    /// value writes its own in place, without a capacity check per value (PERF.md H47, as the
-    /// Zig engine's `appendAssumeCapacity`); the classes say which values have extra words, so
-    /// the words still name one shape each. `resize_with` and a constant: `resize`'s generic
-    /// fill took the Null slot as an argument and stored it field by field (PERF.md H61).
+    /// pass of its own here. The instance's slots and class words are taken as two slices of the
+    /// scratch buffers once and each value writes its own in place, without a capacity check
+    /// per value (PERF.md H47, as the Zig engine's `appendAssumeCapacity`) and without filling
+    /// them first (H72: the buffers keep their longest length); the classes say which values
+    /// have extra words, so the words still name one shape each. A give-up leaves `signed` and
+    /// `values` where they were, and `sign` answers `Unsupported`.
     fn scan_instance(
         &mut self,
         cx: Source<'_>,
@@ -525,15 +570,15 @@ impl Programs {
         let chunk = cx.chunk;
         let head = tokens::read_instance_head(chunk, *pos).ok()?;
         let n = head.count;
-        let base = self.slots.len();
+        let base = self.values;
         if n > MAX_PROGRAM_VALUES - base {
             return None;
         }
         self.word(n as u32);
-        let classes = self.signature.len();
-        self.signature.resize_with(classes + n, || 0);
-        self.slots.resize_with(base + n, || Value::NULL);
-        let out = (self.signature[classes..].iter_mut()).zip(&mut self.slots[base..]);
+        let classes = self.signed;
+        let out = room(&mut self.signature, classes, n, 0)
+            .iter_mut()
+            .zip(room(&mut self.slots, base, n, Value::NULL));
         let mut p = head.values();
         for (d, (class, slot)) in chunk[head.descriptors..head.values()]
             .chunks_exact(4)
@@ -542,8 +587,10 @@ impl Programs {
             let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
             (p, *class, *slot) = Self::scan_value(cx, &mut self.rare, p, d[2], size)?;
         }
+        self.signed = classes + n;
+        self.values = base + n;
         if !self.rare.extra.is_empty() {
-            self.signature.append(&mut self.rare.extra);
+            self.extra_words();
         }
         let nested = std::mem::take(&mut self.rare.nested);
         *pos = p;
@@ -599,6 +646,11 @@ impl Programs {
                 }
                 let v = slot(t, start as u32, len as u32);
                 (start + len.max(size), 0x400 | u32::from(t), v)
+            } else if t == ty::BINXML && size > 0 && start + size <= chunk.len() {
+                // `decode_sized`'s and `sign_decoded`'s non-empty BinXML value (PERF.md H73):
+                // one a Security record, its `EventData` instance, scanned after the loop.
+                rare.nested += 1;
+                (start + size, 0x800, slot(t, start as u32, size as u32))
             } else {
                 let (decoded, mut stop) =
                     values_decode::decode_sized(chunk, start, t, size, cx.codec).ok()?;
@@ -823,10 +875,11 @@ impl Programs {
             }
             self.lits.extend_from_slice(&lits);
             let signature_start = self.signatures.len() as u32;
-            self.signatures.extend_from_slice(&self.signature);
+            self.signatures
+                .extend_from_slice(&self.signature[..self.signed]);
             let program = Program {
                 signature_start,
-                signature_len: self.signature.len() as u32,
+                signature_len: self.signed as u32,
                 ops_start: op_start,
                 ops_len: self.ops.len() as u32 - op_start,
                 lits_start: lit_start,
@@ -895,7 +948,9 @@ mod tests {
         // at powers of ten and sixteen and at random, read from a chunk at an odd offset; the
         // text `format!` writes from the same number.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        // `u32::MAX` and the next: the `U64` arm's two writers meet there (PERF.md H77).
         let mut numbers = vec![0, 1, 9, 10, 15, 16, 99, 100, u64::MAX, u64::MAX - 1];
+        numbers.extend([u64::from(u32::MAX), u64::from(u32::MAX) + 1]);
         numbers.extend((0..20).map(|k| 10u64.pow(k)));
         numbers.extend((0..16).map(|k| 16u64.pow(k)));
         numbers.extend((0..500).map(|_| {

@@ -4,10 +4,13 @@
 //! [`plain_run`] copies the leading run of "plain" UTF-16 units of a string (ASCII that the
 //! escape mode writes as itself) narrowed to bytes, eight units per SSE2 step. Everything else
 //! (escapes, non-ASCII, NUL, surrogates) is left to the scalar escaper in `escape`, which calls
-//! back here after each such unit.
+//! back here after each such unit. [`json_run`] goes on past JSON's two-byte escapes, for the
+//! rest of a string that the first run stopped in.
 //!
 //! SSE2 is part of the x86-64 baseline, so no runtime detection is needed; other targets use
 //! the scalar twin.
+
+use crate::escape::JSON_PAIR;
 
 /// Which ASCII units a mode must not copy as they are, besides controls (below 0x20) and
 /// non-ASCII units, which no mode copies here.
@@ -79,12 +82,85 @@ pub fn plain_run_scalar(
     run
 }
 
+/// The number of bytes of `src[start..]` (UTF-8 text, or ASCII bytes of an ANSI string) before
+/// the first one that [`Specials::stops_at`] (so non-ASCII bytes stop it too), sixteen per SSE2
+/// step and the last few one at a time: the plain run that `escape::write_str` appends with one
+/// `extend_from_slice` (PERF.md H76). The loads stay inside `src`.
+#[inline]
+pub fn plain_bytes(src: &[u8], start: usize, sp: Specials) -> usize {
+    debug_assert!(start <= src.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        match sp {
+            Specials::Json => sse2::plain_bytes::<0>(src, start),
+            Specials::XmlText => sse2::plain_bytes::<1>(src, start),
+            Specials::XmlAttr => sse2::plain_bytes::<2>(src, start),
+            Specials::Raw => sse2::plain_bytes::<3>(src, start),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        plain_bytes_scalar(src, start, sp)
+    }
+}
+
+/// The scalar twin of [`plain_bytes`].
+pub fn plain_bytes_scalar(src: &[u8], start: usize, sp: Specials) -> usize {
+    src[start..]
+        .iter()
+        .take_while(|&&b| !sp.stops_at(u16::from(b)))
+        .count()
+}
+
+/// JSON's writer after a string's first plain run (PERF.md H75): appends the units of
+/// `src[start..end]` escaped for JSON up to the first non-ASCII unit or control character
+/// without a two-byte escape, and returns how many units it took. `"`, `\\` and `\b \t \n \f \r`
+/// are written as their two-byte escapes (`escape::JSON_PAIR`) without stopping there:
+/// Windows paths stop [`plain_run`] at every `\\`, privilege lists and messages at every
+/// `\r\n\t`; this goes on in the same vector step. It may stop earlier near the end of `src`,
+/// as [`plain_run`] does.
+#[inline]
+pub fn json_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
+    debug_assert!(start <= end && end <= src.len() && (end - start).is_multiple_of(2));
+    #[cfg(target_arch = "x86_64")]
+    {
+        sse2::json_run(out, src, start, end)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        json_run_scalar(out, src, start, end)
+    }
+}
+
+/// The scalar twin of [`json_run`]: the whole run, one unit at a time.
+pub fn json_run_scalar(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
+    let mut run = 0;
+    for c in src[start..end].chunks_exact(2) {
+        let u = u16::from_le_bytes([c[0], c[1]]);
+        if u >= 0x80 {
+            break;
+        }
+        let pair = JSON_PAIR[usize::from(u)];
+        if u < 0x20 && pair == 0 {
+            break;
+        }
+        if pair == 0 {
+            out.push(u as u8);
+        } else {
+            out.extend_from_slice(&[b'\\', pair]);
+        }
+        run += 1;
+    }
+    run
+}
+
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
+    use crate::escape::JSON_PAIR;
     use std::arch::x86_64::{
-        __m128i, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi16, _mm_cmplt_epi16,
-        _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16, _mm_set1_epi16,
-        _mm_setzero_si128, _mm_storel_epi64,
+        __m128i, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi16, _mm_cmpeq_epi8, _mm_cmplt_epi16,
+        _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16,
+        _mm_set1_epi16, _mm_set1_epi8, _mm_setzero_si128, _mm_storel_epi64, _mm_storeu_si128,
     };
 
     /// Lanes (16-bit) that are `c`.
@@ -170,6 +246,156 @@ mod sse2 {
         // most 8 (`left.min(8)` or a lane index below 8), so every byte it accounts for was
         // written by that step.
         unsafe { out.set_len(base + copied) };
+        copied
+    }
+
+    /// Bytes (8-bit lanes) that are `c`.
+    ///
+    /// # Safety
+    /// As [`eq`]: SSE2, which x86-64 guarantees.
+    #[inline(always)]
+    unsafe fn eq8(v: __m128i, c: u8) -> __m128i {
+        _mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8))
+    }
+
+    /// Bytes that `Specials` number `MODE` stops at: below 0x20 or from 0x80 on (one signed
+    /// compare), and the mode's specials.
+    ///
+    /// # Safety
+    /// As [`eq`]: SSE2, which x86-64 guarantees.
+    #[inline(always)]
+    unsafe fn stops8<const MODE: u8>(v: __m128i) -> __m128i {
+        let low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        match MODE {
+            0 => _mm_or_si128(low, _mm_or_si128(eq8(v, b'"'), eq8(v, b'\\'))),
+            1 => _mm_or_si128(
+                low,
+                _mm_or_si128(eq8(v, b'&'), _mm_or_si128(eq8(v, b'<'), eq8(v, b'>'))),
+            ),
+            2 => _mm_or_si128(
+                _mm_or_si128(low, _mm_or_si128(eq8(v, b'"'), eq8(v, b'\''))),
+                _mm_or_si128(eq8(v, b'&'), _mm_or_si128(eq8(v, b'<'), eq8(v, b'>'))),
+            ),
+            _ => low,
+        }
+    }
+
+    /// See [`super::plain_bytes`]; `MODE` numbers the `Specials` variant.
+    #[inline(always)]
+    pub fn plain_bytes<const MODE: u8>(src: &[u8], start: usize) -> usize {
+        let mut i = start;
+        while i + 16 <= src.len() {
+            // SAFETY: SSE2 is part of the x86-64 baseline; `i + 16 <= src.len()` (the loop's
+            // condition), so the 16 bytes loaded are inside `src`; no alignment required.
+            let stop = unsafe {
+                let v = _mm_loadu_si128(src.as_ptr().add(i).cast::<__m128i>());
+                _mm_movemask_epi8(stops8::<MODE>(v)) as u32
+            };
+            if stop != 0 {
+                return i - start + stop.trailing_zeros() as usize;
+            }
+            i += 16;
+        }
+        let sp = match MODE {
+            0 => super::Specials::Json,
+            1 => super::Specials::XmlText,
+            2 => super::Specials::XmlAttr,
+            _ => super::Specials::Raw,
+        };
+        i - start + super::plain_bytes_scalar(src, i, sp)
+    }
+
+    /// See [`super::json_run`].
+    #[inline]
+    pub fn json_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
+        let n = (end - start) / 2;
+        // Bytes written so far are at most two per unit taken (`written <= 2 * copied`), and a
+        // step with `copied < n` writes below `base + written + 24` (see the stores' SAFETY):
+        // room for 2n + 24.
+        out.reserve(2 * n + 24);
+        let base = out.len();
+        let mut copied = 0;
+        let mut written = 0;
+        while copied < n {
+            let at = start + 2 * copied;
+            if at + 16 > src.len() {
+                break;
+            }
+            // SAFETY: SSE2 is part of the x86-64 baseline. The load: `at + 16 <= src.len()`
+            // (checked above), no alignment required. The store: 8 bytes at `base + written`,
+            // below `base + 2 * copied + 8 <= base + 2n + 6`, inside the capacity reserved
+            // above (nothing pushed since); spare capacity written through a raw pointer.
+            let (non_ascii, marked, packed) = unsafe {
+                let v = _mm_loadu_si128(src.as_ptr().add(at).cast::<__m128i>());
+                let high = _mm_set1_epi16(0xff80u16 as i16);
+                let ascii = _mm_cmpeq_epi16(_mm_and_si128(v, high), _mm_setzero_si128());
+                // Controls (signed: lanes of 0x8000 and up too, which `non_ascii` stops at
+                // first), `"` and `\\`.
+                let marked = _mm_or_si128(
+                    _mm_cmplt_epi16(v, _mm_set1_epi16(0x20)),
+                    _mm_or_si128(eq(v, b'"'), eq(v, b'\\')),
+                );
+                let packed = _mm_packus_epi16(v, v);
+                _mm_storel_epi64(
+                    out.as_mut_ptr().add(base + written).cast::<__m128i>(),
+                    packed,
+                );
+                (
+                    !(_mm_movemask_epi8(ascii) as u32) & 0xffff,
+                    _mm_movemask_epi8(marked) as u32,
+                    packed,
+                )
+            };
+            let left = n - copied;
+            // Two mask bits per lane: the lanes before the first non-ASCII one, or the end.
+            let mut lanes = if non_ascii == 0 {
+                left.min(8)
+            } else {
+                ((non_ascii.trailing_zeros() / 2) as usize).min(left)
+            };
+            // Marked lanes among those, in order: a two-byte escape, and the lanes after it
+            // stored again one byte further on (from a copy of the packed step); a control
+            // without one ends the run there.
+            let mut marks = marked & ((1u32 << (2 * lanes)) - 1);
+            let mut k = 0;
+            if marks != 0 {
+                let mut bytes = [0u8; 16];
+                // SAFETY: SSE2 (baseline); a 16-byte unaligned store into a 16-byte array.
+                unsafe { _mm_storeu_si128(bytes.as_mut_ptr().cast::<__m128i>(), packed) };
+                while marks != 0 {
+                    let p = (marks.trailing_zeros() / 2) as usize;
+                    marks &= !(3 << (2 * p));
+                    let pair = JSON_PAIR[usize::from(bytes[p] & 0x7f)];
+                    if pair == 0 {
+                        lanes = p;
+                        break;
+                    }
+                    let mut moved = [0u8; 8];
+                    moved.copy_from_slice(&bytes[p + 1..p + 9]);
+                    let at = base + written + p + k;
+                    // SAFETY: `p <= 7` (a lane) and `k <= 7` (escapes before it in this step),
+                    // so the 10 bytes written at `at` end below `base + written + 24 <=
+                    // base + 2n + 22` (`written <= 2 * copied <= 2n - 2`), inside the capacity
+                    // reserved above; spare capacity written through a raw pointer.
+                    unsafe {
+                        let dst = out.as_mut_ptr().add(at);
+                        dst.cast::<[u8; 2]>().write_unaligned([b'\\', pair]);
+                        dst.add(2).cast::<[u8; 8]>().write_unaligned(moved);
+                    }
+                    k += 1;
+                }
+            }
+            written += lanes + k;
+            copied += lanes;
+            if lanes < 8 {
+                break;
+            }
+        }
+        // SAFETY: `base + written <= base + 2n <= capacity`, and bytes `base..base + written`
+        // were written: each step stored its lanes from `base + written`, and each escape with
+        // the lanes after it again one byte further on, so the `lanes` bytes and `k` escapes
+        // it accounts for are all in place.
+        unsafe { out.set_len(base + written) };
         copied
     }
 }
@@ -259,6 +485,110 @@ mod tests {
                 assert_eq!(a, b, "{sp:?} {:x?}", &src[start..end]);
             }
         }
+    }
+
+    #[test]
+    fn byte_kernel_equals_scalar_on_random_texts() {
+        // Bytes of every class (plain ASCII, each mode's specials, controls, NUL, 0x7f, 0x80 and
+        // up), 0-70 long so that runs end inside a step, at its edge and in the scalar tail,
+        // from every start offset.
+        let mut rng = Rng(0x6a09_e667_f3bc_c908);
+        for _ in 0..5_000 {
+            let len = rng.below(71) as usize;
+            let src: Vec<u8> = (0..len)
+                .map(|_| match rng.below(12) {
+                    0 => unit(&mut rng) as u8,
+                    1 => 0x80 | rng.next() as u8,
+                    _ => 0x20 + rng.below(0x60) as u8,
+                })
+                .collect();
+            for start in 0..=len {
+                for sp in ALL {
+                    assert_eq!(
+                        plain_bytes(&src, start, sp),
+                        plain_bytes_scalar(&src, start, sp),
+                        "{sp:?} {start} {src:x?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn json_kernel_equals_scalar_on_random_strings() {
+        // As above, for `json_run`, with `\`, `"` and tabs drawn often (paths, quoted arguments,
+        // privilege lists): a step may escape any number of its lanes, the first, the last, or
+        // all eight; `unit` adds NUL and controls written `\u00xx`, where the run ends.
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for _ in 0..20_000 {
+            let units = rng.below(40) as usize;
+            let slack = if rng.below(3) == 0 {
+                0
+            } else {
+                rng.below(24) as usize
+            };
+            let mut src = Vec::new();
+            if rng.below(2) == 0 {
+                src.push(0x41);
+            }
+            let start = src.len();
+            let quotes = rng.below(4);
+            for _ in 0..units + slack {
+                let u = match rng.below(8) {
+                    0 if quotes > 0 => u16::from(b'\\'),
+                    1 if quotes > 1 => u16::from(b'"'),
+                    2 if quotes > 2 => u16::from(b'\t'),
+                    _ => unit(&mut rng),
+                };
+                src.extend_from_slice(&u.to_le_bytes());
+            }
+            let end = start + 2 * units;
+            let prefix = b"xy".to_vec();
+            let (mut a, mut b) = (prefix.clone(), prefix.clone());
+            // Driven as the escaper does: near the buffer's end the kernel may stop before a
+            // unit it takes; the driver writes that unit as the scalar twin would.
+            let mut at = start;
+            loop {
+                at += 2 * json_run(&mut a, &src, at, end);
+                if at == end {
+                    break;
+                }
+                if json_run_scalar(&mut a, &src, at, at + 2) == 0 {
+                    break;
+                }
+                at += 2;
+            }
+            let got = (at - start) / 2;
+            let want = json_run_scalar(&mut b, &src, start, end);
+            assert_eq!(got, want, "{:x?}", &src[start..end]);
+            assert_eq!(a, b, "{:x?}", &src[start..end]);
+        }
+    }
+
+    #[test]
+    fn json_kernel_escapes_every_lane() {
+        let run = |s: &str| {
+            let mut src: Vec<u8> = s.encode_utf16().flat_map(u16::to_le_bytes).collect();
+            let end = src.len();
+            src.extend_from_slice(&[0x41; 16]);
+            let mut out = b"x".to_vec();
+            let n = json_run(&mut out, &src, 0, end);
+            (n, String::from_utf8(out).unwrap())
+        };
+        let path = "C:\\Windows\\System32\\svchost.exe";
+        assert_eq!(
+            run(path),
+            (31, r"xC:\\Windows\\System32\\svchost.exe".into())
+        );
+        assert_eq!(
+            run("\\\\\\\\\\\\\\\\"),
+            (8, format!("x{}", r"\\".repeat(8)))
+        );
+        assert_eq!(run("a\"b\"c\u{e9}d"), (5, r#"xa\"b\"c"#.into()));
+        assert_eq!(run("\\\tab\r\n"), (6, r"x\\\tab\r\n".into()));
+        assert_eq!(run("a\u{1}b"), (1, "xa".into()));
+        assert_eq!(run("\u{8}\u{c}\0"), (2, r"x\b\f".into()));
+        assert_eq!(run(""), (0, "x".into()));
     }
 
     #[test]

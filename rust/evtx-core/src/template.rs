@@ -154,10 +154,13 @@ impl Templates {
 pub struct Identities {
     by_guid: crate::bytes::FastMap<([u8; 16], u32), Vec<Variant>>,
     by_offset: crate::bytes::FastMap<u32, Option<u32>>,
-    /// The last `by_offset` answer for a record's own instance (`[0]`) and for a nested one
-    /// (`[1]`): consecutive records mostly share their definitions (PERF.md H49).
-    last: [Option<(u32, Option<u32>)>; 2],
+    /// Recent `by_offset` answers, direct-mapped by offset ([`memo_slot`]): a chunk's records
+    /// use a few definitions over and over (PERF.md H49, H74). Cleared with `by_offset` in
+    /// `new_chunk`; `by_offset` never changes an entry within a chunk, so it cannot go stale.
+    memo: [Option<(u32, Option<u32>)>; MEMO_SLOTS],
     scratch: Vec<u8>,
+    /// Scratch: the offsets a variant's references read so far, by reference (`VariantRef::twin`).
+    offsets: Vec<u32>,
     next: u32,
     bytes: usize,
 }
@@ -167,10 +170,35 @@ pub struct Identities {
 struct Variant {
     /// The body with reference fields (and inline entries' link and hash) zeroed.
     normalized: Vec<u8>,
-    /// Per reference: position of its offset field in the body, inline or not, and for
-    /// references to names elsewhere, the UTF-16 bytes of the name.
-    refs: Vec<(u32, bool, Vec<u8>)>,
+    /// Its name references, in body order.
+    refs: Vec<VariantRef>,
     id: u32,
+}
+
+/// One name reference of a known definition shape.
+#[derive(Debug)]
+struct VariantRef {
+    /// Position of its offset field in the body.
+    pos: u32,
+    /// Whether it points at the inline name entry just after the field.
+    inline: bool,
+    /// For a reference to a name elsewhere: the first such reference of the definition the
+    /// shape was learnt from that pointed at the same entry (its own index if none). Where the
+    /// two point at one offset again, the text was compared through the first (PERF.md H74):
+    /// both texts were that entry's.
+    twin: u32,
+    /// For a reference to a name elsewhere, the UTF-16 bytes of the name.
+    text: Vec<u8>,
+}
+
+/// Slots of [`Identities`]' memo: more than a chunk's usual count of definitions in use.
+const MEMO_SLOTS: usize = 32;
+
+/// The memo slot of the definition at chunk offset `def_off`: the top bits of a multiplicative
+/// hash, so that offsets differing in any bits spread.
+#[inline]
+fn memo_slot(def_off: u32) -> usize {
+    (def_off.wrapping_mul(0x9e37_79b9) >> 27) as usize % MEMO_SLOTS
 }
 
 /// Bound on the definitions kept per GUID and size (each lookup tries them all).
@@ -207,10 +235,12 @@ impl Identities {
     /// Forgets the per-chunk offsets (new chunk); identities stay.
     pub fn new_chunk(&mut self) {
         self.by_offset.clear();
-        self.last = [None; 2];
+        self.memo = [None; MEMO_SLOTS];
     }
 
-    /// The identity of the definition at `def_off`, `None` if it cannot be parsed.
+    /// The identity of the definition at `def_off`, `None` if it cannot be parsed. The memo's
+    /// answer inline (the scan's call site, twice a record), the rest out of line (PERF.md H74).
+    #[inline]
     pub fn get(
         &mut self,
         cx: Source<'_>,
@@ -220,11 +250,26 @@ impl Identities {
         def_off: u32,
         depth: usize,
     ) -> Option<u32> {
-        if let Some((off, r)) = self.last[depth.min(1)] {
+        if let Some((off, r)) = self.memo[memo_slot(def_off)] {
             if off == def_off {
                 return r;
             }
         }
+        self.get_unmemoized(cx, templates, names, s, def_off, depth)
+    }
+
+    /// [`Identities::get`] past the memo: `by_offset`, or the definition's first sight in the
+    /// chunk; the answer goes to the memo.
+    #[inline(never)]
+    fn get_unmemoized(
+        &mut self,
+        cx: Source<'_>,
+        templates: &mut Templates,
+        names: &mut Names,
+        s: &mut Scratch,
+        def_off: u32,
+        depth: usize,
+    ) -> Option<u32> {
         let r = match self.by_offset.get(&def_off) {
             Some(&r) => r,
             None => {
@@ -233,7 +278,7 @@ impl Identities {
                 r
             }
         };
-        self.last[depth.min(1)] = Some((def_off, r));
+        self.memo[memo_slot(def_off)] = Some((def_off, r));
         r
     }
 
@@ -257,18 +302,22 @@ impl Identities {
             'variants: for v in variants {
                 self.scratch.clear();
                 self.scratch.extend_from_slice(body);
-                for (pos, inline, text) in &v.refs {
-                    let p = *pos as usize;
+                self.offsets.clear();
+                for r in &v.refs {
+                    let p = r.pos as usize;
                     let Some(off) = crate::bytes::get_u32(body, p) else {
                         continue 'variants;
                     };
                     let is_inline = off as usize == start + p + 4;
-                    if is_inline != *inline
-                        || (!inline && name_bytes(chunk, off) != Some(&text[..]))
+                    // A twin is an earlier reference (`offsets` holds those read so far).
+                    let checked = self.offsets.get(r.twin as usize) == Some(&off);
+                    if is_inline != r.inline
+                        || (!r.inline && !checked && name_bytes(chunk, off) != Some(&r.text[..]))
                     {
                         continue 'variants;
                     }
-                    mask_ref(&mut self.scratch, p, *inline);
+                    self.offsets.push(off);
+                    mask_ref(&mut self.scratch, p, r.inline);
                 }
                 if self.scratch == v.normalized {
                     return Some(v.id);
@@ -279,7 +328,9 @@ impl Identities {
             .get_definition(cx, names, s, def_off, depth)
             .ok()?;
         let mut normalized = body.to_vec();
-        let mut refs = Vec::new();
+        let mut refs: Vec<VariantRef> = Vec::new();
+        // The first reference to each name entry elsewhere, by its offset.
+        let mut firsts = crate::bytes::FastMap::<u32, u32>::default();
         let mut cost = body.len();
         for r in &names.log[def.names.range()] {
             // References outside the body (cannot happen for a parsed body) make it unique.
@@ -293,7 +344,18 @@ impl Identities {
             };
             mask_ref(&mut normalized, p, r.inline);
             cost += text.len() + 16;
-            refs.push((p as u32, r.inline, text));
+            let index = refs.len() as u32;
+            let twin = if r.inline {
+                index
+            } else {
+                *firsts.entry(r.offset).or_insert(index)
+            };
+            refs.push(VariantRef {
+                pos: p as u32,
+                inline: r.inline,
+                twin,
+                text,
+            });
         }
         let known = self.by_guid.get(&(guid, size)).map_or(0, Vec::len);
         if self.bytes + cost > MAX_IDENTITY_BYTES || known >= MAX_VARIANTS {
@@ -688,7 +750,79 @@ fn copy_run(tree: &mut Tree, run: Span, k: usize, replacement: Option<Node>) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::mask_ref;
+    use super::{mask_ref, Identities, Templates};
+    use crate::tokens::{Scratch, Source};
+    use crate::tree::Names;
+
+    /// Chunk offset of the template definition [`chunk_with`] writes.
+    const DEF: u32 = 0x2000;
+
+    /// A chunk with name entries `names` (offset, text) and, at [`DEF`], a template definition
+    /// whose root element holds two empty ones; `refs` are the three elements' name offsets.
+    fn chunk_with(names: &[(u32, &str)], refs: [u32; 3]) -> Vec<u8> {
+        let mut chunk = vec![0u8; 65536];
+        for &(off, text) in names {
+            let o = off as usize;
+            let units: Vec<u16> = text.encode_utf16().collect();
+            chunk[o + 6..o + 8].copy_from_slice(&(units.len() as u16).to_le_bytes());
+            for (i, u) in units.iter().enumerate() {
+                chunk[o + 8 + 2 * i..o + 10 + 2 * i].copy_from_slice(&u.to_le_bytes());
+            }
+        }
+        let mut body = vec![0x0f, 1, 1, 0];
+        for (k, name) in refs.into_iter().enumerate() {
+            body.extend_from_slice(&[0x01, 0xff, 0xff, 0, 0, 0, 0]);
+            body.extend_from_slice(&name.to_le_bytes());
+            body.push(if k == 0 { 0x02 } else { 0x03 });
+        }
+        body.extend_from_slice(&[0x04, 0x00]);
+        let d = DEF as usize;
+        chunk[d + 4..d + 20].copy_from_slice(&[7; 16]);
+        chunk[d + 20..d + 24].copy_from_slice(&(body.len() as u32).to_le_bytes());
+        chunk[d + 24..d + 24 + body.len()].copy_from_slice(&body);
+        chunk
+    }
+
+    /// The identity of `chunk`'s definition, `ids` carried over from the chunks before.
+    fn identity(ids: &mut Identities, chunk: &[u8]) -> Option<u32> {
+        let cx = Source {
+            chunk,
+            codec: encoding_rs::WINDOWS_1252,
+        };
+        ids.new_chunk();
+        let (mut templates, mut names) = (Templates::default(), Names::default());
+        ids.get(
+            cx,
+            &mut templates,
+            &mut names,
+            &mut Scratch::default(),
+            DEF,
+            0,
+        )
+    }
+
+    /// Two references of a learnt definition to one name entry (`VariantRef::twin`): where they
+    /// point at one offset again, the second text is taken as compared; where they part, each
+    /// is compared (PERF.md H74).
+    #[test]
+    fn identities_compare_twin_references_that_part() {
+        let mut ids = Identities::default();
+        let (a, b, c) = (0x1000, 0x1100, 0x1200);
+        let first = identity(&mut ids, &chunk_with(&[(a, "A"), (b, "B")], [a, b, b]));
+        assert!(first.is_some());
+        let same = [
+            chunk_with(&[(a, "A"), (b, "B")], [a, b, b]),
+            chunk_with(&[(a, "A"), (c, "B")], [a, c, c]),
+            chunk_with(&[(a, "A"), (b, "B"), (c, "B")], [a, b, c]),
+        ];
+        for chunk in &same {
+            assert_eq!(identity(&mut ids, chunk), first);
+        }
+        let parted = chunk_with(&[(a, "A"), (b, "B"), (c, "C")], [a, b, c]);
+        let other = identity(&mut ids, &parted);
+        assert!(other.is_some() && other != first, "{other:?} {first:?}");
+        assert_eq!(identity(&mut ids, &parted), other);
+    }
 
     /// `mask_ref` zeroes `pos..pos + 4` (`pos + 10` for an inline entry) cut at the body's end,
     /// and nothing else: every position from the start to past the end of a 16-byte body.

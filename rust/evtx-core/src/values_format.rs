@@ -37,6 +37,13 @@ impl Flavor {
 
 /// Writes ANSI bytes (NULs removed, decoded with `codec`) escaped for `flavor`.
 pub fn write_ansi(out: &mut Vec<u8>, bytes: &[u8], codec: &'static Encoding, flavor: Flavor) {
+    // ASCII bytes decode to themselves in an ASCII-compatible codec (every codec but UTF-16,
+    // ISO-2022-JP and `replacement`), and cannot be malformed there: escaped straight from the
+    // chunk, without the filtered copy and the decoder (PERF.md H76).
+    if codec.is_ascii_compatible() && bytes.is_ascii() {
+        escape::write_ascii_without_nul(out, bytes, flavor.utf8_mode());
+        return;
+    }
     let filtered;
     let bytes = if bytes.contains(&0) {
         filtered = bytes
