@@ -769,10 +769,12 @@ impl Programs {
                         return None; // A value outside of any element fails the record.
                     }
                     let (v, class) = slot_of(decoded)?;
-                    if self.slots.len() >= MAX_PROGRAM_VALUES {
+                    if self.values >= MAX_PROGRAM_VALUES {
                         return None;
                     }
-                    self.slots.push(v);
+                    // The record's values are a count into the longest-kept list (H72).
+                    room(&mut self.slots, self.values, 1, Value::NULL)[0] = v;
+                    self.values += 1;
                     self.word(class);
                 }
                 0x06 | 0x46 => {
