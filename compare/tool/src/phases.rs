@@ -56,6 +56,8 @@ pub const ZIG: Groups = &[
         "read/scan",
         &[
             "program.Programs.scan",
+            "program.Programs.sign",
+            "dump.Renderer.writeRecord",
             "chunk.zig:",
             "records.zig:",
             "tokens.zig:",
