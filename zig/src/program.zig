@@ -818,15 +818,16 @@ fn renderEvery(
     return records;
 }
 
-test "replayed programs give the reference's bytes in every mode; the cache is used" {
-    const gpa = std.testing.allocator;
-    // wrapped.evtx: 90 records of a few templates over 4 chunks (programs live across chunks).
-    const bytes = try testing.readFixture(gpa, "damaged/wrapped.evtx");
+/// Renders `fixture` in jsonl, jsonl with separate attributes and xml, checks each output
+/// against the reference's `expected/<stem>.*` and its record count, and returns how many
+/// programs each mode stored.
+fn expectReplays(gpa: Allocator, fixture: []const u8, stem: []const u8, records: usize) ![3]usize {
+    const bytes = try testing.readFixture(gpa, fixture);
     defer gpa.free(bytes);
-    const cases = [_]struct { settings: options.Options, expected: []const u8 }{
+    const cases = [3]struct { settings: options.Options, suffix: []const u8 }{
         .{
             .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false },
-            .expected = "expected/wrapped.jsonl",
+            .suffix = ".jsonl",
         },
         .{
             .settings = .{
@@ -835,12 +836,15 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
                 .show_record_number = false,
                 .separate_json_attributes = true,
             },
-            .expected = "expected/wrapped.sep.jsonl",
+            .suffix = ".sep.jsonl",
         },
-        .{ .settings = .{}, .expected = "expected/wrapped.xml" },
+        .{ .settings = .{}, .suffix = ".xml" },
     };
-    for (&cases) |*case| {
-        const expected = try testing.readFixture(gpa, case.expected);
+    var programs: [3]usize = undefined;
+    for (&cases, &programs) |*case, *count| {
+        var name_buffer: [128]u8 = undefined;
+        const name = try std.fmt.bufPrint(&name_buffer, "expected/{s}{s}", .{ stem, case.suffix });
+        const expected = try testing.readFixture(gpa, name);
         defer gpa.free(expected);
         var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
         defer file.deinit(gpa);
@@ -849,54 +853,34 @@ test "replayed programs give the reference's bytes in every mode; the cache is u
         defer renderer.deinit();
         var text: std.ArrayList(u8) = .empty;
         defer text.deinit(gpa);
-        const records = try renderEvery(gpa, &renderer, &file, &text);
+        const rendered = try renderEvery(gpa, &renderer, &file, &text);
         try std.testing.expectEqualStrings(expected, text.items);
-        try std.testing.expectEqual(@as(usize, 90), records);
+        try std.testing.expectEqual(records, rendered);
+        count.* = renderer.programs.programs.items.len;
+    }
+    return programs;
+}
+
+test "replayed programs give the reference's bytes in every mode; the cache is used" {
+    // wrapped.evtx: 90 records of a few templates over 4 chunks (programs live across chunks).
+    const gpa = std.testing.allocator;
+    const programs = try expectReplays(gpa, "damaged/wrapped.evtx", "wrapped", 90);
+    for (programs) |count| {
         // Far fewer programs than records: most records were replayed, not rendered anew.
-        const programs = renderer.programs.programs.items.len;
-        try std.testing.expect(programs >= 1 and programs * 4 <= records);
+        try std.testing.expect(count >= 1 and count * 4 <= 90);
     }
 }
 
 test "raw element fragments in BinXml values replay the reference's bytes (H69)" {
-    const gpa = std.testing.allocator;
     // raw-fragments.evtx: 8 records whose BinXml value is a raw element fragment, one shape
     // repeated with other inline values; expected outputs are the reference's.
-    const bytes = try testing.readFixture(gpa, "synthetic/raw-fragments.evtx");
-    defer gpa.free(bytes);
-    const cases = [_]struct { settings: options.Options, expected: []const u8 }{
-        .{
-            .settings = .{ .format = .jsonl, .indent = false, .show_record_number = false },
-            .expected = "expected/raw-fragments.jsonl",
-        },
-        .{
-            .settings = .{
-                .format = .jsonl,
-                .indent = false,
-                .show_record_number = false,
-                .separate_json_attributes = true,
-            },
-            .expected = "expected/raw-fragments.sep.jsonl",
-        },
-        .{ .settings = .{}, .expected = "expected/raw-fragments.xml" },
-    };
-    for (&cases) |*case| {
-        const expected = try testing.readFixture(gpa, case.expected);
-        defer gpa.free(expected);
-        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
-        defer file.deinit(gpa);
-        var renderer: dump.Renderer = undefined;
-        renderer.init(gpa, &case.settings);
-        defer renderer.deinit();
-        var text: std.ArrayList(u8) = .empty;
-        defer text.deinit(gpa);
-        const records = try renderEvery(gpa, &renderer, &file, &text);
-        try std.testing.expectEqualStrings(expected, text.items);
-        try std.testing.expectEqual(@as(usize, 8), records);
+    const gpa = std.testing.allocator;
+    const programs = try expectReplays(gpa, "synthetic/raw-fragments.evtx", "raw-fragments", 8);
+    for (programs) |count| {
         // One program for each shape (records 1-4, 5-6, 7-8): the others replayed it. A
         // scan that gave up would store none, a signature the scan does not find again one
         // per record.
-        try std.testing.expectEqual(@as(usize, 3), renderer.programs.programs.items.len);
+        try std.testing.expectEqual(@as(usize, 3), count);
     }
 }
 
