@@ -9,6 +9,7 @@ mod gaps;
 mod instructions;
 mod mutate;
 mod mutate_readers;
+mod paired;
 mod parity;
 mod phases;
 mod records;
@@ -51,6 +52,9 @@ enum Command {
     CliPaths(CliPathsArgs),
     /// The three C libraries through `evtx-bench --parity`, every variant of `abi_parity.rs`.
     AbiParity(AbiParityArgs),
+    /// Interleaved rounds of ad-hoc commands (NAME=COMMAND, no shell), each round running every
+    /// command once back to back; prints the median per-round ratio of the first over each.
+    Paired(PairedArgs),
     /// The instruction-count gate: callgrind instructions per record of both engines in W1
     /// (jsonl) and W2 (xml) at `-t 1` on the committed fixture, against the committed baseline.
     Instructions(InstructionsArgs),
@@ -198,6 +202,19 @@ struct SpeedArgs {
 }
 
 #[derive(Args)]
+struct PairedArgs {
+    /// Kept rounds.
+    #[arg(long, default_value_t = 30)]
+    rounds: usize,
+    /// Rounds run first and not kept.
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// NAME=PROGRAM ARG...; the first is the base of every ratio.
+    #[arg(required = true)]
+    commands: Vec<String>,
+}
+
+#[derive(Args)]
 struct AllArgs {
     #[command(flatten)]
     backends: BackendArgs,
@@ -232,6 +249,7 @@ fn main() -> ExitCode {
             &args.backends.out,
         ),
         Command::All(args) => all_command(&args),
+        Command::Paired(args) => paired::paired_command(&args.commands, args.rounds, args.warmup),
         Command::Mutate(args) => mutate_command(&args),
         Command::ExitTable(args) => exit_table::exit_table_command(&args),
         Command::AbiParity(args) => abi_parity_command(&args),

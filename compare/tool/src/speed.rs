@@ -1,6 +1,7 @@
 //! Speed: the harness through the C ABI, hyperfine for the CLIs, peak RSS, and callgrind
 //! instruction counts (the stable figure on these noisy machines without hardware counters).
 
+use crate::paired::{self, Contender, Ratio};
 use crate::parity::Backends;
 use crate::phases;
 use crate::run::run;
@@ -36,6 +37,21 @@ pub struct Timing {
     pub ns_per_record: f64,
 }
 
+/// One backend at one thread count from the paired rounds of an input and format.
+#[derive(Debug, Serialize, Clone)]
+pub struct PairedRow {
+    pub input: String,
+    pub format: &'static str,
+    pub threads: u32,
+    pub backend: &'static str,
+    pub median_ms: f64,
+    pub cpu_ms: f64,
+    /// The reference at the same thread count over this backend, round by round.
+    pub vs_reference: Ratio,
+    /// This backend's `-t 1` over its `-t 2`, round by round (the `-t 2` rows only).
+    pub vs_own_t1: Option<Ratio>,
+}
+
 #[derive(Debug, Serialize)]
 pub struct PeakRss {
     pub input: String,
@@ -67,6 +83,8 @@ pub type HotFunction = (String, u64, f64);
 #[derive(Debug, Serialize, Default)]
 pub struct SpeedReport {
     pub timings: Vec<Timing>,
+    /// The verdict's ratios: interleaved rounds (`paired.rs`), not hyperfine's blocks.
+    pub paired: Vec<PairedRow>,
     pub rss: Vec<PeakRss>,
     pub profiles: Vec<Profile>,
     /// The harness's own `--json` output, as it wrote it.
@@ -76,6 +94,9 @@ pub struct SpeedReport {
 
 const FORMATS: [&str; 2] = ["jsonl", "xml"];
 const THREADS: [u32; 2] = [1, 2];
+/// Kept rounds per input and format; each round runs six commands (~0.5 s on a 30 MB log).
+const PAIRED_ROUNDS: usize = 30;
+const PAIRED_WARMUP: usize = 3;
 
 fn backend_list(backends: &Backends) -> [(&'static str, &Path); 3] {
     [
@@ -97,6 +118,13 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
     for input in &plan.inputs {
         let records = count_records(&plan.backends.reference, input);
         eprintln!("hyperfine: {} ({} records)", input.display(), records);
+        for format in FORMATS {
+            eprintln!("paired rounds: {format}, {PAIRED_ROUNDS} rounds");
+            match paired_rows(&plan.backends, input, format) {
+                Ok(mut rows) => report.paired.append(&mut rows),
+                Err(e) => report.notes.push(format!("paired {format}: {e}")),
+            }
+        }
         for threads in THREADS {
             for format in FORMATS {
                 match hyperfine(
@@ -188,6 +216,7 @@ pub fn bench_cli_command(
         out: out.to_path_buf(),
     };
     let report = run_speed(&plan);
+    println!("{}", crate::report::paired_verdict(&report.paired));
     print!("{}", crate::report::timing_table(&report.timings));
     for note in &report.notes {
         eprintln!("note: {note}");
@@ -264,6 +293,54 @@ fn run_harness(plan: &SpeedPlan, report: &mut SpeedReport) {
     if !rows.is_empty() {
         report.harness = Some(serde_json::json!({ "results": rows }));
     }
+}
+
+/// The three CLIs at `-t 1` and `-t 2` in one set of interleaved rounds, so every ratio
+/// (against the reference, and `-t 2` against the backend's own `-t 1`) pairs runs of the
+/// same second.
+fn paired_rows(
+    backends: &Backends,
+    input: &Path,
+    format: &'static str,
+) -> Result<Vec<PairedRow>, String> {
+    let mut contenders = Vec::new();
+    let mut keys = Vec::new();
+    for threads in THREADS {
+        for (backend, program) in backend_list(backends) {
+            contenders.push(Contender {
+                name: format!("{backend}-t{threads}"),
+                program: program.to_path_buf(),
+                args: vec![
+                    "-t".into(),
+                    threads.to_string(),
+                    "-o".into(),
+                    format.into(),
+                    input.to_string_lossy().into_owned(),
+                ],
+            });
+            keys.push((backend, threads));
+        }
+    }
+    let rounds = paired::run_rounds(&contenders, PAIRED_ROUNDS, PAIRED_WARMUP)?;
+    let at = |backend: &str, threads: u32| {
+        keys.iter()
+            .position(|&k| k == (backend, threads))
+            .expect("every backend runs at every thread count")
+    };
+    Ok(keys
+        .iter()
+        .enumerate()
+        .map(|(i, &(backend, threads))| PairedRow {
+            input: display(input),
+            format,
+            threads,
+            backend,
+            median_ms: rounds.median_wall(i) * 1e3,
+            cpu_ms: rounds.cpu[i] * 1e3,
+            vs_reference: rounds.ratio(at("reference", threads), i),
+            vs_own_t1: (threads != 1).then(|| rounds.ratio(at(backend, 1), i)),
+        })
+        .collect())
 }
 
 /// One hyperfine invocation comparing the three CLIs, so their ratio comes from one run.
