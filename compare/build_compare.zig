@@ -177,6 +177,13 @@ pub fn addCompare(b: *std.Build, options: Options) void {
     addBenchRun(b, options, bench_dynamic, libraries.items);
 
     addConformance(b, options, evtx_h, options.steps.test_abi_conformance);
+
+    // The harness's own unit tests (its paired ratio), in `zig build test`.
+    const harness_tests = b.addTest(.{
+        .name = "evtx-bench-tests",
+        .root_module = harnessModule(b, options, evtx_h, "dynamic"),
+    });
+    options.steps.test_all.dependOn(&b.addRunArtifact(harness_tests).step);
 }
 
 fn harnessModule(

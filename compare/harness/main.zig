@@ -537,8 +537,13 @@ fn compareRows(
         row.hash_matches = std.mem.eql(u8, row.hash, base.hash) and fields_match and
             row.records == base.records and row.failed == base.failed and
             row.output_bytes == base.output_bytes and row.final_status == base.final_status;
-        // Speed-up over the reference, as in the gap report: above 1 = faster.
-        if (against_reference) row.ratio_to_reference = base.median_ms / row.median_ms;
+        // Speed-up over the reference, as in the gap report: above 1 = faster. Paired by
+        // round (PERF.md "Paired rounds"): the host changes speed in phases of seconds.
+        if (against_reference) row.ratio_to_reference = try pairedRatio(
+            arena,
+            base.wall_ns_by_round,
+            row.wall_ns_by_round,
+        );
         if (!row.hash_matches) {
             try mismatches.append(arena, try std.fmt.allocPrint(arena, "{s}: {s} {s}/{s} ({d} " ++
                 "records, {d} failed, status {d}) differs from {s} {s}/{s} " ++
@@ -550,6 +555,30 @@ fn compareRows(
             }));
         }
     }
+}
+
+/// The median over rounds of `base[r] / other[r]`: each ratio pairs runs of the same round.
+fn pairedRatio(arena: std.mem.Allocator, base: []const u64, other: []const u64) !f64 {
+    std.debug.assert(base.len == other.len);
+    std.debug.assert(base.len > 0);
+    const ratios = try arena.alloc(f64, base.len);
+    for (ratios, base, other) |*ratio, b, o| {
+        ratio.* = @as(f64, @floatFromInt(b)) / @as(f64, @floatFromInt(@max(o, 1)));
+    }
+    std.mem.sort(f64, ratios, {}, std.sort.asc(f64));
+    const mid = ratios.len / 2;
+    if (ratios.len % 2 == 1) return ratios[mid];
+    return (ratios[mid - 1] + ratios[mid]) / 2;
+}
+
+test pairedRatio {
+    var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
+    defer arena_state.deinit();
+    // Per round 1, 4 and 1.5: the median is 1.5, where the medians' ratio would be 3.
+    const ratio = try pairedRatio(arena_state.allocator(), &.{ 100, 400, 300 }, &.{ 100, 100, 200 });
+    try std.testing.expectEqual(@as(f64, 1.5), ratio);
+    const even = try pairedRatio(arena_state.allocator(), &.{ 200, 300 }, &.{ 100, 100 });
+    try std.testing.expectEqual(@as(f64, 2.5), even);
 }
 
 /// One line of an input's table.
