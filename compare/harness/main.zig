@@ -575,9 +575,10 @@ test pairedRatio {
     var arena_state = std.heap.ArenaAllocator.init(std.testing.allocator);
     defer arena_state.deinit();
     // Per round 1, 4 and 1.5: the median is 1.5, where the medians' ratio would be 3.
-    const ratio = try pairedRatio(arena_state.allocator(), &.{ 100, 400, 300 }, &.{ 100, 100, 200 });
+    const arena = arena_state.allocator();
+    const ratio = try pairedRatio(arena, &.{ 100, 400, 300 }, &.{ 100, 100, 200 });
     try std.testing.expectEqual(@as(f64, 1.5), ratio);
-    const even = try pairedRatio(arena_state.allocator(), &.{ 200, 300 }, &.{ 100, 100 });
+    const even = try pairedRatio(arena, &.{ 200, 300 }, &.{ 100, 100 });
     try std.testing.expectEqual(@as(f64, 2.5), even);
 }
 

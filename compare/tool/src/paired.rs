@@ -159,7 +159,8 @@ pub fn paired_command(specs: &[String], rounds: usize, warmup: usize) -> Result<
     for (i, name) in result.names.iter().enumerate() {
         let r = result.ratio(0, i);
         println!(
-            "{name:12} median {:7.1} ms  min {:7.1} ms  cpu {:7.1} ms  {base}/{name} {:5.2} ({:.2}-{:.2})",
+            "{name:12} median {:7.1} ms  min {:7.1} ms  cpu {:7.1} ms  \
+             {base}/{name} {:5.2} ({:.2}-{:.2})",
             result.median_wall(i) * 1e3,
             result.min_wall(i) * 1e3,
             result.cpu[i] * 1e3,
