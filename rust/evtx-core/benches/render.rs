@@ -123,13 +123,19 @@ fn escape(c: &mut Criterion) {
 }
 
 /// The UTF-8 escaper (`write_str`: ANSI strings, resolved references) on a long message, a path
-/// and a short name, whose plain runs `evtx_core::simd::plain_bytes` finds (PERF.md H76).
+/// and a short name, whose plain runs `evtx_core::simd::plain_bytes` finds (PERF.md H76), and
+/// markup written as text (the ANSI payloads of corpus-30mb: every `<` and `>` an escape, which
+/// `evtx_core::simd::escaped_ascii` writes without ending its run, PERF.md H88).
 fn escape_utf8(c: &mut Criterion) {
     let message = "The audit policy was changed. Subject: SYSTEM; Category: Logon/Logoff; \
         Changes: Success removed, Failure added."
         .repeat(20);
+    let markup = "<GPO ID=\"Local Group Policy\"><Name>Local Group Policy</Name>\
+        <Version>0</Version><SOM>Local</SOM><Reason>NOTAPPLIED-EMPTY</Reason></GPO>\r\n"
+        .repeat(10);
     let texts = [
         message.as_str(),
+        markup.as_str(),
         "C:\\Program Files\\App\\app.exe",
         "Kerberos",
     ];

@@ -75,6 +75,86 @@ pub(crate) static JSON_PAIR: [u8; 128] = {
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 
+/// What one ASCII byte is written as: its bytes, then their count in the last byte (at most 6:
+/// `&quot;`, `\u00xx`; 0 for a NUL that is dropped). The vector kernel of ASCII text
+/// (`simd::escaped_ascii`) writes all 8 and moves on by the count (PERF.md H88).
+pub(crate) type Escape = [u8; 8];
+
+/// The escape of ASCII byte `b` in the mode numbered `mode` (`Mode as u8`): what `escape_ascii`
+/// writes for a byte the mode's table marks, the byte itself for the rest; a NUL writes nothing
+/// when `drop_nul` (ANSI strings).
+const fn escape_of(b: u8, mode: u8, drop_nul: bool) -> Escape {
+    const fn of(bytes: &[u8]) -> Escape {
+        let mut e = [0u8; 8];
+        let mut i = 0;
+        while i < bytes.len() {
+            e[i] = bytes[i];
+            i += 1;
+        }
+        e[7] = bytes.len() as u8;
+        e
+    }
+    if drop_nul && b == 0 {
+        return of(b"");
+    }
+    // `ascii_table` numbers XML text, XML attribute, JSON and raw 0-3.
+    let table = match mode {
+        0 | 1 => mode,
+        2 | 3 => 2,
+        _ => 3,
+    };
+    if ascii_table(table)[b as usize] == 0 {
+        return of(&[b]);
+    }
+    match mode {
+        0 | 1 => match b {
+            b'&' => of(b"&amp;"),
+            b'<' => of(b"&lt;"),
+            b'>' => of(b"&gt;"),
+            b'"' => of(b"&quot;"),
+            b'\'' => of(b"&apos;"),
+            _ => of(b"_"),
+        },
+        2 | 3 => match JSON_PAIR[b as usize] {
+            0 => {
+                let hex = if mode == 2 { HEX_UPPER } else { HEX_LOWER };
+                of(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    hex[(b >> 4) as usize],
+                    hex[(b & 0xf) as usize],
+                ])
+            }
+            pair => of(&[b'\\', pair]),
+        },
+        _ => of(&[b]),
+    }
+}
+
+/// [`escape_of`] for every ASCII byte: the tables of the five modes, each without and with
+/// NULs dropped (index `2 * mode + drop_nul`).
+static ESCAPES: [[Escape; 128]; 10] = {
+    let mut t = [[[0u8; 8]; 128]; 10];
+    let mut k = 0;
+    while k < 10 {
+        let mut b = 0;
+        while b < 128 {
+            t[k][b] = escape_of(b as u8, (k / 2) as u8, k % 2 == 1);
+            b += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// The escapes of `mode`, NULs dropped when `drop_nul`.
+#[inline]
+pub(crate) fn escapes(mode: Mode, drop_nul: bool) -> &'static [Escape; 128] {
+    &ESCAPES[2 * mode as usize + usize::from(drop_nul)]
+}
+
 #[inline]
 fn table(mode: Mode) -> &'static [u8; 128] {
     match mode {
@@ -219,6 +299,8 @@ fn write_utf16_as<const M: u8>(out: &mut Vec<u8>, src: &[u8], start: usize, end:
         // kernel writes `\` and `"` itself, so a path's backslashes do not stop it (H75).
         i += 2 * if json {
             simd::json_run(out, src, i, end)
+        } else if xml {
+            simd::xml_run(out, src, i, end, sp)
         } else {
             simd::plain_run(out, src, i, end, sp)
         };
@@ -281,9 +363,13 @@ pub fn write_ascii_without_nul(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
 fn write_bytes<const DROP_NUL: bool>(out: &mut Vec<u8>, bytes: &[u8], mode: Mode) {
     let t = table(mode);
     let sp = specials(mode);
+    let esc = escapes(mode, DROP_NUL);
     let xml = matches!(mode, Mode::XmlText | Mode::XmlAttr);
     let mut i = 0;
     loop {
+        // ASCII text escaped in the vector kernel, without stopping at an escape (PERF.md
+        // H88); it stops at a non-ASCII byte and before the last few, which go on below.
+        i += simd::escaped_ascii(out, bytes, i, sp, esc);
         let run = simd::plain_bytes(bytes, i, sp);
         out.extend_from_slice(&bytes[i..i + run]);
         i += run;
@@ -319,11 +405,40 @@ fn write_bytes<const DROP_NUL: bool>(out: &mut Vec<u8>, bytes: &[u8], mode: Mode
     }
 }
 
-/// Number of UTF-16 units before the first NUL unit in `bytes` (even length).
+/// Whether one of the four UTF-16 units of `w` (little-endian lanes) is 0: the borrow of
+/// `lane - 1` reaches a lane's top bit only where the lane is 0 or has its top bit set, and
+/// `!w` keeps the former (the lowest lane that is 0 is always found, so the answer is exact).
+#[inline(always)]
+const fn has_zero_unit(w: u64) -> bool {
+    w.wrapping_sub(0x0001_0001_0001_0001) & !w & 0x8000_8000_8000_8000 != 0
+}
+
+/// Whether one of the four UTF-16 units of `w` is a surrogate (0xD800..=0xDFFF).
+#[inline(always)]
+const fn has_surrogate_unit(w: u64) -> bool {
+    has_zero_unit((w & 0xf800_f800_f800_f800) ^ 0xd800_d800_d800_d800)
+}
+
+/// The eight bytes (four units) of `bytes` at `at` as one little-endian word.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    bytes
+        .get(at..at + 8)
+        .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+}
+
+/// Number of UTF-16 units before the first NUL unit in `bytes` (even length). Four units a
+/// step while none is NUL, then one at a time (PERF.md H87).
 #[inline]
 pub fn units_until_nul(bytes: &[u8]) -> usize {
     let n = bytes.len() / 2;
     let mut i = 0;
+    while let Some(w) = word_at(bytes, 2 * i) {
+        if has_zero_unit(w) {
+            break;
+        }
+        i += 4;
+    }
     while i < n {
         if bytes[2 * i] == 0 && bytes[2 * i + 1] == 0 {
             return i;
@@ -333,12 +448,23 @@ pub fn units_until_nul(bytes: &[u8]) -> usize {
     n
 }
 
-/// Whether `bytes` (UTF-16LE, even length), cut at the first NUL, is valid UTF-16.
+/// Whether `bytes` (UTF-16LE, even length), cut at the first NUL, is valid UTF-16. Four units
+/// a step while none is NUL or a surrogate (names are nearly always such), which are valid
+/// whatever follows them; the exact decode starts at the first step that has one (PERF.md
+/// H87).
 pub fn utf16_until_nul_is_valid(bytes: &[u8]) -> bool {
-    let n = units_until_nul(bytes);
+    let mut at = 0;
+    while let Some(w) = word_at(bytes, at) {
+        if has_zero_unit(w) || has_surrogate_unit(w) {
+            break;
+        }
+        at += 8;
+    }
+    let rest = &bytes[at..];
+    let n = units_until_nul(rest);
     // Decoded and dropped: no `String` per name (the string-table check calls this for every
     // name of every chunk).
-    let units = bytes[..2 * n]
+    let units = rest[..2 * n]
         .chunks_exact(2)
         .map(|c| u16::from_le_bytes([c[0], c[1]]));
     char::decode_utf16(units).all(|c| c.is_ok())
@@ -416,6 +542,44 @@ mod tests {
         let mut out = Vec::new();
         write_str(&mut out, "x<\u{fffe}\u{1}", Mode::XmlAttr);
         assert_eq!(out, b"x&lt;__");
+    }
+
+    #[test]
+    fn escape_tables_equal_the_escaper() {
+        // Every ASCII byte of every mode, NULs kept and dropped: the vector kernel's table
+        // against the table test and `escape_ascii` of the scalar step. Seen to fail with
+        // `ascii_table` read by the `Mode` number (JSON lower case as raw).
+        let modes = [
+            Mode::XmlText,
+            Mode::XmlAttr,
+            Mode::JsonUpper,
+            Mode::JsonLower,
+            Mode::Raw,
+        ];
+        for mode in modes {
+            for drop_nul in [false, true] {
+                for b in 0..0x80u8 {
+                    let mut want = Vec::new();
+                    if drop_nul && b == 0 {
+                    } else if table(mode)[usize::from(b)] == 0 {
+                        want.push(b);
+                    } else {
+                        escape_ascii(&mut want, b, mode);
+                    }
+                    let e = escapes(mode, drop_nul)[usize::from(b)];
+                    assert_eq!(
+                        &e[..usize::from(e[7])],
+                        &want[..],
+                        "{mode:?} {drop_nul} {b:#x}"
+                    );
+                }
+            }
+        }
+        assert_eq!(
+            &escapes(Mode::XmlAttr, false)[usize::from(b'\'')][..7],
+            b"&apos;\0"
+        );
+        assert_eq!(&escapes(Mode::JsonLower, true)[0x1f][..6], br"\u001f");
     }
 
     #[test]
@@ -502,6 +666,43 @@ mod tests {
         assert!(utf16_until_nul_is_valid(&u16s(&[0x41, 0xd83d, 0xde00])));
         assert!(!utf16_until_nul_is_valid(&u16s(&[0x41, 0xde00, 0])));
         assert!(utf16_until_nul_is_valid(&[]));
+    }
+
+    #[test]
+    fn word_scans_equal_the_unit_by_unit_answers() {
+        // Units of every class the word tests tell apart (NUL, lanes whose borrow or top bit
+        // could fool `has_zero_unit`, both surrogate halves and their neighbours, ASCII), in
+        // strings of 0-24 units: four-unit steps, their edges and the scalar tail.
+        const UNITS: [u16; 14] = [
+            0, 1, 0x100, 0x41, 0x7f, 0x80, 0x8000, 0xffff, 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff,
+            0xe000,
+        ];
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as usize
+        };
+        for _ in 0..20_000 {
+            let len = next() % 25;
+            let units: Vec<u16> = (0..len)
+                .map(|_| {
+                    let r = next();
+                    // Mostly ASCII, as names are, so that long plain steps occur.
+                    if r % 3 == 0 {
+                        UNITS[(r / 3) % UNITS.len()]
+                    } else {
+                        0x41 + (r % 26) as u16
+                    }
+                })
+                .collect();
+            let bytes = u16s(&units);
+            let nul = units.iter().position(|&u| u == 0).unwrap_or(len);
+            assert_eq!(units_until_nul(&bytes), nul, "{units:x?}");
+            let valid = char::decode_utf16(units[..nul].iter().copied()).all(|c| c.is_ok());
+            assert_eq!(utf16_until_nul_is_valid(&bytes), valid, "{units:x?}");
+        }
     }
 
     /// The contract's escaping one character at a time (sections 8.1, 8.2), written from the

@@ -10,7 +10,7 @@
 //! SSE2 is part of the x86-64 baseline, so no runtime detection is needed; other targets use
 //! the scalar twin.
 
-use crate::escape::JSON_PAIR;
+use crate::escape::{Escape, JSON_PAIR};
 
 /// Which ASCII units a mode must not copy as they are, besides controls (below 0x20) and
 /// non-ASCII units, which no mode copies here.
@@ -82,6 +82,44 @@ pub fn plain_run_scalar(
     run
 }
 
+/// [`plain_run`] for the XML modes (`sp` `XmlText` or `XmlAttr`) that copies tab, LF and CR
+/// too, which XML writes as they are: the kernel of a string's rest (`escape::write_utf16_rest`),
+/// where privilege lists and messages stopped [`plain_run`] at every line break (PERF.md H89).
+/// The first run keeps [`plain_run`], whose stop set costs fewer vector steps.
+#[inline]
+pub fn xml_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize, sp: Specials) -> usize {
+    debug_assert!(matches!(sp, Specials::XmlText | Specials::XmlAttr));
+    #[cfg(target_arch = "x86_64")]
+    {
+        if sp == Specials::XmlAttr {
+            sse2::plain_run::<5>(out, src, start, end)
+        } else {
+            sse2::plain_run::<4>(out, src, start, end)
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        xml_run_scalar(out, src, start, end, sp)
+    }
+}
+
+/// The scalar twin of [`xml_run`]: the whole run, one unit at a time.
+pub fn xml_run_scalar(
+    out: &mut Vec<u8>,
+    src: &[u8],
+    start: usize,
+    end: usize,
+    sp: Specials,
+) -> usize {
+    let stops = |u: u16| !matches!(u, 0x09 | 0x0a | 0x0d) && sp.stops_at(u);
+    let run = src[start..end]
+        .chunks_exact(2)
+        .take_while(|c| !stops(u16::from_le_bytes([c[0], c[1]])))
+        .count();
+    out.extend(src[start..start + 2 * run].chunks_exact(2).map(|c| c[0]));
+    run
+}
+
 /// The number of bytes of `src[start..]` (UTF-8 text, or ASCII bytes of an ANSI string) before
 /// the first one that [`Specials::stops_at`] (so non-ASCII bytes stop it too), sixteen per SSE2
 /// step and the last few one at a time: the plain run that `escape::write_str` appends with one
@@ -110,6 +148,56 @@ pub fn plain_bytes_scalar(src: &[u8], start: usize, sp: Specials) -> usize {
         .iter()
         .take_while(|&&b| !sp.stops_at(u16::from(b)))
         .count()
+}
+
+/// Appends the ASCII bytes of `src[start..]` escaped by `esc` (each byte's [`Escape`], in the
+/// mode whose stop set `sp` is) up to the first non-ASCII byte, sixteen per SSE2 step, and
+/// returns how many bytes it took. An escape does not end the run: the step writes it and the
+/// lanes after it further on, as `json_run` does for JSON's two-byte escapes (PERF.md H88).
+/// It may stop earlier, before the last bytes where a 16-byte load would not fit; the caller
+/// goes on from there.
+#[inline]
+pub fn escaped_ascii(
+    out: &mut Vec<u8>,
+    src: &[u8],
+    start: usize,
+    sp: Specials,
+    esc: &[Escape; 128],
+) -> usize {
+    debug_assert!(start <= src.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        match sp {
+            Specials::Json => sse2::escaped_ascii::<0>(out, src, start, esc),
+            Specials::XmlText => sse2::escaped_ascii::<1>(out, src, start, esc),
+            Specials::XmlAttr => sse2::escaped_ascii::<2>(out, src, start, esc),
+            Specials::Raw => sse2::escaped_ascii::<3>(out, src, start, esc),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = sp;
+        escaped_ascii_scalar(out, src, start, esc)
+    }
+}
+
+/// The scalar twin of [`escaped_ascii`]: the whole run, one byte at a time.
+pub fn escaped_ascii_scalar(
+    out: &mut Vec<u8>,
+    src: &[u8],
+    start: usize,
+    esc: &[Escape; 128],
+) -> usize {
+    let mut taken = 0;
+    for &b in &src[start..] {
+        if b >= 0x80 {
+            break;
+        }
+        let e = &esc[usize::from(b)];
+        out.extend_from_slice(&e[..usize::from(e[7])]);
+        taken += 1;
+    }
+    taken
 }
 
 /// JSON's writer after a string's first plain run (PERF.md H75): appends the units of
@@ -156,7 +244,7 @@ pub fn json_run_scalar(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) 
 
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
-    use crate::escape::JSON_PAIR;
+    use crate::escape::{Escape, JSON_PAIR};
     use std::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi16, _mm_cmpeq_epi8, _mm_cmplt_epi16,
         _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16,
@@ -180,13 +268,20 @@ mod sse2 {
     unsafe fn special<const MODE: u8>(v: __m128i) -> __m128i {
         // Below 0x20 (signed: lanes of 0x8000 and up land here too, and are non-ASCII anyway).
         let low = _mm_cmplt_epi16(v, _mm_set1_epi16(0x20));
+        // `xml_run`'s modes (4, 5: XML text, attribute) copy tab, LF and CR as they are.
+        let low = if MODE >= 4 {
+            let lines = _mm_or_si128(eq(v, b'\t'), _mm_or_si128(eq(v, b'\n'), eq(v, b'\r')));
+            _mm_andnot_si128(lines, low)
+        } else {
+            low
+        };
         match MODE {
             0 => _mm_or_si128(low, _mm_or_si128(eq(v, b'"'), eq(v, b'\\'))),
-            1 => _mm_or_si128(
+            1 | 4 => _mm_or_si128(
                 low,
                 _mm_or_si128(eq(v, b'&'), _mm_or_si128(eq(v, b'<'), eq(v, b'>'))),
             ),
-            2 => _mm_or_si128(
+            2 | 5 => _mm_or_si128(
                 _mm_or_si128(low, _mm_or_si128(eq(v, b'"'), eq(v, b'\''))),
                 _mm_or_si128(eq(v, b'&'), _mm_or_si128(eq(v, b'<'), eq(v, b'>'))),
             ),
@@ -206,19 +301,22 @@ mod sse2 {
         // Each step stores 8 bytes at `base + copied` with `copied < n`: room for n + 8.
         out.reserve(n + 8);
         let base = out.len();
+        // Steps start below `steps`: before the string's end, and where the 16-byte load
+        // fits in `src` (`start + 2 * copied + 16 <= src.len()`), so the loop tests one bound
+        // and a step takes 8 units whole; the count is cut to the string's end once, after the
+        // loop (PERF.md H86).
+        let steps = n.min(src.len().saturating_sub(start + 14) / 2);
         let mut copied = 0;
-        while copied < n {
+        while copied < steps {
             let at = start + 2 * copied;
-            if at + 16 > src.len() {
-                break;
-            }
             // SAFETY: SSE2 is part of the x86-64 baseline, so every intrinsic here is
-            // available. The load: `at + 16 <= src.len()` (checked above), so the 16 bytes read
-            // are inside `src`, and `_mm_loadu_si128` has no alignment requirement. The store:
-            // the capacity is at least `base + n + 8` (reserved above, nothing pushed since) and
-            // `copied < n`, so the 8 bytes written at `base + copied` are inside the allocation
-            // (spare capacity, written through a raw pointer, never read as a `&[u8]`);
-            // `_mm_storel_epi64` has no alignment requirement either.
+            // available. The load: `copied < steps <= (src.len() - start - 14) / 2`, so
+            // `at + 16 <= src.len()` and the 16 bytes read are inside `src`;
+            // `_mm_loadu_si128` has no alignment requirement. The store: the capacity is at
+            // least `base + n + 8` (reserved above, nothing pushed since) and
+            // `copied < steps <= n`, so the 8 bytes written at `base + copied` are inside the
+            // allocation (spare capacity, written through a raw pointer, never read as a
+            // `&[u8]`); `_mm_storel_epi64` has no alignment requirement either.
             let stop = unsafe {
                 let v = _mm_loadu_si128(src.as_ptr().add(at).cast::<__m128i>());
                 let non_ascii = _mm_set1_epi16(0xff80u16 as i16);
@@ -232,19 +330,20 @@ mod sse2 {
                 );
                 !(_mm_movemask_epi8(ok) as u32) & 0xffff
             };
-            let left = n - copied;
             if stop == 0 {
-                copied += left.min(8);
+                copied += 8;
                 continue;
             }
-            // Two mask bits per lane: the first stopping lane, or the string's end if sooner.
-            copied += ((stop.trailing_zeros() / 2) as usize).min(left);
+            // Two mask bits per lane: the first stopping lane.
+            copied += (stop.trailing_zeros() / 2) as usize;
             break;
         }
+        // A step's lanes past the string's end are not its units.
+        let copied = copied.min(n);
         // SAFETY: `base + copied <= base + n <= capacity`, and bytes `base..base + copied` were
-        // written: each step wrote 8 bytes from `base + copied` and advanced `copied` by at
-        // most 8 (`left.min(8)` or a lane index below 8), so every byte it accounts for was
-        // written by that step.
+        // written: each step wrote 8 bytes from `base + c` (its `copied` on entry) and moved
+        // `copied` to at most `c + 8` (8, or a lane index below 8), so every byte up to the
+        // last step's `copied` was written by some step, and the cut only lowers it.
         unsafe { out.set_len(base + copied) };
         copied
     }
@@ -303,6 +402,89 @@ mod sse2 {
             _ => super::Specials::Raw,
         };
         i - start + super::plain_bytes_scalar(src, i, sp)
+    }
+
+    /// See [`super::escaped_ascii`]; `MODE` numbers the `Specials` variant.
+    #[inline(always)]
+    pub fn escaped_ascii<const MODE: u8>(
+        out: &mut Vec<u8>,
+        src: &[u8],
+        start: usize,
+        esc: &[Escape; 128],
+    ) -> usize {
+        let n = src.len() - start;
+        // Each byte taken writes at most 6 (`&quot;`, `\u00xx`), and a step writes less than
+        // 112 bytes past the output of the bytes before it (see the stores' SAFETY): room for
+        // 6n + 32.
+        out.reserve(6 * n + 32);
+        let base = out.len();
+        let mut i = start;
+        let mut written = 0;
+        while i + 16 <= src.len() {
+            // SAFETY: SSE2 is part of the x86-64 baseline. The load: `i + 16 <= src.len()` (the
+            // loop's condition), no alignment required. The store: 16 bytes at
+            // `base + written`; `written <= 6 * (i - start) <= 6n - 96`, so it ends below
+            // `base + 6n + 32`, inside the capacity reserved above (nothing pushed since);
+            // spare capacity written through a raw pointer.
+            let (v, marks) = unsafe {
+                let v = _mm_loadu_si128(src.as_ptr().add(i).cast::<__m128i>());
+                _mm_storeu_si128(out.as_mut_ptr().add(base + written).cast::<__m128i>(), v);
+                (v, _mm_movemask_epi8(stops8::<MODE>(v)) as u32)
+            };
+            if marks == 0 {
+                i += 16;
+                written += 16;
+                continue;
+            }
+            // The marked lanes in order: each lane's escape written where the lane's byte
+            // goes, and the lanes after it again right after the escape (from a copy of the
+            // step); `at` is where lane `from` goes. A non-ASCII lane ends the run there.
+            let mut bytes = [0u8; 32];
+            // SAFETY: SSE2 (baseline); a 16-byte unaligned store into a 32-byte array.
+            unsafe { _mm_storeu_si128(bytes.as_mut_ptr().cast::<__m128i>(), v) };
+            let mut at = base + written;
+            let mut from = 0;
+            let mut lanes = 16;
+            let mut m = marks;
+            while m != 0 {
+                let p = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let b = bytes[p];
+                if b >= 0x80 {
+                    lanes = p;
+                    break;
+                }
+                let e = esc[usize::from(b)];
+                let dst = at + (p - from);
+                let mut rest = [0u8; 16];
+                rest.copy_from_slice(&bytes[p + 1..p + 17]);
+                // SAFETY: every lane before `p` took at most 6 bytes, so
+                // `dst <= base + written + 6p <= base + written + 90`; the escape's 8 bytes and
+                // the 16 after its `e[7] <= 6` end below `base + written + 112`, and with
+                // `written <= 6n - 96` (above) below `base + 6n + 16`, inside the capacity
+                // reserved above; spare capacity written through a raw pointer.
+                unsafe {
+                    let d = out.as_mut_ptr().add(dst);
+                    d.cast::<Escape>().write_unaligned(e);
+                    d.add(usize::from(e[7]))
+                        .cast::<[u8; 16]>()
+                        .write_unaligned(rest);
+                }
+                at = dst + usize::from(e[7]);
+                from = p + 1;
+            }
+            written = at + (lanes - from) - base;
+            i += lanes;
+            if lanes < 16 {
+                break;
+            }
+        }
+        // SAFETY: `base + written <= capacity` (each step's end, above), and bytes
+        // `base..base + written` were written: a step's lanes up to its first marked one by its
+        // store, each escape in place, and the lanes after it by the store that followed it;
+        // `written` counts exactly those.
+        unsafe { out.set_len(base + written) };
+        i - start
     }
 
     /// See [`super::json_run`].
@@ -484,6 +666,23 @@ mod tests {
                 assert_eq!(got, want, "{sp:?} {:x?}", &src[start..end]);
                 assert_eq!(a, b, "{sp:?} {:x?}", &src[start..end]);
             }
+            // `xml_run` likewise, with tab, LF and CR plain (`unit` draws them often).
+            for sp in [Specials::XmlText, Specials::XmlAttr] {
+                let stops = |u: u16| !matches!(u, 0x09 | 0x0a | 0x0d) && sp.stops_at(u);
+                let (mut a, mut b) = (b"xy".to_vec(), b"xy".to_vec());
+                let mut at = start;
+                loop {
+                    at += 2 * xml_run(&mut a, &src, at, end, sp);
+                    if at == end || stops(u16::from_le_bytes([src[at], src[at + 1]])) {
+                        break;
+                    }
+                    a.push(src[at]);
+                    at += 2;
+                }
+                let want = xml_run_scalar(&mut b, &src, start, end, sp);
+                assert_eq!((at - start) / 2, want, "{sp:?} {:x?}", &src[start..end]);
+                assert_eq!(a, b, "{sp:?} {:x?}", &src[start..end]);
+            }
         }
     }
 
@@ -512,6 +711,66 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn escaping_kernel_equals_scalar_on_random_texts() {
+        // `escaped_ascii` and, from where it stopped, its scalar twin, against the twin alone:
+        // bytes of every class (plain ASCII, each mode's specials, controls, NUL, non-ASCII),
+        // the specials drawn often so that a step escapes none, one, several or all sixteen of
+        // its lanes, 0-80 bytes from every start offset, every mode's table with NULs kept and
+        // dropped.
+        use crate::escape::{escapes, Mode};
+        let modes = [
+            (Mode::XmlText, Specials::XmlText),
+            (Mode::XmlAttr, Specials::XmlAttr),
+            (Mode::JsonUpper, Specials::Json),
+            (Mode::JsonLower, Specials::Json),
+            (Mode::Raw, Specials::Raw),
+        ];
+        const SPECIAL: &[u8] = b"&<>\"'\\\t\r\n\0\x01\x1f";
+        let mut rng = Rng(0x5be0_cd19_137e_2179);
+        for _ in 0..3_000 {
+            let len = rng.below(81) as usize;
+            let dense = rng.below(3);
+            let src: Vec<u8> = (0..len)
+                .map(|_| match rng.below(16) {
+                    0 => 0x80 | rng.next() as u8,
+                    k if k <= 2 + 4 * dense => SPECIAL[rng.below(SPECIAL.len() as u64) as usize],
+                    _ => 0x20 + rng.below(0x60) as u8,
+                })
+                .collect();
+            for start in 0..=len {
+                let (mode, sp) = modes[rng.below(modes.len() as u64) as usize];
+                let esc = escapes(mode, rng.below(2) == 0);
+                let (mut got, mut want) = (b"xy".to_vec(), b"xy".to_vec());
+                let mut n = escaped_ascii(&mut got, &src, start, sp, esc);
+                n += escaped_ascii_scalar(&mut got, &src, start + n, esc);
+                assert_eq!(n, escaped_ascii_scalar(&mut want, &src, start, esc));
+                assert_eq!(got, want, "{mode:?} {start} {src:x?}");
+            }
+        }
+    }
+
+    #[test]
+    fn escaping_kernel_takes_whole_steps() {
+        // 41 bytes of XML-like text (a NUL dropped): two whole steps (nearly every lane of the
+        // second escaped), then the last 9 left to the caller; a non-ASCII byte ends the run
+        // at its lane.
+        use crate::escape::{escapes, Mode};
+        let esc = escapes(Mode::XmlText, true);
+        let src = b"<a>b</a>\0<c>d</c>&&<<>>&&<<>>&&0123456789";
+        let mut out = Vec::new();
+        assert_eq!(escaped_ascii(&mut out, src, 0, Specials::XmlText, esc), 32);
+        assert_eq!(
+            out,
+            b"&lt;a&gt;b&lt;/a&gt;&lt;c&gt;d&lt;/c&gt;&amp;&amp;&lt;&lt;&gt;&gt;&amp;&amp;&lt;&lt;\
+              &gt;&gt;&amp;&amp;0"
+        );
+        let mut out = Vec::new();
+        let text = b"plain <text> caf\xc3\xa9 and more text after it";
+        assert_eq!(escaped_ascii(&mut out, text, 0, Specials::XmlText, esc), 16);
+        assert_eq!(out, b"plain &lt;text&gt; caf");
     }
 
     #[test]
@@ -613,5 +872,33 @@ mod tests {
         assert_eq!(run("tab\there", Specials::Raw), (3, "tab".into()));
         assert_eq!(run("caf\u{e9}", Specials::Json), (3, "caf".into()));
         assert_eq!(run("", Specials::Json), (0, String::new()));
+    }
+
+    #[test]
+    fn plain_run_steps_while_the_load_fits() {
+        // A 20-unit plain string at `start` (odd, as in a chunk), `src` ending `tail` bytes
+        // after it: the kernel takes a whole 8-unit step wherever its 16-byte load fits in
+        // `src` and stops before the first one that does not (PERF.md H86), never past the
+        // string's end however much room follows.
+        for tail in 0..24 {
+            let start = 3;
+            let mut src = vec![0x41; start];
+            src.extend(
+                "abcdefghijklmnopqrst"
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes),
+            );
+            let end = src.len();
+            src.extend(std::iter::repeat_n(0x42, tail));
+            let mut out = b"x".to_vec();
+            let n = plain_run(&mut out, &src, start, end, Specials::Json);
+            // Step k loads bytes start + 16k .. start + 16k + 16.
+            let fits = (0..3).filter(|k| start + 16 * k + 16 <= src.len()).count();
+            let want = (8 * fits).min(20);
+            #[cfg(not(target_arch = "x86_64"))]
+            let want = 20;
+            assert_eq!(n, want, "tail {tail}");
+            assert_eq!(out, &b"xabcdefghijklmnopqrst"[..1 + want], "tail {tail}");
+        }
     }
 }
