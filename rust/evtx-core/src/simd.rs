@@ -689,7 +689,9 @@ mod tests {
         // ends of a padded and an unpadded source, into output with 0..=2 steps of spare
         // capacity: the fixed copy where it applies, `extend_from_slice` elsewhere, the same
         // bytes and length either way, and the capacity never grown by the fixed copy.
-        let src: Vec<u8> = (0..3 * LITERAL_STEP as u32).map(|k| (k * 7 + 3) as u8).collect();
+        let src: Vec<u8> = (0..3 * LITERAL_STEP as u32)
+            .map(|k| (k * 7 + 3) as u8)
+            .collect();
         for src_len in [2 * LITERAL_STEP, 3 * LITERAL_STEP] {
             let src = &src[..src_len];
             for len in 0..=LITERAL_STEP + 8 {
