@@ -17,6 +17,7 @@
 //! are never recorded and always take the slow path.
 
 use crate::escape;
+use crate::simd;
 use crate::template::{Identities, Templates};
 use crate::tokens::{self, Scratch, Source};
 use crate::tree::{Names, Node};
@@ -865,7 +866,12 @@ impl Programs {
         }
         if let Some((ops, lits)) = rec.finish(out) {
             let op_start = self.ops.len() as u32;
-            let lit_start = self.lits.len() as u32;
+            // The literals end in `LITERAL_STEP` bytes of padding (once any are stored), so
+            // `simd::copy_literal` can move a whole step from any run: the new program's
+            // literals go where the padding was, and the padding after them.
+            let lit_start = self.lits.len().saturating_sub(simd::LITERAL_STEP);
+            self.lits.truncate(lit_start);
+            let lit_start = lit_start as u32;
             for op in ops {
                 self.ops.push(match op {
                     Op::Lit { start, len } => Op::Lit {
@@ -876,6 +882,8 @@ impl Programs {
                 });
             }
             self.lits.extend_from_slice(&lits);
+            let lits_len = self.lits.len() as u32 - lit_start;
+            self.lits.resize(self.lits.len() + simd::LITERAL_STEP, 0);
             let signature_start = self.signatures.len() as u32;
             self.signatures
                 .extend_from_slice(&self.signature[..self.signed]);
@@ -885,7 +893,7 @@ impl Programs {
                 ops_start: op_start,
                 ops_len: self.ops.len() as u32 - op_start,
                 lits_start: lit_start,
-                lits_len: self.lits.len() as u32 - lit_start,
+                lits_len,
             };
             // A hash shared with an older signature points at the newer program from now on;
             // `lookup` compares the signature, so the older one only renders the slow way.
@@ -920,7 +928,7 @@ impl Programs {
         for op in &ops[ops_start as usize..(ops_start + ops_len) as usize] {
             match *op {
                 Op::Lit { start, len } => {
-                    out.extend_from_slice(&lits[start as usize..(start + len) as usize])
+                    simd::copy_literal(out, lits, start as usize, len as usize)
                 }
                 Op::Val { src, item, flavor } => {
                     if out.len() > limit {
