@@ -290,9 +290,21 @@ inline fn loadStep(region: []const u8, at: usize, rest: usize, comptime mode: Mo
         copyShort(&tail, region[at..][0 .. rest * 2]);
         v = @bitCast(tail);
     }
-    var m: u16 = @bitCast(dirtyLanes(lanes, v, mode));
+    var m: u16 = @bitCast(restDirtyLanes(v, mode));
     if (rest < lanes) m |= @truncate(@as(u32, 0xFFFF) << @intCast(rest));
     return .{ .units = v, .dirty = m };
+}
+
+/// `dirtyLanes` of `writeUtf16In`'s steps (PERF.md H90, the Rust engine's H89): XML writes
+/// tab, LF and CR as they are, so there the step copies them too instead of leaving them to
+/// the scalar step and loading the next step after each (privilege lists, messages). The
+/// inline first step (`writeUtf16Within`) keeps the shorter test: most strings have none.
+inline fn restDirtyLanes(v: Lanes, comptime mode: Mode) @Vector(lanes, bool) {
+    const m = dirtyLanes(lanes, v, mode);
+    if (mode != .xml_text and mode != .xml_attr) return m;
+    const kept = (v == @as(Lanes, @splat('\t'))) | (v == @as(Lanes, @splat('\n'))) |
+        (v == @as(Lanes, @splat('\r')));
+    return m & ~kept;
 }
 
 /// Writes the UTF-16LE string `region[start..][0..len]` as `writeUtf16` does (PERF.md H53).
