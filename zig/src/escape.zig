@@ -174,6 +174,77 @@ fn tableFor(comptime mode: Mode, comptime upper: bool) *const [128]?[]const u8 {
     return &S.t;
 }
 
+/// What one ASCII byte is written as (PERF.md H91): its escape or itself, at most 6 bytes,
+/// padded to 8 for one store, its length in the last byte (0 for NUL: ANSI text drops it).
+pub const Escape = [8]u8;
+
+fn escapeTable(comptime mode: Mode, comptime upper: bool) [128]Escape {
+    @setEvalBranchQuota(10_000);
+    var t: [128]Escape = undefined;
+    for (&t, 0..) |*e, c| {
+        e.* = @splat(0);
+        const text: []const u8 = asciiTable(mode, upper)[c] orelse &.{@as(u8, @intCast(c))};
+        assert(text.len <= bytes_per_unit_max);
+        @memcpy(e[0..text.len], text);
+        e[7] = if (c == 0) 0 else @intCast(text.len);
+    }
+    return t;
+}
+
+/// The escape table of `mode`: JSON control escapes in upper-case hex for UTF-16 text,
+/// lower-case for ANSI text (8.2).
+pub fn escapesFor(comptime mode: Mode, comptime upper: bool) *const [128]Escape {
+    const S = struct {
+        const t = escapeTable(mode, upper);
+    };
+    return &S.t;
+}
+
+/// Lanes taken and bytes written by `escapeLanes`.
+pub const Taken = struct { lanes: usize, bytes: usize };
+
+/// Writes one vector step of ASCII bytes `v`, already stored at `dst`, again with each
+/// `dirty` lane before the first `stop` lane as its escape from `table` (PERF.md H91, the
+/// Rust engine's H75 and H88): a dirty lane no longer ends the step, which cost a scalar step
+/// and a new load and test of the next step per escape. After an escape the step's bytes
+/// after it are stored again behind it, from a copy of the step. Stops at the first `stop`
+/// lane (non-ASCII, a string's NUL, past its end), which the caller's next step takes. The
+/// first dirty lane must not stop (callers test it: a step whose first dirty lane ends the
+/// string or is not ASCII pays nothing here). `dst` needs room for the lanes' escapes plus
+/// `width` bytes; `stop` lanes must be `dirty` too.
+pub inline fn escapeLanes(
+    comptime width: comptime_int,
+    v: @Vector(width, u8),
+    dirty: std.meta.Int(.unsigned, width),
+    stop: std.meta.Int(.unsigned, width),
+    table: *const [128]Escape,
+    dst: [*]u8,
+) Taken {
+    const Mask = std.meta.Int(.unsigned, width);
+    assert(stop & ~dirty == 0);
+    const first_stop: usize = @ctz(stop);
+    const before: Mask = if (first_stop == width) ~@as(Mask, 0) else (@as(Mask, 1) <<
+        @intCast(first_stop)) - 1;
+    var escapes = dirty & before;
+    assert(@ctz(escapes) == @ctz(dirty));
+    var step: [2 * width]u8 = undefined;
+    step[0..width].* = v;
+    var lane: usize = 0; // The next lane not yet written in place.
+    var d: usize = 0; // Where it goes.
+    while (escapes != 0) : (escapes &= escapes - 1) {
+        const j: usize = @ctz(escapes);
+        const c = step[j];
+        assert(c < 0x80);
+        d += j - lane;
+        const e = table[c];
+        dst[d..][0..8].* = e;
+        d += e[7];
+        dst[d..][0..width].* = step[j + 1 ..][0..width].*;
+        lane = j + 1;
+    }
+    return .{ .lanes = first_stop, .bytes = d + first_stop - lane };
+}
+
 /// Worst-case output bytes per UTF-16 unit (`\u00XX` / `&quot;`).
 pub const bytes_per_unit_max = 6;
 
@@ -204,18 +275,27 @@ pub fn writeUtf16In(
     var d: usize = 0;
     var i: usize = 0;
     const table = tableFor(mode, true);
+    const escapes = escapesFor(mode, true);
     while (i < n) {
         const step = loadStep(region, start + 2 * i, n - i, mode);
         const v = step.units;
-        const m = step.dirty;
         const narrow: @Vector(lanes, u8) = @truncate(v);
         dst[d..][0..lanes].* = narrow;
-        if (m == 0) {
+        if (step.dirty == 0) {
             i += lanes;
             d += lanes;
             continue;
         }
-        const clean = @ctz(m);
+        const clean = @ctz(step.dirty);
+        if (i + clean < n and unitAt(src, i + clean) -% 1 < 0x7F) {
+            // An ASCII escape first: it and the step's next ones in place (H91).
+            const stop: u16 = @as(u16, @bitCast((v >= @as(Lanes, @splat(0x80))) |
+                (v == @as(Lanes, @splat(0))))) | step.past;
+            const taken = escapeLanes(lanes, narrow, step.dirty, stop, escapes, dst + d);
+            i += taken.lanes;
+            d += taken.bytes;
+            continue;
+        }
         i += clean;
         d += clean;
         if (i >= n) break;
@@ -279,6 +359,8 @@ const Lanes = @Vector(lanes, u16);
 inline fn loadStep(region: []const u8, at: usize, rest: usize, comptime mode: Mode) struct {
     units: Lanes,
     dirty: u16,
+    /// The lanes past the string (in `dirty` too).
+    past: u16,
 } {
     assert(rest > 0);
     var v: Lanes = undefined;
@@ -290,9 +372,21 @@ inline fn loadStep(region: []const u8, at: usize, rest: usize, comptime mode: Mo
         copyShort(&tail, region[at..][0 .. rest * 2]);
         v = @bitCast(tail);
     }
-    var m: u16 = @bitCast(dirtyLanes(lanes, v, mode));
-    if (rest < lanes) m |= @truncate(@as(u32, 0xFFFF) << @intCast(rest));
-    return .{ .units = v, .dirty = m };
+    const past: u16 = if (rest < lanes) @truncate(@as(u32, 0xFFFF) << @intCast(rest)) else 0;
+    const m: u16 = @bitCast(restDirtyLanes(v, mode));
+    return .{ .units = v, .dirty = m | past, .past = past };
+}
+
+/// `dirtyLanes` of `writeUtf16In`'s steps (PERF.md H90, the Rust engine's H89): XML writes
+/// tab, LF and CR as they are, so there the step copies them too instead of leaving them to
+/// the scalar step and loading the next step after each (privilege lists, messages). The
+/// inline first step (`writeUtf16Within`) keeps the shorter test: most strings have none.
+inline fn restDirtyLanes(v: Lanes, comptime mode: Mode) @Vector(lanes, bool) {
+    const m = dirtyLanes(lanes, v, mode);
+    if (mode != .xml_text and mode != .xml_attr) return m;
+    const kept = (v == @as(Lanes, @splat('\t'))) | (v == @as(Lanes, @splat('\n'))) |
+        (v == @as(Lanes, @splat('\r')));
+    return m & ~kept;
 }
 
 /// Writes the UTF-16LE string `region[start..][0..len]` as `writeUtf16` does (PERF.md H53).
@@ -417,18 +511,21 @@ const ByteLanes = @Vector(byte_lanes, u8);
 pub inline fn loadBytes(bytes: []const u8, at: usize, comptime mode: Mode) struct {
     bytes: ByteLanes,
     dirty: u32,
+    /// The lanes past the end (in `dirty` too).
+    past: u32,
 } {
     assert(at < bytes.len);
     const rest = bytes.len - at;
     if (rest >= byte_lanes) {
         const v: ByteLanes = bytes[at..][0..byte_lanes].*;
-        return .{ .bytes = v, .dirty = @bitCast(dirtyLanes(byte_lanes, v, mode)) };
+        return .{ .bytes = v, .dirty = @bitCast(dirtyLanes(byte_lanes, v, mode)), .past = 0 };
     }
     var tail: [byte_lanes]u8 = @splat(0);
     copyShort(&tail, bytes[at..]);
     const v: ByteLanes = tail;
     const past: u32 = @as(u32, 0xFFFF_FFFF) << @intCast(rest);
-    return .{ .bytes = v, .dirty = @as(u32, @bitCast(dirtyLanes(byte_lanes, v, mode))) | past };
+    const dirty: u32 = @bitCast(dirtyLanes(byte_lanes, v, mode));
+    return .{ .bytes = v, .dirty = dirty | past, .past = past };
 }
 
 /// Counts UTF-16 units before the first NUL unit in `src` (even length).
@@ -693,4 +790,49 @@ test "writePadded appends exactly its run, at any length, after any earlier text
         try expected.append(std.testing.allocator, '|');
     }
     try std.testing.expectEqualStrings(expected.items, out.list.items);
+}
+
+test "escapeLanes: dense escapes, every stop lane, against one table lookup a lane" {
+    // Steps of 16 and 32 bytes, from one to all lanes escaped, each with a random first stop
+    // lane: the kernel writes the lanes before it, each dirty one as its table text.
+    var prng = std.Random.DefaultPrng.init(0x4891);
+    const random = prng.random();
+    const specials = "&<>\"'\\\n\r\t\x00\x01\x1f";
+    inline for (.{ 16, 32 }) |width| {
+        const Mask = std.meta.Int(.unsigned, width);
+        inline for (.{ Mode.json, Mode.xml_text, Mode.xml_attr, Mode.raw }) |mode| {
+            const table = escapesFor(mode, true);
+            for (0..2000) |_| {
+                var step: [width]u8 = undefined;
+                const dense = random.uintAtMost(u8, 16);
+                for (&step) |*c| c.* = if (random.uintLessThan(u8, 16) < dense)
+                    specials[random.uintLessThan(usize, specials.len)]
+                else
+                    'a' + random.uintLessThan(u8, 26);
+                var dirty: Mask = 0;
+                for (step, 0..) |c, k| {
+                    const marked = asciiTable(mode, true)[c] != null or c == 0;
+                    if (marked) dirty |= @as(Mask, 1) << @intCast(k);
+                }
+                const first_stop = random.uintAtMost(usize, width);
+                const stop: Mask = if (first_stop == width) 0 else @as(Mask, 1) <<
+                    @intCast(first_stop);
+                // The callers go to the kernel only for a step whose first dirty lane is an
+                // escape, the step already stored.
+                if (@ctz(dirty | stop) == first_stop) continue;
+                var dst: [width * 6 + width]u8 = undefined;
+                dst[0..width].* = step;
+                const taken = escapeLanes(width, step, dirty | stop, stop, table, &dst);
+                var expected: [width * 6]u8 = undefined;
+                var e: usize = 0;
+                for (step[0..first_stop]) |c| {
+                    const text = table[c][0..table[c][7]];
+                    @memcpy(expected[e..][0..text.len], text);
+                    e += text.len;
+                }
+                try std.testing.expectEqual(first_stop, taken.lanes);
+                try std.testing.expectEqualStrings(expected[0..e], dst[0..taken.bytes]);
+            }
+        }
+    }
 }

@@ -271,6 +271,7 @@ fn writeAnsiSingle(
     const dst = out.spare();
     var d: usize = 0;
     var i: usize = 0;
+    const escapes = escape.escapesFor(mode, false);
     while (i < bytes.len) {
         assert(d <= i * escape.bytes_per_codepoint_max);
         const step = escape.loadBytes(bytes, i, mode);
@@ -281,6 +282,16 @@ fn writeAnsiSingle(
             continue;
         }
         const clean = @ctz(step.dirty);
+        if (i + clean < bytes.len and bytes[i + clean] < 0x80) {
+            // An ASCII escape or NUL first: it and the step's next ones in place (PERF.md
+            // H91); a high byte ends them.
+            const high: u32 = @bitCast(step.bytes >= @as(@TypeOf(step.bytes), @splat(0x80)));
+            const stop = high | step.past;
+            const taken = escape.escapeLanes(32, step.bytes, step.dirty, stop, escapes, dst + d);
+            i += taken.lanes;
+            d += taken.bytes;
+            continue;
+        }
         i += clean;
         d += clean;
         if (i >= bytes.len) break;
