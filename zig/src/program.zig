@@ -393,7 +393,8 @@ pub const Programs = struct {
                 var a: u32 = 0;
                 while (a < node.attrs.len) : (a += 1) {
                     const attr = p.node(p.edges(node.attrs)[a]).*;
-                    const attr_name = try c.names.intern(c.gpa, p.nameText(attr.ref.name), c.shared) orelse
+                    const text = p.nameText(attr.ref.name);
+                    const attr_name = try c.names.intern(c.gpa, text, c.shared) orelse
                         return false;
                     try c.signature.appendSlice(c.gpa, &.{ fragment.attribute, attr_name });
                     var i: u32 = 0;
