@@ -9,6 +9,7 @@ const limits = @import("limits.zig");
 const dump = @import("dump.zig");
 const Input = @import("input.zig").Input;
 const Options = @import("options.zig").Options;
+const program = @import("program.zig");
 const Renderer = dump.Renderer;
 const ChunkResult = dump.ChunkResult;
 
@@ -97,6 +98,9 @@ pub const Pipeline = struct {
     /// `renderers[0]` is the caller's, `renderers[1..]` the workers'.
     renderers: []Renderer,
     workers: []std.Thread,
+    /// The renderers' shared names and programs: a program is learnt once per run, not once
+    /// per renderer (PERF.md H95).
+    shared: program.Shared,
     caller_waits: bool = false,
     workers_waiting: usize = 0,
     stop: bool = false,
@@ -123,17 +127,25 @@ pub const Pipeline = struct {
             .results = try gpa.alloc(ChunkResult, results_per_renderer * threads),
             .renderers = try gpa.alloc(Renderer, threads),
             .workers = try gpa.alloc(std.Thread, threads - 1),
+            .shared = program.Shared.init(gpa),
         };
         @memset(pl.finished_by, null);
         @memset(pl.taken, 0);
         @memset(pl.drained, 0);
         for (pl.results) |*res| res.* = ChunkResult.init(gpa);
-        for (pl.renderers) |*r| r.init(gpa, settings);
+        for (pl.renderers, 0..) |*r, k| {
+            r.init(gpa, settings);
+            r.programs.shared = &pl.shared;
+            // Unique fingerprints (definitions no content fingerprint describes) must not
+            // meet another renderer's: each renderer counts them in its own range.
+            r.parser.unique_definitions = @as(u64, k) << 48;
+        }
     }
 
     pub fn deinit(pl: *Pipeline) void {
         for (pl.results) |*r| r.deinit();
         for (pl.renderers) |*r| r.deinit();
+        pl.shared.deinit();
         pl.gpa.free(pl.finished_by);
         pl.gpa.free(pl.taken);
         pl.gpa.free(pl.drained);
@@ -230,3 +242,75 @@ pub const Pipeline = struct {
         }
     }
 };
+
+/// Every rendered entry of `bytes` through renderer `r`, in output order; caller frees.
+fn renderWith(gpa: Allocator, r: *Renderer, bytes: []const u8, settings: *const Options) ![]u8 {
+    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
+    defer file.deinit(gpa);
+    var text: std.ArrayList(u8) = .empty;
+    errdefer text.deinit(gpa);
+    var result = ChunkResult.init(gpa);
+    defer result.deinit();
+    for (file.order) |slot| {
+        try r.renderChunk(&file.input, slot, &result);
+        for (result.entries.items) |*e| {
+            if (e.outcome == .rendered) try text.appendSlice(gpa, result.text(e));
+        }
+    }
+    return text.toOwnedSlice(gpa);
+}
+
+test "shared programs: a renderer replays what another learnt, as a lone renderer writes" {
+    // PERF.md H95: renderer `b` renders every synthetic log after renderer `a`, with the
+    // names and programs they share, so it replays what `a` learnt. Both must write what a
+    // renderer of its own writes, and `b` must have learnt (stored) nothing itself.
+    const testing = @import("testing.zig");
+    const gpa = std.testing.allocator;
+    for ([_]@import("options.zig").Format{ .jsonl, .xml }) |format| {
+        var settings: Options = .{};
+        settings.format = format;
+        var shared = program.Shared.init(gpa);
+        defer shared.deinit();
+        var pair: [2]Renderer = undefined;
+        for (&pair, 0..) |*r, k| {
+            r.init(gpa, &settings);
+            r.programs.shared = &shared;
+            r.parser.unique_definitions = @as(u64, k) << 48;
+        }
+        defer for (&pair) |*r| r.deinit();
+        const logs = testing.synthetic_fixtures ++ [_][]const u8{"raw-fragments"};
+        for (logs) |name| {
+            var path: [128]u8 = undefined;
+            const bytes = try testing.readFixture(
+                gpa,
+                try std.fmt.bufPrint(&path, "synthetic/{s}.evtx", .{name}),
+            );
+            defer gpa.free(bytes);
+            // The same definitions with one name's text changed ("Data" -> "Dbta" in
+            // UTF-16): new fingerprints, so `b` must not replay `a`'s programs for them.
+            const renamed = try gpa.dupe(u8, bytes);
+            defer gpa.free(renamed);
+            const from = "D\x00a\x00t\x00a\x00";
+            var at: usize = 0;
+            while (std.mem.indexOfPos(u8, renamed, at, from)) |k| : (at = k + from.len) {
+                renamed[k + 2] = 'b';
+            }
+            for ([_][]const u8{ bytes, renamed }, 0..) |log, round| {
+                const want = try testing.dumpBytes(gpa, log, &settings, true);
+                defer gpa.free(want);
+                const stored = pair[1].programs.stores;
+                // The renamed log through `b` only: `a` never saw it.
+                if (round == 0) {
+                    const got_a = try renderWith(gpa, &pair[0], log, &settings);
+                    defer gpa.free(got_a);
+                    try std.testing.expectEqualStrings(want, got_a);
+                }
+                const got_b = try renderWith(gpa, &pair[1], log, &settings);
+                defer gpa.free(got_b);
+                try std.testing.expectEqualStrings(want, got_b);
+                if (round == 0) try std.testing.expectEqual(stored, pair[1].programs.stores);
+            }
+        }
+        try std.testing.expect(pair[0].programs.stores > 10);
+    }
+}

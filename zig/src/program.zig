@@ -120,16 +120,99 @@ const FragmentNames = struct {
         n.ids.deinit(gpa);
     }
 
-    /// The id of name text `text` (UTF-8, as `Names` holds it), or null past the bounds.
-    fn intern(n: *FragmentNames, gpa: Allocator, text: []const u8) Allocator.Error!?u32 {
+    /// The id of name text `text` (UTF-8, as `Names` holds it), or null past the bounds;
+    /// at `-t 2` and up the run's (`shared`).
+    fn intern(
+        n: *FragmentNames,
+        gpa: Allocator,
+        text: []const u8,
+        shared: ?*Shared,
+    ) Allocator.Error!?u32 {
         if (n.ids.get(text)) |id| return id;
         if (n.ids.count() >= name_ids_max or n.bytes + text.len > name_bytes_max) return null;
-        const id: u32 = n.ids.count();
+        const id: u32 = if (shared) |sh| try sh.name(text) orelse return null else n.ids.count();
         const key = try gpa.dupe(u8, text);
         errdefer gpa.free(key);
         try n.ids.put(gpa, key, id);
         n.bytes += text.len;
         return id;
+    }
+};
+
+/// What the renderers of one `-t N` run share (PERF.md H95, the Rust engine's
+/// `program::Shared`): the ids of fragment names, which signature words use, and the
+/// programs learnt under the signatures. Without it each renderer learnt every program on its
+/// own: corpus-30mb rendered 456 more records the slow way at `-t 2` than at `-t 1` (+12 %
+/// instructions). A renderer keeps its own copies and locks this only where it has none: a
+/// new name, a `.miss`. Definitions need nothing shared: their fingerprints are content
+/// hashes, and the pipeline gives each renderer's unique ones their own range.
+pub const Shared = struct {
+    gpa: Allocator,
+    mutex: std.Thread.Mutex = .{},
+    names: std.StringHashMapUnmanaged(u32) = .empty,
+    name_bytes: usize = 0,
+    /// Signature words (as bytes) → the program, literals from 0.
+    programs: std.StringHashMapUnmanaged(Entry) = .empty,
+    program_bytes: usize = 0,
+
+    const Entry = struct { ops: []Op, literals: []u8, tail_start: u32, tail_len: u32 };
+
+    pub fn init(gpa: Allocator) Shared {
+        return .{ .gpa = gpa };
+    }
+
+    pub fn deinit(sh: *Shared) void {
+        var names = sh.names.keyIterator();
+        while (names.next()) |k| sh.gpa.free(k.*);
+        sh.names.deinit(sh.gpa);
+        var it = sh.programs.iterator();
+        while (it.next()) |e| {
+            sh.gpa.free(e.key_ptr.*);
+            sh.gpa.free(e.value_ptr.ops);
+            sh.gpa.free(e.value_ptr.literals);
+        }
+        sh.programs.deinit(sh.gpa);
+    }
+
+    /// The id of fragment name `text`, given one if new; null past the bounds.
+    fn name(sh: *Shared, text: []const u8) Allocator.Error!?u32 {
+        sh.mutex.lock();
+        defer sh.mutex.unlock();
+        if (sh.names.get(text)) |id| return id;
+        if (sh.names.count() >= name_ids_max or sh.name_bytes + text.len > name_bytes_max)
+            return null;
+        const id: u32 = sh.names.count();
+        const key = try sh.gpa.dupe(u8, text);
+        errdefer sh.gpa.free(key);
+        try sh.names.put(sh.gpa, key, id);
+        sh.name_bytes += text.len;
+        return id;
+    }
+
+    /// Offers program `prog` of `from` (its current signature) to the other renderers.
+    fn publish(sh: *Shared, from: *const Programs, prog: Program) Allocator.Error!void {
+        const base = if (prog.ops_len > 0)
+            from.ops.items[prog.ops_start].literal_start
+        else
+            prog.tail_start;
+        const literals = from.literals.items[base .. prog.tail_start + prog.tail_len];
+        const key = std.mem.sliceAsBytes(from.signature.items);
+        const cost = literals.len + 8 * prog.ops_len + key.len;
+        sh.mutex.lock();
+        defer sh.mutex.unlock();
+        if (sh.programs.count() >= programs_max or sh.program_bytes + cost > program_bytes_max)
+            return;
+        if (sh.programs.contains(key)) return;
+        const entry: Entry = .{
+            .ops = try sh.gpa.dupe(Op, from.ops.items[prog.ops_start..][0..prog.ops_len]),
+            .literals = try sh.gpa.dupe(u8, literals),
+            .tail_start = prog.tail_start - base,
+            .tail_len = prog.tail_len,
+        };
+        for (entry.ops) |*op| op.literal_start -= base;
+        const owned = try sh.gpa.dupe(u8, key);
+        try sh.programs.put(sh.gpa, owned, entry);
+        sh.program_bytes += cost;
     }
 };
 
@@ -147,6 +230,10 @@ pub const Programs = struct {
     recorder: Recorder = .{ .start = 0 },
     /// Raw fragments' names as signature words (`nameWord`).
     names: FragmentNames = .{},
+    /// The run's shared names and programs, at `-t 2` and up.
+    shared: ?*Shared = null,
+    /// Programs this renderer recorded itself (not imported), for the tests.
+    stores: usize = 0,
 
     pub fn init(gpa: Allocator) Programs {
         return .{ .gpa = gpa };
@@ -184,7 +271,41 @@ pub const Programs = struct {
     /// then `signTree`). The Rust engine's `Programs::sign`.
     pub fn sign(c: *Programs, p: *Parser, start: u32, end: u32) Allocator.Error!Sign {
         if (!try c.scan(p, start, end)) return .unsupported;
-        return c.lookup();
+        const found = c.lookup();
+        if (found == .miss) if (c.shared) |sh| return c.import(sh);
+        return found;
+    }
+
+    /// A `.miss` at `-t 2` and up: the program another renderer learnt for this signature,
+    /// copied into this renderer's own (PERF.md H95), else still `.miss`.
+    fn import(c: *Programs, sh: *Shared) Allocator.Error!Sign {
+        @branchHint(.cold);
+        sh.mutex.lock();
+        defer sh.mutex.unlock();
+        const e = sh.programs.get(std.mem.sliceAsBytes(c.signature.items)) orelse return .miss;
+        if (c.full()) return .miss;
+        const base: u32 = @intCast(c.literals.items.len);
+        const prog: Program = .{
+            .signature_start = @intCast(c.signatures.items.len),
+            .signature_len = @intCast(c.signature.items.len),
+            .ops_start = @intCast(c.ops.items.len),
+            .ops_len = @intCast(e.ops.len),
+            .tail_start = base + e.tail_start,
+            .tail_len = e.tail_len,
+        };
+        try c.signatures.appendSlice(c.gpa, c.signature.items);
+        try c.literals.appendSlice(c.gpa, e.literals);
+        try c.ops.ensureUnusedCapacity(c.gpa, e.ops.len);
+        for (e.ops) |op| {
+            var moved = op;
+            moved.literal_start += base;
+            c.ops.appendAssumeCapacity(moved);
+        }
+        try c.literals.ensureUnusedCapacity(c.gpa, escape.pad_bytes);
+        @memset(c.literals.unusedCapacitySlice()[0..escape.pad_bytes], 0);
+        try c.by_hash.put(c.gpa, c.hash(), @intCast(c.programs.items.len));
+        try c.programs.append(c.gpa, prog);
+        return .{ .hit = prog };
     }
 
     /// The program lookup of a parsed record rooted at instance `root`, for when the byte
@@ -193,7 +314,9 @@ pub const Programs = struct {
         c.signature.clearRetainingCapacity();
         c.slots.clearRetainingCapacity();
         if (!try c.signInstance(p, root)) return .unsupported;
-        return c.lookup();
+        const found = c.lookup();
+        if (found == .miss) if (c.shared) |sh| return c.import(sh);
+        return found;
     }
 
     /// The current signature's program, or `.miss`.
@@ -264,13 +387,14 @@ pub const Programs = struct {
         const node = p.node(n).*;
         switch (node.kind) {
             .element => {
-                const name = try c.names.intern(c.gpa, p.nameText(node.ref.name)) orelse
+                const name = try c.names.intern(c.gpa, p.nameText(node.ref.name), c.shared) orelse
                     return false;
                 try c.signature.appendSlice(c.gpa, &.{ fragment.element, name });
                 var a: u32 = 0;
                 while (a < node.attrs.len) : (a += 1) {
                     const attr = p.node(p.edges(node.attrs)[a]).*;
-                    const attr_name = try c.names.intern(c.gpa, p.nameText(attr.ref.name)) orelse
+                    const text = p.nameText(attr.ref.name);
+                    const attr_name = try c.names.intern(c.gpa, text, c.shared) orelse
                         return false;
                     try c.signature.appendSlice(c.gpa, &.{ fragment.attribute, attr_name });
                     var i: u32 = 0;
@@ -515,7 +639,7 @@ pub const Programs = struct {
         const at = (offset ^ (offset >> 8)) % recent_names;
         if (names.recent[at].offset == offset) return names.recent[at].id;
         const name = try p.names.resolve(p.gpa, p.chunk, offset);
-        const id = try names.intern(c.gpa, p.nameText(name)) orelse return null;
+        const id = try names.intern(c.gpa, p.nameText(name), c.shared) orelse return null;
         names.recent[at] = .{ .offset = offset, .id = id };
         return id;
     }
@@ -750,6 +874,8 @@ pub const Programs = struct {
         @memset(c.literals.unusedCapacitySlice()[0..escape.pad_bytes], 0);
         try c.by_hash.put(c.gpa, c.hash(), @intCast(c.programs.items.len));
         try c.programs.append(c.gpa, p2);
+        c.stores += 1;
+        if (c.shared) |sh| try sh.publish(c, p2);
     }
 };
 

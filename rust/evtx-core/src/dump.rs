@@ -155,6 +155,15 @@ impl Renderer {
         }
     }
 
+    /// A renderer for `opts` that shares its ids and programs with the other renderers of the
+    /// same run through `shared` (PERF.md H95).
+    pub fn new_shared(opts: &Options, shared: &std::sync::Arc<crate::program::Shared>) -> Renderer {
+        let mut r = Renderer::new(opts);
+        r.programs.shared = Some(shared.clone());
+        r.identities.shared = Some(shared.clone());
+        r
+    }
+
     /// Renders chunk slot `slot` of `file` (3.2, 5.2).
     pub fn render_chunk<S: ChunkSource + ?Sized>(&mut self, file: &S, slot: u32) -> ChunkResult {
         let mut out = ChunkResult::default();
@@ -652,6 +661,92 @@ mod tests {
             // per record.
             let programs = r.programs.programs_len();
             assert_eq!(programs, 3, "{expected}: programs for 8 records");
+        }
+    }
+
+    fn utf16(text: &[u8]) -> Vec<u8> {
+        text.iter().flat_map(|&c| [c, 0]).collect()
+    }
+
+    #[test]
+    fn shared_programs_render_as_a_lone_renderer() {
+        // PERF.md H95: renderer `b` renders every synthetic log after renderer `a` with the
+        // ids and programs they share, so it replays what `a` learnt. Both must write what a
+        // renderer of its own writes, and `b` must have learnt (stored) nothing itself.
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared-fixtures/synthetic"
+        );
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "evtx"))
+            .collect();
+        paths.sort();
+        assert!(paths.len() >= 10, "{dir}: synthetic logs");
+        let logs: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+        for format in [Format::Jsonl, Format::Xml] {
+            let opts = Options {
+                format,
+                ..Options::default()
+            };
+            let shared = std::sync::Arc::default();
+            let mut a = Renderer::new_shared(&opts, &shared);
+            let mut b = Renderer::new_shared(&opts, &shared);
+            let render = |r: &mut Renderer, file: &EvtxFile<'_>| {
+                let order = file.chunk_order(opts.validate_checksums);
+                let mut text = Vec::new();
+                for slot in (0..order.len()).filter_map(|i| order.get(i)) {
+                    text.extend_from_slice(&r.render_chunk(file, slot).bytes);
+                }
+                text
+            };
+            let mut replayed = 0;
+            for (path, data) in paths.iter().zip(&logs) {
+                let Ok(file) = EvtxFile::open(data) else {
+                    continue;
+                };
+                let want = render(&mut Renderer::new(&opts), &file);
+                let stored = b.programs.stores;
+                assert!(
+                    render(&mut a, &file) == want,
+                    "{path:?} {format:?}: renderer a"
+                );
+                assert!(
+                    render(&mut b, &file) == want,
+                    "{path:?} {format:?}: renderer b"
+                );
+                assert_eq!(
+                    b.programs.stores, stored,
+                    "{path:?}: b learnt a program itself"
+                );
+                replayed += a.programs.stores;
+            }
+            assert!(replayed > 10, "{format:?}: programs learnt by a");
+            assert_eq!(b.programs.programs_len(), a.programs.programs_len());
+            // The same definitions (GUIDs, sizes) with one name's text changed: a new
+            // identity, so `b` must not replay `a`'s programs for them.
+            let (from, to) = (utf16(b"Data"), utf16(b"Dbta"));
+            let mut data = logs[paths
+                .iter()
+                .position(|p| p.ends_with("basic.evtx"))
+                .unwrap()]
+            .clone();
+            let mut at = 0;
+            while let Some(k) = data[at..].windows(from.len()).position(|w| w == from) {
+                data[at + k..at + k + to.len()].copy_from_slice(&to);
+                at += k + to.len();
+            }
+            let file = EvtxFile::open(&data).unwrap();
+            let want = render(&mut Renderer::new(&opts), &file);
+            assert!(
+                want.windows(4).any(|w| w == b"Dbta"),
+                "{format:?}: the name changed"
+            );
+            assert!(
+                render(&mut b, &file) == want,
+                "{format:?}: renamed, renderer b"
+            );
         }
     }
 }

@@ -9,8 +9,9 @@
 use crate::dump::{ChunkResult, Renderer};
 use crate::input::{ChunkOrder, ChunkSource};
 use crate::options::Options;
+use crate::program::Shared;
 use std::ops::ControlFlow;
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 /// Results each renderer owns; the window is this many jobs per renderer.
 const RESULTS_PER_RENDERER: usize = 4;
@@ -74,6 +75,9 @@ struct Pipeline<'o> {
     /// are only ever written by one thread, so they stay in that core's cache (PERF.md H83).
     /// A result's lock is only taken by the one thread the state hands it to: it never blocks.
     results: Vec<Vec<Mutex<ChunkResult>>>,
+    /// The renderers' shared ids and programs: a program is learnt once per run, not once
+    /// per renderer (PERF.md H95).
+    shared: Arc<Shared>,
 }
 
 /// The pipeline's bookkeeping, under one lock held only between chunks.
@@ -132,6 +136,7 @@ impl<'o> Pipeline<'o> {
                         .collect()
                 })
                 .collect(),
+            shared: Arc::default(),
         }
     }
 
@@ -175,7 +180,7 @@ impl<'o> Pipeline<'o> {
     where
         S: ChunkSource + ?Sized,
     {
-        let mut r = Renderer::new(opts);
+        let mut r = Renderer::new_shared(opts, &self.shared);
         let mut state = lock(&self.state);
         while !state.stop && state.next_job < self.order.len() {
             match self.take(&mut state, k) {
@@ -201,7 +206,7 @@ impl<'o> Pipeline<'o> {
         S: ChunkSource + ?Sized,
         F: FnMut(&ChunkResult) -> ControlFlow<()>,
     {
-        let mut r = Renderer::new(opts);
+        let mut r = Renderer::new_shared(opts, &self.shared);
         let mut state = lock(&self.state);
         while state.emitted < self.order.len() {
             let w = state.emitted % self.window;

@@ -25,6 +25,7 @@ use crate::values_decode::{self, ty, Slot, Value};
 use crate::values_format::{self, Flavor, Memo};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
+use std::sync::{Mutex, PoisonError};
 
 /// Records with an array of more items than this are not recorded.
 use crate::limits::MAX_PROGRAM_ARRAY_ITEMS;
@@ -278,7 +279,7 @@ impl FragmentNames {
     /// that is not UTF-16 fails the parse of the first record of its signature, which then
     /// never has a program.
     #[cold]
-    fn intern(&mut self, chunk: &[u8], off: usize) -> Option<u32> {
+    fn intern(&mut self, chunk: &[u8], off: usize, shared: Option<&Shared>) -> Option<u32> {
         let count = usize::from(crate::bytes::get_u16(chunk, off.checked_add(6)?)?);
         let text = off + 8;
         if text + 2 * count + 2 > chunk.len() {
@@ -292,9 +293,71 @@ impl FragmentNames {
         if self.ids.len() >= MAX_NAME_IDS || self.bytes + raw.len() > MAX_NAME_BYTES {
             return None;
         }
-        let id = self.ids.len() as u32;
+        let id = match shared {
+            Some(shared) => shared.name(raw)?,
+            None => self.ids.len() as u32,
+        };
         self.bytes += raw.len();
         self.ids.insert(raw.to_vec(), id);
+        Some(id)
+    }
+}
+
+/// What the renderers of one `-t N` run share (PERF.md H95): the ids that signature words
+/// use (template identities, fragment names) and the programs learnt under them. Without it
+/// each renderer learnt every program on its own: corpus-30mb rendered 619 more records the
+/// slow way at `-t 2` than at `-t 1` (+13 % instructions). A renderer keeps its own copies
+/// and locks this only where it has none: a new definition shape, a new name, a `Miss`.
+#[derive(Debug, Default)]
+pub struct Shared {
+    inner: Mutex<SharedInner>,
+}
+
+#[derive(Debug, Default)]
+struct SharedInner {
+    /// Identity content keys ([`crate::template::Identities`]) → id.
+    identities: crate::bytes::FastMap<Vec<u8>, u32>,
+    identity_bytes: usize,
+    /// Fragment name texts → id.
+    names: crate::bytes::FastMap<Vec<u8>, u32>,
+    name_bytes: usize,
+    /// Signature words → the program's operations (literals from 0) and literal bytes.
+    programs: crate::bytes::FastMap<Vec<u32>, (Vec<Op>, Vec<u8>)>,
+    program_bytes: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SharedInner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The id of the identity with content `key`, given one if new; `None` past the bound.
+    pub fn identity(&self, key: &[u8]) -> Option<u32> {
+        let mut g = self.lock();
+        if let Some(&id) = g.identities.get(key) {
+            return Some(id);
+        }
+        if g.identity_bytes + key.len() > crate::template::MAX_IDENTITY_BYTES {
+            return None;
+        }
+        let id = g.identities.len() as u32;
+        g.identity_bytes += key.len();
+        g.identities.insert(key.to_vec(), id);
+        Some(id)
+    }
+
+    /// The id of the fragment name `raw`, given one if new; `None` past the bounds.
+    fn name(&self, raw: &[u8]) -> Option<u32> {
+        let mut g = self.lock();
+        if let Some(&id) = g.names.get(raw) {
+            return Some(id);
+        }
+        if g.names.len() >= MAX_NAME_IDS || g.name_bytes + raw.len() > MAX_NAME_BYTES {
+            return None;
+        }
+        let id = g.names.len() as u32;
+        g.name_bytes += raw.len();
+        g.names.insert(raw.to_vec(), id);
         Some(id)
     }
 }
@@ -388,6 +451,11 @@ pub struct Programs {
     memo: Memo,
     /// Raw fragments' names as signature words (`Programs::name_word`).
     names: FragmentNames,
+    /// The run's shared ids and programs, at `-t 2` and up.
+    pub shared: Option<std::sync::Arc<Shared>>,
+    /// Programs this renderer recorded itself (not imported).
+    #[cfg(test)]
+    pub stores: usize,
 }
 
 /// Entries of [`FragmentNames::recent`] (a power of two).
@@ -474,7 +542,28 @@ impl Programs {
         }
         // One pass over the finished words: the hash stays in a register (PERF.md H47).
         self.hash = hash_words(self.signed());
-        self.lookup()
+        match self.lookup() {
+            Sign::Miss if self.shared.is_some() => self.import(),
+            sign => sign,
+        }
+    }
+
+    /// A `Miss` at `-t 2` and up: the program another renderer learnt for this signature,
+    /// copied into this renderer's own (PERF.md H95), else still `Miss`.
+    #[cold]
+    #[inline(never)]
+    fn import(&mut self) -> Sign {
+        let Some(shared) = self.shared.clone() else {
+            return Sign::Miss;
+        };
+        let g = shared.lock();
+        let Some((ops, lits)) = g.programs.get(self.signed()) else {
+            return Sign::Miss;
+        };
+        match self.insert(ops, lits) {
+            Some(program) => Sign::Hit { program },
+            None => Sign::Miss,
+        }
     }
 
     /// The current signature's program, or `Miss`.
@@ -822,7 +911,7 @@ impl Programs {
         let id = if cached == key {
             id
         } else {
-            let id = self.names.intern(chunk, off)?;
+            let id = self.names.intern(chunk, off, self.shared.as_deref())?;
             self.names.recent[at] = (key, id);
             id
         };
@@ -857,49 +946,74 @@ impl Programs {
         Some((class, v))
     }
 
-    /// Stores the recorded program under the current signature.
+    /// Stores the recorded program under the current signature (and, at `-t 2` and up,
+    /// offers it to the other renderers).
     pub fn store(&mut self, rec: Recorder, out: &[u8]) {
+        let Some((ops, lits)) = rec.finish(out) else {
+            return;
+        };
+        if self.insert(&ops, &lits).is_none() {
+            return;
+        }
+        #[cfg(test)]
+        {
+            self.stores += 1;
+        }
+        if let Some(shared) = &self.shared {
+            let mut g = shared.lock();
+            let cost = lits.len() + 8 * ops.len() + 4 * self.signed;
+            if g.programs.len() < MAX_PROGRAMS && g.program_bytes + cost <= MAX_PROGRAM_BYTES {
+                g.program_bytes += cost;
+                g.programs
+                    .entry(self.signature[..self.signed].to_vec())
+                    .or_insert((ops, lits));
+            }
+        }
+    }
+
+    /// Adds the program `ops` (literals from 0 in `lits`) under the current signature, unless
+    /// the bounds are reached.
+    fn insert(&mut self, ops: &[Op], lits: &[u8]) -> Option<Program> {
         if self.programs.len() >= MAX_PROGRAMS
             || self.lits.len() + 8 * self.ops.len() > MAX_PROGRAM_BYTES
         {
-            return;
+            return None;
         }
-        if let Some((ops, lits)) = rec.finish(out) {
-            let op_start = self.ops.len() as u32;
-            // The literals end in `LITERAL_STEP` bytes of padding (once any are stored), so
-            // `simd::copy_literal` can move a whole step from any run: the new program's
-            // literals go where the padding was, and the padding after them.
-            let lit_start = self.lits.len().saturating_sub(simd::LITERAL_STEP);
-            self.lits.truncate(lit_start);
-            let lit_start = lit_start as u32;
-            for op in ops {
-                self.ops.push(match op {
-                    Op::Lit { start, len } => Op::Lit {
-                        start: start + lit_start,
-                        len,
-                    },
-                    v => v,
-                });
-            }
-            self.lits.extend_from_slice(&lits);
-            let lits_len = self.lits.len() as u32 - lit_start;
-            self.lits.resize(self.lits.len() + simd::LITERAL_STEP, 0);
-            let signature_start = self.signatures.len() as u32;
-            self.signatures
-                .extend_from_slice(&self.signature[..self.signed]);
-            let program = Program {
-                signature_start,
-                signature_len: self.signed as u32,
-                ops_start: op_start,
-                ops_len: self.ops.len() as u32 - op_start,
-                lits_start: lit_start,
-                lits_len,
-            };
-            // A hash shared with an older signature points at the newer program from now on;
-            // `lookup` compares the signature, so the older one only renders the slow way.
-            self.by_hash.insert(self.hash, self.programs.len() as u32);
-            self.programs.push(program);
+        let op_start = self.ops.len() as u32;
+        // The literals end in `LITERAL_STEP` bytes of padding (once any are stored), so
+        // `simd::copy_literal` can move a whole step from any run: the new program's
+        // literals go where the padding was, and the padding after them.
+        let lit_start = self.lits.len().saturating_sub(simd::LITERAL_STEP);
+        self.lits.truncate(lit_start);
+        let lit_start = lit_start as u32;
+        for &op in ops {
+            self.ops.push(match op {
+                Op::Lit { start, len } => Op::Lit {
+                    start: start + lit_start,
+                    len,
+                },
+                v => v,
+            });
         }
+        self.lits.extend_from_slice(lits);
+        let lits_len = self.lits.len() as u32 - lit_start;
+        self.lits.resize(self.lits.len() + simd::LITERAL_STEP, 0);
+        let signature_start = self.signatures.len() as u32;
+        self.signatures
+            .extend_from_slice(&self.signature[..self.signed]);
+        let program = Program {
+            signature_start,
+            signature_len: self.signed as u32,
+            ops_start: op_start,
+            ops_len: self.ops.len() as u32 - op_start,
+            lits_start: lit_start,
+            lits_len,
+        };
+        // A hash shared with an older signature points at the newer program from now on;
+        // `lookup` compares the signature, so the older one only renders the slow way.
+        self.by_hash.insert(self.hash, self.programs.len() as u32);
+        self.programs.push(program);
+        Some(program)
     }
 
     /// Replays `program` over `self.slots`; `false` (output unfinished) when the output passes

@@ -163,6 +163,9 @@ pub struct Identities {
     offsets: Vec<u32>,
     next: u32,
     bytes: usize,
+    /// At `-t 2` and up, where ids come from, so that every renderer names a definition
+    /// shape alike and programs can be shared (PERF.md H95).
+    pub shared: Option<std::sync::Arc<crate::program::Shared>>,
 }
 
 /// One known definition shape.
@@ -205,7 +208,7 @@ fn memo_slot(def_off: u32) -> usize {
 const MAX_VARIANTS: usize = 16;
 
 /// Bound on the bytes [`Identities`] keeps (bodies and names).
-const MAX_IDENTITY_BYTES: usize = 16 << 20;
+pub(crate) const MAX_IDENTITY_BYTES: usize = 16 << 20;
 
 /// The UTF-16 bytes of the name entry at `off` (its text, without the terminator).
 fn name_bytes(chunk: &[u8], off: u32) -> Option<&[u8]> {
@@ -361,9 +364,14 @@ impl Identities {
         if self.bytes + cost > MAX_IDENTITY_BYTES || known >= MAX_VARIANTS {
             return None;
         }
+        let id = match &self.shared {
+            Some(shared) => shared.identity(&identity_key(guid, size, &normalized, &refs))?,
+            None => {
+                self.next += 1;
+                self.next - 1
+            }
+        };
         self.bytes += cost;
-        let id = self.next;
-        self.next += 1;
         self.by_guid.entry((guid, size)).or_default().push(Variant {
             normalized,
             refs,
@@ -371,6 +379,24 @@ impl Identities {
         });
         Some(id)
     }
+}
+
+/// The content an identity stands for, as one key for [`crate::program::Shared`]: the GUID,
+/// the size, the normalized body and each reference's position, whether it is inline and,
+/// if not, its name's text. Equal keys parse to the same tree with the same names (the
+/// identity's definition above); the twins only speed the check up and are left out.
+fn identity_key(guid: [u8; 16], size: u32, normalized: &[u8], refs: &[VariantRef]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(20 + normalized.len() + 9 * refs.len());
+    key.extend_from_slice(&guid);
+    key.extend_from_slice(&size.to_le_bytes());
+    key.extend_from_slice(normalized);
+    for r in refs {
+        key.extend_from_slice(&r.pos.to_le_bytes());
+        key.push(u8::from(r.inline));
+        key.extend_from_slice(&(r.text.len() as u32).to_le_bytes());
+        key.extend_from_slice(&r.text);
+    }
+    key
 }
 
 /// Unused BinXML values (`shared-fixtures/README.md`, "Unused BinXML values"; Zig's
