@@ -26,6 +26,13 @@ FIRST_ENTRIES = 1024
 
 _FILETIME_EPOCH = datetime(1601, 1, 1, tzinfo=timezone.utc)
 
+#: The keys of a record's dict, in order, and a dict of them that the C helper copies per record.
+_KEYS = ("event_record_id", "timestamp", "data", "chunk", "offset", "recovered")
+_TEMPLATE = dict.fromkeys(_KEYS)
+#: `_ffi.record_dicts()`: the dicts of a batch without errors built in C (~3,400 instructions a
+#: record fewer than the Python path below, PERF.md P17); None: the Python path.
+_RECORD_DICTS = _ffi.record_dicts()
+
 
 class EvtxError(Exception):
     """A failed open, a fatal failure, or (without `skip_errors`) a chunk or record error.
@@ -413,6 +420,14 @@ class Parser:
         trim = 1 if format == "jsonl" else 2
         for b in self.batches(format, timestamps=True):
             n = b.count
+            dicts = _RECORD_DICTS
+            if dicts is not None and b.statuses.count(0) == len(b.statuses):
+                # No errors: the whole batch's dicts in one C call (a list, chained like the
+                # generators below).
+                stamp_data, stamp_offsets = b.timestamps
+                yield dicts(_TEMPLATE, _KEYS, n, b.data, b.offsets, b.record_ids, stamp_data,
+                            stamp_offsets, b.chunk_indexes, b.file_offsets, b.recovered, trim)
+                continue
             ids = memoryview(b.record_ids).cast("Q").tolist()
             chunks = memoryview(b.chunk_indexes).cast("I").tolist()
             file_offsets = memoryview(b.file_offsets).cast("Q").tolist()
