@@ -66,6 +66,17 @@ def cases(path):
             return sum(1 for _ in evtx_twin.Parser(path, engine=engine, threads=threads).records_json(parsed=parsed))
         return run
 
+    def twin_json_python(engine, threads=1):
+        # The Python dicts that the C helper replaced (PERF.md P17), for the paired comparison.
+        def run():
+            from evtx_twin import _parser
+            saved, _parser._RECORD_DICTS = _parser._RECORD_DICTS, None
+            try:
+                return twin_json(engine, threads=threads)()
+            finally:
+                _parser._RECORD_DICTS = saved
+        return run
+
     def twin_arrow(engine, threads=1):
         def run():
             return evtx_twin.Parser(path, engine=engine, threads=threads).to_arrow().num_rows
@@ -82,6 +93,8 @@ def cases(path):
         ("evtx_twin records_json() rust threads=2", twin_json("rust", threads=2)),
         ("evtx_twin records_json() zig threads=2", twin_json("zig", threads=2)),
         ("evtx_twin records_json() rust threads=3", twin_json("rust", threads=3)),
+        ("evtx_twin records_json() rust, Python dicts", twin_json_python("rust")),
+        ("evtx_twin records_json() rust threads=2, Python dicts", twin_json_python("rust", 2)),
         ("evtx_twin records_json(parsed=True) rust", twin_json("rust", True)),
         ("evtx_twin to_arrow() rust", twin_arrow("rust")),
         ("evtx_twin to_arrow() zig", twin_arrow("zig")),

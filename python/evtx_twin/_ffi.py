@@ -194,6 +194,6 @@ def record_dicts():
     except (OSError, AttributeError):
         return None
     obj, ssize = ctypes.py_object, ctypes.c_ssize_t
-    function.argtypes = [obj, obj, ssize] + [obj] * 8 + [ssize]
+    function.argtypes = [obj, obj, ssize, ssize, ssize] + [obj] * 8 + [ssize]
     function.restype = obj
     return function

@@ -26,6 +26,8 @@ FIRST_ENTRIES = 1024
 
 _FILETIME_EPOCH = datetime(1601, 1, 1, tzinfo=timezone.utc)
 
+#: Records per call of the C helper (`_RECORD_DICTS`).
+DICTS_STEP = 256
 #: The keys of a record's dict, in order, and a dict of them that the C helper copies per record.
 _KEYS = ("event_record_id", "timestamp", "data", "chunk", "offset", "recovered")
 _TEMPLATE = dict.fromkeys(_KEYS)
@@ -422,11 +424,14 @@ class Parser:
             n = b.count
             dicts = _RECORD_DICTS
             if dicts is not None and b.statuses.count(0) == len(b.statuses):
-                # No errors: the whole batch's dicts in one C call (a list, chained like the
-                # generators below).
+                # No errors: the dicts made in C, `DICTS_STEP` a call (lists, chained like the
+                # generators below; a few hundred at a time, so the dicts not yet consumed stay
+                # in the cache, as the generators' one at a time did).
                 stamp_data, stamp_offsets = b.timestamps
-                yield dicts(_TEMPLATE, _KEYS, n, b.data, b.offsets, b.record_ids, stamp_data,
-                            stamp_offsets, b.chunk_indexes, b.file_offsets, b.recovered, trim)
+                for first in range(0, n, DICTS_STEP):
+                    yield dicts(_TEMPLATE, _KEYS, first, min(DICTS_STEP, n - first), n, b.data,
+                                b.offsets, b.record_ids, stamp_data, stamp_offsets,
+                                b.chunk_indexes, b.file_offsets, b.recovered, trim)
                 continue
             ids = memoryview(b.record_ids).cast("Q").tolist()
             chunks = memoryview(b.chunk_indexes).cast("I").tolist()

@@ -77,35 +77,40 @@ static PyObject *record(PyObject *template, PyObject *const *keys, const char *d
     return dict;
 }
 
-/* The list of `count` dicts of a batch whose entries are all records.
+/* The list of the dicts of entries first .. first + count - 1 of a batch whose entries are all
+ * records (the caller asks for a few hundred at a time, so the dicts it has not consumed yet
+ * stay in the cache, as its Python generator's did; PERF.md P17).
  *
  * template: a dict whose keys are, in order, event_record_id, timestamp, data, chunk, offset,
- * recovered (the values are replaced); keys: those six keys as a tuple; data, offsets (count + 1
+ * recovered (the values are replaced); keys: those six keys as a tuple; total: the batch's
+ * entries; data, offsets (total + 1
  * u64), record_ids (u64), stamp_data and stamp_offsets (count + 1 u64; an empty text is None),
  * chunk_indexes (u32), file_offsets (u64), recovered (u8): the batch's columns as bytes; trim:
  * the bytes each entry's text ends with that `data` leaves out (1 for JSONL, 2 for XML).
- * Raises (returns NULL) on any inconsistent offset or an invalid UTF-8 text. */
-PyObject *evtx_twin_record_dicts(PyObject *template, PyObject *keys, Py_ssize_t count,
-                                 PyObject *data_bytes, PyObject *offsets_bytes,
+ * Raises (returns NULL) on a range outside the batch, any inconsistent offset or an invalid
+ * UTF-8 text. */
+PyObject *evtx_twin_record_dicts(PyObject *template, PyObject *keys, Py_ssize_t first,
+                                 Py_ssize_t count, Py_ssize_t total, PyObject *data_bytes, PyObject *offsets_bytes,
                                  PyObject *ids_bytes, PyObject *stamp_data_bytes,
                                  PyObject *stamp_offsets_bytes, PyObject *chunks_bytes,
                                  PyObject *file_offsets_bytes, PyObject *recovered_bytes,
                                  Py_ssize_t trim) {
     if (!PyDict_Check(template) || !PyTuple_Check(keys) || PyTuple_Size(keys) != KEY_COUNT
-            || PyDict_Size(template) != KEY_COUNT || count < 0 || trim < 0) {
-        PyErr_SetString(PyExc_ValueError, "evtx_twin_record_dicts: bad template or count");
+            || PyDict_Size(template) != KEY_COUNT || first < 0 || count < 0 || total < 0
+            || first > total || count > total - first || trim < 0) {
+        PyErr_SetString(PyExc_ValueError, "evtx_twin_record_dicts: bad template or range");
         return NULL;
     }
     PyObject *key[KEY_COUNT];
     for (Py_ssize_t k = 0; k < KEY_COUNT; k++) key[k] = PyTuple_GetItem(keys, k);
     const char *data = column(data_bytes, 0, "data");
-    const char *offsets = column(offsets_bytes, 8 * (count + 1), "offsets");
-    const char *ids = column(ids_bytes, 8 * count, "record_ids");
+    const char *offsets = column(offsets_bytes, 8 * (total + 1), "offsets");
+    const char *ids = column(ids_bytes, 8 * total, "record_ids");
     const char *stamp_data = column(stamp_data_bytes, 0, "stamp data");
-    const char *stamp_offsets = column(stamp_offsets_bytes, 8 * (count + 1), "stamp offsets");
-    const char *chunks = column(chunks_bytes, 4 * count, "chunk_indexes");
-    const char *file_offsets = column(file_offsets_bytes, 8 * count, "file_offsets");
-    const char *recovered = column(recovered_bytes, count, "recovered");
+    const char *stamp_offsets = column(stamp_offsets_bytes, 8 * (total + 1), "stamp offsets");
+    const char *chunks = column(chunks_bytes, 4 * total, "chunk_indexes");
+    const char *file_offsets = column(file_offsets_bytes, 8 * total, "file_offsets");
+    const char *recovered = column(recovered_bytes, total, "recovered");
     if (!data || !offsets || !ids || !stamp_data || !stamp_offsets || !chunks || !file_offsets
             || !recovered) {
         return NULL;
@@ -114,7 +119,8 @@ PyObject *evtx_twin_record_dicts(PyObject *template, PyObject *keys, Py_ssize_t 
     uint64_t stamp_len = (uint64_t)PyBytes_Size(stamp_data_bytes);
     PyObject *list = PyList_New(count);
     if (list == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < count; i++) {
+    for (Py_ssize_t j = 0; j < count; j++) {
+        Py_ssize_t i = first + j;
         uint64_t start = u64_at(offsets, i), end = u64_at(offsets, i + 1);
         uint64_t stamp_start = u64_at(stamp_offsets, i), stamp_end = u64_at(stamp_offsets, i + 1);
         if (start > end || end > data_len || end - start < (uint64_t)trim
@@ -140,7 +146,7 @@ PyObject *evtx_twin_record_dicts(PyObject *template, PyObject *keys, Py_ssize_t 
         }
         PyObject *dict = record(template, key, data, start, end - (uint64_t)trim, id, stamp,
                                 u32_at(chunks, i), u64_at(file_offsets, i), recovered[i] != 0);
-        if (dict == NULL || PyList_SetItem(list, i, dict) != 0) {
+        if (dict == NULL || PyList_SetItem(list, j, dict) != 0) {
             Py_DECREF(list);
             return NULL;
         }

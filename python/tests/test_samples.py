@@ -250,3 +250,10 @@ def test_the_c_dicts_equal_the_python_dicts(engine, path, monkeypatch):
             assert [list(r.items()) for r in fast] == [list(r.items()) for r in slow]
             assert [[type(v) for v in r.values()] for r in fast] == \
                 [[type(v) for v in r.values()] for r in slow]
+    # The C helper's calls over ranges that do not divide the batch.
+    with monkeypatch.context() as odd:
+        odd.setattr(_parser, "DICTS_STEP", 7)
+        stepped = dicts("records_json", {})
+    with monkeypatch.context() as python_path:
+        python_path.setattr(_parser, "_RECORD_DICTS", None)
+        assert stepped == dicts("records_json", {})
