@@ -194,6 +194,7 @@ def record_dicts():
     except (OSError, AttributeError):
         return None
     obj, ssize = ctypes.py_object, ctypes.c_ssize_t
-    function.argtypes = [obj, obj, ssize, ssize, ssize] + [obj] * 8 + [ssize]
+    # data: a bytes object (its buffer is passed, not copied) or the library's buffer address.
+    function.argtypes = [obj, obj, ssize, ssize, ssize, ctypes.c_void_p, ssize] + [obj] * 7 + [ssize]
     function.restype = obj
     return function

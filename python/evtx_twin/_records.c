@@ -83,14 +83,16 @@ static PyObject *record(PyObject *template, PyObject *const *keys, const char *d
  *
  * template: a dict whose keys are, in order, event_record_id, timestamp, data, chunk, offset,
  * recovered (the values are replaced); keys: those six keys as a tuple; total: the batch's
- * entries; data, offsets (total + 1
+ * entries; data and data_size: the batch's texts (a `bytes` object's, or the library's own
+ * buffer, valid until its next batch call: PERF.md P17); offsets (total + 1
  * u64), record_ids (u64), stamp_data and stamp_offsets (count + 1 u64; an empty text is None),
  * chunk_indexes (u32), file_offsets (u64), recovered (u8): the batch's columns as bytes; trim:
  * the bytes each entry's text ends with that `data` leaves out (1 for JSONL, 2 for XML).
  * Raises (returns NULL) on a range outside the batch, any inconsistent offset or an invalid
  * UTF-8 text. */
 PyObject *evtx_twin_record_dicts(PyObject *template, PyObject *keys, Py_ssize_t first,
-                                 Py_ssize_t count, Py_ssize_t total, PyObject *data_bytes, PyObject *offsets_bytes,
+                                 Py_ssize_t count, Py_ssize_t total, const char *data,
+                                 Py_ssize_t data_size, PyObject *offsets_bytes,
                                  PyObject *ids_bytes, PyObject *stamp_data_bytes,
                                  PyObject *stamp_offsets_bytes, PyObject *chunks_bytes,
                                  PyObject *file_offsets_bytes, PyObject *recovered_bytes,
@@ -103,7 +105,6 @@ PyObject *evtx_twin_record_dicts(PyObject *template, PyObject *keys, Py_ssize_t 
     }
     PyObject *key[KEY_COUNT];
     for (Py_ssize_t k = 0; k < KEY_COUNT; k++) key[k] = PyTuple_GetItem(keys, k);
-    const char *data = column(data_bytes, 0, "data");
     const char *offsets = column(offsets_bytes, 8 * (total + 1), "offsets");
     const char *ids = column(ids_bytes, 8 * total, "record_ids");
     const char *stamp_data = column(stamp_data_bytes, 0, "stamp data");
@@ -111,11 +112,15 @@ PyObject *evtx_twin_record_dicts(PyObject *template, PyObject *keys, Py_ssize_t 
     const char *chunks = column(chunks_bytes, 4 * total, "chunk_indexes");
     const char *file_offsets = column(file_offsets_bytes, 8 * total, "file_offsets");
     const char *recovered = column(recovered_bytes, total, "recovered");
-    if (!data || !offsets || !ids || !stamp_data || !stamp_offsets || !chunks || !file_offsets
+    if (!offsets || !ids || !stamp_data || !stamp_offsets || !chunks || !file_offsets
             || !recovered) {
         return NULL;
     }
-    uint64_t data_len = (uint64_t)PyBytes_Size(data_bytes);
+    if (data == NULL || data_size < 0) {
+        PyErr_SetString(PyExc_ValueError, "evtx_twin_record_dicts: no data");
+        return NULL;
+    }
+    uint64_t data_len = (uint64_t)data_size;
     uint64_t stamp_len = (uint64_t)PyBytes_Size(stamp_data_bytes);
     PyObject *list = PyList_New(count);
     if (list == NULL) return NULL;

@@ -254,6 +254,10 @@ def test_the_c_dicts_equal_the_python_dicts(engine, path, monkeypatch):
     with monkeypatch.context() as odd:
         odd.setattr(_parser, "DICTS_STEP", 7)
         stepped = dicts("records_json", {})
+    # threads=1 reads the texts in the library's buffer (borrowed), threads=2 from a copy.
+    copied = dicts("records_json", {"threads": 2})
     with monkeypatch.context() as python_path:
         python_path.setattr(_parser, "_RECORD_DICTS", None)
-        assert stepped == dicts("records_json", {})
+        slow = dicts("records_json", {})
+    assert stepped == slow
+    assert copied == slow
