@@ -1,15 +1,21 @@
 """Benchmark (not a test): evtx_twin against pyevtx-rs (PyPI `evtx`) on one log.
 
-    python python/bench.py target/fixtures/security-30mb.evtx [--runs 3]
+    python python/bench.py target/fixtures/security-30mb.evtx [--rounds 15] [--only TEXT]
 
 Run it in a throwaway venv holding `evtx`, `pyarrow` and evtx_twin. Each case reads the whole
-log; the median wall time of --runs runs is printed with records/s and MB/s, and the ratio to
-pyevtx-rs's `records_json()` (with its default threads and with one thread).
+log. The cases run in interleaved rounds: every round runs each case once, in an order shuffled
+per round (seeded), so a phase of the machine's speed (other processes, frequency) falls on all
+cases alike. The report gives each case's median wall and process CPU time, and the median of
+the per-round ratios to pyevtx-rs's `records_json()` with one thread and with its default
+threads (the wall of the pyevtx-rs case of the same round over the case's): ratios measured
+within a round, not a ratio of medians taken at different moments (PERF.md P16).
 """
 
 import argparse
+import gc
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -60,6 +66,17 @@ def cases(path):
             return sum(1 for _ in evtx_twin.Parser(path, engine=engine, threads=threads).records_json(parsed=parsed))
         return run
 
+    def twin_json_python(engine, threads=1):
+        # The Python dicts that the C helper replaced (PERF.md P17), for the paired comparison.
+        def run():
+            from evtx_twin import _parser
+            saved, _parser._RECORD_DICTS = _parser._RECORD_DICTS, None
+            try:
+                return twin_json(engine, threads=threads)()
+            finally:
+                _parser._RECORD_DICTS = saved
+        return run
+
     def twin_arrow(engine, threads=1):
         def run():
             return evtx_twin.Parser(path, engine=engine, threads=threads).to_arrow().num_rows
@@ -76,6 +93,8 @@ def cases(path):
         ("evtx_twin records_json() rust threads=2", twin_json("rust", threads=2)),
         ("evtx_twin records_json() zig threads=2", twin_json("zig", threads=2)),
         ("evtx_twin records_json() rust threads=3", twin_json("rust", threads=3)),
+        ("evtx_twin records_json() rust, Python dicts", twin_json_python("rust")),
+        ("evtx_twin records_json() rust threads=2, Python dicts", twin_json_python("rust", 2)),
         ("evtx_twin records_json(parsed=True) rust", twin_json("rust", True)),
         ("evtx_twin to_arrow() rust", twin_arrow("rust")),
         ("evtx_twin to_arrow() zig", twin_arrow("zig")),
@@ -99,40 +118,73 @@ def check(path):
     print(f"check: {len(ours)} records, ids and timestamps equal pyevtx-rs's")
 
 
+BASE = "pyevtx-rs records_json() (1 thread)"
+BASE_DEFAULT = "pyevtx-rs records_json() (default threads)"
+TYPED = "pyevtx-rs records_json() + json.loads -> typed table"
+
+
+def run_rounds(selected, rounds: int, seed: int) -> dict:
+    """{name: [(wall, cpu, count), ...]}, one entry per round; each round runs every case
+    once in its own shuffled order, after a collection so no case pays another's garbage."""
+    order = list(selected)
+    shuffle = random.Random(seed).shuffle
+    samples = {name: [] for name, _ in order}
+    for r in range(rounds):
+        shuffle(order)
+        for name, run in order:
+            gc.collect()
+            start, cpu = time.perf_counter(), time.process_time()
+            count = run()
+            samples[name].append((time.perf_counter() - start, time.process_time() - cpu, count))
+        print(f"round {r + 1}/{rounds} done, load {os.getloadavg()[0]:.1f}", file=sys.stderr,
+              flush=True)
+    return samples
+
+
+def ratio(samples: dict, base: str, name: str, field: int = 0) -> float:
+    """The median over rounds of base's time / name's time in the same round."""
+    return statistics.median(b[field] / c[field] for b, c in zip(samples[base], samples[name]))
+
+
 def main():
     args = argparse.ArgumentParser()
     args.add_argument("path")
-    args.add_argument("--runs", type=int, default=3)
-    args.add_argument("--only", help="run only the cases whose name contains this text")
+    args.add_argument("--rounds", type=int, default=15)
+    args.add_argument("--seed", type=int, default=15)
+    args.add_argument("--only", help="run only the cases whose name contains one of these "
+                                     "comma-separated texts (and the two pyevtx-rs "
+                                     "records_json() cases)")
+    args.add_argument("--no-check", action="store_true", help="skip the ids/timestamps check")
     a = args.parse_args()
     size = os.path.getsize(a.path)
-    check(a.path)
-    results = {}
-    print(f"load average at start: {os.getloadavg()}")
-    for name, run in cases(a.path):
-        if a.only and a.only not in name and "pyevtx-rs records_json() (" not in name:
-            continue
-        times, cpus, count = [], [], None
-        for _ in range(a.runs):
-            start, cpu = time.perf_counter(), time.process_time()
-            count = run()
-            times.append(time.perf_counter() - start)
-            cpus.append(time.process_time() - cpu)
-        results[name] = (statistics.median(times), count, statistics.median(cpus))
-        t = results[name][0]
-        print(f"{name:58s} {t:7.3f} s  {count / t:10,.0f} rec/s  {size / 1e6 / t:6.1f} MB/s  "
-              f"cpu {statistics.median(cpus):6.3f} s  ({count} records)", flush=True)
-    print(f"load average at end: {os.getloadavg()}")
-    base, _, _ = results["pyevtx-rs records_json() (default threads)"]
-    base1, _, cpu1 = results["pyevtx-rs records_json() (1 thread)"]
-    typed = results.get("pyevtx-rs records_json() + json.loads -> typed table")
-    for name, (t, _, cpu) in results.items():
-        if name.startswith("evtx_twin"):
-            line = (f"{name:58s} wall {base / t:5.2f}x pyevtx-rs default, {base1 / t:5.2f}x 1 thread; "
-                    f"cpu {cpu1 / cpu:5.2f}x 1 thread")
-            if typed and "to_arrow" in name:
-                line += f"; vs the typed table: wall {typed[0] / t:5.2f}x, cpu {typed[2] / cpu:5.2f}x"
-            print(line)
+    if not a.no_check:
+        check(a.path)
+    selected = [(name, run) for name, run in cases(a.path)
+                if not a.only or any(text in name for text in a.only.split(","))
+                or name in (BASE, BASE_DEFAULT)]
+    # One warm-up pass (page cache, imports, first-call setup), not counted.
+    for _, run in selected:
+        run()
+    load_start = os.getloadavg()
+    samples = run_rounds(selected, a.rounds, a.seed)
+    load_end = os.getloadavg()
+    print(f"{a.rounds} interleaved rounds; load average at start {load_start[0]:.2f} "
+          f"{load_start[1]:.2f} {load_start[2]:.2f}, at end {load_end[0]:.2f} {load_end[1]:.2f} "
+          f"{load_end[2]:.2f}")
+    print(f"{'case':58s} {'wall s':>7s} {'rec/s':>10s} {'MB/s':>6s} {'cpu s':>6s} "
+          f"{'x1t':>5s} {'xdef':>5s} {'cpu x1t':>7s}")
+    for name, runs in samples.items():
+        wall = statistics.median(w for w, _, _ in runs)
+        cpu = statistics.median(c for _, c, _ in runs)
+        count = runs[-1][2]
+        line = (f"{name:58s} {wall:7.3f} {count / wall:10,.0f} {size / 1e6 / wall:6.1f} "
+                f"{cpu:6.3f} {ratio(samples, BASE, name):5.2f} "
+                f"{ratio(samples, BASE_DEFAULT, name):5.2f} {ratio(samples, BASE, name, 1):7.2f}")
+        if TYPED in samples and "to_arrow" in name:
+            line += f"  (x typed table: {ratio(samples, TYPED, name):.2f})"
+        print(line)
+    print("x1t / xdef: median of per-round wall ratios, pyevtx-rs records_json() with 1 thread "
+          "/ default threads over the case; cpu x1t: the same for process CPU time")
 
 
 if __name__ == "__main__":

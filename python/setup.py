@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from setuptools import Distribution, setup
@@ -34,6 +35,8 @@ except ImportError:  # pragma: no cover - wheel is a build requirement
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 LIBS = ("libevtx_rs.so", "libevtx_ref.so", "libevtx_zig.so")
+#: The C helper of `records()` (evtx_twin/_records.c; `_ffi.RECORDS_LIBRARY`).
+RECORDS = "libevtx_twin_records.so"
 # The Zig CPU model of libevtx_zig: the architecture's baseline (x86-64: SSE2), what manylinux
 # promises and what the Rust libraries already are; x86-64-v2 would save 0.2 % of the engine's
 # instructions and lose CPUs without SSE4.2/POPCNT (QEMU's default model among them), PERF.md P7.
@@ -67,11 +70,24 @@ def build_libraries(destination: Path) -> None:
     }
     for name in LIBS:
         shutil.copyfile(sources[name], destination / name)
-    glibc = newest_glibc([destination / name for name in LIBS])
+    build_records(destination / RECORDS)
+    glibc = newest_glibc([destination / name for name in LIBS + (RECORDS,)])
     BUILT["glibc"] = glibc
     info = {"zig_cpu": ZIG_CPU, "rust_cpu": "x86-64" if X86_64 else "baseline",
             "glibc": ".".join(map(str, glibc or ()))}
     (destination / "build.json").write_text(json.dumps(info, indent=1) + "\n")
+
+
+def build_records(output: Path) -> None:
+    """evtx_twin/_records.c as a plain shared library (loaded by `ctypes.PyDLL`, not imported),
+    by the ziglang build dependency's C compiler: CPython's stable ABI (Py_LIMITED_API 3.9, the
+    headers of the Python running the build), ZIG_CPU, and no library but the interpreter's
+    symbols, resolved when it is loaded. So the wheel stays `py3-none` (PERF.md P17)."""
+    include = sysconfig.get_paths()["include"]
+    target = ["-target", "x86_64-linux-gnu"] if X86_64 else []
+    run([sys.executable, "-m", "ziglang", "cc", *target, f"-mcpu={ZIG_CPU}", "-O2", "-shared",
+         "-fPIC", "-Wall", "-Wextra", "-Werror", f"-I{include}", "-o", str(output.resolve()),
+         str(HERE / "evtx_twin" / "_records.c")])
 
 
 def refuse_native_rustflags() -> None:

@@ -173,3 +173,28 @@ def load(engine: str) -> ctypes.CDLL:
                 raise ImportError(f"{path}: C ABI version {version}, evtx_twin expects {EVTX_ABI_VERSION}")
             _loaded[engine] = lib
         return lib
+
+
+#: The helper that builds the dicts of `records()` / `records_json()` in C (`_records.c`).
+RECORDS_LIBRARY = "libevtx_twin_records.so"
+
+
+def record_dicts():
+    """`evtx_twin_record_dicts` of the bundled `RECORDS_LIBRARY` (always the package's own
+    `_lib`: it goes with this Python code, not with an engine), or None where it cannot be used:
+    not CPython (it calls CPython's stable C API through `ctypes.PyDLL`), or not built. The
+    callers then take the Python path, which gives the same dicts (PERF.md P17)."""
+    import sys
+
+    if sys.implementation.name != "cpython":
+        return None
+    path = Path(__file__).resolve().parent / "_lib" / RECORDS_LIBRARY
+    try:
+        function = ctypes.PyDLL(str(path)).evtx_twin_record_dicts
+    except (OSError, AttributeError):
+        return None
+    obj, ssize = ctypes.py_object, ctypes.c_ssize_t
+    # data: a bytes object (its buffer is passed, not copied) or the library's buffer address.
+    function.argtypes = [obj, obj, ssize, ssize, ssize, ctypes.c_void_p, ssize] + [obj] * 7 + [ssize]
+    function.restype = obj
+    return function

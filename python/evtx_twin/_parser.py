@@ -26,6 +26,15 @@ FIRST_ENTRIES = 1024
 
 _FILETIME_EPOCH = datetime(1601, 1, 1, tzinfo=timezone.utc)
 
+#: Records per call of the C helper (`_RECORD_DICTS`).
+DICTS_STEP = 256
+#: The keys of a record's dict, in order, and a dict of them that the C helper copies per record.
+_KEYS = ("event_record_id", "timestamp", "data", "chunk", "offset", "recovered")
+_TEMPLATE = dict.fromkeys(_KEYS)
+#: `_ffi.record_dicts()`: the dicts of a batch without errors built in C (~3,400 instructions a
+#: record fewer than the Python path below, PERF.md P17); None: the Python path.
+_RECORD_DICTS = _ffi.record_dicts()
+
 
 class EvtxError(Exception):
     """A failed open, a fatal failure, or (without `skip_errors`) a chunk or record error.
@@ -80,6 +89,13 @@ class RawBatch(NamedTuple):
     #: The batch's timestamp texts (`evtx_parser_batch_timestamps`) as (data, count + 1 u64
     #: offsets), when asked for.
     timestamps: "tuple | None" = None
+
+
+class _Borrowed(NamedTuple):
+    """A batch's texts left in the library's buffer: address and size in bytes."""
+
+    address: int
+    size: int
 
 
 class RawSystem(NamedTuple):
@@ -303,9 +319,10 @@ class Parser:
         yield from self._read_ahead(handle, system, timestamps)
 
     def _pull(self, handle: "_Handle", system: bool, timestamps: bool = False,
-              first: int = BATCH_ENTRIES) -> Iterator[RawBatch]:
+              first: int = BATCH_ENTRIES, borrow: bool = False) -> Iterator[RawBatch]:
         """The batches of `handle`, each copied out of the library before the next call: the
-        first of up to `first` entries, then `BATCH_ENTRIES`."""
+        first of up to `first` entries, then `BATCH_ENTRIES`. With `borrow`, `data` is not
+        copied but a `_Borrowed` address, valid until the generator is resumed."""
         entries = first
         batch = _ffi.Batch()
         fields = _ffi.BatchSystem()
@@ -342,9 +359,13 @@ class Parser:
                 stamps = _strings(texts.data, texts.offsets, n)
             offsets = ctypes.string_at(batch.offsets, 8 * (n + 1))
             total = memoryview(offsets).cast("Q")[n]
+            if borrow and total:
+                data: Any = _Borrowed(batch.data, total)
+            else:
+                data = ctypes.string_at(batch.data, total) if total else b""
             yield RawBatch(
                 n,
-                ctypes.string_at(batch.data, total) if total else b"",
+                data,
                 offsets,
                 ctypes.string_at(batch.record_ids, 8 * n),
                 ctypes.string_at(batch.filetimes, 8 * n),
@@ -411,8 +432,28 @@ class Parser:
     def _record_batches(self, format: str) -> Iterator[Iterator[dict]]:
         # JSONL ends each record with one newline; XML with a blank line.
         trim = 1 if format == "jsonl" else 2
-        for b in self.batches(format, timestamps=True):
+        dicts = _RECORD_DICTS
+        for b in self._text_batches(format, dicts is not None):
             n = b.count
+            data = b.data
+            if isinstance(data, _Borrowed):
+                if b.statuses.count(0) != len(b.statuses):
+                    # The Python path below takes bytes.
+                    b = b._replace(data=ctypes.string_at(data.address, data.size))
+                else:
+                    data = data.address, data.size
+            else:
+                data = data, len(data)
+            if dicts is not None and b.statuses.count(0) == len(b.statuses):
+                # No errors: the dicts made in C, `DICTS_STEP` a call (lists, chained like the
+                # generators below; a few hundred at a time, so the dicts not yet consumed stay
+                # in the cache, as the generators' one at a time did).
+                stamp_data, stamp_offsets = b.timestamps
+                for first in range(0, n, DICTS_STEP):
+                    yield dicts(_TEMPLATE, _KEYS, first, min(DICTS_STEP, n - first), n, *data,
+                                b.offsets, b.record_ids, stamp_data, stamp_offsets,
+                                b.chunk_indexes, b.file_offsets, b.recovered, trim)
+                continue
             ids = memoryview(b.record_ids).cast("Q").tolist()
             chunks = memoryview(b.chunk_indexes).cast("I").tolist()
             file_offsets = memoryview(b.file_offsets).cast("Q").tolist()
@@ -446,6 +487,22 @@ class Parser:
                         "data": data[start:end - trim].decode(), "chunk": chunk, "offset": offset,
                         "recovered": flag}
                        for rid, stamp, start, end, chunk, offset, flag in rows)
+
+    def _text_batches(self, format: str, borrow: bool) -> Iterator[RawBatch]:
+        """`batches(format, timestamps=True)`; with `borrow` and threads=1, the texts are not
+        copied out of the library (`_Borrowed`): the C dicts of a batch are all made before the
+        generator is resumed, so before the library's next call reuses the buffer. That copy
+        was ~11 ms of ~100 on security-30mb, most of it page faults of fresh 9 MB `bytes`
+        (PERF.md P17)."""
+        if not borrow or self.threads != 1:
+            yield from self.batches(format, timestamps=True)
+            return
+        fmt = {"xml": _ffi.FORMAT_XML, "json": _ffi.FORMAT_JSON, "jsonl": _ffi.FORMAT_JSONL}[format]
+        handle = _Handle(self._lib, self, fmt, 1)
+        try:
+            yield from self._pull(handle, False, True, borrow=True)
+        finally:
+            handle.close()
 
     def _mixed_batch(self, b, trim, ids, stamps, chunks, file_offsets, recovered) -> Iterator[dict]:
         """A batch holding errors: its records, with each error raised or warned in order."""

@@ -13,7 +13,7 @@ import warnings
 import pytest
 
 import evtx_twin
-from evtx_twin import _ffi
+from evtx_twin import _ffi, _parser
 from conftest import FIXTURES, samples
 
 DAMAGED = FIXTURES / "damaged"
@@ -36,7 +36,9 @@ def test_the_installed_package_bundles_three_libraries():
     if os.environ.get("EVTX_TWIN_LIB_DIR"):
         pytest.skip("EVTX_TWIN_LIB_DIR points at a build tree")
     names = sorted(p.name for p in _ffi.library_dir().glob("*.so"))
-    assert names == ["libevtx_ref.so", "libevtx_rs.so", "libevtx_zig.so"]
+    # The three engines, and the C helper of records() (PERF.md P17), which CPython loads.
+    assert names == ["libevtx_ref.so", "libevtx_rs.so", "libevtx_twin_records.so", "libevtx_zig.so"]
+    assert _parser._RECORD_DICTS is not None
     assert [evtx_twin.backend_version(e) for e in ENGINES][2] == "0.15.1"
 
 

@@ -8,6 +8,7 @@ import pytest
 
 import evtx_twin
 from conftest import samples
+from evtx_twin import _parser
 
 ENGINES = ["rust", "zig"]
 CASES = [pytest.param(engine, path, id=f"{engine}-{path.name}") for path in samples() for engine in ENGINES]
@@ -224,3 +225,39 @@ def test_timestamps_of_every_engine_are_the_filetimes_texts(path):
             warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
             assert [r["timestamp"] for r in parser.records_json()] == expected, engine
     assert checked > 0
+
+
+@pytest.mark.parametrize("engine,path", CASES)
+def test_the_c_dicts_equal_the_python_dicts(engine, path, monkeypatch):
+    """records() and records_json() build the dicts of a batch without errors in C
+    (`_records.c`, PERF.md P17); the Python path gives the same dicts: keys in the same order,
+    values of the same types, with and without recovered records, JSON and XML."""
+    assert _parser._RECORD_DICTS is not None
+
+    def dicts(method, options):
+        parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True, **options)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
+            return list(getattr(parser, method)())
+
+    for method in ("records_json", "records"):
+        for options in ({}, {"recover_records": True}):
+            fast = dicts(method, options)
+            with monkeypatch.context() as python_path:
+                python_path.setattr(_parser, "_RECORD_DICTS", None)
+                slow = dicts(method, options)
+            assert fast == slow, (method, options)
+            assert [list(r.items()) for r in fast] == [list(r.items()) for r in slow]
+            assert [[type(v) for v in r.values()] for r in fast] == \
+                [[type(v) for v in r.values()] for r in slow]
+    # The C helper's calls over ranges that do not divide the batch.
+    with monkeypatch.context() as odd:
+        odd.setattr(_parser, "DICTS_STEP", 7)
+        stepped = dicts("records_json", {})
+    # threads=1 reads the texts in the library's buffer (borrowed), threads=2 from a copy.
+    copied = dicts("records_json", {"threads": 2})
+    with monkeypatch.context() as python_path:
+        python_path.setattr(_parser, "_RECORD_DICTS", None)
+        slow = dicts("records_json", {})
+    assert stepped == slow
+    assert copied == slow
