@@ -74,9 +74,21 @@ pub fn plain_run_scalar(
     end: usize,
     sp: Specials,
 ) -> usize {
+    scalar_run(out, src, start, end, |u| sp.stops_at(u))
+}
+
+/// The scalar twins' one loop: the units of `src[start..end]` before the first that `stops`,
+/// each appended as its low byte (the kernels take only units below 0x80); the unit count.
+fn scalar_run(
+    out: &mut Vec<u8>,
+    src: &[u8],
+    start: usize,
+    end: usize,
+    stops: impl Fn(u16) -> bool,
+) -> usize {
     let run = src[start..end]
         .chunks_exact(2)
-        .take_while(|c| !sp.stops_at(u16::from_le_bytes([c[0], c[1]])))
+        .take_while(|c| !stops(u16::from_le_bytes([c[0], c[1]])))
         .count();
     out.extend(src[start..start + 2 * run].chunks_exact(2).map(|c| c[0]));
     run
@@ -111,13 +123,9 @@ pub fn xml_run_scalar(
     end: usize,
     sp: Specials,
 ) -> usize {
-    let stops = |u: u16| !matches!(u, 0x09 | 0x0a | 0x0d) && sp.stops_at(u);
-    let run = src[start..end]
-        .chunks_exact(2)
-        .take_while(|c| !stops(u16::from_le_bytes([c[0], c[1]])))
-        .count();
-    out.extend(src[start..start + 2 * run].chunks_exact(2).map(|c| c[0]));
-    run
+    scalar_run(out, src, start, end, |u| {
+        !matches!(u, 0x09 | 0x0a | 0x0d) && sp.stops_at(u)
+    })
 }
 
 /// The number of bytes of `src[start..]` (UTF-8 text, or ASCII bytes of an ANSI string) before
