@@ -285,22 +285,51 @@ impl FragmentNames {
         if text + 2 * count + 2 > chunk.len() {
             return None;
         }
-        let raw = &chunk[text..text + 2 * count];
-        let raw = &raw[..2 * escape::units_until_nul(raw)];
-        if let Some(&id) = self.ids.get(raw) {
-            return Some(id);
+        let whole = &chunk[text..text + 2 * count];
+        let at = known_slot(whole);
+        let known = &self.known[at];
+        // Equal texts before the cut at a NUL are equal after it: the id is the same.
+        if known.len as usize == whole.len() && known.text[..whole.len()] == *whole {
+            return Some(known.id);
         }
-        if self.ids.len() >= MAX_NAME_IDS || self.bytes + raw.len() > MAX_NAME_BYTES {
-            return None;
-        }
-        let id = match shared {
-            Some(shared) => shared.name(raw)?,
-            None => self.ids.len() as u32,
+        let raw = &whole[..2 * escape::units_until_nul(whole)];
+        let id = match self.ids.get(raw) {
+            Some(&id) => id,
+            None => {
+                if self.ids.len() >= MAX_NAME_IDS || self.bytes + raw.len() > MAX_NAME_BYTES {
+                    return None;
+                }
+                let id = match shared {
+                    Some(shared) => shared.name(raw)?,
+                    None => self.ids.len() as u32,
+                };
+                self.bytes += raw.len();
+                self.ids.insert(raw.to_vec(), id);
+                id
+            }
         };
-        self.bytes += raw.len();
-        self.ids.insert(raw.to_vec(), id);
+        if let Some(keep) = self.known[at].text.get_mut(..whole.len()) {
+            keep.copy_from_slice(whole);
+            self.known[at].len = whole.len() as u32;
+            self.known[at].id = id;
+        }
         Some(id)
     }
+}
+
+/// The slot of [`FragmentNames::known`] for a name's text (its `2 × count` bytes): its
+/// length and first and last 8 bytes mixed (`TargetUserSid` and `TargetLogonId` share
+/// length and first 8 bytes).
+#[inline]
+fn known_slot(whole: &[u8]) -> usize {
+    let w = match (whole.first_chunk::<8>(), whole.last_chunk::<8>()) {
+        (Some(head), Some(tail)) => {
+            u64::from_le_bytes(*head) ^ u64::from_le_bytes(*tail).rotate_left(29)
+        }
+        _ => whole.iter().fold(0, |w, &b| w << 8 | u64::from(b)),
+    };
+    let h = (w ^ whole.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 55) as usize % KNOWN_NAMES
 }
 
 /// What the renderers of one `-t N` run share (PERF.md H95): the ids that signature words
@@ -460,6 +489,11 @@ pub struct Programs {
 
 /// Entries of [`FragmentNames::recent`] (a power of two).
 const RECENT_NAMES: usize = 256;
+/// Entries of [`FragmentNames::known`] (a power of two, at most 512: `known_slot`).
+const KNOWN_NAMES: usize = 512;
+/// Bytes of a name's text a [`KnownName`] holds (24 UTF-16 units: `EventSourceName`,
+/// `SubjectUserName` and their like fit).
+const KNOWN_TEXT: usize = 48;
 /// Bounds on the names [`FragmentNames::ids`] keeps: past them, fragments render the slow way.
 const MAX_NAME_IDS: usize = 1 << 16;
 const MAX_NAME_BYTES: usize = 1 << 20;
@@ -471,14 +505,35 @@ const MAX_NAME_BYTES: usize = 1 << 20;
 #[derive(Debug)]
 struct FragmentNames {
     recent: Box<[(u32, u32); RECENT_NAMES]>,
+    /// Ids of recent name texts, direct-mapped by the text, kept across chunks: a name
+    /// entry new to `recent` (each chunk has its own, ~57 on corpus-30mb) is mostly a text
+    /// seen before, and a compare of its bytes costs less than `ids`'s hash and lookup and
+    /// the cut at a NUL (PERF.md H111).
+    known: Box<[KnownName; KNOWN_NAMES]>,
     ids: crate::bytes::FastMap<Vec<u8>, u32>,
     bytes: usize,
+}
+
+/// An entry of [`FragmentNames::known`]: the text `text[..len]` (a name entry's `2 × count`
+/// bytes, before any cut at a NUL) has id `id`; `len` above `KNOWN_TEXT`: empty.
+#[derive(Debug, Clone, Copy)]
+struct KnownName {
+    len: u32,
+    id: u32,
+    text: [u8; KNOWN_TEXT],
 }
 
 impl Default for FragmentNames {
     fn default() -> Self {
         FragmentNames {
             recent: Box::new([(u32::MAX, 0); RECENT_NAMES]),
+            known: Box::new(
+                [KnownName {
+                    len: u32::MAX,
+                    id: 0,
+                    text: [0; KNOWN_TEXT],
+                }; KNOWN_NAMES],
+            ),
             ids: Default::default(),
             bytes: 0,
         }
@@ -1113,6 +1168,75 @@ mod tests {
                     format!("x{want}y"),
                     "{t} {n:#x}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn known_names_equal_fresh_lookups() {
+        // `FragmentNames::known` (PERF.md H111): in each chunk, a name entry at one of a few
+        // offsets with a text from a pool (equal lengths and first 8 bytes, one text a NUL-cut
+        // of another, texts past `KNOWN_TEXT`, an entry out of the chunk) must sign as it does
+        // with `recent` and `known` forgotten, which looks every text up in `ids`.
+        let long: Vec<u16> = (0..30).map(|k| 0x41 + k).collect();
+        let mut longer = long.clone();
+        longer[29] = 0x7a;
+        let mut pool: Vec<Vec<u16>> = vec![
+            "Data".encode_utf16().collect(),
+            "Dbta".encode_utf16().collect(),
+            "Da".encode_utf16().collect(),
+            vec![0x44, 0x61, 0, 0x74, 0x61],
+            "TargetUserSid".encode_utf16().collect(),
+            "TargetLogonId".encode_utf16().collect(),
+            "TargetLogonIdTargetLogonId".encode_utf16().collect(),
+            "TargetLogonIdTargetLogonIx".encode_utf16().collect(),
+            (0..24).map(|k| 0x61 + k).collect(),
+            long,
+            longer,
+        ];
+        // Many texts of one length, some a slot of `known` apart, and texts that differ only
+        // between their first and last 8 bytes (`known_slot` reads those): one slot.
+        let mut y = 0x9e37_79b9u64;
+        let mut unit = || {
+            y = y.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            [0x61, 0x62, 0x63, 0][(y >> 62) as usize]
+        };
+        for _ in 0..300 {
+            pool.push((0..6).map(|_| unit()).collect());
+        }
+        for _ in 0..100 {
+            let mut text: Vec<u16> = "Targ".encode_utf16().collect();
+            text.extend((0..4).map(|_| unit()));
+            text.extend("Name".encode_utf16());
+            pool.push(text);
+        }
+        let mut p = Programs::default();
+        let mut fresh = Programs::default();
+        let forgotten = FragmentNames::default();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..4000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let off = [96usize, 352, 1024, 4090][(x % 4) as usize];
+            let text = &pool[((x >> 8) % pool.len() as u64) as usize];
+            let mut chunk = vec![0u8; 4096];
+            chunk[..4].copy_from_slice(&(off as u32).to_le_bytes());
+            if let Some(entry) = chunk.get_mut(off + 6..off + 10 + 2 * text.len()) {
+                entry[..2].copy_from_slice(&(text.len() as u16).to_le_bytes());
+                for (k, u) in text.iter().enumerate() {
+                    entry[2 + 2 * k..4 + 2 * k].copy_from_slice(&u.to_le_bytes());
+                }
+            }
+            p.new_chunk();
+            fresh.names.recent.clone_from(&forgotten.recent);
+            fresh.names.known.clone_from(&forgotten.known);
+            for _ in 0..2 {
+                p.signed = 0;
+                fresh.signed = 0;
+                let got = p.name_word(&chunk, &mut 0).map(|()| p.signature[0]);
+                let want = fresh.name_word(&chunk, &mut 0).map(|()| fresh.signature[0]);
+                assert_eq!(got, want, "round {round}, offset {off}, text {text:?}");
             }
         }
     }
