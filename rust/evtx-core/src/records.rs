@@ -177,6 +177,7 @@ impl<'c> RecordWalker<'c> {
 impl Iterator for RecordWalker<'_> {
     type Item = WalkItem;
 
+    #[inline]
     fn next(&mut self) -> Option<WalkItem> {
         loop {
             if !self.carve.is_empty() {
