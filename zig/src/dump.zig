@@ -610,26 +610,21 @@ const testing = @import("testing.zig");
 
 test "renderChunk: one record in every format; mutated chunks never crash" {
     const gpa = std.testing.allocator;
-    var b = try testing.Builder.init(gpa);
-    defer b.deinit(gpa);
-    testing.buildSample(&b);
-    const file = try testing.fileWithOneRecord(gpa, &b);
-    defer gpa.free(file);
+    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var sample = try testing.SampleChunk.init(gpa, &settings);
+    defer sample.deinit();
+    const b = &sample.builder;
+    const file = sample.file;
+    const renderer = sample.renderer;
+    const result = &sample.result;
     const in = Input.fromBytes(file);
 
-    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
     var f = try EvtxFile.open(gpa, in, &settings);
     defer f.deinit(gpa);
     try std.testing.expectEqualSlices(u32, &.{0}, f.order);
-    const renderer = try gpa.create(Renderer);
-    defer gpa.destroy(renderer);
-    renderer.init(gpa, &settings);
-    defer renderer.deinit();
-    var result = ChunkResult.init(gpa);
-    defer result.deinit();
     // Twice: a renderer is reused across chunks.
     for (0..2) |_| {
-        try renderer.renderChunk(&in, 0, &result);
+        try renderer.renderChunk(&in, 0, result);
         try std.testing.expectEqual(@as(usize, 1), result.entries.items.len);
         try std.testing.expectEqualStrings(
             "{\"Event\":{\"#attributes\":{\"xmlns\":\"urn:x\"},\"System\":{\"EventID\":4608," ++
@@ -659,8 +654,8 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
         // A renderer takes its settings at `init`: start one for these, warm it up.
         renderer.deinit();
         renderer.init(gpa, &settings);
-        try renderer.renderChunk(&in, 0, &result);
-        try renderer.renderChunk(&Input.fromBytes(mutated), 0, &result);
+        try renderer.renderChunk(&in, 0, result);
+        try renderer.renderChunk(&Input.fromBytes(mutated), 0, result);
         for (result.entries.items) |*e| {
             if (e.outcome == .rendered) try std.testing.expect(e.outcome.rendered.len > 0);
         }
@@ -683,24 +678,18 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
 test "renderChunk: an all-zero chunk has no entry, one without the magic fails (H93)" {
     // `isEmpty` is asked only of a chunk without the magic: both outcomes kept.
     const gpa = std.testing.allocator;
-    var b = try testing.Builder.init(gpa);
-    defer b.deinit(gpa);
-    testing.buildSample(&b);
-    const file = try testing.fileWithOneRecord(gpa, &b);
-    defer gpa.free(file);
+    const settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
+    var sample = try testing.SampleChunk.init(gpa, &settings);
+    defer sample.deinit();
+    const file = sample.file;
+    const renderer = sample.renderer;
+    const result = &sample.result;
     const slot = file[4096..][0..chunk.size];
     @memset(slot, 0);
-    var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    const renderer = try gpa.create(Renderer);
-    defer gpa.destroy(renderer);
-    renderer.init(gpa, &settings);
-    defer renderer.deinit();
-    var result = ChunkResult.init(gpa);
-    defer result.deinit();
-    try renderer.renderChunk(&Input.fromBytes(file), 0, &result);
+    try renderer.renderChunk(&Input.fromBytes(file), 0, result);
     try std.testing.expectEqual(@as(usize, 0), result.entries.items.len);
     slot[chunk.size - 1] = 1;
-    try renderer.renderChunk(&Input.fromBytes(file), 0, &result);
+    try renderer.renderChunk(&Input.fromBytes(file), 0, result);
     try std.testing.expectEqual(@as(usize, 1), result.entries.items.len);
     try std.testing.expectEqual(.bad_chunk_magic, result.entries.items[0].kind().?);
 }

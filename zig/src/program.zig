@@ -111,6 +111,12 @@ const FragmentNames = struct {
     chunk: u64 = 0,
     ids: std.StringHashMapUnmanaged(u32) = .empty,
     bytes: usize = 0,
+    /// The same ids by a name's raw UTF-16 text in the chunk (cut at its first NUL), so that
+    /// a chunk's first use of a name the run has seen needs no `tree.Names.resolve` (its
+    /// offset map, UTF-8 decoding and text map) before `ids` (PERF.md H104; the Rust engine
+    /// keys its ids by the raw text alone). Only texts that resolved, under `ids`' bounds.
+    by_units: std.StringHashMapUnmanaged(u32) = .empty,
+    units_bytes: usize = 0,
 
     const Recent = struct { offset: u32 = std.math.maxInt(u32), id: u32 = 0 };
 
@@ -118,6 +124,31 @@ const FragmentNames = struct {
         var keys = n.ids.keyIterator();
         while (keys.next()) |k| gpa.free(k.*);
         n.ids.deinit(gpa);
+        var raw = n.by_units.keyIterator();
+        while (raw.next()) |k| gpa.free(k.*);
+        n.by_units.deinit(gpa);
+    }
+
+    /// Remembers that raw UTF-16 text `units` resolved to name id `id`; nothing past the
+    /// bounds (the name then takes `resolve` and `intern` on each chunk's first use).
+    fn rememberUnits(
+        n: *FragmentNames,
+        gpa: Allocator,
+        units: []const u8,
+        id: u32,
+    ) Allocator.Error!void {
+        if (n.by_units.count() >= name_ids_max) return;
+        if (n.units_bytes + units.len > 2 * name_bytes_max) return;
+        const key = try gpa.dupe(u8, units);
+        errdefer gpa.free(key);
+        const entry = try n.by_units.getOrPut(gpa, key);
+        if (entry.found_existing) {
+            assert(entry.value_ptr.* == id);
+            gpa.free(key);
+            return;
+        }
+        entry.value_ptr.* = id;
+        n.units_bytes += units.len;
     }
 
     /// The id of name text `text` (UTF-8, as `Names` holds it), or null past the bounds;
@@ -638,9 +669,25 @@ pub const Programs = struct {
         }
         const at = (offset ^ (offset >> 8)) % recent_names;
         if (names.recent[at].offset == offset) return names.recent[at].id;
+        const id = try c.nameId(p, offset, false) orelse return null;
+        names.recent[at] = .{ .offset = offset, .id = id };
+        return id;
+    }
+
+    /// The id of the name entry at chunk offset `offset`: by its raw UTF-16 text when the run
+    /// has resolved that text before (PERF.md H104), else through `tree.Names.resolve` (which
+    /// checks it and reports what is wrong) and its UTF-8 text; `simple` (tests) always the
+    /// latter.
+    fn nameId(c: *Programs, p: *Parser, offset: u32, simple: bool) tokens.Error!?u32 {
+        const names = &c.names;
+        // A bad entry is left to `resolve`, which reports it.
+        const units: ?[]const u8 = tree.nameUnits(p.chunk, offset) catch null;
+        if (units) |raw| {
+            if (!simple) if (names.by_units.get(raw)) |id| return id;
+        }
         const name = try p.names.resolve(p.gpa, p.chunk, offset);
         const id = try names.intern(c.gpa, p.nameText(name), c.shared) orelse return null;
-        names.recent[at] = .{ .offset = offset, .id = id };
+        if (units) |raw| try names.rememberUnits(c.gpa, raw, id);
         return id;
     }
 
@@ -1123,4 +1170,48 @@ test "an instance's first signature word never reads as a fragment marker" {
     try std.testing.expectEqual(@as(u32, 0x71a6_0007), Programs.headWord(0xf1a6_0007));
     try std.testing.expectEqual(@as(u32, 0xf1a5_ffff), Programs.headWord(0xf1a5_ffff));
     try std.testing.expectEqual(@as(u32, 0xf1a7_0000), Programs.headWord(0xf1a7_0000));
+}
+
+test "nameId by raw UTF-16 text equals resolving the name every time (H104)" {
+    const gpa = std.testing.allocator;
+    // Name entries (6.3: next, hash, count, units, NUL) at spread offsets: the same text
+    // twice, texts one unit apart, a NUL inside the count, non-ASCII, a lone surrogate, and
+    // one the chunk's end cuts short.
+    const texts = [_][]const u16{
+        &.{ 'D', 'a', 't', 'a' },           &.{ 'D', 'a', 't', 'e' },
+        &.{ 'D', 'a', 't', 'a' },           &.{ 'D', 'a', 0, 'x' },
+        &.{ 'D', 'a' },                     &.{ 'D', 0xE9, 't', 'a' },
+        &.{ 'D', 0xD800, 't', 'a' },        &.{ 'S', 'y', 's', 't', 'e', 'm' },
+        &.{ 'S', 'y', 's', 't', 'e', 'n' },
+    };
+    var chunk = [_]u8{0} ** 4096;
+    var offsets: [texts.len + 1]u32 = undefined;
+    for (texts, 0..) |units, k| {
+        const at: u32 = @intCast(512 + 96 * k);
+        offsets[k] = at;
+        std.mem.writeInt(u16, chunk[at + 6 ..][0..2], @intCast(units.len), .little);
+        for (units, 0..) |u, j| std.mem.writeInt(u16, chunk[at + 8 + 2 * j ..][0..2], u, .little);
+    }
+    offsets[texts.len] = chunk.len - 6;
+    var fast = Programs.init(gpa);
+    defer fast.deinit();
+    var simple = Programs.init(gpa);
+    defer simple.deinit();
+    var p = Parser.init(gpa);
+    defer p.deinit();
+    var q = Parser.init(gpa);
+    defer q.deinit();
+    // Three chunks of the same bytes: the second and third find their texts by raw units.
+    for (0..3) |_| {
+        try p.resetChunk(&chunk);
+        try q.resetChunk(&chunk);
+        for (offsets) |offset| {
+            const want = simple.nameId(&q, offset, true);
+            const got = fast.nameId(&p, offset, false);
+            if (want) |id| try std.testing.expectEqual(id, try got) else |err| {
+                try std.testing.expectError(err, got);
+            }
+        }
+    }
+    try std.testing.expect(fast.names.by_units.count() > 0);
 }

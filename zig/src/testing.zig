@@ -182,6 +182,42 @@ pub fn fileWithOneRecord(gpa: std.mem.Allocator, b: *Builder) ![]u8 {
     return fileWithRecords(gpa, b, 1, 512);
 }
 
+/// `buildSample`'s one-record file with a renderer and a result to render its chunk into
+/// (the `renderChunk` tests). The renderer reads `settings` for its life: the caller keeps
+/// them. Free with `deinit`.
+pub const SampleChunk = struct {
+    gpa: std.mem.Allocator,
+    builder: Builder,
+    file: []u8,
+    renderer: *dump.Renderer,
+    result: dump.ChunkResult,
+
+    pub fn init(gpa: std.mem.Allocator, settings: *const options.Options) !SampleChunk {
+        var b = try Builder.init(gpa);
+        errdefer b.deinit(gpa);
+        buildSample(&b);
+        const file = try fileWithOneRecord(gpa, &b);
+        errdefer gpa.free(file);
+        const renderer = try gpa.create(dump.Renderer);
+        renderer.init(gpa, settings);
+        return .{
+            .gpa = gpa,
+            .builder = b,
+            .file = file,
+            .renderer = renderer,
+            .result = dump.ChunkResult.init(gpa),
+        };
+    }
+
+    pub fn deinit(s: *SampleChunk) void {
+        s.result.deinit();
+        s.renderer.deinit();
+        s.gpa.destroy(s.renderer);
+        s.gpa.free(s.file);
+        s.builder.deinit(s.gpa);
+    }
+};
+
 /// Wraps the builder's chunk into a file whose one chunk holds records 1..`last_id`
 /// (written with `beginRecord`/`endRecord` from offset 512), the last at `last_offset`.
 pub fn fileWithRecords(
