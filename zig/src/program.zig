@@ -200,14 +200,19 @@ pub const Shared = struct {
         const cost = literals.len + 8 * prog.ops_len + key.len;
         // The copies are made before the lock is taken: allocating may map memory and fault
         // it in, and the other renderer would wait for that (PERF.md H122).
+        const ops = try sh.gpa.dupe(Op, from.ops.items[prog.ops_start..][0..prog.ops_len]);
+        errdefer sh.gpa.free(ops);
+        for (ops) |*op| op.literal_start -= base;
+        const copied = try sh.gpa.dupe(u8, literals);
+        errdefer sh.gpa.free(copied);
+        const owned = try sh.gpa.dupe(u8, key);
+        errdefer sh.gpa.free(owned);
         const entry: Entry = .{
-            .ops = try sh.gpa.dupe(Op, from.ops.items[prog.ops_start..][0..prog.ops_len]),
-            .literals = try sh.gpa.dupe(u8, literals),
+            .ops = ops,
+            .literals = copied,
             .tail_start = prog.tail_start - base,
             .tail_len = prog.tail_len,
         };
-        for (entry.ops) |*op| op.literal_start -= base;
-        const owned = try sh.gpa.dupe(u8, key);
         if (!try sh.put(owned, entry, cost)) {
             sh.gpa.free(owned);
             sh.gpa.free(entry.ops);
