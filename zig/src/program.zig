@@ -229,21 +229,48 @@ pub const Shared = struct {
         const literals = from.literals.items[base .. prog.tail_start + prog.tail_len];
         const key = std.mem.sliceAsBytes(from.signature.items);
         const cost = literals.len + 8 * prog.ops_len + key.len;
-        sh.mutex.lock();
-        defer sh.mutex.unlock();
-        if (sh.programs.count() >= programs_max or sh.program_bytes + cost > program_bytes_max)
-            return;
-        if (sh.programs.contains(key)) return;
+        // The copies are made before the lock is taken: allocating may map memory and fault
+        // it in, and the other renderer would wait for that (PERF.md H122).
+        const ops = try sh.gpa.dupe(Op, from.ops.items[prog.ops_start..][0..prog.ops_len]);
+        errdefer sh.gpa.free(ops);
+        for (ops) |*op| op.literal_start -= base;
+        const copied = try sh.gpa.dupe(u8, literals);
+        errdefer sh.gpa.free(copied);
+        const owned = try sh.gpa.dupe(u8, key);
+        errdefer sh.gpa.free(owned);
         const entry: Entry = .{
-            .ops = try sh.gpa.dupe(Op, from.ops.items[prog.ops_start..][0..prog.ops_len]),
-            .literals = try sh.gpa.dupe(u8, literals),
+            .ops = ops,
+            .literals = copied,
             .tail_start = prog.tail_start - base,
             .tail_len = prog.tail_len,
         };
-        for (entry.ops) |*op| op.literal_start -= base;
-        const owned = try sh.gpa.dupe(u8, key);
-        try sh.programs.put(sh.gpa, owned, entry);
+        if (!try sh.put(owned, entry, cost)) {
+            sh.gpa.free(owned);
+            sh.gpa.free(entry.ops);
+            sh.gpa.free(entry.literals);
+        }
+    }
+
+    /// Stores `entry` under `key` (both owned by the table from now on) unless the key is
+    /// known or the bounds are reached: false, and the caller frees them.
+    fn put(sh: *Shared, key: []u8, entry: Entry, cost: usize) Allocator.Error!bool {
+        sh.mutex.lock();
+        defer sh.mutex.unlock();
+        if (sh.programs.count() >= programs_max or sh.program_bytes + cost > program_bytes_max)
+            return false;
+        const slot = try sh.programs.getOrPut(sh.gpa, key);
+        if (slot.found_existing) return false;
+        slot.value_ptr.* = entry;
         sh.program_bytes += cost;
+        return true;
+    }
+
+    /// The program stored under `key`, if any. An entry's slices are never changed or freed
+    /// before `deinit`, so the caller may copy them after the lock is released.
+    fn find(sh: *Shared, key: []const u8) ?Entry {
+        sh.mutex.lock();
+        defer sh.mutex.unlock();
+        return sh.programs.get(key);
     }
 };
 
@@ -311,9 +338,9 @@ pub const Programs = struct {
     /// copied into this renderer's own (PERF.md H95), else still `.miss`.
     fn import(c: *Programs, sh: *Shared) Allocator.Error!Sign {
         @branchHint(.cold);
-        sh.mutex.lock();
-        defer sh.mutex.unlock();
-        const e = sh.programs.get(std.mem.sliceAsBytes(c.signature.items)) orelse return .miss;
+        // Only the lookup holds the lock; the copy into this renderer's arrays (which may grow
+        // them) runs after it (PERF.md H122).
+        const e = sh.find(std.mem.sliceAsBytes(c.signature.items)) orelse return .miss;
         if (c.full()) return .miss;
         const base: u32 = @intCast(c.literals.items.len);
         const prog: Program = .{
@@ -1032,6 +1059,39 @@ fn expectReplays(gpa: Allocator, fixture: []const u8, stem: []const u8, records:
         count.* = renderer.programs.programs.items.len;
     }
     return programs;
+}
+
+test "the shared table keeps the first program under a signature and hands others back" {
+    // PERF.md H122: a renderer makes its copies before it locks the table (`publish`), so two
+    // may offer one signature; the table keeps the first and the second is freed by its
+    // maker. `find` hands out the kept entry, whose slices stay valid until `deinit`.
+    const gpa = std.testing.allocator;
+    var shared = Shared.init(gpa);
+    defer shared.deinit();
+    var made: [2]Shared.Entry = undefined;
+    for (&made, 0..) |*e, k| {
+        e.* = .{
+            .ops = try gpa.alloc(Op, 1),
+            .literals = try gpa.dupe(u8, if (k == 0) "first" else "second"),
+            .tail_start = 0,
+            .tail_len = 0,
+        };
+        e.ops[0] = .{ .literal_start = 0, .literal_len = 1, .slot = 0, .item = 0, .mode = .json };
+    }
+    const key = [_]u8{ 1, 0, 0, 0 };
+    for (made, [_]bool{ true, false }) |e, kept| {
+        const owned = try gpa.dupe(u8, &key);
+        const stored = try shared.put(owned, e, 16);
+        try std.testing.expectEqual(kept, stored);
+        if (!stored) {
+            gpa.free(owned);
+            gpa.free(e.ops);
+            gpa.free(e.literals);
+        }
+    }
+    try std.testing.expectEqualStrings("first", shared.find(&key).?.literals);
+    try std.testing.expect(shared.find(&[_]u8{ 2, 0, 0, 0 }) == null);
+    try std.testing.expectEqual(@as(usize, 16), shared.program_bytes);
 }
 
 test "replayed programs give the reference's bytes in every mode; the cache is used" {
