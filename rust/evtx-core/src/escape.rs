@@ -641,18 +641,15 @@ mod tests {
             "\u{efbf}",
             "\u{1f600}",
         ];
+        let mut next = crate::testing::xorshift(0x243f_6a88_85a3_08d3);
         let mut x = 0x243f_6a88_85a3_08d3u64;
         for _ in 0..3_000 {
             let mut text = String::new();
             for _ in 0..x % 12 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                x = next();
                 text.push_str(PIECES[(x % PIECES.len() as u64) as usize]);
             }
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            x = next();
             for mode in [Mode::XmlText, Mode::XmlAttr, Mode::JsonLower, Mode::Raw] {
                 let (mut got, mut want) = (b"p".to_vec(), b"p".to_vec());
                 write_str(&mut got, &text, mode);
@@ -695,13 +692,8 @@ mod tests {
             0, 1, 0x100, 0x41, 0x7f, 0x80, 0x8000, 0xffff, 0xd7ff, 0xd800, 0xdbff, 0xdc00, 0xdfff,
             0xe000,
         ];
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as usize
-        };
+        let mut next64 = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = move || next64() as usize;
         for _ in 0..20_000 {
             let len = next() % 25;
             let units: Vec<u16> = (0..len)

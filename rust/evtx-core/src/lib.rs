@@ -62,6 +62,8 @@ pub mod render_xml;
 #[allow(unsafe_code)]
 pub mod simd;
 pub mod template;
+#[cfg(test)]
+mod testing;
 pub mod tokens;
 pub mod tree;
 pub mod values_decode;

@@ -1126,16 +1126,14 @@ mod tests {
         // The unsigned and hex arms of `write_slot` (PERF.md H58), each width at its extremes,
         // at powers of ten and sixteen and at random, read from a chunk at an odd offset; the
         // text `format!` writes from the same number.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15);
         // `u32::MAX` and the next: the `U64` arm's two writers meet there (PERF.md H77).
         let mut numbers = vec![0, 1, 9, 10, 15, 16, 99, 100, u64::MAX, u64::MAX - 1];
         numbers.extend([u64::from(u32::MAX), u64::from(u32::MAX) + 1]);
         numbers.extend((0..20).map(|k| 10u64.pow(k)));
         numbers.extend((0..16).map(|k| 16u64.pow(k)));
         numbers.extend((0..500).map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             x >> (x % 64)
         }));
         let mut memo = Memo::default();
@@ -1213,11 +1211,9 @@ mod tests {
         let mut p = Programs::default();
         let mut fresh = Programs::default();
         let forgotten = FragmentNames::default();
-        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         for round in 0..4000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             let off = [96usize, 352, 1024, 4090][(x % 4) as usize];
             let text = &pool[((x >> 8) % pool.len() as u64) as usize];
             let mut chunk = vec![0u8; 4096];

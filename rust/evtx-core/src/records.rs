@@ -256,13 +256,7 @@ mod tests {
     fn header_equals_field_reads() {
         // Random headers (magic right, zero or wrong; sizes and dates around their bounds) at
         // every position of short buffers, into their last bytes and past their end.
-        let mut x = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..3_000 {
             let len = 20 + (next() % 60) as usize;
             let mut chunk: Vec<u8> = (0..len).map(|_| next() as u8).collect();
@@ -275,7 +269,7 @@ mod tests {
                 }
                 let size = [24, 27, 28, 29, 40, (len - pos + 4) as u32][(next() % 6) as usize];
                 h[4..8].copy_from_slice(&size.to_le_bytes());
-                if next() % 2 == 0 {
+                if next().is_multiple_of(2) {
                     let t = MAX_RECORD_FILETIME - 1 + next() % 3;
                     h[16..24].copy_from_slice(&t.to_le_bytes());
                 }

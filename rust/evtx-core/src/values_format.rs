@@ -929,13 +929,7 @@ mod tests {
         // A pool of 200 SIDs with 0-16 sub-authorities (16: past the memo's limit), many
         // sharing their last sub-authority and length (same slot, different bytes), drawn
         // 3,000 times through one memo: hits, misses and evictions must all give the text.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         let pool: Vec<(Vec<u8>, String)> = (0..200)
             .map(|i| {
                 let n = (next() % 17) as usize;
@@ -976,11 +970,9 @@ mod tests {
             u64::MAX,
             base + 5,
         ];
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = crate::testing::xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..1000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             values.push(base + x % (3 * DAY));
         }
         let mut memo = Memo::default();
@@ -997,13 +989,7 @@ mod tests {
         // A pool of 100 numbers (zero, which every slot starts as, numbers with only high bits
         // set as `Keywords` has, and random ones of every length) drawn 3,000 times through one
         // memo of 32 slots: hits, misses and evictions must all give `format!`'s text.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
         let mut pool: Vec<u64> = (0..100).map(|_| next() >> (next() % 64)).collect();
         pool[0] = 0;
         pool[1] = 0x8020_0000_0000_0000;
@@ -1024,13 +1010,7 @@ mod tests {
         // A pool of 100 GUIDs (the zero GUID among them: every slot starts as it) drawn 2,000
         // times through one memo of 32 slots: hits, misses and evictions must all give the
         // text, which `format!` writes here from the GUID's fields.
-        let mut x = 0x853c_49e6_748f_ea9bu64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::xorshift(0x853c_49e6_748f_ea9b);
         let mut pool: Vec<[u8; 16]> = (0..100)
             .map(|_| (u128::from(next()) << 64 | u128::from(next())).to_le_bytes())
             .collect();
