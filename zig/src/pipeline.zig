@@ -312,5 +312,11 @@ test "shared programs: a renderer replays what another learnt, as a lone rendere
             }
         }
         try std.testing.expect(pair[0].programs.stores > 10);
+        // PERF.md H137: what `b` did not learn itself (the renamed logs) it replays from
+        // `a`'s bodies themselves, not from copies of them.
+        const b = &pair[1].programs;
+        try std.testing.expect(b.programs.items.len > b.stores);
+        const imported = b.programs.items.len - b.stores;
+        try std.testing.expectEqual(imported, b.sharedBodies(&pair[0].programs));
     }
 }

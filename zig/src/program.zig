@@ -47,13 +47,35 @@ const Op = struct {
     mode: Mode,
 };
 
+/// One stored program: its signature's words in `Programs` and its `Body`, by index.
 pub const Program = struct {
     signature_start: u32,
     signature_len: u32,
-    ops_start: u32,
-    ops_len: u32,
+    body: u32,
+};
+
+/// One learnt program's steps and literal bytes (the ops' literals from 0, then the tail,
+/// then `escape.pad_bytes` zero bytes so `Out.writePadded` can move whole vectors from any
+/// run), never changed once made. At `-t 2` and up every renderer that replays a program
+/// holds the same `Body`, owned by `Shared` (PERF.md H137): an import is a pointer copy, not
+/// a copy of the program into the renderer's own arrays (H118: those copies were a third of
+/// the corpus run's page faults at `-t 2`). The Rust engine's `program::Body`.
+pub const Body = struct {
+    ops: []Op,
+    literals: []u8,
     tail_start: u32,
     tail_len: u32,
+
+    /// What the program counts against `program_bytes_max`: its literal bytes (without the
+    /// padding) and 8 per operation, the accounting of the Rust engine's `Body::cost`.
+    fn cost(b: *const Body) usize {
+        return b.literals.len - escape.pad_bytes + 8 * b.ops.len;
+    }
+
+    fn free(b: *const Body, gpa: Allocator) void {
+        gpa.free(b.ops);
+        gpa.free(b.literals);
+    }
 };
 
 /// What the program cache has for one record (`Programs.sign`, `Programs.signTree`), the
@@ -174,19 +196,21 @@ const FragmentNames = struct {
 /// `program::Shared`): the ids of fragment names, which signature words use, and the
 /// programs learnt under the signatures. Without it each renderer learnt every program on its
 /// own: corpus-30mb rendered 456 more records the slow way at `-t 2` than at `-t 1` (+12 %
-/// instructions). A renderer keeps its own copies and locks this only where it has none: a
-/// new name, a `.miss`. Definitions need nothing shared: their fingerprints are content
-/// hashes, and the pipeline gives each renderer's unique ones their own range.
+/// instructions). A renderer keeps its own ids and locks this only where it has none: a
+/// new name, a `.miss`. Every `Body` a renderer makes is handed to this table, which frees
+/// them all at `deinit` (after the renderers: they replay them). Definitions need nothing
+/// shared: their fingerprints are content hashes, and the pipeline gives each renderer's
+/// unique ones their own range.
 pub const Shared = struct {
     gpa: Allocator,
     mutex: std.Thread.Mutex = .{},
     names: std.StringHashMapUnmanaged(u32) = .empty,
     name_bytes: usize = 0,
-    /// Signature words (as bytes) → the program, literals from 0.
-    programs: std.StringHashMapUnmanaged(Entry) = .empty,
+    /// Signature words (as bytes) → the program, replayed by every renderer that has it.
+    programs: std.StringHashMapUnmanaged(Body) = .empty,
     program_bytes: usize = 0,
-
-    const Entry = struct { ops: []Op, literals: []u8, tail_start: u32, tail_len: u32 };
+    /// Bodies offered past the bounds: their makers replay them, no one else finds them.
+    unlisted: std.ArrayList(Body) = .empty,
 
     pub fn init(gpa: Allocator) Shared {
         return .{ .gpa = gpa };
@@ -199,10 +223,11 @@ pub const Shared = struct {
         var it = sh.programs.iterator();
         while (it.next()) |e| {
             sh.gpa.free(e.key_ptr.*);
-            sh.gpa.free(e.value_ptr.ops);
-            sh.gpa.free(e.value_ptr.literals);
+            e.value_ptr.free(sh.gpa);
         }
         sh.programs.deinit(sh.gpa);
+        for (sh.unlisted.items) |*b| b.free(sh.gpa);
+        sh.unlisted.deinit(sh.gpa);
     }
 
     /// The id of fragment name `text`, given one if new; null past the bounds.
@@ -220,54 +245,35 @@ pub const Shared = struct {
         return id;
     }
 
-    /// Offers program `prog` of `from` (its current signature) to the other renderers.
-    fn publish(sh: *Shared, from: *const Programs, prog: Program) Allocator.Error!void {
-        const base = if (prog.ops_len > 0)
-            from.ops.items[prog.ops_start].literal_start
-        else
-            prog.tail_start;
-        const literals = from.literals.items[base .. prog.tail_start + prog.tail_len];
-        const key = std.mem.sliceAsBytes(from.signature.items);
-        const cost = literals.len + 8 * prog.ops_len + key.len;
-        // The copies are made before the lock is taken: allocating may map memory and fault
-        // it in, and the other renderer would wait for that (PERF.md H122).
-        const ops = try sh.gpa.dupe(Op, from.ops.items[prog.ops_start..][0..prog.ops_len]);
-        errdefer sh.gpa.free(ops);
-        for (ops) |*op| op.literal_start -= base;
-        const copied = try sh.gpa.dupe(u8, literals);
-        errdefer sh.gpa.free(copied);
-        const owned = try sh.gpa.dupe(u8, key);
-        errdefer sh.gpa.free(owned);
-        const entry: Entry = .{
-            .ops = ops,
-            .literals = copied,
-            .tail_start = prog.tail_start - base,
-            .tail_len = prog.tail_len,
-        };
-        if (!try sh.put(owned, entry, cost)) {
-            sh.gpa.free(owned);
-            sh.gpa.free(entry.ops);
-            sh.gpa.free(entry.literals);
-        }
-    }
-
-    /// Stores `entry` under `key` (both owned by the table from now on) unless the key is
-    /// known or the bounds are reached: false, and the caller frees them.
-    fn put(sh: *Shared, key: []u8, entry: Entry, cost: usize) Allocator.Error!bool {
+    /// Takes `body` (made by a renderer under signature `key`, both owned by the table from
+    /// now on, also on error) and returns the body the renderer replays: the one known under
+    /// `key` when another renderer offered it first (`body` is then freed), else `body`. The
+    /// caller makes both before the lock is taken: allocating may map memory and fault it in,
+    /// and the other renderer would wait for that (PERF.md H122).
+    fn put(sh: *Shared, key: []u8, body: Body) Allocator.Error!Body {
+        var keep_key = false;
+        var keep_body = false;
+        defer if (!keep_key) sh.gpa.free(key);
+        defer if (!keep_body) body.free(sh.gpa);
+        const cost = body.cost() + key.len;
         sh.mutex.lock();
         defer sh.mutex.unlock();
-        if (sh.programs.count() >= programs_max or sh.program_bytes + cost > program_bytes_max)
-            return false;
-        const slot = try sh.programs.getOrPut(sh.gpa, key);
-        if (slot.found_existing) return false;
-        slot.value_ptr.* = entry;
-        sh.program_bytes += cost;
-        return true;
+        if (sh.programs.count() < programs_max and sh.program_bytes + cost <= program_bytes_max) {
+            const slot = try sh.programs.getOrPut(sh.gpa, key);
+            if (slot.found_existing) return slot.value_ptr.*;
+            slot.value_ptr.* = body;
+            sh.program_bytes += cost;
+            keep_key = true;
+        } else {
+            try sh.unlisted.append(sh.gpa, body);
+        }
+        keep_body = true;
+        return body;
     }
 
-    /// The program stored under `key`, if any. An entry's slices are never changed or freed
-    /// before `deinit`, so the caller may copy them after the lock is released.
-    fn find(sh: *Shared, key: []const u8) ?Entry {
+    /// The program stored under `key`, if any. A body is never changed or freed before
+    /// `deinit`, so the caller keeps it after the lock is released.
+    fn find(sh: *Shared, key: []const u8) ?Body {
         sh.mutex.lock();
         defer sh.mutex.unlock();
         return sh.programs.get(key);
@@ -280,8 +286,11 @@ pub const Programs = struct {
     programs: std.ArrayList(Program) = .empty,
     by_hash: std.AutoHashMapUnmanaged(u64, u32) = .empty,
     signatures: std.ArrayList(u32) = .empty,
-    ops: std.ArrayList(Op) = .empty,
-    literals: std.ArrayList(u8) = .empty,
+    /// The programs' bodies, by `Program.body`: this renderer's own at `-t 1`, `shared`'s
+    /// (and replayed by the other renderers too) at `-t 2` and up (PERF.md H137).
+    bodies: std.ArrayList(Body) = .empty,
+    /// The bodies' `Body.cost`, summed (bounded by `program_bytes_max`).
+    bytes: usize = 0,
     /// Scratch: the current record's signature and its substitution values by slot.
     signature: std.ArrayList(u32) = .empty,
     slots: std.ArrayList(values_decode.Value) = .empty,
@@ -301,27 +310,46 @@ pub const Programs = struct {
         c.programs.deinit(c.gpa);
         c.by_hash.deinit(c.gpa);
         c.signatures.deinit(c.gpa);
-        c.ops.deinit(c.gpa);
-        c.literals.deinit(c.gpa);
+        c.freeBodies();
+        c.bodies.deinit(c.gpa);
         c.signature.deinit(c.gpa);
         c.slots.deinit(c.gpa);
         c.recorder.ops.deinit(c.gpa);
         c.names.deinit(c.gpa);
     }
 
-    /// Whether the cache has room for another program (limits.zig): literal bytes plus 8 per
-    /// operation, the accounting of the Rust engine's `Programs::store`.
+    /// How many of this renderer's program bodies are `other`'s, the same allocations
+    /// (PERF.md H137: an import shares, never copies). For the tests.
+    pub fn sharedBodies(c: *const Programs, other: *const Programs) usize {
+        var count: usize = 0;
+        for (c.bodies.items) |mine| {
+            for (other.bodies.items) |theirs| {
+                if (mine.literals.ptr == theirs.literals.ptr) count += 1;
+            }
+        }
+        return count;
+    }
+
+    /// Whether the cache has room for another program (limits.zig): `bytes`, the accounting
+    /// of the Rust engine's `Programs::insert`.
     fn full(c: *const Programs) bool {
-        return c.programs.items.len >= programs_max or
-            c.literals.items.len + 8 * c.ops.items.len > program_bytes_max;
+        return c.programs.items.len >= programs_max or c.bytes > program_bytes_max;
+    }
+
+    /// Frees the bodies this renderer owns: all of them without a shared table, none with
+    /// one (`Shared` owns them).
+    fn freeBodies(c: *Programs) void {
+        if (c.shared != null) return;
+        for (c.bodies.items) |*b| b.free(c.gpa);
     }
 
     pub fn clear(c: *Programs) void {
+        c.freeBodies();
         c.programs.clearRetainingCapacity();
         c.by_hash.clearRetainingCapacity();
         c.signatures.clearRetainingCapacity();
-        c.ops.clearRetainingCapacity();
-        c.literals.clearRetainingCapacity();
+        c.bodies.clearRetainingCapacity();
+        c.bytes = 0;
     }
 
     /// The program lookup of the record stream `start..end`, read from the chunk bytes
@@ -334,36 +362,38 @@ pub const Programs = struct {
         return found;
     }
 
-    /// A `.miss` at `-t 2` and up: the program another renderer learnt for this signature,
-    /// copied into this renderer's own (PERF.md H95), else still `.miss`.
+    /// A `.miss` at `-t 2` and up: the program another renderer learnt for this signature
+    /// (PERF.md H95), its body shared, not copied (H137), else still `.miss`.
     fn import(c: *Programs, sh: *Shared) Allocator.Error!Sign {
         @branchHint(.cold);
-        // Only the lookup holds the lock; the copy into this renderer's arrays (which may grow
-        // them) runs after it (PERF.md H122).
-        const e = sh.find(std.mem.sliceAsBytes(c.signature.items)) orelse return .miss;
+        const body = sh.find(std.mem.sliceAsBytes(c.signature.items)) orelse return .miss;
         if (c.full()) return .miss;
-        const base: u32 = @intCast(c.literals.items.len);
+        try c.reserveProgram();
+        return .{ .hit = c.add(body) };
+    }
+
+    /// Room in the lists `add` appends to, so that it cannot fail once a body is made.
+    fn reserveProgram(c: *Programs) Allocator.Error!void {
+        try c.signatures.ensureUnusedCapacity(c.gpa, c.signature.items.len);
+        try c.bodies.ensureUnusedCapacity(c.gpa, 1);
+        try c.programs.ensureUnusedCapacity(c.gpa, 1);
+        try c.by_hash.ensureUnusedCapacity(c.gpa, 1);
+    }
+
+    /// Adds `body` under the current signature (room made by `reserveProgram`).
+    fn add(c: *Programs, body: Body) Program {
+        assert(body.literals.len >= body.tail_start + body.tail_len + escape.pad_bytes);
         const prog: Program = .{
             .signature_start = @intCast(c.signatures.items.len),
             .signature_len = @intCast(c.signature.items.len),
-            .ops_start = @intCast(c.ops.items.len),
-            .ops_len = @intCast(e.ops.len),
-            .tail_start = base + e.tail_start,
-            .tail_len = e.tail_len,
+            .body = @intCast(c.bodies.items.len),
         };
-        try c.signatures.appendSlice(c.gpa, c.signature.items);
-        try c.literals.appendSlice(c.gpa, e.literals);
-        try c.ops.ensureUnusedCapacity(c.gpa, e.ops.len);
-        for (e.ops) |op| {
-            var moved = op;
-            moved.literal_start += base;
-            c.ops.appendAssumeCapacity(moved);
-        }
-        try c.literals.ensureUnusedCapacity(c.gpa, escape.pad_bytes);
-        @memset(c.literals.unusedCapacitySlice()[0..escape.pad_bytes], 0);
-        try c.by_hash.put(c.gpa, c.hash(), @intCast(c.programs.items.len));
-        try c.programs.append(c.gpa, prog);
-        return .{ .hit = prog };
+        c.signatures.appendSliceAssumeCapacity(c.signature.items);
+        c.bodies.appendAssumeCapacity(body);
+        c.bytes += body.cost();
+        c.by_hash.putAssumeCapacity(c.hash(), @intCast(c.programs.items.len));
+        c.programs.appendAssumeCapacity(prog);
+        return prog;
     }
 
     /// The program lookup of a parsed record rooted at instance `root`, for when the byte
@@ -869,10 +899,11 @@ pub const Programs = struct {
         out: *Out,
         f: values_format.Format,
     ) values_decode.Error!void {
-        // `store` keeps `pad_bytes` written bytes past the last literal.
-        assert(c.literals.capacity - c.literals.items.len >= escape.pad_bytes);
-        for (c.ops.items[prog.ops_start..][0..prog.ops_len]) |op| {
-            try out.writePadded(c.literals.items[op.literal_start..][0..op.literal_len]);
+        const b = &c.bodies.items[prog.body];
+        // A body keeps `pad_bytes` written bytes past its last literal (`Body`).
+        assert(b.literals.len >= b.tail_start + b.tail_len + escape.pad_bytes);
+        for (b.ops) |op| {
+            try out.writePadded(b.literals[op.literal_start..][0..op.literal_len]);
             // The slot in place, not a copy (PERF.md H56); an array item is made here.
             var item: Value = undefined;
             const v: *const Value = if (op.item == whole_value) &c.slots.items[op.slot] else v: {
@@ -885,7 +916,7 @@ pub const Programs = struct {
                 .xml_attr => try values_format.writeSlot(out, f, v, .xml_attr),
             }
         }
-        try out.writePadded(c.literals.items[prog.tail_start..][0..prog.tail_len]);
+        try out.writePadded(b.literals[b.tail_start..][0..b.tail_len]);
     }
 
     fn arrayItem(chunk: []const u8, v: values_decode.Value, index: u16) values_decode.Value {
@@ -911,45 +942,54 @@ pub const Programs = struct {
     pub fn store(c: *Programs, out: *const Out) Allocator.Error!void {
         const cap = &c.recorder;
         if (cap.poisoned or c.full()) return;
-        const text = out.list.items[cap.start..];
-        const prog: Program = .{
-            .signature_start = @intCast(c.signatures.items.len),
-            .signature_len = @intCast(c.signature.items.len),
-            .ops_start = @intCast(c.ops.items.len),
-            .ops_len = @intCast(cap.ops.items.len),
-            .tail_start = 0,
-            .tail_len = 0,
-        };
-        try c.signatures.appendSlice(c.gpa, c.signature.items);
+        try c.reserveProgram();
+        var body = try c.made(out.list.items[cap.start..]);
+        if (c.shared) |sh| {
+            const key = c.gpa.dupe(u8, std.mem.sliceAsBytes(c.signature.items)) catch |err| {
+                body.free(c.gpa);
+                return err;
+            };
+            body = try sh.put(key, body);
+        }
+        _ = c.add(body);
+        c.stores += 1;
+    }
+
+    /// The body of the captured rendering `text`: the bytes between the recorder's value
+    /// texts as literals, then `pad_bytes` zero bytes.
+    fn made(c: *const Programs, text: []const u8) Allocator.Error!Body {
+        const cap = &c.recorder;
+        var literal_bytes: usize = text.len;
+        for (cap.ops.items) |w| literal_bytes -= w.end - w.begin;
+        const ops = try c.gpa.alloc(Op, cap.ops.items.len);
+        errdefer c.gpa.free(ops);
+        const literals = try c.gpa.alloc(u8, literal_bytes + escape.pad_bytes);
         var at: u32 = 0;
-        for (cap.ops.items) |w| {
+        var to: u32 = 0;
+        for (cap.ops.items, ops) |w, *op| {
             assert(w.begin >= at);
-            const lit_start: u32 = @intCast(c.literals.items.len);
-            try c.literals.appendSlice(c.gpa, text[at..w.begin]);
-            try c.ops.append(
-                c.gpa,
-                .{
-                    .literal_start = lit_start,
-                    .literal_len = w.begin - at,
-                    .slot = w.slot,
-                    .item = w.item,
-                    .mode = w.mode,
-                },
-            );
+            const run = text[at..w.begin];
+            @memcpy(literals[to..][0..run.len], run);
+            op.* = .{
+                .literal_start = to,
+                .literal_len = @intCast(run.len),
+                .slot = w.slot,
+                .item = w.item,
+                .mode = w.mode,
+            };
+            to += @intCast(run.len);
             at = w.end;
         }
-        var p2 = prog;
-        p2.tail_start = @intCast(c.literals.items.len);
-        p2.tail_len = @intCast(text.len - at);
-        try c.literals.appendSlice(c.gpa, text[at..]);
-        // `replay` copies literals by whole vectors (`Out.writePadded`): keep the bytes past
-        // the last one allocated and written.
-        try c.literals.ensureUnusedCapacity(c.gpa, escape.pad_bytes);
-        @memset(c.literals.unusedCapacitySlice()[0..escape.pad_bytes], 0);
-        try c.by_hash.put(c.gpa, c.hash(), @intCast(c.programs.items.len));
-        try c.programs.append(c.gpa, p2);
-        c.stores += 1;
-        if (c.shared) |sh| try sh.publish(c, p2);
+        const tail = text[at..];
+        @memcpy(literals[to..][0..tail.len], tail);
+        assert(to + tail.len == literal_bytes);
+        @memset(literals[literal_bytes..], 0);
+        return .{
+            .ops = ops,
+            .literals = literals,
+            .tail_start = to,
+            .tail_len = @intCast(tail.len),
+        };
     }
 };
 
@@ -1062,36 +1102,39 @@ fn expectReplays(gpa: Allocator, fixture: []const u8, stem: []const u8, records:
 }
 
 test "the shared table keeps the first program under a signature and hands others back" {
-    // PERF.md H122: a renderer makes its copies before it locks the table (`publish`), so two
-    // may offer one signature; the table keeps the first and the second is freed by its
-    // maker. `find` hands out the kept entry, whose slices stay valid until `deinit`.
+    // PERF.md H122: a renderer makes its body before it locks the table, so two may offer
+    // one signature; the table keeps the first and hands it back to the second, freeing the
+    // second's (H137: `put` owns what it is given). A body past the bounds is kept for its
+    // maker only. The testing allocator catches a leak or a double free.
     const gpa = std.testing.allocator;
     var shared = Shared.init(gpa);
     defer shared.deinit();
-    var made: [2]Shared.Entry = undefined;
-    for (&made, 0..) |*e, k| {
-        e.* = .{
+    const texts = [_][]const u8{ "first", "second", "third" };
+    var kept: [texts.len]Body = undefined;
+    for (texts, &kept, 0..) |text, *got, k| {
+        const body: Body = .{
             .ops = try gpa.alloc(Op, 1),
-            .literals = try gpa.dupe(u8, if (k == 0) "first" else "second"),
+            .literals = try gpa.alloc(u8, text.len + escape.pad_bytes),
             .tail_start = 0,
-            .tail_len = 0,
+            .tail_len = @intCast(text.len),
         };
-        e.ops[0] = .{ .literal_start = 0, .literal_len = 1, .slot = 0, .item = 0, .mode = .json };
+        body.ops[0] = .{
+            .literal_start = 0,
+            .literal_len = 0,
+            .slot = 0,
+            .item = 0,
+            .mode = .json,
+        };
+        @memcpy(body.literals[0..text.len], text);
+        if (k == 2) shared.program_bytes = program_bytes_max;
+        got.* = try shared.put(try gpa.dupe(u8, &.{ 1, 0, 0, @intCast(k / 2) }), body);
     }
-    const key = [_]u8{ 1, 0, 0, 0 };
-    for (made, [_]bool{ true, false }) |e, kept| {
-        const owned = try gpa.dupe(u8, &key);
-        const stored = try shared.put(owned, e, 16);
-        try std.testing.expectEqual(kept, stored);
-        if (!stored) {
-            gpa.free(owned);
-            gpa.free(e.ops);
-            gpa.free(e.literals);
-        }
-    }
-    try std.testing.expectEqualStrings("first", shared.find(&key).?.literals);
-    try std.testing.expect(shared.find(&[_]u8{ 2, 0, 0, 0 }) == null);
-    try std.testing.expectEqual(@as(usize, 16), shared.program_bytes);
+    try std.testing.expectEqualStrings("first", kept[0].literals[0..5]);
+    try std.testing.expectEqual(kept[0].literals.ptr, kept[1].literals.ptr);
+    try std.testing.expectEqualStrings("third", kept[2].literals[0..5]);
+    try std.testing.expectEqual(kept[0].literals.ptr, shared.find(&.{ 1, 0, 0, 0 }).?.literals.ptr);
+    try std.testing.expect(shared.find(&.{ 1, 0, 0, 1 }) == null);
+    try std.testing.expectEqual(@as(usize, 1), shared.unlisted.items.len);
 }
 
 test "replayed programs give the reference's bytes in every mode; the cache is used" {

@@ -724,6 +724,15 @@ mod tests {
             }
             assert!(replayed > 10, "{format:?}: programs learnt by a");
             assert_eq!(b.programs.programs_len(), a.programs.programs_len());
+            // PERF.md H137: what `b` did not learn itself it replays from `a`'s bodies
+            // themselves, not from copies of them.
+            let b_imported = b.programs.programs_len() - b.programs.stores;
+            assert!(b_imported > 10, "{format:?}: programs b imported");
+            assert_eq!(
+                b.programs.shared_bodies(&a.programs),
+                b_imported,
+                "{format:?}"
+            );
             // The same definitions (GUIDs, sizes) with one name's text changed: a new
             // identity, so `b` must not replay `a`'s programs for them.
             let (from, to) = (utf16(b"Data"), utf16(b"Dbta"));

@@ -25,7 +25,7 @@ use crate::values_decode::{self, ty, Slot, Value};
 use crate::values_format::{self, Flavor, Memo};
 use encoding_rs::Encoding;
 use std::cell::RefCell;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Records with an array of more items than this are not recorded.
 use crate::limits::MAX_PROGRAM_ARRAY_ITEMS;
@@ -80,12 +80,42 @@ impl Recorder {
     }
 
     /// The finished program for output `out` (whose recorded part started at the initial mark).
-    fn finish(mut self, out: &[u8]) -> Option<(Vec<Op>, Vec<u8>)> {
+    fn finish(mut self, out: &[u8]) -> Option<Body> {
         if self.uncacheable {
             return None;
         }
         self.flush_lit(out);
-        Some((self.ops, self.lits))
+        let lits_len = self.lits.len();
+        self.lits.resize(lits_len + simd::LITERAL_STEP, 0);
+        // The recorder's lists grew by doubling; a body lives as long as the run, and at the
+        // spare capacity's pages interleaved with others' (H137: +19 % page faults at `-t 1`
+        // without this). Shrinking in place gives the tail back to the allocator.
+        self.lits.shrink_to_fit();
+        self.ops.shrink_to_fit();
+        Some(Body {
+            ops: self.ops,
+            lits: self.lits,
+        })
+    }
+}
+
+/// One learnt program's steps and literal bytes (its `Lit` runs from 0, then
+/// `LITERAL_STEP` bytes of padding so `simd::copy_literal` can move a whole step from any
+/// run), never changed once made. At `-t 2` and up every renderer that replays a program
+/// holds the same `Body` (PERF.md H137): an import is a reference count, not a copy of the
+/// program into the renderer's own arrays (H118: those copies were a third of the corpus
+/// run's page faults at `-t 2`).
+#[derive(Debug)]
+pub struct Body {
+    ops: Vec<Op>,
+    lits: Vec<u8>,
+}
+
+impl Body {
+    /// What the program counts against `MAX_PROGRAM_BYTES`: its literal bytes (without the
+    /// padding) and 8 per operation.
+    fn cost(&self) -> usize {
+        self.lits.len() - simd::LITERAL_STEP + 8 * self.ops.len()
     }
 }
 
@@ -350,8 +380,8 @@ struct SharedInner {
     /// Fragment name texts → id.
     names: crate::bytes::FastMap<Vec<u8>, u32>,
     name_bytes: usize,
-    /// Signature words → the program's operations (literals from 0) and literal bytes.
-    programs: crate::bytes::FastMap<Vec<u32>, (Vec<Op>, Vec<u8>)>,
+    /// Signature words → the program, shared by every renderer that replays it.
+    programs: crate::bytes::FastMap<Vec<u32>, Arc<Body>>,
     program_bytes: usize,
 }
 
@@ -399,16 +429,12 @@ pub struct Defs<'a> {
     pub identities: &'a mut Identities,
 }
 
-/// One stored program: its signature and its runs of operations and of literal bytes in
-/// [`Programs`].
+/// One stored program: its signature's words in [`Programs`] and its [`Body`], by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Program {
     pub signature_start: u32,
     pub signature_len: u32,
-    pub ops_start: u32,
-    pub ops_len: u32,
-    pub lits_start: u32,
-    pub lits_len: u32,
+    pub body: u32,
 }
 
 /// Signature hash → index in `Programs::programs` (the signature is compared on a hit).
@@ -458,8 +484,11 @@ pub struct Programs {
     programs: Vec<Program>,
     by_hash: HashMap,
     signatures: Vec<u32>,
-    ops: Vec<Op>,
-    lits: Vec<u8>,
+    /// The programs' bodies, by [`Program::body`]; at `-t 2` and up shared with the other
+    /// renderers (PERF.md H137).
+    bodies: Vec<Arc<Body>>,
+    /// The bodies' [`Body::cost`], summed (bounded by `MAX_PROGRAM_BYTES`).
+    bytes: usize,
     /// Scratch: the current record's signature words, built as its values are read (the Zig
     /// engine's `signature`), and their hash, mixed once the scan is done. Only the first
     /// `signed` words are the record's: the buffer keeps the longest length any record needed
@@ -481,7 +510,7 @@ pub struct Programs {
     /// Raw fragments' names as signature words (`Programs::name_word`).
     names: FragmentNames,
     /// The run's shared ids and programs, at `-t 2` and up.
-    pub shared: Option<std::sync::Arc<Shared>>,
+    pub shared: Option<Arc<Shared>>,
     /// Programs this renderer recorded itself (not imported).
     #[cfg(test)]
     pub stores: usize,
@@ -570,6 +599,18 @@ impl Programs {
         self.programs.len()
     }
 
+    /// How many of this renderer's program bodies are `other`'s, the same allocations
+    /// (PERF.md H137: an import shares, never copies).
+    #[cfg(test)]
+    pub fn shared_bodies(&self, other: &Programs) -> usize {
+        let theirs: std::collections::HashSet<*const Body> =
+            other.bodies.iter().map(Arc::as_ptr).collect();
+        self.bodies
+            .iter()
+            .filter(|b| theirs.contains(&Arc::as_ptr(b)))
+            .count()
+    }
+
     /// Forgets what belongs to the last chunk (its fragments' names by offset).
     pub fn new_chunk(&mut self) {
         self.names.recent.fill((u32::MAX, 0));
@@ -580,8 +621,8 @@ impl Programs {
         self.programs.clear();
         self.by_hash.clear();
         self.signatures.clear();
-        self.ops.clear();
-        self.lits.clear();
+        self.bodies.clear();
+        self.bytes = 0;
     }
 
     /// Checks the record's BinXML window `start..end` for the single-instance shape, reads
@@ -603,19 +644,16 @@ impl Programs {
         }
     }
 
-    /// A `Miss` at `-t 2` and up: the program another renderer learnt for this signature,
-    /// copied into this renderer's own (PERF.md H95), else still `Miss`.
+    /// A `Miss` at `-t 2` and up: the program another renderer learnt for this signature
+    /// (PERF.md H95), its body shared, not copied (H137), else still `Miss`.
     #[cold]
     #[inline(never)]
     fn import(&mut self) -> Sign {
-        let Some(shared) = self.shared.clone() else {
-            return Sign::Miss;
+        let body = match &self.shared {
+            Some(shared) => shared.lock().programs.get(self.signed()).cloned(),
+            None => None,
         };
-        let g = shared.lock();
-        let Some((ops, lits)) = g.programs.get(self.signed()) else {
-            return Sign::Miss;
-        };
-        match self.insert(ops, lits) {
+        match body.and_then(|body| self.insert(body)) {
             Some(program) => Sign::Hit { program },
             None => Sign::Miss,
         }
@@ -1004,66 +1042,43 @@ impl Programs {
     /// Stores the recorded program under the current signature (and, at `-t 2` and up,
     /// offers it to the other renderers).
     pub fn store(&mut self, rec: Recorder, out: &[u8]) {
-        let Some((ops, lits)) = rec.finish(out) else {
+        let Some(body) = rec.finish(out) else {
             return;
         };
-        if self.insert(&ops, &lits).is_none() {
+        let Some(program) = self.insert(Arc::new(body)) else {
             return;
-        }
+        };
         #[cfg(test)]
         {
             self.stores += 1;
         }
         if let Some(shared) = &self.shared {
+            let body = &self.bodies[program.body as usize];
+            let key = self.signature[..self.signed].to_vec();
+            let cost = body.cost() + 4 * self.signed;
             let mut g = shared.lock();
-            let cost = lits.len() + 8 * ops.len() + 4 * self.signed;
             if g.programs.len() < MAX_PROGRAMS && g.program_bytes + cost <= MAX_PROGRAM_BYTES {
                 g.program_bytes += cost;
-                g.programs
-                    .entry(self.signature[..self.signed].to_vec())
-                    .or_insert((ops, lits));
+                g.programs.entry(key).or_insert_with(|| body.clone());
             }
         }
     }
 
-    /// Adds the program `ops` (literals from 0 in `lits`) under the current signature, unless
-    /// the bounds are reached.
-    fn insert(&mut self, ops: &[Op], lits: &[u8]) -> Option<Program> {
-        if self.programs.len() >= MAX_PROGRAMS
-            || self.lits.len() + 8 * self.ops.len() > MAX_PROGRAM_BYTES
-        {
+    /// Adds the program `body` under the current signature, unless the bounds are reached.
+    fn insert(&mut self, body: Arc<Body>) -> Option<Program> {
+        if self.programs.len() >= MAX_PROGRAMS || self.bytes > MAX_PROGRAM_BYTES {
             return None;
         }
-        let op_start = self.ops.len() as u32;
-        // The literals end in `LITERAL_STEP` bytes of padding (once any are stored), so
-        // `simd::copy_literal` can move a whole step from any run: the new program's
-        // literals go where the padding was, and the padding after them.
-        let lit_start = self.lits.len().saturating_sub(simd::LITERAL_STEP);
-        self.lits.truncate(lit_start);
-        let lit_start = lit_start as u32;
-        for &op in ops {
-            self.ops.push(match op {
-                Op::Lit { start, len } => Op::Lit {
-                    start: start + lit_start,
-                    len,
-                },
-                v => v,
-            });
-        }
-        self.lits.extend_from_slice(lits);
-        let lits_len = self.lits.len() as u32 - lit_start;
-        self.lits.resize(self.lits.len() + simd::LITERAL_STEP, 0);
+        self.bytes += body.cost();
         let signature_start = self.signatures.len() as u32;
         self.signatures
             .extend_from_slice(&self.signature[..self.signed]);
         let program = Program {
             signature_start,
             signature_len: self.signed as u32,
-            ops_start: op_start,
-            ops_len: self.ops.len() as u32 - op_start,
-            lits_start: lit_start,
-            lits_len,
+            body: self.bodies.len() as u32,
         };
+        self.bodies.push(body);
         // A hash shared with an older signature points at the newer program from now on;
         // `lookup` compares the signature, so the older one only renders the slow way.
         self.by_hash.insert(self.hash, self.programs.len() as u32);
@@ -1080,21 +1095,15 @@ impl Programs {
         program: Program,
         limit: usize,
     ) -> bool {
-        let Program {
-            ops_start,
-            ops_len,
-            lits_len,
-            ..
-        } = program;
         let Programs {
-            ops,
-            lits,
+            bodies,
             slots,
             memo,
             ..
         } = self;
-        out.reserve(lits_len as usize + 64 * ops_len as usize);
-        for op in &ops[ops_start as usize..(ops_start + ops_len) as usize] {
+        let Body { ops, lits } = &*bodies[program.body as usize];
+        out.reserve(lits.len() - simd::LITERAL_STEP + 64 * ops.len());
+        for op in ops {
             match *op {
                 Op::Lit { start, len } => {
                     simd::copy_literal(out, lits, start as usize, len as usize)
