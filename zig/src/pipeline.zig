@@ -169,6 +169,16 @@ pub const Pipeline = struct {
         return .{ .job = job, .result = result };
     }
 
+    /// Whether draining one of renderer `k`'s results is the time to wake waiting workers
+    /// (the counts read under the mutex): `k` is a worker with half its results free again
+    /// (PERF.md H138). A worker waits only with all its results full (a full window means
+    /// every renderer's are), so only a drain of its own lets it take a job; woken at half,
+    /// it takes two, and sleeps half as often. At the end, a drain at half wakes it too, to
+    /// see there is nothing left.
+    fn wakes(taken: []const usize, drained: []const usize, k: usize) bool {
+        return k != 0 and taken[k] - drained[k] <= results_per_renderer / 2;
+    }
+
     /// Renderer `k` renders `job` (mutex held on entry and exit, released meanwhile), then
     /// marks it finished, or the run failed, waking the caller if it waits.
     fn render(pl: *Pipeline, k: usize, job: Job) void {
@@ -230,7 +240,12 @@ pub const Pipeline = struct {
                 pl.finished_by[w] = null;
                 pl.drained[k] += 1;
                 pl.emitted += 1;
-                if (pl.workers_waiting > 0) pl.room_cond.broadcast();
+                if (pl.workers_waiting > 0 and wakes(pl.taken, pl.drained, k)) {
+                    // Woken under the lock, a worker slept again on it (PERF.md H138).
+                    pl.mutex.unlock();
+                    pl.room_cond.broadcast();
+                    pl.mutex.lock();
+                }
                 try outcome;
             } else if (pl.take(0)) |job| {
                 pl.render(0, job);
@@ -319,4 +334,23 @@ test "shared programs: a renderer replays what another learnt, as a lone rendere
         const imported = b.programs.items.len - b.stores;
         try std.testing.expectEqual(imported, b.sharedBodies(&pair[0].programs));
     }
+}
+
+test "a waiting worker is woken once half its results are drained" {
+    // PERF.md H138: worker 1 sleeps with its four results full; the caller drains them one
+    // by one: no wake at three or four unemitted, a wake at two and below; drains of the
+    // caller's own results (renderer 0) never wake a worker.
+    const taken = [_]usize{ 4, 4 };
+    var woken: [results_per_renderer][2]bool = undefined;
+    for (&woken, 1..) |*w, drained| {
+        const d = [_]usize{ drained, drained };
+        w.* = .{ Pipeline.wakes(&taken, &d, 0), Pipeline.wakes(&taken, &d, 1) };
+    }
+    const want = [results_per_renderer][2]bool{
+        .{ false, false },
+        .{ false, true },
+        .{ false, true },
+        .{ false, true },
+    };
+    try std.testing.expectEqual(want, woken);
 }

@@ -158,6 +158,15 @@ impl<'o> Pipeline<'o> {
 
     /// Renderer `k` renders job `job` into its result `index` (the state's lock released
     /// meanwhile), then marks it finished, waking the caller if it waits.
+    /// Whether draining one of renderer `k`'s results is the time to wake waiting workers:
+    /// `k` is a worker with half its results free again (PERF.md H138). A worker waits only
+    /// with all its results full (a full window means every renderer's are), so only a drain
+    /// of its own lets it take a job; woken at half, it takes two, and sleeps half as often.
+    /// At the end, a drain at half wakes it too, to see there is nothing left.
+    fn wakes(state: &State, k: usize) -> bool {
+        k != 0 && state.taken[k] - state.drained[k] <= RESULTS_PER_RENDERER / 2
+    }
+
     fn render<S>(&self, r: &mut Renderer, file: &S, k: usize, (job, index): (usize, usize))
     where
         S: ChunkSource + ?Sized,
@@ -219,8 +228,11 @@ impl<'o> Pipeline<'o> {
                 state.drained[k] += 1;
                 state.emitted += 1;
                 state.stop = flow.is_break();
-                if state.workers_waiting > 0 || state.stop {
+                if state.stop || state.workers_waiting > 0 && Self::wakes(&state, k) {
+                    // Woken under the lock, a worker slept again on it (PERF.md H138).
+                    drop(state);
                     self.room_cond.notify_all();
+                    state = lock(&self.state);
                 }
                 if state.stop {
                     return;
@@ -235,5 +247,34 @@ impl<'o> Pipeline<'o> {
                 state.caller_waits = false;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiting_worker_is_woken_once_half_its_results_are_drained() {
+        // PERF.md H138: worker 1 sleeps with its four results full; the caller drains them
+        // one by one: no wake at three or four unemitted, a wake at two and below; drains of
+        // the caller's own results (renderer 0) never wake a worker.
+        let mut state = State {
+            next_job: 8,
+            emitted: 0,
+            finished_by: vec![None; 8],
+            taken: vec![4, 4],
+            drained: vec![0, 0],
+            caller_waits: false,
+            workers_waiting: 1,
+            stop: false,
+        };
+        let mut woken = Vec::new();
+        for drained in 1..=RESULTS_PER_RENDERER {
+            state.drained = vec![drained, drained];
+            woken.push((Pipeline::wakes(&state, 0), Pipeline::wakes(&state, 1)));
+        }
+        let want = [(false, false), (false, true), (false, true), (false, true)];
+        assert_eq!(woken, want);
     }
 }
