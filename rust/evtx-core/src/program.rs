@@ -485,6 +485,9 @@ pub struct Programs {
     /// Programs this renderer recorded itself (not imported).
     #[cfg(test)]
     pub stores: usize,
+    /// BinXML values `check_binxml_list` found in their list.
+    #[cfg(test)]
+    pub binxml_checked: usize,
 }
 
 /// Entries of [`FragmentNames::recent`] (a power of two).
@@ -547,9 +550,12 @@ struct Rare {
     /// The item count and empty-item mask words of the instance's expanded arrays, appended to
     /// `signature` after its class words.
     extra: Vec<u32>,
-    /// The instance's BinXML values (only this path signs them): `scan_nested` skips an
-    /// instance without one and stops after the last (PERF.md H48).
-    nested: usize,
+    /// The BinXML values (chunk offset and length of each stream) of the instances being
+    /// scanned, a stack: an instance's own start where the list stood before its value loop,
+    /// the nested instances' come after them and are gone again when `scan_nested` returns.
+    /// `scan_nested` reads its instance's from here rather than looking for them among all of
+    /// its slots (PERF.md H131; H48 stopped that search after the last).
+    binxml: Vec<(u32, u32)>,
 }
 
 /// What [`Programs::sign`] found for one record (the Zig engine's `Sign`).
@@ -591,7 +597,7 @@ impl Programs {
         self.signed = 0;
         self.values = 0;
         self.rare.extra.clear();
-        self.rare.nested = 0;
+        self.rare.binxml.clear();
         if self.scan_stream(cx, defs, start, end, 0).is_none() {
             return Sign::Unsupported;
         }
@@ -725,6 +731,7 @@ impl Programs {
             .iter_mut()
             .zip(room(&mut self.slots, base, n, Value::NULL));
         let mut p = head.values();
+        let first = self.rare.binxml.len();
         for (d, (class, slot)) in chunk[head.descriptors..head.values()]
             .chunks_exact(4)
             .zip(out)
@@ -737,7 +744,9 @@ impl Programs {
         if !self.rare.extra.is_empty() {
             self.extra_words();
         }
-        let nested = std::mem::take(&mut self.rare.nested);
+        #[cfg(test)]
+        self.check_binxml_list(first, base..base + n);
+        let last = self.rare.binxml.len();
         *pos = p;
         let id = defs.identities.get(
             cx,
@@ -748,10 +757,23 @@ impl Programs {
             depth,
         )?;
         self.word(id);
-        if nested == 0 {
+        if last == first {
             return Some(());
         }
-        self.scan_nested(cx, defs, base..base + n, nested, depth)
+        self.scan_nested(cx, defs, first..last, depth)
+    }
+
+    /// The simple path of `Rare::binxml` (PERF.md H131), checked on every instance the tests
+    /// scan: the list's entries from `first` on are the BinXML slots among `values`, in order.
+    #[cfg(test)]
+    fn check_binxml_list(&mut self, first: usize, values: std::ops::Range<usize>) {
+        let want: Vec<(u32, u32)> = self.slots[values]
+            .iter()
+            .filter(|v| v.ty == ty::BINXML)
+            .map(|v| (v.off, v.len))
+            .collect();
+        assert_eq!(self.rare.binxml[first..], want[..]);
+        self.binxml_checked += want.len();
     }
 
     /// Signs the value of type `t` and declared `size` at `start`: returns where the next value
@@ -794,7 +816,7 @@ impl Programs {
             } else if t == ty::BINXML && size > 0 && start + size <= chunk.len() {
                 // `decode_sized`'s and `sign_decoded`'s non-empty BinXML value (PERF.md H73):
                 // one a Security record, its `EventData` instance, scanned after the loop.
-                rare.nested += 1;
+                rare.binxml.push((start as u32, size as u32));
                 (start + size, 0x800, slot(t, start as u32, size as u32))
             } else {
                 let (decoded, mut stop) =
@@ -808,29 +830,24 @@ impl Programs {
         (p <= chunk.len()).then_some((p, class, v))
     }
 
-    /// Scans the streams of the instance's `nested` BinXML values (among slots `values`), after
-    /// its definition, in the token parser's order. Inline: out of line, LLVM pulls the recursion
+    /// Scans the streams of the instance's BinXML values (`Rare::binxml[list]`), after its
+    /// definition, in the token parser's order. Inline: out of line, LLVM pulls the recursion
     /// (`scan_stream`, `scan_instance`) into it and the scan costs ~0.2 % more per record.
     #[inline(always)]
     fn scan_nested(
         &mut self,
         cx: Source<'_>,
         defs: &mut Defs<'_>,
-        values: std::ops::Range<usize>,
-        mut nested: usize,
+        list: std::ops::Range<usize>,
         depth: usize,
     ) -> Option<()> {
-        for i in values {
-            let v = self.slots[i];
-            if v.ty == ty::BINXML {
-                let (off, len) = (v.off as usize, v.len as usize);
-                self.scan_stream(cx, defs, off, off + len, depth + 1)?;
-                nested -= 1;
-                if nested == 0 {
-                    break;
-                }
-            }
+        let first = list.start;
+        for k in list {
+            let (off, len) = self.rare.binxml[k];
+            let (off, len) = (off as usize, len as usize);
+            self.scan_stream(cx, defs, off, off + len, depth + 1)?;
         }
+        self.rare.binxml.truncate(first);
         Some(())
     }
 
@@ -979,7 +996,9 @@ impl Programs {
     #[inline(never)]
     fn sign_decoded(chunk: &[u8], decoded: Slot, rare: &mut Rare) -> Option<(u32, Value)> {
         let (v, class) = slot_of(decoded)?;
-        rare.nested += usize::from(v.ty == ty::BINXML);
+        if v.ty == ty::BINXML {
+            rare.binxml.push((v.off, v.len));
+        }
         if v.is_expandable() {
             // Expansion repeats elements per item and drops empty string items: the count
             // and which items are empty are part of the shape.
