@@ -259,6 +259,40 @@ fn slot_of(s: Slot) -> Option<(Value, u32)> {
     })
 }
 
+/// A raw fragment's value of known type `t` (not BinXML, not an array) at `pos`, the payload
+/// of a value-text token: its slot, its class word and where the next token starts, as
+/// `decode_unsized` and `slot_of` give them (`None` where they fail). Texts, most of a
+/// fragment's values, are read here inline (PERF.md H132); the rest through `decode_unsized`.
+#[inline(always)]
+fn fragment_value(chunk: &[u8], pos: usize, t: u8) -> Option<(Value, u32, usize)> {
+    if t == ty::STRING {
+        let n = usize::from(crate::bytes::get_u16(chunk, pos)?);
+        let text = pos + 2;
+        let next = text + 2 * n;
+        if next > chunk.len() {
+            return None;
+        }
+        // A text starting with NUL is empty (`values_decode::text16`).
+        let units = if n > 0 && (chunk[text] | chunk[text + 1]) != 0 {
+            n
+        } else {
+            0
+        };
+        let v = slot(ty::STRING, text as u32, units as u32);
+        return Some((v, 0x100 | u32::from(units > 0), next));
+    }
+    fragment_value_decoded(chunk, pos, t)
+}
+
+/// [`fragment_value`] through `decode_unsized` and `slot_of`: its other types, and the simple
+/// path its texts are tested against.
+#[inline(never)]
+fn fragment_value_decoded(chunk: &[u8], pos: usize, t: u8) -> Option<(Value, u32, usize)> {
+    let (decoded, next) = values_decode::decode_unsized(chunk, pos, t).ok()?;
+    let (v, class) = slot_of(decoded)?;
+    Some((v, class, next))
+}
+
 /// The signature words of a raw element fragment's structure (`Programs::scan_fragment`):
 /// above every class word (at most `0x2fff`), value count and definition identity a
 /// fragment's position can hold, so a signature reads one way only.
@@ -925,12 +959,11 @@ impl Programs {
                     if !values_decode::is_known_type(t) || t == ty::BINXML || t & ty::ARRAY != 0 {
                         return None;
                     }
-                    let (decoded, next) = values_decode::decode_unsized(chunk, pos, t).ok()?;
+                    let (v, class, next) = fragment_value(chunk, pos, t)?;
                     pos = next;
                     if !pending && open == 0 {
                         return None; // A value outside of any element fails the record.
                     }
-                    let (v, class) = slot_of(decoded)?;
                     if self.values >= MAX_PROGRAM_VALUES {
                         return None;
                     }
@@ -1187,6 +1220,48 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn fragment_values_equal_decode_unsized() {
+        // PERF.md H132: a raw fragment's values as `fragment_value` reads them (texts inline)
+        // must be what `decode_unsized` and `slot_of` make of them (the simple path): texts of
+        // every length up to past the chunk's end, empty, starting with NUL, at every offset
+        // near the end; and, through the same entry, the other types a fragment may hold.
+        let mut next = crate::testing::xorshift(0x853c_49e6_748f_ea9b);
+        let types: Vec<u8> = (0..=0x23)
+            .filter(|&t| values_decode::is_known_type(t) && t != ty::BINXML)
+            .collect();
+        let mut texts = 0;
+        for round in 0..50_000 {
+            let len = 1 + (next() % 80) as usize;
+            let mut chunk: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let pos = (next() % len as u64) as usize;
+            let t = if next().is_multiple_of(2) {
+                ty::STRING
+            } else {
+                types[(next() % types.len() as u64) as usize]
+            };
+            if t == ty::STRING && pos + 2 <= len {
+                // Counts that fit the chunk, just do not, or are far past it.
+                let room = (len - pos - 2) / 2;
+                let n = match next() % 4 {
+                    0 => room,
+                    1 => room + 1,
+                    2 => (next() % 4) as usize,
+                    _ => (next() % 0x1_0000) as usize,
+                };
+                chunk[pos..pos + 2].copy_from_slice(&(n as u16).to_le_bytes());
+                if pos + 4 <= len && next().is_multiple_of(4) {
+                    chunk[pos + 2..pos + 4].copy_from_slice(&[0, 0]);
+                }
+            }
+            let got = fragment_value(&chunk, pos, t);
+            let want = fragment_value_decoded(&chunk, pos, t);
+            assert_eq!(got, want, "round {round}, type {t:#x} at {pos} of {len}");
+            texts += usize::from(t == ty::STRING && got.is_some());
+        }
+        assert!(texts > 5_000, "{texts} texts read");
     }
 
     #[test]
