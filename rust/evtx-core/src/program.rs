@@ -524,8 +524,17 @@ pub struct Programs {
     pub binxml_checked: usize,
 }
 
-/// Entries of [`FragmentNames::recent`] (a power of two).
-const RECENT_NAMES: usize = 256;
+/// Entries of [`FragmentNames::recent`] (a power of two): 256 missed 27,234 times on
+/// corpus-30mb (`intern` calls), 1,024 16,452 times (13,986 are first sights in a chunk);
+/// 4,096 cost more to clear per chunk than they saved (PERF.md H134).
+const RECENT_NAMES: usize = 1024;
+
+/// The slot of [`FragmentNames::recent`] for the name entry at chunk offset `key`: the top
+/// bits of a multiplicative hash (`key ^ key >> 8` put nearby entries in one slot more often).
+#[inline]
+fn recent_slot(key: u32) -> usize {
+    (key.wrapping_mul(0x9e37_79b1) >> (32 - RECENT_NAMES.trailing_zeros())) as usize
+}
 /// Entries of [`FragmentNames::known`] (a power of two, at most 512: `known_slot`).
 const KNOWN_NAMES: usize = 512;
 /// Bytes of a name's text a [`KnownName`] holds (24 UTF-16 units: `EventSourceName`,
@@ -542,6 +551,8 @@ const MAX_NAME_BYTES: usize = 1 << 20;
 #[derive(Debug)]
 struct FragmentNames {
     recent: Box<[(u32, u32); RECENT_NAMES]>,
+    /// Whether `recent` has entries (of this chunk): logs without raw fragments never clear it.
+    recent_used: bool,
     /// Ids of recent name texts, direct-mapped by the text, kept across chunks: a name
     /// entry new to `recent` (each chunk has its own, ~57 on corpus-30mb) is mostly a text
     /// seen before, and a compare of its bytes costs less than `ids`'s hash and lookup and
@@ -564,6 +575,7 @@ impl Default for FragmentNames {
     fn default() -> Self {
         FragmentNames {
             recent: Box::new([(u32::MAX, 0); RECENT_NAMES]),
+            recent_used: false,
             known: Box::new(
                 [KnownName {
                     len: u32::MAX,
@@ -612,7 +624,9 @@ impl Programs {
 
     /// Forgets what belongs to the last chunk (its fragments' names by offset).
     pub fn new_chunk(&mut self) {
-        self.names.recent.fill((u32::MAX, 0));
+        if std::mem::take(&mut self.names.recent_used) {
+            self.names.recent.fill((u32::MAX, 0));
+        }
     }
 
     /// Forgets every program.
@@ -1011,13 +1025,13 @@ impl Programs {
             *pos = next;
         }
         let key = off as u32;
-        let at = (key ^ (key >> 8)) as usize % RECENT_NAMES;
-        let (cached, id) = self.names.recent[at];
+        let (cached, id) = self.names.recent[recent_slot(key)];
         let id = if cached == key {
             id
         } else {
             let id = self.names.intern(chunk, off, self.shared.as_deref())?;
-            self.names.recent[at] = (key, id);
+            self.names.recent[recent_slot(key)] = (key, id);
+            self.names.recent_used = true;
             id
         };
         self.word(id);
@@ -1262,6 +1276,42 @@ mod tests {
             texts += usize::from(t == ty::STRING && got.is_some());
         }
         assert!(texts > 5_000, "{texts} texts read");
+    }
+
+    #[test]
+    fn recent_names_equal_fresh_lookups() {
+        // `FragmentNames::recent` (PERF.md H134): chunks of 400 name entries at random offsets
+        // (many sharing a slot of `recent`), each signed many times in random order, must sign
+        // as they do with `recent` forgotten before every lookup.
+        let mut next = crate::testing::xorshift(0x94d0_49bb_1331_11eb);
+        let mut p = Programs::default();
+        let mut fresh = Programs::default();
+        let forgotten = FragmentNames::default();
+        for chunk_no in 0..20 {
+            let mut chunk = vec![0u8; 65_536];
+            let mut offsets = Vec::new();
+            for k in 0..400u32 {
+                let off = 8 + 160 * k as usize + (next() % 40) as usize;
+                let text: Vec<u8> = format!("N{}", next() % 300)
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes)
+                    .collect();
+                chunk[off + 6..off + 8].copy_from_slice(&(text.len() as u16 / 2).to_le_bytes());
+                chunk[off + 8..off + 8 + text.len()].copy_from_slice(&text);
+                offsets.push(off as u32);
+            }
+            p.new_chunk();
+            for round in 0..4000 {
+                let off = offsets[(next() % offsets.len() as u64) as usize];
+                chunk[..4].copy_from_slice(&off.to_le_bytes());
+                fresh.names.recent.clone_from(&forgotten.recent);
+                p.signed = 0;
+                fresh.signed = 0;
+                let got = p.name_word(&chunk, &mut 0).map(|()| p.signature[0]);
+                let want = fresh.name_word(&chunk, &mut 0).map(|()| fresh.signature[0]);
+                assert_eq!(got, want, "chunk {chunk_no}, round {round}, offset {off}");
+            }
+        }
     }
 
     #[test]
