@@ -664,6 +664,38 @@ mod tests {
         }
     }
 
+    #[test]
+    fn binxml_values_are_listed_as_their_slots() {
+        // PERF.md H131: the scan lists each instance's BinXML values as it reads them and
+        // `scan_nested` takes them from that list; `Programs::check_binxml_list` compares the
+        // list with the instance's BinXML slots (the simple path) on every instance scanned.
+        // Here every synthetic log is rendered so that check runs on instances with BinXML
+        // values (nested ones in `nested.evtx`), raw fragments and instances without any.
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared-fixtures/synthetic"
+        );
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|x| x != "evtx") {
+                continue;
+            }
+            let data = std::fs::read(&path).unwrap();
+            let Ok(file) = EvtxFile::open(&data) else {
+                continue;
+            };
+            let opts = Options::default();
+            let mut r = Renderer::new(&opts);
+            let order = file.chunk_order(false);
+            for slot in (0..order.len()).filter_map(|i| order.get(i)) {
+                r.render_chunk(&file, slot);
+            }
+            checked += r.programs.binxml_checked;
+        }
+        assert!(checked >= 20, "{checked} BinXML values checked");
+    }
+
     fn utf16(text: &[u8]) -> Vec<u8> {
         text.iter().flat_map(|&c| [c, 0]).collect()
     }

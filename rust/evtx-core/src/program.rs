@@ -289,6 +289,40 @@ fn slot_of(s: Slot) -> Option<(Value, u32)> {
     })
 }
 
+/// A raw fragment's value of known type `t` (not BinXML, not an array) at `pos`, the payload
+/// of a value-text token: its slot, its class word and where the next token starts, as
+/// `decode_unsized` and `slot_of` give them (`None` where they fail). Texts, most of a
+/// fragment's values, are read here inline (PERF.md H132); the rest through `decode_unsized`.
+#[inline(always)]
+fn fragment_value(chunk: &[u8], pos: usize, t: u8) -> Option<(Value, u32, usize)> {
+    if t == ty::STRING {
+        let n = usize::from(crate::bytes::get_u16(chunk, pos)?);
+        let text = pos + 2;
+        let next = text + 2 * n;
+        if next > chunk.len() {
+            return None;
+        }
+        // A text starting with NUL is empty (`values_decode::text16`).
+        let units = if n > 0 && (chunk[text] | chunk[text + 1]) != 0 {
+            n
+        } else {
+            0
+        };
+        let v = slot(ty::STRING, text as u32, units as u32);
+        return Some((v, 0x100 | u32::from(units > 0), next));
+    }
+    fragment_value_decoded(chunk, pos, t)
+}
+
+/// [`fragment_value`] through `decode_unsized` and `slot_of`: its other types, and the simple
+/// path its texts are tested against.
+#[inline(never)]
+fn fragment_value_decoded(chunk: &[u8], pos: usize, t: u8) -> Option<(Value, u32, usize)> {
+    let (decoded, next) = values_decode::decode_unsized(chunk, pos, t).ok()?;
+    let (v, class) = slot_of(decoded)?;
+    Some((v, class, next))
+}
+
 /// The signature words of a raw element fragment's structure (`Programs::scan_fragment`):
 /// above every class word (at most `0x2fff`), value count and definition identity a
 /// fragment's position can hold, so a signature reads one way only.
@@ -514,10 +548,22 @@ pub struct Programs {
     /// Programs this renderer recorded itself (not imported).
     #[cfg(test)]
     pub stores: usize,
+    /// BinXML values `check_binxml_list` found in their list.
+    #[cfg(test)]
+    pub binxml_checked: usize,
 }
 
-/// Entries of [`FragmentNames::recent`] (a power of two).
-const RECENT_NAMES: usize = 256;
+/// Entries of [`FragmentNames::recent`] (a power of two): 256 missed 27,234 times on
+/// corpus-30mb (`intern` calls), 1,024 16,452 times (13,986 are first sights in a chunk);
+/// 4,096 cost more to clear per chunk than they saved (PERF.md H134).
+const RECENT_NAMES: usize = 1024;
+
+/// The slot of [`FragmentNames::recent`] for the name entry at chunk offset `key`: the top
+/// bits of a multiplicative hash (`key ^ key >> 8` put nearby entries in one slot more often).
+#[inline]
+fn recent_slot(key: u32) -> usize {
+    (key.wrapping_mul(0x9e37_79b1) >> (32 - RECENT_NAMES.trailing_zeros())) as usize
+}
 /// Entries of [`FragmentNames::known`] (a power of two, at most 512: `known_slot`).
 const KNOWN_NAMES: usize = 512;
 /// Bytes of a name's text a [`KnownName`] holds (24 UTF-16 units: `EventSourceName`,
@@ -534,6 +580,8 @@ const MAX_NAME_BYTES: usize = 1 << 20;
 #[derive(Debug)]
 struct FragmentNames {
     recent: Box<[(u32, u32); RECENT_NAMES]>,
+    /// Whether `recent` has entries (of this chunk): logs without raw fragments never clear it.
+    recent_used: bool,
     /// Ids of recent name texts, direct-mapped by the text, kept across chunks: a name
     /// entry new to `recent` (each chunk has its own, ~57 on corpus-30mb) is mostly a text
     /// seen before, and a compare of its bytes costs less than `ids`'s hash and lookup and
@@ -556,6 +604,7 @@ impl Default for FragmentNames {
     fn default() -> Self {
         FragmentNames {
             recent: Box::new([(u32::MAX, 0); RECENT_NAMES]),
+            recent_used: false,
             known: Box::new(
                 [KnownName {
                     len: u32::MAX,
@@ -576,9 +625,12 @@ struct Rare {
     /// The item count and empty-item mask words of the instance's expanded arrays, appended to
     /// `signature` after its class words.
     extra: Vec<u32>,
-    /// The instance's BinXML values (only this path signs them): `scan_nested` skips an
-    /// instance without one and stops after the last (PERF.md H48).
-    nested: usize,
+    /// The BinXML values (chunk offset and length of each stream) of the instances being
+    /// scanned, a stack: an instance's own start where the list stood before its value loop,
+    /// the nested instances' come after them and are gone again when `scan_nested` returns.
+    /// `scan_nested` reads its instance's from here rather than looking for them among all of
+    /// its slots (PERF.md H131; H48 stopped that search after the last).
+    binxml: Vec<(u32, u32)>,
 }
 
 /// What [`Programs::sign`] found for one record (the Zig engine's `Sign`).
@@ -613,7 +665,9 @@ impl Programs {
 
     /// Forgets what belongs to the last chunk (its fragments' names by offset).
     pub fn new_chunk(&mut self) {
-        self.names.recent.fill((u32::MAX, 0));
+        if std::mem::take(&mut self.names.recent_used) {
+            self.names.recent.fill((u32::MAX, 0));
+        }
     }
 
     /// Forgets every program.
@@ -632,7 +686,7 @@ impl Programs {
         self.signed = 0;
         self.values = 0;
         self.rare.extra.clear();
-        self.rare.nested = 0;
+        self.rare.binxml.clear();
         if self.scan_stream(cx, defs, start, end, 0).is_none() {
             return Sign::Unsupported;
         }
@@ -763,6 +817,7 @@ impl Programs {
             .iter_mut()
             .zip(room(&mut self.slots, base, n, Value::NULL));
         let mut p = head.values();
+        let first = self.rare.binxml.len();
         for (d, (class, slot)) in chunk[head.descriptors..head.values()]
             .chunks_exact(4)
             .zip(out)
@@ -775,7 +830,9 @@ impl Programs {
         if !self.rare.extra.is_empty() {
             self.extra_words();
         }
-        let nested = std::mem::take(&mut self.rare.nested);
+        #[cfg(test)]
+        self.check_binxml_list(first, base..base + n);
+        let last = self.rare.binxml.len();
         *pos = p;
         let id = defs.identities.get(
             cx,
@@ -786,10 +843,23 @@ impl Programs {
             depth,
         )?;
         self.word(id);
-        if nested == 0 {
+        if last == first {
             return Some(());
         }
-        self.scan_nested(cx, defs, base..base + n, nested, depth)
+        self.scan_nested(cx, defs, first..last, depth)
+    }
+
+    /// The simple path of `Rare::binxml` (PERF.md H131), checked on every instance the tests
+    /// scan: the list's entries from `first` on are the BinXML slots among `values`, in order.
+    #[cfg(test)]
+    fn check_binxml_list(&mut self, first: usize, values: std::ops::Range<usize>) {
+        let want: Vec<(u32, u32)> = self.slots[values]
+            .iter()
+            .filter(|v| v.ty == ty::BINXML)
+            .map(|v| (v.off, v.len))
+            .collect();
+        assert_eq!(self.rare.binxml[first..], want[..]);
+        self.binxml_checked += want.len();
     }
 
     /// Signs the value of type `t` and declared `size` at `start`: returns where the next value
@@ -832,7 +902,7 @@ impl Programs {
             } else if t == ty::BINXML && size > 0 && start + size <= chunk.len() {
                 // `decode_sized`'s and `sign_decoded`'s non-empty BinXML value (PERF.md H73):
                 // one a Security record, its `EventData` instance, scanned after the loop.
-                rare.nested += 1;
+                rare.binxml.push((start as u32, size as u32));
                 (start + size, 0x800, slot(t, start as u32, size as u32))
             } else {
                 let (decoded, mut stop) =
@@ -846,29 +916,24 @@ impl Programs {
         (p <= chunk.len()).then_some((p, class, v))
     }
 
-    /// Scans the streams of the instance's `nested` BinXML values (among slots `values`), after
-    /// its definition, in the token parser's order. Inline: out of line, LLVM pulls the recursion
+    /// Scans the streams of the instance's BinXML values (`Rare::binxml[list]`), after its
+    /// definition, in the token parser's order. Inline: out of line, LLVM pulls the recursion
     /// (`scan_stream`, `scan_instance`) into it and the scan costs ~0.2 % more per record.
     #[inline(always)]
     fn scan_nested(
         &mut self,
         cx: Source<'_>,
         defs: &mut Defs<'_>,
-        values: std::ops::Range<usize>,
-        mut nested: usize,
+        list: std::ops::Range<usize>,
         depth: usize,
     ) -> Option<()> {
-        for i in values {
-            let v = self.slots[i];
-            if v.ty == ty::BINXML {
-                let (off, len) = (v.off as usize, v.len as usize);
-                self.scan_stream(cx, defs, off, off + len, depth + 1)?;
-                nested -= 1;
-                if nested == 0 {
-                    break;
-                }
-            }
+        let first = list.start;
+        for k in list {
+            let (off, len) = self.rare.binxml[k];
+            let (off, len) = (off as usize, len as usize);
+            self.scan_stream(cx, defs, off, off + len, depth + 1)?;
         }
+        self.rare.binxml.truncate(first);
         Some(())
     }
 
@@ -946,12 +1011,11 @@ impl Programs {
                     if !values_decode::is_known_type(t) || t == ty::BINXML || t & ty::ARRAY != 0 {
                         return None;
                     }
-                    let (decoded, next) = values_decode::decode_unsized(chunk, pos, t).ok()?;
+                    let (v, class, next) = fragment_value(chunk, pos, t)?;
                     pos = next;
                     if !pending && open == 0 {
                         return None; // A value outside of any element fails the record.
                     }
-                    let (v, class) = slot_of(decoded)?;
                     if self.values >= MAX_PROGRAM_VALUES {
                         return None;
                     }
@@ -999,13 +1063,13 @@ impl Programs {
             *pos = next;
         }
         let key = off as u32;
-        let at = (key ^ (key >> 8)) as usize % RECENT_NAMES;
-        let (cached, id) = self.names.recent[at];
+        let (cached, id) = self.names.recent[recent_slot(key)];
         let id = if cached == key {
             id
         } else {
             let id = self.names.intern(chunk, off, self.shared.as_deref())?;
-            self.names.recent[at] = (key, id);
+            self.names.recent[recent_slot(key)] = (key, id);
+            self.names.recent_used = true;
             id
         };
         self.word(id);
@@ -1017,7 +1081,9 @@ impl Programs {
     #[inline(never)]
     fn sign_decoded(chunk: &[u8], decoded: Slot, rare: &mut Rare) -> Option<(u32, Value)> {
         let (v, class) = slot_of(decoded)?;
-        rare.nested += usize::from(v.ty == ty::BINXML);
+        if v.ty == ty::BINXML {
+            rare.binxml.push((v.off, v.len));
+        }
         if v.is_expandable() {
             // Expansion repeats elements per item and drops empty string items: the count
             // and which items are empty are part of the shape.
@@ -1175,6 +1241,84 @@ mod tests {
                     format!("x{want}y"),
                     "{t} {n:#x}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn fragment_values_equal_decode_unsized() {
+        // PERF.md H132: a raw fragment's values as `fragment_value` reads them (texts inline)
+        // must be what `decode_unsized` and `slot_of` make of them (the simple path): texts of
+        // every length up to past the chunk's end, empty, starting with NUL, at every offset
+        // near the end; and, through the same entry, the other types a fragment may hold.
+        let mut next = crate::testing::xorshift(0x853c_49e6_748f_ea9b);
+        let types: Vec<u8> = (0..=0x23)
+            .filter(|&t| values_decode::is_known_type(t) && t != ty::BINXML)
+            .collect();
+        let mut texts = 0;
+        for round in 0..50_000 {
+            let len = 1 + (next() % 80) as usize;
+            let mut chunk: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let pos = (next() % len as u64) as usize;
+            let t = if next().is_multiple_of(2) {
+                ty::STRING
+            } else {
+                types[(next() % types.len() as u64) as usize]
+            };
+            if t == ty::STRING && pos + 2 <= len {
+                // Counts that fit the chunk, just do not, or are far past it.
+                let room = (len - pos - 2) / 2;
+                let n = match next() % 4 {
+                    0 => room,
+                    1 => room + 1,
+                    2 => (next() % 4) as usize,
+                    _ => (next() % 0x1_0000) as usize,
+                };
+                chunk[pos..pos + 2].copy_from_slice(&(n as u16).to_le_bytes());
+                if pos + 4 <= len && next().is_multiple_of(4) {
+                    chunk[pos + 2..pos + 4].copy_from_slice(&[0, 0]);
+                }
+            }
+            let got = fragment_value(&chunk, pos, t);
+            let want = fragment_value_decoded(&chunk, pos, t);
+            assert_eq!(got, want, "round {round}, type {t:#x} at {pos} of {len}");
+            texts += usize::from(t == ty::STRING && got.is_some());
+        }
+        assert!(texts > 5_000, "{texts} texts read");
+    }
+
+    #[test]
+    fn recent_names_equal_fresh_lookups() {
+        // `FragmentNames::recent` (PERF.md H134): chunks of 400 name entries at random offsets
+        // (many sharing a slot of `recent`), each signed many times in random order, must sign
+        // as they do with `recent` forgotten before every lookup.
+        let mut next = crate::testing::xorshift(0x94d0_49bb_1331_11eb);
+        let mut p = Programs::default();
+        let mut fresh = Programs::default();
+        let forgotten = FragmentNames::default();
+        for chunk_no in 0..20 {
+            let mut chunk = vec![0u8; 65_536];
+            let mut offsets = Vec::new();
+            for k in 0..400u32 {
+                let off = 8 + 160 * k as usize + (next() % 40) as usize;
+                let text: Vec<u8> = format!("N{}", next() % 300)
+                    .encode_utf16()
+                    .flat_map(u16::to_le_bytes)
+                    .collect();
+                chunk[off + 6..off + 8].copy_from_slice(&(text.len() as u16 / 2).to_le_bytes());
+                chunk[off + 8..off + 8 + text.len()].copy_from_slice(&text);
+                offsets.push(off as u32);
+            }
+            p.new_chunk();
+            for round in 0..4000 {
+                let off = offsets[(next() % offsets.len() as u64) as usize];
+                chunk[..4].copy_from_slice(&off.to_le_bytes());
+                fresh.names.recent.clone_from(&forgotten.recent);
+                p.signed = 0;
+                fresh.signed = 0;
+                let got = p.name_word(&chunk, &mut 0).map(|()| p.signature[0]);
+                let want = fresh.name_word(&chunk, &mut 0).map(|()| fresh.signature[0]);
+                assert_eq!(got, want, "chunk {chunk_no}, round {round}, offset {off}");
             }
         }
     }

@@ -154,6 +154,9 @@ pub struct NameRef {
 /// Name id of the synthetic `Event` root (6.9).
 pub const NAME_EVENT: NameId = 0;
 
+/// The longest name (in UTF-16 units) `Names::resolve_slow` takes by its ASCII path.
+const ASCII_NAME_MAX: usize = 64;
+
 /// Resolved element/attribute/entity names of one chunk, by chunk offset (6.3).
 #[derive(Debug)]
 pub struct Names {
@@ -221,6 +224,33 @@ impl Names {
         let raw = &chunk[start..start + 2 * count];
         let units = escape::units_until_nul(raw);
         let text_start = self.text.len();
+        let raw = &raw[..2 * units];
+        // Nearly every name is ASCII and short: its units' low bytes are its text, taken
+        // through a buffer as one `str` (PERF.md H133).
+        let mut low = [0u8; ASCII_NAME_MAX];
+        let ascii = low.get_mut(..units).and_then(|low| {
+            for (b, c) in low.iter_mut().zip(raw.chunks_exact(2)) {
+                *b = c[0] | u8::from(c[1] != 0) << 7; // A high byte makes it non-ASCII.
+            }
+            std::str::from_utf8(low).ok().filter(|t| t.is_ascii())
+        });
+        match ascii {
+            Some(t) => self.text.push_str(t),
+            None => self.push_utf16(raw, o)?,
+        }
+        let id = self.spans.len() as NameId;
+        self.spans
+            .push((text_start as u32, (self.text.len() - text_start) as u32));
+        self.by_offset.insert(offset, id);
+        Ok(id)
+    }
+
+    /// Appends the UTF-16 text `raw` (of the name entry at `o`) to `text`, decoded: the
+    /// general path of `resolve_slow`, and the simple path its ASCII names are tested against.
+    #[cold]
+    fn push_utf16(&mut self, raw: &[u8], o: usize) -> BinXmlResult<()> {
+        let text_start = self.text.len();
+        let units = raw.len() / 2;
         let decoded = char::decode_utf16(
             raw[..2 * units]
                 .chunks_exact(2)
@@ -235,10 +265,48 @@ impl Names {
                 }
             }
         }
-        let id = self.spans.len() as NameId;
-        self.spans
-            .push((text_start as u32, (self.text.len() - text_start) as u32));
-        self.by_offset.insert(offset, id);
-        Ok(id)
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ascii_names_resolve_as_decoded_utf16() {
+        // PERF.md H133: `resolve_slow` copies an ASCII name's low bytes; every name (ASCII,
+        // non-ASCII, a lone surrogate, a NUL inside, empty) must resolve to the text, or the
+        // error, that `push_utf16` (the decode of every name) gives it.
+        let mut next = crate::testing::xorshift(0x27bb_2ee6_87b0_b0fd);
+        let alphabet = [
+            0x41, 0x5f, 0x7a, 0x30, 0x7f, 0x80, 0xe9, 0x100, 0x4e2d, 0xd800, 0,
+        ];
+        let mut ascii = 0;
+        for round in 0..20_000 {
+            let len = (next() % 80) as usize;
+            let plain = !next().is_multiple_of(4);
+            let text: Vec<u16> = (0..len)
+                .map(|_| match plain {
+                    true => alphabet[(next() % 5) as usize],
+                    false => alphabet[(next() % alphabet.len() as u64) as usize],
+                })
+                .collect();
+            let mut chunk = vec![0xaau8; 8];
+            chunk[6..8].copy_from_slice(&(len as u16).to_le_bytes());
+            chunk.extend(text.iter().flat_map(|u| u.to_le_bytes()));
+            chunk.extend([0, 0]);
+            let mut names = Names::default();
+            let got = names.resolve(&chunk, 0).map(|id| names.get(id).to_owned());
+            let units = escape::units_until_nul(&chunk[8..8 + 2 * len]);
+            let mut simple = Names::default();
+            let start = simple.text.len();
+            let want = simple
+                .push_utf16(&chunk[8..8 + 2 * units], 0)
+                .map(|()| simple.text[start..].to_owned());
+            assert_eq!(got, want, "round {round}: {text:x?}");
+            ascii += usize::from(text[..units].iter().all(|&u| u < 0x80));
+        }
+        assert!(ascii > 5_000, "{ascii} ASCII names");
     }
 }

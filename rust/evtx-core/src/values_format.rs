@@ -382,7 +382,9 @@ pub struct Memo {
     hexes: Box<[HexText; HEX_SLOTS]>,
 }
 
-const HEX_SLOTS: usize = 32;
+/// Slots of the hex memo (a power of two): security-30mb writes ~1.6 hex numbers a record
+/// that are not in it with 32 slots, ~1.2 with 256 (PERF.md H135).
+const HEX_SLOTS: usize = 256;
 
 /// One memo slot: a hex number and its text (`text[..len]`). Every slot starts as zero and
 /// `0x0`, so, as for GUIDs, a key that matches always holds that key's text.
@@ -463,7 +465,7 @@ impl Memo {
         // top bits do not see a factor's high bits when its low bits are zero (0x8020... and
         // 0 would share a slot).
         let mix = (v ^ v >> 32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let e = &mut self.hexes[(mix >> 59) as usize];
+        let e = &mut self.hexes[(mix >> (64 - HEX_SLOTS.trailing_zeros())) as usize];
         if e.key != v {
             *e = HexText::of(v);
         }
@@ -986,18 +988,19 @@ mod tests {
 
     #[test]
     fn memo_hexes_equal_std_formatting() {
-        // A pool of 100 numbers (zero, which every slot starts as, numbers with only high bits
-        // set as `Keywords` has, and random ones of every length) drawn 3,000 times through one
-        // memo of 32 slots: hits, misses and evictions must all give `format!`'s text.
+        // A pool of 1,000 numbers (zero, which every slot starts as, numbers with only high
+        // bits set as `Keywords` has, and random ones of every length) drawn 20,000 times
+        // through one memo of `HEX_SLOTS` (256, PERF.md H135): hits, misses and evictions must
+        // all give `format!`'s text.
         let mut next = crate::testing::xorshift(0x2545_f491_4f6c_dd1d);
-        let mut pool: Vec<u64> = (0..100).map(|_| next() >> (next() % 64)).collect();
+        let mut pool: Vec<u64> = (0..1000).map(|_| next() >> (next() % 64)).collect();
         pool[0] = 0;
         pool[1] = 0x8020_0000_0000_0000;
         pool[2] = 0x8010_0000_0000_0000;
         pool[3] = u64::MAX;
         let mut memo = Memo::default();
-        for _ in 0..3000 {
-            let v = pool[(next() % 100) as usize];
+        for _ in 0..20_000 {
+            let v = pool[(next() % 1000) as usize];
             let mut o = b"x".to_vec();
             memo.write_hex(&mut o, v);
             o.push(b'y');
