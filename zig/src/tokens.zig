@@ -248,7 +248,7 @@ pub const Parser = struct {
         p.accepted.deinit(p.gpa);
     }
 
-    /// Starts a new chunk: drops every cached name and template.
+    /// Starts a new chunk: drops every cached template and name offset (texts stay, H123).
     /// `chunk` is shorter than 65536 bytes only for a partial slot (carved, dump.zig), longer
     /// only with translated templates after it (`--wevt-cache`, wevt_cache.zig).
     pub fn resetChunk(p: *Parser, chunk: []const u8) Allocator.Error!void {
@@ -261,7 +261,8 @@ pub const Parser = struct {
         p.templates.clearRetainingCapacity();
         p.fingerprints.clearRetainingCapacity();
         p.name_hashes = template.no_name_hashes;
-        p.event_name = try p.names.internText(p.gpa, "Event");
+        const event = std.unicode.utf8ToUtf16LeStringLiteral("Event");
+        p.event_name = try p.names.internUnits(p.gpa, std.mem.sliceAsBytes(event));
     }
 
     /// A fingerprint no other definition has (one that `template.tokenFingerprint` does
