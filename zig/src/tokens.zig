@@ -203,6 +203,8 @@ pub const Parser = struct {
     /// Token fingerprints of every definition parsed successfully in the run (bounded
     /// by `template.known_definitions_max`): those need no parse to be identified.
     known_definitions: std.AutoHashMapUnmanaged(u64, void) = .empty,
+    /// Token fingerprints of bodies seen in earlier chunks, checked by compares (H124).
+    bodies: template.Bodies = .{},
     /// Hashes of the chunk's names for `template.tokenFingerprint`, by offset: the chunk's
     /// definitions share their names, so each is hashed once a chunk (H68).
     name_hashes: template.NameHashes = template.no_name_hashes,
@@ -243,6 +245,7 @@ pub const Parser = struct {
         p.templates.deinit(p.gpa);
         p.fingerprints.deinit(p.gpa);
         p.known_definitions.deinit(p.gpa);
+        p.bodies.deinit(p.gpa);
         p.stack.deinit(p.gpa);
         p.frames.deinit(p.gpa);
         p.accepted.deinit(p.gpa);
