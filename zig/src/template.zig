@@ -487,25 +487,34 @@ pub const BodyRefs = struct {
             r.overflow = true;
             return;
         }
-        const units = if (is_inline) &.{} else tree.nameUnits(chunk, offset) catch {
+        const text = if (is_inline) &.{} else entryText(chunk, offset) orelse {
             r.overflow = true;
             return;
         };
-        r.items[r.len] = .{ .at = at, .is_inline = is_inline, .units = units };
+        r.items[r.len] = .{ .at = at, .is_inline = is_inline, .text = text };
         r.len += 1;
     }
 };
 
 /// A name reference of a body: where its 4-byte offset field is (from the body's start),
-/// whether the entry follows inline, and else the entry's raw text (cut at its first NUL).
-pub const BodyRef = struct { at: u32, is_inline: bool, units: []const u8 };
+/// whether the entry follows inline, and else the entry's count and units (`entryText`).
+pub const BodyRef = struct { at: u32, is_inline: bool, text: []const u8 };
+
+/// The count field and the units of the name entry at `offset` (6.3), as stored: equal
+/// bytes mean equal texts however `tree.nameUnits` cuts them (no NUL scan, H126).
+fn entryText(chunk: []const u8, offset: u32) ?[]const u8 {
+    if (offset > chunk.len or chunk.len - offset < 8) return null;
+    const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
+    if (chunk.len - offset - 8 < 2 * count) return null;
+    return chunk[offset + 6 ..][0 .. 2 + 2 * count];
+}
 
 /// Token fingerprints of definition bodies seen in earlier chunks, by template GUID and data
 /// size, so that a chunk's first use of a known definition costs compares, not the token walk
 /// and its hashing (PERF.md H124; the Rust engine's `Identities`). An entry holds the bytes
 /// the walk covered and its name references; a body matches when its bytes are equal except
 /// for the references' offset fields (and an inline entry's link), each reference is inline
-/// in both or in neither, and each other reference names the same raw text. Then the walk
+/// in both or in neither, and each other entry has the same count and units. Then the walk
 /// would take the same steps over equal bytes and hash equal name texts: the same
 /// fingerprint. A body that does not match is walked and replaces the entry.
 pub const Bodies = struct {
@@ -560,8 +569,8 @@ pub const Bodies = struct {
             if (r.is_inline) {
                 from = r.at + 8; // The entry's link differs; its hash, count and text not.
             } else {
-                const units = tree.nameUnits(chunk, offset) catch return false;
-                if (!std.mem.eql(u8, units, r.units)) return false;
+                const text = entryText(chunk, offset) orelse return false;
+                if (!std.mem.eql(u8, text, r.text)) return false;
                 from = r.at + 4;
             }
         }
@@ -584,8 +593,8 @@ pub const Bodies = struct {
         const a = b.arena.allocator();
         const stored = try a.alloc(BodyRef, refs.len);
         for (refs.items[0..refs.len], stored) |r, *d| {
-            d.* = .{ .at = r.at, .is_inline = r.is_inline, .units = try a.dupe(u8, r.units) };
-            b.bytes += r.units.len;
+            d.* = .{ .at = r.at, .is_inline = r.is_inline, .text = try a.dupe(u8, r.text) };
+            b.bytes += r.text.len;
         }
         const entry: Entry = .{ .fingerprint = fp, .body = try a.dupe(u8, body), .refs = stored };
         b.bytes += body.len;
