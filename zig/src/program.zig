@@ -133,44 +133,21 @@ const FragmentNames = struct {
     chunk: u64 = 0,
     ids: std.StringHashMapUnmanaged(u32) = .empty,
     bytes: usize = 0,
-    /// The same ids by a name's raw UTF-16 text in the chunk (cut at its first NUL), so that
-    /// a chunk's first use of a name the run has seen needs no `tree.Names.resolve` (its
-    /// offset map, UTF-8 decoding and text map) before `ids` (PERF.md H104; the Rust engine
-    /// keys its ids by the raw text alone). Only texts that resolved, under `ids`' bounds.
-    by_units: std.StringHashMapUnmanaged(u32) = .empty,
-    units_bytes: usize = 0,
+    /// The same ids by the parser's name id (`tree.Names`, which keys names by their raw
+    /// UTF-16 text across chunks), `no_id` where not looked up yet; valid for the parser's
+    /// `Names.generation` (`generation`). A chunk's first use of a name the run has seen costs
+    /// a hash of its units in `Names` and an index here (PERF.md H104, H123).
+    of_name: std.ArrayList(u32) = .empty,
+    generation: u32 = 0,
 
+    const no_id = std.math.maxInt(u32);
     const Recent = struct { offset: u32 = std.math.maxInt(u32), id: u32 = 0 };
 
     fn deinit(n: *FragmentNames, gpa: Allocator) void {
         var keys = n.ids.keyIterator();
         while (keys.next()) |k| gpa.free(k.*);
         n.ids.deinit(gpa);
-        var raw = n.by_units.keyIterator();
-        while (raw.next()) |k| gpa.free(k.*);
-        n.by_units.deinit(gpa);
-    }
-
-    /// Remembers that raw UTF-16 text `units` resolved to name id `id`; nothing past the
-    /// bounds (the name then takes `resolve` and `intern` on each chunk's first use).
-    fn rememberUnits(
-        n: *FragmentNames,
-        gpa: Allocator,
-        units: []const u8,
-        id: u32,
-    ) Allocator.Error!void {
-        if (n.by_units.count() >= name_ids_max) return;
-        if (n.units_bytes + units.len > 2 * name_bytes_max) return;
-        const key = try gpa.dupe(u8, units);
-        errdefer gpa.free(key);
-        const entry = try n.by_units.getOrPut(gpa, key);
-        if (entry.found_existing) {
-            assert(entry.value_ptr.* == id);
-            gpa.free(key);
-            return;
-        }
-        entry.value_ptr.* = id;
-        n.units_bytes += units.len;
+        n.of_name.deinit(gpa);
     }
 
     /// The id of name text `text` (UTF-8, as `Names` holds it), or null past the bounds;
@@ -191,6 +168,34 @@ const FragmentNames = struct {
         return id;
     }
 };
+
+/// `list.ensureUnusedCapacity(gpa, n)` with its common case, room already there, tested
+/// inline: the call (not inlined by LLVM) cost ~26 instructions twice per instance scanned
+/// (PERF.md H125).
+inline fn ensureRoom(
+    comptime E: type,
+    list: *std.ArrayList(E),
+    gpa: Allocator,
+    n: usize,
+) Allocator.Error!void {
+    if (list.capacity - list.items.len >= n) return;
+    try list.ensureUnusedCapacity(gpa, n);
+}
+
+test "ensureRoom leaves room for n more, as ensureUnusedCapacity (H125)" {
+    const gpa = std.testing.allocator;
+    var list: std.ArrayList(u32) = .empty;
+    defer list.deinit(gpa);
+    var prng = std.Random.DefaultPrng.init(0x4831_3235);
+    const random = prng.random();
+    for (0..2000) |_| {
+        const n = random.uintLessThan(usize, 40);
+        try ensureRoom(u32, &list, gpa, n);
+        try std.testing.expect(list.capacity - list.items.len >= n);
+        for (0..n) |k| list.appendAssumeCapacity(@intCast(k));
+        if (random.uintLessThan(u32, 16) == 0) list.clearRetainingCapacity();
+    }
+}
 
 /// What the renderers of one `-t N` run share (PERF.md H95, the Rust engine's
 /// `program::Shared`): the ids of fragment names, which signature words use, and the
@@ -475,15 +480,12 @@ pub const Programs = struct {
         const node = p.node(n).*;
         switch (node.kind) {
             .element => {
-                const name = try c.names.intern(c.gpa, p.nameText(node.ref.name), c.shared) orelse
-                    return false;
+                const name = try c.fragmentId(p, node.ref.name) orelse return false;
                 try c.signature.appendSlice(c.gpa, &.{ fragment.element, name });
                 var a: u32 = 0;
                 while (a < node.attrs.len) : (a += 1) {
                     const attr = p.node(p.edges(node.attrs)[a]).*;
-                    const text = p.nameText(attr.ref.name);
-                    const attr_name = try c.names.intern(c.gpa, text, c.shared) orelse
-                        return false;
+                    const attr_name = try c.fragmentId(p, attr.ref.name) orelse return false;
                     try c.signature.appendSlice(c.gpa, &.{ fragment.attribute, attr_name });
                     var i: u32 = 0;
                     while (i < attr.kids.len) : (i += 1) {
@@ -529,8 +531,8 @@ pub const Programs = struct {
     fn signHead(c: *Programs, fp: u64, count: u32) Allocator.Error!void {
         assert(count <= slots_max);
         // Most values then find their room already reserved.
-        try c.signature.ensureUnusedCapacity(c.gpa, 3 + count);
-        try c.slots.ensureUnusedCapacity(c.gpa, count);
+        try ensureRoom(u32, &c.signature, c.gpa, 3 + count);
+        try ensureRoom(Value, &c.slots, c.gpa, count);
         c.signature.appendAssumeCapacity(headWord(fp));
         c.signature.appendAssumeCapacity(@truncate(fp >> 32));
         c.signature.appendAssumeCapacity(count);
@@ -731,20 +733,40 @@ pub const Programs = struct {
         return id;
     }
 
-    /// The id of the name entry at chunk offset `offset`: by its raw UTF-16 text when the run
-    /// has resolved that text before (PERF.md H104), else through `tree.Names.resolve` (which
-    /// checks it and reports what is wrong) and its UTF-8 text; `simple` (tests) always the
-    /// latter.
+    /// The id of the name entry at chunk offset `offset`: the parser's id by the entry's raw
+    /// UTF-16 text when the run has seen that text (PERF.md H104, H123), else by
+    /// `tree.Names.resolve` (which checks it and reports what is wrong), then `fragmentId`;
+    /// `simple` (tests) decodes the entry and interns its UTF-8 text every time.
     fn nameId(c: *Programs, p: *Parser, offset: u32, simple: bool) tokens.Error!?u32 {
-        const names = &c.names;
-        // A bad entry is left to `resolve`, which reports it.
-        const units: ?[]const u8 = tree.nameUnits(p.chunk, offset) catch null;
-        if (units) |raw| {
-            if (!simple) if (names.by_units.get(raw)) |id| return id;
+        if (simple) {
+            const name = try p.names.resolveSimple(p.gpa, p.chunk, offset);
+            return c.names.intern(c.gpa, p.nameText(name), c.shared);
         }
-        const name = try p.names.resolve(p.gpa, p.chunk, offset);
-        const id = try names.intern(c.gpa, p.nameText(name), c.shared) orelse return null;
-        if (units) |raw| try names.rememberUnits(c.gpa, raw, id);
+        // A bad entry is left to `resolve`, which reports it.
+        const units = tree.nameUnits(p.chunk, offset) catch null;
+        const known = if (units) |raw| p.names.unitsId(raw) else null;
+        return c.fragmentId(p, known orelse try p.names.resolve(p.gpa, p.chunk, offset));
+    }
+
+    /// The signature word of the parser's name id `name` (`FragmentNames`), or null past its
+    /// bounds. `c` serves one parser (a renderer's).
+    fn fragmentId(c: *Programs, p: *const Parser, name: u32) Allocator.Error!?u32 {
+        const n = &c.names;
+        if (n.generation != p.names.generation) {
+            n.of_name.clearRetainingCapacity();
+            n.generation = p.names.generation;
+        }
+        if (name < n.of_name.items.len) {
+            const id = n.of_name.items[name];
+            if (id != FragmentNames.no_id) return id;
+        }
+        const id = try n.intern(c.gpa, p.nameText(name), c.shared) orelse return null;
+        assert(id != FragmentNames.no_id);
+        if (n.of_name.items.len <= name) {
+            const missing = name + 1 - n.of_name.items.len;
+            try n.of_name.appendNTimes(c.gpa, FragmentNames.no_id, missing);
+        }
+        n.of_name.items[name] = id;
         return id;
     }
 
@@ -875,8 +897,8 @@ pub const Programs = struct {
 
     /// Room for one word and one slot for each of `count` more values of an instance.
     fn reserveValues(c: *Programs, count: u32) Allocator.Error!void {
-        try c.signature.ensureUnusedCapacity(c.gpa, count);
-        try c.slots.ensureUnusedCapacity(c.gpa, count);
+        try ensureRoom(u32, &c.signature, c.gpa, count);
+        try ensureRoom(Value, &c.slots, c.gpa, count);
     }
 
     fn hash(c: *const Programs) u64 {
@@ -1275,7 +1297,7 @@ test "an instance's first signature word never reads as a fragment marker" {
     try std.testing.expectEqual(@as(u32, 0xf1a7_0000), Programs.headWord(0xf1a7_0000));
 }
 
-test "nameId by raw UTF-16 text equals resolving the name every time (H104)" {
+test "nameId by raw UTF-16 text equals resolving the name every time (H104, H123)" {
     const gpa = std.testing.allocator;
     // Name entries (6.3: next, hash, count, units, NUL) at spread offsets: the same text
     // twice, texts one unit apart, a NUL inside the count, non-ASCII, a lone surrogate, and
@@ -1316,5 +1338,5 @@ test "nameId by raw UTF-16 text equals resolving the name every time (H104)" {
             }
         }
     }
-    try std.testing.expect(fast.names.by_units.count() > 0);
+    try std.testing.expect(fast.names.of_name.items.len > 0);
 }

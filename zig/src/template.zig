@@ -368,7 +368,7 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
         return error.TemplateRoot;
     }
     const root = p.edges(top)[0];
-    const fp = if (tokenFingerprint(p.chunk, &p.name_hashes, offset)) |fp| fp: {
+    const fp = if (p.bodies.fingerprint(p.gpa, p.chunk, &p.name_hashes, offset)) |fp| fp: {
         if (p.known_definitions.count() >= known_definitions_max)
             p.known_definitions.clearRetainingCapacity();
         try p.known_definitions.put(p.gpa, fp, {});
@@ -395,7 +395,7 @@ pub fn fingerprintAt(p: *Parser, offset: u32) Error!u64 {
         .known => |fp| return fp,
     };
     if (p.depth < tokens.stream_depth_max) {
-        if (tokenFingerprint(p.chunk, &p.name_hashes, offset)) |fp| {
+        if (p.bodies.fingerprint(p.gpa, p.chunk, &p.name_hashes, offset)) |fp| {
             if (p.known_definitions.contains(fp)) {
                 try p.templates.put(p.gpa, offset, .{ .known = fp });
                 return fp;
@@ -414,9 +414,16 @@ pub fn fingerprintAt(p: *Parser, offset: u32) Error!u64 {
 /// and for bodies with a nested BinXml value, which it does not follow.
 /// `names` caches name hashes for `chunk` (emptied when the chunk changes).
 pub fn tokenFingerprint(chunk: []const u8, names: *NameHashes, offset: u32) ?u64 {
+    return walkFingerprint(chunk, names, offset, null);
+}
+
+/// `tokenFingerprint`, noting the body's name references and its walked length in `refs`.
+fn walkFingerprint(chunk: []const u8, names: *NameHashes, offset: u32, refs: ?*BodyRefs) ?u64 {
     const body = definitionBody(chunk, offset) catch return null;
     const end = body.end;
     var w: TokenWalk = .init(chunk, names, body.start);
+    w.refs = refs;
+    w.base = body.start;
     while (w.pos < end) {
         const token = chunk[w.pos];
         w.pos += 1;
@@ -452,6 +459,7 @@ pub fn tokenFingerprint(chunk: []const u8, names: *NameHashes, offset: u32) ?u64
         if (w.pos > chunk.len) return null;
     }
     if (w.pos > chunk.len) return null;
+    if (refs) |r| r.walked = w.pos - body.start;
     return w.final();
 }
 
@@ -462,6 +470,137 @@ pub const NameHash = struct { offset: u32, hash: u64 };
 const names_cached = 256;
 const no_offset = std.math.maxInt(u32);
 pub const no_name_hashes: NameHashes = @splat(.{ .offset = no_offset, .hash = 0 });
+
+/// The name references of one definition body as `walkFingerprint` met them (at most
+/// `refs_max`; past that, or past a name it could not read, the body is not cached).
+pub const BodyRefs = struct {
+    items: [refs_max]BodyRef = undefined,
+    len: u32 = 0,
+    overflow: bool = false,
+    /// Bytes from the body's start to where the walk stopped.
+    walked: u32 = 0,
+
+    pub const refs_max = 64;
+
+    fn add(r: *BodyRefs, chunk: []const u8, at: u32, offset: u32, is_inline: bool) void {
+        if (r.len == refs_max) {
+            r.overflow = true;
+            return;
+        }
+        const text = if (is_inline) &.{} else entryText(chunk, offset) orelse {
+            r.overflow = true;
+            return;
+        };
+        r.items[r.len] = .{ .at = at, .is_inline = is_inline, .text = text };
+        r.len += 1;
+    }
+};
+
+/// A name reference of a body: where its 4-byte offset field is (from the body's start),
+/// whether the entry follows inline, and else the entry's count and units (`entryText`).
+pub const BodyRef = struct { at: u32, is_inline: bool, text: []const u8 };
+
+/// The count field and the units of the name entry at `offset` (6.3), as stored: equal
+/// bytes mean equal texts however `tree.nameUnits` cuts them (no NUL scan, H126).
+fn entryText(chunk: []const u8, offset: u32) ?[]const u8 {
+    if (offset > chunk.len or chunk.len - offset < 8) return null;
+    const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
+    if (chunk.len - offset - 8 < 2 * count) return null;
+    return chunk[offset + 6 ..][0 .. 2 + 2 * count];
+}
+
+/// Token fingerprints of definition bodies seen in earlier chunks, by template GUID and data
+/// size, so that a chunk's first use of a known definition costs compares, not the token walk
+/// and its hashing (PERF.md H124; the Rust engine's `Identities`). An entry holds the bytes
+/// the walk covered and its name references; a body matches when its bytes are equal except
+/// for the references' offset fields (and an inline entry's link), each reference is inline
+/// in both or in neither, and each other entry has the same count and units. Then the walk
+/// would take the same steps over equal bytes and hash equal name texts: the same
+/// fingerprint. A body that does not match is walked and replaces the entry.
+pub const Bodies = struct {
+    by_key: std.AutoHashMapUnmanaged(Key, Entry) = .empty,
+    arena: std.heap.ArenaAllocator = .init(std.heap.page_allocator),
+    bytes: usize = 0,
+    /// Bodies matched without the walk (the tests read it).
+    hits: u64 = 0,
+
+    const Key = struct { guid: [16]u8, size: u32 };
+    const Entry = struct { fingerprint: u64, body: []const u8, refs: []const BodyRef };
+    const bytes_max = 4 << 20;
+    const entries_max = 1 << 14;
+
+    pub fn deinit(b: *Bodies, gpa: std.mem.Allocator) void {
+        b.by_key.deinit(gpa);
+        b.arena.deinit();
+    }
+
+    /// `tokenFingerprint(chunk, names, offset)`, from the cache when the body matches.
+    pub fn fingerprint(
+        b: *Bodies,
+        gpa: std.mem.Allocator,
+        chunk: []const u8,
+        names: *NameHashes,
+        offset: u32,
+    ) ?u64 {
+        const body = definitionBody(chunk, offset) catch return null;
+        var key: Key = .{ .guid = undefined, .size = body.end - body.start };
+        @memcpy(&key.guid, chunk[offset + 4 ..][0..16]);
+        if (b.by_key.get(key)) |entry| if (matches(chunk, body.start, entry)) {
+            b.hits += 1;
+            return entry.fingerprint;
+        };
+        var refs: BodyRefs = .{};
+        const fp = walkFingerprint(chunk, names, offset, &refs) orelse return null;
+        const walked = chunk[body.start..][0..refs.walked];
+        // Without room the body is walked again next time: no error to report.
+        if (!refs.overflow) b.remember(gpa, key, walked, &refs, fp) catch {};
+        return fp;
+    }
+
+    fn matches(chunk: []const u8, start: u32, entry: Entry) bool {
+        if (entry.body.len > chunk.len - start) return false;
+        const now = chunk[start..][0..entry.body.len];
+        var from: u32 = 0;
+        for (entry.refs) |r| {
+            assert(from <= r.at and r.at + 4 <= now.len);
+            if (!std.mem.eql(u8, now[from..r.at], entry.body[from..r.at])) return false;
+            const offset = std.mem.readInt(u32, now[r.at..][0..4], .little);
+            if ((offset == start + r.at + 4) != r.is_inline) return false;
+            if (r.is_inline) {
+                from = r.at + 8; // The entry's link differs; its hash, count and text not.
+            } else {
+                const text = entryText(chunk, offset) orelse return false;
+                if (!std.mem.eql(u8, text, r.text)) return false;
+                from = r.at + 4;
+            }
+        }
+        return std.mem.eql(u8, now[from..], entry.body[from..]);
+    }
+
+    fn remember(
+        b: *Bodies,
+        gpa: std.mem.Allocator,
+        key: Key,
+        body: []const u8,
+        refs: *const BodyRefs,
+        fp: u64,
+    ) std.mem.Allocator.Error!void {
+        if (b.bytes + body.len > bytes_max or b.by_key.count() >= entries_max) {
+            b.by_key.clearRetainingCapacity();
+            _ = b.arena.reset(.retain_capacity);
+            b.bytes = 0;
+        }
+        const a = b.arena.allocator();
+        const stored = try a.alloc(BodyRef, refs.len);
+        for (refs.items[0..refs.len], stored) |r, *d| {
+            d.* = .{ .at = r.at, .is_inline = r.is_inline, .text = try a.dupe(u8, r.text) };
+            b.bytes += r.text.len;
+        }
+        const entry: Entry = .{ .fingerprint = fp, .body = try a.dupe(u8, body), .refs = stored };
+        b.bytes += body.len;
+        try b.by_key.put(gpa, key, entry);
+    }
+};
 
 /// Hashes a definition body in runs of raw bytes, broken where a field is left out or a
 /// name offset is replaced by the name's characters.
@@ -477,6 +616,10 @@ const TokenWalk = struct {
     buffered: usize = 0,
     /// The hashes of the chunk's names seen so far (the parser's, kept across definitions).
     names: *NameHashes,
+    /// Where the body's name references are, when the caller records them (`Bodies`).
+    refs: ?*BodyRefs = null,
+    /// The body's first byte (`refs` positions are relative to it).
+    base: u32 = 0,
 
     const buffer_size = 1024;
 
@@ -531,6 +674,7 @@ const TokenWalk = struct {
     fn name(w: *TokenWalk) ?void {
         if (w.pos > w.chunk.len - 4) return null;
         w.flushRun();
+        const field = w.pos;
         const offset = std.mem.readInt(u32, w.chunk[w.pos..][0..4], .little);
         w.pos += 4;
         if (offset == w.pos) {
@@ -539,6 +683,7 @@ const TokenWalk = struct {
             w.pos += 10 + 2 * count;
         }
         w.run = w.pos;
+        if (w.refs) |refs| refs.add(w.chunk, field - w.base, offset, offset == field + 4);
         const slot = &w.names[offset % names_cached];
         if (offset >= w.chunk.len) return null; // No name there (nor the empty mark).
         assert(offset != no_offset);
@@ -1008,4 +1153,83 @@ test "token fingerprints: names by their characters, skipped fields left out" {
     try std.testing.expectEqual(@as(?u64, null), freshFingerprint(b.chunk, 65536 - 10));
     b.chunk[inline_names + 24 + 4] = 0x0C; // A template token inside the definition.
     try std.testing.expectEqual(@as(?u64, null), freshFingerprint(b.chunk, inline_names));
+}
+
+test "Bodies: a fingerprint from the cache equals the token walk's (H124)" {
+    const gpa = std.testing.allocator;
+    var bodies: Bodies = .{};
+    defer bodies.deinit(gpa);
+    var prng = std.Random.DefaultPrng.init(0x4831_3234);
+    const random = prng.random();
+    // Texts of one length ("Data", "Name") and one unit apart ("Data", "Datb").
+    const texts = [_][]const u8{ "Data", "Name", "Datb", "Event" };
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    for (0..600) |_| {
+        // A chunk: the texts as entries at random places, then one definition of one to
+        // three elements naming them inline or by reference, under one of two GUIDs.
+        @memset(b.chunk, 0);
+        b.pos = 512 + 2 * random.uintLessThan(u32, 64);
+        // Mostly each text at its own index; sometimes "Data" and "Name" swapped (equal
+        // bytes, other names).
+        const swap = random.uintLessThan(u32, 4) == 0;
+        var entries: [texts.len]u32 = undefined;
+        for (texts, &entries, 0..) |_, *e, k| {
+            const t = texts[if (swap and k < 2) 1 - k else k];
+            b.pos += 2 * random.uintLessThan(u32, 8);
+            e.* = b.pos;
+            b.u32le(0);
+            b.u16le(0);
+            b.u16le(@intCast(t.len));
+            b.units(t);
+            b.u16le(0);
+        }
+        b.pos += 2 * random.uintLessThan(u32, 16);
+        const offset = b.pos;
+        b.u32le(0);
+        // The body from one of eight plans, so that equal bodies meet in other chunks.
+        const plan = random.uintLessThan(u64, 8);
+        var plan_prng = std.Random.DefaultPrng.init(plan);
+        const shape = plan_prng.random();
+        b.raw(&([_]u8{0xAB + @as(u8, @intCast(plan % 2))} ** 16));
+        const size_at = b.pos;
+        b.u32le(0);
+        b.fragment();
+        for (0..1 + shape.uintLessThan(u32, 3)) |_| {
+            b.byte(0x41);
+            b.u16le(0xFFFF);
+            // Left out of the walk's hash (a body that differs there is walked again).
+            b.u32le(@as(u32, @intFromBool(random.uintLessThan(u32, 8) == 0)) * 0x1234);
+            bodyName(&b, shape, &texts, &entries);
+            b.u32le(0);
+            b.byte(0x06);
+            bodyName(&b, shape, &texts, &entries);
+            b.text(if (shape.boolean()) "v" else "w");
+            b.closeStart();
+            b.sub(shape.uintLessThan(u16, 2), false, T.string);
+            b.end();
+        }
+        b.byte(0x00);
+        b.endDefinition(size_at);
+        if (random.uintLessThan(u32, 4) == 0) {
+            // One bit flipped anywhere in the body: offsets, links, names, tokens.
+            const at = offset + 24 + random.uintLessThan(u32, b.pos - offset - 24);
+            b.chunk[at] ^= @as(u8, 1) << random.int(u3);
+        }
+        var names = no_name_hashes;
+        const got = bodies.fingerprint(gpa, b.chunk, &names, offset);
+        try std.testing.expectEqual(freshFingerprint(b.chunk, offset), got);
+    }
+    try std.testing.expect(bodies.hits > 100);
+}
+
+/// A name reference in a test body: inline, or to one of the chunk's `entries`.
+fn bodyName(
+    b: *testing.Builder,
+    random: std.Random,
+    texts: []const []const u8,
+    entries: []const u32,
+) void {
+    const k = random.uintLessThan(usize, texts.len);
+    if (random.boolean()) b.u32le(entries[k]) else b.name(texts[k]);
 }

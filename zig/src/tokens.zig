@@ -203,6 +203,8 @@ pub const Parser = struct {
     /// Token fingerprints of every definition parsed successfully in the run (bounded
     /// by `template.known_definitions_max`): those need no parse to be identified.
     known_definitions: std.AutoHashMapUnmanaged(u64, void) = .empty,
+    /// Token fingerprints of bodies seen in earlier chunks, checked by compares (H124).
+    bodies: template.Bodies = .{},
     /// Hashes of the chunk's names for `template.tokenFingerprint`, by offset: the chunk's
     /// definitions share their names, so each is hashed once a chunk (H68).
     name_hashes: template.NameHashes = template.no_name_hashes,
@@ -243,12 +245,13 @@ pub const Parser = struct {
         p.templates.deinit(p.gpa);
         p.fingerprints.deinit(p.gpa);
         p.known_definitions.deinit(p.gpa);
+        p.bodies.deinit(p.gpa);
         p.stack.deinit(p.gpa);
         p.frames.deinit(p.gpa);
         p.accepted.deinit(p.gpa);
     }
 
-    /// Starts a new chunk: drops every cached name and template.
+    /// Starts a new chunk: drops every cached template and name offset (texts stay, H123).
     /// `chunk` is shorter than 65536 bytes only for a partial slot (carved, dump.zig), longer
     /// only with translated templates after it (`--wevt-cache`, wevt_cache.zig).
     pub fn resetChunk(p: *Parser, chunk: []const u8) Allocator.Error!void {
@@ -261,7 +264,8 @@ pub const Parser = struct {
         p.templates.clearRetainingCapacity();
         p.fingerprints.clearRetainingCapacity();
         p.name_hashes = template.no_name_hashes;
-        p.event_name = try p.names.internText(p.gpa, "Event");
+        const event = std.unicode.utf8ToUtf16LeStringLiteral("Event");
+        p.event_name = try p.names.internUnits(p.gpa, std.mem.sliceAsBytes(event));
     }
 
     /// A fingerprint no other definition has (one that `template.tokenFingerprint` does

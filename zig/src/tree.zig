@@ -6,6 +6,7 @@ const Allocator = std.mem.Allocator;
 const values_decode = @import("values_decode.zig");
 const escape = @import("escape.zig");
 const Error = @import("tokens.zig").Error;
+const assert = std.debug.assert;
 
 pub const Kind = enum(u8) {
     element,
@@ -118,12 +119,26 @@ pub const Tree = struct {
     }
 };
 
-/// Element and attribute names of one chunk, interned by text so that equal names
-/// (possibly stored at different offsets) get the same id.
+/// Bounds on the texts `Names` keeps across chunks: past them, the next chunk starts afresh
+/// (ids are only ever compared inside one chunk's records and definitions).
+pub const names_max = 1 << 16;
+pub const name_bytes_max = 1 << 20;
+
+/// Element and attribute names: an id per distinct text, keyed by its raw UTF-16 bytes (as
+/// the Rust engine keys them), so that equal names (at different offsets or in different
+/// chunks) get the same id. The texts and their ids outlive the chunk (PERF.md H123): a
+/// chunk's first use of a name the run has seen costs one hash of its units, no UTF-16
+/// check, no decoding; the id of an entry by its chunk offset (`by_offset`) is per chunk.
 pub const Names = struct {
     by_offset: std.AutoHashMapUnmanaged(u32, u32) = .empty,
-    by_text: std.StringHashMapUnmanaged(u32) = .empty,
+    /// Raw UTF-16 text (cut at its first NUL, valid) → id.
+    by_units: std.StringHashMapUnmanaged(u32) = .empty,
+    /// UTF-8 texts by id, for the renderers.
     texts: std.ArrayList([]const u8) = .empty,
+    bytes: usize = 0,
+    /// Bumped when the ids start afresh (`clear` past the bounds): caches of ids outside
+    /// (program.zig's `FragmentNames.of_name`) check it.
+    generation: u32 = 0,
     arena: std.heap.ArenaAllocator,
 
     pub fn init(gpa: Allocator) Names {
@@ -132,15 +147,19 @@ pub const Names = struct {
 
     pub fn deinit(n: *Names, gpa: Allocator) void {
         n.by_offset.deinit(gpa);
-        n.by_text.deinit(gpa);
+        n.by_units.deinit(gpa);
         n.texts.deinit(gpa);
         n.arena.deinit();
     }
 
+    /// Starts a new chunk: offsets are forgotten, texts and ids kept within the bounds.
     pub fn clear(n: *Names) void {
         n.by_offset.clearRetainingCapacity();
-        n.by_text.clearRetainingCapacity();
+        if (n.texts.items.len < names_max and n.bytes < name_bytes_max) return;
+        n.by_units.clearRetainingCapacity();
         n.texts.clearRetainingCapacity();
+        n.bytes = 0;
+        n.generation +%= 1;
         _ = n.arena.reset(.retain_capacity);
     }
 
@@ -148,28 +167,48 @@ pub const Names = struct {
         return n.texts.items[id];
     }
 
-    pub fn internText(n: *Names, gpa: Allocator, s: []const u8) Allocator.Error!u32 {
-        const gop = try n.by_text.getOrPut(gpa, s);
+    /// The id of valid UTF-16 text `units`, decoding it on its first use.
+    pub fn internUnits(n: *Names, gpa: Allocator, units: []const u8) Allocator.Error!u32 {
+        assert(units.len % 2 == 0);
+        const gop = try n.by_units.getOrPut(gpa, units);
         if (!gop.found_existing) {
-            const copy = try n.arena.allocator().dupe(u8, s);
-            gop.key_ptr.* = copy;
-            gop.value_ptr.* = @intCast(n.texts.items.len);
-            try n.texts.append(gpa, copy);
+            errdefer n.by_units.removeByPtr(gop.key_ptr);
+            const a = n.arena.allocator();
+            gop.key_ptr.* = try a.dupe(u8, units);
+            const utf8 = try escape.utf16ToUtf8(a, units);
+            try n.texts.append(gpa, utf8);
+            gop.value_ptr.* = @intCast(n.texts.items.len - 1);
+            n.bytes += units.len + utf8.len;
         }
         return gop.value_ptr.*;
     }
 
-    /// The id of the name entry at chunk offset `offset` (6.3), decoding it on first use.
+    /// The id of raw text `units` if it was interned (no check, no decoding).
+    pub fn unitsId(n: *const Names, units: []const u8) ?u32 {
+        return n.by_units.get(units);
+    }
+
+    /// The id of the name entry at chunk offset `offset` (6.3), by its raw text.
     pub fn resolve(n: *Names, gpa: Allocator, chunk: []const u8, offset: u32) Error!u32 {
         if (n.by_offset.get(offset)) |id| return id;
         const units = try nameUnits(chunk, offset);
-        if (!escape.isValidUtf16(units)) return error.InvalidName;
-        // Once per name offset and chunk: a temporary heap copy is cheap enough.
-        const utf8 = try escape.utf16ToUtf8(gpa, units);
-        defer gpa.free(utf8);
-        const id = try n.internText(gpa, utf8);
+        const id = n.unitsId(units) orelse id: {
+            if (!escape.isValidUtf16(units)) return error.InvalidName;
+            break :id try n.internUnits(gpa, units);
+        };
         try n.by_offset.put(gpa, offset, id);
         return id;
+    }
+
+    /// The id of the name entry at `offset` the simple way (tests: the oracle of `resolve`):
+    /// decoded, then found by its UTF-8 text among `texts`.
+    pub fn resolveSimple(n: *Names, gpa: Allocator, chunk: []const u8, offset: u32) Error!u32 {
+        const units = try nameUnits(chunk, offset);
+        if (!escape.isValidUtf16(units)) return error.InvalidName;
+        const utf8 = try escape.utf16ToUtf8(gpa, units);
+        defer gpa.free(utf8);
+        for (n.texts.items, 0..) |t, id| if (std.mem.eql(u8, t, utf8)) return @intCast(id);
+        return n.internUnits(gpa, units);
     }
 };
 
@@ -180,4 +219,62 @@ pub fn nameUnits(chunk: []const u8, offset: u32) Error![]const u8 {
     if (chunk.len - offset - 8 < 2 * count) return error.OutOfBounds;
     const units = chunk[offset + 8 ..][0 .. 2 * count];
     return units[0 .. 2 * escape.unitsBeforeNul(units)];
+}
+
+test "Names.resolve by raw UTF-16 text across chunks equals decoding every name (H123)" {
+    const gpa = std.testing.allocator;
+    // A pool of texts (6.3 entries): equal texts, texts one unit apart, a NUL inside the
+    // count, non-ASCII, a surrogate pair, lone surrogates; placed at random offsets of
+    // random chunks, plus an entry the chunk's end cuts short.
+    const pool = [_][]const u16{
+        &.{ 'D', 'a', 't', 'a' },
+        &.{ 'D', 'a', 't', 'e' },
+        &.{ 'D', 'a', 0, 'x' },
+        &.{ 'D', 'a' },
+        &.{ 'D', 0xE9, 't', 'a' },
+        &.{ 'D', 0xD800, 't' },
+        &.{ 0xD83D, 0xDE00, 'x' },
+        &.{ 0xDC00, 'y' },
+        &.{},
+        &.{ 'S', 'y', 's', 't', 'e', 'm' },
+        &.{ 'S', 'y', 's', 't', 'e', 'n' },
+    };
+    var prng = std.Random.DefaultPrng.init(0x4831_3233);
+    const random = prng.random();
+    var fast = Names.init(gpa);
+    defer fast.deinit(gpa);
+    var chunk: [4096]u8 = undefined;
+    for (0..24) |round| {
+        @memset(&chunk, 0);
+        var offsets: [17]u32 = undefined;
+        for (offsets[0..16], 0..) |*at, k| {
+            at.* = @intCast(256 + 32 * k + 2 * random.uintLessThan(u32, 8));
+            const units = pool[random.uintLessThan(usize, pool.len)];
+            std.mem.writeInt(u16, chunk[at.* + 6 ..][0..2], @intCast(units.len), .little);
+            for (units, 0..) |u, j| {
+                std.mem.writeInt(u16, chunk[at.* + 8 + 2 * j ..][0..2], u, .little);
+            }
+        }
+        offsets[16] = chunk.len - 6;
+        // Past the bounds every fourth round: the next chunk starts afresh.
+        if (round % 4 == 3) fast.bytes = name_bytes_max;
+        const generation = fast.generation;
+        fast.clear();
+        try std.testing.expectEqual(round % 4 == 3, fast.generation != generation);
+        var simple = Names.init(gpa);
+        defer simple.deinit(gpa);
+        for (0..2) |_| for (offsets) |offset| {
+            const want = simple.resolveSimple(gpa, &chunk, offset);
+            const got = fast.resolve(gpa, &chunk, offset);
+            if (want) |id| {
+                const name = try got;
+                try std.testing.expectEqualStrings(simple.text(id), fast.text(name));
+                // One id per text: the text's first id in `fast`.
+                for (fast.texts.items, 0..) |t, k| if (std.mem.eql(u8, t, fast.text(name))) {
+                    try std.testing.expectEqual(@as(u32, @intCast(k)), name);
+                    break;
+                };
+            } else |err| try std.testing.expectError(err, got);
+        };
+    }
 }
