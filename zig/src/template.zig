@@ -519,7 +519,8 @@ fn entryText(chunk: []const u8, offset: u32) ?[]const u8 {
 /// fingerprint. A body that does not match is walked and replaces the entry.
 pub const Bodies = struct {
     by_key: std.AutoHashMapUnmanaged(Key, Entry) = .empty,
-    arena: std.heap.ArenaAllocator = .init(std.heap.page_allocator),
+    /// The stored bodies and references, from the caller's allocator (no hidden allocator).
+    arena: std.heap.ArenaAllocator.State = .{},
     bytes: usize = 0,
     /// Bodies matched without the walk (the tests read it).
     hits: u64 = 0,
@@ -531,7 +532,8 @@ pub const Bodies = struct {
 
     pub fn deinit(b: *Bodies, gpa: std.mem.Allocator) void {
         b.by_key.deinit(gpa);
-        b.arena.deinit();
+        b.arena.promote(gpa).deinit();
+        b.* = undefined;
     }
 
     /// `tokenFingerprint(chunk, names, offset)`, from the cache when the body matches.
@@ -585,12 +587,14 @@ pub const Bodies = struct {
         refs: *const BodyRefs,
         fp: u64,
     ) std.mem.Allocator.Error!void {
+        var arena = b.arena.promote(gpa);
+        defer b.arena = arena.state;
         if (b.bytes + body.len > bytes_max or b.by_key.count() >= entries_max) {
             b.by_key.clearRetainingCapacity();
-            _ = b.arena.reset(.retain_capacity);
+            _ = arena.reset(.retain_capacity);
             b.bytes = 0;
         }
-        const a = b.arena.allocator();
+        const a = arena.allocator();
         const stored = try a.alloc(BodyRef, refs.len);
         for (refs.items[0..refs.len], stored) |r, *d| {
             d.* = .{ .at = r.at, .is_inline = r.is_inline, .text = try a.dupe(u8, r.text) };
