@@ -139,8 +139,39 @@ const FragmentNames = struct {
     /// a hash of its units in `Names` and an index here (PERF.md H104, H123).
     of_name: std.ArrayList(u32) = .empty,
     generation: u32 = 0,
+    /// The parser's name id by an entry's stored hash, count and units, across chunks,
+    /// direct-mapped by the stored hash and count: a chunk's first use of a name seen in an
+    /// earlier chunk costs one compare, not the NUL scan, the hash of its units and the map
+    /// probe (PERF.md H128). Valid for the parser's `Names.generation` kept in the slot.
+    raw: [raw_slots]Raw = @splat(.{}),
+    /// Names found in `raw` (the tests read it).
+    raw_hits: u64 = 0,
 
     const no_id = std.math.maxInt(u32);
+    const raw_slots = 256;
+    /// Longest stored hash, count and units a `raw` slot keeps (30 units).
+    const raw_bytes_max = 64;
+    const Raw = struct {
+        len: u8 = 0,
+        bytes: [raw_bytes_max]u8 = undefined,
+        id: u32 = 0,
+        generation: u32 = 0,
+    };
+
+    /// The hash, count and units of the name entry at `offset` as stored, or null when they
+    /// are out of bounds or longer than a slot.
+    fn rawBytes(chunk: []const u8, offset: u32) ?[]const u8 {
+        if (offset > chunk.len or chunk.len - offset < 8) return null;
+        const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
+        if (4 + 2 * count > raw_bytes_max or chunk.len - offset - 8 < 2 * count) return null;
+        return chunk[offset + 4 ..][0 .. 4 + 2 * count];
+    }
+
+    fn rawSlot(n: *FragmentNames, bytes: []const u8) *Raw {
+        assert(bytes.len >= 4 and bytes.len <= raw_bytes_max);
+        const hash = std.mem.readInt(u16, bytes[0..2], .little);
+        return &n.raw[(hash +% bytes.len *% 31) % raw_slots];
+    }
     const Recent = struct { offset: u32 = std.math.maxInt(u32), id: u32 = 0 };
 
     fn deinit(n: *FragmentNames, gpa: Allocator) void {
@@ -742,10 +773,29 @@ pub const Programs = struct {
             const name = try p.names.resolveSimple(p.gpa, p.chunk, offset);
             return c.names.intern(c.gpa, p.nameText(name), c.shared);
         }
+        const stored = FragmentNames.rawBytes(p.chunk, offset);
+        if (stored) |bytes| {
+            const slot = c.names.rawSlot(bytes);
+            if (slot.len == bytes.len and slot.generation == p.names.generation and
+                std.mem.eql(u8, slot.bytes[0..slot.len], bytes))
+            {
+                c.names.raw_hits += 1;
+                return c.fragmentId(p, slot.id);
+            }
+        }
         // A bad entry is left to `resolve`, which reports it.
         const units = tree.nameUnits(p.chunk, offset) catch null;
         const known = if (units) |raw| p.names.unitsId(raw) else null;
-        return c.fragmentId(p, known orelse try p.names.resolve(p.gpa, p.chunk, offset));
+        const id = known orelse try p.names.resolve(p.gpa, p.chunk, offset);
+        if (stored) |bytes| {
+            // Equal stored bytes cut to equal units: the same id while the generation holds.
+            const slot = c.names.rawSlot(bytes);
+            slot.len = @intCast(bytes.len);
+            @memcpy(slot.bytes[0..bytes.len], bytes);
+            slot.id = id;
+            slot.generation = p.names.generation;
+        }
+        return c.fragmentId(p, id);
     }
 
     /// The signature word of the parser's name id `name` (`FragmentNames`), or null past its
@@ -1339,4 +1389,5 @@ test "nameId by raw UTF-16 text equals resolving the name every time (H104, H123
         }
     }
     try std.testing.expect(fast.names.of_name.items.len > 0);
+    try std.testing.expect(fast.names.raw_hits > 0);
 }
