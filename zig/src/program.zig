@@ -148,7 +148,7 @@ const FragmentNames = struct {
     raw_hits: u64 = 0,
 
     const no_id = std.math.maxInt(u32);
-    const raw_slots = 256;
+    const raw_slots = 1024;
     /// Longest stored hash, count and units a `raw` slot keeps (30 units).
     const raw_bytes_max = 64;
     const Raw = struct {
