@@ -1169,7 +1169,11 @@ test "Bodies: a fingerprint from the cache equals the token walk's (H124)" {
     const texts = [_][]const u8{ "Data", "Name", "Datb", "Event" };
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
-    for (0..600) |_| {
+    var resets: u32 = 0;
+    for (0..600) |round| {
+        // Now and then the cache is full: the next body stored starts it afresh.
+        if (round % 50 == 49) bodies.bytes = Bodies.bytes_max;
+        const before = bodies.by_key.count();
         // A chunk: the texts as entries at random places, then one definition of one to
         // three elements naming them inline or by reference, under one of two GUIDs.
         @memset(b.chunk, 0);
@@ -1223,8 +1227,10 @@ test "Bodies: a fingerprint from the cache equals the token walk's (H124)" {
         var names = no_name_hashes;
         const got = bodies.fingerprint(gpa, b.chunk, &names, offset);
         try std.testing.expectEqual(freshFingerprint(b.chunk, offset), got);
+        if (bodies.by_key.count() < before) resets += 1;
     }
     try std.testing.expect(bodies.hits > 100);
+    try std.testing.expect(resets > 0);
 }
 
 /// A name reference in a test body: inline, or to one of the chunk's `entries`.
