@@ -156,8 +156,6 @@ impl<'o> Pipeline<'o> {
         Some((job, index))
     }
 
-    /// Renderer `k` renders job `job` into its result `index` (the state's lock released
-    /// meanwhile), then marks it finished, waking the caller if it waits.
     /// Whether draining one of renderer `k`'s results is the time to wake waiting workers:
     /// `k` is a worker with half its results free again (PERF.md H138). A worker waits only
     /// with all its results full (a full window means every renderer's are), so only a drain
@@ -167,6 +165,8 @@ impl<'o> Pipeline<'o> {
         k != 0 && state.taken[k] - state.drained[k] <= RESULTS_PER_RENDERER / 2
     }
 
+    /// Renderer `k` renders job `job` into its result `index` (the state's lock released
+    /// meanwhile), then marks it finished, waking the caller if it waits.
     fn render<S>(&self, r: &mut Renderer, file: &S, k: usize, (job, index): (usize, usize))
     where
         S: ChunkSource + ?Sized,
