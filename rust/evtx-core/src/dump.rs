@@ -664,6 +664,95 @@ mod tests {
         }
     }
 
+    /// Every record of a one-chunk log with one renderer (XML without banners, or JSONL), each
+    /// record's text, and the renderer (its programs).
+    fn record_texts(data: &[u8], format: Format) -> (Vec<String>, Renderer) {
+        let file = EvtxFile::open(data).unwrap();
+        let opts = Options {
+            format,
+            show_record_number: false,
+            ..Options::default()
+        };
+        let mut r = Renderer::new(&opts);
+        let c = r.render_chunk(&file, 0);
+        let texts = c
+            .records
+            .iter()
+            .map(|rec| match &rec.outcome {
+                Outcome::Rendered(range) => String::from_utf8_lossy(&c.bytes[range.clone()]).into(),
+                Outcome::Failed(f) => panic!("record {:?}: {f:?}", rec.record_id),
+            })
+            .collect();
+        (texts, r)
+    }
+
+    #[test]
+    fn raw_fragment_references_replay_as_rendered() {
+        // PERF.md H150: entity and character references in a raw fragment are signed by their
+        // name's text and their code. Each record is rendered once alone (the slow path: the
+        // first record of a renderer has no program) and once in a log of all of them, where
+        // a record whose shape came before replays its program. The records differ in their
+        // values only, or also in a reference's name or code (which must not share a program).
+        use evtx_fixture_gen::dsl::{e, inst_record, text, v_u16};
+        use evtx_fixture_gen::writer::{ty, Name, Tok, Val};
+        let def = || {
+            e("Event")
+                .kid(e("System").kid(e("EventID").sub(0, ty::U16)))
+                .kid(e("UserData").opt(1, ty::BINXML))
+        };
+        let ent = |name: &str| Tok::EntRef(Name::from(name));
+        let fragment = |entity: &str, code: u16, a: &str, b: &str| {
+            e("Headers")
+                .kid(
+                    e("Header")
+                        .text(a)
+                        .push(ent(entity))
+                        .text(b)
+                        .push(ent(entity)),
+                )
+                .kid(
+                    e("Via")
+                        .attr("proxy", vec![text(a), ent("amp"), Tok::CharRef(code)])
+                        .push(Tok::CharRef(code))
+                        .text(b),
+                )
+                .kid(e("Only").push(ent("lt")).push(ent("nbsp")))
+                .stream()
+        };
+        let rows = [
+            ("quot", 0x41, "GET /a", "x"),
+            ("quot", 0x41, "GET /longer/path", "y & z"),
+            ("apos", 0x41, "GET /a", "x"),
+            ("quot", 0x263a, "GET /a", "<x>"),
+            ("quot", 0x41, "", ""),
+            ("gt", 0x41, "c", "d"),
+            ("quot", 0x41, "\"q\"", "tail"),
+        ];
+        let record = |k: usize, (entity, code, a, b): (&str, u16, &str, &str)| {
+            let values = vec![v_u16(k as u16), Val::Xml(fragment(entity, code, a, b))];
+            inst_record("refs", def(), values)
+        };
+        let mut all = evtx_fixture_gen::log::Log::new();
+        for (k, row) in rows.into_iter().enumerate() {
+            all.rec(record(k, row));
+        }
+        let all = all.into_file();
+        for format in [Format::Xml, Format::Jsonl] {
+            let (texts, r) = record_texts(&all, format);
+            assert_eq!(texts.len(), rows.len());
+            for (k, row) in rows.into_iter().enumerate() {
+                let mut alone = evtx_fixture_gen::log::Log::new();
+                alone.rec(record(k, row));
+                let (want, _) = record_texts(&alone.into_file(), format);
+                assert_eq!(texts[k], want[0], "{format:?} record {k}");
+            }
+            // Rows 0, 1 and 6 share a shape (with escapes in their values); empty texts make
+            // row 4's, a reference's name rows 2 and 5 and its code row 3. A scan that gave up
+            // on references would store none; one that left the name or code out, fewer.
+            assert_eq!(r.programs.programs_len(), 5, "{format:?}: programs");
+        }
+    }
+
     #[test]
     fn binxml_values_are_listed_as_their_slots() {
         // PERF.md H131: the scan lists each instance's BinXML values as it reads them and

@@ -335,6 +335,10 @@ mod fragment {
     pub const END: u32 = 0xf1a6_0005;
     pub const INSTANCE: u32 = 0xf1a6_0006;
     pub const END_FRAGMENT: u32 = 0xf1a6_0007;
+    /// Followed by the name's id, as `ELEMENT` and `ATTRIBUTE`.
+    pub const ENTITY_REF: u32 = 0xf1a6_0008;
+    /// Followed by the reference's code unit.
+    pub const CHAR_REF: u32 = 0xf1a6_0009;
 }
 
 impl FragmentNames {
@@ -939,11 +943,12 @@ impl Programs {
 
     /// Signs a BinXML value's stream `start..end` that is a raw element fragment, not a template
     /// instance (PERF.md H69): the words say its whole structure (element and attribute names
-    /// by their UTF-16 text, start-tag ends, end tags, nested instances) and one class per
+    /// by their UTF-16 text, start-tag ends, end tags, nested instances, entity references by
+    /// their name's text and character references by their code, H150) and one class per
     /// inline value, each numbered as the next record-wide value (as `tokens` numbers it for
     /// the recorder). Checks what `tokens::parse_stream` checks, so a signature seen rendered
-    /// once parses again; gives up on every other token (CDATA, references, PIs, nested BinXML
-    /// values, arrays), which then render the slow way.
+    /// once parses again; gives up on every other token (CDATA, PIs, nested BinXML values,
+    /// arrays), which then render the slow way.
     #[cold]
     fn scan_fragment(
         &mut self,
@@ -1028,6 +1033,25 @@ impl Programs {
                     self.word(fragment::ATTRIBUTE);
                     self.name_word(chunk, &mut pos)?;
                     if !pending {
+                        return None;
+                    }
+                }
+                // A reference's text is its name's or code's alone (`&quot;`, `\"` in JSON):
+                // literal bytes of the program, so the signature holds what they are. CAPI2's
+                // HTTP header lists have them (corpus-30mb: 93 records otherwise slow).
+                0x08 | 0x48 => {
+                    let c = crate::bytes::get_u16(chunk, pos)?;
+                    pos += 2;
+                    if !pending && open == 0 {
+                        return None;
+                    }
+                    self.word(fragment::CHAR_REF);
+                    self.word(u32::from(c));
+                }
+                0x09 | 0x49 => {
+                    self.word(fragment::ENTITY_REF);
+                    self.name_word(chunk, &mut pos)?;
+                    if !pending && open == 0 {
                         return None;
                     }
                 }
