@@ -132,6 +132,8 @@ pub struct Renderer {
     chunk_nodes: usize,
     /// This worker's chunk buffer when the source is a file (64 KiB, allocated on first use).
     window: ChunkSlot,
+    /// The slow path's recorder, reused by every record it records (PERF.md H153).
+    recorder: RefCell<Recorder>,
 }
 
 /// Tree nodes all records of one chunk may build (section 12: only crafted files reach it).
@@ -152,6 +154,7 @@ impl Renderer {
             last_output: 128 << 10,
             chunk_nodes: 0,
             window: ChunkSlot::default(),
+            recorder: RefCell::default(),
         }
     }
 
@@ -468,14 +471,17 @@ impl Renderer {
         let root = self.parse_tree(cx, bstart, bend)?;
         self.banner(buf, rec.id, recovered);
         let body = buf.len();
-        let recorder = (sign == Sign::Miss).then(|| RefCell::new(Recorder::new(buf.len())));
-        self.render_tree(cx, root, recorder.as_ref(), start, buf)?;
+        let recorder = (sign == Sign::Miss).then(|| {
+            self.recorder.borrow_mut().restart(buf.len());
+            &self.recorder
+        });
+        self.render_tree(cx, root, recorder, start, buf)?;
         if let Some(mta) = &self.opts.mta {
             self.add_rendering_info(mta, cx, root, rec.id, body, buf);
         }
         buf.push(b'\n');
-        if let Some(r) = recorder {
-            self.programs.store(r.into_inner(), buf);
+        if recorder.is_some() {
+            self.programs.store(self.recorder.get_mut(), buf);
         }
         Self::check_size(buf, start).map(|()| body)
     }

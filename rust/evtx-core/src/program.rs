@@ -45,7 +45,9 @@ enum Op {
 }
 
 /// Notes, while the slow path renders, which bytes are literal and which come from values.
-#[derive(Debug)]
+/// A renderer keeps one and `restart`s it for each record it records: its lists keep their
+/// longest length, and a body gets an exact copy of them (PERF.md H153).
+#[derive(Debug, Default)]
 pub struct Recorder {
     ops: Vec<Op>,
     lits: Vec<u8>,
@@ -56,14 +58,12 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder for output that starts at `out.len() == mark`.
-    pub fn new(mark: usize) -> Recorder {
-        Recorder {
-            ops: Vec::new(),
-            lits: Vec::new(),
-            mark,
-            uncacheable: false,
-        }
+    /// Starts recording output that starts at `out.len() == mark`, forgetting any earlier.
+    pub fn restart(&mut self, mark: usize) {
+        self.ops.clear();
+        self.lits.clear();
+        self.mark = mark;
+        self.uncacheable = false;
     }
 
     fn flush_lit(&mut self, out: &[u8]) {
@@ -80,21 +80,20 @@ impl Recorder {
     }
 
     /// The finished program for output `out` (whose recorded part started at the initial mark).
-    fn finish(mut self, out: &[u8]) -> Option<Body> {
+    /// A body lives as long as the run: its lists are allocated once at their final size
+    /// (H137 shrank lists grown by doubling; H153 copies the recorder's instead, whose growth
+    /// was most of a corpus run's page faults).
+    fn finish(&mut self, out: &[u8]) -> Option<Body> {
         if self.uncacheable {
             return None;
         }
         self.flush_lit(out);
-        let lits_len = self.lits.len();
-        self.lits.resize(lits_len + simd::LITERAL_STEP, 0);
-        // The recorder's lists grew by doubling; a body lives as long as the run, and at the
-        // spare capacity's pages interleaved with others' (H137: +19 % page faults at `-t 1`
-        // without this). Shrinking in place gives the tail back to the allocator.
-        self.lits.shrink_to_fit();
-        self.ops.shrink_to_fit();
+        let mut lits = Vec::with_capacity(self.lits.len() + simd::LITERAL_STEP);
+        lits.extend_from_slice(&self.lits);
+        lits.resize(self.lits.len() + simd::LITERAL_STEP, 0);
         Some(Body {
-            ops: self.ops,
-            lits: self.lits,
+            ops: self.ops.clone(),
+            lits,
         })
     }
 }
@@ -1146,7 +1145,7 @@ impl Programs {
 
     /// Stores the recorded program under the current signature (and, at `-t 2` and up,
     /// offers it to the other renderers).
-    pub fn store(&mut self, rec: Recorder, out: &[u8]) {
+    pub fn store(&mut self, rec: &mut Recorder, out: &[u8]) {
         let Some(body) = rec.finish(out) else {
             return;
         };
@@ -1233,6 +1232,35 @@ impl Programs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restarted_recorder_records_as_a_new_one() {
+        // PERF.md H153: the renderer's one recorder, restarted, must give the body a fresh
+        // recorder gives: none of the last recording's steps, literals or give-up.
+        let fresh = |out: &[u8], mark: usize| {
+            let mut r = Recorder::default();
+            r.restart(mark);
+            r.finish(out).map(|b| (b.ops, b.lits))
+        };
+        let mut used = Recorder::default();
+        let mut out = b"Record 1\n<Event>".to_vec();
+        used.restart(9);
+        used.flush_lit(&out);
+        used.ops.push(Op::Val {
+            src: 1,
+            item: 0,
+            flavor: Flavor::XmlText,
+        });
+        out.extend_from_slice(b"value</Event>");
+        used.uncacheable = true;
+        let mark = out.len();
+        out.extend_from_slice(b"<Other/>");
+        used.restart(mark);
+        let again = used.finish(&out).map(|b| (b.ops, b.lits));
+        let want = fresh(&out, mark).expect("a fresh recorder's body");
+        assert_eq!(again, Some(want.clone()));
+        assert_eq!(want.1.len(), b"<Other/>".len() + simd::LITERAL_STEP);
+    }
 
     #[test]
     fn signature_hash_sees_every_word() {
