@@ -95,6 +95,12 @@ pub fn runInline(
 /// Results each renderer owns; the window is this many jobs per renderer.
 const results_per_renderer = 4;
 
+/// Bytes of text each pipeline result has room for from the start (evtx-rs's renderer reserves
+/// as much before its first chunk: `last_output`). Grown from empty by halves, the eight results
+/// of `-t 2` moved ~40 times a run (`mremap`, each a TLB flush on the other core while both
+/// threads run): PERF.md H166. Untouched room costs no memory until written.
+const result_text_initial = 128 << 10;
+
 /// Jobs are taken in order and the caller hands them to the consumer strictly in job order.
 /// The caller renders too (PERF.md H82): `threads` renderers are the caller and
 /// `threads - 1` workers, so `-t 2` runs two busy threads on two cores, not two workers and a
@@ -161,7 +167,11 @@ pub const Pipeline = struct {
         @memset(pl.finished_by, null);
         @memset(pl.taken, 0);
         @memset(pl.drained, 0);
-        for (pl.results) |*res| res.* = ChunkResult.init(gpa);
+        for (pl.results) |*res| {
+            res.* = ChunkResult.init(gpa);
+            // A hint: without the room the text grows as before.
+            res.out.list.ensureTotalCapacity(gpa, result_text_initial) catch {};
+        }
         for (pl.renderers, 0..) |*r, k| {
             r.init(gpa, settings);
             r.programs.shared = &pl.shared;
@@ -365,19 +375,16 @@ test "shared programs: a renderer replays what another learnt, as a lone rendere
     }
 }
 
-test "a skipped teardown leaves the renderers and writes the same" {
-    // PERF.md H164: a log of eight chunks (the synthetic logs' chunks behind one file header)
-    // through `runWith` at 1-3 threads with each teardown, counting the allocator's calls.
-    // The output is the same, in order; `.free` gives back every allocation, `.skip` leaves
-    // some to the exit (here to the arena under the counter).
+/// A log of eight chunks for the tests: the synthetic logs' chunks behind one file header;
+/// caller frees.
+fn eightChunks(gpa: Allocator) ![]u8 {
     const testing = @import("testing.zig");
-    const gpa = std.testing.allocator;
     const names = [_][]const u8{
         "basic",       "nested",        "tokens", "unicode",
         "data-shapes", "values-scalar", "basic",  "tokens",
     };
     var log: std.ArrayList(u8) = .empty;
-    defer log.deinit(gpa);
+    errdefer log.deinit(gpa);
     for (names, 0..) |name, i| {
         var path: [128]u8 = undefined;
         const bytes = try testing.readFixture(
@@ -388,8 +395,35 @@ test "a skipped teardown leaves the renderers and writes the same" {
         const start: usize = if (i == 0) 0 else 4096;
         try log.appendSlice(gpa, bytes[start .. 4096 + 65536]);
     }
+    return log.toOwnedSlice(gpa);
+}
+
+test "the pipeline's results have room for a chunk's text from the start" {
+    // PERF.md H166: every result of every renderer, before any chunk (`init` reads nothing).
     const settings: Options = .{};
-    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(log.items), &settings);
+    const in = dump.Input.fromBytes(&.{});
+    const order = [_]u32{ 0, 1, 2 };
+    var pl: Pipeline = undefined;
+    try pl.init(std.testing.allocator, &in, &order, &settings, 3);
+    defer pl.deinit();
+    try std.testing.expectEqual(@as(usize, 3 * results_per_renderer), pl.results.len);
+    for (pl.results) |*res| {
+        try std.testing.expect(res.out.list.capacity >= result_text_initial);
+        try std.testing.expectEqual(@as(usize, 0), res.out.list.items.len);
+    }
+}
+
+test "a skipped teardown leaves the renderers and writes the same" {
+    // PERF.md H164: a log of eight chunks (the synthetic logs' chunks behind one file header)
+    // through `runWith` at 1-3 threads with each teardown, counting the allocator's calls.
+    // The output is the same, in order; `.free` gives back every allocation, `.skip` leaves
+    // some to the exit (here to the arena under the counter).
+    const testing = @import("testing.zig");
+    const gpa = std.testing.allocator;
+    const log = try eightChunks(gpa);
+    defer gpa.free(log);
+    const settings: Options = .{};
+    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(log), &settings);
     defer file.deinit(gpa);
     try std.testing.expectEqual(@as(usize, 8), file.order.len);
     var first: ?[]u8 = null;
