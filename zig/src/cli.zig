@@ -1213,12 +1213,14 @@ pub fn main() u8 {
         },
     };
     const threads = if (cli.threads == 0) std.Thread.getCpuCount() catch 1 else cli.threads;
-    evtx.pipeline.run(
+    // `main` returns right after: the dump's memory is left to the exit (PERF.md H164).
+    evtx.pipeline.runWith(
         gpa,
         &evtx_file.input,
         evtx_file.order,
         &cli.settings,
         threads,
+        .skip,
         .{ .context = &sink, .consume = Sink.consume },
     ) catch |e| {
         return finish(&fw, &sink, @intCast(opened_input.size), e);

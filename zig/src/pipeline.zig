@@ -24,6 +24,17 @@ pub const Consumer = struct {
 /// and two results each) and stacks, not speed.
 pub const threads_max = limits.threads_max;
 
+/// What `run` does with its renderers, results and shared table once the last chunk is out
+/// (the twin of evtx-rs's `pipeline::Teardown`).
+pub const Teardown = enum {
+    /// Free them: a library call, after which the process goes on.
+    free,
+    /// Leave them to the process's exit, which follows at once (the CLI): freeing them one
+    /// allocation at a time is serial work after the last chunk, while the exit returns their
+    /// pages in bulk (PERF.md H164).
+    skip,
+};
+
 /// Renders `order` with `threads` renderers, the caller's thread among them (>= 1; at most
 /// `threads_max` and one per chunk are used), and feeds `consumer` in order.
 pub fn run(
@@ -34,11 +45,28 @@ pub fn run(
     threads: usize,
     consumer: Consumer,
 ) anyerror!void {
+    return runWith(gpa, in, order, settings, threads, .free, consumer);
+}
+
+/// `run` with the teardown chosen: `.skip` only for a process that exits right after (the
+/// CLI, evtx-rs's `dump_before_exit`): the memory is never given back otherwise.
+pub fn runWith(
+    gpa: Allocator,
+    in: *const Input,
+    order: []const u32,
+    settings: *const Options,
+    threads: usize,
+    teardown: Teardown,
+    consumer: Consumer,
+) anyerror!void {
     assert(threads >= 1);
-    if (threads == 1 or order.len <= 1) return runInline(gpa, in, order, settings, consumer);
+    if (threads == 1 or order.len <= 1) {
+        return runInline(gpa, in, order, settings, teardown, consumer);
+    }
     var pipeline: Pipeline = undefined;
     try pipeline.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
-    defer pipeline.deinit();
+    // The workers are joined in `drive` either way; only the frees are skipped.
+    defer if (teardown == .free) pipeline.deinit();
     return pipeline.drive(consumer);
 }
 
@@ -49,14 +77,15 @@ pub fn runInline(
     in: *const Input,
     order: []const u32,
     settings: *const Options,
+    teardown: Teardown,
     consumer: Consumer,
 ) anyerror!void {
     const renderer = try gpa.create(Renderer);
-    defer gpa.destroy(renderer);
+    defer if (teardown == .free) gpa.destroy(renderer);
     renderer.init(gpa, settings);
-    defer renderer.deinit();
+    defer if (teardown == .free) renderer.deinit();
     var result = ChunkResult.init(gpa);
-    defer result.deinit();
+    defer if (teardown == .free) result.deinit();
     for (order) |slot| {
         try renderer.renderChunk(in, slot, &result);
         try consumer.consume(consumer.context, &result);
@@ -65,6 +94,12 @@ pub fn runInline(
 
 /// Results each renderer owns; the window is this many jobs per renderer.
 const results_per_renderer = 4;
+
+/// Bytes of text each pipeline result has room for from the start (evtx-rs's renderer reserves
+/// as much before its first chunk: `last_output`). Grown from empty by halves, the eight results
+/// of `-t 2` moved ~40 times a run (`mremap`, each a TLB flush on the other core while both
+/// threads run): PERF.md H166. Untouched room costs no memory until written.
+const result_text_initial = 128 << 10;
 
 /// Jobs are taken in order and the caller hands them to the consumer strictly in job order.
 /// The caller renders too (PERF.md H82): `threads` renderers are the caller and
@@ -132,7 +167,11 @@ pub const Pipeline = struct {
         @memset(pl.finished_by, null);
         @memset(pl.taken, 0);
         @memset(pl.drained, 0);
-        for (pl.results) |*res| res.* = ChunkResult.init(gpa);
+        for (pl.results) |*res| {
+            res.* = ChunkResult.init(gpa);
+            // A hint: without the room the text grows as before.
+            res.out.list.ensureTotalCapacity(gpa, result_text_initial) catch {};
+        }
         for (pl.renderers, 0..) |*r, k| {
             r.init(gpa, settings);
             r.programs.shared = &pl.shared;
@@ -333,6 +372,84 @@ test "shared programs: a renderer replays what another learnt, as a lone rendere
         try std.testing.expect(b.programs.items.len > b.stores);
         const imported = b.programs.items.len - b.stores;
         try std.testing.expectEqual(imported, b.sharedBodies(&pair[0].programs));
+    }
+}
+
+/// A log of eight chunks for the tests: the synthetic logs' chunks behind one file header;
+/// caller frees.
+fn eightChunks(gpa: Allocator) ![]u8 {
+    const testing = @import("testing.zig");
+    const names = [_][]const u8{
+        "basic",       "nested",        "tokens", "unicode",
+        "data-shapes", "values-scalar", "basic",  "tokens",
+    };
+    var log: std.ArrayList(u8) = .empty;
+    errdefer log.deinit(gpa);
+    for (names, 0..) |name, i| {
+        var path: [128]u8 = undefined;
+        const bytes = try testing.readFixture(
+            gpa,
+            try std.fmt.bufPrint(&path, "synthetic/{s}.evtx", .{name}),
+        );
+        defer gpa.free(bytes);
+        const start: usize = if (i == 0) 0 else 4096;
+        try log.appendSlice(gpa, bytes[start .. 4096 + 65536]);
+    }
+    return log.toOwnedSlice(gpa);
+}
+
+test "the pipeline's results have room for a chunk's text from the start" {
+    // PERF.md H166: every result of every renderer, before any chunk (`init` reads nothing).
+    const settings: Options = .{};
+    const in = dump.Input.fromBytes(&.{});
+    const order = [_]u32{ 0, 1, 2 };
+    var pl: Pipeline = undefined;
+    try pl.init(std.testing.allocator, &in, &order, &settings, 3);
+    defer pl.deinit();
+    try std.testing.expectEqual(@as(usize, 3 * results_per_renderer), pl.results.len);
+    for (pl.results) |*res| {
+        try std.testing.expect(res.out.list.capacity >= result_text_initial);
+        try std.testing.expectEqual(@as(usize, 0), res.out.list.items.len);
+    }
+}
+
+test "a skipped teardown leaves the renderers and writes the same" {
+    // PERF.md H164: a log of eight chunks (the synthetic logs' chunks behind one file header)
+    // through `runWith` at 1-3 threads with each teardown, counting the allocator's calls.
+    // The output is the same, in order; `.free` gives back every allocation, `.skip` leaves
+    // some to the exit (here to the arena under the counter).
+    const testing = @import("testing.zig");
+    const gpa = std.testing.allocator;
+    const log = try eightChunks(gpa);
+    defer gpa.free(log);
+    const settings: Options = .{};
+    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(log), &settings);
+    defer file.deinit(gpa);
+    try std.testing.expectEqual(@as(usize, 8), file.order.len);
+    var first: ?[]u8 = null;
+    defer if (first) |f| gpa.free(f);
+    for (1..4) |threads| {
+        for ([_]Teardown{ .free, .skip }) |teardown| {
+            var arena = std.heap.ArenaAllocator.init(gpa);
+            defer arena.deinit();
+            var counted = std.testing.FailingAllocator.init(arena.allocator(), .{});
+            // The arena and the counter are not thread-safe; the renderers' threads share them.
+            var shared: std.heap.ThreadSafeAllocator = .{ .child_allocator = counted.allocator() };
+            var c: testing.Collect = .{ .gpa = gpa };
+            defer c.text.deinit(gpa);
+            const consumer: Consumer = .{ .context = &c, .consume = testing.Collect.consume };
+            const counting = shared.allocator();
+            try runWith(counting, &file.input, file.order, &settings, threads, teardown, consumer);
+            if (teardown == .free) {
+                try std.testing.expectEqual(counted.allocations, counted.deallocations);
+            } else {
+                try std.testing.expect(counted.deallocations < counted.allocations);
+            }
+            if (first) |f| try std.testing.expectEqualStrings(f, c.text.items) else {
+                try std.testing.expect(c.text.items.len > 8 * 1000);
+                first = try gpa.dupe(u8, c.text.items);
+            }
+        }
     }
 }
 

@@ -601,14 +601,33 @@ impl Renderer {
 /// Memory is bounded whatever the file size: each worker reads one chunk at a time into its own
 /// window (for a file source), and at most `4 * threads` rendered chunks wait for the sink
 /// ([`crate::pipeline`]).
-pub fn dump<S, F>(file: &S, opts: &Options, mut sink: F)
+pub fn dump<S, F>(file: &S, opts: &Options, sink: F)
+where
+    S: ChunkSource + ?Sized,
+    F: FnMut(&ChunkResult) -> ControlFlow<()>,
+{
+    dump_with(file, opts, pipeline::Teardown::Free, sink);
+}
+
+/// [`dump`] for a process that exits right after (the CLI): the renderers, their results and
+/// the shared table are left to the exit instead of being freed one by one (PERF.md H164).
+/// Only for a `main` about to return: the memory is never given back otherwise.
+pub fn dump_before_exit<S, F>(file: &S, opts: &Options, sink: F)
+where
+    S: ChunkSource + ?Sized,
+    F: FnMut(&ChunkResult) -> ControlFlow<()>,
+{
+    dump_with(file, opts, pipeline::Teardown::Skip, sink);
+}
+
+fn dump_with<S, F>(file: &S, opts: &Options, teardown: pipeline::Teardown, mut sink: F)
 where
     S: ChunkSource + ?Sized,
     F: FnMut(&ChunkResult) -> ControlFlow<()>,
 {
     let order = file.chunk_order(opts.validate_checksums);
     let threads = opts.effective_threads().min(order.len().max(1));
-    pipeline::run(file, opts, &order, threads, &mut sink);
+    pipeline::run(file, opts, &order, threads, teardown, &mut sink);
 }
 
 #[cfg(test)]

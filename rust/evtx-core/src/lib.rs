@@ -70,7 +70,7 @@ pub mod values_decode;
 pub mod values_format;
 pub mod wevt_cache;
 
-pub use dump::{dump, ChunkResult, EvtxFile, Outcome, RecordResult, Renderer};
+pub use dump::{dump, dump_before_exit, ChunkResult, EvtxFile, Outcome, RecordResult, Renderer};
 pub use encoding_rs::Encoding;
 pub use error::{Cause, CauseKind, ErrorKind, Failure, FatalError};
 pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};

@@ -16,15 +16,32 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 /// Results each renderer owns; the window is this many jobs per renderer.
 const RESULTS_PER_RENDERER: usize = 4;
 
+/// What [`run`] does with its renderers, results and shared table once the last chunk is out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Teardown {
+    /// Free them: a library call, after which the process goes on.
+    Free,
+    /// Leave them to the process's exit, which follows at once (the CLI): freeing them one
+    /// allocation at a time costs ~0.3 ms at `-t 1` and ~0.8 ms at `-t 2` on corpus-30mb,
+    /// serial, while the exit returns their pages in bulk (PERF.md H164).
+    Skip,
+}
+
 /// Renders the slots of `order` with `threads` renderers (the caller's thread among them),
 /// handing each result to `sink` in order; with one thread inline on the caller's thread.
-pub(crate) fn run<S, F>(file: &S, opts: &Options, order: &ChunkOrder, threads: usize, sink: &mut F)
-where
+pub(crate) fn run<S, F>(
+    file: &S,
+    opts: &Options,
+    order: &ChunkOrder,
+    threads: usize,
+    teardown: Teardown,
+    sink: &mut F,
+) where
     S: ChunkSource + ?Sized,
     F: FnMut(&ChunkResult) -> ControlFlow<()>,
 {
     if threads <= 1 {
-        run_inline(file, opts, order, sink);
+        run_inline(file, opts, order, teardown, sink);
         return;
     }
     let pipeline = Pipeline::new(order, threads);
@@ -35,18 +52,29 @@ where
             let pipeline = &pipeline;
             // A worker that cannot start leaves its share to the others and the caller.
             let worker = std::thread::Builder::new()
-                .spawn_scoped(scope, move || pipeline.worker(file, opts, k));
+                .spawn_scoped(scope, move || pipeline.worker(file, opts, k, teardown));
             if worker.is_err() {
                 break;
             }
         }
-        pipeline.drive(file, opts, sink);
+        pipeline.drive(file, opts, teardown, sink);
     });
+    if teardown == Teardown::Skip {
+        std::mem::forget(pipeline);
+    }
+}
+
+/// Frees `value` or leaves it to the process's exit, as `teardown` says.
+fn end<T>(value: T, teardown: Teardown) {
+    match teardown {
+        Teardown::Free => drop(value),
+        Teardown::Skip => std::mem::forget(value),
+    }
 }
 
 /// One thread: read and render each slot in turn on the caller's thread. (A read-ahead thread
 /// that overlapped the copy out of the page cache was measured slower: PERF.md H10c.)
-fn run_inline<S, F>(file: &S, opts: &Options, order: &ChunkOrder, sink: &mut F)
+fn run_inline<S, F>(file: &S, opts: &Options, order: &ChunkOrder, teardown: Teardown, sink: &mut F)
 where
     S: ChunkSource + ?Sized,
     F: FnMut(&ChunkResult) -> ControlFlow<()>,
@@ -56,9 +84,10 @@ where
     for slot in order.iter() {
         r.render_chunk_into(file, slot, &mut result);
         if sink(&result).is_break() {
-            return;
+            break;
         }
     }
+    end((r, result), teardown);
 }
 
 /// What the caller and the workers share.
@@ -185,7 +214,7 @@ impl<'o> Pipeline<'o> {
 
     /// Worker `k`: takes the next job when there is room, renders it, until the order or
     /// the sink is done.
-    fn worker<S>(&self, file: &S, opts: &Options, k: usize)
+    fn worker<S>(&self, file: &S, opts: &Options, k: usize, teardown: Teardown)
     where
         S: ChunkSource + ?Sized,
     {
@@ -205,12 +234,14 @@ impl<'o> Pipeline<'o> {
                 }
             }
         }
+        drop(state);
+        end(r, teardown);
     }
 
     /// The caller (renderer 0): hands the next result to `sink` when it is ready, else
     /// renders the next job itself when there is room, else waits for a worker; stops
     /// everything when `sink` breaks.
-    fn drive<S, F>(&self, file: &S, opts: &Options, sink: &mut F)
+    fn drive<S, F>(&self, file: &S, opts: &Options, teardown: Teardown, sink: &mut F)
     where
         S: ChunkSource + ?Sized,
         F: FnMut(&ChunkResult) -> ControlFlow<()>,
@@ -235,7 +266,7 @@ impl<'o> Pipeline<'o> {
                     state = lock(&self.state);
                 }
                 if state.stop {
-                    return;
+                    break;
                 }
             } else if let Some(job) = self.take(&mut state, 0) {
                 drop(state);
@@ -247,12 +278,77 @@ impl<'o> Pipeline<'o> {
                 state.caller_waits = false;
             }
         }
+        drop(state);
+        end(r, teardown);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dump::EvtxFile;
+    use crate::wevt_cache::WevtCache;
+
+    #[test]
+    fn a_skipped_teardown_leaves_the_renderers_and_writes_the_same() {
+        // PERF.md H164: a log of eight chunks (the synthetic logs' chunks behind one file
+        // header) through `run` at 1-3 threads with each teardown. The output is the same, in
+        // order; every renderer holds a clone of the options, so the options' `Arc` counts the
+        // renderers still alive: none after `Free`, one per thread after `Skip`.
+        let root = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared-fixtures/synthetic/"
+        );
+        let names = [
+            "basic",
+            "nested",
+            "tokens",
+            "unicode",
+            "data-shapes",
+            "values-scalar",
+        ];
+        let mut log = Vec::new();
+        for (i, name) in names.iter().chain(&["basic", "tokens"]).enumerate() {
+            let bytes = std::fs::read(format!("{root}{name}.evtx")).unwrap();
+            let start = if i == 0 { 0 } else { 4096 };
+            log.extend_from_slice(&bytes[start..4096 + 65536]);
+        }
+        let file = EvtxFile::open(&log).unwrap();
+        let order = file.chunk_order(false);
+        assert_eq!(order.len(), 8);
+        let mut outputs = Vec::new();
+        for threads in 1..=3 {
+            for teardown in [Teardown::Free, Teardown::Skip] {
+                let cache = std::sync::Arc::new(WevtCache::default());
+                let opts = Options {
+                    wevt_cache: Some(cache.clone()),
+                    ..Options::default()
+                };
+                let mut out = Vec::new();
+                run(
+                    &file,
+                    &opts,
+                    &order,
+                    threads,
+                    teardown,
+                    &mut |c: &ChunkResult| {
+                        out.extend_from_slice(&c.bytes);
+                        ControlFlow::Continue(())
+                    },
+                );
+                let alive = std::sync::Arc::strong_count(&cache) - 2;
+                let want = if teardown == Teardown::Skip {
+                    threads
+                } else {
+                    0
+                };
+                assert_eq!(alive, want, "{threads} threads, {teardown:?}");
+                outputs.push(out);
+            }
+        }
+        assert!(outputs[0].len() > 8 * 1000);
+        assert!(outputs.iter().all(|o| *o == outputs[0]));
+    }
 
     #[test]
     fn a_waiting_worker_is_woken_once_half_its_results_are_drained() {
