@@ -321,6 +321,9 @@ pub const Programs = struct {
     gpa: Allocator,
     programs: std.ArrayList(Program) = .empty,
     by_hash: std.AutoHashMapUnmanaged(u64, u32) = .empty,
+    /// The program last found or added by signature head (`recentSlot`), `no_program` if
+    /// none: `find` compares its signature first and hashes only when it differs (H142).
+    recent: [recent_slots]u32 = @splat(no_program),
     signatures: std.ArrayList(u32) = .empty,
     /// The programs' bodies, by `Program.body`: this renderer's own at `-t 1`, `shared`'s
     /// (and replayed by the other renderers too) at `-t 2` and up (PERF.md H137).
@@ -337,6 +340,9 @@ pub const Programs = struct {
     shared: ?*Shared = null,
     /// Programs this renderer recorded itself (not imported), for the tests.
     stores: usize = 0,
+
+    const recent_slots = 256;
+    const no_program = std.math.maxInt(u32);
 
     pub fn init(gpa: Allocator) Programs {
         return .{ .gpa = gpa };
@@ -383,6 +389,7 @@ pub const Programs = struct {
         c.freeBodies();
         c.programs.clearRetainingCapacity();
         c.by_hash.clearRetainingCapacity();
+        c.recent = @splat(no_program);
         c.signatures.clearRetainingCapacity();
         c.bodies.clearRetainingCapacity();
         c.bytes = 0;
@@ -428,6 +435,7 @@ pub const Programs = struct {
         c.bodies.appendAssumeCapacity(body);
         c.bytes += body.cost();
         c.by_hash.putAssumeCapacity(c.hash(), @intCast(c.programs.items.len));
+        c.recent[c.recentSlot()] = @intCast(c.programs.items.len);
         c.programs.appendAssumeCapacity(prog);
         return prog;
     }
@@ -444,7 +452,7 @@ pub const Programs = struct {
     }
 
     /// The current signature's program, or `.miss`.
-    fn lookup(c: *const Programs) Sign {
+    fn lookup(c: *Programs) Sign {
         const prog = c.find() orelse return .miss;
         return .{ .hit = prog.* };
     }
@@ -955,13 +963,35 @@ pub const Programs = struct {
         return std.hash.Wyhash.hash(0, std.mem.sliceAsBytes(c.signature.items));
     }
 
-    /// The program for the current signature, if compiled.
-    pub fn find(c: *const Programs) ?*const Program {
+    /// The program for the current signature, if compiled: the one last found with the
+    /// same head and length if its signature is equal (most records repeat a recent shape),
+    /// else by the signature's hash (PERF.md H142).
+    pub fn find(c: *Programs) ?*const Program {
+        const slot = c.recentSlot();
+        const recent = c.recent[slot];
+        if (recent != no_program) {
+            const prog = &c.programs.items[recent];
+            if (c.signatureIs(prog)) return prog;
+        }
         const index = c.by_hash.get(c.hash()) orelse return null;
         const prog = &c.programs.items[index];
-        const stored = c.signatures.items[prog.signature_start..][0..prog.signature_len];
-        if (!std.mem.eql(u32, stored, c.signature.items)) return null;
+        if (!c.signatureIs(prog)) return null;
+        c.recent[slot] = index;
         return prog;
+    }
+
+    /// Whether `prog` was stored under the current signature.
+    fn signatureIs(c: *const Programs, prog: *const Program) bool {
+        const stored = c.signatures.items[prog.signature_start..][0..prog.signature_len];
+        return std.mem.eql(u32, stored, c.signature.items);
+    }
+
+    /// `recent`'s slot for the current signature: its first word (an instance's head, a
+    /// content hash's low half) and its length.
+    fn recentSlot(c: *const Programs) usize {
+        const words = c.signature.items;
+        const head: u32 = if (words.len > 0) words[0] else 0;
+        return (head +% @as(u32, @truncate(words.len)) *% 31) % recent_slots;
     }
 
     /// Writes a record with program `prog`.
@@ -1274,6 +1304,45 @@ test "a signature finds only its own program; clear forgets them all" {
     cache.signature.clearRetainingCapacity();
     try cache.signature.append(gpa, 7);
     try std.testing.expect(cache.find() == null);
+}
+
+test "find: signatures sharing a recent slot each find their own program (H142)" {
+    const gpa = std.testing.allocator;
+    var cache = Programs.init(gpa);
+    defer cache.deinit();
+    var out = Out.init(gpa);
+    defer out.deinit();
+    // Same head and length, so one `recent` slot: each added in turn takes the slot.
+    const texts = [_][]const u8{ "<a/>", "<b/>", "<c/>" };
+    for (texts, 0..) |text, k| {
+        cache.signature.clearRetainingCapacity();
+        try cache.signature.appendSlice(gpa, &.{ 7, 1, @intCast(k) });
+        try std.testing.expect(cache.find() == null);
+        out.truncate(0);
+        try out.write(text);
+        _ = cache.beginRecorder(0);
+        try cache.store(&out);
+    }
+    const slot = cache.recentSlot();
+    var prng = std.Random.DefaultPrng.init(0x4831_3432);
+    const random = prng.random();
+    for (0..200) |_| {
+        const k = random.uintLessThan(u32, texts.len + 1);
+        cache.signature.clearRetainingCapacity();
+        try cache.signature.appendSlice(gpa, &.{ 7, 1, k });
+        try std.testing.expectEqual(slot, cache.recentSlot());
+        const prog = cache.find() orelse {
+            try std.testing.expectEqual(texts.len, k); // Never stored.
+            continue;
+        };
+        try std.testing.expect(k < texts.len);
+        // Found, it is the slot's program now: the next `find` of it needs no hash.
+        try std.testing.expectEqual(k, cache.recent[slot]);
+        var replayed = Out.init(gpa);
+        defer replayed.deinit();
+        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values_format.default_codec });
+        try std.testing.expectEqualStrings(texts[k], replayed.list.items);
+    }
 }
 
 test "a full cache refuses new programs and keeps the ones it has (limits.zig)" {
