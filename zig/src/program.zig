@@ -161,10 +161,8 @@ const FragmentNames = struct {
     /// The hash, count and units of the name entry at `offset` as stored, or null when they
     /// are out of bounds or longer than a slot.
     fn rawBytes(chunk: []const u8, offset: u32) ?[]const u8 {
-        if (offset > chunk.len or chunk.len - offset < 8) return null;
-        const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
-        if (4 + 2 * count > raw_bytes_max or chunk.len - offset - 8 < 2 * count) return null;
-        return chunk[offset + 4 ..][0 .. 4 + 2 * count];
+        const entry = tree.entryBytes(chunk, offset) orelse return null;
+        return if (entry.len > raw_bytes_max) null else entry;
     }
 
     fn rawSlot(n: *FragmentNames, bytes: []const u8) *Raw {
