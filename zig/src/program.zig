@@ -319,9 +319,11 @@ pub const Programs = struct {
     gpa: Allocator,
     programs: std.ArrayList(Program) = .empty,
     by_hash: std.AutoHashMapUnmanaged(u64, u32) = .empty,
-    /// The program last found or added by signature head (`recentSlot`), `no_program` if
-    /// none: `find` compares its signature first and hashes only when it differs (H142).
-    recent: [recent_slots]u32 = @splat(no_program),
+    /// The programs last found or added by signature head and length (`recentSlot`), the
+    /// latest first, `no_program` if none: `find` compares their signatures first and
+    /// hashes only when all differ (PERF.md H142; `recent_ways` of them H144: one template's
+    /// shapes of one length share a slot).
+    recent: [recent_slots][recent_ways]u32 = @splat(@splat(no_program)),
     signatures: std.ArrayList(u32) = .empty,
     /// The programs' bodies, by `Program.body`: this renderer's own at `-t 1`, `shared`'s
     /// (and replayed by the other renderers too) at `-t 2` and up (PERF.md H137).
@@ -340,6 +342,7 @@ pub const Programs = struct {
     stores: usize = 0,
 
     const recent_slots = 256;
+    const recent_ways = 4;
     const no_program = std.math.maxInt(u32);
 
     pub fn init(gpa: Allocator) Programs {
@@ -387,7 +390,7 @@ pub const Programs = struct {
         c.freeBodies();
         c.programs.clearRetainingCapacity();
         c.by_hash.clearRetainingCapacity();
-        c.recent = @splat(no_program);
+        c.recent = @splat(@splat(no_program));
         c.signatures.clearRetainingCapacity();
         c.bodies.clearRetainingCapacity();
         c.bytes = 0;
@@ -433,7 +436,7 @@ pub const Programs = struct {
         c.bodies.appendAssumeCapacity(body);
         c.bytes += body.cost();
         c.by_hash.putAssumeCapacity(c.hash(), @intCast(c.programs.items.len));
-        c.recent[c.recentSlot()] = @intCast(c.programs.items.len);
+        c.remember(c.recentSlot(), @intCast(c.programs.items.len));
         c.programs.appendAssumeCapacity(prog);
         return prog;
     }
@@ -966,16 +969,24 @@ pub const Programs = struct {
     /// else by the signature's hash (PERF.md H142).
     pub fn find(c: *Programs) ?*const Program {
         const slot = c.recentSlot();
-        const recent = c.recent[slot];
-        if (recent != no_program) {
+        for (c.recent[slot]) |recent| {
+            if (recent == no_program) break;
             const prog = &c.programs.items[recent];
             if (c.signatureIs(prog)) return prog;
         }
         const index = c.by_hash.get(c.hash()) orelse return null;
         const prog = &c.programs.items[index];
         if (!c.signatureIs(prog)) return null;
-        c.recent[slot] = index;
+        c.remember(slot, index);
         return prog;
+    }
+
+    /// `index` as the latest of `recent[slot]`, the others one way down, the oldest out.
+    fn remember(c: *Programs, slot: usize, index: u32) void {
+        assert(index != no_program);
+        const ways = &c.recent[slot];
+        std.mem.copyBackwards(u32, ways[1..], ways[0 .. recent_ways - 1]);
+        ways[0] = index;
     }
 
     /// Whether `prog` was stored under the current signature.
@@ -1304,14 +1315,16 @@ test "a signature finds only its own program; clear forgets them all" {
     try std.testing.expect(cache.find() == null);
 }
 
-test "find: signatures sharing a recent slot each find their own program (H142)" {
+test "find: signatures sharing a recent slot each find their own program (H142, H144)" {
     const gpa = std.testing.allocator;
     var cache = Programs.init(gpa);
     defer cache.deinit();
     var out = Out.init(gpa);
     defer out.deinit();
-    // Same head and length, so one `recent` slot: each added in turn takes the slot.
-    const texts = [_][]const u8{ "<a/>", "<b/>", "<c/>" };
+    // Same head and length, so one `recent` slot: each added in turn takes its first way;
+    // more programs than ways, so some are found by the hash.
+    const texts = [_][]const u8{ "<a/>", "<b/>", "<c/>", "<d/>", "<e/>", "<f/>" };
+    comptime assert(texts.len > Programs.recent_ways);
     for (texts, 0..) |text, k| {
         cache.signature.clearRetainingCapacity();
         try cache.signature.appendSlice(gpa, &.{ 7, 1, @intCast(k) });
@@ -1322,6 +1335,8 @@ test "find: signatures sharing a recent slot each find their own program (H142)"
         try cache.store(&out);
     }
     const slot = cache.recentSlot();
+    // The last `recent_ways` added, the latest first.
+    try std.testing.expectEqual([Programs.recent_ways]u32{ 5, 4, 3, 2 }, cache.recent[slot]);
     var prng = std.Random.DefaultPrng.init(0x4831_3432);
     const random = prng.random();
     for (0..200) |_| {
@@ -1334,8 +1349,8 @@ test "find: signatures sharing a recent slot each find their own program (H142)"
             continue;
         };
         try std.testing.expect(k < texts.len);
-        // Found, it is the slot's program now: the next `find` of it needs no hash.
-        try std.testing.expectEqual(k, cache.recent[slot]);
+        // Found, it is one of the slot's programs now: the next `find` of it needs no hash.
+        try std.testing.expect(std.mem.indexOfScalar(u32, &cache.recent[slot], k) != null);
         var replayed = Out.init(gpa);
         defer replayed.deinit();
         try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values_format.default_codec });
