@@ -1271,6 +1271,17 @@ test "raw element fragments in BinXml values replay the reference's bytes (H69)"
     }
 }
 
+/// For the tests: stores `text` as the literal-only program of signature `words`, new.
+fn storeLiteral(cache: *Programs, out: *Out, words: []const u32, text: []const u8) !void {
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.appendSlice(cache.gpa, words);
+    try std.testing.expect(cache.find() == null);
+    out.truncate(0);
+    try out.write(text);
+    _ = cache.beginRecorder(0);
+    try cache.store(out);
+}
+
 test "a signature finds only its own program; clear forgets them all" {
     const gpa = std.testing.allocator;
     var cache = Programs.init(gpa);
@@ -1279,13 +1290,7 @@ test "a signature finds only its own program; clear forgets them all" {
     defer out.deinit();
     // Two signatures compiled by hand: a literal-only program each.
     for ([_]u32{ 7, 8 }) |word| {
-        cache.signature.clearRetainingCapacity();
-        try cache.signature.append(gpa, word);
-        try std.testing.expect(cache.find() == null);
-        out.truncate(0);
-        try out.write(if (word == 7) "<seven/>" else "<eight/>");
-        _ = cache.beginRecorder(0);
-        try cache.store(&out);
+        try storeLiteral(&cache, &out, &.{word}, if (word == 7) "<seven/>" else "<eight/>");
     }
     for ([_]u32{ 7, 8 }) |word| {
         cache.signature.clearRetainingCapacity();
@@ -1325,15 +1330,7 @@ test "find: signatures sharing a recent slot each find their own program (H142, 
     // more programs than ways, so some are found by the hash.
     const texts = [_][]const u8{ "<a/>", "<b/>", "<c/>", "<d/>", "<e/>", "<f/>" };
     comptime assert(texts.len > Programs.recent_ways);
-    for (texts, 0..) |text, k| {
-        cache.signature.clearRetainingCapacity();
-        try cache.signature.appendSlice(gpa, &.{ 7, 1, @intCast(k) });
-        try std.testing.expect(cache.find() == null);
-        out.truncate(0);
-        try out.write(text);
-        _ = cache.beginRecorder(0);
-        try cache.store(&out);
-    }
+    for (texts, 0..) |text, k| try storeLiteral(&cache, &out, &.{ 7, 1, @intCast(k) }, text);
     const slot = cache.recentSlot();
     // The last `recent_ways` added, the latest first.
     try std.testing.expectEqual([Programs.recent_ways]u32{ 5, 4, 3, 2 }, cache.recent[slot]);

@@ -233,7 +233,9 @@ test "entryBytes: hash, count and units within the chunk, else null" {
         const len = random.uintAtMost(usize, chunk.len);
         const offset = random.uintAtMost(u32, chunk.len + 8);
         const count = if (random.boolean()) random.uintAtMost(u16, 30) else random.int(u16);
-        if (offset + 8 <= chunk.len) std.mem.writeInt(u16, chunk[offset + 6 ..][0..2], count, .little);
+        if (offset + 8 <= chunk.len) {
+            std.mem.writeInt(u16, chunk[offset + 6 ..][0..2], count, .little);
+        }
         // Whole when its last unit is inside the chunk's first `len` bytes.
         const whole = offset + 8 + 2 * @as(usize, count) <= len;
         const got = entryBytes(chunk[0..len], offset);
