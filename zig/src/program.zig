@@ -996,11 +996,15 @@ pub const Programs = struct {
     }
 
     /// `recent`'s slot for the current signature: its first word (an instance's head, a
-    /// content hash's low half) and its length.
+    /// content hash's low half), its length and its last word (which often tells one
+    /// template's shapes of one length apart, PERF.md H145).
     fn recentSlot(c: *const Programs) usize {
         const words = c.signature.items;
         const head: u32 = if (words.len > 0) words[0] else 0;
-        return (head +% @as(u32, @truncate(words.len)) *% 31) % recent_slots;
+        const last: u32 = if (words.len > 0) words[words.len - 1] else 0;
+        const len: u32 = @truncate(words.len);
+        const mixed = head +% len *% 31 +% ((last *% 0x9E37_79B1) >> 24);
+        return mixed % recent_slots;
     }
 
     /// Writes a record with program `prog`.
@@ -1320,17 +1324,27 @@ test "a signature finds only its own program; clear forgets them all" {
     try std.testing.expect(cache.find() == null);
 }
 
-test "find: signatures sharing a recent slot each find their own program (H142, H144)" {
+test "find: signatures sharing a recent slot each find their own program (H142, H144, H145)" {
     const gpa = std.testing.allocator;
     var cache = Programs.init(gpa);
     defer cache.deinit();
     var out = Out.init(gpa);
     defer out.deinit();
-    // Same head and length, so one `recent` slot: each added in turn takes its first way;
-    // more programs than ways, so some are found by the hash.
+    // Same head, length and last word, so one `recent` slot: each added in turn takes its
+    // first way; more programs than ways, so some are found by the hash.
     const texts = [_][]const u8{ "<a/>", "<b/>", "<c/>", "<d/>", "<e/>", "<f/>" };
     comptime assert(texts.len > Programs.recent_ways);
-    for (texts, 0..) |text, k| try storeLiteral(&cache, &out, &.{ 7, 1, @intCast(k) }, text);
+    for (texts, 0..) |text, k| try storeLiteral(&cache, &out, &.{ 7, @intCast(k), 1 }, text);
+    // Shapes of one head and length that differ in their last word spread over slots (H145).
+    var spread = std.StaticBitSet(Programs.recent_slots).initEmpty();
+    for (0..16) |k| {
+        cache.signature.clearRetainingCapacity();
+        try cache.signature.appendSlice(gpa, &.{ 7, 1, @intCast(k) });
+        spread.set(cache.recentSlot());
+    }
+    try std.testing.expect(spread.count() > 8);
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.appendSlice(gpa, &.{ 7, 0, 1 });
     const slot = cache.recentSlot();
     // The last `recent_ways` added, the latest first.
     try std.testing.expectEqual([Programs.recent_ways]u32{ 5, 4, 3, 2 }, cache.recent[slot]);
@@ -1339,7 +1353,7 @@ test "find: signatures sharing a recent slot each find their own program (H142, 
     for (0..200) |_| {
         const k = random.uintLessThan(u32, texts.len + 1);
         cache.signature.clearRetainingCapacity();
-        try cache.signature.appendSlice(gpa, &.{ 7, 1, k });
+        try cache.signature.appendSlice(gpa, &.{ 7, k, 1 });
         try std.testing.expectEqual(slot, cache.recentSlot());
         const prog = cache.find() orelse {
             try std.testing.expectEqual(texts.len, k); // Never stored.
