@@ -161,10 +161,8 @@ const FragmentNames = struct {
     /// The hash, count and units of the name entry at `offset` as stored, or null when they
     /// are out of bounds or longer than a slot.
     fn rawBytes(chunk: []const u8, offset: u32) ?[]const u8 {
-        if (offset > chunk.len or chunk.len - offset < 8) return null;
-        const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
-        if (4 + 2 * count > raw_bytes_max or chunk.len - offset - 8 < 2 * count) return null;
-        return chunk[offset + 4 ..][0 .. 4 + 2 * count];
+        const entry = tree.entryBytes(chunk, offset) orelse return null;
+        return if (entry.len > raw_bytes_max) null else entry;
     }
 
     fn rawSlot(n: *FragmentNames, bytes: []const u8) *Raw {
@@ -321,6 +319,11 @@ pub const Programs = struct {
     gpa: Allocator,
     programs: std.ArrayList(Program) = .empty,
     by_hash: std.AutoHashMapUnmanaged(u64, u32) = .empty,
+    /// The programs last found or added by signature head and length (`recentSlot`), the
+    /// latest first, `no_program` if none: `find` compares their signatures first and
+    /// hashes only when all differ (PERF.md H142; `recent_ways` of them H144: one template's
+    /// shapes of one length share a slot).
+    recent: [recent_slots][recent_ways]u32 = @splat(@splat(no_program)),
     signatures: std.ArrayList(u32) = .empty,
     /// The programs' bodies, by `Program.body`: this renderer's own at `-t 1`, `shared`'s
     /// (and replayed by the other renderers too) at `-t 2` and up (PERF.md H137).
@@ -337,6 +340,10 @@ pub const Programs = struct {
     shared: ?*Shared = null,
     /// Programs this renderer recorded itself (not imported), for the tests.
     stores: usize = 0,
+
+    const recent_slots = 256;
+    const recent_ways = 4;
+    const no_program = std.math.maxInt(u32);
 
     pub fn init(gpa: Allocator) Programs {
         return .{ .gpa = gpa };
@@ -383,6 +390,7 @@ pub const Programs = struct {
         c.freeBodies();
         c.programs.clearRetainingCapacity();
         c.by_hash.clearRetainingCapacity();
+        c.recent = @splat(@splat(no_program));
         c.signatures.clearRetainingCapacity();
         c.bodies.clearRetainingCapacity();
         c.bytes = 0;
@@ -428,6 +436,7 @@ pub const Programs = struct {
         c.bodies.appendAssumeCapacity(body);
         c.bytes += body.cost();
         c.by_hash.putAssumeCapacity(c.hash(), @intCast(c.programs.items.len));
+        c.remember(c.recentSlot(), @intCast(c.programs.items.len));
         c.programs.appendAssumeCapacity(prog);
         return prog;
     }
@@ -444,7 +453,7 @@ pub const Programs = struct {
     }
 
     /// The current signature's program, or `.miss`.
-    fn lookup(c: *const Programs) Sign {
+    fn lookup(c: *Programs) Sign {
         const prog = c.find() orelse return .miss;
         return .{ .hit = prog.* };
     }
@@ -955,13 +964,47 @@ pub const Programs = struct {
         return std.hash.Wyhash.hash(0, std.mem.sliceAsBytes(c.signature.items));
     }
 
-    /// The program for the current signature, if compiled.
-    pub fn find(c: *const Programs) ?*const Program {
+    /// The program for the current signature, if compiled: the one last found with the
+    /// same head and length if its signature is equal (most records repeat a recent shape),
+    /// else by the signature's hash (PERF.md H142).
+    pub fn find(c: *Programs) ?*const Program {
+        const slot = c.recentSlot();
+        for (c.recent[slot]) |recent| {
+            if (recent == no_program) break;
+            const prog = &c.programs.items[recent];
+            if (c.signatureIs(prog)) return prog;
+        }
         const index = c.by_hash.get(c.hash()) orelse return null;
         const prog = &c.programs.items[index];
-        const stored = c.signatures.items[prog.signature_start..][0..prog.signature_len];
-        if (!std.mem.eql(u32, stored, c.signature.items)) return null;
+        if (!c.signatureIs(prog)) return null;
+        c.remember(slot, index);
         return prog;
+    }
+
+    /// `index` as the latest of `recent[slot]`, the others one way down, the oldest out.
+    fn remember(c: *Programs, slot: usize, index: u32) void {
+        assert(index != no_program);
+        const ways = &c.recent[slot];
+        std.mem.copyBackwards(u32, ways[1..], ways[0 .. recent_ways - 1]);
+        ways[0] = index;
+    }
+
+    /// Whether `prog` was stored under the current signature.
+    fn signatureIs(c: *const Programs, prog: *const Program) bool {
+        const stored = c.signatures.items[prog.signature_start..][0..prog.signature_len];
+        return std.mem.eql(u32, stored, c.signature.items);
+    }
+
+    /// `recent`'s slot for the current signature: its first word (an instance's head, a
+    /// content hash's low half), its length and its last word (which often tells one
+    /// template's shapes of one length apart, PERF.md H145).
+    fn recentSlot(c: *const Programs) usize {
+        const words = c.signature.items;
+        const head: u32 = if (words.len > 0) words[0] else 0;
+        const last: u32 = if (words.len > 0) words[words.len - 1] else 0;
+        const len: u32 = @truncate(words.len);
+        const mixed = head +% len *% 31 +% ((last *% 0x9E37_79B1) >> 24);
+        return mixed % recent_slots;
     }
 
     /// Writes a record with program `prog`.
@@ -1232,6 +1275,17 @@ test "raw element fragments in BinXml values replay the reference's bytes (H69)"
     }
 }
 
+/// For the tests: stores `text` as the literal-only program of signature `words`, new.
+fn storeLiteral(cache: *Programs, out: *Out, words: []const u32, text: []const u8) !void {
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.appendSlice(cache.gpa, words);
+    try std.testing.expect(cache.find() == null);
+    out.truncate(0);
+    try out.write(text);
+    _ = cache.beginRecorder(0);
+    try cache.store(out);
+}
+
 test "a signature finds only its own program; clear forgets them all" {
     const gpa = std.testing.allocator;
     var cache = Programs.init(gpa);
@@ -1240,13 +1294,7 @@ test "a signature finds only its own program; clear forgets them all" {
     defer out.deinit();
     // Two signatures compiled by hand: a literal-only program each.
     for ([_]u32{ 7, 8 }) |word| {
-        cache.signature.clearRetainingCapacity();
-        try cache.signature.append(gpa, word);
-        try std.testing.expect(cache.find() == null);
-        out.truncate(0);
-        try out.write(if (word == 7) "<seven/>" else "<eight/>");
-        _ = cache.beginRecorder(0);
-        try cache.store(&out);
+        try storeLiteral(&cache, &out, &.{word}, if (word == 7) "<seven/>" else "<eight/>");
     }
     for ([_]u32{ 7, 8 }) |word| {
         cache.signature.clearRetainingCapacity();
@@ -1274,6 +1322,51 @@ test "a signature finds only its own program; clear forgets them all" {
     cache.signature.clearRetainingCapacity();
     try cache.signature.append(gpa, 7);
     try std.testing.expect(cache.find() == null);
+}
+
+test "find: signatures sharing a recent slot each find their own program (H142, H144, H145)" {
+    const gpa = std.testing.allocator;
+    var cache = Programs.init(gpa);
+    defer cache.deinit();
+    var out = Out.init(gpa);
+    defer out.deinit();
+    // Same head, length and last word, so one `recent` slot: each added in turn takes its
+    // first way; more programs than ways, so some are found by the hash.
+    const texts = [_][]const u8{ "<a/>", "<b/>", "<c/>", "<d/>", "<e/>", "<f/>" };
+    comptime assert(texts.len > Programs.recent_ways);
+    for (texts, 0..) |text, k| try storeLiteral(&cache, &out, &.{ 7, @intCast(k), 1 }, text);
+    // Shapes of one head and length that differ in their last word spread over slots (H145).
+    var spread = std.StaticBitSet(Programs.recent_slots).initEmpty();
+    for (0..16) |k| {
+        cache.signature.clearRetainingCapacity();
+        try cache.signature.appendSlice(gpa, &.{ 7, 1, @intCast(k) });
+        spread.set(cache.recentSlot());
+    }
+    try std.testing.expect(spread.count() > 8);
+    cache.signature.clearRetainingCapacity();
+    try cache.signature.appendSlice(gpa, &.{ 7, 0, 1 });
+    const slot = cache.recentSlot();
+    // The last `recent_ways` added, the latest first.
+    try std.testing.expectEqual([Programs.recent_ways]u32{ 5, 4, 3, 2 }, cache.recent[slot]);
+    var prng = std.Random.DefaultPrng.init(0x4831_3432);
+    const random = prng.random();
+    for (0..200) |_| {
+        const k = random.uintLessThan(u32, texts.len + 1);
+        cache.signature.clearRetainingCapacity();
+        try cache.signature.appendSlice(gpa, &.{ 7, k, 1 });
+        try std.testing.expectEqual(slot, cache.recentSlot());
+        const prog = cache.find() orelse {
+            try std.testing.expectEqual(texts.len, k); // Never stored.
+            continue;
+        };
+        try std.testing.expect(k < texts.len);
+        // Found, it is one of the slot's programs now: the next `find` of it needs no hash.
+        try std.testing.expect(std.mem.indexOfScalar(u32, &cache.recent[slot], k) != null);
+        var replayed = Out.init(gpa);
+        defer replayed.deinit();
+        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values_format.default_codec });
+        try std.testing.expectEqualStrings(texts[k], replayed.list.items);
+    }
 }
 
 test "a full cache refuses new programs and keeps the ones it has (limits.zig)" {

@@ -503,10 +503,8 @@ pub const BodyRef = struct { at: u32, is_inline: bool, text: []const u8 };
 /// The count field and the units of the name entry at `offset` (6.3), as stored: equal
 /// bytes mean equal texts however `tree.nameUnits` cuts them (no NUL scan, H126).
 fn entryText(chunk: []const u8, offset: u32) ?[]const u8 {
-    if (offset > chunk.len or chunk.len - offset < 8) return null;
-    const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
-    if (chunk.len - offset - 8 < 2 * count) return null;
-    return chunk[offset + 6 ..][0 .. 2 + 2 * count];
+    const entry = tree.entryBytes(chunk, offset) orelse return null;
+    return entry[2..];
 }
 
 /// Token fingerprints of definition bodies seen in earlier chunks, by template GUID and data

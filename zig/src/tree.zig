@@ -212,12 +212,48 @@ pub const Names = struct {
     }
 };
 
+/// The name entry at `offset` (6.3: next offset, hash, count, units) as stored from its hash
+/// on: the 16-bit hash, the 16-bit count and `count` UTF-16 units, or null when the chunk
+/// ends first. The one bounds check of an entry's count; `nameUnits`, the cache of known
+/// bodies (`template.entryText`) and the fragment names' slots (`program.FragmentNames`)
+/// slice it.
+pub fn entryBytes(chunk: []const u8, offset: u32) ?[]const u8 {
+    if (offset > chunk.len or chunk.len - offset < 8) return null;
+    const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
+    if (chunk.len - offset - 8 < 2 * count) return null;
+    return chunk[offset + 4 ..][0 .. 4 + 2 * count];
+}
+
+test "entryBytes: hash, count and units within the chunk, else null" {
+    var chunk: [64]u8 = undefined;
+    var prng = std.Random.DefaultPrng.init(0x4831_3433);
+    const random = prng.random();
+    for (0..2000) |_| {
+        random.bytes(&chunk);
+        const len = random.uintAtMost(usize, chunk.len);
+        const offset = random.uintAtMost(u32, chunk.len + 8);
+        const count = if (random.boolean()) random.uintAtMost(u16, 30) else random.int(u16);
+        if (offset + 8 <= chunk.len) {
+            std.mem.writeInt(u16, chunk[offset + 6 ..][0..2], count, .little);
+        }
+        // Whole when its last unit is inside the chunk's first `len` bytes.
+        const whole = offset + 8 + 2 * @as(usize, count) <= len;
+        const got = entryBytes(chunk[0..len], offset);
+        if (!whole) {
+            try std.testing.expect(got == null);
+            continue;
+        }
+        const bytes = got orelse return error.TestExpectedEntry;
+        try std.testing.expectEqual(@intFromPtr(&chunk[offset + 4]), @intFromPtr(bytes.ptr));
+        try std.testing.expectEqual(4 + 2 * @as(usize, count), bytes.len);
+        try std.testing.expectEqual(count, std.mem.readInt(u16, bytes[2..4], .little));
+    }
+}
+
 /// The UTF-16 characters of the name entry at `offset`, cut at the first NUL.
 pub fn nameUnits(chunk: []const u8, offset: u32) Error![]const u8 {
-    if (offset > chunk.len or chunk.len - offset < 8) return error.OutOfBounds;
-    const count: u32 = std.mem.readInt(u16, chunk[offset + 6 ..][0..2], .little);
-    if (chunk.len - offset - 8 < 2 * count) return error.OutOfBounds;
-    const units = chunk[offset + 8 ..][0 .. 2 * count];
+    const entry = entryBytes(chunk, offset) orelse return error.OutOfBounds;
+    const units = entry[4..];
     return units[0 .. 2 * escape.unitsBeforeNul(units)];
 }
 
