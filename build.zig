@@ -71,8 +71,9 @@ fn addRust(b: *std.Build, step: *std.Build.Step) engine.RustArtifacts {
     // The CLI links glibc statically, as evtx-zig's CLI is static: no dynamic loader, no
     // libgcc_s, 1-3 % of a 30 MB run (PERF.md H167). `cargo rustc` gives the flag to this one
     // binary; a workspace-wide RUSTFLAGS would reach the proc macros and the C libraries too.
-    const cli = b.addSystemCommand(&.{ "cargo", "rustc", "--locked", "--release", "-p", "evtx-rs" });
-    cli.addArgs(&.{ "--bin", "evtx-rs", "--", "-C", "target-feature=+crt-static" });
+    const cli = b.addSystemCommand(&.{ "cargo", "rustc", "--locked", "--release" });
+    cli.addArgs(&.{ "-p", "evtx-rs", "--bin", "evtx-rs" });
+    cli.addArgs(&.{ "--", "-C", "target-feature=+crt-static" });
     cli.has_side_effects = true;
     // One cargo at a time: both would wait on the target directory's lock anyway.
     cli.step.dependOn(&cargo.step);

@@ -99,8 +99,10 @@ pub const RUST: Groups = &[
             "finish_grow",
         ],
     ),
-    // `values_decode` and `values_format` (files and functions).
-    ("value decoding", &["values_", "itoa"]),
+    // `values_decode` and `values_format` (files and functions). No "itoa": the itoa crate is
+    // off the profiled paths, and the pattern only ever matched the dynamic loader's
+    // `_itoa.h` (PERF.md H167: the CLI is static now, without a loader).
+    ("value decoding", &["values_"]),
     (
         "template lookup",
         &["template.rs:", "template::", "Identities", "hash"],
