@@ -116,6 +116,10 @@ const fragment = struct {
     const end: u32 = 0xf1a6_0005;
     const instance: u32 = 0xf1a6_0006;
     const end_fragment: u32 = 0xf1a6_0007;
+    /// Followed by the name's id, as `element` and `attribute` (PERF.md H146).
+    const entity_ref: u32 = 0xf1a6_0008;
+    /// Followed by the reference's code unit (H146).
+    const char_ref: u32 = 0xf1a6_0009;
 };
 
 /// Entries of `FragmentNames.recent` (a power of two).
@@ -514,7 +518,7 @@ pub const Programs = struct {
     }
 
     /// One node of a raw fragment (`signFragment`): an element with its attributes and
-    /// children, a value, or a template instance; anything else gives up.
+    /// children, a value, a reference (H146), or a template instance; anything else gives up.
     fn signFragmentNode(c: *Programs, p: *Parser, n: u32, depth: u32) Allocator.Error!bool {
         if (depth > tokens.open_elements_max) return false;
         const node = p.node(n).*;
@@ -530,8 +534,13 @@ pub const Programs = struct {
                     var i: u32 = 0;
                     while (i < attr.kids.len) : (i += 1) {
                         const item = p.edges(attr.kids)[i];
-                        if (p.node(item).kind != .value) return false;
-                        if (!try c.signFragmentValue(p, item)) return false;
+                        switch (p.node(item).kind) {
+                            .value => if (!try c.signFragmentValue(p, item)) return false,
+                            .char_ref, .entity_ref => {
+                                if (!try c.signFragmentReference(p, item)) return false;
+                            },
+                            else => return false,
+                        }
                     }
                 }
                 if (node.flags & tree.flag_self_closing != 0) {
@@ -551,8 +560,24 @@ pub const Programs = struct {
                 try c.signature.append(c.gpa, fragment.instance);
                 return c.signInstance(p, n);
             },
+            .char_ref, .entity_ref => return c.signFragmentReference(p, n),
             else => return false,
         }
+    }
+
+    /// A reference of a raw fragment (PERF.md H146): its text is its name's or code's alone
+    /// (`&quot;`, `\"` in JSON; `&#65;`), literal bytes of the program, so the signature
+    /// holds the name's id or the code unit, the words `scanFragment` reads.
+    fn signFragmentReference(c: *Programs, p: *Parser, n: u32) Allocator.Error!bool {
+        const node = p.node(n).*;
+        if (node.kind == .char_ref) {
+            try c.signature.appendSlice(c.gpa, &.{ fragment.char_ref, node.ref.code_unit });
+            return true;
+        }
+        assert(node.kind == .entity_ref);
+        const name = try c.fragmentId(p, node.ref.name) orelse return false;
+        try c.signature.appendSlice(c.gpa, &.{ fragment.entity_ref, name });
+        return true;
     }
 
     /// An inline value of a raw fragment: signed and numbered as the next slot (arrays,
@@ -723,20 +748,29 @@ pub const Programs = struct {
                     if (vtype == T.binxml or vtype >= T.array) return false;
                     const d = try values_decode.decodeUnsized(chunk, pos, vtype);
                     pos = d.end;
-                    if (pending) {
-                        // Dropped before the start tag's first attribute, as the parser does.
-                        const name = attribute orelse continue;
-                        if (!attribute_signed) {
-                            try c.signature.appendSlice(c.gpa, &.{ fragment.attribute, name });
-                            attribute_signed = true;
-                        }
-                    } else if (open == 0) return false;
+                    if (!(try c.placeContent(pending, attribute, &attribute_signed, open) orelse
+                        return false)) continue;
                     if (!try c.signValue(chunk, d.value)) return false;
                 },
                 0x06, 0x46 => {
                     if (!pending) return false;
                     attribute = try c.nameWord(p, &pos) orelse return false;
                     attribute_signed = false;
+                },
+                // A reference's text is its name's or code's alone (H146): the parser's
+                // `content` places it as it places a value (dropped before a start tag's
+                // first attribute, refused outside every element), so the checks are the
+                // value's. CAPI2's HTTP header lists have `&quot;`.
+                0x08, 0x48, 0x09, 0x49 => {
+                    const char = token & 0x0F == 0x08;
+                    const word: u32 = if (char)
+                        try p.readU16(&pos)
+                    else
+                        try c.nameWord(p, &pos) orelse return false;
+                    if (!(try c.placeContent(pending, attribute, &attribute_signed, open) orelse
+                        return false)) continue;
+                    const marker = if (char) fragment.char_ref else fragment.entity_ref;
+                    try c.signature.appendSlice(c.gpa, &.{ marker, word });
                 },
                 0x0C => {
                     if (pending) return false;
@@ -749,6 +783,26 @@ pub const Programs = struct {
         }
         if (pending or open > 0) return false;
         try c.signature.append(c.gpa, fragment.end_fragment);
+        return true;
+    }
+
+    /// Where the parser's `content` puts a raw fragment's value or reference (`scanFragment`):
+    /// dropped before a start tag's first attribute (false), refused outside every element
+    /// (null), else kept (true), the pending attribute's name signed before its first item.
+    inline fn placeContent(
+        c: *Programs,
+        pending: bool,
+        attribute: ?u32,
+        attribute_signed: *bool,
+        open: u32,
+    ) Allocator.Error!?bool {
+        if (pending) {
+            const name = attribute orelse return false;
+            if (!attribute_signed.*) {
+                try c.signature.appendSlice(c.gpa, &.{ fragment.attribute, name });
+                attribute_signed.* = true;
+            }
+        } else if (open == 0) return null;
         return true;
     }
 
@@ -1272,6 +1326,127 @@ test "raw element fragments in BinXml values replay the reference's bytes (H69)"
         // scan that gave up would store none, a signature the scan does not find again one
         // per record.
         try std.testing.expectEqual(@as(usize, 3), count);
+    }
+}
+
+/// For the H146 test: one record (id `id`) whose template `<E>` holds a BinXml value, a raw
+/// fragment `<Headers><Header>a&E;b&E;</Header><Via proxy="a&amp;&#C;">&#C;b</Via>
+/// <Only>&lt;&nbsp;</Only></Headers>` with entity `E` and code `C`. The template is defined
+/// in the first record, `def.*` its offset after.
+fn referenceRecord(
+    b: *testing.Builder,
+    id: u64,
+    def: *?u32,
+    entity: []const u8,
+    code: u16,
+    a: []const u8,
+    text_b: []const u8,
+) void {
+    const at = b.beginRecord();
+    b.fragment();
+    b.singleInstance(def, "E", T.binxml);
+    b.u32le(1);
+    const size_at = b.pos;
+    b.u16le(0);
+    b.raw(&.{ T.binxml, 0 });
+    const value_start = b.pos;
+    b.fragment();
+    b.open("Headers", null, false);
+    b.closeStart();
+    b.open("Header", null, false);
+    b.closeStart();
+    b.text(a);
+    b.byte(0x09);
+    b.name(entity);
+    b.text(text_b);
+    b.byte(0x49);
+    b.name(entity);
+    b.end();
+    b.open("Via", null, true);
+    b.attribute("proxy");
+    b.text(a);
+    b.byte(0x09);
+    b.name("amp");
+    b.byte(0x48);
+    b.u16le(code);
+    b.closeStart();
+    b.byte(0x08);
+    b.u16le(code);
+    b.text(text_b);
+    b.end();
+    b.open("Only", null, false);
+    b.closeStart();
+    b.byte(0x09);
+    b.name("lt");
+    b.byte(0x09);
+    b.name("nbsp");
+    b.end();
+    b.end();
+    b.byte(0x00);
+    std.mem.writeInt(u16, b.chunk[size_at..][0..2], @intCast(b.pos - value_start), .little);
+    b.endRecord(at, id);
+}
+
+test "raw fragments' entity and character references replay as rendered (H146)" {
+    // Seven records whose raw fragments differ in their values only, or also in a
+    // reference's name or code (which must not share a program), rendered through one
+    // renderer with programs (the later records of a shape replay) and without (every record
+    // the slow way), in every output mode.
+    const gpa = std.testing.allocator;
+    const Row = struct { entity: []const u8, code: u16, a: []const u8, b: []const u8 };
+    const rows = [_]Row{
+        .{ .entity = "quot", .code = 0x41, .a = "GET /a", .b = "x" },
+        .{ .entity = "quot", .code = 0x41, .a = "GET /longer/path", .b = "y & z" },
+        .{ .entity = "apos", .code = 0x41, .a = "GET /a", .b = "x" },
+        .{ .entity = "quot", .code = 0x263a, .a = "GET /a", .b = "<x>" },
+        .{ .entity = "quot", .code = 0x41, .a = "", .b = "" },
+        .{ .entity = "gt", .code = 0x41, .a = "c", .b = "d" },
+        .{ .entity = "quot", .code = 0x41, .a = "\"q\"", .b = "tail" },
+    };
+    var b = try testing.Builder.init(gpa);
+    defer b.deinit(gpa);
+    var def: ?u32 = null;
+    var at: [rows.len]u32 = undefined;
+    for (rows, &at, 1..) |row, *record, id| {
+        record.* = b.pos;
+        referenceRecord(&b, id, &def, row.entity, row.code, row.a, row.b);
+    }
+    const bytes = try testing.fileWithRecords(gpa, &b, rows.len, at[rows.len - 1]);
+    defer gpa.free(bytes);
+    const cases = [_]options.Options{
+        .{ .show_record_number = false },
+        .{ .indent = false },
+        .{ .format = .jsonl, .indent = false, .show_record_number = false },
+        .{ .format = .json },
+        .{ .format = .jsonl, .indent = false, .separate_json_attributes = true },
+    };
+    for (&cases) |*settings| {
+        const slow = try testing.dumpBytes(gpa, bytes, settings, false);
+        defer gpa.free(slow);
+        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
+        defer file.deinit(gpa);
+        var renderer: dump.Renderer = undefined;
+        renderer.init(gpa, settings);
+        defer renderer.deinit();
+        var text: std.ArrayList(u8) = .empty;
+        defer text.deinit(gpa);
+        try std.testing.expectEqual(rows.len, try renderEvery(gpa, &renderer, &file, &text));
+        try std.testing.expectEqualStrings(slow, text.items);
+        try std.testing.expect(std.mem.indexOf(u8, slow, "nbsp") != null);
+        // Rows 0, 1 and 6 share a shape; empty texts make row 4's, a reference's name rows
+        // 2 and 5, its code row 3. Signing that gave up on references would store none; one
+        // that left the name or the code out, fewer, and replay the wrong text.
+        try std.testing.expectEqual(@as(usize, 5), renderer.programs.programs.items.len);
+        // The byte scan signs each record as the tree walk did: it finds the program of the
+        // record's row (first sights numbered in order), not a slow path's signTree.
+        const p = &renderer.parser;
+        const program_of_row = [rows.len]u32{ 0, 0, 1, 2, 3, 4, 0 };
+        for (at, program_of_row) |record, want| {
+            const size = std.mem.readInt(u32, b.chunk[record + 4 ..][0..4], .little);
+            const found = try renderer.programs.sign(p, record + 24, record + size - 4);
+            try std.testing.expect(found == .hit);
+            try std.testing.expectEqual(want, found.hit.body);
+        }
     }
 }
 

@@ -128,6 +128,22 @@ pub const Builder = struct {
         b.u32le(def_offset);
     }
 
+    /// A template instance of `<label>%0</label>` (substitution 0 of type `vtype`): defined
+    /// inline the first time (`def.*` null, set to its offset), by reference after; its value
+    /// list follows.
+    pub fn singleInstance(b: *Builder, def: *?u32, label: []const u8, vtype: u8) void {
+        if (def.*) |d| return b.instanceOf(d);
+        const size_at = b.beginInstance();
+        def.* = size_at - 20;
+        b.fragment();
+        b.open(label, 0xFFFF, false);
+        b.closeStart();
+        b.sub(0, false, vtype);
+        b.end();
+        b.byte(0x00);
+        b.endDefinition(size_at);
+    }
+
     pub fn endDefinition(b: *Builder, size_at: u32) void {
         std.mem.writeInt(u32, b.chunk[size_at..][0..4], b.pos - size_at - 4, .little);
     }
@@ -423,17 +439,7 @@ pub fn scanTestRecord(
     const n_start = b.pos;
     for (u_texts) |u| {
         b.fragment();
-        if (u_def.*) |d| b.instanceOf(d) else {
-            const size_at = b.beginInstance();
-            u_def.* = size_at - 20;
-            b.fragment();
-            b.open("U", 0xFFFF, false);
-            b.closeStart();
-            b.sub(0, false, T.string);
-            b.end();
-            b.byte(0x00);
-            b.endDefinition(size_at);
-        }
+        b.singleInstance(u_def, "U", T.string);
         b.u32le(1);
         b.u16le(@intCast(2 * u.len));
         b.raw(&.{ T.string, 0 });
