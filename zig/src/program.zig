@@ -837,8 +837,10 @@ pub const Programs = struct {
             return c.names.intern(c.gpa, p.nameText(name), c.shared);
         }
         const stored = FragmentNames.rawBytes(p.chunk, offset);
-        if (stored) |bytes| {
-            const slot = c.names.rawSlot(bytes);
+        // The entry's slot, found once: read on a hit, written after a miss.
+        const raw_slot = if (stored) |bytes| c.names.rawSlot(bytes) else null;
+        if (raw_slot) |slot| {
+            const bytes = stored.?;
             if (slot.len == bytes.len and slot.generation == p.names.generation and
                 std.mem.eql(u8, slot.bytes[0..slot.len], bytes))
             {
@@ -850,9 +852,9 @@ pub const Programs = struct {
         const units = tree.nameUnits(p.chunk, offset) catch null;
         const known = if (units) |raw| p.names.unitsId(raw) else null;
         const id = known orelse try p.names.resolve(p.gpa, p.chunk, offset);
-        if (stored) |bytes| {
+        if (raw_slot) |slot| {
             // Equal stored bytes cut to equal units: the same id while the generation holds.
-            const slot = c.names.rawSlot(bytes);
+            const bytes = stored.?;
             slot.len = @intCast(bytes.len);
             @memcpy(slot.bytes[0..bytes.len], bytes);
             slot.id = id;
