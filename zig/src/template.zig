@@ -34,6 +34,38 @@ pub const Templates = std.AutoHashMapUnmanaged(u32, Definition);
 /// Run-wide fingerprints of definitions kept per parser; past this many it starts over.
 pub const known_definitions_max = 1 << 16;
 
+/// `fingerprintAt`'s answers in the current chunk, direct-mapped by definition offset
+/// (`Parser.fingerprint_memo`, emptied by `Parser.resetChunk`): a chunk's records use a few
+/// definitions over and over, and each instance scanned asked `Templates` (a Wyhash of the
+/// offset and a probe). The Rust engine's `Identities::memo` (PERF.md H49, H74; here H147).
+/// It cannot go stale within a chunk: an offset's fingerprint, once answered, is the one its
+/// parse gives too (`definition` asserts it).
+pub const FingerprintMemo = struct {
+    entries: [slots]Entry = @splat(.{}),
+
+    /// More than a chunk's usual count of definitions in use (Rust's `MEMO_SLOTS`).
+    pub const slots = 1 << slot_bits;
+    const slot_bits = 5;
+    /// No definition starts there: a chunk is at most 64 KiB plus `--wevt-cache`'s extension.
+    const empty = std.math.maxInt(u32);
+    const Entry = struct { offset: u32 = empty, fingerprint: u64 = 0 };
+
+    /// The top bits of a multiplicative hash, so that offsets differing in any bits spread.
+    fn slot(offset: u32) usize {
+        return (offset *% 0x9e37_79b9) >> (32 - slot_bits);
+    }
+
+    pub inline fn get(m: *const FingerprintMemo, offset: u32) ?u64 {
+        const e = &m.entries[slot(offset)];
+        return if (e.offset == offset) e.fingerprint else null;
+    }
+
+    fn put(m: *FingerprintMemo, offset: u32, fp: u64) void {
+        assert(offset != empty);
+        m.entries[slot(offset)] = .{ .offset = offset, .fingerprint = fp };
+    }
+};
+
 /// An instance read up to its values: the definition and the value descriptor table.
 pub const InstanceHead = struct {
     /// Chunk offset of the definition.
@@ -319,6 +351,10 @@ fn definition(p: *Parser, offset: u32) Error!u32 {
     };
     const mark = p.stack.items.len;
     const result = parseDefinition(p, offset);
+    // A fingerprint answered before the parse (a `known` body) is the parse's (H147).
+    if (result) |r| {
+        if (p.fingerprint_memo.get(offset)) |fp| assert(fp == fingerprint(p, r));
+    } else |_| {}
     try p.templates.put(p.gpa, offset, if (result) |r| .{ .root = r } else |e| .{ .failed = e });
     if (p.wevt_fallback != null) {
         const e = if (result) |_| return result else |err| err;
@@ -388,7 +424,15 @@ pub fn fingerprint(p: *const Parser, root: u32) u64 {
 /// whose token fingerprint a successful parse has produced before (in any chunk) is not
 /// parsed: equal tokens parse the same way. Any other body is parsed and cached as
 /// `definition` does, errors included, so the scan fails where the parser would.
-pub fn fingerprintAt(p: *Parser, offset: u32) Error!u64 {
+pub inline fn fingerprintAt(p: *Parser, offset: u32) Error!u64 {
+    if (p.fingerprint_memo.get(offset)) |fp| return fp;
+    const fp = try fingerprintAtUnmemoized(p, offset);
+    p.fingerprint_memo.put(offset, fp);
+    return fp;
+}
+
+/// `fingerprintAt` past its memo (out of line: the memo answers most instances).
+noinline fn fingerprintAtUnmemoized(p: *Parser, offset: u32) Error!u64 {
     if (p.templates.get(offset)) |c| switch (c) {
         .root => |r| return fingerprint(p, r),
         .failed => |e| return e,
@@ -1240,4 +1284,43 @@ fn bodyName(
 ) void {
     const k = random.uintLessThan(usize, texts.len);
     if (random.boolean()) b.u32le(entries[k]) else b.name(texts[k]);
+}
+
+test "fingerprintAt: the memo answers as the definitions do, per chunk (H147)" {
+    const gpa = std.testing.allocator;
+    var p = Parser.init(gpa);
+    defer p.deinit();
+    var prng = std.Random.DefaultPrng.init(0x4831_3437);
+    const random = prng.random();
+    // Two chunks with definitions at the same offsets but other literals ("v.." and "w..",
+    // one length): more definitions than memo slots, so some share a slot.
+    const count = FingerprintMemo.slots + 16;
+    var chunks: [2]testing.Builder = undefined;
+    var offsets: [2][count]u32 = undefined;
+    for (&chunks, &offsets, [_]u8{ 'v', 'w' }) |*b, *at, letter| {
+        b.* = try testing.Builder.init(gpa);
+        var names: ?[2]u32 = null;
+        for (at, 0..) |*o, k| {
+            const literal = [_]u8{ letter, 'a' + @as(u8, @intCast(k / 26)), 'a' + @as(u8, @intCast(k % 26)) };
+            o.* = writeDefinition(b, &names, 0, &literal);
+        }
+    }
+    defer for (&chunks) |*b| b.deinit(gpa);
+    try std.testing.expectEqualSlices(u32, &offsets[0], &offsets[1]);
+    var shared_slot = false;
+    for (offsets[0], 0..) |a, k| {
+        for (offsets[0][k + 1 ..]) |b| shared_slot = shared_slot or FingerprintMemo.slot(a) == FingerprintMemo.slot(b);
+    }
+    try std.testing.expect(shared_slot);
+    var memo_answers: u32 = 0;
+    for (0..6) |round| {
+        const chunk = chunks[round % 2].chunk;
+        try p.resetChunk(chunk);
+        for (0..400) |_| {
+            const o = offsets[0][random.uintLessThan(usize, count)];
+            if (p.fingerprint_memo.get(o) != null) memo_answers += 1;
+            try std.testing.expectEqual(freshFingerprint(chunk, o).?, try fingerprintAt(&p, o));
+        }
+    }
+    try std.testing.expect(memo_answers > 1000);
 }

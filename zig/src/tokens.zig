@@ -195,6 +195,8 @@ pub const Parser = struct {
     ansi: values_format.Codec = values_format.default_codec,
     names: Names,
     templates: template.Templates = .empty,
+    /// `template.fingerprintAt`'s answers in this chunk, by definition offset (PERF.md H147).
+    fingerprint_memo: template.FingerprintMemo = .{},
     /// `--wevt-cache`: definition offset → offset of the cached template standing in for it
     /// when the definition fails (wevt_cache.zig sets it for a chunk; template.zig reads it).
     wevt_fallback: ?*const std.AutoHashMapUnmanaged(u32, u32) = null,
@@ -262,6 +264,7 @@ pub const Parser = struct {
         p.rec.clear();
         p.names.clear();
         p.templates.clearRetainingCapacity();
+        p.fingerprint_memo = .{};
         p.fingerprints.clearRetainingCapacity();
         p.name_hashes = template.no_name_hashes;
         const event = std.unicode.utf8ToUtf16LeStringLiteral("Event");
