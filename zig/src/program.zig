@@ -162,10 +162,9 @@ const FragmentNames = struct {
         generation: u32 = 0,
     };
 
-    /// The hash, count and units of the name entry at `offset` as stored, or null when they
-    /// are out of bounds or longer than a slot.
-    fn rawBytes(chunk: []const u8, offset: u32) ?[]const u8 {
-        const entry = tree.entryBytes(chunk, offset) orelse return null;
+    /// The entry `entry` (`tree.entryBytes`: hash, count and units as stored) if a slot
+    /// holds it, else null.
+    fn rawBytes(entry: []const u8) ?[]const u8 {
         return if (entry.len > raw_bytes_max) null else entry;
     }
 
@@ -836,7 +835,9 @@ pub const Programs = struct {
             const name = try p.names.resolveSimple(p.gpa, p.chunk, offset);
             return c.names.intern(c.gpa, p.nameText(name), c.shared);
         }
-        const stored = FragmentNames.rawBytes(p.chunk, offset);
+        // The entry's one bounds check (the review of H128; PERF.md H148).
+        const entry = tree.entryBytes(p.chunk, offset);
+        const stored = if (entry) |e| FragmentNames.rawBytes(e) else null;
         // The entry's slot, found once: read on a hit, written after a miss.
         const raw_slot = if (stored) |bytes| c.names.rawSlot(bytes) else null;
         if (raw_slot) |slot| {
@@ -849,7 +850,7 @@ pub const Programs = struct {
             }
         }
         // A bad entry is left to `resolve`, which reports it.
-        const units = tree.nameUnits(p.chunk, offset) catch null;
+        const units = if (entry) |e| tree.entryUnits(e) else null;
         const known = if (units) |raw| p.names.unitsId(raw) else null;
         const id = known orelse try p.names.resolve(p.gpa, p.chunk, offset);
         if (raw_slot) |slot| {

@@ -1301,7 +1301,8 @@ test "fingerprintAt: the memo answers as the definitions do, per chunk (H147)" {
         b.* = try testing.Builder.init(gpa);
         var names: ?[2]u32 = null;
         for (at, 0..) |*o, k| {
-            const literal = [_]u8{ letter, 'a' + @as(u8, @intCast(k / 26)), 'a' + @as(u8, @intCast(k % 26)) };
+            const k8: u8 = @intCast(k);
+            const literal = [_]u8{ letter, 'a' + k8 / 26, 'a' + k8 % 26 };
             o.* = writeDefinition(b, &names, 0, &literal);
         }
     }
@@ -1309,7 +1310,9 @@ test "fingerprintAt: the memo answers as the definitions do, per chunk (H147)" {
     try std.testing.expectEqualSlices(u32, &offsets[0], &offsets[1]);
     var shared_slot = false;
     for (offsets[0], 0..) |a, k| {
-        for (offsets[0][k + 1 ..]) |b| shared_slot = shared_slot or FingerprintMemo.slot(a) == FingerprintMemo.slot(b);
+        for (offsets[0][k + 1 ..]) |b| {
+            if (FingerprintMemo.slot(a) == FingerprintMemo.slot(b)) shared_slot = true;
+        }
     }
     try std.testing.expect(shared_slot);
     var memo_answers: u32 = 0;

@@ -253,6 +253,12 @@ test "entryBytes: hash, count and units within the chunk, else null" {
 /// The UTF-16 characters of the name entry at `offset`, cut at the first NUL.
 pub fn nameUnits(chunk: []const u8, offset: u32) Error![]const u8 {
     const entry = entryBytes(chunk, offset) orelse return error.OutOfBounds;
+    return entryUnits(entry);
+}
+
+/// The UTF-16 characters of a name entry as `entryBytes` gives it, cut at the first NUL.
+pub fn entryUnits(entry: []const u8) []const u8 {
+    assert(entry.len >= 4 and entry.len % 2 == 0);
     const units = entry[4..];
     return units[0 .. 2 * escape.unitsBeforeNul(units)];
 }
