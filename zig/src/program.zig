@@ -122,8 +122,9 @@ const fragment = struct {
     const char_ref: u32 = 0xf1a6_0009;
 };
 
-/// Entries of `FragmentNames.recent` (a power of two).
-const recent_names = 256;
+/// Entries of `FragmentNames.recent` (a power of two; `recentName`).
+const recent_names = 1 << recent_name_bits;
+const recent_name_bits = 10;
 /// Bounds on the names `FragmentNames.ids` keeps: past them, fragments render the slow way.
 const name_ids_max = 1 << 16;
 const name_bytes_max = 1 << 20;
@@ -175,6 +176,13 @@ const FragmentNames = struct {
     }
     const Recent = struct { offset: u32 = std.math.maxInt(u32), id: u32 = 0 };
 
+    /// `recent`'s slot for the name entry at chunk offset `offset`: the top bits of a
+    /// multiplicative hash (`offset ^ offset >> 8` put nearby entries in one slot more
+    /// often), as the Rust engine's `recent_slot` (its H134; here PERF.md H149).
+    fn recentName(offset: u32) usize {
+        return (offset *% 0x9e37_79b1) >> (32 - recent_name_bits);
+    }
+
     fn deinit(n: *FragmentNames, gpa: Allocator) void {
         var keys = n.ids.keyIterator();
         while (keys.next()) |k| gpa.free(k.*);
@@ -212,6 +220,76 @@ inline fn ensureRoom(
 ) Allocator.Error!void {
     if (list.capacity - list.items.len >= n) return;
     try list.ensureUnusedCapacity(gpa, n);
+}
+
+test "recentName: a chunk's name entries, one after another, take their own slots (H149)" {
+    var prng = std.Random.DefaultPrng.init(0x4831_3439);
+    const random = prng.random();
+    var distinct: u32 = 0;
+    for (0..200) |_| {
+        // 80 entries as a chunk's string table lays them out: 10 bytes of link, hash and
+        // count, the units, a NUL; names of 1 to 30 units, from a random start.
+        var used: [recent_names]bool = @splat(false);
+        var offset: u32 = 512 + 2 * random.uintLessThan(u32, 16384);
+        for (0..80) |_| {
+            const at = FragmentNames.recentName(offset);
+            try std.testing.expect(at < recent_names);
+            if (!used[at]) distinct += 1;
+            used[at] = true;
+            offset += 10 + 2 * random.uintAtMost(u32, 30) + 2;
+        }
+    }
+    // A slot shared by two entries in use costs a lookup of each every time they alternate:
+    // 78.4 of 80 slots apart on average (a random map: 77.0); H69's `offset ^ offset >> 8`
+    // had 70.2 at 256 slots and 75.7 at 1,024.
+    try std.testing.expect(distinct >= 77 * 200);
+}
+
+test "fragmentText: a text as decodeUnsized reads it, sized to the writer's NUL (H168)" {
+    var prng = std.Random.DefaultPrng.init(0x4831_3638);
+    const random = prng.random();
+    var chunk: [96]u8 = undefined;
+    var texts: u32 = 0;
+    var empty: u32 = 0;
+    for (0..20_000) |_| {
+        random.bytes(&chunk);
+        // Few NUL units by chance: set some, at the start or further in.
+        for (0..random.uintLessThan(usize, 3)) |_| {
+            const at = 2 * random.uintLessThan(usize, chunk.len / 2);
+            chunk[at] = 0;
+            chunk[at + 1] = 0;
+        }
+        const len = random.uintAtMost(usize, chunk.len);
+        const pos = random.uintAtMost(u32, @intCast(len + 2));
+        if (pos + 2 <= len) {
+            // Counts that fit, just do not, or are far past the end.
+            const room: u32 = @intCast((len - pos - 2) / 2);
+            const n: u32 = switch (random.uintLessThan(u32, 4)) {
+                0 => room,
+                1 => room + 1,
+                2 => random.uintLessThan(u32, 4),
+                else => random.int(u16),
+            };
+            std.mem.writeInt(u16, chunk[pos..][0..2], @truncate(n), .little);
+        }
+        const bytes = chunk[0..len];
+        const want = values_decode.decodeUnsized(bytes, pos, T.string) catch {
+            try std.testing.expect(Programs.fragmentText(bytes, pos) == null);
+            continue;
+        };
+        const got = Programs.fragmentText(bytes, pos) orelse return error.TestExpectedText;
+        texts += 1;
+        try std.testing.expectEqual(want.end, got.end);
+        try std.testing.expectEqual(want.value.start, got.value.start);
+        try std.testing.expectEqual(want.value.vtype, got.value.vtype);
+        // The same text up to the first NUL, and the same class word's emptiness.
+        const units = bytes[got.value.start..][0..got.value.len];
+        try std.testing.expectEqual(want.value.len, 2 * escape.unitsBeforeNul(units));
+        const is_empty = values_decode.isEmptyScalar(bytes, got.value);
+        try std.testing.expectEqual(values_decode.isEmptyScalar(bytes, want.value), is_empty);
+        if (is_empty) empty += 1;
+    }
+    try std.testing.expect(texts > 5_000 and empty > 500);
 }
 
 test "ensureRoom leaves room for n more, as ensureUnusedCapacity (H125)" {
@@ -745,7 +823,10 @@ pub const Programs = struct {
                 0x05, 0x45 => {
                     const vtype = try p.readU8(&pos);
                     if (vtype == T.binxml or vtype >= T.array) return false;
-                    const d = try values_decode.decodeUnsized(chunk, pos, vtype);
+                    const d = if (vtype == T.string)
+                        fragmentText(chunk, pos) orelse return false
+                    else
+                        try values_decode.decodeUnsized(chunk, pos, vtype);
                     pos = d.end;
                     if (!(try c.placeContent(pending, attribute, &attribute_signed, open) orelse
                         return false)) continue;
@@ -785,6 +866,19 @@ pub const Programs = struct {
         return true;
     }
 
+    /// A raw fragment's text value (type 0x01) at `pos`, read inline as `scanInstance` reads
+    /// a substitution's (PERF.md H168; the Rust engine's `fragment_value`, its H132): its
+    /// declared units, which the writers stop at the first NUL, without `decodeUnsized`'s
+    /// call and scan for it; null where `decodeUnsized` fails (past the chunk's end). Most of
+    /// a fragment's values are texts.
+    inline fn fragmentText(chunk: []const u8, pos: u32) ?values_decode.Decoded {
+        if (pos > chunk.len or chunk.len - pos < 2) return null;
+        const n: u32 = std.mem.readInt(u16, chunk[pos..][0..2], .little);
+        if (chunk.len - pos - 2 < 2 * n) return null;
+        const value: Value = .{ .vtype = T.string, .start = pos + 2, .len = 2 * n };
+        return .{ .value = value, .end = pos + 2 + 2 * n };
+    }
+
     /// Where the parser's `content` puts a raw fragment's value or reference (`scanFragment`):
     /// dropped before a start tag's first attribute (false), refused outside every element
     /// (null), else kept (true), the pending attribute's name signed before its first item.
@@ -819,7 +913,7 @@ pub const Programs = struct {
             names.recent = @splat(.{});
             names.chunk = p.chunks;
         }
-        const at = (offset ^ (offset >> 8)) % recent_names;
+        const at = FragmentNames.recentName(offset);
         if (names.recent[at].offset == offset) return names.recent[at].id;
         const id = try c.nameId(p, offset, false) orelse return null;
         names.recent[at] = .{ .offset = offset, .id = id };
