@@ -1002,6 +1002,14 @@ const Sink = struct {
 
     fn consume(context: *anyopaque, result: *const dump.ChunkResult) anyerror!void {
         const s: *Sink = @ptrCast(@alignCast(context));
+        if (result.failures == 0) {
+            // The rendered spans tile the output (`Renderer.renderChunk`): one write, and the
+            // entries stay unread here; at `-t 2` most were written on the worker's core
+            // (PERF.md H174).
+            try s.writer.writeAll(result.out.list.items);
+            s.chunkDone(result.slot, result.entries.items.len, 0);
+            return;
+        }
         // Printed records are contiguous in the result's buffer: write runs of them at once.
         var run_start: usize = 0;
         var run_end: usize = 0;
@@ -1038,11 +1046,13 @@ const Sink = struct {
             if (s.stop_after_one_error and complete) return error.StoppedAfterError;
         }
         try s.writer.writeAll(result.out.list.items[run_start..run_end]);
-        var records: u64 = 0;
-        for (result.entries.items) |*e| records += @intFromBool(e.outcome == .rendered);
-        const errors = result.entries.items.len - records;
+        const records = result.entries.items.len - result.failures;
+        s.chunkDone(result.slot, records, result.failures);
+    }
+
+    fn chunkDone(s: *Sink, slot: u32, records: u64, errors: u64) void {
         if (s.progress) |*p| p.chunkDone(records);
-        s.verbose.chunkDone(result.slot, records, errors);
+        s.verbose.chunkDone(slot, records, errors);
     }
 };
 

@@ -88,6 +88,10 @@ pub const ChunkResult = struct {
     /// The slot is the one a cut file ends inside: its `incomplete chunk` line is our extra
     /// (shared-fixtures/README.md) and never stops a run (`--stop-after-one-error`).
     partial: bool = false,
+    /// Entries that failed, counted by the renderer that filled them (`renderChunk`): a sink
+    /// on another thread (the caller at `-t 2` and up) that asks this instead of reading every
+    /// entry leaves the worker's entries in the worker's cache (PERF.md H174).
+    failures: usize = 0,
 
     pub fn init(gpa: Allocator) ChunkResult {
         return .{ .out = escape.Out.init(gpa) };
@@ -182,12 +186,23 @@ pub const Renderer = struct {
         assert(got.len <= chunk.size);
         res.details.clear();
         try r.renderEntries(in, slot, got, res);
+        // Counted here, where the entries were just written (PERF.md H174). The rendered spans
+        // tile the output from 0 (a failed or excluded record is truncated away), so a sink
+        // may write a chunk without failures as one run.
+        var failures: usize = 0;
+        var end: usize = 0;
         for (res.entries.items) |*e| switch (e.outcome) {
-            .rendered => {},
-            .failed => |*f| if (f.detail_at) |at| {
-                f.detail = res.details.get(at);
+            .rendered => |span| {
+                assert(span.start == end);
+                end = span.start + span.len;
+            },
+            .failed => |*f| {
+                failures += 1;
+                if (f.detail_at) |at| f.detail = res.details.get(at);
             },
         };
+        assert(end == res.out.len());
+        res.failures = failures;
     }
 
     /// A slot that cannot be read whole (past the end, or cut since the input was opened) is
@@ -1075,4 +1090,36 @@ test "a BinXml value that fails is read only if its template uses it" {
     e = res.entries.items;
     try std.testing.expectEqual(@as(usize, 2), e.len);
     try std.testing.expectEqual(@as(?errors.ErrorKind, .bad_binxml), e[1].kind());
+}
+
+test "a chunk result counts its failed entries" {
+    // PERF.md H174: the CLI's sink reads `failures` instead of every entry, and writes a chunk
+    // without failures as one run, so the count must be exact for each chunk rendered into
+    // the same reused result (a count left from the chunk before, or one that counts rendered
+    // entries too, fails here); `renderChunk` also asserts that the spans tile the output.
+    const gpa = std.testing.allocator;
+    const names = [_][]const u8{
+        "damaged/bad-records.evtx",
+        "damaged/invalid-binxml.evtx",
+        "synthetic/basic.evtx",
+        "damaged/bad-chunks.evtx",
+    };
+    var failed_seen: usize = 0;
+    var res = ChunkResult.init(gpa);
+    defer res.deinit();
+    for (names) |name| {
+        const bytes = try testing.readFixture(gpa, name);
+        defer gpa.free(bytes);
+        const settings: Options = .{};
+        var f = try EvtxFile.open(gpa, Input.fromBytes(bytes), &settings);
+        defer f.deinit(gpa);
+        for (f.order) |slot| {
+            try testing.renderSlot(gpa, bytes, slot, &settings, &res);
+            var failed: usize = 0;
+            for (res.entries.items) |*e| failed += @intFromBool(e.outcome == .failed);
+            try std.testing.expectEqual(failed, res.failures);
+            failed_seen += failed;
+        }
+    }
+    try std.testing.expect(failed_seen > 0);
 }

@@ -103,12 +103,26 @@ pub struct ChunkResult {
     /// The trailing partial slot (`shared-fixtures/README.md`, "A log cut inside its last
     /// chunk"): its `incomplete chunk` error is ours, not the reference's.
     pub partial: bool,
+    /// Entries of `records` that failed, counted by the renderer that filled them.
+    failures: usize,
 }
 
 impl ChunkResult {
+    /// How many entries failed, as [`Renderer::render_chunk_into`] counted them on the
+    /// renderer's thread: a sink on another thread (the caller at `-t 2` and up) that asks
+    /// this instead of reading every entry leaves the worker's entries in the worker's cache
+    /// (PERF.md H174: that walk moved ~20,000 entries a run between the cores). Stale if
+    /// `records` is changed after rendering.
+    pub fn failures(&self) -> usize {
+        self.failures
+    }
+
     /// The first failed entry, if any. The error of a trailing partial slot does not count:
     /// the reference sees no fault there, so `--stop-after-one-error` does not stop at it.
     pub fn first_failure(&self) -> Option<(usize, &RecordResult)> {
+        if self.failures == 0 {
+            return None;
+        }
         self.records.iter().enumerate().find(|(_, r)| {
             matches!(r.outcome, Outcome::Failed(_)) && !(self.partial && r.record_id.is_none())
         })
@@ -187,6 +201,12 @@ impl Renderer {
         let cut = file.is_cut_slot(slot, chunk);
         self.render_slot(slot, chunk, cut, out);
         self.window = window;
+        // Counted here, where the entries were just written (PERF.md H174).
+        out.failures = out
+            .records
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Failed(_)))
+            .count();
     }
 
     /// Renders the bytes `chunk` of slot `slot` into `out`.
@@ -903,5 +923,39 @@ mod tests {
                 "{format:?}: renamed, renderer b"
             );
         }
+    }
+
+    #[test]
+    fn a_chunk_result_counts_its_failed_entries() {
+        // PERF.md H174: the CLI's sink reads `failures()` instead of every entry, and prints
+        // no error lines when it is 0, so it must count exactly the failed entries, for each
+        // chunk rendered into the same reused result (a count left from the chunk before, or
+        // one that counts rendered entries too, fails here).
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared-fixtures/");
+        let mut failed_seen = 0;
+        for name in [
+            "damaged/bad-records",
+            "damaged/invalid-binxml",
+            "synthetic/basic",
+            "damaged/bad-chunks",
+        ] {
+            let data = std::fs::read(format!("{root}{name}.evtx")).unwrap();
+            let file = EvtxFile::open(&data).unwrap();
+            let opts = Options::default();
+            let mut r = Renderer::new(&opts);
+            let mut out = ChunkResult::default();
+            for slot in file.chunk_order(false).iter() {
+                r.render_chunk_into(&file, slot, &mut out);
+                let failed = out
+                    .records
+                    .iter()
+                    .filter(|e| matches!(e.outcome, Outcome::Failed(_)))
+                    .count();
+                assert_eq!(out.failures(), failed, "{name}, slot {slot}");
+                assert_eq!(out.first_failure().is_some(), failed > 0, "{name}");
+                failed_seen += failed;
+            }
+        }
+        assert!(failed_seen > 0, "the damaged logs have failed records");
     }
 }
