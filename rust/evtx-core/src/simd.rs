@@ -670,7 +670,8 @@ mod ssse3 {
     use std::arch::x86_64::{
         __m128i, _mm_adds_epu8, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmplt_epi8,
         _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16,
-        _mm_set1_epi8, _mm_setzero_si128, _mm_shuffle_epi8, _mm_storeu_si128, _mm_unpacklo_epi64,
+        _mm_set1_epi8, _mm_setzero_si128, _mm_shuffle_epi8, _mm_storeu_si128, _mm_unpackhi_epi64,
+        _mm_unpacklo_epi64,
     };
 
     /// Whether the CPU runs this module's kernel (std caches the CPUID answer).
@@ -715,6 +716,39 @@ mod ssse3 {
         t
     };
 
+    /// The lanes of `packed` (bytes, a step's UTF-16 units packed by signed saturation, so
+    /// ASCII lanes keep their byte, 0x80-0x7fff become 0x80-0xff and 0x8000 and up 0x00):
+    /// each lane's byte after a `\\` (a control's short escape, any other lane's own byte), the
+    /// escaped lanes (`"`, `\\`, controls with a short escape) and the bad ones (controls
+    /// without one, non-ASCII), where the run ends.
+    ///
+    /// # Safety
+    /// The CPU must have SSSE3 ([`available`]).
+    #[target_feature(enable = "ssse3")]
+    #[inline]
+    unsafe fn classify(packed: __m128i) -> (__m128i, __m128i, __m128i) {
+        // Below 0x20 or from 0x80 on (signed compare).
+        let ctrl = _mm_cmplt_epi8(packed, _mm_set1_epi8(0x20));
+        // 0x00-0x0f + 0x70 index `SHORT` by their low nibble; every other byte gets the high
+        // bit (saturating add), which `pshufb` reads as 0.
+        // SAFETY: `SHORT` is 16 bytes; no alignment required.
+        let table = unsafe { _mm_loadu_si128(SHORT.as_ptr().cast::<__m128i>()) };
+        let short = _mm_shuffle_epi8(table, _mm_adds_epu8(packed, _mm_set1_epi8(0x70)));
+        let none = _mm_cmpeq_epi8(short, _mm_setzero_si128());
+        let bad = _mm_and_si128(ctrl, none);
+        // `short` is not 0 only for the controls with a short escape.
+        let escaped = _mm_or_si128(
+            _mm_andnot_si128(none, _mm_set1_epi8(-1)),
+            _mm_or_si128(
+                _mm_cmpeq_epi8(packed, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(packed, _mm_set1_epi8(b'\\' as i8)),
+            ),
+        );
+        // A control's short escape is a letter, above the control; every other lane's byte is
+        // above `short`'s 0 there.
+        (_mm_max_epu8(packed, short), escaped, bad)
+    }
+
     /// See [`super::json_run`].
     ///
     /// # Safety
@@ -722,67 +756,79 @@ mod ssse3 {
     #[target_feature(enable = "ssse3,popcnt")]
     pub unsafe fn json_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
         let n = (end - start) / 2;
-        // Each step stores 16 bytes at `base + written`, `written <= 2 * copied` and
-        // `copied < n`: room for 2n + 16.
-        out.reserve(2 * n + 16);
+        // Each step stores 32 bytes from `base + written` (two 16-byte stores, the second at
+        // most 16 further on), `written <= 2 * copied` and `copied < n`: room for 2n + 32.
+        out.reserve(2 * n + 32);
         let base = out.len();
-        // Steps start below `steps`: before the string's end and where the 16-byte load fits
-        // in `src`, as in `plain_run` (PERF.md H86).
-        let steps = n.min(src.len().saturating_sub(start + 14) / 2);
+        let backslashes = _mm_set1_epi8(b'\\' as i8);
         let mut copied = 0;
         let mut written = 0;
+        // 16 units a step while a 32-byte load fits in `src` (PERF.md H156), then 8 a step
+        // while a 16-byte one does, as in `plain_run` (PERF.md H86).
+        let steps = n.min(src.len().saturating_sub(start + 30) / 2);
         while copied < steps {
             let at = start + 2 * copied;
             // SAFETY: the features are the caller's promise (SSSE3 and POPCNT include SSE2).
-            // The load: `copied < steps <= (src.len() - start - 14) / 2`, so `at + 16 <=
-            // src.len()`; `_mm_loadu_si128` has no alignment requirement. `EXPAND[esc]`:
-            // `esc < 256`. The store: 16 bytes at `base + written <= base + 2 * copied <=
-            // base + 2n - 2`, so below `base + 2n + 16`, inside the capacity reserved above
-            // (nothing pushed since); spare capacity written through a raw pointer, no
-            // alignment required.
+            // The loads: `copied < steps <= (src.len() - start - 30) / 2`, so `at + 32 <=
+            // src.len()`; no alignment required. `EXPAND[low]`, `EXPAND[high]`: both below
+            // 256. The stores: 16 bytes at `base + written` and at `base + written + 8 +
+            // (escapes of the low 8 lanes) <= base + written + 16`, `written <= 2 * copied <=
+            // 2n - 2`, so below `base + 2n + 32`, inside the capacity reserved above (nothing
+            // pushed since); spare capacity written through a raw pointer.
+            let (bad, esc, low_bytes) = unsafe {
+                let p = src.as_ptr().add(at).cast::<__m128i>();
+                let packed = _mm_packus_epi16(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+                let (bytes, escaped, bad) = classify(packed);
+                let esc = _mm_movemask_epi8(escaped) as u32;
+                let (low, high) = ((esc & 0xff) as usize, (esc >> 8) as usize);
+                let low_bytes = 8 + low.count_ones() as usize;
+                let to = out.as_mut_ptr().add(base + written);
+                let index = _mm_loadu_si128(EXPAND[low].as_ptr().cast::<__m128i>());
+                let lanes = _mm_unpacklo_epi64(bytes, backslashes);
+                _mm_storeu_si128(to.cast::<__m128i>(), _mm_shuffle_epi8(lanes, index));
+                let index = _mm_loadu_si128(EXPAND[high].as_ptr().cast::<__m128i>());
+                let lanes = _mm_unpackhi_epi64(bytes, backslashes);
+                _mm_storeu_si128(
+                    to.add(low_bytes).cast::<__m128i>(),
+                    _mm_shuffle_epi8(lanes, index),
+                );
+                (_mm_movemask_epi8(bad) as u32, esc, low_bytes)
+            };
+            // A whole step by a branch, with `copied` moved by the constant: the next step's
+            // loads then wait for no vector result of this one (the branch is predicted), where
+            // `copied += lanes` made each load wait for the previous step's masks (H155: ~3 %
+            // slower in wall time than the SSE2 kernel, for fewer instructions).
+            if bad == 0 && n - copied >= 16 {
+                written += low_bytes + 8 + (esc >> 8).count_ones() as usize;
+                copied += 16;
+                continue;
+            }
+            let lanes = ((bad | 0x1_0000).trailing_zeros() as usize).min(n - copied);
+            let taken = esc & ((1u32 << lanes) - 1);
+            written += lanes + taken.count_ones() as usize;
+            copied += lanes;
+            // SAFETY: as at the end below.
+            unsafe { out.set_len(base + written) };
+            return copied;
+        }
+        let steps = n.min(src.len().saturating_sub(start + 14) / 2);
+        while copied < steps {
+            let at = start + 2 * copied;
+            // SAFETY: the features are the caller's promise. The load: `copied < steps <=
+            // (src.len() - start - 14) / 2`, so `at + 16 <= src.len()`; no alignment
+            // required. `EXPAND[esc]`: `esc < 256`. The store: 16 bytes at `base + written <=
+            // base + 2n - 2` (as above), inside the capacity reserved above.
             let (bad, esc) = unsafe {
                 let v = _mm_loadu_si128(src.as_ptr().add(at).cast::<__m128i>());
-                // Signed saturation: ASCII lanes keep their byte, 0x80-0x7fff become bytes
-                // 0x80-0xff, 0x8000 and up 0x00: every non-ASCII lane a byte that stops the
-                // run below (`bad`).
-                let packed = _mm_packus_epi16(v, v);
-                // Below 0x20 or from 0x80 on (signed compare).
-                let ctrl = _mm_cmplt_epi8(packed, _mm_set1_epi8(0x20));
-                // 0x00-0x0f + 0x70 index `SHORT` by their low nibble; every other byte gets the
-                // high bit (saturating add), which `pshufb` reads as 0.
-                let short = _mm_shuffle_epi8(
-                    _mm_loadu_si128(SHORT.as_ptr().cast::<__m128i>()),
-                    _mm_adds_epu8(packed, _mm_set1_epi8(0x70)),
-                );
-                let none = _mm_cmpeq_epi8(short, _mm_setzero_si128());
-                // Controls without a short escape and non-ASCII lanes: the run ends there.
-                let bad = _mm_and_si128(ctrl, none);
-                // `"`, `\\` and the controls with a short escape (`short` is not 0 only for
-                // those).
-                let escaped = _mm_or_si128(
-                    _mm_andnot_si128(none, _mm_set1_epi8(-1)),
-                    _mm_or_si128(
-                        _mm_cmpeq_epi8(packed, _mm_set1_epi8(b'"' as i8)),
-                        _mm_cmpeq_epi8(packed, _mm_set1_epi8(b'\\' as i8)),
-                    ),
-                );
-                // Each lane's byte after the `\\`, then eight `\\`: a control's short escape
-                // (a letter, above the control), every other lane's own byte (above `short`'s
-                // 0 there); the lanes `bad` marks are never counted.
-                let bytes =
-                    _mm_unpacklo_epi64(_mm_max_epu8(packed, short), _mm_set1_epi8(b'\\' as i8));
+                let (bytes, escaped, bad) = classify(_mm_packus_epi16(v, v));
                 let esc = (_mm_movemask_epi8(escaped) as u32) & 0xff;
                 let index = _mm_loadu_si128(EXPAND[esc as usize].as_ptr().cast::<__m128i>());
                 _mm_storeu_si128(
                     out.as_mut_ptr().add(base + written).cast::<__m128i>(),
-                    _mm_shuffle_epi8(bytes, index),
+                    _mm_shuffle_epi8(_mm_unpacklo_epi64(bytes, backslashes), index),
                 );
                 ((_mm_movemask_epi8(bad) as u32) & 0xff, esc)
             };
-            // A whole step by a branch, with `copied` moved by the constant: the next step's
-            // load then waits for no vector result of this one (the branch is predicted), where
-            // `copied += lanes` made each load wait for the previous step's mask (~3 % slower
-            // in wall time than the SSE2 kernel, for fewer instructions).
             if bad == 0 && n - copied >= 8 {
                 written += 8 + esc.count_ones() as usize;
                 copied += 8;
@@ -795,13 +841,14 @@ mod ssse3 {
             copied += lanes;
             break;
         }
-        // Every step took lanes inside the string: a whole one only with 8 or more left, the
+        // Every step took lanes inside the string: a whole one only with as many left, the
         // last one cut to the end.
         debug_assert!(copied <= n);
         // SAFETY: `base + written <= base + 2n <= capacity`, and bytes `base..base + written`
         // were written: each step stored, from `base + written`, its lanes in order with `\\`
-        // before every escaped one (`EXPAND`), and counted only the lanes it took and their
-        // escapes, a prefix of what it stored.
+        // before every escaped one (`EXPAND`; a 16-unit step's second half right after the
+        // first's), and counted only the lanes it took and their escapes, a prefix of what it
+        // stored.
         unsafe { out.set_len(base + written) };
         copied
     }
@@ -1054,15 +1101,21 @@ mod tests {
 
     #[test]
     fn json_kernels_expand_every_mask() {
-        // Eight lanes, each `"` (its bit set in `mask`; `\"` shows the order of the escape's
-        // two bytes) or a plain letter, then eight more letters; the string ends after 4, 8 or
-        // 16 units: every entry of `ssse3`'s `EXPAND`, and the SSE2 loop over every set of
-        // escaped lanes, against the scalar twin.
+        // 24 lanes: lane k is `"` when bit k % 8 of `mask` (lanes 0-7, 16-23) or of
+        // `mask ^ 0xa5` (lanes 8-15) is set (`\"` shows the order of the escape's two bytes),
+        // a plain letter otherwise; the string ends after 4, 8, 16 or 24 units. Both halves of
+        // `ssse3`'s 16-unit step and its 8-unit step meet every entry of `EXPAND`, the SSE2
+        // loop every set of escaped lanes; against the scalar twin.
         for (name, kernel) in json_kernels() {
             for mask in 0..256u32 {
-                let text: String = (0..16)
+                let text: String = (0..24)
                     .map(|k| {
-                        if k < 8 && (mask >> k) & 1 == 1 {
+                        let m = if (8..16).contains(&k) {
+                            mask ^ 0xa5
+                        } else {
+                            mask
+                        };
+                        if (m >> (k % 8)) & 1 == 1 {
                             '"'
                         } else {
                             (b'a' + k) as char
@@ -1070,13 +1123,13 @@ mod tests {
                     })
                     .collect();
                 let src: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
-                for end in [8, 16, 32] {
+                for end in [8, 16, 32, 48] {
                     let (mut got, mut want) = (b"xy".to_vec(), b"xy".to_vec());
                     let n = kernel(&mut got, &src, 0, end);
                     assert_eq!(
                         n,
                         json_run_scalar(&mut want, &src, 0, end),
-                        "{name} {mask:#x}"
+                        "{name} {mask:#x} {end}"
                     );
                     assert_eq!(got, want, "{name} {mask:#x} {end}");
                 }
