@@ -254,7 +254,7 @@ pub fn json_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usiz
             // compiled for; its loads and stores are proved in its body.
             return unsafe { ssse3::json_run(out, src, start, end) };
         }
-        sse2::json_run(out, src, start, end)
+        sse2::json_run_outlined(out, src, start, end)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -562,6 +562,14 @@ mod sse2 {
         // `written` counts exactly those.
         unsafe { out.set_len(base + written) };
         i - start
+    }
+
+    /// [`json_run`] behind a call, for [`super::json_run`]'s dispatch: inline, its constants
+    /// would be set up and kept in the caller's loop for the CPUs that run the SSSE3 kernel
+    /// (PERF.md H157).
+    #[inline(never)]
+    pub fn json_run_outlined(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
+        json_run(out, src, start, end)
     }
 
     /// See [`super::json_run`].
