@@ -757,6 +757,16 @@ mod ssse3 {
         (_mm_max_epu8(packed, short), escaped, bad)
     }
 
+    /// The run's last step, `width` lanes: the lanes before its first bad one (bits of `bad`),
+    /// cut to the `left` units of the string, and the bytes they write with their escapes
+    /// (bits of `esc`).
+    #[inline(always)]
+    fn last_step(bad: u32, esc: u32, width: u32, left: usize) -> (usize, usize) {
+        let lanes = ((bad | 1 << width).trailing_zeros() as usize).min(left);
+        let taken = esc & ((1u32 << lanes) - 1);
+        (lanes, lanes + taken.count_ones() as usize)
+    }
+
     /// See [`super::json_run`].
     ///
     /// # Safety
@@ -774,80 +784,77 @@ mod ssse3 {
         // 16 units a step while a 32-byte load fits in `src` (PERF.md H156), then 8 a step
         // while a 16-byte one does, as in `plain_run` (PERF.md H86).
         let steps = n.min(src.len().saturating_sub(start + 30) / 2);
-        while copied < steps {
-            let at = start + 2 * copied;
-            // SAFETY: the features are the caller's promise (SSSE3 and POPCNT include SSE2).
-            // The loads: `copied < steps <= (src.len() - start - 30) / 2`, so `at + 32 <=
-            // src.len()`; no alignment required. `EXPAND[low]`, `EXPAND[high]`: both below
-            // 256. The stores: 16 bytes at `base + written` and at `base + written + 8 +
-            // (escapes of the low 8 lanes) <= base + written + 16`, `written <= 2 * copied <=
-            // 2n - 2`, so below `base + 2n + 32`, inside the capacity reserved above (nothing
-            // pushed since); spare capacity written through a raw pointer.
-            let (bad, esc, low_bytes) = unsafe {
-                let p = src.as_ptr().add(at).cast::<__m128i>();
-                let packed = _mm_packus_epi16(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
-                let (bytes, escaped, bad) = classify(packed);
-                let esc = _mm_movemask_epi8(escaped) as u32;
-                let (low, high) = ((esc & 0xff) as usize, (esc >> 8) as usize);
-                let low_bytes = 8 + low.count_ones() as usize;
-                let to = out.as_mut_ptr().add(base + written);
-                let index = _mm_loadu_si128(EXPAND[low].as_ptr().cast::<__m128i>());
-                let lanes = _mm_unpacklo_epi64(bytes, backslashes);
-                _mm_storeu_si128(to.cast::<__m128i>(), _mm_shuffle_epi8(lanes, index));
-                let index = _mm_loadu_si128(EXPAND[high].as_ptr().cast::<__m128i>());
-                let lanes = _mm_unpackhi_epi64(bytes, backslashes);
-                _mm_storeu_si128(
-                    to.add(low_bytes).cast::<__m128i>(),
-                    _mm_shuffle_epi8(lanes, index),
-                );
-                (_mm_movemask_epi8(bad) as u32, esc, low_bytes)
-            };
-            // A whole step by a branch, with `copied` moved by the constant: the next step's
-            // loads then wait for no vector result of this one (the branch is predicted), where
-            // `copied += lanes` made each load wait for the previous step's masks (H155: ~3 %
-            // slower in wall time than the SSE2 kernel, for fewer instructions).
-            if bad == 0 && n - copied >= 16 {
-                written += low_bytes + 8 + (esc >> 8).count_ones() as usize;
-                copied += 16;
-                continue;
+        'run: {
+            while copied < steps {
+                let at = start + 2 * copied;
+                // SAFETY: the features are the caller's promise (SSSE3 and POPCNT include SSE2).
+                // The loads: `copied < steps <= (src.len() - start - 30) / 2`, so `at + 32 <=
+                // src.len()`; no alignment required. `EXPAND[low]`, `EXPAND[high]`: both below
+                // 256. The stores: 16 bytes at `base + written` and at `base + written + 8 +
+                // (escapes of the low 8 lanes) <= base + written + 16`, `written <= 2 * copied <=
+                // 2n - 2`, so below `base + 2n + 32`, inside the capacity reserved above (nothing
+                // pushed since); spare capacity written through a raw pointer.
+                let (bad, esc, low_bytes) = unsafe {
+                    let p = src.as_ptr().add(at).cast::<__m128i>();
+                    let packed = _mm_packus_epi16(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+                    let (bytes, escaped, bad) = classify(packed);
+                    let esc = _mm_movemask_epi8(escaped) as u32;
+                    let (low, high) = ((esc & 0xff) as usize, (esc >> 8) as usize);
+                    let low_bytes = 8 + low.count_ones() as usize;
+                    let to = out.as_mut_ptr().add(base + written);
+                    let index = _mm_loadu_si128(EXPAND[low].as_ptr().cast::<__m128i>());
+                    let lanes = _mm_unpacklo_epi64(bytes, backslashes);
+                    _mm_storeu_si128(to.cast::<__m128i>(), _mm_shuffle_epi8(lanes, index));
+                    let index = _mm_loadu_si128(EXPAND[high].as_ptr().cast::<__m128i>());
+                    let lanes = _mm_unpackhi_epi64(bytes, backslashes);
+                    _mm_storeu_si128(
+                        to.add(low_bytes).cast::<__m128i>(),
+                        _mm_shuffle_epi8(lanes, index),
+                    );
+                    (_mm_movemask_epi8(bad) as u32, esc, low_bytes)
+                };
+                // A whole step by a branch, with `copied` moved by the constant: the next step's
+                // loads then wait for no vector result of this one (the branch is predicted), where
+                // `copied += lanes` made each load wait for the previous step's masks (H155: ~3 %
+                // slower in wall time than the SSE2 kernel, for fewer instructions).
+                if bad == 0 && n - copied >= 16 {
+                    written += low_bytes + 8 + (esc >> 8).count_ones() as usize;
+                    copied += 16;
+                    continue;
+                }
+                let (lanes, bytes) = last_step(bad, esc, 16, n - copied);
+                written += bytes;
+                copied += lanes;
+                break 'run;
             }
-            let lanes = ((bad | 0x1_0000).trailing_zeros() as usize).min(n - copied);
-            let taken = esc & ((1u32 << lanes) - 1);
-            written += lanes + taken.count_ones() as usize;
-            copied += lanes;
-            // SAFETY: as at the end below.
-            unsafe { out.set_len(base + written) };
-            return copied;
-        }
-        let steps = n.min(src.len().saturating_sub(start + 14) / 2);
-        while copied < steps {
-            let at = start + 2 * copied;
-            // SAFETY: the features are the caller's promise. The load: `copied < steps <=
-            // (src.len() - start - 14) / 2`, so `at + 16 <= src.len()`; no alignment
-            // required. `EXPAND[esc]`: `esc < 256`. The store: 16 bytes at `base + written <=
-            // base + 2n - 2` (as above), inside the capacity reserved above.
-            let (bad, esc) = unsafe {
-                let v = _mm_loadu_si128(src.as_ptr().add(at).cast::<__m128i>());
-                let (bytes, escaped, bad) = classify(_mm_packus_epi16(v, v));
-                let esc = (_mm_movemask_epi8(escaped) as u32) & 0xff;
-                let index = _mm_loadu_si128(EXPAND[esc as usize].as_ptr().cast::<__m128i>());
-                _mm_storeu_si128(
-                    out.as_mut_ptr().add(base + written).cast::<__m128i>(),
-                    _mm_shuffle_epi8(_mm_unpacklo_epi64(bytes, backslashes), index),
-                );
-                ((_mm_movemask_epi8(bad) as u32) & 0xff, esc)
-            };
-            if bad == 0 && n - copied >= 8 {
-                written += 8 + esc.count_ones() as usize;
-                copied += 8;
-                continue;
+            let steps = n.min(src.len().saturating_sub(start + 14) / 2);
+            while copied < steps {
+                let at = start + 2 * copied;
+                // SAFETY: the features are the caller's promise. The load: `copied < steps <=
+                // (src.len() - start - 14) / 2`, so `at + 16 <= src.len()`; no alignment
+                // required. `EXPAND[esc]`: `esc < 256`. The store: 16 bytes at `base + written <=
+                // base + 2n - 2` (as above), inside the capacity reserved above.
+                let (bad, esc) = unsafe {
+                    let v = _mm_loadu_si128(src.as_ptr().add(at).cast::<__m128i>());
+                    let (bytes, escaped, bad) = classify(_mm_packus_epi16(v, v));
+                    let esc = (_mm_movemask_epi8(escaped) as u32) & 0xff;
+                    let index = _mm_loadu_si128(EXPAND[esc as usize].as_ptr().cast::<__m128i>());
+                    _mm_storeu_si128(
+                        out.as_mut_ptr().add(base + written).cast::<__m128i>(),
+                        _mm_shuffle_epi8(_mm_unpacklo_epi64(bytes, backslashes), index),
+                    );
+                    ((_mm_movemask_epi8(bad) as u32) & 0xff, esc)
+                };
+                if bad == 0 && n - copied >= 8 {
+                    written += 8 + esc.count_ones() as usize;
+                    copied += 8;
+                    continue;
+                }
+                let (lanes, bytes) = last_step(bad, esc, 8, n - copied);
+                written += bytes;
+                copied += lanes;
+                break;
             }
-            // The lanes before the first bad one, inside the string; the escapes among them.
-            let lanes = ((bad | 0x100).trailing_zeros() as usize).min(n - copied);
-            let taken = esc & ((1u32 << lanes) - 1);
-            written += lanes + taken.count_ones() as usize;
-            copied += lanes;
-            break;
         }
         // Every step took lanes inside the string: a whole one only with as many left, the
         // last one cut to the end.
