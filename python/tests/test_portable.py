@@ -37,9 +37,9 @@ BEYOND_BASELINE_MNEMONIC = re.compile(
     r"|pclmul\w*|aes\w*)$"
 )
 # Functions the Rust crates compile for newer CPUs behind a runtime CPU check (memchr's AVX2,
-# simdutf8's SSE4.2 and AVX2, crc32fast's PCLMULQDQ, AVX2 and AVX-512): they run only where
-# the CPU has the feature.
-DISPATCHED = re.compile(r"avx|pclmul|sse42")
+# simdutf8's SSE4.2 and AVX2, crc32fast's PCLMULQDQ, AVX2 and AVX-512, evtx-core's
+# simd::ssse3::json_run, PERF.md H155): they run only where the CPU has the feature.
+DISPATCHED = re.compile(r"avx|pclmul|sse42|ssse3")
 
 
 def objdump():

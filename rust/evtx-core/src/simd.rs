@@ -8,7 +8,8 @@
 //! rest of a string that the first run stopped in.
 //!
 //! SSE2 is part of the x86-64 baseline, so no runtime detection is needed; other targets use
-//! the scalar twin.
+//! the scalar twin. The one kernel beyond it, `ssse3::json_run` (PERF.md H155), runs only where
+//! the CPU reports SSSE3 and POPCNT, the SSE2 one elsewhere.
 
 use crate::escape::{Escape, JSON_PAIR};
 
@@ -239,12 +240,21 @@ pub fn copy_literal(out: &mut Vec<u8>, src: &[u8], start: usize, len: usize) {
 /// Windows paths stop [`plain_run`] at every `\\`, privilege lists and messages at every
 /// `\r\n\t`; this goes on in the same vector step. It may stop earlier near the end of `src`,
 /// as [`plain_run`] does.
-#[inline]
+///
+/// On a CPU with SSSE3 and POPCNT (runtime detection: they are not in the x86-64 baseline) the
+/// step is [`ssse3::json_run`]'s, which expands the escaped lanes by one `pshufb` without a loop
+/// over them (PERF.md H155); the SSE2 kernel otherwise.
+#[inline(always)]
 pub fn json_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
     debug_assert!(start <= end && end <= src.len() && (end - start).is_multiple_of(2));
     #[cfg(target_arch = "x86_64")]
     {
-        sse2::json_run(out, src, start, end)
+        if ssse3::available() {
+            // SAFETY: the CPU has SSSE3 and POPCNT (`available`), the features the kernel is
+            // compiled for; its loads and stores are proved in its body.
+            return unsafe { ssse3::json_run(out, src, start, end) };
+        }
+        sse2::json_run_outlined(out, src, start, end)
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -554,6 +564,14 @@ mod sse2 {
         i - start
     }
 
+    /// [`json_run`] behind a call, for [`super::json_run`]'s dispatch: inline, its constants
+    /// would be set up and kept in the caller's loop for the CPUs that run the SSSE3 kernel
+    /// (PERF.md H157).
+    #[inline(never)]
+    pub fn json_run_outlined(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
+        json_run(out, src, start, end)
+    }
+
     /// See [`super::json_run`].
     #[inline]
     pub fn json_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
@@ -644,6 +662,208 @@ mod sse2 {
         // were written: each step stored its lanes from `base + written`, and each escape with
         // the lanes after it again one byte further on, so the `lanes` bytes and `k` escapes
         // it accounts for are all in place.
+        unsafe { out.set_len(base + written) };
+        copied
+    }
+}
+
+/// [`json_run`]'s kernel for CPUs with SSSE3 and POPCNT (PERF.md H155). The SSE2 kernel
+/// writes each escaped lane in a loop (a `tzcnt`, the lane's byte reloaded, `JSON_PAIR`, a
+/// branch on it, the rest of the step stored again), whose trip count a path's backslashes make
+/// unpredictable; here one `pshufb` with a per-mask index vector (`EXPAND`) places `\` before
+/// every escaped lane of the step, so a step costs the same whatever it escapes.
+#[cfg(target_arch = "x86_64")]
+mod ssse3 {
+    use crate::escape::JSON_PAIR;
+    use std::arch::x86_64::{
+        __m128i, _mm_adds_epu8, _mm_and_si128, _mm_andnot_si128, _mm_cmpeq_epi8, _mm_cmplt_epi8,
+        _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_packus_epi16,
+        _mm_set1_epi8, _mm_setzero_si128, _mm_shuffle_epi8, _mm_storeu_si128, _mm_unpackhi_epi64,
+        _mm_unpacklo_epi64,
+    };
+
+    /// Whether the CPU runs this module's kernel (std caches the CPUID answer).
+    #[inline(always)]
+    pub fn available() -> bool {
+        std::is_x86_feature_detected!("ssse3") && std::is_x86_feature_detected!("popcnt")
+    }
+
+    /// The step's output for each mask of escaped lanes (bit k: lane k), as `pshufb` indices
+    /// into the vector of the step's 8 escape bytes followed by 8 `\`: an escaped lane k gives
+    /// `8, k` (its `\`, then its escape byte), a plain one `k`. 8 lanes and at most 8 escapes
+    /// fill at most 16 bytes; the rest of an entry is `0x80` (a zero byte, never counted).
+    static EXPAND: [[u8; 16]; 256] = {
+        let mut t = [[0x80u8; 16]; 256];
+        let mut m = 0;
+        while m < 256 {
+            let mut o = 0;
+            let mut lane = 0;
+            while lane < 8 {
+                if (m >> lane) & 1 == 1 {
+                    t[m][o] = 8;
+                    o += 1;
+                }
+                t[m][o] = lane as u8;
+                o += 1;
+                lane += 1;
+            }
+            m += 1;
+        }
+        t
+    };
+
+    /// `JSON_PAIR` of the controls 0x00-0x0f by low nibble (`b t n f r`, 0 for those written
+    /// `\u00xx`): the `pshufb` table of the step's short escapes. 0x10-0x1f have none.
+    static SHORT: [u8; 16] = {
+        let mut t = [0u8; 16];
+        let mut c = 0;
+        while c < 16 {
+            t[c] = JSON_PAIR[c];
+            c += 1;
+        }
+        t
+    };
+
+    /// The lanes of `packed` (bytes, a step's UTF-16 units packed by signed saturation, so
+    /// ASCII lanes keep their byte, 0x80-0x7fff become 0x80-0xff and 0x8000 and up 0x00):
+    /// each lane's byte after a `\\` (a control's short escape, any other lane's own byte), the
+    /// escaped lanes (`"`, `\\`, controls with a short escape) and the bad ones (controls
+    /// without one, non-ASCII), where the run ends.
+    ///
+    /// # Safety
+    /// The CPU must have SSSE3 ([`available`]).
+    #[target_feature(enable = "ssse3")]
+    #[inline]
+    unsafe fn classify(packed: __m128i) -> (__m128i, __m128i, __m128i) {
+        // Below 0x20 or from 0x80 on (signed compare).
+        let ctrl = _mm_cmplt_epi8(packed, _mm_set1_epi8(0x20));
+        // 0x00-0x0f + 0x70 index `SHORT` by their low nibble; every other byte gets the high
+        // bit (saturating add), which `pshufb` reads as 0.
+        // SAFETY: `SHORT` is 16 bytes; no alignment required.
+        let table = unsafe { _mm_loadu_si128(SHORT.as_ptr().cast::<__m128i>()) };
+        let short = _mm_shuffle_epi8(table, _mm_adds_epu8(packed, _mm_set1_epi8(0x70)));
+        let none = _mm_cmpeq_epi8(short, _mm_setzero_si128());
+        let bad = _mm_and_si128(ctrl, none);
+        // `short` is not 0 only for the controls with a short escape.
+        let escaped = _mm_or_si128(
+            _mm_andnot_si128(none, _mm_set1_epi8(-1)),
+            _mm_or_si128(
+                _mm_cmpeq_epi8(packed, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(packed, _mm_set1_epi8(b'\\' as i8)),
+            ),
+        );
+        // A control's short escape is a letter, above the control; every other lane's byte is
+        // above `short`'s 0 there.
+        (_mm_max_epu8(packed, short), escaped, bad)
+    }
+
+    /// The run's last step, `width` lanes: the lanes before its first bad one (bits of `bad`),
+    /// cut to the `left` units of the string, and the bytes they write with their escapes
+    /// (bits of `esc`).
+    #[inline(always)]
+    fn last_step(bad: u32, esc: u32, width: u32, left: usize) -> (usize, usize) {
+        let lanes = ((bad | 1 << width).trailing_zeros() as usize).min(left);
+        let taken = esc & ((1u32 << lanes) - 1);
+        (lanes, lanes + taken.count_ones() as usize)
+    }
+
+    /// See [`super::json_run`].
+    ///
+    /// # Safety
+    /// The CPU must have SSSE3 and POPCNT ([`available`]).
+    #[target_feature(enable = "ssse3,popcnt")]
+    pub unsafe fn json_run(out: &mut Vec<u8>, src: &[u8], start: usize, end: usize) -> usize {
+        let n = (end - start) / 2;
+        // Each step stores 32 bytes from `base + written` (two 16-byte stores, the second at
+        // most 16 further on), `written <= 2 * copied` and `copied < n`: room for 2n + 32.
+        out.reserve(2 * n + 32);
+        let base = out.len();
+        let backslashes = _mm_set1_epi8(b'\\' as i8);
+        let mut copied = 0;
+        let mut written = 0;
+        // 16 units a step while a 32-byte load fits in `src` (PERF.md H156), then 8 a step
+        // while a 16-byte one does, as in `plain_run` (PERF.md H86).
+        let steps = n.min(src.len().saturating_sub(start + 30) / 2);
+        'run: {
+            while copied < steps {
+                let at = start + 2 * copied;
+                // SAFETY: the features are the caller's promise (SSSE3 and POPCNT include SSE2).
+                // The loads: `copied < steps <= (src.len() - start - 30) / 2`, so `at + 32 <=
+                // src.len()`; no alignment required. `EXPAND[low]`, `EXPAND[high]`: both below
+                // 256. The stores: 16 bytes at `base + written` and at `base + written + 8 +
+                // (escapes of the low 8 lanes) <= base + written + 16`, `written <= 2 * copied <=
+                // 2n - 2`, so below `base + 2n + 32`, inside the capacity reserved above (nothing
+                // pushed since); spare capacity written through a raw pointer.
+                let (bad, esc, low_bytes) = unsafe {
+                    let p = src.as_ptr().add(at).cast::<__m128i>();
+                    let packed = _mm_packus_epi16(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+                    let (bytes, escaped, bad) = classify(packed);
+                    let esc = _mm_movemask_epi8(escaped) as u32;
+                    let (low, high) = ((esc & 0xff) as usize, (esc >> 8) as usize);
+                    let low_bytes = 8 + low.count_ones() as usize;
+                    let to = out.as_mut_ptr().add(base + written);
+                    let index = _mm_loadu_si128(EXPAND[low].as_ptr().cast::<__m128i>());
+                    let lanes = _mm_unpacklo_epi64(bytes, backslashes);
+                    _mm_storeu_si128(to.cast::<__m128i>(), _mm_shuffle_epi8(lanes, index));
+                    let index = _mm_loadu_si128(EXPAND[high].as_ptr().cast::<__m128i>());
+                    let lanes = _mm_unpackhi_epi64(bytes, backslashes);
+                    _mm_storeu_si128(
+                        to.add(low_bytes).cast::<__m128i>(),
+                        _mm_shuffle_epi8(lanes, index),
+                    );
+                    (_mm_movemask_epi8(bad) as u32, esc, low_bytes)
+                };
+                // A whole step by a branch, with `copied` moved by the constant: the next step's
+                // loads then wait for no vector result of this one (the branch is predicted), where
+                // `copied += lanes` made each load wait for the previous step's masks (H155: ~3 %
+                // slower in wall time than the SSE2 kernel, for fewer instructions).
+                if bad == 0 && n - copied >= 16 {
+                    written += low_bytes + 8 + (esc >> 8).count_ones() as usize;
+                    copied += 16;
+                    continue;
+                }
+                let (lanes, bytes) = last_step(bad, esc, 16, n - copied);
+                written += bytes;
+                copied += lanes;
+                break 'run;
+            }
+            let steps = n.min(src.len().saturating_sub(start + 14) / 2);
+            while copied < steps {
+                let at = start + 2 * copied;
+                // SAFETY: the features are the caller's promise. The load: `copied < steps <=
+                // (src.len() - start - 14) / 2`, so `at + 16 <= src.len()`; no alignment
+                // required. `EXPAND[esc]`: `esc < 256`. The store: 16 bytes at `base + written <=
+                // base + 2n - 2` (as above), inside the capacity reserved above.
+                let (bad, esc) = unsafe {
+                    let v = _mm_loadu_si128(src.as_ptr().add(at).cast::<__m128i>());
+                    let (bytes, escaped, bad) = classify(_mm_packus_epi16(v, v));
+                    let esc = (_mm_movemask_epi8(escaped) as u32) & 0xff;
+                    let index = _mm_loadu_si128(EXPAND[esc as usize].as_ptr().cast::<__m128i>());
+                    _mm_storeu_si128(
+                        out.as_mut_ptr().add(base + written).cast::<__m128i>(),
+                        _mm_shuffle_epi8(_mm_unpacklo_epi64(bytes, backslashes), index),
+                    );
+                    ((_mm_movemask_epi8(bad) as u32) & 0xff, esc)
+                };
+                if bad == 0 && n - copied >= 8 {
+                    written += 8 + esc.count_ones() as usize;
+                    copied += 8;
+                    continue;
+                }
+                let (lanes, bytes) = last_step(bad, esc, 8, n - copied);
+                written += bytes;
+                copied += lanes;
+                break;
+            }
+        }
+        // Every step took lanes inside the string: a whole one only with as many left, the
+        // last one cut to the end.
+        debug_assert!(copied <= n);
+        // SAFETY: `base + written <= base + 2n <= capacity`, and bytes `base..base + written`
+        // were written: each step stored, from `base + written`, its lanes in order with `\\`
+        // before every escaped one (`EXPAND`; a 16-unit step's second half right after the
+        // first's), and counted only the lanes it took and their escapes, a prefix of what it
+        // stored.
         unsafe { out.set_len(base + written) };
         copied
     }
@@ -871,11 +1091,73 @@ mod tests {
         assert_eq!(out, b"plain &lt;text&gt; caf");
     }
 
+    /// A kernel of [`json_run`]'s signature.
+    type JsonKernel = fn(&mut Vec<u8>, &[u8], usize, usize) -> usize;
+
+    /// `json_run` and each kernel it may dispatch to on this CPU, by name: the SSE2 one always,
+    /// the SSSE3 one where the CPU runs it (the tests say which they skipped).
+    fn json_kernels() -> Vec<(&'static str, JsonKernel)> {
+        #[allow(unused_mut)]
+        let mut kernels: Vec<(&'static str, JsonKernel)> = vec![("json_run", json_run)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            kernels.push(("sse2", sse2::json_run));
+            if ssse3::available() {
+                // SAFETY: the CPU has SSSE3 and POPCNT (`available`), all the kernel asks.
+                kernels.push(("ssse3", |out, src, start, end| unsafe {
+                    ssse3::json_run(out, src, start, end)
+                }));
+            } else {
+                eprintln!("no SSSE3 and POPCNT on this CPU: ssse3::json_run not tested");
+            }
+        }
+        kernels
+    }
+
+    #[test]
+    fn json_kernels_expand_every_mask() {
+        // 24 lanes: lane k is `"` when bit k % 8 of `mask` (lanes 0-7, 16-23) or of
+        // `mask ^ 0xa5` (lanes 8-15) is set (`\"` shows the order of the escape's two bytes),
+        // a plain letter otherwise; the string ends after 4, 8, 16 or 24 units. Both halves of
+        // `ssse3`'s 16-unit step and its 8-unit step meet every entry of `EXPAND`, the SSE2
+        // loop every set of escaped lanes; against the scalar twin.
+        for (name, kernel) in json_kernels() {
+            for mask in 0..256u32 {
+                let text: String = (0..24)
+                    .map(|k| {
+                        let m = if (8..16).contains(&k) {
+                            mask ^ 0xa5
+                        } else {
+                            mask
+                        };
+                        if (m >> (k % 8)) & 1 == 1 {
+                            '"'
+                        } else {
+                            (b'a' + k) as char
+                        }
+                    })
+                    .collect();
+                let src: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+                for end in [8, 16, 32, 48] {
+                    let (mut got, mut want) = (b"xy".to_vec(), b"xy".to_vec());
+                    let n = kernel(&mut got, &src, 0, end);
+                    assert_eq!(
+                        n,
+                        json_run_scalar(&mut want, &src, 0, end),
+                        "{name} {mask:#x} {end}"
+                    );
+                    assert_eq!(got, want, "{name} {mask:#x} {end}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn json_kernel_equals_scalar_on_random_strings() {
         // As above, for `json_run`, with `\`, `"` and tabs drawn often (paths, quoted arguments,
         // privilege lists): a step may escape any number of its lanes, the first, the last, or
         // all eight; `unit` adds NUL and controls written `\u00xx`, where the run ends.
+        let kernels = json_kernels();
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
             let units = rng.below(40) as usize;
@@ -900,52 +1182,58 @@ mod tests {
                 src.extend_from_slice(&u.to_le_bytes());
             }
             let end = start + 2 * units;
-            let prefix = b"xy".to_vec();
-            let (mut a, mut b) = (prefix.clone(), prefix.clone());
-            // Driven as the escaper does: near the buffer's end the kernel may stop before a
-            // unit it takes; the driver writes that unit as the scalar twin would.
-            let mut at = start;
-            loop {
-                at += 2 * json_run(&mut a, &src, at, end);
-                if at == end {
-                    break;
-                }
-                if json_run_scalar(&mut a, &src, at, at + 2) == 0 {
-                    break;
-                }
-                at += 2;
-            }
-            let got = (at - start) / 2;
+            let mut b = b"xy".to_vec();
             let want = json_run_scalar(&mut b, &src, start, end);
-            assert_eq!(got, want, "{:x?}", &src[start..end]);
-            assert_eq!(a, b, "{:x?}", &src[start..end]);
+            for (name, kernel) in &kernels {
+                let mut a = b"xy".to_vec();
+                // Driven as the escaper does: near the buffer's end the kernel may stop before
+                // a unit it takes; the driver writes that unit as the scalar twin would.
+                let mut at = start;
+                loop {
+                    at += 2 * kernel(&mut a, &src, at, end);
+                    if at == end {
+                        break;
+                    }
+                    if json_run_scalar(&mut a, &src, at, at + 2) == 0 {
+                        break;
+                    }
+                    at += 2;
+                }
+                let got = (at - start) / 2;
+                assert_eq!(got, want, "{name} {:x?}", &src[start..end]);
+                assert_eq!(a, b, "{name} {:x?}", &src[start..end]);
+            }
         }
     }
 
     #[test]
     fn json_kernel_escapes_every_lane() {
-        let run = |s: &str| {
-            let mut src: Vec<u8> = s.encode_utf16().flat_map(u16::to_le_bytes).collect();
-            let end = src.len();
-            src.extend_from_slice(&[0x41; 16]);
-            let mut out = b"x".to_vec();
-            let n = json_run(&mut out, &src, 0, end);
-            (n, String::from_utf8(out).unwrap())
-        };
-        let path = "C:\\Windows\\System32\\svchost.exe";
-        assert_eq!(
-            run(path),
-            (31, r"xC:\\Windows\\System32\\svchost.exe".into())
-        );
-        assert_eq!(
-            run("\\\\\\\\\\\\\\\\"),
-            (8, format!("x{}", r"\\".repeat(8)))
-        );
-        assert_eq!(run("a\"b\"c\u{e9}d"), (5, r#"xa\"b\"c"#.into()));
-        assert_eq!(run("\\\tab\r\n"), (6, r"x\\\tab\r\n".into()));
-        assert_eq!(run("a\u{1}b"), (1, "xa".into()));
-        assert_eq!(run("\u{8}\u{c}\0"), (2, r"x\b\f".into()));
-        assert_eq!(run(""), (0, "x".into()));
+        for (name, kernel) in json_kernels() {
+            let run = |s: &str| {
+                let mut src: Vec<u8> = s.encode_utf16().flat_map(u16::to_le_bytes).collect();
+                let end = src.len();
+                src.extend_from_slice(&[0x41; 16]);
+                let mut out = b"x".to_vec();
+                let n = kernel(&mut out, &src, 0, end);
+                (n, String::from_utf8(out).unwrap())
+            };
+            let path = "C:\\Windows\\System32\\svchost.exe";
+            let want = r"xC:\\Windows\\System32\\svchost.exe";
+            assert_eq!(run(path), (31, want.into()), "{name}");
+            let slashes = format!("x{}", r"\\".repeat(8));
+            assert_eq!(run("\\\\\\\\\\\\\\\\"), (8, slashes), "{name}");
+            assert_eq!(run("a\"b\"c\u{e9}d"), (5, r#"xa\"b\"c"#.into()), "{name}");
+            assert_eq!(run("\\\tab\r\n"), (6, r"x\\\tab\r\n".into()), "{name}");
+            assert_eq!(run("a\u{1}b"), (1, "xa".into()), "{name}");
+            assert_eq!(run("\u{8}\u{c}\0"), (2, r"x\b\f".into()), "{name}");
+            // Non-ASCII lanes of every kind end the run: Latin-1, a high unit whose low byte is
+            // plain, 0x8000 and up (signed saturation packs it to 0x00), a control from 0x10.
+            assert_eq!(run("ab\u{80}c"), (2, "xab".into()), "{name}");
+            assert_eq!(run("ab\u{15c}c"), (2, "xab".into()), "{name}");
+            assert_eq!(run("ab\u{8022}c"), (2, "xab".into()), "{name}");
+            assert_eq!(run("ab\u{1d}\\"), (2, "xab".into()), "{name}");
+            assert_eq!(run(""), (0, "x".into()), "{name}");
+        }
     }
 
     #[test]
