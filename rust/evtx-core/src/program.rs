@@ -1053,20 +1053,19 @@ impl Programs {
                 // A reference's text is its name's or code's alone (`&quot;`, `\"` in JSON):
                 // literal bytes of the program, so the signature holds what they are. CAPI2's
                 // HTTP header lists have them (corpus-30mb: 93 records otherwise slow).
-                0x08 | 0x48 => {
-                    let c = crate::bytes::get_u16(chunk, pos)?;
-                    pos += 2;
+                0x08 | 0x48 | 0x09 | 0x49 => {
+                    // Placed as a value is: refused outside every element.
                     if !pending && open == 0 {
                         return None;
                     }
-                    self.word(fragment::CHAR_REF);
-                    self.word(u32::from(c));
-                }
-                0x09 | 0x49 => {
-                    self.word(fragment::ENTITY_REF);
-                    self.name_word(chunk, &mut pos)?;
-                    if !pending && open == 0 {
-                        return None;
+                    if token & 0x0f == 0x08 {
+                        let c = crate::bytes::get_u16(chunk, pos)?;
+                        pos += 2;
+                        self.word(fragment::CHAR_REF);
+                        self.word(u32::from(c));
+                    } else {
+                        self.word(fragment::ENTITY_REF);
+                        self.name_word(chunk, &mut pos)?;
                     }
                 }
                 0x0c => {
