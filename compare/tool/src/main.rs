@@ -15,6 +15,7 @@ mod phases;
 mod records;
 mod report;
 mod run;
+mod settle;
 mod shim_parity;
 mod speed;
 mod wevt;
@@ -55,6 +56,9 @@ enum Command {
     /// Interleaved rounds of ad-hoc commands (NAME=COMMAND, no shell), each round running every
     /// command once back to back; prints the median per-round ratio of the first over each.
     Paired(PairedArgs),
+    /// Puts benchmark inputs in one page-cache state (dropped, then read back in order), as
+    /// the speed steps do before timing; for ad-hoc `paired` runs (PERF.md H189).
+    Settle(SettleArgs),
     /// The instruction-count gate: callgrind instructions per record of both engines in W1
     /// (jsonl) and W2 (xml) at `-t 1` on the committed fixture, against the committed baseline.
     Instructions(InstructionsArgs),
@@ -215,6 +219,13 @@ struct PairedArgs {
 }
 
 #[derive(Args)]
+struct SettleArgs {
+    /// The logs to settle.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+}
+
+#[derive(Args)]
 struct AllArgs {
     #[command(flatten)]
     backends: BackendArgs,
@@ -250,6 +261,7 @@ fn main() -> ExitCode {
         ),
         Command::All(args) => all_command(&args),
         Command::Paired(args) => paired::paired_command(&args.commands, args.rounds, args.warmup),
+        Command::Settle(args) => settle::settle_command(&args.inputs),
         Command::Mutate(args) => mutate_command(&args),
         Command::ExitTable(args) => exit_table::exit_table_command(&args),
         Command::AbiParity(args) => abi_parity_command(&args),

@@ -29,6 +29,9 @@ pub fn write_report(
     );
     md.push_str(&gates_section(parity_report, exit_table));
     md.push_str(&verdict(speed));
+    if let Some(method) = speed.settled {
+        let _ = writeln!(md, "\nPage cache: {method}.");
+    }
     md.push_str("\n## CLI throughput (hyperfine, output to /dev/null)\n\n");
     md.push_str(&timing_table(&speed.timings));
     md.push_str(

@@ -89,6 +89,8 @@ pub struct SpeedReport {
     pub profiles: Vec<Profile>,
     /// The harness's own `--json` output, as it wrote it.
     pub harness: Option<Value>,
+    /// How the inputs' page cache was put in one state before timing (`settle.rs`), if it was.
+    pub settled: Option<&'static str>,
     pub notes: Vec<String>,
 }
 
@@ -114,6 +116,7 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
             .push("no benchmark inputs: run `make fixtures`".into());
         return report;
     }
+    settle_inputs(plan, &mut report);
     run_harness(plan, &mut report);
     for input in &plan.inputs {
         let records = count_records(&plan.backends.reference, input);
@@ -192,6 +195,19 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
         }
     }
     report
+}
+
+/// Every input in one page-cache state before any timing (`settle.rs`, PERF.md H189); a
+/// failure is a note and the timing goes on in whatever state the cache is.
+fn settle_inputs(plan: &SpeedPlan, report: &mut SpeedReport) {
+    let mut settled = true;
+    for input in &plan.inputs {
+        if let Err(e) = crate::settle::settle(input) {
+            report.notes.push(format!("page cache not settled: {e}"));
+            settled = false;
+        }
+    }
+    report.settled = settled.then_some(crate::settle::METHOD);
 }
 
 pub fn bench_cli_command(
