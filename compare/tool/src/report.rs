@@ -29,9 +29,6 @@ pub fn write_report(
     );
     md.push_str(&gates_section(parity_report, exit_table));
     md.push_str(&verdict(speed));
-    if let Some(method) = speed.settled {
-        let _ = writeln!(md, "\nPage cache: {method}.");
-    }
     md.push_str("\n## CLI throughput (hyperfine, output to /dev/null)\n\n");
     md.push_str(&timing_table(&speed.timings));
     md.push_str(
@@ -124,10 +121,16 @@ fn find<'a>(
 
 /// Who is faster where: the paired rounds' ratios when they ran, else hyperfine's medians.
 fn verdict(speed: &SpeedReport) -> String {
-    if speed.paired.is_empty() {
-        return hyperfine_verdict(speed);
+    let mut md = if speed.paired.is_empty() {
+        hyperfine_verdict(speed)
+    } else {
+        paired_verdict(&speed.paired)
+    };
+    // Every ratio depends on it (PERF.md H189), so it stands under them.
+    if let Some(method) = speed.settled {
+        let _ = writeln!(md, "\nPage cache: {method}.");
     }
-    paired_verdict(&speed.paired)
+    md
 }
 
 /// The verdict from interleaved rounds: each ratio with its quartiles, `-t 2` against the
@@ -700,6 +703,25 @@ mod tests {
         assert!(
             text.contains("| a.evtx | jsonl | 1 | 2.00× | 4.00× | 0.50× (zig faster) |"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn the_verdict_says_how_the_page_cache_was_settled() {
+        let mut speed = SpeedReport {
+            timings: vec![
+                timing("reference", 1.0),
+                timing("rust", 0.5),
+                timing("zig", 0.5),
+            ],
+            ..Default::default()
+        };
+        assert!(!verdict(&speed).contains("Page cache"));
+        speed.settled = Some(crate::settle::METHOD);
+        assert!(
+            verdict(&speed).contains("Page cache: each input's page cache dropped"),
+            "{}",
+            verdict(&speed)
         );
     }
 
