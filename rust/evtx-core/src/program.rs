@@ -34,14 +34,19 @@ use crate::limits::MAX_PROGRAM_VALUES;
 /// Nested instances deeper than this are not recorded.
 const MAX_SIGN_DEPTH: usize = 8;
 
-/// One step of a program.
+/// One step of a program: a literal run, then a value (evtx-zig's `Op`). Fused, a value and
+/// the run before it take one turn of the replay's loop, not two (PERF.md H177).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    /// Copy `len` literal bytes starting at `start` of the program's literal buffer.
-    Lit { start: u32, len: u32 },
-    /// Write value `src` (1-based record-wide index) escaped for `flavor`; `item` is 0 for
-    /// the whole value, `k + 1` for item `k` of an expanded array.
-    Val { src: u16, item: u16, flavor: Flavor },
+struct Op {
+    /// The literal run written before the value: `literal_len` bytes from `literal_start`
+    /// of the program's literal buffer (often 0 bytes, between two adjacent values).
+    literal_start: u32,
+    literal_len: u32,
+    /// The value (1-based record-wide index) escaped for `flavor`; `item` is 0 for the whole
+    /// value, `k + 1` for item `k` of an expanded array.
+    src: u16,
+    item: u16,
+    flavor: Flavor,
 }
 
 /// Notes, while the slow path renders, which bytes are literal and which come from values.
@@ -51,6 +56,8 @@ enum Op {
 pub struct Recorder {
     ops: Vec<Op>,
     lits: Vec<u8>,
+    /// Where in `lits` the literal run before the next value starts (it runs to the end).
+    literal_start: u32,
     /// Output position up to which bytes have been accounted for.
     mark: usize,
     /// Set when the output depends on value text in a way a program cannot replay.
@@ -62,21 +69,30 @@ impl Recorder {
     pub fn restart(&mut self, mark: usize) {
         self.ops.clear();
         self.lits.clear();
+        self.literal_start = 0;
         self.mark = mark;
         self.uncacheable = false;
     }
 
     fn flush_lit(&mut self, out: &[u8]) {
         if out.len() > self.mark {
-            let start = self.lits.len() as u32;
             self.lits.extend_from_slice(&out[self.mark..]);
-            let len = self.lits.len() as u32 - start;
-            match self.ops.last_mut() {
-                Some(Op::Lit { len: l, .. }) => *l += len,
-                _ => self.ops.push(Op::Lit { start, len }),
-            }
             self.mark = out.len();
         }
+    }
+
+    /// Notes value `src` (item `item`) written for `flavor`, after the literal bytes flushed
+    /// since the last value.
+    fn push_value(&mut self, src: u16, item: u16, flavor: Flavor) {
+        let end = self.lits.len() as u32;
+        self.ops.push(Op {
+            literal_start: self.literal_start,
+            literal_len: end - self.literal_start,
+            src,
+            item,
+            flavor,
+        });
+        self.literal_start = end;
     }
 
     /// The finished program for output `out` (whose recorded part started at the initial mark).
@@ -94,13 +110,15 @@ impl Recorder {
         Some(Body {
             ops: self.ops.clone(),
             lits,
+            tail_start: self.literal_start,
+            tail_len: self.lits.len() as u32 - self.literal_start,
         })
     }
 }
 
-/// One learnt program's steps and literal bytes (its `Lit` runs from 0, then
-/// `LITERAL_STEP` bytes of padding so `simd::copy_literal` can move a whole step from any
-/// run), never changed once made. At `-t 2` and up every renderer that replays a program
+/// One learnt program's steps and literal bytes (the ops' runs from 0, then the tail, the run
+/// after the last value, then `LITERAL_STEP` bytes of padding so `simd::copy_literal` can
+/// move a whole step from any run), never changed once made. At `-t 2` and up every renderer that replays a program
 /// holds the same `Body` (PERF.md H137): an import is a reference count, not a copy of the
 /// program into the renderer's own arrays (H118: those copies were a third of the corpus
 /// run's page faults at `-t 2`).
@@ -108,6 +126,8 @@ impl Recorder {
 pub struct Body {
     ops: Vec<Op>,
     lits: Vec<u8>,
+    tail_start: u32,
+    tail_len: u32,
 }
 
 impl Body {
@@ -152,7 +172,7 @@ pub fn emit_node(
     }
     if let Some(r) = rec {
         let mut r = r.borrow_mut();
-        r.ops.push(Op::Val { src, item, flavor });
+        r.push_value(src, item, flavor);
         r.mark = out.len();
     }
 }
@@ -1203,27 +1223,28 @@ impl Programs {
             memo,
             ..
         } = self;
-        let Body { ops, lits } = &*bodies[program.body as usize];
-        out.reserve(lits.len() - simd::LITERAL_STEP + 64 * ops.len());
+        let Body {
+            ops,
+            lits,
+            tail_start,
+            tail_len,
+        } = &*bodies[program.body as usize];
+        out.reserve(lits.len() + 64 * ops.len());
         for op in ops {
-            match *op {
-                Op::Lit { start, len } => {
-                    simd::copy_literal(out, lits, start as usize, len as usize)
-                }
-                Op::Val { src, item, flavor } => {
-                    if out.len() > limit {
-                        return false;
-                    }
-                    if let Some(slot) = slots.get(usize::from(src) - 1) {
-                        if item == 0 {
-                            write_slot(out, memo, cx.chunk, cx.codec, slot, flavor);
-                        } else {
-                            write_item(out, cx.chunk, cx.codec, slot, item, flavor);
-                        }
-                    }
+            let (start, len) = (op.literal_start as usize, op.literal_len as usize);
+            simd::copy_literal(out, lits, start, len);
+            if out.len() > limit {
+                return false;
+            }
+            if let Some(slot) = slots.get(usize::from(op.src) - 1) {
+                if op.item == 0 {
+                    write_slot(out, memo, cx.chunk, cx.codec, slot, op.flavor);
+                } else {
+                    write_item(out, cx.chunk, cx.codec, slot, op.item, op.flavor);
                 }
             }
         }
+        simd::copy_literal(out, lits, *tail_start as usize, *tail_len as usize);
         out.len() <= limit
     }
 }
@@ -1239,26 +1260,111 @@ mod tests {
         let fresh = |out: &[u8], mark: usize| {
             let mut r = Recorder::default();
             r.restart(mark);
-            r.finish(out).map(|b| (b.ops, b.lits))
+            r.finish(out)
+                .map(|b| (b.ops, b.lits, b.tail_start, b.tail_len))
         };
         let mut used = Recorder::default();
         let mut out = b"Record 1\n<Event>".to_vec();
         used.restart(9);
         used.flush_lit(&out);
-        used.ops.push(Op::Val {
-            src: 1,
-            item: 0,
-            flavor: Flavor::XmlText,
-        });
+        used.push_value(1, 0, Flavor::XmlText);
         out.extend_from_slice(b"value</Event>");
         used.uncacheable = true;
         let mark = out.len();
         out.extend_from_slice(b"<Other/>");
         used.restart(mark);
-        let again = used.finish(&out).map(|b| (b.ops, b.lits));
+        let again = used
+            .finish(&out)
+            .map(|b| (b.ops, b.lits, b.tail_start, b.tail_len));
         let want = fresh(&out, mark).expect("a fresh recorder's body");
         assert_eq!(again, Some(want.clone()));
         assert_eq!(want.1.len(), b"<Other/>".len() + simd::LITERAL_STEP);
+        assert_eq!((want.2, want.3), (0, b"<Other/>".len() as u32));
+    }
+
+    #[test]
+    fn fused_steps_replay_the_recorded_bytes() {
+        // PERF.md H177: each step is the literal run before a value, then the value; the run
+        // after the last value is the body's tail. A recording with runs short and past
+        // `LITERAL_STEP`, two adjacent values (an empty run between), a value used twice and
+        // a tail must replay to the recorded bytes, and over other texts to the same layout.
+        let text = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+        let long = "x".repeat(3 * simd::LITERAL_STEP + 5);
+        let parts: [(&[u8], u16, Flavor); 4] = [
+            (b"<E a=\"", 1, Flavor::XmlAttr),
+            (long.as_bytes(), 2, Flavor::XmlText),
+            (b"", 1, Flavor::XmlText),
+            (b"<F/>", 2, Flavor::XmlAttr),
+        ];
+        let record = |p: &mut Programs, chunk: &[u8], rec: Option<&mut Recorder>| {
+            let mut out = b"Record 1\n".to_vec();
+            let mut rec = rec;
+            if let Some(r) = rec.as_deref_mut() {
+                r.restart(out.len());
+            }
+            for (lit, src, flavor) in parts {
+                out.extend_from_slice(lit);
+                if let Some(r) = rec.as_deref_mut() {
+                    r.flush_lit(&out);
+                }
+                let slot = p.slots[usize::from(src) - 1];
+                write_slot(
+                    &mut out,
+                    &mut p.memo,
+                    chunk,
+                    encoding_rs::UTF_8,
+                    &slot,
+                    flavor,
+                );
+                if let Some(r) = rec.as_deref_mut() {
+                    r.push_value(src, 0, flavor);
+                    r.mark = out.len();
+                }
+            }
+            out.extend_from_slice(b"</E>\n");
+            out
+        };
+        let chunk_of = |a: &str, b: &str| {
+            let (a, b) = (text(a), text(b));
+            let mut chunk = vec![0xee; 3];
+            chunk.extend_from_slice(&a);
+            chunk.extend_from_slice(&b);
+            let slots = vec![
+                slot(ty::STRING, 3, a.len() as u32 / 2),
+                slot(ty::STRING, 3 + a.len() as u32, b.len() as u32 / 2),
+            ];
+            (chunk, slots)
+        };
+        let mut p = Programs::default();
+        let (chunk, slots) = chunk_of("A&B", "c<d\"e");
+        p.slots = slots;
+        let mut rec = Recorder::default();
+        let recorded = record(&mut p, &chunk, Some(&mut rec));
+        let body = rec.finish(&recorded).expect("a cacheable recording");
+        assert_eq!(body.ops.len(), parts.len());
+        assert_eq!(body.ops[2].literal_len, 0);
+        assert_eq!(body.tail_len as usize, b"</E>\n".len());
+        let program = p.insert(Arc::new(body)).expect("room for the program");
+        for (a, b) in [
+            ("A&B", "c<d\"e"),
+            ("", "much longer text > than before"),
+            ("z", ""),
+        ] {
+            let (chunk, slots) = chunk_of(a, b);
+            p.slots = slots;
+            let want = record(&mut p, &chunk, None);
+            let mut got = b"Record 1\n".to_vec();
+            let cx = Source {
+                chunk: &chunk,
+                codec: encoding_rs::UTF_8,
+            };
+            assert!(p.replay(&mut got, cx, program, usize::MAX));
+            assert_eq!(
+                String::from_utf8(got),
+                String::from_utf8(want),
+                "{a:?} {b:?}"
+            );
+        }
     }
 
     #[test]
