@@ -1229,6 +1229,9 @@ impl Programs {
             tail_start,
             tail_len,
         } = &*bodies[program.body as usize];
+        // The literals as a slice, read once: the loop reloaded their `Vec`'s fields every
+        // step (PERF.md H178).
+        let lits: &[u8] = lits;
         out.reserve(lits.len() + 64 * ops.len());
         for op in ops {
             let (start, len) = (op.literal_start as usize, op.literal_len as usize);
