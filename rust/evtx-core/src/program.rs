@@ -244,22 +244,22 @@ fn write_slot(
             // A `U64` that fits 32 bits (nearly all) goes through the `u32` writer, which the
             // compiler inlines here as for `U32`; the `u64` one stays a call (PERF.md H77).
             Some(x) => match u32::try_from(u64::from_le_bytes(x)) {
-                Ok(x) => values_format::write_int(out, x),
+                Ok(x) => values_format::write_uint(out, x),
                 Err(_) => values_format::write_int(out, u64::from_le_bytes(x)),
             },
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         ty::U32 | ty::HEX32 => match fixed::<4>(chunk, v) {
             Some(x) if v.ty == ty::HEX32 => memo.write_hex(out, u64::from(u32::from_le_bytes(x))),
-            Some(x) => values_format::write_int(out, u32::from_le_bytes(x)),
+            Some(x) => values_format::write_uint(out, u32::from_le_bytes(x)),
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         ty::U16 => match fixed::<2>(chunk, v) {
-            Some(x) => values_format::write_int(out, u16::from_le_bytes(x)),
+            Some(x) => values_format::write_uint(out, u16::from_le_bytes(x).into()),
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         ty::U8 => match fixed::<1>(chunk, v) {
-            Some([x]) => values_format::write_int(out, x),
+            Some([x]) => values_format::write_uint(out, x.into()),
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         _ => values_format::write_value(out, chunk, v, codec, flavor),
