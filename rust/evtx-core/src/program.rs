@@ -916,11 +916,11 @@ impl Programs {
         let w = values_decode::fixed_width(t);
         let (p, class, v) =
             if t == ty::STRING && size.is_multiple_of(2) && start + size <= chunk.len() {
-                // A text starting with NUL is empty (`values_decode::text16`).
-                let units = if size > 0 && (chunk[start] | chunk[start + 1]) != 0 {
-                    size / 2
-                } else {
-                    0
+                // A text starting with NUL is empty (`values_decode::text16`). Its first unit
+                // read from the text's own bytes: no bounds checks past the one above (H181).
+                let units = match chunk[start..start + size].first_chunk::<2>() {
+                    Some(&[a, b]) if a | b != 0 => size / 2,
+                    _ => 0,
                 };
                 let v = slot(ty::STRING, start as u32, units as u32);
                 (start + size, 0x100 | u32::from(units > 0), v)
@@ -1490,6 +1490,55 @@ mod tests {
             texts += usize::from(t == ty::STRING && got.is_some());
         }
         assert!(texts > 5_000, "{texts} texts read");
+    }
+
+    #[test]
+    fn scanned_texts_equal_decode_sized() {
+        // PERF.md H181: `scan_value`'s inline text arm (its slot, class word and where the next
+        // value starts) must be what `decode_sized` and `sign_decoded` make of the same
+        // descriptor: sizes even and odd, 0, 2, past the chunk's end, texts starting with a NUL
+        // unit or with one NUL byte, at every offset near the end.
+        let mut next = crate::testing::xorshift(0x6a09_e667_f3bc_c909);
+        let codec = encoding_rs::WINDOWS_1252;
+        let general = |chunk: &[u8], pos: usize, size: usize| {
+            let (decoded, stop) =
+                values_decode::decode_sized(chunk, pos, ty::STRING, size, codec).ok()?;
+            let (class, v) = Programs::sign_decoded(chunk, decoded, &mut Rare::default())?;
+            let p = stop.max(pos + size);
+            (p <= chunk.len()).then_some((p, class, v))
+        };
+        let (mut empty, mut texts) = (0, 0);
+        for round in 0..50_000 {
+            let len = 1 + (next() % 64) as usize;
+            let mut chunk: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let pos = (next() % len as u64) as usize;
+            let size = match next() % 4 {
+                0 => 2 * (next() % 4) as usize,
+                1 => len - pos,
+                2 => len - pos + 1 + (next() % 3) as usize,
+                _ => (next() % 40) as usize,
+            };
+            if pos + 2 <= len {
+                match next() % 4 {
+                    0 => chunk[pos..pos + 2].copy_from_slice(&[0, 0]),
+                    1 => chunk[pos + (next() % 2) as usize] = 0,
+                    _ => {}
+                }
+            }
+            let cx = Source {
+                chunk: &chunk,
+                codec,
+            };
+            let got = Programs::scan_value(cx, &mut Rare::default(), pos, ty::STRING, size);
+            let want = general(&chunk, pos, size);
+            assert_eq!(got, want, "round {round}: size {size} at {pos} of {len}");
+            empty += usize::from(matches!(got, Some((_, 0x100, _))));
+            texts += usize::from(matches!(got, Some((_, 0x101, _))));
+        }
+        assert!(
+            empty > 5_000 && texts > 5_000,
+            "{empty} empty, {texts} texts"
+        );
     }
 
     #[test]
