@@ -42,9 +42,11 @@ struct Op {
     /// of the program's literal buffer (often 0 bytes, between two adjacent values).
     literal_start: u32,
     literal_len: u32,
-    /// The value (1-based record-wide index) escaped for `flavor`; `item` is 0 for the whole
-    /// value, `k + 1` for item `k` of an expanded array.
-    src: u16,
+    /// The value escaped for `flavor`: `slot` is its index in `Programs::slots` (its
+    /// record-wide number `src - 1`, taken once when recorded, not at every replay: PERF.md
+    /// H182; evtx-zig's `Op.slot`); `item` is 0 for the whole value, `k + 1` for item `k` of
+    /// an expanded array.
+    slot: u16,
     item: u16,
     flavor: Flavor,
 }
@@ -81,14 +83,15 @@ impl Recorder {
         }
     }
 
-    /// Notes value `src` (item `item`) written for `flavor`, after the literal bytes flushed
-    /// since the last value.
+    /// Notes value `src` (1-based record-wide number, not 0) written for `flavor` (item
+    /// `item`), after the literal bytes flushed since the last value.
     fn push_value(&mut self, src: u16, item: u16, flavor: Flavor) {
+        debug_assert!(src != 0);
         let end = self.lits.len() as u32;
         self.ops.push(Op {
             literal_start: self.literal_start,
             literal_len: end - self.literal_start,
-            src,
+            slot: src - 1,
             item,
             flavor,
         });
@@ -1239,7 +1242,7 @@ impl Programs {
             if out.len() > limit {
                 return false;
             }
-            if let Some(slot) = slots.get(usize::from(op.src) - 1) {
+            if let Some(slot) = slots.get(usize::from(op.slot)) {
                 if op.item == 0 {
                     write_slot(out, memo, cx.chunk, cx.codec, slot, op.flavor);
                 } else {
