@@ -121,10 +121,10 @@ impl Recorder {
 
 /// One learnt program's steps and literal bytes (the ops' runs from 0, then the tail, the run
 /// after the last value, then `LITERAL_STEP` bytes of padding so `simd::copy_literal` can
-/// move a whole step from any run), never changed once made. At `-t 2` and up every renderer that replays a program
-/// holds the same `Body` (PERF.md H137): an import is a reference count, not a copy of the
-/// program into the renderer's own arrays (H118: those copies were a third of the corpus
-/// run's page faults at `-t 2`).
+/// move a whole step from any run), never changed once made. At `-t 2` and up every renderer
+/// that replays a program holds the same `Body` (PERF.md H137): an import is a reference
+/// count, not a copy of the program into the renderer's own arrays (H118: those copies were a
+/// third of the corpus run's page faults at `-t 2`).
 #[derive(Debug)]
 pub struct Body {
     ops: Vec<Op>,
