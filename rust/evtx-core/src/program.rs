@@ -34,14 +34,21 @@ use crate::limits::MAX_PROGRAM_VALUES;
 /// Nested instances deeper than this are not recorded.
 const MAX_SIGN_DEPTH: usize = 8;
 
-/// One step of a program.
+/// One step of a program: a literal run, then a value (evtx-zig's `Op`). Fused, a value and
+/// the run before it take one turn of the replay's loop, not two (PERF.md H177).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    /// Copy `len` literal bytes starting at `start` of the program's literal buffer.
-    Lit { start: u32, len: u32 },
-    /// Write value `src` (1-based record-wide index) escaped for `flavor`; `item` is 0 for
-    /// the whole value, `k + 1` for item `k` of an expanded array.
-    Val { src: u16, item: u16, flavor: Flavor },
+struct Op {
+    /// The literal run written before the value: `literal_len` bytes from `literal_start`
+    /// of the program's literal buffer (often 0 bytes, between two adjacent values).
+    literal_start: u32,
+    literal_len: u32,
+    /// The value escaped for `flavor`: `slot` is its index in `Programs::slots` (its
+    /// record-wide number `src - 1`, taken once when recorded, not at every replay: PERF.md
+    /// H182; evtx-zig's `Op.slot`); `item` is 0 for the whole value, `k + 1` for item `k` of
+    /// an expanded array.
+    slot: u16,
+    item: u16,
+    flavor: Flavor,
 }
 
 /// Notes, while the slow path renders, which bytes are literal and which come from values.
@@ -51,6 +58,8 @@ enum Op {
 pub struct Recorder {
     ops: Vec<Op>,
     lits: Vec<u8>,
+    /// Where in `lits` the literal run before the next value starts (it runs to the end).
+    literal_start: u32,
     /// Output position up to which bytes have been accounted for.
     mark: usize,
     /// Set when the output depends on value text in a way a program cannot replay.
@@ -62,21 +71,31 @@ impl Recorder {
     pub fn restart(&mut self, mark: usize) {
         self.ops.clear();
         self.lits.clear();
+        self.literal_start = 0;
         self.mark = mark;
         self.uncacheable = false;
     }
 
     fn flush_lit(&mut self, out: &[u8]) {
         if out.len() > self.mark {
-            let start = self.lits.len() as u32;
             self.lits.extend_from_slice(&out[self.mark..]);
-            let len = self.lits.len() as u32 - start;
-            match self.ops.last_mut() {
-                Some(Op::Lit { len: l, .. }) => *l += len,
-                _ => self.ops.push(Op::Lit { start, len }),
-            }
             self.mark = out.len();
         }
+    }
+
+    /// Notes value `src` (1-based record-wide number, not 0) written for `flavor` (item
+    /// `item`), after the literal bytes flushed since the last value.
+    fn push_value(&mut self, src: u16, item: u16, flavor: Flavor) {
+        debug_assert!(src != 0);
+        let end = self.lits.len() as u32;
+        self.ops.push(Op {
+            literal_start: self.literal_start,
+            literal_len: end - self.literal_start,
+            slot: src - 1,
+            item,
+            flavor,
+        });
+        self.literal_start = end;
     }
 
     /// The finished program for output `out` (whose recorded part started at the initial mark).
@@ -94,20 +113,24 @@ impl Recorder {
         Some(Body {
             ops: self.ops.clone(),
             lits,
+            tail_start: self.literal_start,
+            tail_len: self.lits.len() as u32 - self.literal_start,
         })
     }
 }
 
-/// One learnt program's steps and literal bytes (its `Lit` runs from 0, then
-/// `LITERAL_STEP` bytes of padding so `simd::copy_literal` can move a whole step from any
-/// run), never changed once made. At `-t 2` and up every renderer that replays a program
-/// holds the same `Body` (PERF.md H137): an import is a reference count, not a copy of the
-/// program into the renderer's own arrays (H118: those copies were a third of the corpus
-/// run's page faults at `-t 2`).
+/// One learnt program's steps and literal bytes (the ops' runs from 0, then the tail, the run
+/// after the last value, then `LITERAL_STEP` bytes of padding so `simd::copy_literal` can
+/// move a whole step from any run), never changed once made. At `-t 2` and up every renderer
+/// that replays a program holds the same `Body` (PERF.md H137): an import is a reference
+/// count, not a copy of the program into the renderer's own arrays (H118: those copies were a
+/// third of the corpus run's page faults at `-t 2`).
 #[derive(Debug)]
 pub struct Body {
     ops: Vec<Op>,
     lits: Vec<u8>,
+    tail_start: u32,
+    tail_len: u32,
 }
 
 impl Body {
@@ -152,7 +175,7 @@ pub fn emit_node(
     }
     if let Some(r) = rec {
         let mut r = r.borrow_mut();
-        r.ops.push(Op::Val { src, item, flavor });
+        r.push_value(src, item, flavor);
         r.mark = out.len();
     }
 }
@@ -224,22 +247,22 @@ fn write_slot(
             // A `U64` that fits 32 bits (nearly all) goes through the `u32` writer, which the
             // compiler inlines here as for `U32`; the `u64` one stays a call (PERF.md H77).
             Some(x) => match u32::try_from(u64::from_le_bytes(x)) {
-                Ok(x) => values_format::write_int(out, x),
+                Ok(x) => values_format::write_uint(out, x),
                 Err(_) => values_format::write_int(out, u64::from_le_bytes(x)),
             },
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         ty::U32 | ty::HEX32 => match fixed::<4>(chunk, v) {
             Some(x) if v.ty == ty::HEX32 => memo.write_hex(out, u64::from(u32::from_le_bytes(x))),
-            Some(x) => values_format::write_int(out, u32::from_le_bytes(x)),
+            Some(x) => values_format::write_uint(out, u32::from_le_bytes(x)),
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         ty::U16 => match fixed::<2>(chunk, v) {
-            Some(x) => values_format::write_int(out, u16::from_le_bytes(x)),
+            Some(x) => values_format::write_uint(out, u16::from_le_bytes(x).into()),
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         ty::U8 => match fixed::<1>(chunk, v) {
-            Some([x]) => values_format::write_int(out, x),
+            Some([x]) => values_format::write_uint(out, x.into()),
             None => values_format::write_value(out, chunk, v, codec, flavor),
         },
         _ => values_format::write_value(out, chunk, v, codec, flavor),
@@ -896,11 +919,11 @@ impl Programs {
         let w = values_decode::fixed_width(t);
         let (p, class, v) =
             if t == ty::STRING && size.is_multiple_of(2) && start + size <= chunk.len() {
-                // A text starting with NUL is empty (`values_decode::text16`).
-                let units = if size > 0 && (chunk[start] | chunk[start + 1]) != 0 {
-                    size / 2
-                } else {
-                    0
+                // A text starting with NUL is empty (`values_decode::text16`). Its first unit
+                // read from the text's own bytes: no bounds checks past the one above (H181).
+                let units = match chunk[start..start + size].first_chunk::<2>() {
+                    Some(&[a, b]) if a | b != 0 => size / 2,
+                    _ => 0,
                 };
                 let v = slot(ty::STRING, start as u32, units as u32);
                 (start + size, 0x100 | u32::from(units > 0), v)
@@ -1203,27 +1226,31 @@ impl Programs {
             memo,
             ..
         } = self;
-        let Body { ops, lits } = &*bodies[program.body as usize];
-        out.reserve(lits.len() - simd::LITERAL_STEP + 64 * ops.len());
+        let Body {
+            ops,
+            lits,
+            tail_start,
+            tail_len,
+        } = &*bodies[program.body as usize];
+        // The literals as a slice, read once: the loop reloaded their `Vec`'s fields every
+        // step (PERF.md H178).
+        let lits: &[u8] = lits;
+        out.reserve(lits.len() + 64 * ops.len());
         for op in ops {
-            match *op {
-                Op::Lit { start, len } => {
-                    simd::copy_literal(out, lits, start as usize, len as usize)
-                }
-                Op::Val { src, item, flavor } => {
-                    if out.len() > limit {
-                        return false;
-                    }
-                    if let Some(slot) = slots.get(usize::from(src) - 1) {
-                        if item == 0 {
-                            write_slot(out, memo, cx.chunk, cx.codec, slot, flavor);
-                        } else {
-                            write_item(out, cx.chunk, cx.codec, slot, item, flavor);
-                        }
-                    }
+            let (start, len) = (op.literal_start as usize, op.literal_len as usize);
+            simd::copy_literal(out, lits, start, len);
+            if out.len() > limit {
+                return false;
+            }
+            if let Some(slot) = slots.get(usize::from(op.slot)) {
+                if op.item == 0 {
+                    write_slot(out, memo, cx.chunk, cx.codec, slot, op.flavor);
+                } else {
+                    write_item(out, cx.chunk, cx.codec, slot, op.item, op.flavor);
                 }
             }
         }
+        simd::copy_literal(out, lits, *tail_start as usize, *tail_len as usize);
         out.len() <= limit
     }
 }
@@ -1239,26 +1266,111 @@ mod tests {
         let fresh = |out: &[u8], mark: usize| {
             let mut r = Recorder::default();
             r.restart(mark);
-            r.finish(out).map(|b| (b.ops, b.lits))
+            r.finish(out)
+                .map(|b| (b.ops, b.lits, b.tail_start, b.tail_len))
         };
         let mut used = Recorder::default();
         let mut out = b"Record 1\n<Event>".to_vec();
         used.restart(9);
         used.flush_lit(&out);
-        used.ops.push(Op::Val {
-            src: 1,
-            item: 0,
-            flavor: Flavor::XmlText,
-        });
+        used.push_value(1, 0, Flavor::XmlText);
         out.extend_from_slice(b"value</Event>");
         used.uncacheable = true;
         let mark = out.len();
         out.extend_from_slice(b"<Other/>");
         used.restart(mark);
-        let again = used.finish(&out).map(|b| (b.ops, b.lits));
+        let again = used
+            .finish(&out)
+            .map(|b| (b.ops, b.lits, b.tail_start, b.tail_len));
         let want = fresh(&out, mark).expect("a fresh recorder's body");
         assert_eq!(again, Some(want.clone()));
         assert_eq!(want.1.len(), b"<Other/>".len() + simd::LITERAL_STEP);
+        assert_eq!((want.2, want.3), (0, b"<Other/>".len() as u32));
+    }
+
+    #[test]
+    fn fused_steps_replay_the_recorded_bytes() {
+        // PERF.md H177: each step is the literal run before a value, then the value; the run
+        // after the last value is the body's tail. A recording with runs short and past
+        // `LITERAL_STEP`, two adjacent values (an empty run between), a value used twice and
+        // a tail must replay to the recorded bytes, and over other texts to the same layout.
+        let text = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+        let long = "x".repeat(3 * simd::LITERAL_STEP + 5);
+        let parts: [(&[u8], u16, Flavor); 4] = [
+            (b"<E a=\"", 1, Flavor::XmlAttr),
+            (long.as_bytes(), 2, Flavor::XmlText),
+            (b"", 1, Flavor::XmlText),
+            (b"<F/>", 2, Flavor::XmlAttr),
+        ];
+        let record = |p: &mut Programs, chunk: &[u8], rec: Option<&mut Recorder>| {
+            let mut out = b"Record 1\n".to_vec();
+            let mut rec = rec;
+            if let Some(r) = rec.as_deref_mut() {
+                r.restart(out.len());
+            }
+            for (lit, src, flavor) in parts {
+                out.extend_from_slice(lit);
+                if let Some(r) = rec.as_deref_mut() {
+                    r.flush_lit(&out);
+                }
+                let slot = p.slots[usize::from(src) - 1];
+                write_slot(
+                    &mut out,
+                    &mut p.memo,
+                    chunk,
+                    encoding_rs::UTF_8,
+                    &slot,
+                    flavor,
+                );
+                if let Some(r) = rec.as_deref_mut() {
+                    r.push_value(src, 0, flavor);
+                    r.mark = out.len();
+                }
+            }
+            out.extend_from_slice(b"</E>\n");
+            out
+        };
+        let chunk_of = |a: &str, b: &str| {
+            let (a, b) = (text(a), text(b));
+            let mut chunk = vec![0xee; 3];
+            chunk.extend_from_slice(&a);
+            chunk.extend_from_slice(&b);
+            let slots = vec![
+                slot(ty::STRING, 3, a.len() as u32 / 2),
+                slot(ty::STRING, 3 + a.len() as u32, b.len() as u32 / 2),
+            ];
+            (chunk, slots)
+        };
+        let mut p = Programs::default();
+        let (chunk, slots) = chunk_of("A&B", "c<d\"e");
+        p.slots = slots;
+        let mut rec = Recorder::default();
+        let recorded = record(&mut p, &chunk, Some(&mut rec));
+        let body = rec.finish(&recorded).expect("a cacheable recording");
+        assert_eq!(body.ops.len(), parts.len());
+        assert_eq!(body.ops[2].literal_len, 0);
+        assert_eq!(body.tail_len as usize, b"</E>\n".len());
+        let program = p.insert(Arc::new(body)).expect("room for the program");
+        for (a, b) in [
+            ("A&B", "c<d\"e"),
+            ("", "much longer text > than before"),
+            ("z", ""),
+        ] {
+            let (chunk, slots) = chunk_of(a, b);
+            p.slots = slots;
+            let want = record(&mut p, &chunk, None);
+            let mut got = b"Record 1\n".to_vec();
+            let cx = Source {
+                chunk: &chunk,
+                codec: encoding_rs::UTF_8,
+            };
+            assert!(p.replay(&mut got, cx, program, usize::MAX));
+            assert_eq!(
+                String::from_utf8(got),
+                String::from_utf8(want),
+                "{a:?} {b:?}"
+            );
+        }
     }
 
     #[test]
@@ -1381,6 +1493,55 @@ mod tests {
             texts += usize::from(t == ty::STRING && got.is_some());
         }
         assert!(texts > 5_000, "{texts} texts read");
+    }
+
+    #[test]
+    fn scanned_texts_equal_decode_sized() {
+        // PERF.md H181: `scan_value`'s inline text arm (its slot, class word and where the next
+        // value starts) must be what `decode_sized` and `sign_decoded` make of the same
+        // descriptor: sizes even and odd, 0, 2, past the chunk's end, texts starting with a NUL
+        // unit or with one NUL byte, at every offset near the end.
+        let mut next = crate::testing::xorshift(0x6a09_e667_f3bc_c909);
+        let codec = encoding_rs::WINDOWS_1252;
+        let general = |chunk: &[u8], pos: usize, size: usize| {
+            let (decoded, stop) =
+                values_decode::decode_sized(chunk, pos, ty::STRING, size, codec).ok()?;
+            let (class, v) = Programs::sign_decoded(chunk, decoded, &mut Rare::default())?;
+            let p = stop.max(pos + size);
+            (p <= chunk.len()).then_some((p, class, v))
+        };
+        let (mut empty, mut texts) = (0, 0);
+        for round in 0..50_000 {
+            let len = 1 + (next() % 64) as usize;
+            let mut chunk: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let pos = (next() % len as u64) as usize;
+            let size = match next() % 4 {
+                0 => 2 * (next() % 4) as usize,
+                1 => len - pos,
+                2 => len - pos + 1 + (next() % 3) as usize,
+                _ => (next() % 40) as usize,
+            };
+            if pos + 2 <= len {
+                match next() % 4 {
+                    0 => chunk[pos..pos + 2].copy_from_slice(&[0, 0]),
+                    1 => chunk[pos + (next() % 2) as usize] = 0,
+                    _ => {}
+                }
+            }
+            let cx = Source {
+                chunk: &chunk,
+                codec,
+            };
+            let got = Programs::scan_value(cx, &mut Rare::default(), pos, ty::STRING, size);
+            let want = general(&chunk, pos, size);
+            assert_eq!(got, want, "round {round}: size {size} at {pos} of {len}");
+            empty += usize::from(matches!(got, Some((_, 0x100, _))));
+            texts += usize::from(matches!(got, Some((_, 0x101, _))));
+        }
+        assert!(
+            empty > 5_000 && texts > 5_000,
+            "{empty} empty, {texts} texts"
+        );
     }
 
     #[test]
