@@ -551,10 +551,19 @@ pub inline fn writeUtf16Within(
         const v: Lanes = @bitCast(region[start..][0 .. 2 * lanes].*);
         const dirty: u16 = @bitCast(dirtyLanes(lanes, v, mode));
         const live: u16 = @truncate((@as(u32, 1) << @intCast(units)) - 1);
-        if (dirty & live == 0) {
+        const first = dirty & live;
+        if (first == 0) {
             const narrow: @Vector(lanes, u8) = @truncate(v);
             out.spare()[0..lanes].* = narrow;
             return out.advance(units);
+        }
+        // A clean run cut by a NUL (strings stored with their terminator): the same step
+        // writes it (PERF.md H185), not `writeUtf16In`'s call.
+        const nul: u16 = @bitCast(v == @as(Lanes, @splat(0)));
+        if (first & (~first +% 1) & nul != 0) {
+            const narrow: @Vector(lanes, u8) = @truncate(v);
+            out.spare()[0..lanes].* = narrow;
+            return out.advance(@ctz(first));
         }
     }
     return writeUtf16In(out, region, start, len, mode);
