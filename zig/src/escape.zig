@@ -360,24 +360,14 @@ pub const bytes_per_unit_max = 6;
 /// callers a scan: NUL is a dirty lane in every mode, so the check costs nothing on clean
 /// runs.
 pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
-    return writeUtf16In(out, src, 0, src.len, mode);
+    return writeUtf16In(out, src, 0, src.len, mode, json_kernel);
 }
 
 /// `writeUtf16` of `region[start..][0..len]`: the vector steps may read past the string as
 /// far as `region` goes (PERF.md H54), so only a string that ends within 32 bytes of the
-/// region's end pays a zero-padded copy for its last step.
-pub inline fn writeUtf16In(
-    out: *Out,
-    region: []const u8,
-    start: usize,
-    len: usize,
-    comptime mode: Mode,
-) Error!void {
-    return writeUtf16Steps(out, region, start, len, mode, json_kernel);
-}
-
-/// `writeUtf16In` with JSON's in-place escapes taken by `kernel` (the tests run each).
-fn writeUtf16Steps(
+/// region's end pays a zero-padded copy for its last step. JSON's in-place escapes are taken
+/// by `kernel`: callers pass `json_kernel`, the tests each kernel (H183).
+pub fn writeUtf16In(
     out: *Out,
     region: []const u8,
     start: usize,
@@ -566,7 +556,7 @@ pub inline fn writeUtf16Within(
             return out.advance(@ctz(first));
         }
     }
-    return writeUtf16In(out, region, start, len, mode);
+    return writeUtf16In(out, region, start, len, mode, json_kernel);
 }
 
 fn lone(dst: [*]u8, comptime mode: Mode) usize {
@@ -917,7 +907,7 @@ test "property: the vector escaper equals the scalar one on random strings" {
             // Each JSON kernel (H183), whichever this CPU's build takes.
             inline for (.{ JsonKernel.lanes, JsonKernel.expand }) |kernel| {
                 fast.truncate(0);
-                try writeUtf16Steps(&fast, &buf, at, units * 2, mode, kernel);
+                try writeUtf16In(&fast, &buf, at, units * 2, mode, kernel);
                 try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
             }
             // The in-region form (H53), whose vector step reads up to 32 bytes of `buf` past
