@@ -245,6 +245,113 @@ pub inline fn escapeLanes(
     return .{ .lanes = first_stop, .bytes = d + first_stop - lane };
 }
 
+/// How `writeUtf16In` writes a JSON step whose escapes it can take in place.
+pub const JsonKernel = enum {
+    /// `escapeLanes`: one table entry and one re-store of the step per escaped lane.
+    lanes,
+    /// `jsonExpand`: every escape of the step at once, by two `pshufb` (PERF.md H183).
+    expand,
+};
+
+/// `pshufb` is one instruction only where the CPU is known at compile time to have SSSE3
+/// (the CLI is built for the machine, the callgrind build for x86-64-v3); the portable
+/// libraries (baseline x86-64, PERF.md P7) keep `escapeLanes`, with no runtime dispatch.
+pub const json_kernel: JsonKernel = if (builtin.cpu.arch == .x86_64 and
+    std.Target.x86.featureSetHas(builtin.cpu.features, .ssse3)) .expand else .lanes;
+
+const Bytes16 = @Vector(16, u8);
+
+extern fn @"llvm.x86.ssse3.pshuf.b.128"(Bytes16, Bytes16) Bytes16;
+
+/// `pshufb`: lane k of the result is `table[index[k] & 15]`, or 0 when `index[k]` has its
+/// high bit set. Outside LLVM (the Debug tests' own x86 backend has no LLVM intrinsics) and
+/// without SSSE3 the same rule one lane at a time, so the tests run `jsonExpand` everywhere.
+inline fn shuffleBytes(table: Bytes16, index: Bytes16) Bytes16 {
+    if (json_kernel == .expand and builtin.zig_backend == .stage2_llvm) {
+        return @"llvm.x86.ssse3.pshuf.b.128"(table, index);
+    }
+    var r: Bytes16 = undefined;
+    inline for (0..16) |k| r[k] = if (index[k] >= 0x80) 0 else table[index[k] & 15];
+    return r;
+}
+
+/// JSON's short escapes by control byte (`pshufb` index 0-15); 0: none (`\u00XX`, or not
+/// a control at all). 0x10-0x1f have none.
+const json_short: Bytes16 = .{ 0, 0, 0, 0, 0, 0, 0, 0, 'b', 't', 'n', 0, 'f', 'r', 0, 0 };
+
+/// `pshufb` indices that spread 8 lanes over 8 + popcount(mask) bytes, each lane in `mask`
+/// after a `\` (index 8: the source's upper half is eight `\`), the rest zero (PERF.md H183,
+/// the Rust engine's `EXPAND` of H155).
+const json_expansions: [256]Bytes16 = blk: {
+    @setEvalBranchQuota(20_000);
+    var t: [256]Bytes16 = undefined;
+    for (&t, 0..) |*e, mask| {
+        var index: [16]u8 = @splat(0x80);
+        var p: usize = 0;
+        for (0..8) |k| {
+            if (mask >> k & 1 == 1) {
+                index[p] = 8;
+                p += 1;
+            }
+            index[p] = k;
+            p += 1;
+        }
+        assert(p == 8 + @as(usize, @popCount(@as(u8, mask))));
+        e.* = index;
+    }
+    break :blk t;
+};
+
+/// `@shuffle` mask: lanes `first`..`first + 7` of the first vector, then the second's 0-7.
+fn halfThenSecond(comptime first: i32) [16]i32 {
+    var mask: [16]i32 = undefined;
+    for (0..8) |k| {
+        mask[k] = first + @as(i32, k);
+        mask[8 + k] = ~@as(i32, k);
+    }
+    return mask;
+}
+
+/// Writes one JSON step of 16 units `v` at `dst` as far as its first lane that this kernel
+/// cannot write (PERF.md H183): non-ASCII, NUL, a control written `\u00XX`, or a `past`
+/// lane. The lanes before it are written whole, `"`, `\` and the controls with a short
+/// escape (`\b \t \n \f \r`) after a `\`, by one `pshufb` per 8 lanes from a table of
+/// 256 expansions, not lane by lane. May take 0 lanes (its first lane is such a lane); the
+/// caller's scalar step takes that lane. `dst` needs 32 bytes of room; what lies past the
+/// bytes returned is scratch.
+pub inline fn jsonExpand(v: Lanes, past: u16, dst: [*]u8) Taken {
+    // `past` lanes are the step's last ones.
+    assert(past == 0 or @clz(past) == 0 and @ctz(past) + @popCount(past) == lanes);
+    // Units from 0x80 up saturate to 0xff: one byte class for every non-ASCII unit.
+    const bytes: Bytes16 = @truncate(@min(v, @as(Lanes, @splat(0xff))));
+    // Bytes 0x00-0x0f index `json_short` (+0x70 keeps the high bit clear), the rest
+    // saturate to 0x80 and up, which reads 0.
+    const short = shuffleBytes(json_short, bytes +| @as(Bytes16, @splat(0x70)));
+    const has_short = short != @as(Bytes16, @splat(0));
+    const control = bytes < @as(Bytes16, @splat(0x20));
+    const bad_lanes = (bytes >= @as(Bytes16, @splat(0x80))) | (control & ~has_short);
+    const bad: u16 = @as(u16, @bitCast(bad_lanes)) | past;
+    const escaped: u16 = @bitCast((bytes == @as(Bytes16, @splat('"'))) |
+        (bytes == @as(Bytes16, @splat('\\'))) | has_short);
+    // The byte after a `\`: the short escape, or `"` / `\` itself (their `short` is 0).
+    const after = @max(bytes, short);
+    const backslashes: Bytes16 = @splat('\\');
+    const low: u8 = @truncate(escaped);
+    const high: u8 = @truncate(escaped >> 8);
+    const low_half = @shuffle(u8, after, backslashes, halfThenSecond(0));
+    const high_half = @shuffle(u8, after, backslashes, halfThenSecond(8));
+    dst[0..16].* = shuffleBytes(low_half, json_expansions[low]);
+    const second = 8 + @as(usize, @popCount(low));
+    dst[second..][0..16].* = shuffleBytes(high_half, json_expansions[high]);
+    const taken: usize = @ctz(@as(u32, bad) | 0x1_0000);
+    assert(taken <= lanes);
+    const before: u32 = (@as(u32, 1) << @intCast(taken)) - 1;
+    const written: usize = taken + @popCount(escaped & before);
+    assert(written <= 2 * taken);
+    assert(written <= 8 + @as(usize, @popCount(low)) + 16);
+    return .{ .lanes = taken, .bytes = written };
+}
+
 /// Worst-case output bytes per UTF-16 unit (`\u00XX` / `&quot;`).
 pub const bytes_per_unit_max = 6;
 
@@ -253,24 +360,27 @@ pub const bytes_per_unit_max = 6;
 /// callers a scan: NUL is a dirty lane in every mode, so the check costs nothing on clean
 /// runs.
 pub fn writeUtf16(out: *Out, src: []const u8, comptime mode: Mode) Error!void {
-    return writeUtf16In(out, src, 0, src.len, mode);
+    return writeUtf16In(out, src, 0, src.len, mode, json_kernel);
 }
 
 /// `writeUtf16` of `region[start..][0..len]`: the vector steps may read past the string as
 /// far as `region` goes (PERF.md H54), so only a string that ends within 32 bytes of the
-/// region's end pays a zero-padded copy for its last step.
+/// region's end pays a zero-padded copy for its last step. JSON's in-place escapes are taken
+/// by `kernel`: callers pass `json_kernel`, the tests each kernel (H183).
 pub fn writeUtf16In(
     out: *Out,
     region: []const u8,
     start: usize,
     len: usize,
     comptime mode: Mode,
+    comptime kernel: JsonKernel,
 ) Error!void {
     assert(len % 2 == 0);
     assert(start + len <= region.len);
     const src = region[start..][0..len];
     const n = len / 2;
-    try out.ensure(n * bytes_per_unit_max + lanes);
+    // A step writes up to 2 × `lanes` bytes past `d` (`jsonExpand`'s two stores).
+    try out.ensure(n * bytes_per_unit_max + 2 * lanes);
     const dst = out.spare();
     var d: usize = 0;
     var i: usize = 0;
@@ -287,7 +397,28 @@ pub fn writeUtf16In(
             continue;
         }
         const clean = @ctz(step.dirty);
-        if (i + clean < n and unitAt(src, i + clean) -% 1 < 0x7F) {
+        if (mode == .json and kernel == .expand) {
+            // Not for a string's end, its NUL or non-ASCII text (strings cut by a NUL
+            // before their declared length are common).
+            if (i + clean < n and unitAt(src, i + clean) -% 1 < 0x7F) {
+                // The step's escapes in place (H183), unless its first dirty lane is a
+                // control that `jsonExpand` leaves to the scalar step below.
+                const taken = jsonExpand(v, step.past, dst + d);
+                assert(taken.lanes >= clean);
+                if (taken.lanes == @min(lanes, n - i)) {
+                    // As far as the string goes: the next step's load does not wait on
+                    // the masks behind `taken` (the Rust engine's H155 second form).
+                    i += lanes;
+                    d += taken.bytes;
+                    continue;
+                }
+                if (taken.lanes > clean) {
+                    i += taken.lanes;
+                    d += taken.bytes;
+                    continue;
+                }
+            }
+        } else if (i + clean < n and unitAt(src, i + clean) -% 1 < 0x7F) {
             // An ASCII escape first: it and the step's next ones in place (H91).
             const stop: u16 = @as(u16, @bitCast((v >= @as(Lanes, @splat(0x80))) |
                 (v == @as(Lanes, @splat(0))))) | step.past;
@@ -410,13 +541,22 @@ pub inline fn writeUtf16Within(
         const v: Lanes = @bitCast(region[start..][0 .. 2 * lanes].*);
         const dirty: u16 = @bitCast(dirtyLanes(lanes, v, mode));
         const live: u16 = @truncate((@as(u32, 1) << @intCast(units)) - 1);
-        if (dirty & live == 0) {
+        const first = dirty & live;
+        if (first == 0) {
             const narrow: @Vector(lanes, u8) = @truncate(v);
             out.spare()[0..lanes].* = narrow;
             return out.advance(units);
         }
+        // A clean run cut by a NUL (strings stored with their terminator): the same step
+        // writes it (PERF.md H185), not `writeUtf16In`'s call.
+        const nul: u16 = @bitCast(v == @as(Lanes, @splat(0)));
+        if (first & (~first +% 1) & nul != 0) {
+            const narrow: @Vector(lanes, u8) = @truncate(v);
+            out.spare()[0..lanes].* = narrow;
+            return out.advance(@ctz(first));
+        }
     }
-    return writeUtf16In(out, region, start, len, mode);
+    return writeUtf16In(out, region, start, len, mode, json_kernel);
 }
 
 fn lone(dst: [*]u8, comptime mode: Mode) usize {
@@ -764,6 +904,12 @@ test "property: the vector escaper equals the scalar one on random strings" {
             try writeUtf16(&fast, buf[at..][0 .. units * 2], mode);
             try writeUtf16Scalar(&slow, buf[at..][0 .. units * 2], mode);
             try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
+            // Each JSON kernel (H183), whichever this CPU's build takes.
+            inline for (.{ JsonKernel.lanes, JsonKernel.expand }) |kernel| {
+                fast.truncate(0);
+                try writeUtf16In(&fast, &buf, at, units * 2, mode, kernel);
+                try std.testing.expectEqualStrings(slow.list.items, fast.list.items);
+            }
             // The in-region form (H53), whose vector step reads up to 32 bytes of `buf` past
             // the string when they exist: the same text, whichever way it takes.
             fast.truncate(0);
@@ -832,6 +978,52 @@ test "escapeLanes: dense escapes, every stop lane, against one table lookup a la
                 }
                 try std.testing.expectEqual(first_stop, taken.lanes);
                 try std.testing.expectEqualStrings(expected[0..e], dst[0..taken.bytes]);
+            }
+        }
+    }
+}
+
+test "jsonExpand: every escape mask in both halves, every first bad lane, as the scalar writer" {
+    // Each mask of escaped lanes in the low half (the high half `mask ^ 0xa5`) and in the high
+    // half (the low half `mask ^ 0x5a`), the escapes taken in turn from every short one; the
+    // kernel must stop at its first lane of each class it leaves to the scalar step, at every
+    // position, and write the lanes before it as the scalar writer does.
+    const escapes = [_]u16{ '"', '\\', '\n', '\r', '\t', 0x08, 0x0C };
+    const plain = [_]u16{ 'a', 'Z', '/', 0x7F, ' ', '0', '\'' };
+    // Non-ASCII (some with an escape's low byte), NUL, controls written `\u00XX`, past.
+    const bads = [_]?u16{ 0xE9, 0x8022, 0x010A, 0x015C, 0xD83D, 0, 0x01, 0x0B, 0x1F, null };
+    var expected = Out.init(std.testing.allocator);
+    defer expected.deinit();
+    var turn: usize = 0;
+    for (0..2) |half| {
+        for (0..256) |m| {
+            const byte: u16 = @intCast(m);
+            const mask: u16 = if (half == 0)
+                byte | (byte ^ 0xa5) << 8
+            else
+                (byte ^ 0x5a) | byte << 8;
+            var units: [lanes]u16 = undefined;
+            for (&units, 0..) |*u, k| {
+                turn += 1;
+                const escaped = mask >> @intCast(k) & 1 == 1;
+                u.* = if (escaped) escapes[turn % escapes.len] else plain[turn % plain.len];
+            }
+            for (0..lanes + 1) |first_bad| {
+                const bad = bads[(turn + first_bad) % bads.len];
+                var step = units;
+                var past: u16 = 0;
+                if (first_bad < lanes) {
+                    if (bad) |u| {
+                        step[first_bad] = u;
+                    } else past = @truncate(@as(u32, 0xFFFF) << @intCast(first_bad));
+                }
+                var dst: [2 * lanes + 2 * lanes]u8 = undefined;
+                const taken = jsonExpand(@as(Lanes, step), past, &dst);
+                try std.testing.expectEqual(first_bad, taken.lanes);
+                const bytes: [2 * lanes]u8 = @bitCast(step);
+                expected.truncate(0);
+                try writeUtf16Scalar(&expected, bytes[0 .. 2 * first_bad], .json);
+                try std.testing.expectEqualStrings(expected.list.items, dst[0..taken.bytes]);
             }
         }
     }

@@ -519,6 +519,8 @@ pub const no_name_hashes: NameHashes = @splat(.{ .offset = no_offset, .hash = 0 
 /// `refs_max`; past that, or past a name it could not read, the body is not cached).
 pub const BodyRefs = struct {
     items: [refs_max]BodyRef = undefined,
+    /// The entry offset of each of `items` (for their `twin`).
+    offsets: [refs_max]u32 = undefined,
     len: u32 = 0,
     overflow: bool = false,
     /// Bytes from the body's start to where the walk stopped.
@@ -535,14 +537,26 @@ pub const BodyRefs = struct {
             r.overflow = true;
             return;
         };
-        r.items[r.len] = .{ .at = at, .is_inline = is_inline, .text = text };
+        var twin: u32 = r.len;
+        if (!is_inline) {
+            for (r.items[0..r.len], r.offsets[0..r.len], 0..) |earlier, o, k| {
+                if (!earlier.is_inline and o == offset) {
+                    twin = @intCast(k);
+                    break;
+                }
+            }
+        }
+        r.items[r.len] = .{ .at = at, .is_inline = is_inline, .text = text, .twin = twin };
+        r.offsets[r.len] = offset;
         r.len += 1;
     }
 };
 
 /// A name reference of a body: where its 4-byte offset field is (from the body's start),
 /// whether the entry follows inline, and else the entry's count and units (`entryText`).
-pub const BodyRef = struct { at: u32, is_inline: bool, text: []const u8 };
+/// `twin`: the first reference of the body to the same entry (its own index if none), whose
+/// text `Bodies.matches` has compared when both name one entry again (PERF.md H187).
+pub const BodyRef = struct { at: u32, is_inline: bool, text: []const u8, twin: u32 };
 
 /// The count field and the units of the name entry at `offset` (6.3), as stored: equal
 /// bytes mean equal texts however `tree.nameUnits` cuts them (no NUL scan, H126).
@@ -604,17 +618,27 @@ pub const Bodies = struct {
     fn matches(chunk: []const u8, start: u32, entry: Entry) bool {
         if (entry.body.len > chunk.len - start) return false;
         const now = chunk[start..][0..entry.body.len];
+        assert(entry.refs.len <= BodyRefs.refs_max);
+        // The entry offset each reference has here, for the twins (H187).
+        var offsets: [BodyRefs.refs_max]u32 = undefined;
         var from: u32 = 0;
-        for (entry.refs) |r| {
+        for (entry.refs, 0..) |r, k| {
             assert(from <= r.at and r.at + 4 <= now.len);
+            assert(r.twin <= k);
             if (!std.mem.eql(u8, now[from..r.at], entry.body[from..r.at])) return false;
             const offset = std.mem.readInt(u32, now[r.at..][0..4], .little);
             if ((offset == start + r.at + 4) != r.is_inline) return false;
+            offsets[k] = offset;
             if (r.is_inline) {
                 from = r.at + 8; // The entry's link differs; its hash, count and text not.
             } else {
-                const text = entryText(chunk, offset) orelse return false;
-                if (!std.mem.eql(u8, text, r.text)) return false;
+                // Naming its twin's entry again: that text was compared (the stored texts of
+                // the two are one entry's), else compared here. Security's `Data` and
+                // `Name` are named once an element (~54 references a body).
+                if (r.twin == k or offsets[r.twin] != offset) {
+                    const text = entryText(chunk, offset) orelse return false;
+                    if (!std.mem.eql(u8, text, r.text)) return false;
+                }
                 from = r.at + 4;
             }
         }
@@ -639,7 +663,12 @@ pub const Bodies = struct {
         const a = arena.allocator();
         const stored = try a.alloc(BodyRef, refs.len);
         for (refs.items[0..refs.len], stored) |r, *d| {
-            d.* = .{ .at = r.at, .is_inline = r.is_inline, .text = try a.dupe(u8, r.text) };
+            d.* = .{
+                .at = r.at,
+                .is_inline = r.is_inline,
+                .text = try a.dupe(u8, r.text),
+                .twin = r.twin,
+            };
             b.bytes += r.text.len;
         }
         const entry: Entry = .{ .fingerprint = fp, .body = try a.dupe(u8, body), .refs = stored };
@@ -1284,6 +1313,35 @@ fn bodyName(
 ) void {
     const k = random.uintLessThan(usize, texts.len);
     if (random.boolean()) b.u32le(entries[k]) else b.name(texts[k]);
+}
+
+test "BodyRefs: a reference's twin is the body's first to name its entry (H187)" {
+    // Three entries with count 0 (8 bytes each) at 0, 8 and 16; references to them and
+    // inline ones in a random order, against a plain search for the first earlier one.
+    const chunk: [24]u8 = @splat(0);
+    var prng = std.Random.DefaultPrng.init(0x4831_3837);
+    const random = prng.random();
+    for (0..500) |_| {
+        var refs: BodyRefs = .{};
+        const n = random.uintAtMost(u32, BodyRefs.refs_max);
+        for (0..n) |k| {
+            const is_inline = random.uintLessThan(u32, 4) == 0;
+            const entry = 8 * random.uintLessThan(u32, 3);
+            const offset: u32 = if (is_inline) 100 + @as(u32, @intCast(k)) else entry;
+            refs.add(&chunk, @intCast(8 * k), offset, is_inline);
+        }
+        try std.testing.expect(!refs.overflow);
+        for (refs.items[0..refs.len], 0..) |r, k| {
+            var first: usize = k;
+            if (!r.is_inline) for (0..k) |j| {
+                if (!refs.items[j].is_inline and refs.offsets[j] == refs.offsets[k]) {
+                    first = j;
+                    break;
+                }
+            };
+            try std.testing.expectEqual(first, r.twin);
+        }
+    }
 }
 
 test "fingerprintAt: the memo answers as the definitions do, per chunk (H147)" {

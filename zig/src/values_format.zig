@@ -167,7 +167,7 @@ pub fn writeValueAt(out: *Out, f: Format, v: *const Value, comptime mode: escape
     return switch (v.vtype) {
         T.null_type, T.binxml => {},
         // In its chunk, so the escaper's last step reads past the string, not a copy (H80).
-        T.string => escape.writeUtf16In(out, c, p, v.len, mode),
+        T.string => escape.writeUtf16In(out, c, p, v.len, mode, escape.json_kernel),
         T.ansi => writeAnsi(out, f, c[p..][0..v.len], mode),
         T.int8 => writeSigned(out, @as(i8, @bitCast(c[p]))),
         T.uint8 => writeUnsigned(out, c[p]),
