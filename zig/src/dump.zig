@@ -1130,7 +1130,8 @@ test "replayRecord: a program replayed past the record output limit stops there 
     // 16 MiB and fail the record alone (`record output too large`, the reference's failure
     // too), with records 1 and 3 rendered; written whole it would pass the bound below and
     // the chunk would fail with `OutOfMemory` (PERF.md H192).
-    const fixture = try testing.readFixture(std.testing.allocator, "damaged/record-output-large.evtx");
+    const name = "damaged/record-output-large.evtx";
+    const fixture = try testing.readFixture(std.testing.allocator, name);
     defer std.testing.allocator.free(fixture);
     for ([_]Format{ .xml, .jsonl }) |format| {
         var bounded = testing.BoundedAllocator.init(std.testing.allocator, 128 << 20);
@@ -1150,6 +1151,7 @@ test "replayRecord: a program replayed past the record output limit stops there 
         try std.testing.expect(entries[0].outcome == .rendered);
         try std.testing.expectEqual(errors.ErrorKind.bad_binxml, entries[1].kind().?);
         try std.testing.expectEqualStrings("record output too large", entries[1].detail());
+        try std.testing.expect(entries[1].outcome.failed.isOutputLimit());
         try std.testing.expect(entries[2].outcome == .rendered);
         // Record 2 took the compiled path: record 1's program, the chunk's only one.
         try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
