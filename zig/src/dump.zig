@@ -1137,14 +1137,15 @@ test "replayRecord: a program replayed past the record output limit stops there 
         var bounded = testing.BoundedAllocator.init(std.testing.allocator, 128 << 20);
         const gpa = bounded.allocator();
         const settings: Options = .{ .format = format, .show_record_number = false };
+        var result = ChunkResult.init(gpa);
+        defer result.deinit();
         var f = try EvtxFile.open(gpa, Input.fromBytes(fixture), &settings);
         defer f.deinit(gpa);
+        // The renderer itself and all it allocates count against the bound too.
         const renderer = try gpa.create(Renderer);
         defer gpa.destroy(renderer);
         renderer.init(gpa, &settings);
         defer renderer.deinit();
-        var result = ChunkResult.init(gpa);
-        defer result.deinit();
         try renderer.renderChunk(&f.input, f.order[0], &result);
         const entries = result.entries.items;
         try std.testing.expectEqual(@as(usize, 3), entries.len);
