@@ -390,7 +390,7 @@ const Find = struct {
         };
         for (result.entries.items) |*r| {
             switch (r.outcome) {
-                .failed => |failure| {
+                .failed => |failure| if (!failure.isOutputLimit()) {
                     // A trailing partial slot is ours alone: the reference's walk ends before it.
                     if (result.partial and r.record_id == null) continue;
                     f.failed = true;

@@ -513,8 +513,8 @@ pub const Renderer = struct {
         rec: *const records.RecordHeader,
         text_start: usize,
     ) tokens.Error!void {
-        try r.programs.replay(prog, out, format);
-        if (out.len() - text_start > render_json.record_bytes_max) return error.OutputTooLarge;
+        const limit = @min(text_start + render_json.record_bytes_max, chunk_bytes_max);
+        if (!try r.programs.replay(prog, out, format, limit)) return error.OutputTooLarge;
         return r.finishRecord(out, rec, text_start);
     }
 
@@ -1126,4 +1126,41 @@ test "a chunk result counts its failed entries" {
         }
     }
     try std.testing.expect(failed_seen > 0);
+}
+
+test "replayRecord: a program replayed past the record output limit stops there (bounded memory)" {
+    // damaged/record-output-large.evtx: record 2 replays record 1's program with a String of
+    // 15000 U+20AC substituted 3000 times, ~135 MB whole. The replay must stop one value past
+    // 16 MiB and fail the record alone (`record output too large`, the reference's failure
+    // too), with records 1 and 3 rendered; written whole it would pass the bound below and
+    // the chunk would fail with `OutOfMemory` (PERF.md H192).
+    const name = "damaged/record-output-large.evtx";
+    const fixture = try testing.readFixture(std.testing.allocator, name);
+    defer std.testing.allocator.free(fixture);
+    for ([_]Format{ .xml, .jsonl }) |format| {
+        var bounded = testing.BoundedAllocator.init(std.testing.allocator, 128 << 20);
+        const gpa = bounded.allocator();
+        const settings: Options = .{ .format = format, .show_record_number = false };
+        var result = ChunkResult.init(gpa);
+        defer result.deinit();
+        var f = try EvtxFile.open(gpa, Input.fromBytes(fixture), &settings);
+        defer f.deinit(gpa);
+        // The renderer itself and all it allocates count against the bound too.
+        const renderer = try gpa.create(Renderer);
+        defer gpa.destroy(renderer);
+        renderer.init(gpa, &settings);
+        defer renderer.deinit();
+        try renderer.renderChunk(&f.input, f.order[0], &result);
+        const entries = result.entries.items;
+        try std.testing.expectEqual(@as(usize, 3), entries.len);
+        try std.testing.expect(entries[0].outcome == .rendered);
+        try std.testing.expectEqual(errors.ErrorKind.bad_binxml, entries[1].kind().?);
+        try std.testing.expectEqualStrings("record output too large", entries[1].detail());
+        try std.testing.expect(entries[1].outcome.failed.isOutputLimit());
+        try std.testing.expect(entries[2].outcome == .rendered);
+        // Record 2 took the compiled path: record 1's program, the chunk's only one.
+        try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
+        // The output never held much more than one record's limit (with the list's growth).
+        try std.testing.expect(bounded.peak < 3 * render_json.record_bytes_max);
+    }
 }

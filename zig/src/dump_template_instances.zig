@@ -189,7 +189,7 @@ const Sink = struct {
         };
         for (result.entries.items) |*r| {
             switch (r.outcome) {
-                .failed => |f| {
+                .failed => |f| if (!f.isOutputLimit()) {
                     // A trailing partial slot is ours alone: the reference's walk ends before it.
                     if (!(result.partial and r.record_id == null))
                         try failureLine(s.report.stderr, chunk_offset, r, f.kind);

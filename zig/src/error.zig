@@ -97,6 +97,14 @@ pub const Failure = struct {
     detail_at: ?u32 = null,
     /// The reference's cause, where the bytes tell it.
     cause: ?Cause = null,
+
+    /// A record refused only for its rendered size (contract 12, `record output too large`):
+    /// its tree was read whole. The template subcommands read records as the reference's
+    /// iterator does, which renders nothing, so this is no failure of theirs.
+    pub fn isOutputLimit(f: *const Failure) bool {
+        return f.kind == .bad_binxml and
+            std.mem.eql(u8, f.detail, binxmlDetail(error.OutputTooLarge));
+    }
 };
 
 /// The `bad binxml` detail vocabulary (shared-fixtures/README.md): one phrase per error of
@@ -257,6 +265,17 @@ pub const FatalError = union(enum) {
         }
     }
 };
+
+test "only the output size is an output limit failure" {
+    // The template subcommands read on past exactly this failure (the reference's iterator
+    // renders nothing); any other keeps failing the record there.
+    const limit: Failure = .{ .kind = .bad_binxml, .detail = binxmlDetail(error.OutputTooLarge) };
+    try std.testing.expect(limit.isOutputLimit());
+    const token: Failure = .{ .kind = .bad_binxml, .detail = binxmlDetail(error.InvalidToken) };
+    try std.testing.expect(!token.isOutputLimit());
+    const size: Failure = .{ .kind = .bad_record_size, .detail = limit.detail };
+    try std.testing.expect(!size.isOutputLimit());
+}
 
 test "record header details read what the header holds, zero past the chunk" {
     const gpa = std.testing.allocator;

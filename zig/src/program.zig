@@ -1177,18 +1177,22 @@ pub const Programs = struct {
         return mixed % recent_slots;
     }
 
-    /// Writes a record with program `prog`.
+    /// Writes a record with program `prog`; `false` (output unfinished) when the output passes
+    /// `limit`. Checked before each value, so a long value substituted many times stops the
+    /// record at `limit` plus one value and one literal, not at their product.
     pub fn replay(
         c: *const Programs,
         prog: *const Program,
         out: *Out,
         f: values_format.Format,
-    ) values_decode.Error!void {
+        limit: usize,
+    ) values_decode.Error!bool {
         const b = &c.bodies.items[prog.body];
         // A body keeps `pad_bytes` written bytes past its last literal (`Body`).
         assert(b.literals.len >= b.tail_start + b.tail_len + escape.pad_bytes);
         for (b.ops) |op| {
             try out.writePadded(b.literals[op.literal_start..][0..op.literal_len]);
+            if (out.len() > limit) return false;
             // The slot in place, not a copy (PERF.md H56); an array item is made here.
             var item: Value = undefined;
             const v: *const Value = if (op.item == whole_value) &c.slots.items[op.slot] else v: {
@@ -1202,6 +1206,7 @@ pub const Programs = struct {
             }
         }
         try out.writePadded(b.literals[b.tail_start..][0..b.tail_len]);
+        return out.len() <= limit;
     }
 
     fn arrayItem(chunk: []const u8, v: values_decode.Value, index: u16) values_decode.Value {
@@ -1593,11 +1598,15 @@ test "a signature finds only its own program; clear forgets them all" {
         const prog = cache.find() orelse return error.TestExpectedProgram;
         var replayed = Out.init(gpa);
         defer replayed.deinit();
-        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values_format.default_codec });
+        const f: values_format.Format = .{ .chunk = &.{}, .ansi = values_format.default_codec };
+        try std.testing.expect(try cache.replay(prog, &replayed, f, "<seven/>".len));
         try std.testing.expectEqualStrings(
             if (word == 7) "<seven/>" else "<eight/>",
             replayed.list.items,
         );
+        // One byte past `limit` leaves the record unfinished (dump: `OutputTooLarge`).
+        replayed.truncate(0);
+        try std.testing.expect(!try cache.replay(prog, &replayed, f, "<seven/>".len - 1));
     }
     cache.signature.clearRetainingCapacity();
     try cache.signature.appendSlice(gpa, &.{ 7, 8 });
@@ -1655,7 +1664,8 @@ test "find: signatures sharing a recent slot each find their own program (H142, 
         try std.testing.expect(std.mem.indexOfScalar(u32, &cache.recent[slot], k) != null);
         var replayed = Out.init(gpa);
         defer replayed.deinit();
-        try cache.replay(prog, &replayed, .{ .chunk = &.{}, .ansi = values_format.default_codec });
+        const f: values_format.Format = .{ .chunk = &.{}, .ansi = values_format.default_codec };
+        try std.testing.expect(try cache.replay(prog, &replayed, f, std.math.maxInt(usize)));
         try std.testing.expectEqualStrings(texts[k], replayed.list.items);
     }
 }

@@ -592,3 +592,73 @@ pub fn renderSlot(
     defer renderer.deinit();
     try renderer.renderChunk(&dump.Input.fromBytes(file), slot, res);
 }
+
+/// An allocator over `child` that refuses any allocation or growth that would take its live
+/// bytes past `limit` (`error.OutOfMemory`), and keeps the highest live count seen: a test's
+/// bound on the memory a renderer may take, whatever the input asks for.
+pub const BoundedAllocator = struct {
+    child: std.mem.Allocator,
+    limit: usize,
+    live: usize = 0,
+    peak: usize = 0,
+
+    pub fn init(child: std.mem.Allocator, limit: usize) BoundedAllocator {
+        return .{ .child = child, .limit = limit };
+    }
+
+    pub fn allocator(self: *BoundedAllocator) std.mem.Allocator {
+        return .{ .ptr = self, .vtable = &.{
+            .alloc = alloc,
+            .resize = resize,
+            .remap = remap,
+            .free = free,
+        } };
+    }
+
+    /// Whether `more` bytes fit under the limit; counts them when they do.
+    fn take(self: *BoundedAllocator, more: usize) bool {
+        if (more > self.limit - self.live) return false;
+        self.live += more;
+        self.peak = @max(self.peak, self.live);
+        return true;
+    }
+
+    fn alloc(ctx: *anyopaque, len: usize, a: std.mem.Alignment, ret: usize) ?[*]u8 {
+        const self: *BoundedAllocator = @ptrCast(@alignCast(ctx));
+        if (!self.take(len)) return null;
+        const p = self.child.rawAlloc(len, a, ret) orelse {
+            self.live -= len;
+            return null;
+        };
+        return p;
+    }
+
+    fn resize(ctx: *anyopaque, m: []u8, a: std.mem.Alignment, new_len: usize, ret: usize) bool {
+        const self: *BoundedAllocator = @ptrCast(@alignCast(ctx));
+        if (new_len > m.len and !self.take(new_len - m.len)) return false;
+        if (!self.child.rawResize(m, a, new_len, ret)) {
+            if (new_len > m.len) self.live -= new_len - m.len;
+            return false;
+        }
+        if (new_len < m.len) self.live -= m.len - new_len;
+        return true;
+    }
+
+    fn remap(ctx: *anyopaque, m: []u8, a: std.mem.Alignment, new_len: usize, ret: usize) ?[*]u8 {
+        const self: *BoundedAllocator = @ptrCast(@alignCast(ctx));
+        if (new_len > m.len and !self.take(new_len - m.len)) return null;
+        const p = self.child.rawRemap(m, a, new_len, ret) orelse {
+            if (new_len > m.len) self.live -= new_len - m.len;
+            return null;
+        };
+        if (new_len < m.len) self.live -= m.len - new_len;
+        return p;
+    }
+
+    fn free(ctx: *anyopaque, m: []u8, a: std.mem.Alignment, ret: usize) void {
+        const self: *BoundedAllocator = @ptrCast(@alignCast(ctx));
+        std.debug.assert(self.live >= m.len);
+        self.live -= m.len;
+        self.child.rawFree(m, a, ret);
+    }
+};

@@ -659,11 +659,13 @@ pub fn dump_instances(args: &DumpArgs) -> ExitCode {
         let bytes = input.chunk(chunk.slot, &mut window);
         for r in &chunk.records {
             if let Outcome::Failed(f) = &r.outcome {
-                // A trailing partial slot is ours alone: the reference's walk ends before it.
-                if !(chunk.partial && r.record_id.is_none()) {
-                    eprintln!("{}", failure_line(chunk, r, f));
+                if !f.is_output_limit() {
+                    // A trailing partial slot is ours alone: the reference's walk ends before it.
+                    if !(chunk.partial && r.record_id.is_none()) {
+                        eprintln!("{}", failure_line(chunk, r, f));
+                    }
+                    continue;
                 }
-                continue;
             }
             let Some(id) = r.record_id else {
                 continue;
@@ -977,12 +979,14 @@ fn values_from_record(
         let bytes = input.chunk(chunk.slot, &mut window);
         for r in &chunk.records {
             if let Outcome::Failed(f) = &r.outcome {
-                // A trailing partial slot is ours alone: the reference's walk ends before it.
-                if chunk.partial && r.record_id.is_none() {
-                    continue;
+                if !f.is_output_limit() {
+                    // A trailing partial slot is ours alone: the reference's walk ends before it.
+                    if chunk.partial && r.record_id.is_none() {
+                        continue;
+                    }
+                    found = Some(Err(failure_chain(bytes, chunk, r, f)));
+                    return std::ops::ControlFlow::Break(());
                 }
-                found = Some(Err(failure_chain(bytes, chunk, r, f)));
-                return std::ops::ControlFlow::Break(());
             }
             let Some(rid) = r.record_id else {
                 continue;

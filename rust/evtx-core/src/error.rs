@@ -92,6 +92,13 @@ impl Failure {
     pub fn with_cause(self, cause: Option<Cause>) -> Failure {
         Failure { cause, ..self }
     }
+
+    /// A record refused only for its rendered size (contract 12, `record output too large`):
+    /// its tree was read whole. The template subcommands read records as the reference's
+    /// iterator does, which renders nothing, so this is no failure of theirs.
+    pub fn is_output_limit(&self) -> bool {
+        self.kind == ErrorKind::BadBinxml && self.detail == binxml_detail("record output too large")
+    }
 }
 
 impl fmt::Display for Failure {
@@ -279,6 +286,18 @@ impl std::error::Error for FatalError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_output_size_is_an_output_limit_failure() {
+        // The template subcommands read on past exactly this failure (the reference's
+        // iterator renders nothing); any other keeps failing the record there.
+        assert!(Failure::binxml("record output too large or too deep").is_output_limit());
+        assert!(Failure::binxml("record output too large").is_output_limit());
+        assert!(!Failure::binxml("invalid token").is_output_limit());
+        assert!(
+            !Failure::new(ErrorKind::BadRecordSize, "record output too large").is_output_limit()
+        );
+    }
 
     #[test]
     fn binxml_failures_carry_the_reference_causes() {

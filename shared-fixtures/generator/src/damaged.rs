@@ -37,6 +37,7 @@ pub fn all() -> Vec<Fixture> {
         bad_file_magic(),
         short_file(),
         unsupported_types(),
+        record_output_large(),
     ]
 }
 
@@ -754,4 +755,38 @@ fn nested_elements(depth: usize) -> Vec<Tok> {
     stream.extend(std::iter::repeat_n(Tok::End, depth));
     stream.push(Tok::Eof);
     stream
+}
+
+/// `record-output-large`: elements of its template, each substituting the one String 3 times.
+pub const LARGE_ELEMENTS: usize = 1000;
+/// UTF-16 units of `record-output-large`'s long String, U+20AC: 3 UTF-8 bytes each, written as
+/// is in XML and JSON alike.
+pub const LARGE_UNITS: usize = 15_000;
+
+/// Three records of one template, `<Event>` with `LARGE_ELEMENTS` `<D>` elements each holding
+/// the String value 0 three times. Record 1 short (the engines learn its compiled program),
+/// record 2 `LARGE_UNITS` long (~135 MB of text if written whole: the replayed program passes
+/// the 16 MiB record output limit, contract 12), record 3 short again (the dump goes on).
+fn record_output_large() -> Fixture {
+    let long: String = std::iter::repeat_n('\u{20AC}', LARGE_UNITS).collect();
+    let mut c = Chunk::new();
+    for (id, value) in [(1, "a"), (2, long.as_str()), (3, "b")] {
+        let mut def = e("Event");
+        for _ in 0..LARGE_ELEMENTS {
+            def = def.kid(e("D").adds(vec![sub(0, ty::STRING); 3]));
+        }
+        let toks = inst_record("many-references", def, vec![v_str(value)]);
+        c.record(id, time_of(id), &toks).unwrap();
+    }
+    dfx(
+        "record-output-large",
+        "Record output limit (contract 12) on the compiled path: one template of 1000 <D> \
+         elements, each substituting String value 0 three times (3000 references). Records 1 and \
+         3 hold \"a\" and \"b\"; record 2 holds 15000 U+20AC (45000 UTF-8 bytes a reference, \
+         ~135 MB whole), so it fails with `record output too large` in every format, in the \
+         reference too (its 16 MiB cap), and the engines stop writing it one value past 16 MiB.",
+        &[(Out::Jsonl, "\"D_999\":\"bbb\""), (Out::Xml, "<D>aaa</D>")],
+        &[],
+        file_of(&[fin(&c)]),
+    )
 }
