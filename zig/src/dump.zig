@@ -1139,81 +1139,69 @@ test "a chunk result counts its failed entries" {
     try std.testing.expect(failed_seen > 0);
 }
 
-test "replayRecord: a program replayed past the record output limit stops there (bounded memory)" {
-    // damaged/record-output-large.evtx: record 2 replays record 1's program with a String of
-    // 15000 U+20AC substituted 3000 times, ~135 MB whole. The replay must stop one value past
-    // 16 MiB and fail the record alone (`record output too large`, the reference's failure
-    // too), with records 1 and 3 rendered; written whole it would pass the bound below and
-    // the chunk would fail with `OutOfMemory` (PERF.md H192).
-    const name = "damaged/record-output-large.evtx";
+/// Renders the first chunk of the shared fixture `name` under a 128 MiB bound on live bytes
+/// (renderer, results and output alike): `count` records, record index `failed` refused for
+/// its rendered size alone, the others rendered, one program stored, and the output never much
+/// more than one record's limit (with the list's growth).
+fn expectOutputLimitBounded(
+    name: []const u8,
+    settings: *const Options,
+    count: usize,
+    failed: usize,
+) !void {
+    assert(failed < count);
     const fixture = try testing.readFixture(std.testing.allocator, name);
     defer std.testing.allocator.free(fixture);
+    var bounded = testing.BoundedAllocator.init(std.testing.allocator, 128 << 20);
+    const gpa = bounded.allocator();
+    var result = ChunkResult.init(gpa);
+    defer result.deinit();
+    var f = try EvtxFile.open(gpa, Input.fromBytes(fixture), settings);
+    defer f.deinit(gpa);
+    const renderer = try gpa.create(Renderer);
+    defer gpa.destroy(renderer);
+    renderer.init(gpa, settings);
+    defer renderer.deinit();
+    try renderer.renderChunk(&f.input, f.order[0], &result);
+    const entries = result.entries.items;
+    try std.testing.expectEqual(count, entries.len);
+    for (entries, 0..) |entry, i| {
+        if (i != failed) try std.testing.expect(entry.outcome == .rendered);
+    }
+    try std.testing.expect(entries[failed].outcome == .failed);
+    try std.testing.expectEqualStrings("record output too large", entries[failed].detail());
+    try std.testing.expect(entries[failed].outcome.failed.isOutputLimit());
+    try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
+    try std.testing.expect(bounded.peak < 3 * render_json.record_bytes_max);
+}
+
+test "replayRecord: a program replayed past the record output limit stops there (bounded memory)" {
+    // damaged/record-output-large.evtx: record 2 replays record 1's program (the chunk's only
+    // one) with a String of 15000 U+20AC substituted 3000 times, ~135 MB whole. The replay
+    // must stop one value past 16 MiB and fail the record alone (`record output too large`,
+    // the reference's failure too), with records 1 and 3 rendered; written whole it would pass
+    // the bound and the chunk would fail with `OutOfMemory` (PERF.md H192).
     for ([_]Format{ .xml, .jsonl }) |format| {
-        var bounded = testing.BoundedAllocator.init(std.testing.allocator, 128 << 20);
-        const gpa = bounded.allocator();
         const settings: Options = .{ .format = format, .show_record_number = false };
-        var result = ChunkResult.init(gpa);
-        defer result.deinit();
-        var f = try EvtxFile.open(gpa, Input.fromBytes(fixture), &settings);
-        defer f.deinit(gpa);
-        // The renderer itself and all it allocates count against the bound too.
-        const renderer = try gpa.create(Renderer);
-        defer gpa.destroy(renderer);
-        renderer.init(gpa, &settings);
-        defer renderer.deinit();
-        try renderer.renderChunk(&f.input, f.order[0], &result);
-        const entries = result.entries.items;
-        try std.testing.expectEqual(@as(usize, 3), entries.len);
-        try std.testing.expect(entries[0].outcome == .rendered);
-        try std.testing.expectEqual(errors.ErrorKind.bad_binxml, entries[1].kind().?);
-        try std.testing.expectEqualStrings("record output too large", entries[1].detail());
-        try std.testing.expect(entries[1].outcome.failed.isOutputLimit());
-        try std.testing.expect(entries[2].outcome == .rendered);
-        // Record 2 took the compiled path: record 1's program, the chunk's only one.
-        try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
-        // The output never held much more than one record's limit (with the list's growth).
-        try std.testing.expect(bounded.peak < 3 * render_json.record_bytes_max);
+        try expectOutputLimitBounded("damaged/record-output-large.evtx", &settings, 3, 1);
     }
 }
 
 test "renderTree: one element's many long values stop at the record output limit (H193)" {
     // damaged/record-output-element.evtx: record 1, its template's first (no program yet, so
-    // rendered from its tree), holds a String of 15000 U+20AC that its one <D> element
-    // substitutes 1000 times, ~45 MB. The renderers must stop one value past 16 MiB and fail
-    // the record alone (`record output too large`, the reference's failure too), with record 2
-    // rendered; checked once per element, <D> was written whole and, under the 64 MiB chunk
-    // bound, the record rendered (PERF.md H193).
-    const fixture = try testing.readFixture(std.testing.allocator, "damaged/record-output-element.evtx");
-    defer std.testing.allocator.free(fixture);
+    // rendered from its tree; it fails before storing one, record 2 stores it), holds a String
+    // of 15000 U+20AC that its one <D> element substitutes 1000 times, ~45 MB. The renderers
+    // must stop one value past 16 MiB and fail the record alone (`record output too large`,
+    // the reference's failure too), with record 2 rendered; checked once per element, <D> was
+    // written whole and, under the 64 MiB chunk bound, the record rendered (PERF.md H193).
     for ([_]Format{ .xml, .jsonl }) |format| {
         for ([_]bool{ false, true }) |separate| {
-            var bounded = testing.BoundedAllocator.init(std.testing.allocator, 128 << 20);
-            const gpa = bounded.allocator();
             const settings: Options = .{
                 .format = format,
                 .show_record_number = false,
                 .separate_json_attributes = separate,
             };
-            var f = try EvtxFile.open(gpa, Input.fromBytes(fixture), &settings);
-            defer f.deinit(gpa);
-            const renderer = try gpa.create(Renderer);
-            defer gpa.destroy(renderer);
-            renderer.init(gpa, &settings);
-            defer renderer.deinit();
-            var result = ChunkResult.init(gpa);
-            defer result.deinit();
-            try renderer.renderChunk(&f.input, f.order[0], &result);
-            const entries = result.entries.items;
-            try std.testing.expectEqual(@as(usize, 2), entries.len);
-            try std.testing.expect(entries[0].outcome == .failed);
-            try std.testing.expectEqual(errors.ErrorKind.bad_binxml, entries[0].kind().?);
-            try std.testing.expectEqualStrings("record output too large", entries[0].detail());
-            try std.testing.expect(entries[1].outcome == .rendered);
-            // Record 1 failed before its program was stored; record 2 stored it: both took
-            // the tree path.
-            try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
-            // The output never held much more than one record's limit (with the list's growth).
-            try std.testing.expect(bounded.peak < 3 * render_json.record_bytes_max);
+            try expectOutputLimitBounded("damaged/record-output-element.evtx", &settings, 2, 0);
         }
     }
 }
@@ -1224,7 +1212,8 @@ test "checkSize: a record's text counts from after its banner, its newline not c
     const text_start = "Record 1\n".len;
     const end = text_start + render_json.record_bytes_max;
     try Renderer.checkSize(end + 1, text_start, end);
-    try std.testing.expectError(error.OutputTooLarge, Renderer.checkSize(end + 2, text_start, end + 1));
+    const past = Renderer.checkSize(end + 2, text_start, end + 1);
+    try std.testing.expectError(error.OutputTooLarge, past);
     // The chunk's bound counts everything written, newline included.
     const late = chunk_bytes_max - 10;
     try Renderer.checkSize(chunk_bytes_max, late, chunk_bytes_max - 1);

@@ -19,11 +19,11 @@ use crate::{render_json, render_xml};
 use std::cell::RefCell;
 use std::ops::{ControlFlow, Range};
 
+use crate::limits::record_output_limit;
 /// A chunk's output may not grow beyond this (section 12).
 pub use crate::limits::MAX_CHUNK_OUTPUT;
 /// A rendered record longer than this fails (section 12).
 pub use crate::limits::MAX_RECORD_OUTPUT;
-use crate::limits::record_output_limit;
 
 /// An EVTX file opened over borrowed bytes (no copy). Its order scan and chunk access are those
 /// of [`ChunkSource`], shared with [`crate::Input`] (a file read through windows).
@@ -519,7 +519,10 @@ impl Renderer {
         let body = buf.len();
         // The program's tail ends with the record's newline (`store` takes it), which the
         // record's limit does not count.
-        if !self.programs.replay(buf, cx, program, record_output_limit(body) + 1) {
+        if !self
+            .programs
+            .replay(buf, cx, program, record_output_limit(body) + 1)
+        {
             return Err(Failure::binxml("record output too large"));
         }
         debug_assert_eq!(buf.last(), Some(&b'\n'));
