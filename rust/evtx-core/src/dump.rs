@@ -6,6 +6,7 @@ use crate::chunk::{self, ChunkHeader};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::{self, FileHeader, CHUNK_SIZE};
 use crate::input::{ChunkSlot, ChunkSource};
+use crate::limits::record_output_limit;
 use crate::mta;
 use crate::options::{Format, Options};
 use crate::pipeline;
@@ -19,7 +20,6 @@ use crate::{render_json, render_xml};
 use std::cell::RefCell;
 use std::ops::{ControlFlow, Range};
 
-use crate::limits::record_output_limit;
 /// A chunk's output may not grow beyond this (section 12).
 pub use crate::limits::MAX_CHUNK_OUTPUT;
 /// A rendered record longer than this fails (section 12).
