@@ -435,7 +435,7 @@ pub const Renderer = struct {
         const root = if (top.len > 0) try p.materialize(p.edges(top)[0]) else try p.newNode(
             .{ .kind = .element, .ref = .{ .name = p.event_name } },
         );
-        try r.renderTree(out, root, recorder);
+        try r.renderTree(out, root, recorder, limits.recordOutputLimit(text_start));
         if (recorder != null) try r.programs.store(out);
         if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
         try r.finishRecord(out, rec, text_start);
@@ -462,6 +462,7 @@ pub const Renderer = struct {
         out: *escape.Out,
         root: u32,
         recorder: ?*program.Recorder,
+        limit: usize,
     ) tokens.Error!void {
         const s = r.settings;
         switch (s.format) {
@@ -473,13 +474,13 @@ pub const Renderer = struct {
                     .indent = s.indent,
                     .recorder = recorder,
                 };
-                try x.writeRecord(root);
+                try x.writeRecord(root, limit);
             },
             .json, .jsonl => {
                 r.json.out = out;
                 r.json.recorder = recorder;
                 defer r.json.recorder = null;
-                try r.json.writeRecord(root);
+                try r.json.writeRecord(root, limit);
             },
         }
     }
@@ -513,12 +514,12 @@ pub const Renderer = struct {
         rec: *const records.RecordHeader,
         text_start: usize,
     ) tokens.Error!void {
-        const limit = @min(text_start + render_json.record_bytes_max, chunk_bytes_max);
+        const limit = limits.recordOutputLimit(text_start);
         if (!try r.programs.replay(prog, out, format, limit)) return error.OutputTooLarge;
         return r.finishRecord(out, rec, text_start);
     }
 
-    /// The record's tail: the recovered mark, its newline, and the chunk's output bound.
+    /// The record's tail: its newline, the output bounds (`checkSize`), the recovered mark.
     inline fn finishRecord(
         r: *Renderer,
         out: *escape.Out,
@@ -526,9 +527,19 @@ pub const Renderer = struct {
         text_start: usize,
     ) tokens.Error!void {
         _ = r;
-        if (rec.recovered) try carve.markRecovered(out, text_start);
+        const end = out.len();
         try out.byte('\n');
-        if (out.len() > chunk_bytes_max) return error.OutputTooLarge;
+        try checkSize(out.len(), text_start, end);
+        if (rec.recovered) try carve.markRecovered(out, text_start);
+    }
+
+    /// Fails the record whose text is `text_start..end` past its limit (`recordOutputLimit`:
+    /// its banner and newline not counted), or the chunk's output, `len` bytes, past its own.
+    /// The Rust engine's `Renderer::check_size`.
+    fn checkSize(len: usize, text_start: usize, end: usize) error{OutputTooLarge}!void {
+        assert(text_start <= end and end <= len);
+        if (end > limits.recordOutputLimit(text_start) or len > chunk_bytes_max)
+            return error.OutputTooLarge;
     }
 };
 
@@ -1128,39 +1139,86 @@ test "a chunk result counts its failed entries" {
     try std.testing.expect(failed_seen > 0);
 }
 
-test "replayRecord: a program replayed past the record output limit stops there (bounded memory)" {
-    // damaged/record-output-large.evtx: record 2 replays record 1's program with a String of
-    // 15000 U+20AC substituted 3000 times, ~135 MB whole. The replay must stop one value past
-    // 16 MiB and fail the record alone (`record output too large`, the reference's failure
-    // too), with records 1 and 3 rendered; written whole it would pass the bound below and
-    // the chunk would fail with `OutOfMemory` (PERF.md H192).
-    const name = "damaged/record-output-large.evtx";
+/// Renders the first chunk of the shared fixture `name` under a 128 MiB bound on live bytes
+/// (renderer, results and output alike): `count` records, record index `failed` refused for
+/// its rendered size alone, the others rendered, one program stored, and the output never much
+/// more than one record's limit (with the list's growth).
+fn expectOutputLimitBounded(
+    name: []const u8,
+    settings: *const Options,
+    count: usize,
+    failed: usize,
+) !void {
+    assert(failed < count);
     const fixture = try testing.readFixture(std.testing.allocator, name);
     defer std.testing.allocator.free(fixture);
-    for ([_]Format{ .xml, .jsonl }) |format| {
-        var bounded = testing.BoundedAllocator.init(std.testing.allocator, 128 << 20);
-        const gpa = bounded.allocator();
-        const settings: Options = .{ .format = format, .show_record_number = false };
-        var result = ChunkResult.init(gpa);
-        defer result.deinit();
-        var f = try EvtxFile.open(gpa, Input.fromBytes(fixture), &settings);
-        defer f.deinit(gpa);
-        // The renderer itself and all it allocates count against the bound too.
-        const renderer = try gpa.create(Renderer);
-        defer gpa.destroy(renderer);
-        renderer.init(gpa, &settings);
-        defer renderer.deinit();
-        try renderer.renderChunk(&f.input, f.order[0], &result);
-        const entries = result.entries.items;
-        try std.testing.expectEqual(@as(usize, 3), entries.len);
-        try std.testing.expect(entries[0].outcome == .rendered);
-        try std.testing.expectEqual(errors.ErrorKind.bad_binxml, entries[1].kind().?);
-        try std.testing.expectEqualStrings("record output too large", entries[1].detail());
-        try std.testing.expect(entries[1].outcome.failed.isOutputLimit());
-        try std.testing.expect(entries[2].outcome == .rendered);
-        // Record 2 took the compiled path: record 1's program, the chunk's only one.
-        try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
-        // The output never held much more than one record's limit (with the list's growth).
-        try std.testing.expect(bounded.peak < 3 * render_json.record_bytes_max);
+    var bounded = testing.BoundedAllocator.init(std.testing.allocator, 128 << 20);
+    const gpa = bounded.allocator();
+    var result = ChunkResult.init(gpa);
+    defer result.deinit();
+    var f = try EvtxFile.open(gpa, Input.fromBytes(fixture), settings);
+    defer f.deinit(gpa);
+    const renderer = try gpa.create(Renderer);
+    defer gpa.destroy(renderer);
+    renderer.init(gpa, settings);
+    defer renderer.deinit();
+    try renderer.renderChunk(&f.input, f.order[0], &result);
+    const entries = result.entries.items;
+    try std.testing.expectEqual(count, entries.len);
+    for (entries, 0..) |entry, i| {
+        if (i != failed) try std.testing.expect(entry.outcome == .rendered);
     }
+    try std.testing.expect(entries[failed].outcome == .failed);
+    try std.testing.expectEqualStrings("record output too large", entries[failed].detail());
+    try std.testing.expect(entries[failed].outcome.failed.isOutputLimit());
+    try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
+    try std.testing.expect(bounded.peak < 3 * render_json.record_bytes_max);
+}
+
+test "replayRecord: a program replayed past the record output limit stops there (bounded memory)" {
+    // damaged/record-output-large.evtx: record 2 replays record 1's program (the chunk's only
+    // one) with a String of 15000 U+20AC substituted 3000 times, ~135 MB whole. The replay
+    // must stop one value past 16 MiB and fail the record alone (`record output too large`,
+    // the reference's failure too), with records 1 and 3 rendered; written whole it would pass
+    // the bound and the chunk would fail with `OutOfMemory` (PERF.md H192).
+    for ([_]Format{ .xml, .jsonl }) |format| {
+        const settings: Options = .{ .format = format, .show_record_number = false };
+        try expectOutputLimitBounded("damaged/record-output-large.evtx", &settings, 3, 1);
+    }
+}
+
+test "renderTree: one element's many long values stop at the record output limit (H193)" {
+    // damaged/record-output-element.evtx: record 1, its template's first (no program yet, so
+    // rendered from its tree; it fails before storing one, record 2 stores it), holds a String
+    // of 15000 U+20AC that its one <D> element substitutes 1000 times, ~45 MB. The renderers
+    // must stop one value past 16 MiB and fail the record alone (`record output too large`,
+    // the reference's failure too), with record 2 rendered; checked once per element, <D> was
+    // written whole and, under the 64 MiB chunk bound, the record rendered (PERF.md H193).
+    for ([_]Format{ .xml, .jsonl }) |format| {
+        for ([_]bool{ false, true }) |separate| {
+            const settings: Options = .{
+                .format = format,
+                .show_record_number = false,
+                .separate_json_attributes = separate,
+            };
+            try expectOutputLimitBounded("damaged/record-output-element.evtx", &settings, 2, 0);
+        }
+    }
+}
+
+test "checkSize: a record's text counts from after its banner, its newline not counted" {
+    // The reference's rule (evtx 0.15.1 `Budget::new` at the text's start, checked before the
+    // newline): after `Record 1\n`, 16 MiB of text pass and one byte more fails (H193).
+    const text_start = "Record 1\n".len;
+    const end = text_start + render_json.record_bytes_max;
+    try Renderer.checkSize(end + 1, text_start, end);
+    const past = Renderer.checkSize(end + 2, text_start, end + 1);
+    try std.testing.expectError(error.OutputTooLarge, past);
+    // The chunk's bound counts everything written, newline included.
+    const late = chunk_bytes_max - 10;
+    try Renderer.checkSize(chunk_bytes_max, late, chunk_bytes_max - 1);
+    try std.testing.expectError(
+        error.OutputTooLarge,
+        Renderer.checkSize(chunk_bytes_max + 1, late, chunk_bytes_max),
+    );
 }

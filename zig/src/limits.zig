@@ -34,6 +34,23 @@ pub const program_array_items_max = 64;
 /// them (shared-fixtures/README.md, "Unused BinXML values"); deeper ones fail at once.
 pub const defer_depth_max = 8;
 
+/// The output length past which the record whose text starts at `text_start` fails (contract
+/// 12): its text, from after its `Record N` banner up to its newline (neither counted), may hold
+/// `record_output_bytes_max` bytes, as the reference counts it (`Budget::new` at the text's
+/// start, checked before the newline); and the chunk's output may not pass
+/// `chunk_output_bytes_max`. The Rust engine's `limits::record_output_limit`.
+pub fn recordOutputLimit(text_start: usize) usize {
+    return @min(text_start + record_output_bytes_max, chunk_output_bytes_max);
+}
+
+test "recordOutputLimit counts the text alone, within the chunk" {
+    // After a 9-byte banner, 16 MiB of text end exactly at the limit.
+    try @import("std").testing.expectEqual(9 + record_output_bytes_max, recordOutputLimit(9));
+    // Near the chunk's end the chunk bound is the lower one.
+    const late = chunk_output_bytes_max - 10;
+    try @import("std").testing.expectEqual(chunk_output_bytes_max, recordOutputLimit(late));
+}
+
 comptime {
     // The element depth bounds one stream; rendering spans nested streams and never less.
     if (render_depth_max < element_depth_max) @compileError("render depth below element depth");

@@ -31,7 +31,10 @@ pub const JsonRenderer = struct {
     out: *Out,
     ansi: values_format.Codec,
     separate: bool,
-    record_start: usize = 0,
+    /// Output length past which the record fails (`limits.recordOutputLimit`), checked where
+    /// the Rust engine's renderer checks it: before each element, member, attribute and text
+    /// node, so one element's many long values stop there too.
+    limit: usize = 0,
     /// Name id -> (object stamp, occurrences) for `_N` key numbering.
     name_counts: std.ArrayList(Stamp) = .empty,
     stamp: u32 = 0,
@@ -70,10 +73,12 @@ pub const JsonRenderer = struct {
         return program.emit(j.out, j.fmt(), v, .json, j.recorder);
     }
 
-    /// Writes the record whose root element is `root` (10.1), without a trailing newline.
-    pub fn writeRecord(j: *JsonRenderer, root: u32) Error!void {
+    /// Writes the record whose root element is `root` (10.1), without a trailing newline;
+    /// `error.OutputTooLarge` once the output passes `limit`.
+    pub fn writeRecord(j: *JsonRenderer, root: u32, limit: usize) Error!void {
         _ = j.arena.reset(.retain_capacity);
-        j.record_start = j.out.len();
+        assert(j.out.len() <= limit);
+        j.limit = limit;
         const n = j.p.node(root).*;
         assert(n.kind == .element);
         const name = j.p.nameText(n.ref.name);
@@ -132,9 +137,14 @@ pub const JsonRenderer = struct {
         return false;
     }
 
+    /// Whether the output passed the record's limit (the Rust engine's `over`).
+    fn over(j: *const JsonRenderer) bool {
+        return j.out.len() > j.limit;
+    }
+
     fn checkLimits(j: *const JsonRenderer, depth: u32) Error!void {
         if (depth > render_depth_max) return error.NestingTooDeep;
-        if (j.out.len() - j.record_start > record_bytes_max) return error.OutputTooLarge;
+        if (j.over()) return error.OutputTooLarge;
     }
 
     /// Leaf shortcut (10.2 step 1); returns false when it does not apply.
@@ -187,6 +197,7 @@ pub const JsonRenderer = struct {
         for (j.p.edges(n.attrs)) |ai| {
             const a = j.p.node(ai);
             if (!j.attrHasContent(a)) continue;
+            if (j.over()) return error.OutputTooLarge;
             if (!first) try j.out.byte(',');
             first = false;
             try j.out.byte('"');
@@ -270,6 +281,7 @@ pub const JsonRenderer = struct {
         if (container) return j.writeContainerMembers(n, first, base, depth);
         var e: usize = 0;
         for (0..n.kids.len) |i| {
+            if (j.over()) return error.OutputTooLarge;
             const kid = j.p.node(j.p.edges(n.kids)[i]).*;
             if (kid.kind != .element) continue;
             const suffix = j.suffixes.items[base + e];
@@ -314,8 +326,9 @@ pub const JsonRenderer = struct {
     }
 
     /// Renders the JSON text of the `Name` attribute of a Data element into `keybuf`;
-    /// false when there is no usable Name.
-    fn dataName(j: *JsonRenderer, n: *const Node) Error!?KeyRef {
+    /// false when there is no usable Name. Its container's keys, from `keys_start` on, may
+    /// hold `record_bytes_max` bytes, as the Rust engine's `data_name`.
+    fn dataName(j: *JsonRenderer, n: *const Node, keys_start: usize) Error!?KeyRef {
         for (j.p.edges(n.attrs)) |ai| {
             const a = j.p.node(ai);
             if (!std.mem.eql(u8, j.p.nameText(a.ref.name), "Name")) continue;
@@ -332,7 +345,10 @@ pub const JsonRenderer = struct {
             j.out = &j.keybuf;
             j.recorder = null;
             const start = j.keybuf.len();
-            for (j.p.edges(a.kids)) |item| try j.writeNodeText(j.p.node(item));
+            for (j.p.edges(a.kids)) |item| {
+                try j.writeNodeText(j.p.node(item));
+                if (j.keybuf.len() - keys_start > record_bytes_max) return error.OutputTooLarge;
+            }
             return .{ .start = @intCast(start), .len = @intCast(j.keybuf.len() - start) };
         }
         return null;
@@ -410,7 +426,7 @@ pub const JsonRenderer = struct {
         defer j.keybuf.truncate(keybuf_mark);
         const arena = j.arena.allocator();
         const keys = try arena.alloc(?KeyRef, kids_len);
-        const named = try j.containerKeys(n, keys);
+        const named = try j.containerKeys(n, keys, keybuf_mark);
         const run_suffix = try arena.alloc(u32, kids_len);
         if (named) try j.numberRuns(n, keys, run_suffix);
         var e: usize = 0;
@@ -419,6 +435,7 @@ pub const JsonRenderer = struct {
         while (i < kids_len) : (i += 1) {
             const kid = j.p.node(j.p.edges(n.kids)[i]).*;
             if (kid.kind != .element) continue;
+            if (j.over()) return error.OutputTooLarge;
             const suffix = j.suffixes.items[base + e];
             e += 1;
             if (!j.isData(&kid)) {
@@ -447,12 +464,17 @@ pub const JsonRenderer = struct {
 
     /// The key of each `Data` child with a usable `Name`, found before any member is written
     /// because one such child turns the whole container into the named form.
-    fn containerKeys(j: *JsonRenderer, n: *const Node, keys: []?KeyRef) Error!bool {
+    fn containerKeys(
+        j: *JsonRenderer,
+        n: *const Node,
+        keys: []?KeyRef,
+        keys_start: usize,
+    ) Error!bool {
         assert(keys.len == n.kids.len);
         var named = false;
         for (keys, 0..) |*key, i| {
             const kid = j.p.node(j.p.edges(n.kids)[i]).*;
-            key.* = if (j.isData(&kid)) try j.dataName(&kid) else null;
+            key.* = if (j.isData(&kid)) try j.dataName(&kid, keys_start) else null;
             if (key.* != null) named = true;
         }
         return named;
@@ -556,7 +578,10 @@ pub const JsonRenderer = struct {
             if (remaining == 1 and bare != null) return j.emit(bare.?);
         }
         try j.out.byte('"');
-        for (kids) |k| try j.writeNodeText(j.p.node(k));
+        for (kids) |k| {
+            if (j.over()) return error.OutputTooLarge;
+            try j.writeNodeText(j.p.node(k));
+        }
         try j.out.byte('"');
     }
 

@@ -22,7 +22,10 @@ pub const XmlRenderer = struct {
     out: *Out,
     ansi: values_format.Codec,
     indent: bool,
-    record_start: usize = 0,
+    /// Output length past which the record fails (`limits.recordOutputLimit`), checked where
+    /// the Rust engine's renderer checks it: before each element, after each attribute item
+    /// and text node, so one element's many long values stop there too.
+    limit: usize = 0,
     /// Set while a compiled program is being captured.
     recorder: ?*program.Recorder = null,
 
@@ -30,9 +33,11 @@ pub const XmlRenderer = struct {
         return .{ .chunk = x.p.chunk, .ansi = x.ansi };
     }
 
-    /// Writes the declaration and the root element (9.1).
-    pub fn writeRecord(x: *XmlRenderer, root: u32) Error!void {
-        x.record_start = x.out.len();
+    /// Writes the declaration and the root element (9.1); `error.OutputTooLarge` once the
+    /// output passes `limit`.
+    pub fn writeRecord(x: *XmlRenderer, root: u32, limit: usize) Error!void {
+        assert(x.out.len() <= limit);
+        x.limit = limit;
         try x.out.write(declaration);
         try x.writeElement(x.p.node(root), 0, 1); // The root is depth 1, as in JSON.
     }
@@ -46,14 +51,18 @@ pub const XmlRenderer = struct {
         };
     }
 
+    /// Whether the output passed the record's limit (the Rust engine's `out.len() > cx.limit`).
+    fn over(x: *const XmlRenderer) bool {
+        return x.out.len() > x.limit;
+    }
+
     fn newline(x: *XmlRenderer) Error!void {
         if (x.indent) try x.out.byte('\n');
     }
 
     fn writeElement(x: *XmlRenderer, n: *const Node, level: usize, depth: u32) Error!void {
         if (depth > render_json.render_depth_max) return error.NestingTooDeep;
-        if (x.out.len() - x.record_start > render_json.record_bytes_max)
-            return error.OutputTooLarge;
+        if (x.over()) return error.OutputTooLarge;
         assert(n.kind == .element);
         const name = x.p.nameText(n.ref.name);
         if (x.indent) try x.out.spaces(level);
@@ -94,6 +103,7 @@ pub const XmlRenderer = struct {
                     .xml_text,
                 );
                 try x.newline();
+                if (x.over()) return error.OutputTooLarge;
             }
             if (x.indent) try x.out.spaces(level);
         }
@@ -121,7 +131,10 @@ pub const XmlRenderer = struct {
         try x.out.byte(' ');
         try x.out.write(x.p.nameText(a.ref.name));
         try x.out.write("=\"");
-        for (items) |i| try x.writeText(x.p.node(i), .xml_attr);
+        for (items) |i| {
+            try x.writeText(x.p.node(i), .xml_attr);
+            if (x.over()) return error.OutputTooLarge;
+        }
         try x.out.byte('"');
     }
 
@@ -146,6 +159,7 @@ pub const XmlRenderer = struct {
                 .pi_data => return error.PiDataWithoutTarget,
                 else => try x.writeText(kid, .xml_text),
             }
+            if (x.over()) return error.OutputTooLarge;
         }
     }
 

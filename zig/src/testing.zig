@@ -280,7 +280,7 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
                 format == .json_separate,
             );
             defer j.deinit();
-            try j.writeRecord(root);
+            try j.writeRecord(root, @import("limits.zig").recordOutputLimit(0));
         },
         .xml, .xml_flat => {
             var x: render_xml.XmlRenderer = .{
@@ -289,7 +289,7 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
                 .ansi = values_format.default_codec,
                 .indent = format == .xml,
             };
-            try x.writeRecord(root);
+            try x.writeRecord(root, @import("limits.zig").recordOutputLimit(0));
         },
     }
     return out.list.toOwnedSlice(gpa);

@@ -6,6 +6,7 @@ use crate::chunk::{self, ChunkHeader};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::{self, FileHeader, CHUNK_SIZE};
 use crate::input::{ChunkSlot, ChunkSource};
+use crate::limits::record_output_limit;
 use crate::mta;
 use crate::options::{Format, Options};
 use crate::pipeline;
@@ -466,7 +467,6 @@ impl Renderer {
         recovered: bool,
         buf: &mut Vec<u8>,
     ) -> Result<usize, Failure> {
-        let start = buf.len();
         let (bstart, bend) = rec.binxml_window();
         if bstart == bend {
             // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
@@ -486,7 +486,7 @@ impl Renderer {
         };
         if let Sign::Hit { program } = sign {
             self.banner(buf, rec.id, recovered);
-            return self.replay_record(cx, program, start, buf);
+            return self.replay_record(cx, program, buf);
         }
         let root = self.parse_tree(cx, bstart, bend)?;
         self.banner(buf, rec.id, recovered);
@@ -495,15 +495,16 @@ impl Renderer {
             self.recorder.borrow_mut().restart(buf.len());
             &self.recorder
         });
-        self.render_tree(cx, root, recorder, start, buf)?;
+        self.render_tree(cx, root, recorder, body, buf)?;
         if let Some(mta) = &self.opts.mta {
             self.add_rendering_info(mta, cx, root, rec.id, body, buf);
         }
+        let end = buf.len();
         buf.push(b'\n');
         if recorder.is_some() {
             self.programs.store(self.recorder.get_mut(), buf);
         }
-        Self::check_size(buf, start).map(|()| body)
+        Self::check_size(buf.len(), body, end).map(|()| body)
     }
 
     /// The fast path: a compiled program's literal bytes and value slots, read from the
@@ -513,15 +514,19 @@ impl Renderer {
         &mut self,
         cx: Source<'_>,
         program: Program,
-        start: usize,
         buf: &mut Vec<u8>,
     ) -> Result<usize, Failure> {
         let body = buf.len();
-        let limit = (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT);
-        if !self.programs.replay(buf, cx, program, limit) {
+        // The program's tail ends with the record's newline (`store` takes it), which the
+        // record's limit does not count.
+        if !self
+            .programs
+            .replay(buf, cx, program, record_output_limit(body) + 1)
+        {
             return Err(Failure::binxml("record output too large"));
         }
-        Self::check_size(buf, start).map(|()| body)
+        debug_assert_eq!(buf.last(), Some(&b'\n'));
+        Self::check_size(buf.len(), body, buf.len() - 1).map(|()| body)
     }
 
     /// The slow path's first half: the record's token stream into `self.tree`, bounded by the
@@ -556,7 +561,7 @@ impl Renderer {
         cx: Source<'_>,
         root: u32,
         recorder: Option<&RefCell<Recorder>>,
-        start: usize,
+        body: usize,
         buf: &mut Vec<u8>,
     ) -> Result<(), Failure> {
         let rcx = RenderInput {
@@ -565,7 +570,7 @@ impl Renderer {
             names: &self.names,
             tree: &self.tree,
             rec: recorder,
-            limit: (start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT),
+            limit: record_output_limit(body),
         };
         match self.opts.format {
             Format::Xml => render_xml::render_record(buf, &rcx, root, self.opts.indent),
@@ -606,8 +611,12 @@ impl Renderer {
         }
     }
 
-    fn check_size(buf: &[u8], start: usize) -> Result<(), Failure> {
-        if buf.len() - start > MAX_RECORD_OUTPUT || buf.len() > MAX_CHUNK_OUTPUT {
+    /// Fails the record whose text is `body..end` past its limit (`record_output_limit`: its
+    /// banner and newline not counted), or the chunk's output, `len` bytes, past its own.
+    /// The Zig engine's `Renderer.checkSize`.
+    fn check_size(len: usize, body: usize, end: usize) -> Result<(), Failure> {
+        debug_assert!(body <= end && end <= len);
+        if end > record_output_limit(body) || len > MAX_CHUNK_OUTPUT {
             return Err(Failure::binxml("record output too large"));
         }
         Ok(())
@@ -957,5 +966,20 @@ mod tests {
             }
         }
         assert!(failed_seen > 0, "the damaged logs have failed records");
+    }
+
+    #[test]
+    fn check_size_counts_the_record_text_between_banner_and_newline() {
+        // The reference's rule (evtx 0.15.1 `Budget::new` at the text's start, checked before
+        // the newline): after `Record 1\n`, 16 MiB of text pass and one byte more fails,
+        // whatever the banner and the newline add.
+        let body = b"Record 1\n".len();
+        let end = body + MAX_RECORD_OUTPUT;
+        assert!(Renderer::check_size(end + 1, body, end).is_ok());
+        assert!(Renderer::check_size(end + 2, body, end + 1).is_err());
+        // The chunk's bound counts everything written, newline included.
+        let late = MAX_CHUNK_OUTPUT - 10;
+        assert!(Renderer::check_size(MAX_CHUNK_OUTPUT, late, MAX_CHUNK_OUTPUT - 1).is_ok());
+        assert!(Renderer::check_size(MAX_CHUNK_OUTPUT + 1, late, MAX_CHUNK_OUTPUT).is_err());
     }
 }

@@ -30,3 +30,26 @@ pub const MAX_PROGRAM_VALUES: usize = abi::EVTX_LIMIT_PROGRAM_VALUES as usize;
 pub const MAX_PROGRAM_ARRAY_ITEMS: u16 = abi::EVTX_LIMIT_PROGRAM_ARRAY_ITEMS as u16;
 /// See `EVTX_LIMIT_DEFER_DEPTH`.
 pub const MAX_DEFER_DEPTH: usize = abi::EVTX_LIMIT_DEFER_DEPTH as usize;
+
+/// The output length past which the record whose text starts at `text_start` fails (contract
+/// 12): its text, from after its `Record N` banner up to its newline (neither counted), may
+/// hold `MAX_RECORD_OUTPUT` bytes, as the reference counts it (`Budget::new` at the text's
+/// start, checked before the newline); and the chunk's output may not pass `MAX_CHUNK_OUTPUT`.
+/// The Zig engine's `limits.recordOutputLimit`.
+pub fn record_output_limit(text_start: usize) -> usize {
+    (text_start + MAX_RECORD_OUTPUT).min(MAX_CHUNK_OUTPUT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_output_limit_counts_the_text_alone_within_the_chunk() {
+        // After a 9-byte banner, 16 MiB of text end exactly at the limit.
+        assert_eq!(record_output_limit(9), 9 + MAX_RECORD_OUTPUT);
+        // Near the chunk's end the chunk bound is the lower one.
+        let late = MAX_CHUNK_OUTPUT - 10;
+        assert_eq!(record_output_limit(late), MAX_CHUNK_OUTPUT);
+    }
+}

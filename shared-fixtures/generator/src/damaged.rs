@@ -38,6 +38,7 @@ pub fn all() -> Vec<Fixture> {
         short_file(),
         unsupported_types(),
         record_output_large(),
+        record_output_element(),
     ]
 }
 
@@ -786,6 +787,36 @@ fn record_output_large() -> Fixture {
          ~135 MB whole), so it fails with `record output too large` in every format, in the \
          reference too (its 16 MiB cap), and the engines stop writing it one value past 16 MiB.",
         &[(Out::Jsonl, "\"D_999\":\"bbb\""), (Out::Xml, "<D>aaa</D>")],
+        &[],
+        file_of(&[fin(&c)]),
+    )
+}
+
+/// `record-output-element`: references to the one String, all in one `<D>` element.
+pub const ELEMENT_REFERENCES: usize = 1000;
+
+/// Two records of one template, `<Event>` with one `<D>` element holding String value 0
+/// `ELEMENT_REFERENCES` times. Record 1 is `LARGE_UNITS` long (~45 MB of text in that one
+/// element: past the 16 MiB record output limit, contract 12, but under the 64 MiB chunk one)
+/// and is the template's first record, so the engines render it from its tree (the slow path,
+/// no program yet); record 2 is short (the dump goes on, and stores the template's program).
+fn record_output_element() -> Fixture {
+    let long: String = std::iter::repeat_n('\u{20AC}', LARGE_UNITS).collect();
+    let mut c = Chunk::new();
+    for (id, value) in [(1, long.as_str()), (2, "b")] {
+        let def = e("Event").kid(e("D").adds(vec![sub(0, ty::STRING); ELEMENT_REFERENCES]));
+        let toks = inst_record("one-element", def, vec![v_str(value)]);
+        c.record(id, time_of(id), &toks).unwrap();
+    }
+    dfx(
+        "record-output-element",
+        "Record output limit (contract 12) inside one element, on the tree path: one template \
+         whose one <D> element substitutes String value 0 1000 times. Record 1, the template's \
+         first (rendered from its tree), holds 15000 U+20AC (45000 UTF-8 bytes a reference, \
+         ~45 MB in <D>: past 16 MiB, under the 64 MiB chunk limit), so it fails with `record \
+         output too large` in every format, in the reference too (its 16 MiB cap), and the \
+         engines stop writing it one value past 16 MiB; record 2 holds \"b\".",
+        &[(Out::Jsonl, "\"D\":\"bbb"), (Out::Xml, "<D>bbb")],
         &[],
         file_of(&[fin(&c)]),
     )
