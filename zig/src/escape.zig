@@ -397,12 +397,13 @@ pub fn writeUtf16In(
             continue;
         }
         const clean = @ctz(step.dirty);
-        if (mode == .json and kernel == .expand) {
-            // Not for a string's end, its NUL or non-ASCII text (strings cut by a NUL
-            // before their declared length are common).
-            if (i + clean < n and unitAt(src, i + clean) -% 1 < 0x7F) {
-                // The step's escapes in place (H183), unless its first dirty lane is a
-                // control that `jsonExpand` leaves to the scalar step below.
+        // An ASCII escape first (not a string's end, its NUL or non-ASCII text: strings cut
+        // by a NUL before their declared length are common): it and the step's next ones in
+        // place.
+        if (i + clean < n and unitAt(src, i + clean) -% 1 < 0x7F) {
+            if (mode == .json and kernel == .expand) {
+                // All of them by `jsonExpand` (H183), unless its first dirty lane is a control
+                // that it leaves to the scalar step below.
                 const taken = jsonExpand(v, step.past, dst + d);
                 assert(taken.lanes >= clean);
                 if (taken.lanes == @min(lanes, n - i)) {
@@ -417,15 +418,15 @@ pub fn writeUtf16In(
                     d += taken.bytes;
                     continue;
                 }
+            } else {
+                // Lane by lane from the mode's table (H91).
+                const stop: u16 = @as(u16, @bitCast((v >= @as(Lanes, @splat(0x80))) |
+                    (v == @as(Lanes, @splat(0))))) | step.past;
+                const taken = escapeLanes(lanes, narrow, step.dirty, stop, escapes, dst + d);
+                i += taken.lanes;
+                d += taken.bytes;
+                continue;
             }
-        } else if (i + clean < n and unitAt(src, i + clean) -% 1 < 0x7F) {
-            // An ASCII escape first: it and the step's next ones in place (H91).
-            const stop: u16 = @as(u16, @bitCast((v >= @as(Lanes, @splat(0x80))) |
-                (v == @as(Lanes, @splat(0))))) | step.past;
-            const taken = escapeLanes(lanes, narrow, step.dirty, stop, escapes, dst + d);
-            i += taken.lanes;
-            d += taken.bytes;
-            continue;
         }
         i += clean;
         d += clean;
