@@ -425,57 +425,47 @@ fn figure(ratio: &crate::paired::Ratio) -> Figure {
 
 fn harness_section(speed: &SpeedReport, build: &str) -> Option<Section<HarnessRow>> {
     let results = speed.harness.as_ref()?["results"].as_array()?;
-    let rows = results
-        .iter()
-        .filter_map(|r| {
-            Some(HarnessRow {
-                fixture: r["fixture"].as_str()?.into(),
-                format: r["format"].as_str()?.into(),
-                backend: r["backend"].as_str()?.into(),
-                ratio_to_reference: r["ratio_to_reference"].as_f64()?,
-            })
+    let rows = results.iter().filter_map(|r| {
+        Some(HarnessRow {
+            fixture: r["fixture"].as_str()?.into(),
+            format: r["format"].as_str()?.into(),
+            backend: r["backend"].as_str()?.into(),
+            ratio_to_reference: r["ratio_to_reference"].as_f64()?,
         })
-        .filter(|r| r.backend != "reference")
-        .collect();
-    Some(Section {
-        build: build.into(),
-        method: "evtx-bench (make compare)".into(),
-        rows,
-    })
+    });
+    let rows = rows.filter(|r| r.backend != "reference").collect();
+    section(rows, build, "evtx-bench (make compare)")
 }
 
 fn profile_section(speed: &SpeedReport, build: &str) -> Option<Section<ProfileRow>> {
-    let rows: Vec<ProfileRow> = speed
-        .profiles
-        .iter()
-        .map(|p| ProfileRow {
-            input: p.input.clone(),
-            format: p.format.into(),
-            backend: p.backend.into(),
-            instructions_per_record: p.instructions_per_record,
-        })
-        .collect();
-    (!rows.is_empty()).then(|| Section {
-        build: build.into(),
-        method: "callgrind -t 1 (make compare)".into(),
-        rows,
-    })
+    let rows = speed.profiles.iter().map(|p| ProfileRow {
+        input: p.input.clone(),
+        format: p.format.into(),
+        backend: p.backend.into(),
+        instructions_per_record: p.instructions_per_record,
+    });
+    section(rows.collect(), build, "callgrind -t 1 (make compare)")
 }
 
 fn rss_section(speed: &SpeedReport, build: &str) -> Option<Section<RssRow>> {
-    let rows: Vec<RssRow> = speed
-        .rss
-        .iter()
-        .map(|r| RssRow {
-            input: r.input.clone(),
-            threads: r.threads,
-            backend: r.backend.into(),
-            max_rss_kib: r.max_rss_kib,
-        })
-        .collect();
+    let rows = speed.rss.iter().map(|r| RssRow {
+        input: r.input.clone(),
+        threads: r.threads,
+        backend: r.backend.into(),
+        max_rss_kib: r.max_rss_kib,
+    });
+    section(
+        rows.collect(),
+        build,
+        "/usr/bin/time -f %M, -o jsonl (make compare)",
+    )
+}
+
+/// A part of the record, or None when that step measured nothing.
+fn section<T>(rows: Vec<T>, build: &str, method: &str) -> Option<Section<T>> {
     (!rows.is_empty()).then(|| Section {
         build: build.into(),
-        method: "/usr/bin/time -f %M, -o jsonl (make compare)".into(),
+        method: method.into(),
         rows,
     })
 }
@@ -495,44 +485,28 @@ fn host() -> String {
 /// The commit measured (short hash, `+changes` when the tree differs from it), the UTC date,
 /// and the time with the load average, for [`from_report`]: taken as the speed step begins.
 pub fn provenance() -> (String, String, String) {
-    let git = |args: &[&str]| {
-        std::process::Command::new("git")
+    let output = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
             .args(args)
             .output()
             .ok()
             .filter(|o| o.status.success())
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
-    let mut build = git(&["rev-parse", "--short=7", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    if git(&["status", "--porcelain"]).is_some_and(|s| !s.is_empty()) {
+    let head = output("git", &["rev-parse", "--short=7", "HEAD"]);
+    let mut build = head.unwrap_or_else(|| "unknown".into());
+    if output("git", &["status", "--porcelain"]).is_some_and(|s| !s.is_empty()) {
         build.push_str("+changes");
     }
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let date = civil_date(secs / 86_400);
+    let now = output("date", &["-u", "+%F %H:%M"]).unwrap_or_else(|| "unknown".into());
+    let date = now.split(' ').next().unwrap_or_default().to_string();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    let load = load.split_whitespace().next().unwrap_or("?");
-    let when = format!(
-        "{date} {:02}:{:02} UTC, load {load} as the speed step began",
-        secs % 86_400 / 3_600,
-        secs % 3_600 / 60
-    );
-    (date, build, when)
-}
-
-/// Days since 1970-01-01 as `YYYY-MM-DD` (Howard Hinnant's `civil_from_days`).
-fn civil_date(days: u64) -> String {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    let load = load.split_whitespace().next().unwrap_or("?").to_string();
+    (
+        date,
+        build,
+        format!("{now} UTC, load {load} as the speed step began"),
+    )
 }
 
 #[cfg(test)]
@@ -660,10 +634,20 @@ mod tests {
     }
 
     #[test]
-    fn dates_and_counts_are_written_as_the_archive_writes_them() {
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(11_016), "2000-02-29");
-        assert_eq!(civil_date(20_786), "2026-11-29");
+    fn provenance_names_the_commit_the_date_and_the_load() {
+        let (date, build, when) = provenance();
+        let digits = date.replace('-', "");
+        assert!(date.len() == 10 && digits.len() == 8, "{date}");
+        assert!(digits.chars().all(|c| c.is_ascii_digit()), "{date}");
+        assert!(build.len() >= 7 && build != "unknown", "{build}");
+        assert!(
+            when.starts_with(&date) && when.contains(" UTC, load "),
+            "{when}"
+        );
+    }
+
+    #[test]
+    fn counts_are_written_as_the_archive_writes_them() {
         assert_eq!(thousands(16188.5), "16,188.5");
         assert_eq!(thousands(999.0), "999.0");
         assert_eq!(thousands(1_234_567.25), "1,234,567.2");
