@@ -16,12 +16,16 @@ REF_STAMP  := $(ROOT)/target/reference/.evtx-$(REF_VERSION)-fast-alloc
 CBINDGEN   := $(ROOT)/target/tools/bin/cbindgen
 CBINDGEN_VERSION := 0.29.4
 COMPARE    := $(ROOT)/target/release/evtx-compare
+# What every gate against the reference is given: the reference and the committed fixtures.
+GATE_ARGS  := --reference $(REF) --fixtures shared-fixtures
+CLIS       := zig-out/bin/evtx-rs zig-out/bin/evtx-zig
 FIXTURES   := $(ROOT)/target/fixtures
 BENCH_LOG  := $(FIXTURES)/security-30mb.evtx
 CORPUS_LOG := $(FIXTURES)/corpus-30mb.evtx
 TEST_LOG   := $(ROOT)/target/test-steps.log
 # LLVM's libFuzzer runtime for the Zig drivers (Debian's libclang-rt-14-dev).
-LIBFUZZER  = $(firstword $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a))
+LIBFUZZER  = $(firstword $(wildcard \
+             /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a))
 FUZZERS    := $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_api \
               $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_abi \
               $(ROOT)/zig-out/fuzz/fuzz-zig-api $(ROOT)/zig-out/fuzz/fuzz-zig-abi \
@@ -29,15 +33,15 @@ FUZZERS    := $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_
               $(ROOT)/compare/fuzz/target/x86_64-unknown-linux-gnu/release/rust_readers \
               $(ROOT)/zig-out/fuzz/fuzz-zig-readers
 FUZZ_FLAGS := -max_len=200000 -rss_limit_mb=1024 -timeout=10
-# The smoke's memory bound (issue 13 item 7): one input (at most -max_len, far below 8 MiB) that
-# makes the engine allocate 64 MiB at once fails it (-malloc_limit_mb, which needs a sanitizer's
-# malloc hooks: the Zig `api` driver's own allocator refuses past 64 MiB held at once instead,
-# compare/fuzz/zig_driver.zig). The whole process keeps
-# FUZZ_FLAGS' 1024 MiB: libFuzzer's RSS is the engine's plus its own in-memory corpus plus, in the
-# cargo-fuzz drivers, AddressSanitizer's allocator, shadow and quarantine of freed memory, 52-63
-# MiB before the first mutated input and past 256 MiB after 12,000 runs of rust_api (a fresh-clone
-# run hit 259 MiB), so a process limit cannot bound one input. The mutation gate bounds one
-# input's peak RSS of each CLI by itself (/usr/bin/time).
+# The smoke's memory bound (memory stays bounded on any input): one input (at most -max_len, far
+# below 8 MiB) that makes the engine allocate 64 MiB at once fails it (-malloc_limit_mb, which needs
+# a sanitizer's malloc hooks: the Zig `api` driver's own allocator refuses past 64 MiB held at once
+# instead, compare/fuzz/zig_driver.zig). The whole process keeps FUZZ_FLAGS' 1024 MiB: libFuzzer's
+# RSS is the engine's plus its own in-memory corpus plus, in the cargo-fuzz drivers,
+# AddressSanitizer's allocator, shadow and quarantine of freed memory, 52-63 MiB before the first
+# mutated input and past 256 MiB after 12,000 runs of rust_api (a fresh-clone run hit 259 MiB), so a
+# process limit cannot bound one input. The mutation gate bounds one input's peak RSS of each CLI by
+# itself (/usr/bin/time).
 FUZZ_SMOKE_FLAGS := $(FUZZ_FLAGS) -malloc_limit_mb=64
 # make fuzz: seconds per target. make test: a deterministic smoke of this many runs per target
 # (3,000: about 1.5 minutes for the seven targets, two at a time; 12,000 cost 6 of make test's
@@ -64,16 +68,20 @@ export CBINDGEN
 
 help:
 	@echo "evtx-twin targets:"
-	@echo "  make setup     install what the project needs (Zig 0.15.2, reference evtx_dump $(REF_VERSION), cbindgen, hyperfine, valgrind)"
+	@echo "  make setup     install what the project needs (Zig 0.15.2, reference evtx_dump"
+	@echo "                $(REF_VERSION), cbindgen, hyperfine, valgrind)"
 	@echo "  make build     build both engines, the C libraries and the harness into zig-out/"
 	@echo "  make test      lint, unit tests, ABI checks, cross-language parity (what CI runs)"
 	@echo "  make parity    parity of evtx-rs, evtx-zig and the reference over the corpus"
-	@echo "  make abi-parity the three C libraries through evtx-bench --parity (evtx-compare abi-parity)"
+	@echo "  make abi-parity the three C libraries through evtx-bench --parity"
 	@echo "  make bench     the evtx-bench harness over the C ABI, then hyperfine of the CLIs"
-	@echo "  make compare   the main job: parity + speed + gap report in target/compare/ (CORPUS=DIR adds files)"
-	@echo "  make python    build the Python wheel (python/, evtx_twin) into target/python/dist and install it in target/python/venv"
+	@echo "  make compare   the main job: parity + speed + gap report in target/compare/"
+	@echo "                (CORPUS=DIR adds files)"
+	@echo "  make python    build the Python wheel (python/, evtx_twin) into target/python/dist"
+	@echo "                and install it in target/python/venv"
 	@echo "  make fixtures  regenerate the 30 MB benchmark logs in target/fixtures/"
-	@echo "  make fuzz      libFuzzer on both engines, own API and C ABI (FUZZ_SECONDS=$(FUZZ_SECONDS) per target)"
+	@echo "  make fuzz      libFuzzer on both engines, own API and C ABI"
+	@echo "                (FUZZ_SECONDS=$(FUZZ_SECONDS) per target)"
 	@echo "  make fmt       format Rust and Zig sources"
 	@echo "  make lint      format checks, clippy, header freshness"
 	@echo "  make clean     remove build outputs (keeps the cached reference and tools)"
@@ -89,13 +97,15 @@ toolchains:
 
 # The reference, built once from crates.io with its own published lock file and cached in target/.
 $(REF_STAMP):
-	@echo "==> building the reference evtx_dump $(REF_VERSION) --features fast-alloc (cached in target/reference)"
-	$(CARGO) install --quiet --locked --force --root $(ROOT)/target/reference evtx --version $(REF_VERSION) --features fast-alloc
+	@echo "==> building the reference evtx_dump $(REF_VERSION) --features fast-alloc into target/"
+	$(CARGO) install --quiet --locked --force --root $(ROOT)/target/reference \
+	  evtx --version $(REF_VERSION) --features fast-alloc
 	@touch $@
 
 $(CBINDGEN):
 	@echo "==> installing cbindgen $(CBINDGEN_VERSION) into target/tools"
-	$(CARGO) install --quiet --locked --root $(ROOT)/target/tools cbindgen --version $(CBINDGEN_VERSION)
+	$(CARGO) install --quiet --locked --root $(ROOT)/target/tools \
+	  cbindgen --version $(CBINDGEN_VERSION)
 
 # valgrind, hyperfine, GNU time and LLVM's libFuzzer runtime, from Debian's packages when missing.
 system-tools:
@@ -128,13 +138,13 @@ test: setup
 	@.ci/step cargo-test $(CARGO) test --quiet --workspace --locked
 	@.ci/step zig-test   $(ZIG) build test -Doptimize=Debug
 	@.ci/step abi        $(ZIG) build test-abi -Doptimize=ReleaseFast
-	@.ci/step parity     $(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity
-	@.ci/step cli-paths  $(COMPARE) cli-paths --reference $(REF) --fixtures shared-fixtures --out target/cli-paths
+	@.ci/step parity     $(COMPARE) parity $(GATE_ARGS) --out target/parity
+	@.ci/step cli-paths  $(COMPARE) cli-paths $(GATE_ARGS) --out target/cli-paths
 	@.ci/step abi-parity $(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
-	@.ci/step exit-table $(COMPARE) exit-table --reference $(REF) --fixtures shared-fixtures --out target/exit-table
-	@.ci/step gates-fail compare/gates/run.sh $(COMPARE) $(REF) zig-out/bin/evtx-rs zig-out/bin/evtx-zig
+	@.ci/step exit-table $(COMPARE) exit-table $(GATE_ARGS) --out target/exit-table
+	@.ci/step gates-fail compare/gates/run.sh $(COMPARE) $(REF) $(CLIS)
 	@.ci/step instructions $(COMPARE) instructions --baseline compare/baselines/instructions.json
-	@.ci/step mutate     $(COMPARE) mutate --reference $(REF) --fixtures shared-fixtures --out target/mutate
+	@.ci/step mutate     $(COMPARE) mutate $(GATE_ARGS) --out target/mutate
 	@.ci/step fuzz-smoke $(MAKE) --no-print-directory fuzz-smoke
 	@.ci/step python     $(MAKE) --no-print-directory python-test
 	@.ci/step --summary
@@ -148,7 +158,7 @@ abi-parity: setup build
 	$(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
 
 parity: setup build
-	$(COMPARE) parity --fixtures shared-fixtures --reference $(REF) --out target/parity $(if $(CORPUS),--corpus $(CORPUS))
+	$(COMPARE) parity $(GATE_ARGS) --out target/parity $(if $(CORPUS),--corpus $(CORPUS))
 
 fixtures: $(BENCH_LOG)
 	@if [ -d "$(EVTX_SAMPLES)" ]; then \
@@ -233,4 +243,5 @@ lint: $(CBINDGEN)
 	$(ZIG) build header-check
 
 clean:
-	rm -rf zig-out .zig-cache target/debug target/release target/compare target/parity target/bench $(FIXTURES)
+	rm -rf zig-out .zig-cache target/debug target/release target/compare target/parity target/bench \
+	  $(FIXTURES)

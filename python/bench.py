@@ -21,7 +21,8 @@ import sys
 import time
 
 # Import the installed evtx_twin (with its libraries), not the source folder beside this file.
-sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 
 def cases(path):
@@ -32,13 +33,19 @@ def cases(path):
 
     def pyevtx(threads):
         def run():
-            parser = evtx.PyEvtxParser(path) if threads is None else evtx.PyEvtxParser(path, number_of_threads=threads)
+            if threads is None:
+                parser = evtx.PyEvtxParser(path)
+            else:
+                parser = evtx.PyEvtxParser(path, number_of_threads=threads)
             return sum(1 for _ in parser.records_json())
         return run
 
     def pyevtx_table():
-        rows = [{"event_record_id": r["event_record_id"], "timestamp": r["timestamp"], "json": r["data"]}
-                for r in evtx.PyEvtxParser(path).records_json()]
+        rows = [
+            {"event_record_id": r["event_record_id"], "timestamp": r["timestamp"],
+             "json": r["data"]}
+            for r in evtx.PyEvtxParser(path).records_json()
+        ]
         return pa.Table.from_pylist(rows).num_rows
 
     def pyevtx_parsed():
@@ -54,7 +61,10 @@ def cases(path):
             event_id = system.get("EventID")
             rows.append({
                 "event_record_id": r["event_record_id"], "timestamp": r["timestamp"],
-                "provider": (provider.get("#attributes") or {}).get("Name") if isinstance(provider, dict) else None,
+                "provider": (
+                    (provider.get("#attributes") or {}).get("Name")
+                    if isinstance(provider, dict) else None
+                ),
                 "event_id": event_id.get("#text") if isinstance(event_id, dict) else event_id,
                 "level": system.get("Level"), "channel": system.get("Channel"),
                 "computer": system.get("Computer"), "json": r["data"],
@@ -63,7 +73,8 @@ def cases(path):
 
     def twin_json(engine, parsed=False, threads=1):
         def run():
-            return sum(1 for _ in evtx_twin.Parser(path, engine=engine, threads=threads).records_json(parsed=parsed))
+            parser = evtx_twin.Parser(path, engine=engine, threads=threads)
+            return sum(1 for _ in parser.records_json(parsed=parsed))
         return run
 
     def twin_json_python(engine, threads=1):

@@ -58,7 +58,8 @@ def build_libraries(destination: Path) -> None:
     refuse_native_rustflags()
     # The same package set as build.zig's cargo step: another set unifies features differently
     # and makes cargo rebuild the libraries on every switch between `make build` and this.
-    run([cargo, "build", "--locked", "--release", "-p", "evtx-rs", "-p", "evtx-capi", "-p", "evtx-ref"])
+    run([cargo, "build", "--locked", "--release",
+         "-p", "evtx-rs", "-p", "evtx-capi", "-p", "evtx-ref"])
     prefix = ROOT / "target" / "python" / "zig-prefix"
     run([sys.executable, "-m", "ziglang", "build", "zig", "-Doptimize=ReleaseFast",
          f"-Dcpu={ZIG_CPU}", "--prefix", str(prefix)])

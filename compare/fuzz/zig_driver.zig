@@ -91,7 +91,7 @@ export fn LLVMFuzzerTestOneInput(data: [*]const u8, size: usize) callconv(.c) c_
     return 0;
 }
 
-/// The smoke's memory bound for the Zig engine (issue 13 item 7): libFuzzer's
+/// The smoke's memory bound for the Zig engine (memory stays bounded on any input): libFuzzer's
 /// `-malloc_limit_mb` needs a sanitizer's malloc hooks, which this driver has not, so its own
 /// allocator refuses past 64 MiB held at once, and `fuzzApi` turns the refusal into a finding.
 const api_memory_limit: usize = 64 << 20;

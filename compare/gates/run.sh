@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Each gate is seen to fail (issue #18): plants each corruption the audit found a gate passing
+# Each gate is seen to fail: plants each corruption an audit of the gates found one passing
 # in a stand-in engine (stand_in.py around the real CLI, passed as --rust/--zig), runs the gate,
 # and checks it goes red with a difference (exit 1; exit 2, a usage or setup error, does not
 # count). A control run with no corruption must stay green. Prints how many were caught.

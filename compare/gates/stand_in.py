@@ -4,7 +4,7 @@
     stand_in.py REAL CORRUPTION ARGS...
 
 compare/gates/run.sh passes it (through a wrapper script) to evtx-compare as an engine binary and
-checks that the gate goes red. Each corruption is one the audit of issue #18 found a gate passing.
+checks that the gate goes red. Each corruption is one an audit of the gates found a gate passing.
 """
 import re
 import subprocess
@@ -62,7 +62,8 @@ def main():
         err = b"".join(lines)
     elif corruption == "invent-error-lines":
         for record in (98, 99):
-            err += b"error: %s: chunk 0, record %d, offset 0x200: invented record error\n" % (path, record)
+            line = b"error: %s: chunk 0, record %d, offset 0x200: invented record error\n"
+            err += line % (path, record)
     elif corruption == "drop-error-invent-another":
         lines = err.splitlines(keepends=True)
         first = next((i for i, l in enumerate(lines) if l.startswith(b"error: ")), None)
@@ -74,7 +75,8 @@ def main():
         if xml:
             pre, records = split(out, True)
             out = pre + b"".join(r for r in records if not r.startswith(b"Record 2\n"))
-            err = b"error: %s: chunk 0, record 2, offset 0x200: invented record error\n" % path + err
+            line = b"error: %s: chunk 0, record 2, offset 0x200: invented record error\n"
+            err = line % path + err
     elif corruption == "info-trailing-space":
         if "info" in args:
             out = out.replace(b"\n", b" \n", 1)

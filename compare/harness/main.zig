@@ -15,9 +15,9 @@
 //! backend answering NOT_IMPLEMENTED, fewer than two backends.
 //! --sources measures each backend once per way of handing it the input, in the same rounds:
 //! `heap` (the bytes read before timing, `open_buffer`), `map` (the file mapped afresh each run,
-//! `open_buffer` over the mapping: what the CLIs did before issue 13), `path` (`open_path`: the
-//! library reads the file through its chunk windows). `map` against `path` is what the windows
-//! cost, with the same engine code on both sides (PERF.md H10e).
+//! `open_buffer` over the mapping: what the CLIs did before PERF.md H10a and H10b), `path`
+//! (`open_path`: the library reads the file through its chunk windows). `map` against `path` is
+//! what the windows cost, with the same engine code on both sides (PERF.md H10e).
 const std = @import("std");
 const c = @import("evtx_h");
 const build_options = @import("harness_options");

@@ -10,7 +10,10 @@
 
 from ._parser import EvtxError, EvtxWarning, Parser, RawBatch, RawSystem, timestamp_text
 
-__all__ = ["Parser", "EvtxError", "EvtxWarning", "RawBatch", "RawSystem", "timestamp_text", "backend_version"]
+__all__ = [
+    "Parser", "EvtxError", "EvtxWarning", "RawBatch", "RawSystem", "timestamp_text",
+    "backend_version",
+]
 __version__ = "0.1.0"
 
 

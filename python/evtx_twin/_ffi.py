@@ -130,9 +130,13 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.evtx_options_init.restype = None
     lib.evtx_options_init.argtypes = [ctypes.POINTER(Options)]
     lib.evtx_parser_open_path.restype = u32
-    lib.evtx_parser_open_path.argtypes = [ctypes.c_char_p, ctypes.POINTER(Options), ctypes.POINTER(ParserHandle)]
+    lib.evtx_parser_open_path.argtypes = [
+        ctypes.c_char_p, ctypes.POINTER(Options), ctypes.POINTER(ParserHandle),
+    ]
     lib.evtx_parser_open_buffer.restype = u32
-    lib.evtx_parser_open_buffer.argtypes = [ctypes.c_void_p, size, ctypes.POINTER(Options), ctypes.POINTER(ParserHandle)]
+    lib.evtx_parser_open_buffer.argtypes = [
+        ctypes.c_void_p, size, ctypes.POINTER(Options), ctypes.POINTER(ParserHandle),
+    ]
     lib.evtx_parser_next.restype = u32
     lib.evtx_parser_next.argtypes = [ParserHandle, ctypes.POINTER(Record)]
     lib.evtx_parser_next_batch.restype = u32
@@ -170,7 +174,9 @@ def load(engine: str) -> ctypes.CDLL:
             lib = _declare(ctypes.CDLL(str(path)))
             version = lib.evtx_abi_version()
             if version != EVTX_ABI_VERSION:
-                raise ImportError(f"{path}: C ABI version {version}, evtx_twin expects {EVTX_ABI_VERSION}")
+                raise ImportError(
+                    f"{path}: C ABI version {version}, evtx_twin expects {EVTX_ABI_VERSION}"
+                )
             _loaded[engine] = lib
         return lib
 
@@ -195,6 +201,8 @@ def record_dicts():
         return None
     obj, ssize = ctypes.py_object, ctypes.c_ssize_t
     # data: a bytes object (its buffer is passed, not copied) or the library's buffer address.
-    function.argtypes = [obj, obj, ssize, ssize, ssize, ctypes.c_void_p, ssize] + [obj] * 7 + [ssize]
+    function.argtypes = (
+        [obj, obj, ssize, ssize, ssize, ctypes.c_void_p, ssize] + [obj] * 7 + [ssize]
+    )
     function.restype = obj
     return function

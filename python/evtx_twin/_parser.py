@@ -180,9 +180,13 @@ class _Handle:
         # The bytes stay referenced by this handle until `close`, after the library is done.
         self.data = parser._data
         if self.data is not None:
-            status = lib.evtx_parser_open_buffer(self.data, len(self.data), ctypes.byref(o), ctypes.byref(self.ptr))
+            status = lib.evtx_parser_open_buffer(
+                self.data, len(self.data), ctypes.byref(o), ctypes.byref(self.ptr)
+            )
         else:
-            status = lib.evtx_parser_open_path(parser._path, ctypes.byref(o), ctypes.byref(self.ptr))
+            status = lib.evtx_parser_open_path(
+                parser._path, ctypes.byref(o), ctypes.byref(self.ptr)
+            )
         if status != _ffi.STATUS_OK:
             self.ptr = None
             raise parser._failure(status)
@@ -271,7 +275,10 @@ class Parser:
             self._data = bytes(data)
             self.name = str(getattr(source, "name", "<file object>"))
         else:
-            raise TypeError(f"source must be a path, bytes or a binary file object, not {type(source).__name__}")
+            raise TypeError(
+                "source must be a path, bytes or a binary file object, "
+                f"not {type(source).__name__}"
+            )
 
     def __repr__(self) -> str:
         return f"Parser({self.name!r}, engine={self.engine!r})"
@@ -284,7 +291,9 @@ class Parser:
         detail = self._lib.evtx_last_error().decode("utf-8", "replace")
         return EvtxError(self.name, kind, detail, status=status)
 
-    def _entry_error(self, status: int, message: bytes, chunk: int, record: int, offset: int) -> EvtxError:
+    def _entry_error(
+        self, status: int, message: bytes, chunk: int, record: int, offset: int
+    ) -> EvtxError:
         kind = self._lib.evtx_status_name(status).decode()
         return EvtxError(self.name, kind, message.decode("utf-8", "replace"), chunk,
                          None if record == _ffi.RECORD_ID_UNKNOWN else record, offset, status)
@@ -520,7 +529,9 @@ class Parser:
                                file_offsets, recovered)
 
     @staticmethod
-    def _record(b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered) -> dict:
+    def _record(
+        b, text, whole, offsets, i, trim, ids, stamps, chunks, file_offsets, recovered
+    ) -> dict:
         start, end = offsets[i], offsets[i + 1] - trim
         return {
             "event_record_id": ids[i],

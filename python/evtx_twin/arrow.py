@@ -72,7 +72,8 @@ def _system(raw_system, n: int) -> dict:
         "provider": strings(raw_system.provider, _ffi.SYSTEM_PROVIDER),
         "event_id": pa.Array.from_buffers(pa.uint32(), n, [validity(_ffi.SYSTEM_EVENT_ID),
                                                            pa.py_buffer(raw_system.event_ids)]),
-        "level": pa.Array.from_buffers(pa.uint8(), n, [validity(_ffi.SYSTEM_LEVEL), pa.py_buffer(raw_system.levels)]),
+        "level": pa.Array.from_buffers(pa.uint8(), n, [validity(_ffi.SYSTEM_LEVEL),
+                                                       pa.py_buffer(raw_system.levels)]),
         "channel": strings(raw_system.channel, _ffi.SYSTEM_CHANNEL),
         "computer": strings(raw_system.computer, _ffi.SYSTEM_COMPUTER),
     }
@@ -118,7 +119,9 @@ def batch_table(parser, raw) -> pa.Table:
     parser (raised, or warned under skip_errors) and left out."""
     n = raw.count
     statuses = pa.Array.from_buffers(pa.uint32(), n, [None, pa.py_buffer(raw.statuses)])
-    texts = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(raw.offsets), pa.py_buffer(raw.data)])
+    texts = pa.Array.from_buffers(
+        pa.large_binary(), n, [None, pa.py_buffer(raw.offsets), pa.py_buffer(raw.data)]
+    )
     ok = pc.equal(statuses, _STATUS_OK)
     failed = n - pc.sum(ok.cast(pa.int64())).as_py() if n else 0
     if failed:
@@ -127,7 +130,8 @@ def batch_table(parser, raw) -> pa.Table:
         offs = memoryview(raw.file_offsets).cast("Q")
         sts = memoryview(raw.statuses).cast("I")
         for i in pc.indices_nonzero(pc.invert(ok)).to_pylist():
-            parser._report(parser._entry_error(sts[i], texts[i].as_py(), chunks[i], ids[i], offs[i]))
+            error = parser._entry_error(sts[i], texts[i].as_py(), chunks[i], ids[i], offs[i])
+            parser._report(error)
     columns = {
         **_system(raw.system, n),
         "event_record_id": _u64(raw.record_ids, n),

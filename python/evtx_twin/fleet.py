@@ -12,14 +12,15 @@ range's slots, given to the library as a buffer), so one huge log does not seria
 
 Parquet output is Hive-partitioned, by host (`--partition host`, the default: the records'
 `computer`) or by input file (`--partition file`):
-DIR/host=<computer>/<file-stem>-<hash>-NNNNN.parquet or DIR/file=<file-stem>-<hash>/part-NNNNN.parquet
-(one part per task and partition; every row has `source_file`), readable as one dataset: DuckDB
-``read_parquet('DIR/**/*.parquet')`` (which adds the `host` or `file` column), Polars
-``pl.scan_parquet('DIR/**/*.parquet')``, pyarrow ``pyarrow.dataset.dataset(DIR, partitioning="hive")``.
-JSONL output is DIR/<file-stem>-<hash>/part-NNNNN.jsonl. DIR/_summary.json holds the summary printed at the end: files,
-records, failed records, per-file errors, throughput. Exit status 1 when any file failed (could
-not be read or is not EVTX), else 0; chunk and record errors are counted, named, and the rest of
-the file is converted.
+DIR/host=<computer>/<file-stem>-<hash>-NNNNN.parquet or
+DIR/file=<file-stem>-<hash>/part-NNNNN.parquet (one part per task and partition; every row has
+`source_file`), readable as one dataset: DuckDB ``read_parquet('DIR/**/*.parquet')`` (which adds
+the `host` or `file` column), Polars ``pl.scan_parquet('DIR/**/*.parquet')``, pyarrow
+``pyarrow.dataset.dataset(DIR, partitioning="hive")``. JSONL output is
+DIR/<file-stem>-<hash>/part-NNNNN.jsonl. DIR/_summary.json holds the summary printed at the end:
+files, records, failed records, per-file errors, throughput. Exit status 1 when any file failed
+(could not be read or is not EVTX), else 0; chunk and record errors are counted, named, and the
+rest of the file is converted.
 """
 
 from __future__ import annotations
@@ -152,7 +153,9 @@ def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host"
             final.parent.mkdir(parents=True, exist_ok=True)
             partial = final.with_suffix(".tmp")
             handle = open(partial, "wb")
-            writer = pq.ParquetWriter(handle, schema, compression="zstd") if fmt == "parquet" else None
+            writer = None
+            if fmt == "parquet":
+                writer = pq.ParquetWriter(handle, schema, compression="zstd")
             sinks[folder] = (final, partial, handle, writer)
         return sinks[folder]
 
@@ -165,7 +168,8 @@ def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host"
         hosts = table["computer"].unique().to_pylist()
         for host in hosts:
             rows = table if len(hosts) == 1 else table.filter(
-                pc.is_null(table["computer"]) if host is None else pc.equal(table["computer"], host))
+                pc.is_null(table["computer"]) if host is None
+                else pc.equal(table["computer"], host))
             folder = f"host={partition_value(host)}"
             sink_for(folder, f"{name}-{task.part:05d}.parquet")[3].write_table(rows)
 
@@ -195,10 +199,12 @@ def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host"
             for table in arrow.batches(parser):
                 if slot_base:
                     # Back to the whole file's slot numbers and offsets.
-                    table = table.set_column(table.schema.get_field_index("chunk"), "chunk",
-                                             pc.add(table["chunk"], pa.scalar(slot_base, pa.uint32())))
-                    table = table.set_column(table.schema.get_field_index("offset"), "offset",
-                                             pc.add(table["offset"], pa.scalar(slot_base * CHUNK, pa.uint64())))
+                    chunks = pc.add(table["chunk"], pa.scalar(slot_base, pa.uint32()))
+                    table = table.set_column(
+                        table.schema.get_field_index("chunk"), "chunk", chunks)
+                    offsets = pc.add(table["offset"], pa.scalar(slot_base * CHUNK, pa.uint64()))
+                    table = table.set_column(
+                        table.schema.get_field_index("offset"), "offset", offsets)
                 result.records += table.num_rows
                 if not table.num_rows:
                     continue
@@ -208,14 +214,16 @@ def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host"
                     handle = sinks[name][2]
                     for chunk in table["json"].chunks:
                         if len(chunk):
-                            handle.write(b"\n".join(chunk.cast(pa.large_binary()).to_pylist()) + b"\n")
+                            texts = chunk.cast(pa.large_binary()).to_pylist()
+                            handle.write(b"\n".join(texts) + b"\n")
             for w in caught:
                 if isinstance(w.message, EvtxWarning):
                     result.failed_records += 1
                     error = w.message.error
                     if slot_base and error.chunk is not None:
-                        error = EvtxError(error.file, error.kind, error.detail, error.chunk + slot_base,
-                                          error.record, error.offset + slot_base * CHUNK, error.status)
+                        error = EvtxError(error.file, error.kind, error.detail,
+                                          error.chunk + slot_base, error.record,
+                                          error.offset + slot_base * CHUNK, error.status)
                     if len(result.errors) < ERRORS_KEPT:
                         result.errors.append(str(error))
         # (A task without records writes no Parquet part; the summary still counts it.)
@@ -243,8 +251,8 @@ def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host"
 def summarize(results: list[Result], seconds: float) -> dict:
     files: dict[str, dict] = {}
     for r in sorted(results, key=lambda r: (r.path, r.part)):
-        f = files.setdefault(r.path, {"records": 0, "failed_records": 0, "bytes": 0, "errors": [], "failed": None,
-                                      "parts": 0, "workers": []})
+        f = files.setdefault(r.path, {"records": 0, "failed_records": 0, "bytes": 0, "errors": [],
+                                      "failed": None, "parts": 0, "workers": []})
         f["records"] += r.records
         f["failed_records"] += r.failed_records
         f["bytes"] += r.bytes
@@ -272,17 +280,19 @@ def print_summary(summary: dict, stream) -> None:
         if f["failed"]:
             print(f"FAILED {path}: {f['failed']}", file=stream)
         elif f["failed_records"]:
-            print(f"partial {path}: {f['records']} records, {f['failed_records']} failed", file=stream)
+            print(f"partial {path}: {f['records']} records, {f['failed_records']} failed",
+                  file=stream)
             for line in f["errors"][:5]:
                 print(f"  error: {line}", file=stream)
-    print(f"fleet: {summary['files']} files ({summary['files_failed']} failed), {summary['records']} records, "
-          f"{summary['failed_records']} failed records, {summary['bytes'] / 1e6:.1f} MB in {summary['seconds']:.1f} s "
+    print(f"fleet: {summary['files']} files ({summary['files_failed']} failed), "
+          f"{summary['records']} records, {summary['failed_records']} failed records, "
+          f"{summary['bytes'] / 1e6:.1f} MB in {summary['seconds']:.1f} s "
           f"({summary['mb_per_second']} MB/s)", file=stream)
 
 
-def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust", scheduler: str | None = None,
-        workers: int = 2, split_bytes: int = 256 << 20, progress: bool | None = None,
-        partition: str = "host") -> dict:
+def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust",
+        scheduler: str | None = None, workers: int = 2, split_bytes: int = 256 << 20,
+        progress: bool | None = None, partition: str = "host") -> dict:
     """Converts `paths` on a Dask cluster; returns the summary (also in OUT/_summary.json)."""
     from dask.distributed import Client, LocalCluster, as_completed
 
@@ -299,13 +309,15 @@ def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust", 
     show = sys.stderr.isatty() if progress is None else progress
     results = []
     try:
-        futures = [client.submit(convert, t, os.path.abspath(out), fmt, engine, partition, pure=False,
-                                 key=f"evtx-{i}-{folder_name(t.path)}") for i, t in enumerate(tasks)]
+        futures = [client.submit(convert, t, os.path.abspath(out), fmt, engine, partition,
+                                 pure=False, key=f"evtx-{i}-{folder_name(t.path)}")
+                   for i, t in enumerate(tasks)]
         for done, future in enumerate(as_completed(futures), 1):
             results.append(future.result())
             if show:
                 filled = int(30 * done / len(futures))
-                print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{len(futures)} tasks", end="", file=sys.stderr)
+                bar = f"[{'#' * filled}{'.' * (30 - filled)}]"
+                print(f"\r{bar} {done}/{len(futures)} tasks", end="", file=sys.stderr)
         if show and futures:
             print(file=sys.stderr)
     finally:
@@ -320,16 +332,19 @@ def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust", 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evtx_twin.fleet", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m evtx_twin.fleet",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="EVTX files, folders or globs")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     parser.add_argument("--format", choices=["parquet", "jsonl"], default="parquet")
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler (default: a LocalCluster)")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="an existing Dask scheduler (default: a LocalCluster)")
     parser.add_argument("--engine", choices=["rust", "zig"], default="rust")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
                         help="LocalCluster worker processes (default: one per CPU)")
     parser.add_argument("--split-mb", type=float, default=256, metavar="MB",
-                        help="split logs larger than this into chunk ranges of this size (default 256)")
+                        help="split logs larger than this into chunk ranges of this size "
+                             "(default 256)")
     parser.add_argument("--partition", choices=["host", "file"], default="host",
                         help="Parquet folders per host (computer, default) or per input file")
     args = parser.parse_args(argv)

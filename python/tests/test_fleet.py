@@ -64,8 +64,10 @@ def test_parquet_rows_are_the_cli_records(converted):
         else:
             # Ranges are read on their own, so a wrapped log's rows come range by range.
             assert Counter(got) == Counter(lines), path.name
-            assert Counter(file_summary["errors"]) == Counter(errors[:50]) or len(errors) > 50, path.name
-        assert file_summary["records"] == len(lines) and file_summary["failed_records"] == len(errors), path.name
+            assert (Counter(file_summary["errors"]) == Counter(errors[:50])
+                    or len(errors) > 50), path.name
+        assert file_summary["records"] == len(lines), path.name
+        assert file_summary["failed_records"] == len(errors), path.name
     assert table.num_rows == expected_rows == summary["records"]
     assert split > 0, "no log was split into chunk ranges"
     assert str(broken) not in set(table.column("source_file").to_pylist())
@@ -75,7 +77,8 @@ def test_parquet_is_partitioned_by_host(converted):
     """Every row sits in the folder of its own `computer`, and every host has a folder."""
     inputs, broken, out, done = converted
     hive = ds.partitioning(pa.schema([("host", pa.string())]), flavor="hive")
-    table = ds.dataset(out, format="parquet", partitioning=hive).to_table(columns=["computer", "host"])
+    dataset = ds.dataset(out, format="parquet", partitioning=hive)
+    table = dataset.to_table(columns=["computer", "host"])
     folders = table.column("host").to_pylist()
     computers = table.column("computer").to_pylist()
     # pyarrow reads the Hive default partition back as null.
@@ -94,8 +97,8 @@ def test_partition_values_are_safe_folder_names():
 def readme_block():
     """The README's three fleet lines (pip install, the conversion, the query)."""
     text = (ROOT / "README.md").read_text()
-    lines = re.search(r"```sh\n(python3 -m venv venv[^\n]*\n[^\n]*evtx_twin\.fleet[^\n]*\n[^\n]*duckdb[^\n]*)\n```",
-                      text)
+    lines = re.search(r"```sh\n(python3 -m venv venv[^\n]*\n[^\n]*evtx_twin\.fleet[^\n]*\n"
+                      r"[^\n]*duckdb[^\n]*)\n```", text)
     assert lines, "the README's fleet block is gone"
     return lines.group(1).split("\n")
 
@@ -106,8 +109,8 @@ def test_readme_fleet_line_parses(monkeypatch):
     argv = fleet.split("-m evtx_twin.fleet", 1)[1].split()
     seen = {}
     monkeypatch.setattr("evtx_twin.fleet.run", lambda paths, out, *a, **k: seen.update(out=out) or
-                        {"files_failed": 0, "per_file": {}, "files": 0, "records": 0, "failed_records": 0,
-                         "bytes": 0, "seconds": 0, "mb_per_second": None})
+                        {"files_failed": 0, "per_file": {}, "files": 0, "records": 0,
+                         "failed_records": 0, "bytes": 0, "seconds": 0, "mb_per_second": None})
     monkeypatch.setattr("evtx_twin.fleet.expand", lambda inputs: inputs)
     assert main(argv) == 0 and seen["out"] == "/cases/parquet"
 
@@ -120,7 +123,8 @@ def test_readme_duckdb_query_runs_on_the_fleet_output(converted):
     # The line as the shell runs it (the folder swapped for the test's), then its SQL alone.
     program, flag, code = shlex.split(query_line.replace("/cases/parquet", str(out)))
     assert program == "venv/bin/python" and flag == "-c"
-    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=120)
     assert shown.returncode == 0, shown.stderr[-2000:]
     sql = re.search(r'duckdb\.sql\("(.*)"\)', code).group(1)
     rows = duckdb.sql(sql).fetchall()
@@ -144,8 +148,8 @@ def test_jsonl_output_is_the_cli_lines(tmp_path):
     inputs = (samples() or sorted((FIXTURES / "synthetic").glob("*.evtx")))[:3]
     out = tmp_path / "out"
     done = subprocess.run(
-        [sys.executable, "-m", "evtx_twin.fleet", *map(str, inputs), "--out", str(out), "--format", "jsonl",
-         "--workers", "1", "--engine", "rust"],
+        [sys.executable, "-m", "evtx_twin.fleet", *map(str, inputs), "--out", str(out),
+         "--format", "jsonl", "--workers", "1", "--engine", "rust"],
         capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     for path in inputs:
@@ -160,21 +164,24 @@ def test_fleet_on_a_separate_scheduler(tmp_path):
     bin_dir = Path(sys.executable).parent
     info = tmp_path / "scheduler.json"
     common = {"cwd": tmp_path, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    scheduler = subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", "0",
-                                  "--no-dashboard", "--scheduler-file", str(info)], **common)
+    scheduler = subprocess.Popen([str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1",
+                                  "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
+                                 **common)
     worker = None
     try:
         deadline = time.monotonic() + 120
         while not info.exists() or not info.read_text().strip():
-            assert scheduler.poll() is None and time.monotonic() < deadline, "the scheduler did not start"
+            started = scheduler.poll() is None and time.monotonic() < deadline
+            assert started, "the scheduler did not start"
             time.sleep(0.2)
         address = json.loads(info.read_text())["address"]
-        worker = subprocess.Popen([str(bin_dir / "dask"), "worker", address, "--nworkers", "1", "--nthreads", "1",
-                                   "--no-dashboard", "--name", "evtx-test-worker"], **common)
+        worker = subprocess.Popen([str(bin_dir / "dask"), "worker", address, "--nworkers", "1",
+                                   "--nthreads", "1", "--no-dashboard",
+                                   "--name", "evtx-test-worker"], **common)
         out = tmp_path / "out"
         done = subprocess.run(
-            [sys.executable, "-m", "evtx_twin.fleet", *map(str, inputs), "--out", str(out), "--scheduler", address,
-             "--partition", "file"],
+            [sys.executable, "-m", "evtx_twin.fleet", *map(str, inputs), "--out", str(out),
+             "--scheduler", address, "--partition", "file"],
             capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         hive = ds.partitioning(pa.schema([("file", pa.string())]), flavor="hive")
@@ -183,11 +190,13 @@ def test_fleet_on_a_separate_scheduler(tmp_path):
             rows = table.filter(ds.field("source_file") == str(path))
             assert rows.column("json").to_pylist() == Cli.jsonl("rust", path), path.name
             assert set(rows.column("file").to_pylist()) <= {folder_name(str(path))}
-        assert {p.name for p in out.iterdir() if p.is_dir()} == {f"file={folder_name(str(p))}" for p in inputs}
+        folders = {p.name for p in out.iterdir() if p.is_dir()}
+        assert folders == {f"file={folder_name(str(p))}" for p in inputs}
         # The work ran on that worker, not on a cluster of the runner's own.
         summary = json.loads((out / "_summary.json").read_text())
         assert summary["files"] == len(inputs) and summary["files_failed"] == 0
-        assert {w for f in summary["per_file"].values() for w in f["workers"]} == {"evtx-test-worker"}
+        workers = {w for f in summary["per_file"].values() for w in f["workers"]}
+        assert workers == {"evtx-test-worker"}
     finally:
         for process in (worker, scheduler):
             if process is not None:

@@ -117,8 +117,8 @@ def test_a_missing_file_raises(engine, tmp_path):
     assert failure.value.kind == "i/o error"
 
 
-DAMAGED_WITH_ERRORS = ["bad-chunks.evtx", "bad-offsets.evtx", "bad-records.evtx", "invalid-binxml.evtx",
-                       "chunk-header-ids.evtx"]
+DAMAGED_WITH_ERRORS = ["bad-chunks.evtx", "bad-offsets.evtx", "bad-records.evtx",
+                       "invalid-binxml.evtx", "chunk-header-ids.evtx"]
 
 
 @pytest.mark.parametrize("engine", ["rust", "zig"])
@@ -173,7 +173,12 @@ def test_the_json_column_drops_only_the_separators():
     from evtx_twin import arrow
     from evtx_twin._parser import RawBatch
 
-    for texts in ([b'{"a":1}', '{"b":"\u00e9\u4e2d"}'.encode(), b"{}"], [b'{"a":"x\ny"}', b'{"b":2}'], []):
+    cases = (
+        [b'{"a":1}', '{"b":"\u00e9\u4e2d"}'.encode(), b"{}"],
+        [b'{"a":"x\ny"}', b'{"b":2}'],
+        [],
+    )
+    for texts in cases:
         ends = [0]
         for text in texts:
             ends.append(ends[-1] + len(text) + 1)

@@ -11,7 +11,11 @@ from conftest import samples
 from evtx_twin import _parser
 
 ENGINES = ["rust", "zig"]
-CASES = [pytest.param(engine, path, id=f"{engine}-{path.name}") for path in samples() for engine in ENGINES]
+CASES = [
+    pytest.param(engine, path, id=f"{engine}-{path.name}")
+    for path in samples()
+    for engine in ENGINES
+]
 
 
 def test_samples_are_there():
@@ -29,7 +33,8 @@ def test_records_json_and_arrow_equal_the_cli(engine, path, cli):
         warnings.simplefilter("always")
         records = list(parser.records_json())
     assert [r["data"] for r in records] == expected
-    assert [str(w.message) for w in caught if w.category is evtx_twin.EvtxWarning] == expected_errors
+    errors = [str(w.message) for w in caught if w.category is evtx_twin.EvtxWarning]
+    assert errors == expected_errors
     assert all(r["recovered"] is False for r in records)
 
     with warnings.catch_warnings():
@@ -80,7 +85,8 @@ def test_xml_bytes_equal_the_cli(engine, path, cli):
     assert rendered == stdout
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
-        xml = [r["data"] for r in evtx_twin.Parser(str(path), engine=engine, skip_errors=True).records()]
+        parser = evtx_twin.Parser(str(path), engine=engine, skip_errors=True)
+        xml = [r["data"] for r in parser.records()]
     # Each XML record is printed as its text and a blank line.
     assert "".join(x + "\n\n" for x in xml).encode() == stdout
     assert len(xml) == len(cli.jsonl(engine, path))
@@ -96,12 +102,16 @@ def test_system_columns_and_threads_equal_the_reference(path):
     (threads=3) gives what the reference gives with 1 (the threaded pull keeps the order)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", evtx_twin.EvtxWarning)
-        reference = evtx_twin.Parser(str(path), engine="reference", skip_errors=True, threads=1).to_arrow()
+        def table(engine, threads):
+            return evtx_twin.Parser(str(path), engine=engine, skip_errors=True,
+                                    threads=threads).to_arrow()
+
+        reference = table("reference", 1)
         for engine in ENGINES:
             for threads in (1, 2, 3):
-                table = evtx_twin.Parser(str(path), engine=engine, skip_errors=True, threads=threads).to_arrow()
+                got = table(engine, threads)
                 for name in SYSTEM + ["json", "event_record_id", "chunk", "offset"]:
-                    assert table.column(name).equals(reference.column(name)), (engine, threads, name)
+                    assert got.column(name).equals(reference.column(name)), (engine, threads, name)
 
 
 def typed(value, limit):
@@ -121,7 +131,9 @@ def expected_system(system):
     provider = event = level = channel = computer = None
     for key, value in system.items():
         if key in ("Provider", "Provider_attributes"):
-            holder = value.get("#attributes") if key == "Provider" and isinstance(value, dict) else value
+            holder = value
+            if key == "Provider" and isinstance(value, dict):
+                holder = value.get("#attributes")
             if isinstance(holder, dict) and "Name" in holder:
                 provider = holder["Name"] if isinstance(holder["Name"], str) else None
         elif key == "EventID":
@@ -144,10 +156,13 @@ def system_rows(raw):
         o = memoryview(offsets).cast("Q")
         return [data[o[i]:o[i + 1]].decode() for i in range(n)]
 
-    provider, channel, computer = (strings(c) for c in (system.provider, system.channel, system.computer))
+    provider, channel, computer = (
+        strings(c) for c in (system.provider, system.channel, system.computer)
+    )
     event_ids = memoryview(system.event_ids).cast("I")
-    bits = (evtx_twin._ffi.SYSTEM_PROVIDER, evtx_twin._ffi.SYSTEM_EVENT_ID, evtx_twin._ffi.SYSTEM_LEVEL,
-            evtx_twin._ffi.SYSTEM_CHANNEL, evtx_twin._ffi.SYSTEM_COMPUTER)
+    ffi = evtx_twin._ffi
+    bits = (ffi.SYSTEM_PROVIDER, ffi.SYSTEM_EVENT_ID, ffi.SYSTEM_LEVEL, ffi.SYSTEM_CHANNEL,
+            ffi.SYSTEM_COMPUTER)
     rows = []
     for i in range(n):
         values = (provider[i], event_ids[i], system.levels[i], channel[i], computer[i])

@@ -1293,7 +1293,7 @@ fn loadSideFiles(
     }
 }
 
-/// A wevt subcommand (issue 17) and the arguments after its name.
+/// A wevt subcommand and the arguments after its name.
 const Wevt = union(enum) {
     extract: []const []const u8,
     dump: []const []const u8,

@@ -1,4 +1,4 @@
-//! The evtx-zig CLI and its input (issue 13), run as a user would: a file cut while the
+//! The evtx-zig CLI and its input (PERF.md H10b), run as a user would: a file cut while the
 //! CLI reads it, `-f` naming the input, standard input. Run by `zig build test`, with the
 //! CLI's path and the shared fixtures given by the build (`cli_input_options`).
 const std = @import("std");
@@ -528,7 +528,7 @@ const SidePaths = struct {
     };
 };
 
-// Damaged side files (issue 17 item 4; rust/cli/tests/side_files.rs is the Rust CLI's twin):
+// Damaged side files (rust/cli/tests/side_files.rs is the Rust CLI's twin):
 // each `damaged-*` fixture gives one line naming the file and the offset the generator
 // damaged (`damage.json`, from the generator's own layout), exit 1; a `.MTA` or `.wevtcache`
 // stops the dump before any record, a PE is reported and the next file is done.

@@ -1,8 +1,8 @@
-//! The Rust engine's side readers (issue 17 item 4): the input bytes as an `.MTA` file, as a
-//! `.wevtcache`, as a CRIM manifest (each TEMP translated, as the cache path does) and as a PE
-//! image (each `WEVT_TEMPLATE` blob's manifest parsed). Every fault must be an error value;
-//! a panic, a hang or an allocation past libFuzzer's bound is a finding. The Zig twin is
-//! compare/fuzz/zig_driver.zig's `readers` target.
+//! The Rust engine's side readers (a damaged side file is an error, never a crash): the input bytes
+//! as an `.MTA` file, as a `.wevtcache`, as a CRIM manifest (each TEMP translated, as the cache
+//! path does) and as a PE image (each `WEVT_TEMPLATE` blob's manifest parsed). Every fault must be
+//! an error value; a panic, a hang or an allocation past libFuzzer's bound is a finding. The Zig
+//! twin is compare/fuzz/zig_driver.zig's `readers` target.
 #![no_main]
 
 use evtx_core::mta::{EventFields, MtaFile, DEFAULT_PUBLISHER};

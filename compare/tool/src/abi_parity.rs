@@ -67,7 +67,7 @@ pub const VARIANTS: &[Variant] = &[
         &["--option", "recover-records", "--threads", "2"],
     ),
     // `open_path` (the libraries' chunk windows) against `open_buffer`, in one run each, so
-    // every row is held to the same output (issue 13: the windows change nothing).
+    // every row is held to the same output (the windows change nothing, PERF.md H10e).
     variant("jsonl", "push", &["--sources", "heap,path"]),
     variant(
         "xml",
@@ -83,7 +83,7 @@ pub const VARIANTS: &[Variant] = &[
     ),
 ];
 
-/// The variants each `--mta` and `--wevt-cache` file runs in (issue 17): both APIs, every
+/// The variants each `--mta` and `--wevt-cache` file runs in: both APIs, every
 /// format; `recover_records` for the carved log.
 const FILE_VARIANTS: &[Variant] = &[
     variant("jsonl", "push", &[]),

@@ -1,7 +1,8 @@
-//! The instruction-count gate (issue 14): callgrind instructions per record of each engine in W1
-//! (`-t 1 -o jsonl`) and W2 (`-t 1 -o xml`) on one fixed, committed fixture, against a committed
-//! baseline. A rise above the tolerance fails; every delta is printed, so a fall is seen and the
-//! baseline can be lowered in a commit that says why (`--write --comment WHY`).
+//! The instruction-count gate (PERF.md, "How we measure"): callgrind instructions per record of
+//! each engine in W1 (`-t 1 -o jsonl`) and W2 (`-t 1 -o xml`) on one fixed, committed fixture,
+//! against a committed baseline. A rise above the tolerance fails; every delta is printed, so a
+//! fall is seen and the baseline can be lowered in a commit that says why (`--write --comment
+//! WHY`).
 //!
 //! Instruction counts are deterministic at `-t 1` (no scheduler, no hardware counters), so the
 //! gate does not depend on the load of the machine.

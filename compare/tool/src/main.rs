@@ -11,6 +11,7 @@ mod mutate;
 mod mutate_readers;
 mod paired;
 mod parity;
+mod perf_page;
 mod phases;
 mod records;
 mod report;
@@ -62,6 +63,21 @@ enum Command {
     /// The instruction-count gate: callgrind instructions per record of both engines in W1
     /// (jsonl) and W2 (xml) at `-t 1` on the committed fixture, against the committed baseline.
     Instructions(InstructionsArgs),
+    /// Rewrites PERF.md's generated block from the newest record in perf/record/
+    /// (`perf_page.rs`); with --check, fails when the block is not what the record gives.
+    PerfPage(PerfPageArgs),
+}
+
+#[derive(Args)]
+struct PerfPageArgs {
+    #[arg(long, default_value = "PERF.md")]
+    page: PathBuf,
+    /// The records (`make compare` writes one to target/compare/record.json).
+    #[arg(long, default_value = "perf/record")]
+    records: PathBuf,
+    /// Change nothing; exit 1 when the block differs.
+    #[arg(long)]
+    check: bool,
 }
 
 #[derive(Args)]
@@ -274,6 +290,9 @@ fn main() -> ExitCode {
             write: args.write.clone(),
             out: &args.out,
         }),
+        Command::PerfPage(args) => {
+            perf_page::perf_page_command(&args.page, &args.records, args.check)
+        }
         Command::CliPaths(args) => args.backends.check_present().and_then(|()| {
             cli_paths::run_cli_paths(
                 &args.backends.backends(),
@@ -385,6 +404,7 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
         &out.join("exit-table"),
     )?;
     eprintln!("== 3/4 speed");
+    let (date, build, when) = perf_page::provenance();
     let speed_report = speed::run_speed(&speed::SpeedPlan {
         backends: args.backends.backends(),
         zig_callgrind: args.zig_callgrind.clone(),
@@ -397,6 +417,11 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
     });
     eprintln!("== 4/4 report");
     report::write_report(out, &parity_report, &exit_table, &speed_report)?;
+    let record = perf_page::from_report(&speed_report, date, build, when);
+    write(
+        &out.join("record.json"),
+        &serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?,
+    )?;
     report::print_terminal_summary(&parity_report, &exit_table, &speed_report, out);
     parity::print_summary(&parity_report);
     Ok(parity_report.failed() == 0 && exit_table.failed() == 0)

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 const CHUNK: usize = 65536;
 const HEADER: usize = 4096;
-/// A 64 KiB chunk taking longer than this is a hang (section "Never dies" of the issues).
+/// A 64 KiB chunk taking longer than this is a hang (the contract: no input makes an engine hang).
 pub const TIME_LIMIT: Duration = Duration::from_secs(10);
 
 /// A small, seeded PRNG (xorshift64*): the same seed gives the same mutants on every machine.
@@ -200,8 +200,8 @@ pub struct Engines<'a> {
 /// Each mutant in jsonl and in XML (banners, and the other renderer), single-threaded.
 const MODES: [(&str, &[&str]); 2] = [("jsonl", &["-o", "jsonl"]), ("xml", &["-o", "xml"])];
 
-/// The RSS bound applies to inputs up to this size (issue #13: at most 64 MiB peak for one input
-/// of at most 8 MiB); every mutant of the committed fixtures is far below it.
+/// The RSS bound applies to inputs up to this size (the memory rule: at most 64 MiB peak for
+/// one input of at most 8 MiB); every mutant of the committed fixtures is far below it.
 const MAX_INPUT: usize = 8 << 20;
 
 impl Outcome {
@@ -419,7 +419,7 @@ fn record_count(stdout: &[u8], xml: bool) -> usize {
 
 /// Mutants on which both engines agree with each other but not yet with the reference, pinned
 /// one by one (file stem, mutant name) so the list hides nothing else; one that passes is stale
-/// and fails. Empty: the 16 template-gone mutants of issue 12 (a bent template offset in a
+/// and fails. Empty: the 16 template-gone mutants once listed here (a bent template offset in a
 /// value the template does not use) pass since the engines defer unused BinXML values
 /// (shared-fixtures/README.md, "Unused BinXML values").
 const OPEN_FINDINGS: &[(&str, &str)] = &[];

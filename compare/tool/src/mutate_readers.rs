@@ -1,4 +1,4 @@
-//! The mutation test of the side readers (issue 17 item 4): damaged variants of the
+//! The mutation test of the side readers (`.MTA`, `.wevtcache`, PE): damaged variants of the
 //! generator's `.MTA`, `.wevtcache` and PE fixtures through `--mta`, `--wevt-cache`,
 //! `apply-wevt-cache --cache` (a template the damage reaches is parsed and rendered) and
 //! `extract-wevt-templates -i` of the reference and both engines. Neither engine may crash,

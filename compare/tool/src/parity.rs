@@ -64,7 +64,7 @@ pub const BASE_MODES: &[Mode] = &[
         false,
         &[],
     ),
-    // The XML renderer under --validate-checksums too (zig/tests/reference_parity.sh had it).
+    // The XML renderer under --validate-checksums too (the first Zig parity script had it).
     mode(
         "xml-validate-checksums",
         &["-o", "xml", "--validate-checksums"],
@@ -1375,7 +1375,7 @@ pub fn print_summary(report: &ParityReport) {
     );
 }
 
-/// The gate must go red on each corruption the audit of issue #18 planted in a stand-in engine.
+/// The gate must go red on each corruption an audit of the gates planted in a stand-in engine.
 #[cfg(test)]
 mod tests {
     use super::*;

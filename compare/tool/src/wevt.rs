@@ -1,4 +1,4 @@
-//! Parity family `wevt` (issue 17, `shared-fixtures/generator/wevt-format.md`): every log
+//! Parity family `wevt` (`shared-fixtures/generator/wevt-format.md`): every log
 //! beside `.wevtcache` files in every mode with each cache (`--wevt-cache`, modes named
 //! `<base mode>+wevt:<cache>`), and family `wevt-tools`: the template subcommands
 //! (`extract-wevt-templates` on the PE files there, `dump-template-instances` and

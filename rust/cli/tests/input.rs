@@ -1,4 +1,4 @@
-//! How `evtx-rs` reads its input (issue 13): through 64 KiB windows, so a log over 4 GiB is
+//! How `evtx-rs` reads its input (PERF.md H10a): through 64 KiB windows, so a log over 4 GiB is
 //! read like any other and a file that shrinks under the run gives `incomplete chunk` lines
 //! (never a signal); standard input spooled, with the file path's output; and the input is
 //! evidence: `-f` naming it is refused before anything is written.

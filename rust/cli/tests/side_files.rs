@@ -1,10 +1,10 @@
-//! Damaged side files (issue 17 item 4): every `damaged-*` fixture of `shared-fixtures/mta` and
-//! `shared-fixtures/wevt` gives one line naming the file and the offset the fixture generator
-//! damaged (`damage.json` beside them, written from the generator's own layout, not from the
-//! readers), the reference's exit status, and the place to stop or go on: a `.MTA` or
-//! `.wevtcache` stops the dump before the first record; a PE is reported and the next file is
-//! done. shared-fixtures/README.md, "Damaged side files"; `zig/tests/cli_input.zig` holds the
-//! Zig CLI to the same table.
+//! Damaged side files (`shared-fixtures/README.md`): every `damaged-*` fixture of
+//! `shared-fixtures/mta` and `shared-fixtures/wevt` gives one line naming the file and the offset
+//! the fixture generator damaged (`damage.json` beside them, written from the generator's own
+//! layout, not from the readers), the reference's exit status, and the place to stop or go on: a
+//! `.MTA` or `.wevtcache` stops the dump before the first record; a PE is reported and the next
+//! file is done. shared-fixtures/README.md, "Damaged side files"; `zig/tests/cli_input.zig` holds
+//! the Zig CLI to the same table.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -37,7 +37,7 @@
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
 //! sizes are capped (section 12 of the contract), and the crate has no `unsafe` outside
 //! [`simd`] (vector kernels, each with a SAFETY proof and a property test against its scalar
-//! twin; issue 14).
+//! twin; PERF.md H18, H155).
 #![deny(unsafe_code)]
 
 mod bytes;

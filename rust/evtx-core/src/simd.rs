@@ -1,5 +1,5 @@
-//! The one module of evtx-core with `unsafe` code (issue 14): vector kernels for the hot text
-//! paths, each with a scalar twin that a property test holds it equal to.
+//! The one module of evtx-core with `unsafe` code (PERF.md H18, H155): vector kernels for the
+//! hot text paths, each with a scalar twin that a property test holds it equal to.
 //!
 //! [`plain_run`] copies the leading run of "plain" UTF-16 units of a string (ASCII that the
 //! escape mode writes as itself) narrowed to bytes, eight units per SSE2 step. Everything else
