@@ -56,6 +56,7 @@ EVTX_SAMPLES ?= $(abspath ../shared/evtx-samples)
 # end). `EVTX_REQUIRE_SAMPLES=1` (what `.ci/run` sets) makes a missing corpus a failure instead:
 # CI must not pass by comparing less.
 EVTX_REQUIRE_SAMPLES ?= 0
+NO_SAMPLES := every gate below runs on the repository's fixtures only (EVTX_REQUIRE_SAMPLES=1 fails)
 # Extra user files for `make compare CORPUS=DIR`.
 CORPUS ?=
 
@@ -130,8 +131,7 @@ test: export EVTX_REQUIRE_REFERENCE := 1
 test: export TEST_LOG := $(TEST_LOG)
 test: setup
 	@.ci/step --begin
-	@[ -d "$(EVTX_SAMPLES)" ] || .ci/step --skip "no public samples at $(EVTX_SAMPLES): every \
-	  gate below runs on the repository's fixtures only (EVTX_REQUIRE_SAMPLES=1 makes this fail)"
+	@[ -d "$(EVTX_SAMPLES)" ] || .ci/step --skip "no public samples at $(EVTX_SAMPLES): $(NO_SAMPLES)"
 	@.ci/step format     .ci/tidy
 	@.ci/step clippy     $(CARGO) clippy --quiet --workspace --all-targets --locked -- -D warnings
 	@.ci/step build      $(MAKE) --no-print-directory build
