@@ -38,7 +38,10 @@ class Cli:
 
     @classmethod
     def jsonl(cls, engine, path, *args):
-        return cls.run(engine, path, "-o", "jsonl", *args)[0].decode().splitlines()
+        # Lines end at "\n" only: str.splitlines() would also cut at U+0085 and U+2028, which
+        # a record's text may hold (synthetic/unicode.evtx).
+        text = cls.run(engine, path, "-o", "jsonl", *args)[0].decode()
+        return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n") if text else []
 
     @classmethod
     def errors(cls, engine, path, *args):
