@@ -456,6 +456,28 @@ fn failures_our_rule_renders(reference_stderr: &str) -> usize {
         .count()
 }
 
+/// Reference JSON failures our rule for unused BinXML values renders instead
+/// (shared-fixtures/README.md, "Unused BinXML values", "JSON"): the failed records that the
+/// reference's XML run of the same file prints.
+fn failures_its_xml_renders(reference: &Path, path: &str, json_stderr: &str) -> usize {
+    let failed = crate::records::reference_failed_records(json_stderr);
+    if failed.iter().all(Option::is_none) {
+        return 0;
+    }
+    let Ok(xml) = run(reference, &["-t", "1", "-o", "xml", path], TIME_LIMIT) else {
+        return 0;
+    };
+    let printed: std::collections::BTreeSet<u64> = String::from_utf8_lossy(&xml.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("Record ")?.parse().ok())
+        .collect();
+    failed
+        .iter()
+        .flatten()
+        .filter(|id| printed.contains(id))
+        .count()
+}
+
 fn check_mutant(
     engines: &Engines<'_>,
     path: &Path,
@@ -537,12 +559,19 @@ fn check_mutant(
             .count();
         let (records, failed) = (record_count(&rust.1, xml), errors.len() - extra.min(1));
         let rendered = records.wrapping_sub(ref_records);
-        let allowed = failures_our_rule_renders(&ref_stderr);
-        let ok = records >= ref_records && rendered <= allowed && failed + rendered == ref_failed;
+        let mut allowed = failures_our_rule_renders(&ref_stderr);
+        let counts_hold = |allowed| {
+            records >= ref_records && rendered <= allowed && failed + rendered == ref_failed
+        };
+        if !xml && !counts_hold(allowed) {
+            // Asked only then: one reference run more.
+            allowed += failures_its_xml_renders(engines.reference, &path_text, &ref_stderr);
+        }
+        let ok = counts_hold(allowed);
         if !ok {
             return Err(format!(
                 "{mode}: {records} records and {failed} failed where the reference has \
-                    {ref_records} and {ref_failed} ({allowed} of them values our rule renders)"
+                    {ref_records} and {ref_failed} ({allowed} of them records our rules render)"
             ));
         }
         outcome.passed += 1;
