@@ -8,8 +8,8 @@
   holds a `/` and ends in an extension, ends in `/` (a folder) or starts with a folder of one of
   those places; a bare file name (no `/`) must be the name of some tracked file. Skipped by
   rule: build outputs (`target/`, `zig-out/`, `.zig-cache/`, the wheel's `_lib/`), what is
-  outside the repository (`../`, `/`, `~`, `$VAR`, URLs, and the files of other projects a
-  profile quotes: `EXTERNAL`), placeholders and patterns (`DIR/`, `<NAME>`, `{a,b}`, `*`,
+  outside the repository (`../`, `/`, `~`, `$VAR`, URLs, the reference crate's
+  `evtx-0.15.1/...`, and the files of other projects a profile quotes: `EXTERNAL`), placeholders and patterns (`DIR/`, `<NAME>`, `{a,b}`, `*`,
   `...`, `@`), Rust paths (`a::b`) and options (`-o`, `a=b`); a trailing `:LINE` is dropped.
 * Thesis codes: every `H<n>` and `P<n>` (with an optional letter) written in a tracked text
   file is a heading of the performance archive (`perf/*.md`); the committed fixtures'
@@ -27,7 +27,7 @@ from pathlib import Path
 
 SOURCE_EXTENSIONS = {".rs", ".zig", ".py", ".md", ".toml", ".c", ".h", ".sh", ".txt", ".zon"}
 OUTSIDE = ("target/", "zig-out/", ".zig-cache/", "_lib/", "../", "/", "~", "$", "http://",
-           "https://")
+           "https://", "evtx-0.15.1/")
 # Files of other projects that profiles and notes quote: Rust's and Zig's standard libraries,
 # glibc, the reference crate, cargo's configuration.
 EXTERNAL = {"alloc/src/vec/mod.rs", "vec/mod.rs", "raw_vec/mod.rs", "ptr/mod.rs", "bit_set.zig",

@@ -42,20 +42,28 @@ inputs() { # FILE
 
 caught=0 planted=0 failed_controls=0
 # expect GATE CORRUPTION FILE WHICH: WHICH is both (the same corruption in both engines, so
-# rust-zig agrees and only the reference can tell) or rust (only evtx-rs corrupted).
+# rust-zig agrees and only the reference can tell), rust (only evtx-rs corrupted) or reference
+# (the engines real, the reference's output changed).
 expect() {
-    local gate=$1 corruption=$2 file=$3 which=$4 dir rs zg status log
+    local gate=$1 corruption=$2 file=$3 which=$4 dir rs=$rust zg=$zig ref=$reference status log
     dir=$(inputs "$file")
-    rs=$(stand_in rust "$rust" "$corruption")
-    zg=$zig
-    [ "$which" = both ] && zg=$(stand_in zig "$zig" "$corruption")
-    log="$work/$gate-$corruption.log"
+    case $which in
+    reference) ref=$(stand_in reference "$reference" "$corruption") ;;
+    both) rs=$(stand_in rust "$rust" "$corruption") zg=$(stand_in zig "$zig" "$corruption") ;;
+    rust) rs=$(stand_in rust "$rust" "$corruption") ;;
+    esac
+    log="$work/$gate-$corruption-$which.log"
     case $gate in
-    parity) "$compare" parity --reference "$reference" --rust "$rs" --zig "$zg" \
+    parity) "$compare" parity --reference "$ref" --rust "$rs" --zig "$zg" \
         --fixtures "$dir" --mode jsonl --mode xml --out "$work/out" > "$log" 2>&1 ;;
-    info) "$compare" parity --reference "$reference" --rust "$rs" --zig "$zg" \
+    # Every JSON flavour, with and without --recover-records (unused BinXML values).
+    parity-json) "$compare" parity --reference "$ref" --rust "$rs" --zig "$zg" \
+        --fixtures "$dir" --mode json --mode jsonl --mode jsonl-separate-attributes \
+        --mode json-recover --mode jsonl-separate-attributes-recover --out "$work/out" \
+        > "$log" 2>&1 ;;
+    info) "$compare" parity --reference "$ref" --rust "$rs" --zig "$zg" \
         --fixtures "$dir" --mode info --out "$work/out" > "$log" 2>&1 ;;
-    mutate) "$compare" mutate --reference "$reference" --rust "$rs" --zig "$zg" \
+    mutate) "$compare" mutate --reference "$ref" --rust "$rs" --zig "$zg" \
         --fixtures "$dir" --random 0 --max-mutants 3 --logs-only --out "$work/mutate" \
         > "$log" 2>&1 ;;
     esac
@@ -102,6 +110,15 @@ expect parity drop-error-line damaged/unsupported-types.evtx both
 expect parity drop-error-invent-another damaged/unsupported-types.evtx both
 expect parity xml-only-fail-record-2 damaged/unsupported-types.evtx both
 expect mutate garbage synthetic/basic.evtx both
+# Unused BinXML values in JSON (shared-fixtures/README.md): the engines render records the
+# reference's JSON fails or drops, pinned exactly (known-gaps/unused-binxml.json). Dropping
+# them (everywhere, or only with --separate-json-attributes, as before the rule), rendering one
+# more, or a reference that prints one record fewer must each go red.
+expect parity-json none damaged/unused-binxml-json.evtx both
+expect parity-json json-drop-unused-binxml damaged/unused-binxml-json.evtx both
+expect parity-json separate-drop-unused-binxml damaged/unused-binxml-json.evtx both
+expect parity-json json-render-record-6 damaged/unused-binxml-json.evtx both
+expect parity-json json-drop-record-7 damaged/unused-binxml-json.evtx reference
 expect info none synthetic/basic.evtx both
 expect info none damaged/bad-file-magic.evtx both
 expect info info-trailing-space synthetic/basic.evtx both

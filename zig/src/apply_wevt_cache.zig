@@ -492,6 +492,8 @@ fn writeCause(m: *std.Io.Writer, cause: evtx.errors.Cause, chunk: []const u8) !v
             past, .{ at, chunk.len }),
         .empty_definition => try m.writeAll(caused_by ++
             "Failed to create record model, reason: empty BinXML slice"),
+        .definition_past_end => try m.writeAll(caused_by ++
+            "Failed to create record model, reason: template data out of bounds"),
         // A TEMP's, not a chunk's (`writeTempError`).
         .invalid_value_type, .name_hash_mismatch, .name_without_nul, .truncated, .model => {},
     }

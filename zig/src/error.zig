@@ -68,6 +68,9 @@ pub const CauseKind = union(enum) {
     /// A template definition of no bytes (`Failed to create record model, reason: empty BinXML
     /// slice`, N the definition's offset, not printed).
     empty_definition,
+    /// A template definition whose data size runs past the chunk (`Failed to create record
+    /// model, reason: template data out of bounds`, N the definition's offset, not printed).
+    definition_past_end,
     /// The rest are a `.wevtcache` TEMP's BinXML (`apply-wevt-cache`), N from its start.
     /// A value type byte the reference does not know (`Offset 0x{N:08x}: Tried to read an
     /// invalid byte `0x{T:2x}` as binxml value variant`, N the offset after the byte).

@@ -393,7 +393,12 @@ fn definitionBody(
 }
 
 fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
-    const body = try definitionBody(p.chunk, offset);
+    const body = definitionBody(p.chunk, offset) catch |e| {
+        // A whole header whose data runs past the chunk: the reference's `template data out
+        // of bounds` (a header cut by the chunk end is its reader's error).
+        const whole_header = offset <= p.chunk.len and p.chunk.len - offset >= 24;
+        return if (whole_header) p.fail(e, .definition_past_end, offset) else e;
+    };
     const saved = p.target_def;
     p.target_def = true;
     defer p.target_def = saved;

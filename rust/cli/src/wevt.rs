@@ -1090,6 +1090,9 @@ fn cause_text(cause: evtx_core::Cause, chunk: &[u8]) -> Option<String> {
         }
         C::NamePastEnd => format!("{STREAM}{}", past("cursor.position")),
         C::EmptyDefinition => "Failed to create record model, reason: empty BinXML slice".into(),
+        C::DefinitionPastEnd => {
+            "Failed to create record model, reason: template data out of bounds".into()
+        }
         // A TEMP's, not a chunk's ([`temp_error`]).
         C::InvalidValueType
         | C::NameHashMismatch

@@ -536,11 +536,11 @@ impl Renderer {
         if self.chunk_nodes > MAX_CHUNK_NODES {
             return Err(Failure::binxml("too many nodes in chunk"));
         }
-        // The reference renders a record through its compiled path when it can, which reads
-        // only the values a template uses; it has none for `--separate-json-attributes` JSON.
-        // With `--mta` it never does (its tree path reads them all).
-        self.scratch.defer_unused = self.opts.mta.is_none()
-            && !(self.opts.separate_json_attributes && self.opts.format != Format::Xml);
+        // Unused BinXML values (shared-fixtures/README.md): the reference's XML programs read
+        // only the values a template uses, and so do we in every output format (its JSON
+        // programs refuse more templates, and fail those records). Not with `--mta`: the
+        // template subcommands read records that way, as the reference's iterators do.
+        self.scratch.defer_unused = self.opts.mta.is_none();
         let mut parser = Parser {
             src: cx,
             names: &mut self.names,
@@ -681,6 +681,55 @@ mod tests {
         (text, records)
     }
 
+    /// The CLI's options for `-o <format>` (with `--separate-json-attributes` when `separate`).
+    fn dump_options(format: Format, separate: bool) -> Options {
+        Options {
+            format,
+            separate_json_attributes: separate,
+            show_record_number: format != Format::Jsonl,
+            indent: format == Format::Xml,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn unused_binxml_values_fail_no_format() {
+        // `unused-binxml-json`: records 2-5 hold a broken BinXML value no template uses; the
+        // reference's JSON fails them, we render them in every format as its XML does
+        // (shared-fixtures/README.md, "Unused BinXML values"); expected outputs are the
+        // reference's on the fixture's twin (`evtx-fixture-gen expected`).
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared-fixtures/");
+        let data = std::fs::read(format!("{root}damaged/unused-binxml-json.evtx")).unwrap();
+        let file = EvtxFile::open(&data).unwrap();
+        for (format, separate, expected) in [
+            (Format::Jsonl, false, "unused-binxml-json.ours.jsonl"),
+            (Format::Jsonl, true, "unused-binxml-json.ours.sep.jsonl"),
+            (Format::Xml, false, "unused-binxml-json.ours.xml"),
+        ] {
+            let opts = dump_options(format, separate);
+            let mut r = Renderer::new(&opts);
+            let (mut text, mut failed) = (Vec::new(), Vec::new());
+            let order = file.chunk_order(false);
+            for slot in (0..order.len()).filter_map(|i| order.get(i)) {
+                let c = r.render_chunk(&file, slot);
+                text.extend_from_slice(&c.bytes);
+                let ids = c
+                    .records
+                    .iter()
+                    .filter(|r| matches!(r.outcome, Outcome::Failed(_)));
+                failed.extend(ids.map(|r| r.record_id));
+            }
+            let want = std::fs::read(format!("{root}expected/{expected}")).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&text),
+                String::from_utf8_lossy(&want),
+                "{expected}"
+            );
+            // Record 6 alone fails: its template uses the broken value.
+            assert_eq!(failed, [Some(6)], "{expected}");
+        }
+    }
+
     #[test]
     fn raw_fragments_replay_the_references_bytes() {
         // `raw-fragments`: records whose BinXML value is a raw element fragment, one shape
@@ -695,13 +744,7 @@ mod tests {
             (Format::Xml, false, "raw-fragments.xml"),
         ];
         for (format, separate, expected) in cases {
-            let opts = Options {
-                format,
-                separate_json_attributes: separate,
-                show_record_number: format != Format::Jsonl,
-                indent: format == Format::Xml,
-                ..Options::default()
-            };
+            let opts = dump_options(format, separate);
             let mut r = Renderer::new(&opts);
             let (text, records) = render_all(&file, &mut r, &opts);
             let want = std::fs::read(format!("{root}expected/{expected}")).unwrap();

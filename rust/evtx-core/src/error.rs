@@ -42,6 +42,9 @@ pub enum CauseKind {
     /// A template definition of no bytes (`Failed to create record model, reason: empty BinXML
     /// slice`, N the definition's offset, not printed).
     EmptyDefinition,
+    /// A template definition whose data size runs past the chunk (`Failed to create record
+    /// model, reason: template data out of bounds`, N the definition's offset, not printed).
+    DefinitionPastEnd,
     /// The rest are a `.wevtcache` TEMP's BinXML (`apply-wevt-cache`), N from its start.
     /// A value type byte the reference does not know (`Offset 0x{N:08x}: Tried to read an
     /// invalid byte `0x{T:2x}` as binxml value variant`, N the offset after the byte).
@@ -147,6 +150,7 @@ impl BinXmlError {
                 .filter(|&field| field as usize > chunk_len)
                 .map(|field| (CauseKind::NamePastEnd, field)),
             "empty template definition" => Some((CauseKind::EmptyDefinition, at)),
+            "template data out of bounds" => Some((CauseKind::DefinitionPastEnd, at)),
             _ => None,
         };
         let cause = cause.map(|(kind, offset)| Cause { kind, offset });
@@ -322,6 +326,11 @@ mod tests {
         assert_eq!(
             cause("empty template definition", 0),
             told(CauseKind::EmptyDefinition, 0)
+        );
+        // `damaged/unused-binxml-json` record 2 (JSON, the tree path): the definition at 0xff00.
+        assert_eq!(
+            cause("template data out of bounds", 0xFF00),
+            told(CauseKind::DefinitionPastEnd, 0xFF00)
         );
         // Both definition faults have the same line.
         let empty = BinXmlError::new("empty template definition", 0).into_failure(65536);

@@ -39,6 +39,7 @@ pub fn all() -> Vec<Fixture> {
         unsupported_types(),
         record_output_large(),
         record_output_element(),
+        crate::unused_json::fixture(),
     ]
 }
 

@@ -14,6 +14,7 @@ pub mod more;
 pub mod mta;
 pub mod rng;
 pub mod sparse;
+pub mod unused_json;
 pub mod wevt;
 pub mod windows;
 pub mod writer;
