@@ -8,6 +8,10 @@
 * Names: every `.rs` and `.zig` file name is snake_case; an engine module's Zig file has its
   Rust twin's name (ARCHITECTURE.md's table, rows naming one file on each side), except the
   library roots (`lib.rs` and `evtx.zig`: each language's convention).
+* Standard streams in Zig: no positional writer (`File.writer`, which writes with `pwrite` at
+  its own offset and so clobbers a log file that other commands share) on `File.stdout()` or
+  `File.stderr()` anywhere, and in `zig/src` these two appear only in `zig/src/stdio.zig`,
+  whose writers all stream.
 
 Prints one line per offence and exits 1 when there is any. `--lower` rewrites
 `.ci/long-lines.txt` with each count lowered to what the file has now (never raised).
@@ -83,6 +87,24 @@ def bad_names(root: Path, files: list[str]) -> list[str]:
     return offences
 
 
+POSITIONAL_STDIO = re.compile(r"File\.std(out|err)\(\)\s*\.\s*writer\(")
+STDIO = re.compile(r"File\.std(out|err)\(\)")
+STDIO_HOME = "zig/src/stdio.zig"
+
+
+def stdio_writers(root: Path, files: list[str]) -> list[str]:
+    offences = []
+    for name in (f for f in files if f.endswith(".zig")):
+        for number, line in enumerate((root / name).read_text(encoding="utf-8").splitlines(), 1):
+            if POSITIONAL_STDIO.search(line):
+                offences.append(f"{name}:{number}: a positional writer on a standard stream "
+                                f"(use writerStreaming)")
+            elif name.startswith("zig/src/") and name != STDIO_HOME and STDIO.search(line):
+                offences.append(f"{name}:{number}: a standard stream outside {STDIO_HOME} "
+                                f"(use its streaming writers)")
+    return offences
+
+
 def lower(root: Path) -> None:
     path = root / ".ci/long-lines.txt"
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -102,6 +124,7 @@ def main() -> int:
     files = tracked_sources(root)
     offences, notes = long_lines(root, files)
     offences += bad_names(root, files)
+    offences += stdio_writers(root, files)
     for line in notes + offences:
         print(f"tidy: {line}")
     print(f"tidy: {len(files)} Rust and Zig files, {len(offences)} offences")

@@ -10,9 +10,11 @@ const extract_wevt_templates = @import("extract_wevt_templates.zig");
 const dump_template_instances = @import("dump_template_instances.zig");
 const apply_wevt_cache = @import("apply_wevt_cache.zig");
 const help = @import("help.zig");
+const stdio = @import("stdio.zig");
 
 test {
     _ = help;
+    _ = stdio;
     _ = extract_wevt_templates;
     _ = dump_template_instances;
     _ = apply_wevt_cache;
@@ -45,13 +47,13 @@ var stderr_buffer: [4096]u8 = undefined;
 var progress_shown = false;
 
 fn stderrPrint(comptime fmt: []const u8, args: anytype) void {
-    var w = std.fs.File.stderr().writerStreaming(&stderr_buffer);
+    var w = stdio.stderrWriter(&stderr_buffer);
     w.interface.print(fmt, args) catch {};
     w.interface.flush() catch {};
 }
 
 fn stdoutWriteAll(text: []const u8) void {
-    var w = std.fs.File.stdout().writerStreaming(&.{});
+    var w = stdio.stdoutWriter(&.{});
     w.interface.writeAll(text) catch {};
 }
 
@@ -183,7 +185,7 @@ fn versionRequest() error{Help} {
 /// A help page on stdout (exit 0), the program named as invoked.
 fn printHelp(page: help.Page, form: help.Form) u8 {
     var buffer: [4096]u8 = undefined;
-    var w = std.fs.File.stdout().writerStreaming(&buffer);
+    var w = stdio.stdoutWriter(&buffer);
     help.write(&w.interface, page, form, bin_name) catch {};
     w.interface.flush() catch {};
     return 0;
@@ -903,7 +905,7 @@ fn infoCommand(gpa: std.mem.Allocator, path: []const u8) u8 {
     const window = gpa.create(evtx.input.ChunkSlot) catch fatal("out of memory", .{});
     defer gpa.destroy(window);
     var buffer: [1 << 16]u8 = undefined;
-    var w = std.fs.File.stdout().writerStreaming(&buffer);
+    var w = stdio.stdoutWriter(&buffer);
     evtx.info.write(&in, window, &w.interface) catch |e| switch (e) {
         error.FileTooShort => fatal(
             "Failed to read the file header: the file is {d} bytes, shorter than the " ++
@@ -1035,7 +1037,7 @@ const Sink = struct {
                 "{d}",
                 .{r},
             ) catch "-" else "-";
-            var w = std.fs.File.stderr().writerStreaming(&buf);
+            var w = stdio.stderrWriter(&buf);
             w.interface.print(
                 "error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n",
                 .{ s.path, e.slot, id, e.file_offset, f.kind.text(), f.detail },
@@ -1192,7 +1194,7 @@ pub fn main() u8 {
     const out_file = if (cli.output) |path| openOutput(
         path,
         cli.no_confirm_overwrite,
-    ) else std.fs.File.stdout();
+    ) else stdio.stdoutFile();
     // The side files live as long as the run: the settings point at them.
     var cache: evtx.wevt_cache.WevtCache = undefined;
     var mta_file: evtx.mta.MtaFile = undefined;
@@ -1208,12 +1210,12 @@ pub fn main() u8 {
     // Chunks are written in runs of whole records, most larger than this buffer, which
     // then go to the file without an extra copy.
     const buffer = gpa.alloc(u8, 1 << 14) catch fatal("out of memory", .{});
-    var fw = out_file.writerStreaming(buffer);
+    var fw = stdio.writer(out_file, buffer);
     var sink: Sink = .{
         .writer = &fw.interface,
         .path = input,
         .stop_after_one_error = cli.stop_after_one_error,
-        .progress = if (cli.output != null and std.fs.File.stderr().isTty()) Progress.init(
+        .progress = if (cli.output != null and stdio.stderrIsTty()) Progress.init(
             @intCast(opened_input.size),
         ) else null,
         .verbose = .{
@@ -1302,7 +1304,9 @@ const Wevt = union(enum) {
 
 /// Hook: the wevt subcommands parse and run in their own files.
 fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
-    var w = std.fs.File.stderr().writer(&stderr_buffer);
+    // Its own buffer: `stderrPrint` (a usage error, `fatal`) reuses `stderr_buffer`.
+    var buffer: [4096]u8 = undefined;
+    var w = stdio.stderrWriter(&buffer);
     switch (wevt) {
         .extract => |rest| {
             const outcome = extract_wevt_templates.parse(gpa, bin_name, rest, similar) catch
@@ -1327,7 +1331,7 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
                 .usage => |text| return wevtUsage(text),
                 .run => |options| {
                     var out_buffer: [1 << 14]u8 = undefined;
-                    var out = std.fs.File.stdout().writerStreaming(&out_buffer);
+                    var out = stdio.stdoutWriter(&out_buffer);
                     const report: dump_template_instances.Report = .{
                         .stdout = &out.interface,
                         .stderr = &w.interface,
@@ -1344,7 +1348,7 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
                 .usage => |text| return wevtUsage(text),
                 .run => |options| {
                     var out_buffer: [1 << 14]u8 = undefined;
-                    var out = std.fs.File.stdout().writerStreaming(&out_buffer);
+                    var out = stdio.stdoutWriter(&out_buffer);
                     const report: apply_wevt_cache.Report = .{
                         .stdout = &out.interface,
                         .stderr = &w.interface,
@@ -1371,7 +1375,7 @@ fn loadWevtCache(gpa: std.mem.Allocator, path: []const u8) evtx.wevt_cache.WevtC
 /// A damaged side file (`--mta`, `--wevt-cache`): one line naming it and the offset
 /// (shared-fixtures/README.md, "Damaged side files"), exit 1.
 fn sideFileError(path: []const u8, damage: *const evtx.reader_error.ReaderError) noreturn {
-    var w = std.fs.File.stderr().writerStreaming(&stderr_buffer);
+    var w = stdio.stderrWriter(&stderr_buffer);
     damage.writeLine(&w.interface, path) catch {};
     w.interface.flush() catch {};
     std.process.exit(1);

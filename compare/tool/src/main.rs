@@ -16,6 +16,7 @@ mod records;
 mod report;
 mod run;
 mod settle;
+mod shared_log;
 mod shim_parity;
 mod speed;
 mod wevt;

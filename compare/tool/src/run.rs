@@ -88,3 +88,32 @@ pub fn run_with_stdin(
         status,
     })
 }
+
+/// Runs `program args...` with stdin closed and stdout and stderr both on `log` (one open file
+/// description: the offset is shared, as with a shell's `> log 2>&1`), killing it after `limit`.
+/// `None` when it was killed.
+pub fn run_on_log(
+    program: &Path,
+    args: &[&str],
+    limit: Duration,
+    log: &std::fs::File,
+) -> std::io::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log.try_clone()?))
+        .stderr(Stdio::from(log.try_clone()?))
+        .spawn()?;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
