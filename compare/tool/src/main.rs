@@ -6,6 +6,7 @@ mod cli_paths;
 mod diff;
 mod exit_table;
 mod gaps;
+mod input_forms;
 mod instructions;
 mod mutate;
 mod mutate_readers;

@@ -32,14 +32,18 @@ impl Output {
 }
 
 /// Runs `program args...` with stdin closed, killing it after `limit`.
-pub fn run(program: &Path, args: &[&str], limit: Duration) -> std::io::Result<Output> {
+pub fn run<S: AsRef<std::ffi::OsStr>>(
+    program: &Path,
+    args: &[S],
+    limit: Duration,
+) -> std::io::Result<Output> {
     run_with_stdin(program, args, limit, None)
 }
 
 /// As `run`, with stdin read from `stdin` when given (closed otherwise).
-pub fn run_with_stdin(
+pub fn run_with_stdin<S: AsRef<std::ffi::OsStr>>(
     program: &Path,
-    args: &[&str],
+    args: &[S],
     limit: Duration,
     stdin: Option<&Path>,
 ) -> std::io::Result<Output> {
