@@ -7,7 +7,8 @@
 //!
 //! The row without read permission runs the CLIs as another user (`setpriv --reuid=65534`) when
 //! this runs as root (CI does), whom the mode does not stop; without `setpriv` it is skipped,
-//! loudly.
+//! loudly. That user may not reach the checkout (a clone under `/root`), so the three programs
+//! and the file are copied to a directory of their own in `$TMPDIR` for that row.
 
 use crate::run::{run, Output};
 use std::ffi::{OsStr, OsString};
@@ -102,10 +103,23 @@ pub fn run_input_forms(
             });
             continue;
         };
+        let staged = if runner.is_empty() {
+            None
+        } else {
+            Some(Staged::new(programs, &path)?)
+        };
+        let (path, runs) = match &staged {
+            Some(s) => (s.input.clone().into_os_string(), s.programs.clone()),
+            None => (
+                path,
+                programs.iter().map(|(_, p)| p.to_path_buf()).collect(),
+            ),
+        };
         let mut outputs = Vec::new();
-        for (_, program) in programs {
+        for program in &runs {
             outputs.push(run_form(form, &runner, program, &path, log)?);
         }
+        drop(staged);
         let describe = |o: &Output| o.describe_status();
         let reference = &outputs[0];
         let want_stderr = crate::wevt::without_backtrace(&reference.stderr);
@@ -140,7 +154,12 @@ pub fn run_input_forms(
             eprintln!("exit-table: {name}: {p}");
         }
         let same = problems.is_empty();
-        let arg = String::from_utf8_lossy(path.as_bytes()).replace(&*dir.to_string_lossy(), "…");
+        let arg = match Path::new(&path).file_name() {
+            Some(name) if !path.as_bytes().starts_with(b"/dev/") => {
+                format!("…/{}", name.to_string_lossy())
+            }
+            _ => path.to_string_lossy().into_owned(),
+        };
         rows.push(Row {
             markdown: format!(
                 "| {name} | `{arg}` | {} | {} | {} | {} |\n",
@@ -157,6 +176,53 @@ pub fn run_input_forms(
         });
     }
     Ok(rows)
+}
+
+/// Copies of the programs and of an input in a directory of their own under `$TMPDIR` that
+/// another user can reach (removed when dropped).
+struct Staged {
+    dir: PathBuf,
+    programs: Vec<PathBuf>,
+    input: PathBuf,
+}
+
+impl Staged {
+    fn new(programs: &[(&str, &PathBuf); 3], input: &OsStr) -> Result<Staged, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("evtx-input-forms-{}", std::process::id()));
+        let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).map_err(|e| io(p, e))
+        };
+        mode(&dir, 0o755)?;
+        let mut staged = Staged {
+            programs: Vec::new(),
+            input: dir.join("unreadable.evtx"),
+            dir,
+        };
+        for (n, (_, program)) in programs.iter().enumerate() {
+            // One directory per program: the copies keep their names (a `Usage:` line).
+            let sub = staged.dir.join(n.to_string());
+            std::fs::create_dir_all(&sub).map_err(|e| io(&sub, e))?;
+            mode(&sub, 0o755)?;
+            let copy = sub.join(program.file_name().unwrap_or_default());
+            std::fs::copy(program, &copy).map_err(|e| io(program, e))?;
+            mode(&copy, 0o755)?;
+            staged.programs.push(copy);
+        }
+        let from = Path::new(input);
+        std::fs::copy(from, &staged.input).map_err(|e| io(from, e))?;
+        mode(&staged.input, 0o000)?;
+        Ok(staged)
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Makes the input of `form` in `dir`; its path.
