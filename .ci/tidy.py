@@ -15,6 +15,10 @@
 * Names: every `.rs` and `.zig` file name is snake_case; an engine module's Zig file has its
   Rust twin's name (ARCHITECTURE.md's table, rows naming one file on each side), except the
   library roots (`lib.rs` and `evtx.zig`: each language's convention).
+* Standard streams in Zig: no positional writer (`File.writer`, which writes with `pwrite` at
+  its own offset and so clobbers a log file that other commands share) on `File.stdout()` or
+  `File.stderr()` anywhere, and in `zig/src` these two appear only in `zig/src/stdio.zig`,
+  whose writers all stream.
 
 Prints one line per offence and exits 1 when there is any. `--lower` first rewrites both lists
 with each count lowered to what the code has now (never raised).
@@ -263,6 +267,24 @@ def bad_names(root: Path, files: list[str]) -> list[str]:
     return offences
 
 
+POSITIONAL_STDIO = re.compile(r"File\.std(out|err)\(\)\s*\.\s*writer\(")
+STDIO = re.compile(r"File\.std(out|err)\(\)")
+STDIO_HOME = "zig/src/stdio.zig"
+
+
+def stdio_writers(root: Path, files: list[str]) -> list[str]:
+    offences = []
+    for name in (f for f in files if f.endswith(".zig")):
+        for number, line in enumerate((root / name).read_text(encoding="utf-8").splitlines(), 1):
+            if POSITIONAL_STDIO.search(line):
+                offences.append(f"{name}:{number}: a positional writer on a standard stream "
+                                f"(use writerStreaming)")
+            elif name.startswith("zig/src/") and name != STDIO_HOME and STDIO.search(line):
+                offences.append(f"{name}:{number}: a standard stream outside {STDIO_HOME} "
+                                f"(use its streaming writers)")
+    return offences
+
+
 def lower(root: Path, line_files: list[str], sources: list[str]) -> None:
     lines = {name: len(long) for name, long in long_line_counts(root, line_files).items()}
     write_list(root / ".ci/long-lines.txt", lines, 0)
@@ -279,6 +301,7 @@ def main() -> int:
     offences, notes = long_lines(root, line_files)
     offences += long_functions(root, sources)
     offences += bad_names(root, sources)
+    offences += stdio_writers(root, sources)
     for line in notes + offences:
         print(f"tidy: {line}")
     print(f"tidy: {len(line_files)} files checked for line length, {len(sources)} Rust and Zig "

@@ -287,7 +287,7 @@ pub fn main() !void {
     const backends = try loadBackends(arena, cli.library_paths.items, settings);
 
     var stdout_buffer: [4096]u8 = undefined;
-    var stdout_writer = std.fs.File.stdout().writer(&stdout_buffer);
+    var stdout_writer = std.fs.File.stdout().writerStreaming(&stdout_buffer);
     const stdout = &stdout_writer.interface;
 
     var report: Report = .{};

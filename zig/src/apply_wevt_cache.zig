@@ -8,6 +8,7 @@ const evtx = @import("evtx");
 const arg_parser = @import("args.zig");
 const extract = @import("extract_wevt_templates.zig");
 const instances = @import("dump_template_instances.zig");
+const open_input = @import("open_input.zig");
 const assert = std.debug.assert;
 const T = evtx.values_decode.T;
 const wevt_cache = evtx.wevt_cache;
@@ -329,20 +330,8 @@ fn valuesFromRecord(
     index: u64,
     m: *std.Io.Writer,
 ) Failed![]const RawValue {
-    var why: [128]u8 = undefined;
-    // The reference's chain: `EvtxParser::from_path` wraps the I/O error twice.
-    const file = std.fs.cwd().openFile(path, .{}) catch |e| return fail(
-        m,
-        "Failed to open evtx file at: {s}\n\nCaused by:\n    " ++
-            "0: An error occurred while trying to read input.\n    " ++
-            "1: Failed to open file {s}\n    2: {s}",
-        .{ path, path, osError(&why, e) },
-    );
-    defer file.close();
-    const in = evtx.input.Input.fromFile(file) catch |e| {
-        instances.writeOpenError(m, path, null, e) catch return error.OutOfMemory;
-        return error.Failed;
-    };
+    const in = try open_input.openPath(path, null, m);
+    defer in.source.file.close();
     // The tree path, as `dump-template-instances` reads records (see there).
     var mta_file: evtx.mta.MtaFile = .{ .arena = std.heap.ArenaAllocator.init(arena) };
     defer mta_file.deinit();
@@ -350,8 +339,10 @@ fn valuesFromRecord(
     settings.mta = &mta_file;
     var log = evtx.dump.EvtxFile.open(arena, in, &settings) catch |e| switch (e) {
         error.OutOfMemory => return error.OutOfMemory,
-        else => {
-            instances.writeOpenError(m, path, &in, e) catch return error.OutOfMemory;
+        error.FileTooShort, error.BadFileMagic => |header_error| {
+            const head: open_input.Head = .{ .path = path };
+            open_input.writeHeaderRefused(m, head, &in, header_error) catch
+                return error.OutOfMemory;
             return error.Failed;
         },
     };

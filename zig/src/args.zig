@@ -44,6 +44,9 @@ const UsageLine = enum {
     used,
 };
 
+/// clap's error for a `String` value that is not UTF-8.
+pub const invalid_utf8 = "invalid UTF-8 was detected in one or more arguments";
+
 pub const Parser = struct {
     gpa: std.mem.Allocator,
     bin: []const u8,
@@ -247,6 +250,9 @@ pub const Parser = struct {
     }
 
     fn apply(p: *Parser, spec: usize, v: []const u8) Error!void {
+        // Every value of the reference's subcommands is a `String`.
+        if (!std.unicode.utf8ValidateSlice(v))
+            return p.fail(.options, invalid_utf8, .{});
         if (!p.command.specs[spec].repeatable and p.has(spec)) return p.fail(
             .options,
             "the argument '{s}' cannot be used multiple times",

@@ -10,9 +10,14 @@ const extract_wevt_templates = @import("extract_wevt_templates.zig");
 const dump_template_instances = @import("dump_template_instances.zig");
 const apply_wevt_cache = @import("apply_wevt_cache.zig");
 const help = @import("help.zig");
+const stdio = @import("stdio.zig");
+const open_input = @import("open_input.zig");
+const arg_parser = @import("args.zig");
 
 test {
     _ = help;
+    _ = stdio;
+    _ = open_input;
     _ = extract_wevt_templates;
     _ = dump_template_instances;
     _ = apply_wevt_cache;
@@ -45,13 +50,13 @@ var stderr_buffer: [4096]u8 = undefined;
 var progress_shown = false;
 
 fn stderrPrint(comptime fmt: []const u8, args: anytype) void {
-    var w = std.fs.File.stderr().writerStreaming(&stderr_buffer);
+    var w = stdio.stderrWriter(&stderr_buffer);
     w.interface.print(fmt, args) catch {};
     w.interface.flush() catch {};
 }
 
 fn stdoutWriteAll(text: []const u8) void {
-    var w = std.fs.File.stdout().writerStreaming(&.{});
+    var w = stdio.stdoutWriter(&.{});
     w.interface.writeAll(text) catch {};
 }
 
@@ -183,7 +188,7 @@ fn versionRequest() error{Help} {
 /// A help page on stdout (exit 0), the program named as invoked.
 fn printHelp(page: help.Page, form: help.Form) u8 {
     var buffer: [4096]u8 = undefined;
-    var w = std.fs.File.stdout().writerStreaming(&buffer);
+    var w = stdio.stdoutWriter(&buffer);
     help.write(&w.interface, page, form, bin_name) catch {};
     w.interface.flush() catch {};
     return 0;
@@ -483,10 +488,10 @@ fn optionValue(
     spec: *const Spec,
     used: *const Used,
 ) error{Usage}![]const u8 {
-    if (inline_value) |v| return v;
+    if (inline_value) |v| return utf8Value(spec, v, .full);
     if (i.* + 1 < args.len and !looksLikeOption(args[i.* + 1])) {
         i.* += 1;
-        return args[i.*];
+        return utf8Value(spec, args[i.*], .full);
     }
     if (i.* + 1 < args.len) try checkKnown(args, i.* + 1, used);
     const possible: []const u8 =
@@ -495,6 +500,13 @@ fn optionValue(
         "a value is required for '{s}' but none was supplied{s}",
         .{ spec.usage, possible },
     );
+}
+
+/// `value`, or clap's error when it is not UTF-8: every value of the reference is a `String`
+/// but `--mta`'s (a `PathBuf`).
+fn utf8Value(spec: *const Spec, value: []const u8, line: UsageLine) error{Usage}![]const u8 {
+    if (spec.opt == .mta or std.unicode.utf8ValidateSlice(value)) return value;
+    return usageErrorWith(.none, line, arg_parser.invalid_utf8, .{});
 }
 
 /// clap's error for `args[at]` when it is no option of the dump command line.
@@ -642,18 +654,10 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
                 try subcommand(&cli, args[i..]);
                 break;
             }
-            if (!only_positional and eq(arg, "extract-wevt-templates")) {
-                cli.wevt = .{ .extract = args[i + 1 ..] };
+            if (!only_positional) if (templateSubcommand(arg, args[i + 1 ..])) |command| {
+                cli.wevt = command;
                 break;
-            }
-            if (!only_positional and eq(arg, "dump-template-instances")) {
-                cli.wevt = .{ .dump = args[i + 1 ..] };
-                break;
-            }
-            if (!only_positional and eq(arg, "apply-wevt-cache")) {
-                cli.wevt = .{ .apply = args[i + 1 ..] };
-                break;
-            }
+            };
             if (cli.input != null) {
                 if (!only_positional) if (similar(arg, &subcommands)) |name|
                     return usageErrorWith(
@@ -664,6 +668,8 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
                     );
                 return usageErrorWith(.none, .full, "unexpected argument '{s}' found", .{arg});
             }
+            if (!std.unicode.utf8ValidateSlice(arg))
+                return usageErrorWith(.none, .full, arg_parser.invalid_utf8, .{});
             cli.input = arg;
             used.input = true;
         } else if (std.mem.startsWith(u8, arg, "--")) {
@@ -698,6 +704,14 @@ fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
     cli.settings.indent = !cli.no_indent and cli.settings.format != .jsonl;
     cli.settings.show_record_number = !cli.no_record_number and cli.settings.format != .jsonl;
     return cli;
+}
+
+/// The template subcommand `name` names, with the arguments after it; null for any other word.
+fn templateSubcommand(name: []const u8, rest: []const []const u8) ?Wevt {
+    if (eq(name, "extract-wevt-templates")) return .{ .extract = rest };
+    if (eq(name, "dump-template-instances")) return .{ .dump = rest };
+    if (eq(name, "apply-wevt-cache")) return .{ .apply = rest };
+    return null;
 }
 
 /// The notes the reference prints on stderr for redundant flags (before anything else).
@@ -808,7 +822,7 @@ fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
                 "the argument '--input <EVTX>' cannot be used multiple times",
                 .{},
             );
-        cli.info_input = value;
+        cli.info_input = try utf8Value(&info_input_spec, value, .info);
     }
     if (cli.info_input == null)
         return usageErrorWith(
@@ -868,18 +882,10 @@ fn eq(a: []const u8, b: []const u8) bool {
     return std.mem.eql(u8, a, b);
 }
 
-/// An I/O error in the words of the C library, which the Rust CLI prints.
+/// An I/O error in the words of the C library, which the Rust CLI prints (without its ` (os
+/// error N)`).
 fn ioReason(e: anyerror) []const u8 {
-    return switch (e) {
-        error.FileNotFound => "No such file or directory",
-        error.AccessDenied, error.PermissionDenied => "Permission denied",
-        error.IsDir => "Is a directory",
-        error.NotDir => "Not a directory",
-        error.NameTooLong => "File name too long",
-        error.BrokenPipe => "Broken pipe",
-        error.NoSpaceLeft => "No space left on device",
-        else => @errorName(e),
-    };
+    return open_input.zigErrorText(e);
 }
 
 /// `info -i FILE`: the report of `evtx.info` on standard output. The file is read through
@@ -903,7 +909,7 @@ fn infoCommand(gpa: std.mem.Allocator, path: []const u8) u8 {
     const window = gpa.create(evtx.input.ChunkSlot) catch fatal("out of memory", .{});
     defer gpa.destroy(window);
     var buffer: [1 << 16]u8 = undefined;
-    var w = std.fs.File.stdout().writerStreaming(&buffer);
+    var w = stdio.stdoutWriter(&buffer);
     evtx.info.write(&in, window, &w.interface) catch |e| switch (e) {
         error.FileTooShort => fatal(
             "Failed to read the file header: the file is {d} bytes, shorter than the " ++
@@ -923,51 +929,31 @@ fn infoCommand(gpa: std.mem.Allocator, path: []const u8) u8 {
     return 0;
 }
 
-const Identity = struct { dev: u64, ino: u64 };
+/// Room for the longest failure to open the input: two paths and the reference's chain.
+var failure_buffer: [2 * std.fs.max_path_bytes + 1024]u8 = undefined;
 
-/// Opens the input read-only, to be read by chunk windows (never mapped, never read whole).
-/// `-f output` naming the same file (stdin redirected from it included) is refused first,
-/// before anything is read, spooled or opened for writing.
+/// Opens the input read-only, to be read by chunk windows (never mapped, never read whole), or
+/// ends the run with the reference's words for why it cannot be (`open_input.zig`). `-f output`
+/// naming the same file (stdin redirected from it included) is refused first, before anything
+/// is read, spooled or opened for writing.
 fn openInput(path: []const u8, output: ?[]const u8) dump.Input {
+    var w: std.Io.Writer = .fixed(&failure_buffer);
+    const opened = if (isStdin(path))
+        open_input.openStdin(output, path, &w)
+    else
+        open_input.openPath(path, output, &w);
+    return opened catch fatal("{s}", .{w.buffered()});
+}
+
+fn isStdin(path: []const u8) bool {
     const stdin_names = [_][]const u8{ "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
-    for (stdin_names) |n| {
-        if (eq(path, n)) {
-            if (std.posix.fstat(std.posix.STDIN_FILENO)) |st| {
-                refuseInputAsOutput(output, path, identityOf(st));
-            } else |_| {}
-            const in = spoolInput(std.fs.File.stdin(), "Failed to read evtx data from stdin");
-            if (in.size == 0) fatal("No input received on stdin", .{});
-            return in;
-        }
-    }
-    const file = std.fs.cwd().openFile(path, .{ .mode = .read_only }) catch |e| openFailed(path, e);
-    const st = std.posix.fstat(file.handle) catch |e| openFailed(path, e);
-    refuseInputAsOutput(output, path, identityOf(st));
-    const kind = st.mode & std.posix.S.IFMT;
-    if (kind == std.posix.S.IFDIR) openFailed(path, error.IsDir);
-    if (kind == std.posix.S.IFREG) {
-        return dump.Input.fromFile(file) catch |e| openFailed(path, e);
-    }
-    // A pipe or device named by path (`<(cat log)`): spooled as stdin is.
-    const in = spoolInput(file, "Failed to read evtx data from the input");
-    file.close();
-    return in;
+    for (stdin_names) |n| if (eq(path, n)) return true;
+    return false;
 }
 
-/// The header block size field (offset 40) of an input too short for it, for the fatal line.
-fn headerBlockSize(in: *const dump.Input) u16 {
-    var field: [2]u8 = undefined;
-    const bytes = in.read(40, &field);
-    if (bytes.len < 2) return 0; // the file shrank since the header was read
-    return std.mem.readInt(u16, bytes[0..2], .little);
-}
-
-fn identityOf(st: std.posix.Stat) Identity {
-    return .{ .dev = @intCast(st.dev), .ino = @intCast(st.ino) };
-}
-
-fn openFailed(path: []const u8, e: anyerror) noreturn {
-    fatal("Failed to open evtx file at: {s}\n\nCaused by:\n    {s}", .{ path, ioReason(e) });
+/// The first line of a failure of the input `path`.
+fn inputHead(path: []const u8) open_input.Head {
+    return if (isStdin(path)) .stdin else .{ .path = path };
 }
 
 /// Copies a stream to an unlinked file in $TMPDIR in 64 KiB blocks (the reference spools
@@ -976,20 +962,8 @@ fn openFailed(path: []const u8, e: anyerror) noreturn {
 fn spoolInput(source: std.fs.File, comptime what: []const u8) dump.Input {
     var block: [evtx.input.spool_block_size]u8 = undefined;
     const spooled = evtx.input.spool(source, evtx.input.tempDir(), &block) catch |e|
-        fatal(what ++ ": {s}", .{@errorName(e)});
-    return dump.Input.fromFile(spooled) catch |e| fatal(what ++ ": {s}", .{@errorName(e)});
-}
-
-/// The input is evidence: `-f` naming it (the same file through any path, symlink or hard
-/// link) is refused before anything is opened for writing.
-fn refuseInputAsOutput(output_or_null: ?[]const u8, input: []const u8, identity: Identity) void {
-    const output = output_or_null orelse return;
-    const st = std.posix.fstatat(std.fs.cwd().fd, output, 0) catch return;
-    if (@as(
-        u64,
-        @intCast(st.dev),
-    ) != identity.dev or @as(u64, @intCast(st.ino)) != identity.ino) return;
-    fatal("refusing to write the output to `{s}`: it is the input file `{s}`", .{ output, input });
+        fatal(what ++ ": {s}", .{ioReason(e)});
+    return dump.Input.fromFile(spooled) catch |e| fatal(what ++ ": {s}", .{ioReason(e)});
 }
 
 /// Writes chunk results: record text to the output, one line per error to stderr.
@@ -1035,7 +1009,7 @@ const Sink = struct {
                 "{d}",
                 .{r},
             ) catch "-" else "-";
-            var w = std.fs.File.stderr().writerStreaming(&buf);
+            var w = stdio.stderrWriter(&buf);
             w.interface.print(
                 "error: {s}: chunk {d}, record {s}, offset 0x{x}: {s}: {s}\n",
                 .{ s.path, e.slot, id, e.file_offset, f.kind.text(), f.detail },
@@ -1188,11 +1162,11 @@ pub fn main() u8 {
     // After the subcommands and the input check, as the reference (and evtx-rs) print them.
     printNotes(&cli);
     const opened_input = openInput(input, cli.output);
-    const evtx_file = openEvtxFile(gpa, opened_input, &cli.settings);
+    const evtx_file = openEvtxFile(gpa, opened_input, &cli.settings, inputHead(input));
     const out_file = if (cli.output) |path| openOutput(
         path,
         cli.no_confirm_overwrite,
-    ) else std.fs.File.stdout();
+    ) else stdio.stdoutFile();
     // The side files live as long as the run: the settings point at them.
     var cache: evtx.wevt_cache.WevtCache = undefined;
     var mta_file: evtx.mta.MtaFile = undefined;
@@ -1208,12 +1182,12 @@ pub fn main() u8 {
     // Chunks are written in runs of whole records, most larger than this buffer, which
     // then go to the file without an extra copy.
     const buffer = gpa.alloc(u8, 1 << 14) catch fatal("out of memory", .{});
-    var fw = out_file.writerStreaming(buffer);
+    var fw = stdio.writer(out_file, buffer);
     var sink: Sink = .{
         .writer = &fw.interface,
         .path = input,
         .stop_after_one_error = cli.stop_after_one_error,
-        .progress = if (cli.output != null and std.fs.File.stderr().isTty()) Progress.init(
+        .progress = if (cli.output != null and stdio.stderrIsTty()) Progress.init(
             @intCast(opened_input.size),
         ) else null,
         .verbose = .{
@@ -1264,12 +1238,13 @@ fn openEvtxFile(
     gpa: std.mem.Allocator,
     opened_input: dump.Input,
     settings: *const evtx.options.Options,
+    head: open_input.Head,
 ) dump.EvtxFile {
     return dump.EvtxFile.open(gpa, opened_input, settings) catch |e| switch (e) {
         error.FileTooShort, error.BadFileMagic => |header_error| {
-            const block = headerBlockSize(&opened_input);
-            const FatalError = evtx.errors.FatalError;
-            fatal("{f}", .{FatalError.fromHeader(header_error, opened_input.size, block)});
+            var w: std.Io.Writer = .fixed(&failure_buffer);
+            open_input.writeHeaderRefused(&w, head, &opened_input, header_error) catch {};
+            fatal("{s}", .{w.buffered()});
         },
         error.OutOfMemory => fatal("out of memory", .{}),
     };
@@ -1302,7 +1277,9 @@ const Wevt = union(enum) {
 
 /// Hook: the wevt subcommands parse and run in their own files.
 fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
-    var w = std.fs.File.stderr().writer(&stderr_buffer);
+    // Its own buffer: `stderrPrint` (a usage error, `fatal`) reuses `stderr_buffer`.
+    var buffer: [4096]u8 = undefined;
+    var w = stdio.stderrWriter(&buffer);
     switch (wevt) {
         .extract => |rest| {
             const outcome = extract_wevt_templates.parse(gpa, bin_name, rest, similar) catch
@@ -1327,7 +1304,7 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
                 .usage => |text| return wevtUsage(text),
                 .run => |options| {
                     var out_buffer: [1 << 14]u8 = undefined;
-                    var out = std.fs.File.stdout().writerStreaming(&out_buffer);
+                    var out = stdio.stdoutWriter(&out_buffer);
                     const report: dump_template_instances.Report = .{
                         .stdout = &out.interface,
                         .stderr = &w.interface,
@@ -1344,7 +1321,7 @@ fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
                 .usage => |text| return wevtUsage(text),
                 .run => |options| {
                     var out_buffer: [1 << 14]u8 = undefined;
-                    var out = std.fs.File.stdout().writerStreaming(&out_buffer);
+                    var out = stdio.stdoutWriter(&out_buffer);
                     const report: apply_wevt_cache.Report = .{
                         .stdout = &out.interface,
                         .stderr = &w.interface,
@@ -1371,7 +1348,7 @@ fn loadWevtCache(gpa: std.mem.Allocator, path: []const u8) evtx.wevt_cache.WevtC
 /// A damaged side file (`--mta`, `--wevt-cache`): one line naming it and the offset
 /// (shared-fixtures/README.md, "Damaged side files"), exit 1.
 fn sideFileError(path: []const u8, damage: *const evtx.reader_error.ReaderError) noreturn {
-    var w = std.fs.File.stderr().writerStreaming(&stderr_buffer);
+    var w = stdio.stderrWriter(&stderr_buffer);
     damage.writeLine(&w.interface, path) catch {};
     w.interface.flush() catch {};
     std.process.exit(1);

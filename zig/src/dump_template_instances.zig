@@ -5,6 +5,8 @@
 //! every value of a record, used or not, as the reference's record iterator does).
 const std = @import("std");
 const evtx = @import("evtx");
+const open_input = @import("open_input.zig");
+const Input = open_input.Input;
 const assert = std.debug.assert;
 const T = evtx.values_decode.T;
 const Out = evtx.escape.Out;
@@ -76,16 +78,11 @@ fn fail(report: Report, comptime fmt: []const u8, args: anytype) u8 {
 }
 
 fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) !u8 {
-    const file = std.fs.cwd().openFile(options.input, .{}) catch |e| return fail(
-        report,
-        "Failed to open evtx file at: {s}\n\nCaused by:\n    " ++
-            "0: An error occurred while trying to read input.\n    " ++
-            "1: Failed to open file {s}\n    2: {s}",
-        .{ options.input, options.input, osText(e) },
-    );
-    defer file.close();
-    const in = evtx.input.Input.fromFile(file) catch |e|
-        return openError(report, options.input, null, e);
+    var failure: [2 * std.fs.max_path_bytes + 1024]u8 = undefined;
+    var failure_writer: std.Io.Writer = .fixed(&failure);
+    const in = open_input.openPath(options.input, null, &failure_writer) catch
+        return fail(report, "{s}", .{failure_writer.buffered()});
+    defer in.source.file.close();
     var mta_file: evtx.mta.MtaFile = .{ .arena = std.heap.ArenaAllocator.init(gpa) };
     defer mta_file.deinit();
     // JSON, as Rust's mirror asks: the reference's iterator builds each record's tree but
@@ -95,7 +92,9 @@ fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) !u
     settings.mta = &mta_file;
     var evtx_file = evtx.dump.EvtxFile.open(gpa, in, &settings) catch |e| switch (e) {
         error.OutOfMemory => return error.OutOfMemory,
-        else => return openError(report, options.input, &in, e),
+        error.FileTooShort, error.BadFileMagic => |header_error| {
+            return openError(report, options.input, &in, header_error);
+        },
     };
     defer evtx_file.deinit(gpa);
     var sink: Sink = .{
@@ -118,53 +117,14 @@ fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) !u
     return 0;
 }
 
-fn osText(e: anyerror) []const u8 {
-    return switch (e) {
-        error.FileNotFound => "No such file or directory (os error 2)",
-        error.AccessDenied => "Permission denied (os error 13)",
-        error.IsDir => "Is a directory (os error 21)",
-        else => @errorName(e),
-    };
-}
-
 /// The reference's words when the file header cannot be read (its `Caused by:` chain).
-fn openError(report: Report, path: []const u8, in: ?*const evtx.input.Input, e: anyerror) u8 {
+fn openError(report: Report, path: []const u8, in: *const Input, e: evtx.file_header.Error) u8 {
     report.stdout.flush() catch {};
     report.stderr.writeAll("Error: ") catch {};
-    writeOpenError(report.stderr, path, in, e) catch {};
+    open_input.writeHeaderRefused(report.stderr, .{ .path = path }, in, e) catch {};
     report.stderr.writeAll("\n") catch {};
     report.stderr.flush() catch {};
     return 1;
-}
-
-/// The text of `openError` (`apply-wevt-cache --evtx` prints it too): the magic the header
-/// holds, or the first read's failure (a directory opens, and its first read fails).
-pub fn writeOpenError(
-    w: *std.Io.Writer,
-    path: []const u8,
-    input: ?*const evtx.input.Input,
-    e: anyerror,
-) std.Io.Writer.Error!void {
-    try w.print("Failed to open evtx file at: {s}\n\nCaused by:\n    " ++
-        "0: An error occurred while trying to deserialize evtx stream.\n    1: ", .{path});
-    if (input != null and e == error.BadFileMagic) {
-        var block: [8]u8 = @splat(0);
-        const got = input.?.read(0, &block);
-        var magic: [8]u8 = @splat(0);
-        @memcpy(magic[0..got.len], got);
-        try w.writeAll("Invalid EVTX file header magic, expected `ElfFile0`, found `[");
-        for (magic, 0..) |b, i| {
-            if (i > 0) try w.writeAll(", ");
-            try w.print("{X:>2}", .{b});
-        }
-        return w.writeAll("]`");
-    }
-    const stat = std.fs.cwd().statFile(path) catch null;
-    const why = if (stat != null and stat.?.kind == .directory)
-        "Is a directory (os error 21)"
-    else
-        "failed to fill whole buffer";
-    try w.print("failed to read EVTX file header block: {s}", .{why});
 }
 
 /// Consumes chunk results in order and prints the selected instances.

@@ -4,6 +4,7 @@
 //! path components, each read whole; a file that cannot be read or parsed is one stderr line
 //! and the run goes on; the count of such files makes the exit status 1 at the end.
 const std = @import("std");
+const open_input = @import("open_input.zig");
 const evtx = @import("evtx");
 const pe = evtx.pe;
 const wevt_cache = evtx.wevt_cache;
@@ -327,32 +328,12 @@ fn readDirFatal(report: Report, path: []const u8, e: anyerror) error{Reported} {
 
 /// The C library's words for an error, as Rust's `io::Error` prints them.
 pub fn reason(e: anyerror) []const u8 {
-    return switch (e) {
-        error.FileNotFound => "No such file or directory",
-        error.AccessDenied, error.PermissionDenied => "Permission denied",
-        error.IsDir => "Is a directory",
-        error.NotDir => "Not a directory",
-        error.NameTooLong => "File name too long",
-        error.NoSpaceLeft => "No space left on device",
-        error.FileTooBig => "File too large",
-        error.ReadOnlyFileSystem => "Read-only file system",
-        else => "Input/output error",
-    };
+    return open_input.osText(open_input.errnoOf(e) orelse .IO).?;
 }
 
 /// The Linux errno behind `reason`.
 pub fn errno(e: anyerror) u16 {
-    return switch (e) {
-        error.FileNotFound => 2,
-        error.AccessDenied, error.PermissionDenied => 13,
-        error.IsDir => 21,
-        error.NotDir => 20,
-        error.NameTooLong => 36,
-        error.NoSpaceLeft => 28,
-        error.FileTooBig => 27,
-        error.ReadOnlyFileSystem => 30,
-        else => 5,
-    };
+    return @intFromEnum(open_input.errnoOf(e) orelse .IO);
 }
 
 fn eql(a: []const u8, b: []const u8) bool {

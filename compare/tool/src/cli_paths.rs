@@ -1,7 +1,8 @@
 //! The CLI paths parity does not cover, for the reference and both CLIs, driven by a table:
 //! standard input (`-`), `-f` (a new file, an existing one without a terminal: the overwrite
 //! prompt cannot be shown and the run fails, `--no-confirm-overwrite`), `--events`,
-//! `--dont-show-record-number`, `--stop-after-one-error`, `-t 0` and `-t 3`.
+//! `--dont-show-record-number`, `--stop-after-one-error`, `-t 0` and `-t 3`; then every command
+//! with stdout and stderr on one log file that other commands share (`shared_log.rs`).
 //!
 //! Per case: each engine's exit status, stdout and output file equal the reference's; the two
 //! engines' stderr is the same line for line (error lines in full); every `error:` line of
@@ -288,12 +289,16 @@ pub fn run_cli_paths(backends: &Backends, fixtures: &Path, work: &Path) -> Resul
             }
         }
     }
+    let log_failed = crate::shared_log::run_shared_log(backends, fixtures, work)?;
+    let commands = crate::shared_log::COMMANDS.len();
     println!(
-        "cli-paths: {} cases × 3 CLIs compared: {} passed, {failed} failed",
+        "cli-paths: {} cases and {commands} commands on a shared log × 3 CLIs compared: {} \
+         passed, {} failed",
         CASES.len(),
-        CASES.len() - failed
+        CASES.len() + commands - failed - log_failed,
+        failed + log_failed
     );
-    Ok(failed == 0 && !CASES.is_empty())
+    Ok(failed + log_failed == 0 && !CASES.is_empty())
 }
 
 /// The work directory for a run: `out` itself.

@@ -12,10 +12,16 @@
 //!
 //! Placeholders in the arguments: `@F` a well-formed fixture, `@R` one with record errors,
 //! `@B` one with a bad file magic, `@S` one shorter than its header, `@D` a directory, `@M` a
-//! path that does not exist, `@O` a fresh output path (per program and case).
+//! path that does not exist, `@O` a fresh output path (per program and case), `@U` a log whose
+//! path is not UTF-8.
+//!
+//! Then the input forms (`input_forms.rs`): the dump's INPUT as a directory, a FIFO, an
+//! unreadable file, a symlink loop, a path not UTF-8, an empty or short file and `/dev/null`,
+//! stdout and stderr compared with the reference's byte for byte.
 
 use crate::run::run;
 use clap::Args;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -183,6 +189,29 @@ const CASES: &[(&str, &str)] = &[
     ("info unknown short", "info -x"),
     ("info input then unknown short", "info -i -x"),
     ("info input missing value after input", "info -i @F -i"),
+    // A value that is not UTF-8: clap refuses every `String` value (exit 2), `--mta` (a
+    // `PathBuf`) is read.
+    ("input not UTF-8 after an option", "-o json @U"),
+    ("input not UTF-8 before an option", "@U -o json"),
+    ("input not UTF-8 after --", "-- @U"),
+    ("input not UTF-8 before -h", "@U -h"),
+    ("output not UTF-8", "-f @U @F"),
+    ("wevt cache not UTF-8", "--wevt-cache @U @F"),
+    ("events not UTF-8", "--events @U @F"),
+    ("mta not UTF-8", "--mta @U @F"),
+    ("info input not UTF-8", "info -i @U"),
+    (
+        "dump instances input not UTF-8",
+        "dump-template-instances -i @U",
+    ),
+    (
+        "apply cache evtx not UTF-8",
+        "apply-wevt-cache --cache @F --template-guid 1 --evtx @U --record-id 1",
+    ),
+    (
+        "extract input not UTF-8",
+        "extract-wevt-templates -i @U -o @O.wevtcache",
+    ),
 ];
 
 /// Usage errors whose stderr is not compared, and why: the reference's words name a part of it
@@ -298,6 +327,7 @@ pub fn run_exit_table(
         ("@D", fixtures.join("synthetic")),
         ("@M", fixtures.join("no-such-file.evtx")),
     ];
+    let not_utf8 = not_utf8_log(&files[0].1, out)?;
     let programs = [
         ("reference", &backends.reference),
         ("evtx-rs", &backends.rust),
@@ -317,8 +347,7 @@ pub fn run_exit_table(
         for (program_name, program) in programs {
             let output = out.join(format!("case-{index}-{program_name}.out"));
             let _ = std::fs::remove_file(&output);
-            let argv = expand(template, &files, &output);
-            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            let argv = expand(template, &files, &output, &not_utf8);
             let result = run(program, &argv, Duration::from_secs(60))
                 .map_err(|e| format!("could not run {}: {e}", program.display()))?;
             seen.push(Seen {
@@ -332,17 +361,9 @@ pub fn run_exit_table(
         }
         let help_text = is_help(&stdouts[0]);
         if is_version(&stdouts[0]) {
-            // Ours (README): the engines' lines alike, their own names taken out.
-            let [rust, zig] = [1, 2].map(|n| {
-                let name = programs[n]
-                    .1
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned());
-                let text = String::from_utf8_lossy(&stdouts[n]).into_owned();
-                text.replace(name.as_deref().unwrap_or("\0"), "PROGRAM")
-            });
-            seen[1].help_differs = rust != zig;
-            seen[2].help_differs = rust != zig;
+            let differ = versions_differ(&programs, &stdouts);
+            seen[1].help_differs = differ;
+            seen[2].help_differs = differ;
         }
         let pending = STDERR_NOT_COMPARED.iter().find(|(case, _)| case == name);
         let usage_error = seen[0].status == "exit 2" && pending.is_none();
@@ -351,8 +372,7 @@ pub fn run_exit_table(
                 // The engine's own `@O` path: the message may name it.
                 let output = out.join(format!("case-{index}-{}.out", programs[engine + 1].0));
                 let _ = std::fs::remove_file(&output);
-                let argv = expand(template, &files, &output);
-                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                let argv = expand(template, &files, &output, &not_utf8);
                 let expected = run(alias, &argv, Duration::from_secs(60))
                     .map_err(|e| format!("could not run {}: {e}", alias.display()))?;
                 let engine_name = programs[engine + 1].0;
@@ -400,11 +420,46 @@ pub fn run_exit_table(
             }
         ));
     }
+    let forms = input_forms_table(&programs, &files[0].1, out, &mut md)?;
+    failed += forms.iter().filter(|row| !row.same).count();
+    let cases = CASES.len() + forms.len();
     Ok(ExitTableReport {
-        cases: CASES.len(),
-        identical: CASES.len() - failed,
+        cases,
+        identical: cases - failed,
         markdown: md,
     })
+}
+
+/// The input-form rows, appended to `md` under their own heading.
+fn input_forms_table(
+    programs: &[(&str, &PathBuf); 3],
+    log: &Path,
+    out: &Path,
+    md: &mut String,
+) -> Result<Vec<crate::input_forms::Row>, String> {
+    md.push_str(
+        "\n## Input forms\n\n| case | input | reference | evtx-rs | evtx-zig | |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    let forms = crate::input_forms::run_input_forms(programs, log, out)?;
+    for row in &forms {
+        md.push_str(&row.markdown);
+    }
+    Ok(forms)
+}
+
+/// The version lines are ours (README): whether the engines' differ once their own names are
+/// taken out.
+fn versions_differ(programs: &[(&str, &PathBuf); 3], stdouts: &[Vec<u8>]) -> bool {
+    let [rust, zig] = [1, 2].map(|n| {
+        let name = programs[n]
+            .1
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        let text = String::from_utf8_lossy(&stdouts[n]).into_owned();
+        text.replace(name.as_deref().unwrap_or("\0"), "PROGRAM")
+    });
+    rust != zig
 }
 
 /// Whether a case's stdout is a help text (clap's help always has a `Usage:` line; no dump of
@@ -440,20 +495,41 @@ fn first_line_difference(ours: &[u8], theirs: &[u8]) -> Option<(usize, String, S
     unreachable!("unequal texts differ in some line")
 }
 
-/// The arguments of `template` with the placeholders replaced.
-fn expand(template: &str, files: &[(&str, PathBuf)], output: &Path) -> Vec<String> {
+/// A copy of `log` in `out` under a name that is not UTF-8 (`@U`).
+fn not_utf8_log(log: &Path, out: &Path) -> Result<OsString, String> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut name = out.as_os_str().as_bytes().to_vec();
+    name.extend_from_slice(b"/not-utf8-\xff.evtx");
+    let path = OsString::from(OsStr::from_bytes(&name));
+    std::fs::copy(log, &path).map_err(|e| format!("{}: {e}", log.display()))?;
+    Ok(path)
+}
+
+/// The arguments of `template` with the placeholders replaced (`@U` by `not_utf8`).
+fn expand(
+    template: &str,
+    files: &[(&str, PathBuf)],
+    output: &Path,
+    not_utf8: &OsStr,
+) -> Vec<OsString> {
     template
         .split(' ')
         .filter(|word| !word.is_empty())
         .map(|word| {
             if word == "''" {
-                return String::new();
+                return OsString::new();
             }
             let mut word = word.replace("@O", &output.display().to_string());
             for (placeholder, path) in files {
                 word = word.replace(placeholder, &path.display().to_string());
             }
-            word
+            let mut parts = word.split("@U");
+            let mut arg = OsString::from(parts.next().unwrap_or_default());
+            for part in parts {
+                arg.push(not_utf8);
+                arg.push(part);
+            }
+            arg
         })
         .collect()
 }
@@ -465,9 +541,10 @@ mod tests {
     #[test]
     fn placeholders_and_empty_arguments() {
         let files = [("@F", PathBuf::from("a.evtx"))];
-        let argv = expand("-o '' --input=@F -f @O", &files, Path::new("out"));
-        assert_eq!(argv, ["-o", "", "--input=a.evtx", "-f", "out"]);
-        assert!(expand("", &files, Path::new("out")).is_empty());
+        let u = OsStr::new("u");
+        let argv = expand("-o '' --input=@F -f @O -i=@U", &files, Path::new("out"), u);
+        assert_eq!(argv, ["-o", "", "--input=a.evtx", "-f", "out", "-i=u"]);
+        assert!(expand("", &files, Path::new("out"), u).is_empty());
     }
 
     #[test]

@@ -32,14 +32,18 @@ impl Output {
 }
 
 /// Runs `program args...` with stdin closed, killing it after `limit`.
-pub fn run(program: &Path, args: &[&str], limit: Duration) -> std::io::Result<Output> {
+pub fn run<S: AsRef<std::ffi::OsStr>>(
+    program: &Path,
+    args: &[S],
+    limit: Duration,
+) -> std::io::Result<Output> {
     run_with_stdin(program, args, limit, None)
 }
 
 /// As `run`, with stdin read from `stdin` when given (closed otherwise).
-pub fn run_with_stdin(
+pub fn run_with_stdin<S: AsRef<std::ffi::OsStr>>(
     program: &Path,
-    args: &[&str],
+    args: &[S],
     limit: Duration,
     stdin: Option<&Path>,
 ) -> std::io::Result<Output> {
@@ -87,4 +91,33 @@ pub fn run_with_stdin(
         stderr,
         status,
     })
+}
+
+/// Runs `program args...` with stdin closed and stdout and stderr both on `log` (one open file
+/// description: the offset is shared, as with a shell's `> log 2>&1`), killing it after `limit`.
+/// `None` when it was killed.
+pub fn run_on_log(
+    program: &Path,
+    args: &[&str],
+    limit: Duration,
+    log: &std::fs::File,
+) -> std::io::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log.try_clone()?))
+        .stderr(Stdio::from(log.try_clone()?))
+        .spawn()?;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }

@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 mod help;
+mod open_input;
 mod wevt;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -35,6 +36,13 @@ struct Ranges(Vec<(u64, u64)>);
 
 fn parse_ranges(s: &str) -> Result<Ranges, String> {
     evtx_core::parse_event_ranges(s).map(Ranges)
+}
+
+/// A path that must be UTF-8, as the reference's `String` options are (clap's `invalid UTF-8
+/// was detected` otherwise); only `--mta` is a `PathBuf` there.
+fn utf8_path() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
+    use clap::builder::TypedValueParser;
+    clap::builder::StringValueParser::new().map(PathBuf::from)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -74,7 +82,13 @@ struct Cli {
         long_help = help::FORMAT_LONG
     )]
     format: Fmt,
-    #[arg(short = 'f', long = "output", value_name = "output-target", help = help::OUTPUT)]
+    #[arg(
+        short = 'f',
+        long = "output",
+        value_name = "output-target",
+        value_parser = utf8_path(),
+        help = help::OUTPUT
+    )]
     output: Option<PathBuf>,
     #[arg(long, help = help::NO_CONFIRM_OVERWRITE)]
     no_confirm_overwrite: bool,
@@ -98,7 +112,7 @@ struct Cli {
         help = help::ANSI_CODEC
     )]
     ansi_codec: Codec,
-    #[arg(long, value_name = "WEVTCACHE", help = help::WEVT_CACHE)]
+    #[arg(long, value_name = "WEVTCACHE", value_parser = utf8_path(), help = help::WEVT_CACHE)]
     wevt_cache: Option<PathBuf>,
     #[arg(long, value_name = "MTA", help = help::MTA)]
     mta: Option<PathBuf>,
@@ -449,56 +463,16 @@ fn is_stdin(input: &str) -> bool {
 }
 
 /// Opens the input read-only (the input is evidence: nothing here can write to it) as chunk
-/// windows: a regular file directly, standard input or any other stream spooled to an unlinked
-/// temporary file in `$TMPDIR` first. Refuses, before anything is opened for writing, an output
-/// path that is the input file (same device and inode: through a symlink or a hard link too).
+/// windows (`open_input.rs`: a regular file directly, standard input or a device spooled to an
+/// unlinked temporary file in `$TMPDIR` first), or the reference's words for why it cannot be.
+/// Refuses, before anything is opened for writing, an output path that is the input file (same
+/// device and inode: through a symlink or a hard link too).
 fn open_input(input: &str, output: Option<&Path>) -> Result<Input, String> {
-    use std::os::fd::AsFd;
-    let (file, what) = if is_stdin(input) {
-        let stdin = io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(fs::File::from)
-            .map_err(|e| format!("failed to read standard input: {e}"))?;
-        (stdin, "standard input".to_string())
+    if is_stdin(input) {
+        open_input::open_stdin(output, input)
     } else {
-        let file = fs::File::open(input).map_err(|e| {
-            format!(
-                "Failed to open evtx file at: {input}\n\nCaused by:\n    {}",
-                io_reason(&e)
-            )
-        })?;
-        (file, input.to_string())
-    };
-    if let Some(output) = output {
-        refuse_output_on_input(&file, output, input)?;
+        open_input::open_path(input, output)
     }
-    if !is_stdin(input) && evtx_core::input::is_regular(&file) {
-        return Input::open(file).map_err(|e| e.to_string());
-    }
-    let spooled = evtx_core::input::spool(&mut &file, &std::env::temp_dir())
-        .map_err(|e| format!("failed to read {what}: {e}"))?;
-    match spooled {
-        Some(spooled) => Input::open(spooled).map_err(|e| e.to_string()),
-        None if is_stdin(input) => Err("No input received on stdin".to_string()),
-        None => Err(evtx_core::FatalError::TooShort(0).to_string()),
-    }
-}
-
-/// Fails when `output` exists and is the same file as `input_file` (device and inode).
-#[cfg(unix)]
-fn refuse_output_on_input(input_file: &fs::File, output: &Path, input: &str) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let (Ok(out), Ok(inp)) = (fs::metadata(output), input_file.metadata()) else {
-        return Ok(());
-    };
-    if out.dev() == inp.dev() && out.ino() == inp.ino() {
-        return Err(format!(
-            "refusing to write the output to `{}`: it is the input file `{input}`",
-            output.display()
-        ));
-    }
-    Ok(())
 }
 
 /// Opens `-f PATH` per 11.1: parent directories created, directories refused, an existing file

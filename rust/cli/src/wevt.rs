@@ -557,49 +557,6 @@ fn timestamp(ft: u64) -> String {
     }
 }
 
-/// The reference's fatal text when the log's file cannot be opened: `EvtxParser::from_path`
-/// wraps the I/O error twice, and anyhow prints the chain.
-#[cold]
-fn open_failed(path: &str, e: &std::io::Error) -> String {
-    format!(
-        "Failed to open evtx file at: {path}\n\nCaused by:\n    \
-         0: An error occurred while trying to read input.\n    \
-         1: Failed to open file {path}\n    2: {e}"
-    )
-}
-
-/// The reference's fatal text when the log cannot be opened (its `Caused by:` chain).
-#[cold]
-fn open_error(path: &str, e: &evtx_core::FatalError) -> String {
-    use evtx_core::FatalError;
-    let head = format!(
-        "Failed to open evtx file at: {path}\n\nCaused by:\n    \
-         0: An error occurred while trying to deserialize evtx stream.\n    1: "
-    );
-    match e {
-        // A directory opens, and its first read fails.
-        FatalError::TooShort(_) if fs::metadata(path).is_ok_and(|m| m.is_dir()) => {
-            format!("{head}failed to read EVTX file header block: Is a directory (os error 21)")
-        }
-        FatalError::TooShort(_) => {
-            format!("{head}failed to read EVTX file header block: failed to fill whole buffer")
-        }
-        FatalError::BadMagic => {
-            // The magic as the reference's `{:2X?}` shows a byte array.
-            let mut magic = [0u8; 8];
-            if let Ok(mut f) = fs::File::open(path) {
-                let _ = std::io::Read::read_exact(&mut f, &mut magic);
-            }
-            let bytes: Vec<String> = magic.iter().map(|b| format!("{b:2X}")).collect();
-            format!(
-                "{head}Invalid EVTX file header magic, expected `ElfFile0`, found `[{}]`",
-                bytes.join(", ")
-            )
-        }
-        other => format!("Failed to open evtx file at: {path}\n\nCaused by:\n    {other}"),
-    }
-}
-
 /// A failed record or chunk as the reference's chunk and record iterators display it (their
 /// error's own text, no `Caused by:` chain).
 #[cold]
@@ -633,15 +590,9 @@ fn failure_line(
 /// `dump-template-instances`: one JSON line per record holding the selected instance.
 pub fn dump_instances(args: &DumpArgs) -> ExitCode {
     use evtx_core::{ChunkSource, Outcome};
-    let file = match fs::File::open(&args.input) {
-        Ok(f) => f,
-        Err(e) => {
-            return fatal(open_failed(&args.input, &e));
-        }
-    };
-    let input = match evtx_core::Input::open(file) {
+    let input = match crate::open_input::open_path(&args.input, None) {
         Ok(i) => i,
-        Err(e) => return fatal(open_error(&args.input, &e)),
+        Err(e) => return fatal(e),
     };
     let opts = evtx_core::Options {
         format: evtx_core::Format::Jsonl,
@@ -964,8 +915,7 @@ fn values_from_record(
     index: usize,
 ) -> Result<Vec<evtx_core::wevt_cache::RawValue>, String> {
     use evtx_core::{ChunkSource, Outcome};
-    let file = fs::File::open(path).map_err(|e| open_failed(path, &e))?;
-    let input = evtx_core::Input::open(file).map_err(|e| open_error(path, &e))?;
+    let input = crate::open_input::open_path(path, None)?;
     let opts = evtx_core::Options {
         format: evtx_core::Format::Jsonl,
         threads: 1,

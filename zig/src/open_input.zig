@@ -1,0 +1,430 @@
+//! Opening an input log (the dump's INPUT, `dump-template-instances -i`, `apply-wevt-cache
+//! --evtx`) read-only as chunk windows, and, when it cannot be, the reference's words for every
+//! form of input, byte for byte (evtx-rs: `rust/cli/src/open_input.rs`, the same steps and words).
+//!
+//! The reference's `EvtxParser::from_path` canonicalizes the path, opens it, reads the 4096-byte
+//! header block with `read_exact`, checks the magic, then seeks to the end for the length; anyhow
+//! prints the failed step's chain under `Failed to open evtx file at: PATH`. We take the same
+//! steps, so the same step fails with the same cause: a missing file or a symlink loop at the
+//! canonicalization, a file without read permission at the open (named by its canonical path, as
+//! the reference names it), a directory at the first read (`Is a directory`), an empty or short
+//! file or `/dev/null` at `read_exact` (`failed to fill whole buffer`), a pipe (a FIFO, `<(...)`)
+//! at the seek (`Illegal seek`). A regular file is then read through positioned reads; a
+//! character or block device that seeks is spooled from its start, as standard input is. The
+//! OS errors are worded as Rust prints them (`Permission denied (os error 13)`), from the errno
+//! of the system call itself.
+const std = @import("std");
+const evtx = @import("evtx");
+const posix = std.posix;
+const assert = std.debug.assert;
+const file_header = evtx.file_header;
+
+pub const Input = evtx.input.Input;
+
+/// The failure's text is in the writer given (after `Error: `, without the newline).
+pub const Failed = error{Failed};
+
+/// The first line of a failure: the log named by a path, or standard input.
+pub const Head = union(enum) {
+    path: []const u8,
+    stdin,
+
+    pub fn format(h: Head, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        switch (h) {
+            .path => |path| try w.print("Failed to open evtx file at: {s}", .{path}),
+            .stdin => try w.writeAll("Failed to parse EVTX data from stdin"),
+        }
+    }
+};
+
+// The reference's error chains (its `InputError`, `DeserializationError` and `EvtxError::IO`).
+const caused_by = "\n\nCaused by:\n    ";
+const read_input = "0: An error occurred while trying to read input.\n    1: Failed to open file";
+const deserialize = "0: An error occurred while trying to deserialize evtx stream.\n    1: ";
+const header_block = "failed to read EVTX file header block: ";
+const io_error = "0: An IO error occured.\n    1: ";
+/// `read_exact`'s error at the end of the input, as Rust words it.
+const fill_whole_buffer = "failed to fill whole buffer";
+
+/// An OS error as Rust's `io::Error` prints it.
+const OsError = struct {
+    errno: posix.E,
+
+    pub fn format(e: OsError, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const code: u16 = @intFromEnum(e.errno);
+        if (osText(e.errno)) |text| return w.print("{s} (os error {d})", .{ text, code });
+        try w.print("Unknown error {d} (os error {d})", .{ code, code });
+    }
+};
+
+/// A Zig error of `std.fs` or `std.posix` as Rust prints the OS error behind it.
+const ZigError = struct {
+    e: anyerror,
+
+    pub fn format(z: ZigError, w: *std.Io.Writer) std.Io.Writer.Error!void {
+        const errno = errnoOf(z.e) orelse return w.writeAll(@errorName(z.e));
+        try w.print("{f}", .{OsError{ .errno = errno }});
+    }
+};
+
+/// The C library's `strerror` words (glibc's, which Rust prints) for the errors that opening,
+/// reading and seeking a path can give.
+pub fn osText(errno: posix.E) ?[]const u8 {
+    return switch (errno) {
+        .PERM => "Operation not permitted",
+        .NOENT => "No such file or directory",
+        .INTR => "Interrupted system call",
+        .IO => "Input/output error",
+        .NXIO => "No such device or address",
+        .BADF => "Bad file descriptor",
+        .AGAIN => "Resource temporarily unavailable",
+        .NOMEM => "Cannot allocate memory",
+        .ACCES => "Permission denied",
+        .FAULT => "Bad address",
+        .BUSY => "Device or resource busy",
+        .NODEV => "No such device",
+        .NOTDIR => "Not a directory",
+        .ISDIR => "Is a directory",
+        .INVAL => "Invalid argument",
+        .NFILE => "Too many open files in system",
+        .MFILE => "Too many open files",
+        .TXTBSY => "Text file busy",
+        .FBIG => "File too large",
+        .NOSPC => "No space left on device",
+        .SPIPE => "Illegal seek",
+        .ROFS => "Read-only file system",
+        .PIPE => "Broken pipe",
+        .NAMETOOLONG => "File name too long",
+        .LOOP => "Too many levels of symbolic links",
+        .OVERFLOW => "Value too large for defined data type",
+        .OPNOTSUPP => "Operation not supported",
+        .STALE => "Stale file handle",
+        .DQUOT => "Disk quota exceeded",
+        else => null,
+    };
+}
+
+/// The canonicalization or the open failed: the path the reference names (the canonical one
+/// once it is known).
+fn openFailed(w: *std.Io.Writer, path: []const u8, named: []const u8, errno: posix.E) Failed {
+    w.print("{f}" ++ caused_by ++ read_input ++ " {s}\n    2: {f}", .{
+        Head{ .path = path }, named, OsError{ .errno = errno },
+    }) catch {};
+    return error.Failed;
+}
+
+/// Opens the log at `path`, or writes the reference's text of the step that failed. `output`
+/// (`-f`) naming the same file is refused before anything is read.
+pub fn openPath(path: []const u8, output: ?[]const u8, w: *std.Io.Writer) Failed!Input {
+    const head: Head = .{ .path = path };
+    const path_z = posix.toPosixPath(path) catch return openFailed(w, path, path, .NAMETOOLONG);
+    var canonical_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    const canonical = switch (canonicalize(&path_z, &canonical_buffer)) {
+        .ok => |name| name,
+        .err => |errno| return openFailed(w, path, path, errno),
+    };
+    const fd = switch (openReadOnly(&path_z)) {
+        .ok => |fd| fd,
+        .err => |errno| return openFailed(w, path, canonical, errno),
+    };
+    const file: std.fs.File = .{ .handle = fd };
+    errdefer file.close();
+    const st = posix.fstat(fd) catch |e| {
+        w.print("{f}" ++ caused_by ++ "{f}", .{ head, ZigError{ .e = e } }) catch {};
+        return error.Failed;
+    };
+    if (output) |out| try refuseOutputOnInput(w, out, path, st);
+    if (st.mode & posix.S.IFMT == posix.S.IFREG) {
+        return Input.fromFile(file) catch |e| {
+            w.print("{f}" ++ caused_by ++ "{f}", .{ head, ZigError{ .e = e } }) catch {};
+            return error.Failed;
+        };
+    }
+    const in = try openStream(file, head, w);
+    file.close();
+    return in;
+}
+
+/// A path that is no regular file (a directory, a pipe, a device): its header block read as
+/// the reference reads it, then seeked as the reference does, then spooled from its start.
+fn openStream(file: std.fs.File, head: Head, w: *std.Io.Writer) Failed!Input {
+    const fd = file.handle;
+    var block: [file_header.block_size]u8 = undefined;
+    switch (readExact(fd, &block)) {
+        .ok => {},
+        .eof => {
+            w.print("{f}" ++ caused_by ++ deserialize ++ header_block ++ fill_whole_buffer, .{
+                head,
+            }) catch {};
+            return error.Failed;
+        },
+        .err => |errno| {
+            w.print("{f}" ++ caused_by ++ deserialize ++ header_block ++ "{f}", .{
+                head, OsError{ .errno = errno },
+            }) catch {};
+            return error.Failed;
+        },
+    }
+    if (!std.mem.eql(u8, block[0..file_header.magic.len], file_header.magic)) {
+        writeBadMagic(w, head, block[0..8]) catch {};
+        return error.Failed;
+    }
+    inline for (.{ posix.SEEK.END, posix.SEEK.SET }) |whence| {
+        const errno = posix.errno(posix.system.lseek(fd, 0, whence));
+        if (errno != .SUCCESS) {
+            w.print("{f}" ++ caused_by ++ io_error ++ "{f}", .{
+                head, OsError{ .errno = errno },
+            }) catch {};
+            return error.Failed;
+        }
+    }
+    return spoolInput(file, head, w);
+}
+
+/// Opens standard input, spooled to a temporary file, or writes the reference's text.
+pub fn openStdin(output: ?[]const u8, name: []const u8, w: *std.Io.Writer) Failed!Input {
+    const stdin: std.fs.File = .stdin();
+    if (output) |out| {
+        if (posix.fstat(stdin.handle)) |st| try refuseOutputOnInput(w, out, name, st) else |_| {}
+    }
+    const in = spool(stdin) catch |e| {
+        w.print("Failed to read EVTX data from stdin" ++ caused_by ++ "{f}", .{
+            ZigError{ .e = e },
+        }) catch {};
+        return error.Failed;
+    };
+    if (in.size == 0) {
+        w.writeAll("No input received on stdin") catch {};
+        return error.Failed;
+    }
+    return in;
+}
+
+fn spoolInput(source: std.fs.File, head: Head, w: *std.Io.Writer) Failed!Input {
+    return spool(source) catch |e| {
+        w.print("{f}" ++ caused_by ++ "failed to copy the input: {f}", .{
+            head, ZigError{ .e = e },
+        }) catch {};
+        return error.Failed;
+    };
+}
+
+/// `source` to its end in an unlinked file in $TMPDIR, read back through windows.
+fn spool(source: std.fs.File) !Input {
+    var block: [evtx.input.spool_block_size]u8 = undefined;
+    const spooled = try evtx.input.spool(source, evtx.input.tempDir(), &block);
+    return Input.fromFile(spooled);
+}
+
+/// The error of a header that `file_header.parseBlock` (through `EvtxFile.open`) refused with
+/// `e`, for the input `in` named by `head`.
+pub fn writeHeaderRefused(
+    w: *std.Io.Writer,
+    head: Head,
+    in: *const Input,
+    e: file_header.Error,
+) std.Io.Writer.Error!void {
+    switch (e) {
+        error.BadFileMagic => {
+            var magic: [8]u8 = @splat(0);
+            const got = in.read(0, &magic);
+            @memset(magic[got.len..], 0);
+            return writeBadMagic(w, head, &magic);
+        },
+        error.FileTooShort => {},
+    }
+    if (in.size < file_header.block_size) {
+        return w.print("{f}" ++ caused_by ++ deserialize ++ header_block ++ fill_whole_buffer, .{
+            head,
+        });
+    }
+    var field: [2]u8 = @splat(0);
+    const got = in.read(40, &field);
+    const header_block_size = if (got.len == 2) std.mem.readInt(u16, &field, .little) else 0;
+    try w.print("{f}" ++ caused_by ++ "Calculation Error, reason: Could not calculate valid " ++
+        "chunk count because stream size is less than evtx header block size. (stream_size: " ++
+        "{d}, header_block_size: {d})", .{ head, in.size, header_block_size });
+}
+
+/// The magic as the reference's `{:2X?}` shows a byte array.
+fn writeBadMagic(w: *std.Io.Writer, head: Head, magic: []const u8) std.Io.Writer.Error!void {
+    assert(magic.len == 8);
+    try w.print("{f}" ++ caused_by ++ deserialize ++
+        "Invalid EVTX file header magic, expected `ElfFile0`, found `[", .{head});
+    for (magic, 0..) |b, i| {
+        if (i > 0) try w.writeAll(", ");
+        try w.print("{X:>2}", .{b});
+    }
+    try w.writeAll("]`");
+}
+
+/// The input is evidence: `-f` naming it (the same file through any path, symlink or hard
+/// link) is refused before anything is opened for writing.
+fn refuseOutputOnInput(
+    w: *std.Io.Writer,
+    output: []const u8,
+    input: []const u8,
+    input_stat: posix.Stat,
+) Failed!void {
+    const st = posix.fstatat(std.fs.cwd().fd, output, 0) catch return;
+    if (st.dev != input_stat.dev or st.ino != input_stat.ino) return;
+    w.print("refusing to write the output to `{s}`: it is the input file `{s}`", .{
+        output, input,
+    }) catch {};
+    return error.Failed;
+}
+
+fn Result(comptime T: type) type {
+    return union(enum) { ok: T, err: posix.E };
+}
+
+/// The canonical path, as the C library's `realpath` finds it: the path opened as a location
+/// only (`O_PATH`, no read permission needed), its name read back from `/proc`. A name that is
+/// no path (`pipe:[N]`, the target of `/dev/fd/N` for a pipe) does not exist, as to `realpath`.
+fn canonicalize(path_z: [*:0]const u8, buffer: *[std.fs.max_path_bytes]u8) Result([]const u8) {
+    const flags: posix.O = .{ .PATH = true, .CLOEXEC = true };
+    const fd = switch (openRetrying(path_z, flags)) {
+        .ok => |fd| fd,
+        .err => |errno| return .{ .err = errno },
+    };
+    defer posix.close(fd);
+    const name = std.os.getFdPath(fd, buffer) catch return .{ .err = .NOENT };
+    if (name.len == 0 or name[0] != '/') return .{ .err = .NOENT };
+    return .{ .ok = name };
+}
+
+fn openReadOnly(path_z: [*:0]const u8) Result(posix.fd_t) {
+    return openRetrying(path_z, .{ .ACCMODE = .RDONLY, .CLOEXEC = true });
+}
+
+/// `openat` with its errno (`std.posix.openat` folds several into one Zig error).
+fn openRetrying(path_z: [*:0]const u8, flags: posix.O) Result(posix.fd_t) {
+    while (true) {
+        const rc = posix.system.openat(posix.AT.FDCWD, path_z, flags, 0);
+        switch (posix.errno(rc)) {
+            .SUCCESS => return .{ .ok = @intCast(rc) },
+            .INTR => continue,
+            else => |errno| return .{ .err = errno },
+        }
+    }
+}
+
+/// `read_exact` into `buffer`: all of it, or the end of the input first, or the read's errno.
+fn readExact(fd: posix.fd_t, buffer: []u8) union(enum) { ok, eof, err: posix.E } {
+    var done: usize = 0;
+    while (done < buffer.len) {
+        const rest = buffer[done..];
+        const rc = posix.system.read(fd, rest.ptr, rest.len);
+        switch (posix.errno(rc)) {
+            .SUCCESS => {
+                const n: usize = @intCast(rc);
+                if (n == 0) return .eof;
+                done += n;
+            },
+            .INTR => continue,
+            else => |errno| return .{ .err = errno },
+        }
+    }
+    return .ok;
+}
+
+/// A Zig error of reading or spooling a stream in the C library's words (its name when it has
+/// none: an error the OS does not give).
+pub fn zigErrorText(e: anyerror) []const u8 {
+    return osText(errnoOf(e) orelse return @errorName(e)).?;
+}
+
+/// The errno behind a Zig error of `std.fs` and `std.posix` (the most common where several
+/// share one), null for an error of no system call.
+pub fn errnoOf(e: anyerror) ?posix.E {
+    return switch (e) {
+        error.FileNotFound => .NOENT,
+        error.AccessDenied => .ACCES,
+        error.PermissionDenied => .PERM,
+        error.IsDir => .ISDIR,
+        error.NotDir => .NOTDIR,
+        error.NameTooLong => .NAMETOOLONG,
+        error.SymLinkLoop => .LOOP,
+        error.BrokenPipe => .PIPE,
+        error.NoSpaceLeft => .NOSPC,
+        error.DiskQuota => .DQUOT,
+        error.InputOutput => .IO,
+        error.NoDevice => .NXIO,
+        error.FileTooBig => .FBIG,
+        error.ReadOnlyFileSystem => .ROFS,
+        error.ProcessFdQuotaExceeded => .MFILE,
+        error.SystemFdQuotaExceeded => .NFILE,
+        error.SystemResources => .NOMEM,
+        error.FileBusy, error.DeviceBusy => .BUSY,
+        error.WouldBlock => .AGAIN,
+        error.Unseekable => .SPIPE,
+        else => null,
+    };
+}
+
+test "OS errors in Rust's words, never a Zig error name" {
+    var buffer: [128]u8 = undefined;
+    const cases = [_]struct { errno: posix.E, text: []const u8 }{
+        .{ .errno = .ACCES, .text = "Permission denied (os error 13)" },
+        .{ .errno = .LOOP, .text = "Too many levels of symbolic links (os error 40)" },
+        .{ .errno = .ISDIR, .text = "Is a directory (os error 21)" },
+        .{ .errno = .SPIPE, .text = "Illegal seek (os error 29)" },
+        .{ .errno = .HWPOISON, .text = "Unknown error 133 (os error 133)" },
+    };
+    for (cases) |c| {
+        const text = try std.fmt.bufPrint(&buffer, "{f}", .{OsError{ .errno = c.errno }});
+        try std.testing.expectEqualStrings(c.text, text);
+    }
+    try std.testing.expectEqualStrings("Too many levels of symbolic links", zigErrorText(
+        error.SymLinkLoop,
+    ));
+}
+
+test "a path's failures: each step's chain, the canonical name once known" {
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    try tmp.dir.symLink("loop-b", "loop-a", .{});
+    try tmp.dir.symLink("loop-a", "loop-b", .{});
+    try tmp.dir.makeDir("dir");
+    try tmp.dir.writeFile(.{ .sub_path = "short", .data = "ElfFile\x00" });
+    var base_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    const base = try tmp.dir.realpath(".", &base_buffer);
+    const cases = [_]struct { name: []const u8, causes: []const u8, named: bool }{
+        .{
+            .name = "loop-a",
+            .causes = read_input ++ " {s}\n    2: Too many levels of symbolic links (os error 40)",
+            .named = true,
+        },
+        .{
+            .name = "missing",
+            .causes = read_input ++ " {s}\n    2: No such file or directory (os error 2)",
+            .named = true,
+        },
+        .{
+            .name = "dir",
+            .causes = deserialize ++ header_block ++ "Is a directory (os error 21)",
+            .named = false,
+        },
+    };
+    inline for (cases) |c| {
+        var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
+        const path = try std.fmt.bufPrint(&path_buffer, "{s}/{s}", .{ base, c.name });
+        var text: [1024]u8 = undefined;
+        var w: std.Io.Writer = .fixed(&text);
+        try std.testing.expectError(error.Failed, openPath(path, null, &w));
+        var want: [1024]u8 = undefined;
+        const expected = try std.fmt.bufPrint(
+            &want,
+            "Failed to open evtx file at: {s}" ++ caused_by ++ c.causes,
+            if (c.named) .{ path, path } else .{path},
+        );
+        try std.testing.expectEqualStrings(expected, w.buffered());
+    }
+    // A short regular file opens: its header is the engine's to refuse.
+    var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
+    const path = try std.fmt.bufPrint(&path_buffer, "{s}/short", .{base});
+    var w: std.Io.Writer = .fixed(&.{});
+    const in = try openPath(path, null, &w);
+    defer in.source.file.close();
+    try std.testing.expectEqual(8, in.size);
+}
