@@ -74,7 +74,7 @@ pub use dump::{dump, dump_before_exit, ChunkResult, EvtxFile, Outcome, RecordRes
 pub use encoding_rs::Encoding;
 pub use error::{Cause, CauseKind, ErrorKind, Failure, FatalError};
 pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};
-pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options, MAX_THREADS};
+pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options};
 
 /// Version of the reference this crate reproduces.
 pub const REFERENCE_VERSION: &str = "0.15.1";

@@ -2,8 +2,9 @@
 
 use crate::error::{BinXmlError, BinXmlResult};
 use crate::escape::{self, Mode};
+use crate::limits::{RECORD_OUTPUT_BYTES_MAX, RENDER_DEPTH_MAX};
 use crate::program::emit_node;
-use crate::render_xml::{RenderInput, MAX_RENDER_DEPTH};
+use crate::render_xml::RenderInput;
 use crate::tree::{Element, Node};
 use crate::values_decode::{self, Value};
 use crate::values_format::{self, Flavor};
@@ -170,7 +171,7 @@ impl JsonRenderer<'_, '_> {
         }
         // The root is depth 1, as in the XML renderer and the Zig engine.
         let depth = self.depth.get() + 1;
-        if depth > MAX_RENDER_DEPTH {
+        if depth > RENDER_DEPTH_MAX {
             self.overflow.set(true);
             return;
         }
@@ -449,7 +450,7 @@ impl JsonRenderer<'_, '_> {
                 }
             }
             self.json_text(buf, n, false);
-            if buf.len() > crate::dump::MAX_RECORD_OUTPUT {
+            if buf.len() > RECORD_OUTPUT_BYTES_MAX {
                 self.overflow.set(true);
                 return false;
             }

@@ -19,8 +19,8 @@ pub struct RenderInput<'a> {
     pub limit: usize,
 }
 
-/// Elements nested deeper than this fail the record when rendered (section 12).
-pub use crate::limits::MAX_RENDER_DEPTH;
+// Elements nested deeper than `RENDER_DEPTH_MAX` fail the record when rendered (section 12).
+use crate::limits::RENDER_DEPTH_MAX;
 
 #[cold]
 fn too_large() -> BinXmlError {
@@ -64,7 +64,7 @@ impl XmlRenderer<'_, '_> {
         // The root is depth 1 (`k` is its indent, 2 per level), as in the JSON renderer and the
         // Zig engine; the reference fails at indent level 512 (`indent / 2 >= 512`).
         let depth = k / 2 + 1;
-        if depth > MAX_RENDER_DEPTH {
+        if depth > RENDER_DEPTH_MAX {
             return Err(BinXmlError::new("elements nested too deeply", 0));
         }
         if out.len() > cx.limit {

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
+use crate::limits::ELEMENT_DEPTH_MAX;
 use crate::reader_error::{ReaderError, ReaderKind};
 use crate::{Cause, CauseKind};
 
@@ -20,9 +21,6 @@ use crate::{Cause, CauseKind};
 const HEADER_SIZE: usize = 16;
 const ENTRY_HEADER_SIZE: u64 = 9;
 const MAGIC: &[u8; 8] = b"WEVTCACH";
-/// Most bytes a chunk grows to with translated templates (`Renderer::walk_chunk_wevt`): the
-/// chunk plus far more templates than one chunk's records can name.
-pub const MAX_CHUNK_EXTENSION: usize = 16 << 20;
 /// Size of a TEMP header; its BinXML follows.
 pub const TEMP_HEADER_SIZE: usize = 40;
 
@@ -857,9 +855,6 @@ pub fn translate_or_cause(temp: &[u8], ext: &mut Vec<u8>) -> Result<u32, Option<
     Ok(def)
 }
 
-/// The reference's limit on open elements (its tree builder's stack).
-const MAX_ELEMENT_DEPTH: u32 = 512;
-
 /// The walk of one TEMP's BinXML: tokens copied to `out`, inline names cut out (`names`,
 /// ranges of `binxml`) and their places in `out` remembered (`refs`). The element state is
 /// the reference's tree builder's (an open start tag, the open elements, the roots), so the
@@ -874,7 +869,9 @@ struct Translation<'a> {
     /// A token the translation does not model was met (a Null value text).
     unmodelled: bool,
     in_start: bool,
-    depth: u32,
+    /// Open elements: the reference's tree builder refuses more than `ELEMENT_DEPTH_MAX`, its
+    /// one limit for a record stream and a template alike.
+    depth: usize,
     roots: u32,
 }
 
@@ -1042,7 +1039,7 @@ impl<'a> Translation<'a> {
     }
 
     fn close_start(&mut self, at: usize) -> Option<()> {
-        if self.depth >= MAX_ELEMENT_DEPTH {
+        if self.depth >= ELEMENT_DEPTH_MAX {
             return self.refuse("BinXML elements nested too deeply", at);
         }
         if !self.in_start {
