@@ -22,9 +22,16 @@ pub struct RenderInput<'a> {
 // Elements nested deeper than `RENDER_DEPTH_MAX` fail the record when rendered (section 12).
 use crate::limits::RENDER_DEPTH_MAX;
 
+/// The failure of a record whose output passed its limit (both renderers).
 #[cold]
-fn too_large() -> BinXmlError {
+pub(crate) fn too_large() -> BinXmlError {
     BinXmlError::new("record output too large or too deep", 0)
+}
+
+/// The failure of a record whose elements nest past `RENDER_DEPTH_MAX` (both renderers).
+#[cold]
+pub(crate) fn too_deep() -> BinXmlError {
+    BinXmlError::new("elements nested too deeply", 0)
 }
 
 const DECLARATION: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
@@ -65,7 +72,7 @@ impl XmlRenderer<'_, '_> {
         // Zig engine; the reference fails at indent level 512 (`indent / 2 >= 512`).
         let depth = k / 2 + 1;
         if depth > RENDER_DEPTH_MAX {
-            return Err(BinXmlError::new("elements nested too deeply", 0));
+            return Err(too_deep());
         }
         if out.len() > cx.limit {
             return Err(too_large());
@@ -306,6 +313,9 @@ mod tests {
             out.clear();
             let json = crate::render_json::render_record(&mut out, &input, root, false);
             assert_eq!(json.is_ok(), renders, "json at depth {depth}");
+            // One failure, `nested too deeply`, whatever the format (and in the Zig engine).
+            let words = |r: BinXmlResult<()>| r.err().map(|e| e.into_failure(0).to_string());
+            assert_eq!(words(json), words(xml), "depth {depth}");
         }
     }
 }
