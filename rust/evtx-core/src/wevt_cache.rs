@@ -1108,6 +1108,61 @@ pub fn render_with_values(
     render_translated(chunk, def, temp, values, codec).ok_or(None)
 }
 
+/// The reference's error for the TEMP BinXML `binxml` that does not build, `cause` at an
+/// offset from its start ([`render_with_values`]'s error, `apply-wevt-cache`'s text): the
+/// tree builder's refusal, or the reader's error below the deserializer's line. `None` for a
+/// cause whose words are not known. The Zig engine's `writeTempError`.
+#[cold]
+pub fn temp_error(cause: Cause, binxml: &[u8]) -> Option<String> {
+    let at = cause.offset as usize;
+    let u16_at = |o: usize| crate::bytes::get_u16(binxml, o);
+    // An inline name at `at` (6.3, without its link): its stored hash, its units' hash and
+    // its NUL unit.
+    let name = || {
+        let count = usize::from(u16_at(at + 2)?);
+        let units = binxml.get(at + 4..at + 4 + count * 2)?;
+        let hash = units.chunks_exact(2).fold(0u32, |h, c| {
+            h.wrapping_mul(65599)
+                .wrapping_add(u32::from(u16::from_le_bytes([c[0], c[1]])))
+        });
+        Some((u16_at(at)?, hash as u16, u16_at(at + 4 + count * 2)?))
+    };
+    let byte_before = || binxml.get(at.checked_sub(1)?).copied();
+    let reason = match cause.kind {
+        CauseKind::Model(reason) => {
+            return Some(format!("Failed to create record model, reason: {reason}"));
+        }
+        CauseKind::InvalidToken => format!(
+            "Offset {at:#010x}: Tried to read an invalid byte `{:#04x}` as binxml token",
+            byte_before()?
+        ),
+        CauseKind::InvalidValueType => format!(
+            "Offset {at:#010x}: Tried to read an invalid byte `0x{:2x}` as binxml value variant",
+            byte_before()?
+        ),
+        CauseKind::NameHashMismatch => {
+            let (stored, hash, _) = name()?;
+            format!(
+                "Offset {at:#010x}: WEVT inline name hash mismatch (expected {hash:#06x}, found \
+                 {stored:#06x})"
+            )
+        }
+        CauseKind::NameWithoutNul => format!(
+            "Offset {at:#010x}: WEVT inline name missing NUL terminator (found {:#06x})",
+            name()?.2
+        ),
+        CauseKind::Truncated { what, need } => format!(
+            "buffer too small for {what} at offset {at} (need {need} bytes, have {})",
+            binxml.len().saturating_sub(at)
+        ),
+        _ => return None,
+    };
+    Some(crate::error::caused(
+        "An error occurred while trying to deserialize evtx stream.",
+        reason,
+    ))
+}
+
 /// [`render_with_values`] once the TEMP is translated: `chunk` a 512-byte chunk header and the
 /// translation, its definition at `def`.
 fn render_translated(
