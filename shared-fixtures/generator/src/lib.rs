@@ -15,6 +15,6 @@ pub mod mta;
 pub mod rng;
 pub mod sparse;
 pub mod unused_json;
-pub mod wevt;
+pub mod wevt_fixtures;
 pub mod windows;
 pub mod writer;

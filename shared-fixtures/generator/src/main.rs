@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evtx_fixture_gen::{bench, carving, code_pages, corpus, expected, mta, sparse, wevt};
+use evtx_fixture_gen::{bench, carving, code_pages, corpus, expected, mta, sparse, wevt_fixtures};
 
 const USAGE: &str = "usage:
   evtx-fixture-gen synthetic --out-dir DIR
@@ -75,7 +75,7 @@ fn run() -> Result<(), String> {
         }
         "wevt" => {
             let out = PathBuf::from(a.need("out-dir")?);
-            let all = wevt::write(&out).map_err(|e| e.to_string())?;
+            let all = wevt_fixtures::write(&out).map_err(|e| e.to_string())?;
             eprintln!("wrote {} wevt fixtures", all.len());
             Ok(())
         }
