@@ -11,7 +11,7 @@ pub mod fixtures;
 pub mod log;
 pub mod manifest;
 pub mod more;
-pub mod mta;
+pub mod mta_fixtures;
 pub mod rng;
 pub mod sparse;
 pub mod unused_json;
