@@ -690,7 +690,6 @@ impl JsonRenderer<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::Counter;
-    use crate::render_xml::RenderInput;
     use crate::tree::{Element, Names, Node, Span, Tree};
 
     /// Name entries (6.3) for `texts` in a chunk of their own: the chunk and each one's id.
@@ -741,14 +740,7 @@ mod tests {
             let data = element(&mut tree, ids[2], inner);
             let container = element(&mut tree, ids[1], Some(data));
             let root = element(&mut tree, ids[0], Some(container));
-            let input = RenderInput {
-                chunk: &chunk,
-                codec: encoding_rs::WINDOWS_1252,
-                names: &names,
-                tree: &tree,
-                rec: None,
-                limit: usize::MAX,
-            };
+            let input = crate::testing::render_input(&chunk, &names, &tree);
             let mut out = Vec::new();
             let xml = crate::render_xml::render_record(&mut out, &input, root, true);
             assert_eq!(xml.is_ok(), renders, "xml at depth {depth}");

@@ -299,14 +299,7 @@ mod tests {
         let names = Names::default();
         for (depth, renders) in [(512, true), (513, false)] {
             let (tree, root) = chain(depth);
-            let input = RenderInput {
-                chunk: &[],
-                codec: encoding_rs::WINDOWS_1252,
-                names: &names,
-                tree: &tree,
-                rec: None,
-                limit: usize::MAX,
-            };
+            let input = crate::testing::render_input(&[], &names, &tree);
             let mut out = Vec::new();
             let xml = render_record(&mut out, &input, root, true);
             assert_eq!(xml.is_ok(), renders, "xml at depth {depth}");

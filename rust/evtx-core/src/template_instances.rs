@@ -124,20 +124,19 @@ fn step<'a>(bytes: &'a [u8], chunk: &ChunkResult, r: &RecordResult) -> Option<St
             });
         }
     }
-    let id = r.record_id?;
-    let offset = (r.file_offset - chunk.file_offset) as usize;
-    if let Some(value) = first_unreadable(bytes, offset) {
+    let record = Record {
+        id: r.record_id?,
+        filetime: r.filetime,
+        chunk: bytes,
+        offset: (r.file_offset - chunk.file_offset) as usize,
+    };
+    if let Some(value) = first_unreadable(&record) {
         return Some(Step::Failed {
-            line: format!("Failed to parse record number {id}"),
+            line: format!("Failed to parse record number {}", record.id),
             cause: value.cause(),
         });
     }
-    Some(Step::Record(Record {
-        id,
-        filetime: r.filetime,
-        chunk: bytes,
-        offset,
-    }))
+    Some(Step::Record(record))
 }
 
 /// The ANSI code page of the values' texts: the template subcommands take no `--ansi-codec`.
@@ -340,17 +339,16 @@ impl Unreadable {
     }
 }
 
-/// The first value of the record at `rec` of an unreadable type: in a template instance of its
-/// stream (and those that are a whole BinXML value of one, as deep as
-/// `INSTANCE_SCAN_DEPTH_MAX`) or as a value text of the stream itself.
-fn first_unreadable(chunk: &[u8], rec: usize) -> Option<Unreadable> {
-    let size = get_u32(chunk, rec + 4)?;
-    let end = (rec + size as usize).saturating_sub(4).min(chunk.len());
+/// The first value of `record` of an unreadable type: in a template instance of its stream (and
+/// those that are a whole BinXML value of one, as deep as `INSTANCE_SCAN_DEPTH_MAX`) or as a
+/// value text of the stream itself.
+fn first_unreadable(record: &Record<'_>) -> Option<Unreadable> {
+    let chunk = record.chunk;
+    let (mut pos, end) = record.stream()?;
     let cx = Source {
         chunk,
         codec: codec(),
     };
-    let mut pos = rec + 24;
     let mut slots = Vec::new();
     while pos < end {
         match chunk[pos] {
@@ -545,9 +543,15 @@ mod tests {
     #[test]
     fn unreadable_values_have_the_reference_causes() {
         let chunk = first_chunk("damaged/unsupported-types.evtx");
+        let at = |offset| Record {
+            id: 0,
+            filetime: 0,
+            chunk: &chunk,
+            offset,
+        };
         // The reference's causes for records 2 (at chunk offset 794, an EvtHandle of 4 bytes)
         // and 8 (at 2185, an EvtXml value text).
-        let cause = |rec| first_unreadable(&chunk, rec).and_then(|u| u.cause());
+        let cause = |rec| first_unreadable(&at(rec)).and_then(|u| u.cause());
         assert_eq!(
             cause(794).as_deref(),
             Some(
@@ -559,7 +563,7 @@ mod tests {
             .unwrap()
             .ends_with("1: Offset 2249: Value variant `EvtXmlType` (size None) is unimplemented"));
         // Record 1 (the first of the chunk) holds no such value.
-        assert!(first_unreadable(&chunk, 512).is_none());
+        assert!(first_unreadable(&at(512)).is_none());
     }
 
     #[test]
