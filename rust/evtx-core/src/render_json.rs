@@ -1,7 +1,7 @@
 //! JSON rendering of a record tree (contract section 10). Output is always compact.
 //!
 //! The Zig engine's `zig/src/render_json.zig`, function for function: the value of an element
-//! ([`JsonRenderer::write_value`], 10.2, or [`JsonRenderer::write_value_ignoring_attributes`],
+//! (`JsonRenderer::write_value`, 10.2, or `JsonRenderer::write_value_ignoring_attributes`,
 //! 10.6), its object (`write_object`, `write_members`, `write_member`, 10.3), the content of a
 //! node list (`write_content`, `write_node_text`, 10.4), `EventData`/`UserData` containers
 //! (`write_container_members`, `container_keys`, `write_data_run`, `write_positional`,
