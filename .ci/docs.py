@@ -10,8 +10,8 @@
   rule: build outputs (`target/`, `zig-out/`, `.zig-cache/`, the wheel's `_lib/`), what is
   outside the repository (`../`, `/`, `~`, `$VAR`, URLs, the reference crate's
   `evtx-0.15.1/...`, and the files of other projects a profile quotes: `EXTERNAL`),
-  placeholders and patterns (`DIR/`, `<NAME>`, `{a,b}`, `*`, `...`, `@`), Rust paths
-  (`a::b`) and options (`-o`, `a=b`); a trailing `:LINE` is dropped.
+  placeholders and patterns (`DIR/`, `<NAME>`, `{a,b}`, `*`, `...`, `@`), Rust paths (`a::b`)
+  and options (`-o`, `a=b`); a trailing `:LINE` is dropped.
 * Thesis codes: every `H<n>` and `P<n>` (with an optional letter) written in a tracked text
   file is a heading of the performance archive (`perf/*.md`); the committed fixtures'
   expected outputs and quoted names (`"H32"`, `<H32>`: value types) are not citations.

@@ -20,9 +20,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+mod apply_wevt_cache;
+mod dump_template_instances;
+mod extract_wevt_templates;
 mod help;
 mod open_input;
-mod wevt;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Fmt {
@@ -127,9 +129,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     // Each subcommand's about lines are on its `Args` struct.
-    ExtractWevtTemplates(wevt::ExtractArgs),
-    DumpTemplateInstances(wevt::DumpArgs),
-    ApplyWevtCache(wevt::ApplyArgs),
+    ExtractWevtTemplates(extract_wevt_templates::ExtractArgs),
+    DumpTemplateInstances(dump_template_instances::DumpArgs),
+    ApplyWevtCache(apply_wevt_cache::ApplyArgs),
     Info(InfoArgs),
 }
 
@@ -227,14 +229,14 @@ fn main() -> ExitCode {
     sink.finish(file.len())
 }
 
-/// A subcommand: `info` here, the template ones in `wevt.rs` (evtx-zig: `infoCommand`,
+/// A subcommand: `info` here, the template ones in their modules (evtx-zig: `infoCommand`,
 /// `wevtCommand`).
 fn run_command(command: &Command) -> ExitCode {
     match command {
         Command::Info(args) => info_command(args),
-        Command::ExtractWevtTemplates(args) => wevt::extract(args),
-        Command::DumpTemplateInstances(args) => wevt::dump_instances(args),
-        Command::ApplyWevtCache(args) => wevt::apply(args),
+        Command::ExtractWevtTemplates(args) => extract_wevt_templates::run(args),
+        Command::DumpTemplateInstances(args) => dump_template_instances::run(args),
+        Command::ApplyWevtCache(args) => apply_wevt_cache::run(args),
     }
 }
 

@@ -16,7 +16,7 @@ const TICKS_PER_MINUTE: u64 = 60 * TICKS_PER_SECOND;
 /// Days from 1601-01-01 (the FILETIME epoch) to 1970-01-01.
 const DAYS_1601_TO_1970: i64 = 134_774;
 /// The last year a text is given for (`datetime.MAXYEAR`).
-const MAX_YEAR: i64 = 9999;
+const YEAR_MAX: i64 = 9999;
 /// `YYYY-MM-DDTHH:MM:`, the text shared by every FILETIME of one minute.
 const PREFIX_LEN: usize = 17;
 
@@ -26,7 +26,7 @@ const PREFIX_LEN: usize = 17;
 pub(crate) struct Timestamps {
     pub data: Vec<u8>,
     pub offsets: Vec<u64>,
-    /// The last minute formatted and its prefix (`None`: past `MAX_YEAR`). Records of a log
+    /// The last minute formatted and its prefix (`None`: past `YEAR_MAX`). Records of a log
     /// come mostly in time order, so one entry catches nearly every lookup.
     minute: Option<(u64, Option<[u8; PREFIX_LEN]>)>,
 }
@@ -97,13 +97,13 @@ fn two_digits(value: u64) -> [u8; 2] {
     [b'0' + (value / 10) as u8, b'0' + (value % 10) as u8]
 }
 
-/// `YYYY-MM-DDTHH:MM:` of the FILETIME minute `minute`, or `None` past `MAX_YEAR`.
+/// `YYYY-MM-DDTHH:MM:` of the FILETIME minute `minute`, or `None` past `YEAR_MAX`.
 fn minute_prefix(minute: u64) -> Option<[u8; PREFIX_LEN]> {
     // u64::MAX ticks is 30.7 million days: every value fits an i64 with room.
     let days = (minute / 1440) as i64;
     let of_day = minute % 1440;
     let (year, month, day) = civil(days - DAYS_1601_TO_1970);
-    if year > MAX_YEAR {
+    if year > YEAR_MAX {
         return None;
     }
     debug_assert!(year >= 1601);

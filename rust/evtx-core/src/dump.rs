@@ -6,7 +6,9 @@ use crate::chunk::{self, ChunkHeader};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::{self, FileHeader, CHUNK_SIZE};
 use crate::input::{ChunkSlot, ChunkSource};
-use crate::limits::record_output_limit;
+use crate::limits::{
+    record_output_limit, CHUNK_EXTENSION_BYTES_MAX, CHUNK_NODES_MAX, CHUNK_OUTPUT_BYTES_MAX,
+};
 use crate::mta;
 use crate::options::{Format, Options};
 use crate::pipeline;
@@ -19,11 +21,6 @@ use crate::tree::{Names, Tree};
 use crate::{render_json, render_xml};
 use std::cell::RefCell;
 use std::ops::{ControlFlow, Range};
-
-/// A chunk's output may not grow beyond this (section 12).
-pub use crate::limits::MAX_CHUNK_OUTPUT;
-/// A rendered record longer than this fails (section 12).
-pub use crate::limits::MAX_RECORD_OUTPUT;
 
 /// An EVTX file opened over borrowed bytes (no copy). Its order scan and chunk access are those
 /// of [`ChunkSource`], shared with [`crate::Input`] (a file read through windows).
@@ -143,16 +140,13 @@ pub struct Renderer {
     visited: chunk::Visited,
     /// Size of the last chunk's output, to pre-size the next.
     last_output: usize,
-    /// Tree nodes built for this chunk's records (see [`MAX_CHUNK_NODES`]).
+    /// Tree nodes built for this chunk's records (see [`CHUNK_NODES_MAX`]).
     chunk_nodes: usize,
     /// This worker's chunk buffer when the source is a file (64 KiB, allocated on first use).
     window: ChunkSlot,
     /// The slow path's recorder, reused by every record it records (PERF.md H153).
     recorder: RefCell<Recorder>,
 }
-
-/// Tree nodes all records of one chunk may build (section 12: only crafted files reach it).
-pub const MAX_CHUNK_NODES: usize = 4 * tokens::MAX_RECORD_NODES;
 
 impl Renderer {
     /// A renderer for `opts`.
@@ -307,7 +301,7 @@ impl Renderer {
                 if ext.is_empty() {
                     ext.extend_from_slice(chunk);
                 }
-                if ext.len() + 2 * temp.len() > crate::wevt_cache::MAX_CHUNK_EXTENSION {
+                if ext.len() + 2 * temp.len() > CHUNK_EXTENSION_BYTES_MAX {
                     continue;
                 }
                 if let Some(def) = crate::wevt_cache::translate(temp, &mut ext) {
@@ -533,7 +527,7 @@ impl Renderer {
     /// chunk's node budget. Returns the root element.
     #[inline(always)]
     fn parse_tree(&mut self, cx: Source<'_>, bstart: usize, bend: usize) -> Result<u32, Failure> {
-        if self.chunk_nodes > MAX_CHUNK_NODES {
+        if self.chunk_nodes > CHUNK_NODES_MAX {
             return Err(Failure::binxml("too many nodes in chunk"));
         }
         // Unused BinXML values (shared-fixtures/README.md): the reference's XML programs read
@@ -616,7 +610,7 @@ impl Renderer {
     /// The Zig engine's `Renderer.checkSize`.
     fn check_size(len: usize, body: usize, end: usize) -> Result<(), Failure> {
         debug_assert!(body <= end && end <= len);
-        if end > record_output_limit(body) || len > MAX_CHUNK_OUTPUT {
+        if end > record_output_limit(body) || len > CHUNK_OUTPUT_BYTES_MAX {
             return Err(Failure::binxml("record output too large"));
         }
         Ok(())
@@ -662,6 +656,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::RECORD_OUTPUT_BYTES_MAX;
 
     /// Renders every chunk of `file` in order with one renderer; every record must render.
     fn render_all(file: &EvtxFile<'_>, r: &mut Renderer, opts: &Options) -> (Vec<u8>, usize) {
@@ -1017,12 +1012,16 @@ mod tests {
         // the newline): after `Record 1\n`, 16 MiB of text pass and one byte more fails,
         // whatever the banner and the newline add.
         let body = b"Record 1\n".len();
-        let end = body + MAX_RECORD_OUTPUT;
+        let end = body + RECORD_OUTPUT_BYTES_MAX;
         assert!(Renderer::check_size(end + 1, body, end).is_ok());
         assert!(Renderer::check_size(end + 2, body, end + 1).is_err());
         // The chunk's bound counts everything written, newline included.
-        let late = MAX_CHUNK_OUTPUT - 10;
-        assert!(Renderer::check_size(MAX_CHUNK_OUTPUT, late, MAX_CHUNK_OUTPUT - 1).is_ok());
-        assert!(Renderer::check_size(MAX_CHUNK_OUTPUT + 1, late, MAX_CHUNK_OUTPUT).is_err());
+        let late = CHUNK_OUTPUT_BYTES_MAX - 10;
+        assert!(
+            Renderer::check_size(CHUNK_OUTPUT_BYTES_MAX, late, CHUNK_OUTPUT_BYTES_MAX - 1).is_ok()
+        );
+        assert!(
+            Renderer::check_size(CHUNK_OUTPUT_BYTES_MAX + 1, late, CHUNK_OUTPUT_BYTES_MAX).is_err()
+        );
     }
 }

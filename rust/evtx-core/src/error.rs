@@ -8,6 +8,12 @@
 
 use std::fmt;
 
+/// An error over its cause as the reference's `anyhow` prints it after `Error: ` (the
+/// template subcommands' texts, in both CLIs).
+pub fn caused(context: impl fmt::Display, cause: impl fmt::Display) -> String {
+    format!("{context}\n\nCaused by:\n    {cause}")
+}
+
 /// The fixed error kinds both engines print (see `shared-fixtures/README.md`): the C ABI's
 /// status table (`evtx_abi::abi`) holds their values and strings, once for every Rust crate.
 pub use evtx_abi::ErrorKind;

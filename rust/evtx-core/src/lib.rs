@@ -31,8 +31,9 @@
 //! [`render_json`] turn trees into text, [`program`] records per-template replay programs (the
 //! compiled fast path: most records are produced without building a tree), [`mta`] reads `.MTA`
 //! files for `RenderingInfo`, [`wevt_cache`] and [`pe`] read provider templates
-//! (`--wevt-cache`), and [`mod@dump`] drives it all per chunk, in order, on one or more threads
-//! ([`pipeline`]).
+//! (`--wevt-cache`), [`template_instances`] reads records and their template instances as the
+//! reference's template subcommands do, and [`mod@dump`] drives it all per chunk, in order, on
+//! one or more threads ([`pipeline`]).
 //!
 //! Robustness: every read is bounds-checked, nesting, node counts, definition bytes and output
 //! sizes are capped (section 12 of the contract), and the crate has no `unsafe` outside
@@ -62,6 +63,7 @@ pub mod render_xml;
 #[allow(unsafe_code)]
 pub mod simd;
 pub mod template;
+pub mod template_instances;
 #[cfg(test)]
 mod testing;
 pub mod tokens;
@@ -74,7 +76,7 @@ pub use dump::{dump, dump_before_exit, ChunkResult, EvtxFile, Outcome, RecordRes
 pub use encoding_rs::Encoding;
 pub use error::{Cause, CauseKind, ErrorKind, Failure, FatalError};
 pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};
-pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options, MAX_THREADS};
+pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options};
 
 /// Version of the reference this crate reproduces.
 pub const REFERENCE_VERSION: &str = "0.15.1";

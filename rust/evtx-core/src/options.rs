@@ -2,9 +2,7 @@
 
 use encoding_rs::Encoding;
 
-/// Most worker threads a dump uses, whatever `-t` asks (same value as the Zig engine's
-/// `dump.threads_max`): past a few per core, more workers only cost stacks and chunk buffers.
-pub use crate::limits::MAX_THREADS;
+use crate::limits::THREADS_MAX;
 
 /// Output format (`-o`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,13 +76,13 @@ impl Options {
         }
     }
 
-    /// The effective number of worker threads, at most [`MAX_THREADS`].
+    /// The effective number of worker threads, at most [`THREADS_MAX`].
     pub fn effective_threads(&self) -> usize {
         let n = match self.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
         };
-        n.min(MAX_THREADS)
+        n.min(THREADS_MAX)
     }
 }
 

@@ -27,12 +27,17 @@ use encoding_rs::Encoding;
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Records with an array of more items than this are not recorded.
-use crate::limits::MAX_PROGRAM_ARRAY_ITEMS;
-/// Records with more values than this (all instances together) are not recorded.
-use crate::limits::MAX_PROGRAM_VALUES;
-/// Nested instances deeper than this are not recorded.
-const MAX_SIGN_DEPTH: usize = 8;
+// Records with an array of more items than `PROGRAM_ARRAY_ITEMS_MAX`, more values than
+// `PROGRAM_VALUES_MAX` (all instances together) or instances nested deeper than
+// `SIGNATURE_DEPTH_MAX` are not recorded; fragments with more names than the `FRAGMENT_NAME_*`
+// bounds render the slow way. Programs are kept across chunks (signatures name definitions by
+// content); `PROGRAMS_MAX` and `PROGRAM_BYTES_MAX` bound the memory a crafted file can make
+// them take.
+use crate::limits::{
+    ELEMENT_DEPTH_MAX, FRAGMENT_NAME_BYTES_MAX, FRAGMENT_NAME_IDS_MAX, IDENTITY_BYTES_MAX,
+    PROGRAMS_MAX, PROGRAM_ARRAY_ITEMS_MAX, PROGRAM_BYTES_MAX, PROGRAM_VALUES_MAX,
+    SIGNATURE_DEPTH_MAX,
+};
 
 /// One step of a program: a literal run, then a value (evtx-zig's `Op`). Fused, a value and
 /// the run before it take one turn of the replay's loop, not two (PERF.md H177).
@@ -134,7 +139,7 @@ pub struct Body {
 }
 
 impl Body {
-    /// What the program counts against `MAX_PROGRAM_BYTES`: its literal bytes (without the
+    /// What the program counts against `PROGRAM_BYTES_MAX`: its literal bytes (without the
     /// padding) and 8 per operation.
     fn cost(&self) -> usize {
         self.lits.len() - simd::LITERAL_STEP + 8 * self.ops.len()
@@ -386,7 +391,9 @@ impl FragmentNames {
         let id = match self.ids.get(raw) {
             Some(&id) => id,
             None => {
-                if self.ids.len() >= MAX_NAME_IDS || self.bytes + raw.len() > MAX_NAME_BYTES {
+                if self.ids.len() >= FRAGMENT_NAME_IDS_MAX
+                    || self.bytes + raw.len() > FRAGMENT_NAME_BYTES_MAX
+                {
                     return None;
                 }
                 let id = match shared {
@@ -456,7 +463,7 @@ impl Shared {
         if let Some(&id) = g.identities.get(key) {
             return Some(id);
         }
-        if g.identity_bytes + key.len() > crate::template::MAX_IDENTITY_BYTES {
+        if g.identity_bytes + key.len() > IDENTITY_BYTES_MAX {
             return None;
         }
         let id = g.identities.len() as u32;
@@ -471,7 +478,9 @@ impl Shared {
         if let Some(&id) = g.names.get(raw) {
             return Some(id);
         }
-        if g.names.len() >= MAX_NAME_IDS || g.name_bytes + raw.len() > MAX_NAME_BYTES {
+        if g.names.len() >= FRAGMENT_NAME_IDS_MAX
+            || g.name_bytes + raw.len() > FRAGMENT_NAME_BYTES_MAX
+        {
             return None;
         }
         let id = g.names.len() as u32;
@@ -552,10 +561,6 @@ fn grow<T: Copy>(buf: &mut Vec<T>, len: usize, fill: T) {
     buf.resize(len, fill);
 }
 
-/// Programs are kept across chunks (signatures name definitions by content); these caps bound
-/// the memory a crafted file can make them take.
-use crate::limits::{MAX_PROGRAMS, MAX_PROGRAM_BYTES};
-
 /// The programs of one renderer, by signature.
 #[derive(Debug, Default)]
 pub struct Programs {
@@ -564,7 +569,7 @@ pub struct Programs {
     /// The programs' bodies, by [`Program::body`]; at `-t 2` and up shared with the other
     /// renderers (PERF.md H137).
     bodies: Vec<Arc<Body>>,
-    /// The bodies' [`Body::cost`], summed (bounded by `MAX_PROGRAM_BYTES`).
+    /// The bodies' [`Body::cost`], summed (bounded by `PROGRAM_BYTES_MAX`).
     bytes: usize,
     /// Scratch: the current record's signature words, built as its values are read (the Zig
     /// engine's `signature`), and their hash, mixed once the scan is done. Only the first
@@ -576,7 +581,7 @@ pub struct Programs {
     /// Scratch: what the current instance's rare values left for after its value loop.
     rare: Rare,
     /// Scratch: the current record's substitution values by record-wide number, the first
-    /// `values` (at most `MAX_PROGRAM_VALUES`; the Zig engine's `slots`). As `signature`, the
+    /// `values` (at most `PROGRAM_VALUES_MAX`; the Zig engine's `slots`). As `signature`, the
     /// buffer keeps its longest length and entries past `values` are stale: a program's steps
     /// name only values its signature has, and the signature fixes their count.
     slots: Vec<Value>,
@@ -612,9 +617,6 @@ const KNOWN_NAMES: usize = 512;
 /// Bytes of a name's text a [`KnownName`] holds (24 UTF-16 units: `EventSourceName`,
 /// `SubjectUserName` and their like fit).
 const KNOWN_TEXT: usize = 48;
-/// Bounds on the names [`FragmentNames::ids`] keeps: past them, fragments render the slow way.
-const MAX_NAME_IDS: usize = 1 << 16;
-const MAX_NAME_BYTES: usize = 1 << 20;
 
 /// The names raw fragments use, each as one signature word: an id per distinct UTF-16 text,
 /// kept across chunks as the programs are; and, for the current chunk only, the id of the
@@ -800,7 +802,7 @@ impl Programs {
         end: usize,
         depth: usize,
     ) -> Option<()> {
-        if depth > MAX_SIGN_DEPTH {
+        if depth > SIGNATURE_DEPTH_MAX {
             return None;
         }
         let chunk = cx.chunk;
@@ -849,7 +851,7 @@ impl Programs {
         let head = tokens::read_instance_head(chunk, *pos).ok()?;
         let n = head.count;
         let base = self.values;
-        if n > MAX_PROGRAM_VALUES - base {
+        if n > PROGRAM_VALUES_MAX - base {
             return None;
         }
         self.word(n as u32);
@@ -1033,7 +1035,7 @@ impl Programs {
                     if token == 0x03 {
                         self.word(fragment::CLOSE_EMPTY);
                     } else {
-                        if open >= tokens::MAX_ELEMENT_DEPTH {
+                        if open >= ELEMENT_DEPTH_MAX {
                             return None;
                         }
                         open += 1;
@@ -1058,7 +1060,7 @@ impl Programs {
                     if !pending && open == 0 {
                         return None; // A value outside of any element fails the record.
                     }
-                    if self.values >= MAX_PROGRAM_VALUES {
+                    if self.values >= PROGRAM_VALUES_MAX {
                         return None;
                     }
                     // The record's values are a count into the longest-kept list (H72).
@@ -1147,7 +1149,7 @@ impl Programs {
         if v.is_expandable() {
             // Expansion repeats elements per item and drops empty string items: the count
             // and which items are empty are part of the shape.
-            if v.count > MAX_PROGRAM_ARRAY_ITEMS {
+            if v.count > PROGRAM_ARRAY_ITEMS_MAX {
                 return None;
             }
             rare.extra.push(u32::from(v.count));
@@ -1183,7 +1185,7 @@ impl Programs {
             let key = self.signature[..self.signed].to_vec();
             let cost = body.cost() + 4 * self.signed;
             let mut g = shared.lock();
-            if g.programs.len() < MAX_PROGRAMS && g.program_bytes + cost <= MAX_PROGRAM_BYTES {
+            if g.programs.len() < PROGRAMS_MAX && g.program_bytes + cost <= PROGRAM_BYTES_MAX {
                 g.program_bytes += cost;
                 g.programs.entry(key).or_insert_with(|| body.clone());
             }
@@ -1192,7 +1194,7 @@ impl Programs {
 
     /// Adds the program `body` under the current signature, unless the bounds are reached.
     fn insert(&mut self, body: Arc<Body>) -> Option<Program> {
-        if self.bodies.len() >= MAX_PROGRAMS || self.bytes > MAX_PROGRAM_BYTES {
+        if self.bodies.len() >= PROGRAMS_MAX || self.bytes > PROGRAM_BYTES_MAX {
             return None;
         }
         self.bytes += body.cost();

@@ -11,7 +11,7 @@ use crate::file_header::CHUNK_SIZE;
 /// Record magic `**\0\0`.
 pub const RECORD_MAGIC: [u8; 4] = [0x2a, 0x2a, 0, 0];
 /// Largest valid record FILETIME (9999-12-30T22:00:00.9999999Z, section 5.1).
-pub const MAX_RECORD_FILETIME: u64 = 2_650_466_808_009_999_999;
+pub const FILETIME_MAX: u64 = 2_650_466_808_009_999_999;
 
 /// A record header read from a chunk (section 5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub fn read_record_header(chunk: &[u8], pos: usize) -> Result<RecordHeader, Reco
     let size = word(4);
     let id = u64::from(word(8)) | u64::from(word(12)) << 32;
     let filetime = u64::from(word(16)) | u64::from(word(20)) << 32;
-    if filetime > MAX_RECORD_FILETIME {
+    if filetime > FILETIME_MAX {
         return Err(err(ErrorKind::BadRecordTimestamp, false, Some(id)));
     }
     if size < 28 || pos as u64 + u64::from(size) - 4 > chunk.len() as u64 {
@@ -238,7 +238,7 @@ mod tests {
         }
         let (size, id) = (le_u32(chunk, pos + 4), le_u64(chunk, pos + 8));
         let filetime = le_u64(chunk, pos + 16);
-        if filetime > MAX_RECORD_FILETIME {
+        if filetime > FILETIME_MAX {
             return Err(err(ErrorKind::BadRecordTimestamp, false, Some(id)));
         }
         if size < 28 || pos as u64 + u64::from(size) - 4 > chunk.len() as u64 {
@@ -270,7 +270,7 @@ mod tests {
                 let size = [24, 27, 28, 29, 40, (len - pos + 4) as u32][(next() % 6) as usize];
                 h[4..8].copy_from_slice(&size.to_le_bytes());
                 if next().is_multiple_of(2) {
-                    let t = MAX_RECORD_FILETIME - 1 + next() % 3;
+                    let t = FILETIME_MAX - 1 + next() % 3;
                     h[16..24].copy_from_slice(&t.to_le_bytes());
                 }
             }
@@ -357,7 +357,7 @@ mod tests {
     #[test]
     fn bad_timestamp_is_an_error() {
         let mut c = chunk_with(&[(32, 1)], 512 + 32, 1);
-        c[512 + 16..512 + 24].copy_from_slice(&(MAX_RECORD_FILETIME + 1).to_le_bytes());
+        c[512 + 16..512 + 24].copy_from_slice(&(FILETIME_MAX + 1).to_le_bytes());
         let h = ChunkHeader::parse(&c).unwrap();
         let items: Vec<_> = RecordWalker::new(&c, h, false).collect();
         assert_eq!(

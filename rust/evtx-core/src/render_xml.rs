@@ -19,12 +19,19 @@ pub struct RenderInput<'a> {
     pub limit: usize,
 }
 
-/// Elements nested deeper than this fail the record when rendered (section 12).
-pub use crate::limits::MAX_RENDER_DEPTH;
+// Elements nested deeper than `RENDER_DEPTH_MAX` fail the record when rendered (section 12).
+use crate::limits::RENDER_DEPTH_MAX;
 
+/// The failure of a record whose output passed its limit (both renderers).
 #[cold]
-fn too_large() -> BinXmlError {
+pub(crate) fn too_large() -> BinXmlError {
     BinXmlError::new("record output too large or too deep", 0)
+}
+
+/// The failure of a record whose elements nest past `RENDER_DEPTH_MAX` (both renderers).
+#[cold]
+pub(crate) fn too_deep() -> BinXmlError {
+    BinXmlError::new("elements nested too deeply", 0)
 }
 
 const DECLARATION: &[u8] = b"<?xml version=\"1.0\" encoding=\"utf-8\"?>\n";
@@ -64,8 +71,8 @@ impl XmlRenderer<'_, '_> {
         // The root is depth 1 (`k` is its indent, 2 per level), as in the JSON renderer and the
         // Zig engine; the reference fails at indent level 512 (`indent / 2 >= 512`).
         let depth = k / 2 + 1;
-        if depth > MAX_RENDER_DEPTH {
-            return Err(BinXmlError::new("elements nested too deeply", 0));
+        if depth > RENDER_DEPTH_MAX {
+            return Err(too_deep());
         }
         if out.len() > cx.limit {
             return Err(too_large());
@@ -292,20 +299,16 @@ mod tests {
         let names = Names::default();
         for (depth, renders) in [(512, true), (513, false)] {
             let (tree, root) = chain(depth);
-            let input = RenderInput {
-                chunk: &[],
-                codec: encoding_rs::WINDOWS_1252,
-                names: &names,
-                tree: &tree,
-                rec: None,
-                limit: usize::MAX,
-            };
+            let input = crate::testing::render_input(&[], &names, &tree);
             let mut out = Vec::new();
             let xml = render_record(&mut out, &input, root, true);
             assert_eq!(xml.is_ok(), renders, "xml at depth {depth}");
             out.clear();
             let json = crate::render_json::render_record(&mut out, &input, root, false);
             assert_eq!(json.is_ok(), renders, "json at depth {depth}");
+            // One failure, `nested too deeply`, whatever the format (and in the Zig engine).
+            let words = |r: BinXmlResult<()>| r.err().map(|e| e.into_failure(0).to_string());
+            assert_eq!(words(json), words(xml), "depth {depth}");
         }
     }
 }

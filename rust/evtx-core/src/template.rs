@@ -2,9 +2,11 @@
 //! dependency omission, placeholder resolution and array expansion (6.7, 6.8).
 
 use crate::error::{BinXmlError, BinXmlResult};
-use crate::tokens::{
-    self, Parser, Scratch, Source, StreamKind, MAX_ELEMENT_DEPTH, MAX_RECORD_NODES,
+use crate::limits::{
+    DEFINITION_BYTES_MAX, ELEMENT_DEPTH_MAX, IDENTITY_BYTES_MAX, IDENTITY_VARIANTS_MAX,
+    INSTANCE_VALUES_MAX, RECORD_NODES_MAX,
 };
+use crate::tokens::{self, Parser, Scratch, Source, StreamKind};
 use crate::tree::{Attr, Element, Names, Node, Span, Tree};
 use crate::values_decode::{self, Item, Slot, Value};
 
@@ -14,16 +16,12 @@ pub struct Templates {
     /// Definition trees (elements keep their dependency ids, substitutions are placeholders).
     pub tree: Tree,
     by_offset: crate::bytes::FastMap<u32, Result<Definition, BinXmlError>>,
-    /// Body bytes parsed in this chunk (see [`MAX_DEFINITION_BYTES`]).
+    /// Body bytes parsed in this chunk (see [`DEFINITION_BYTES_MAX`]).
     parsed_bytes: usize,
     /// `--wevt-cache`: definition offset → offset of the cached template standing in for it
     /// when the definition fails (`crate::wevt_cache`). Kept by [`Templates::clear`].
     pub(crate) fallback: crate::bytes::FastMap<u32, u32>,
 }
-
-/// Definition bodies parsed per chunk are capped: a real chunk's definitions add up to less
-/// than the chunk; a crafted one could otherwise make every record point at a new 64 KiB body.
-const MAX_DEFINITION_BYTES: usize = 16 * crate::file_header::CHUNK_SIZE;
 
 /// A parsed definition: its root element in [`Templates::tree`] and the names it uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +65,7 @@ impl Templates {
         if let Some(r) = self.by_offset.get(&def_off) {
             return *r;
         }
-        if self.parsed_bytes > MAX_DEFINITION_BYTES {
+        if self.parsed_bytes > DEFINITION_BYTES_MAX {
             return Err(BinXmlError::new(
                 "too many template definitions in chunk",
                 def_off as usize,
@@ -203,12 +201,6 @@ const MEMO_SLOTS: usize = 32;
 fn memo_slot(def_off: u32) -> usize {
     (def_off.wrapping_mul(0x9e37_79b9) >> 27) as usize % MEMO_SLOTS
 }
-
-/// Bound on the definitions kept per GUID and size (each lookup tries them all).
-const MAX_VARIANTS: usize = 16;
-
-/// Bound on the bytes [`Identities`] keeps (bodies and names).
-pub(crate) const MAX_IDENTITY_BYTES: usize = 16 << 20;
 
 /// The UTF-16 bytes of the name entry at `off` (its text, without the terminator).
 fn name_bytes(chunk: &[u8], off: u32) -> Option<&[u8]> {
@@ -361,7 +353,7 @@ impl Identities {
             });
         }
         let known = self.by_guid.get(&(guid, size)).map_or(0, Vec::len);
-        if self.bytes + cost > MAX_IDENTITY_BYTES || known >= MAX_VARIANTS {
+        if self.bytes + cost > IDENTITY_BYTES_MAX || known >= IDENTITY_VARIANTS_MAX {
             return None;
         }
         let id = match &self.shared {
@@ -399,21 +391,18 @@ fn identity_key(guid: [u8; 16], size: u32, normalized: &[u8], refs: &[VariantRef
     key
 }
 
-/// Unused BinXML values (`shared-fixtures/README.md`, "Unused BinXML values"; Zig's
-/// `template.checkDeferred` is the same). The reference renders a record that is one template
-/// instance through compiled programs when the instance passes their preflight; they read only
-/// the values the template uses, and follow a used BinXML value that is one whole instance the
-/// same way, up to 8 instances deep. A BinXML value that would not parse is then never read
-/// unless used. Otherwise it builds the whole tree and fails the record with its first fault.
-///
-/// So an instance at most this deep (the record's own is 0) defers a BinXML value that fails
-/// (`Scratch::defer`); a value that deferred one inside stands only as one whole instance
-/// ([`is_whole_instance`]); an instance that deferred one stands only if [`check_deferred`]
-/// accepts it.
-pub use crate::limits::MAX_DEFER_DEPTH;
-
-/// The reference's preflight limit on an instance's values.
-use crate::limits::MAX_INSTANCE_VALUES as PREFLIGHT_VALUES_MAX;
+// Unused BinXML values (`shared-fixtures/README.md`, "Unused BinXML values"; Zig's
+// `template.checkDeferred` is the same). The reference renders a record that is one template
+// instance through compiled programs when the instance passes their preflight; they read only
+// the values the template uses, and follow a used BinXML value that is one whole instance the
+// same way, up to 8 instances deep. A BinXML value that would not parse is then never read
+// unless used. Otherwise it builds the whole tree and fails the record with its first fault.
+//
+// So an instance at most `DEFER_DEPTH_MAX` deep (the record's own is 0) defers a BinXML value
+// that fails (`Scratch::defer`); a value that deferred one inside stands only as one whole
+// instance ([`is_whole_instance`]); an instance that deferred one stands only if
+// [`check_deferred`] accepts it. The reference's preflight limit on an instance's values is
+// `INSTANCE_VALUES_MAX`.
 
 /// An instance (values just after its 0x0C byte at `inst_start`, definition root `root`) that
 /// deferred a failure below it: `first`, the record's first deferred fault, unless every
@@ -435,7 +424,7 @@ pub fn check_deferred(
         p += 24 + get(p + 20).ok_or(first)?;
     }
     let count = get(p).ok_or(first)?;
-    if count > PREFLIGHT_VALUES_MAX {
+    if count > INSTANCE_VALUES_MAX {
         return Err(first);
     }
     let table = p + 4;
@@ -509,7 +498,7 @@ fn too_many(at: usize) -> BinXmlError {
 
 #[inline]
 fn check_budget(tree: &Tree) -> BinXmlResult<()> {
-    if tree.nodes.len() + tree.elems.len() > MAX_RECORD_NODES {
+    if tree.nodes.len() + tree.elems.len() > RECORD_NODES_MAX {
         return Err(too_many(0));
     }
     Ok(())
@@ -605,7 +594,7 @@ fn copy_element(
     b: &mut Build<'_>,
     depth: usize,
 ) -> BinXmlResult<u32> {
-    if depth > MAX_ELEMENT_DEPTH {
+    if depth > ELEMENT_DEPTH_MAX {
         return Err(BinXmlError::new("template elements nested too deeply", 0));
     }
     let de = def.elems[e as usize];

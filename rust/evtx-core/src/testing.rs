@@ -1,5 +1,25 @@
 //! Test-only helpers shared by the modules' `#[cfg(test)]` blocks.
 
+use crate::render_xml::RenderInput;
+use crate::tree::{Names, Tree};
+
+/// What either renderer reads for `tree` (its names in `names`, their text in `chunk`), with
+/// no output limit and no program recorder.
+pub(crate) fn render_input<'a>(
+    chunk: &'a [u8],
+    names: &'a Names,
+    tree: &'a Tree,
+) -> RenderInput<'a> {
+    RenderInput {
+        chunk,
+        codec: encoding_rs::WINDOWS_1252,
+        names,
+        tree,
+        rec: None,
+        limit: usize::MAX,
+    }
+}
+
 /// Marsaglia's xorshift64 from `seed` (not zero): each call steps the state and returns it.
 /// The property tests draw their random inputs from it so a failure replays from the seed.
 pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {

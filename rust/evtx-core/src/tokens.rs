@@ -16,12 +16,10 @@ use crate::tree::{Element, Names, Node, Span, Tree, NAME_EVENT};
 use crate::values_decode::{self, ty, Item, Slot};
 use encoding_rs::Encoding;
 
-/// More open elements than this in one stream fail the record (6.6).
-pub use crate::limits::MAX_ELEMENT_DEPTH;
-/// More tree nodes than this in one record fail it (section 12).
-pub use crate::limits::MAX_RECORD_NODES;
-/// Nested streams deeper than this fail the record (6.6).
-pub use crate::limits::MAX_STREAM_NESTING;
+// More open elements than `ELEMENT_DEPTH_MAX` in one stream, nested streams deeper than
+// `STREAM_NESTING_MAX` (6.6) and more tree nodes than `RECORD_NODES_MAX` (section 12) fail the
+// record.
+use crate::limits::{DEFER_DEPTH_MAX, ELEMENT_DEPTH_MAX, RECORD_NODES_MAX, STREAM_NESTING_MAX};
 
 /// The chunk every stream reads and its ANSI code page (`--ansi-codec`, contract 7); the Zig
 /// engine keeps both in its `Parser`.
@@ -243,7 +241,7 @@ pub fn parse_stream(
     kind: StreamKind,
     depth: usize,
 ) -> BinXmlResult<()> {
-    if depth > MAX_STREAM_NESTING {
+    if depth > STREAM_NESTING_MAX {
         return Err(err("BinXML nested too deeply", start));
     }
     let mut st = Stream {
@@ -275,7 +273,7 @@ pub fn parse_stream(
             0x0f => st.fragment_header(p, at)?,
             _ => return Err(err("invalid token", at)),
         }
-        if p.tree.nodes.len() + p.tree.elems.len() > MAX_RECORD_NODES * 2 {
+        if p.tree.nodes.len() + p.tree.elems.len() > RECORD_NODES_MAX * 2 {
             return Err(err("too many nodes", at));
         }
     }
@@ -335,7 +333,7 @@ impl Stream {
             .take()
             .ok_or_else(|| err("close start without start", at))?;
         let attrs = finish_attrs(p.tree, p.s, &pe);
-        if p.s.frames.len() - self.frame_base >= MAX_ELEMENT_DEPTH {
+        if p.s.frames.len() - self.frame_base >= ELEMENT_DEPTH_MAX {
             return Err(err("elements nested too deeply", at));
         }
         p.s.frames.push(Frame {
@@ -710,7 +708,7 @@ fn parse_binxml_values(
 ) -> BinXmlResult<Vec<u16>> {
     // An instance on the chain of used instances defers a BinXML value that fails (see
     // `template::check_deferred`), as deep as the reference's compiled path follows them.
-    let may_defer = p.s.defer_unused && depth <= template::MAX_DEFER_DEPTH;
+    let may_defer = p.s.defer_unused && depth <= DEFER_DEPTH_MAX;
     let mut failed: Vec<u16> = Vec::new();
     for i in values.clone() {
         let Slot::BinXml { off, len } = p.s.values[i] else {

@@ -343,6 +343,17 @@ pub fn write_guid(out: &mut Vec<u8>, b: &[u8]) {
     }
 }
 
+/// A GUID as the reference's `Guid` displays it (`dump-template-instances`' `template_guid`):
+/// `D1-D2-D3-D4A-D4B`, upper case, no braces. The Zig engine's `writeGuidUpper`.
+pub fn write_guid_upper(out: &mut Vec<u8>, g: &[u8; 16]) {
+    let text = guid_text(g);
+    out.extend(
+        text[1..GUID_TEXT_LEN - 1]
+            .iter()
+            .map(u8::to_ascii_uppercase),
+    );
+}
+
 /// The text of GUID `g`: 38 bytes, `{d1-d2-d3-d4a-d4b}` lowercase.
 #[inline]
 fn guid_text(g: &[u8; 16]) -> [u8; GUID_TEXT_LEN] {
@@ -642,6 +653,24 @@ pub fn write_filetime(out: &mut Vec<u8>, ft: u64) {
     put_filetime_date(&mut buf, ft / TICKS_PER_DAY);
     put_filetime_time(&mut buf, ft % TICKS_PER_DAY);
     out.extend_from_slice(&buf);
+}
+
+/// A FILETIME as the reference displays a record's timestamp (`dump-template-instances`'
+/// `timestamp`): [`write_filetime`]'s text with the fraction's trailing zeros cut, and its dot
+/// too when nothing is left (`2024-03-01T08:00:01Z`). The Zig engine's `writeFiletimeTrimmed`.
+pub fn write_filetime_trimmed(out: &mut Vec<u8>, ft: u64) {
+    let start = out.len();
+    write_filetime(out, ft);
+    // `YYYY-MM-DDTHH:MM:SS.fffffffZ`: the dot at 19, the `Z` last.
+    let text = &out[start..];
+    debug_assert!(text.len() == 28 && text[19] == b'.' && text[27] == b'Z');
+    let digits = text[20..27]
+        .iter()
+        .rposition(|&c| c != b'0')
+        .map_or(0, |at| at + 1);
+    let end = if digits == 0 { 19 } else { 20 + digits };
+    out.truncate(start + end);
+    out.push(b'Z');
 }
 
 /// The date of FILETIME day `days` (since 1601-01-01) into `buf`.
@@ -1123,6 +1152,36 @@ mod tests {
         // A SID whose count exceeds the declared size reads past it.
         let (_, end) = decode_sized(&b, 0, ty::SID, 8, encoding_rs::WINDOWS_1252).unwrap();
         assert_eq!(end, b.len());
+    }
+
+    #[test]
+    fn guids_as_the_reference_displays_them() {
+        // `wevt/instances.evtx` record 1's inline definition GUID, as the reference prints
+        // it: d1, d2 and d3 are little-endian, the last eight bytes as stored.
+        let g = [
+            0x43, 0x2A, 0x2C, 0x5F, 0x86, 0xAA, 0x81, 0x24, 0x02, 0xF3, 0xEC, 0xE8, 0x17, 0x38,
+            0x36, 0x95,
+        ];
+        let mut out = b"x".to_vec();
+        write_guid_upper(&mut out, &g);
+        assert_eq!(out, b"x5F2C2A43-AA86-2481-02F3-ECE817383695");
+    }
+
+    #[test]
+    fn record_timestamps_without_trailing_zeros() {
+        // 2024-03-01T08:00:01Z is Unix 1709280001, 11644473600 s after 1601-01-01.
+        let ft = (1_709_280_001 + 11_644_473_600) * 10_000_000;
+        let t = |ft: u64| {
+            let mut out = b"x".to_vec();
+            write_filetime_trimmed(&mut out, ft);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(t(ft), "x2024-03-01T08:00:01Z");
+        assert_eq!(t(ft + 1_234_500), "x2024-03-01T08:00:01.12345Z");
+        assert_eq!(t(ft + 1), "x2024-03-01T08:00:01.0000001Z");
+        assert_eq!(t(ft + 9_000_000), "x2024-03-01T08:00:01.9Z");
+        // Out of range: the zero date, its fraction cut too.
+        assert_eq!(t(u64::MAX), "x0000-00-00T00:00:00Z");
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
+use crate::limits::ELEMENT_DEPTH_MAX;
 use crate::reader_error::{ReaderError, ReaderKind};
 use crate::{Cause, CauseKind};
 
@@ -20,9 +21,6 @@ use crate::{Cause, CauseKind};
 const HEADER_SIZE: usize = 16;
 const ENTRY_HEADER_SIZE: u64 = 9;
 const MAGIC: &[u8; 8] = b"WEVTCACH";
-/// Most bytes a chunk grows to with translated templates (`Renderer::walk_chunk_wevt`): the
-/// chunk plus far more templates than one chunk's records can name.
-pub const MAX_CHUNK_EXTENSION: usize = 16 << 20;
 /// Size of a TEMP header; its BinXML follows.
 pub const TEMP_HEADER_SIZE: usize = 40;
 
@@ -857,9 +855,6 @@ pub fn translate_or_cause(temp: &[u8], ext: &mut Vec<u8>) -> Result<u32, Option<
     Ok(def)
 }
 
-/// The reference's limit on open elements (its tree builder's stack).
-const MAX_ELEMENT_DEPTH: u32 = 512;
-
 /// The walk of one TEMP's BinXML: tokens copied to `out`, inline names cut out (`names`,
 /// ranges of `binxml`) and their places in `out` remembered (`refs`). The element state is
 /// the reference's tree builder's (an open start tag, the open elements, the roots), so the
@@ -874,7 +869,9 @@ struct Translation<'a> {
     /// A token the translation does not model was met (a Null value text).
     unmodelled: bool,
     in_start: bool,
-    depth: u32,
+    /// Open elements: the reference's tree builder refuses more than `ELEMENT_DEPTH_MAX`, its
+    /// one limit for a record stream and a template alike.
+    depth: usize,
     roots: u32,
 }
 
@@ -1042,7 +1039,7 @@ impl<'a> Translation<'a> {
     }
 
     fn close_start(&mut self, at: usize) -> Option<()> {
-        if self.depth >= MAX_ELEMENT_DEPTH {
+        if self.depth >= ELEMENT_DEPTH_MAX {
             return self.refuse("BinXML elements nested too deeply", at);
         }
         if !self.in_start {
@@ -1109,6 +1106,61 @@ pub fn render_with_values(
     let mut chunk = vec![0u8; 512];
     let def = translate_or_cause(temp, &mut chunk)?;
     render_translated(chunk, def, temp, values, codec).ok_or(None)
+}
+
+/// The reference's error for the TEMP BinXML `binxml` that does not build, `cause` at an
+/// offset from its start ([`render_with_values`]'s error, `apply-wevt-cache`'s text): the
+/// tree builder's refusal, or the reader's error below the deserializer's line. `None` for a
+/// cause whose words are not known. The Zig engine's `writeTempError`.
+#[cold]
+pub fn temp_error(cause: Cause, binxml: &[u8]) -> Option<String> {
+    let at = cause.offset as usize;
+    let u16_at = |o: usize| crate::bytes::get_u16(binxml, o);
+    // An inline name at `at` (6.3, without its link): its stored hash, its units' hash and
+    // its NUL unit.
+    let name = || {
+        let count = usize::from(u16_at(at + 2)?);
+        let units = binxml.get(at + 4..at + 4 + count * 2)?;
+        let hash = units.chunks_exact(2).fold(0u32, |h, c| {
+            h.wrapping_mul(65599)
+                .wrapping_add(u32::from(u16::from_le_bytes([c[0], c[1]])))
+        });
+        Some((u16_at(at)?, hash as u16, u16_at(at + 4 + count * 2)?))
+    };
+    let byte_before = || binxml.get(at.checked_sub(1)?).copied();
+    let reason = match cause.kind {
+        CauseKind::Model(reason) => {
+            return Some(format!("Failed to create record model, reason: {reason}"));
+        }
+        CauseKind::InvalidToken => format!(
+            "Offset {at:#010x}: Tried to read an invalid byte `{:#04x}` as binxml token",
+            byte_before()?
+        ),
+        CauseKind::InvalidValueType => format!(
+            "Offset {at:#010x}: Tried to read an invalid byte `0x{:2x}` as binxml value variant",
+            byte_before()?
+        ),
+        CauseKind::NameHashMismatch => {
+            let (stored, hash, _) = name()?;
+            format!(
+                "Offset {at:#010x}: WEVT inline name hash mismatch (expected {hash:#06x}, found \
+                 {stored:#06x})"
+            )
+        }
+        CauseKind::NameWithoutNul => format!(
+            "Offset {at:#010x}: WEVT inline name missing NUL terminator (found {:#06x})",
+            name()?.2
+        ),
+        CauseKind::Truncated { what, need } => format!(
+            "buffer too small for {what} at offset {at} (need {need} bytes, have {})",
+            binxml.len().saturating_sub(at)
+        ),
+        _ => return None,
+    };
+    Some(crate::error::caused(
+        "An error occurred while trying to deserialize evtx stream.",
+        reason,
+    ))
 }
 
 /// [`render_with_values`] once the TEMP is translated: `chunk` a 512-byte chunk header and the

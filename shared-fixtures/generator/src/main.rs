@@ -1,7 +1,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use evtx_fixture_gen::{bench, carving, code_pages, corpus, expected, mta, sparse, wevt};
+use evtx_fixture_gen::{
+    bench, carving, code_pages, corpus, expected, mta_fixtures, sparse, wevt_fixtures,
+};
 
 const USAGE: &str = "usage:
   evtx-fixture-gen synthetic --out-dir DIR
@@ -69,13 +71,13 @@ fn run() -> Result<(), String> {
         }
         "mta" => {
             let out = PathBuf::from(a.need("out-dir")?);
-            let all = mta::write(&out).map_err(|e| e.to_string())?;
+            let all = mta_fixtures::write(&out).map_err(|e| e.to_string())?;
             eprintln!("wrote {} mta fixtures", all.len());
             Ok(())
         }
         "wevt" => {
             let out = PathBuf::from(a.need("out-dir")?);
-            let all = wevt::write(&out).map_err(|e| e.to_string())?;
+            let all = wevt_fixtures::write(&out).map_err(|e| e.to_string())?;
             eprintln!("wrote {} wevt fixtures", all.len());
             Ok(())
         }

@@ -1054,9 +1054,9 @@ pub fn all() -> Vec<WevtFixture> {
         patch(pe_b, 0x200 + find(&rsrc_b, b"CRIM"), b"MIRC"),
     );
     add(
-        crate::mta::DAMAGE_TABLE,
+        crate::mta_fixtures::DAMAGE_TABLE,
         "where each damaged file's error line points (the CLI tests read it)",
-        crate::mta::damage_table(&offsets),
+        crate::mta_fixtures::damage_table(&offsets),
     );
     out
 }
