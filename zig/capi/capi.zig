@@ -784,7 +784,7 @@ pub export fn evtx_parser_next_batch(
 }
 
 /// The System fields of the last batch's entries, read from their JSON (include/evtx.h,
-/// zig/src/system.zig); UNSUPPORTED for XML.
+/// zig/capi/system.zig); UNSUPPORTED for XML.
 pub export fn evtx_parser_batch_system(
     parser: ?*evtx_parser,
     out: ?*evtx_batch_system,
@@ -835,7 +835,7 @@ fn fillSystem(p: *Parser) evtx_status {
 }
 
 /// The timestamp text of each entry of the last batch (include/evtx.h,
-/// zig/src/timestamps.zig), empty for error entries; any output format.
+/// zig/capi/timestamps.zig), empty for error entries; any output format.
 pub export fn evtx_parser_batch_timestamps(
     parser: ?*evtx_parser,
     out: ?*evtx_batch_texts,
