@@ -12,10 +12,14 @@ const apply_wevt_cache = @import("apply_wevt_cache.zig");
 const help = @import("help.zig");
 const stdio = @import("stdio.zig");
 const open_input = @import("open_input.zig");
-const arg_parser = @import("args.zig");
+const args = @import("args.zig");
+const commands = @import("commands.zig");
+const Format = evtx.options.Format;
 
 test {
     _ = help;
+    _ = args;
+    _ = commands;
     _ = stdio;
     _ = open_input;
     _ = extract_wevt_templates;
@@ -27,10 +31,6 @@ const version = "0.1.0";
 
 const Cli = struct {
     input: ?[]const u8 = null,
-    /// `info -i FILE`: print the info report of FILE instead of dumping.
-    info_input: ?[]const u8 = null,
-    /// The arguments after a wevt subcommand's name (`extract_wevt_templates.zig`).
-    wevt: ?Wevt = null,
     output: ?[]const u8 = null,
     /// `--mta FILE`, read after the output is created.
     mta: ?[]const u8 = null,
@@ -49,9 +49,9 @@ var stderr_buffer: [4096]u8 = undefined;
 /// A progress line is on the terminal (ended with a newline at exit).
 var progress_shown = false;
 
-fn stderrPrint(comptime fmt: []const u8, args: anytype) void {
+fn stderrPrint(comptime fmt: []const u8, fmt_args: anytype) void {
     var w = stdio.stderrWriter(&stderr_buffer);
-    w.interface.print(fmt, args) catch {};
+    w.interface.print(fmt, fmt_args) catch {};
     w.interface.flush() catch {};
 }
 
@@ -60,658 +60,53 @@ fn stdoutWriteAll(text: []const u8) void {
     w.interface.writeAll(text) catch {};
 }
 
-/// What the command line asks for instead of a run: a usage error (`main` prints
-/// `error: <message>` and exits 2) or a text on stdout (help, version: exit 0). The text is in
-/// `parse_message`.
-const ParseError = error{ Usage, Help, OutOfMemory };
-
-/// The message of the last `error.Usage` or `error.Help` of `parseArgs` (one parse at a time:
-/// the CLI parses once, the tests one after another).
-var parse_message: []const u8 = "";
-var parse_message_buffer: [2048]u8 = undefined;
-
-/// The program's name in `Usage:` lines: the last component of `argv[0]`, as clap shows it.
+/// The program's name in `Usage:` lines and help pages: the last component of `argv[0]`, as
+/// clap shows it.
 var bin_name: []const u8 = "evtx-zig";
 
-/// The tip clap prints under a usage error (clap 4's words).
-const Tip = union(enum) {
-    none,
-    /// `--x` was no option: it may be passed as a value after `--`.
-    trailing: []const u8,
-    /// `-x` (the character without its dash) was no option.
-    trailing_short: []const u8,
-    similar_argument: []const u8,
-    similar_subcommand: []const u8,
-    similar_value: []const u8,
-    /// An option of the `info` subcommand, named before `info`.
-    subcommand_argument: []const u8,
-};
-
-/// The `Usage:` line clap prints under a usage error, if any.
-const UsageLine = union(enum) {
-    none,
-    /// `NAME [OPTIONS] [INPUT] [COMMAND]`.
-    full,
-    /// The options given so far, in the order first given, then `[INPUT]` or `<INPUT>`.
-    used: *const Used,
-    info,
-    /// `NAME <the page's usage>`.
-    page: help.Page,
-    /// `NAME info --input <EVTX> --help` (`--help` given a value).
-    info_help,
-};
-
-/// Whether a usage error ends with clap's `For more information, try '--help'.`
-var usage_tip_more = true;
-
-/// Formats a usage error in clap 4's layout: the message, a tip, a usage line (each after
-/// a blank line); `main` adds the `error: ` prefix and clap's last line.
-fn usageErrorWith(
-    tip: Tip,
-    usage_line: UsageLine,
-    comptime fmt: []const u8,
-    args: anytype,
-) error{Usage} {
-    var w: std.Io.Writer = .fixed(&parse_message_buffer);
-    writeUsageError(&w, tip, usage_line, fmt, args) catch {
-        // Longer than any message of ours unless an argument is huge: cut it, as it is only shown.
-    };
-    parse_message = w.buffered();
-    return error.Usage;
-}
-
-fn writeUsageError(
-    w: *std.Io.Writer,
-    tip: Tip,
-    usage_line: UsageLine,
-    comptime fmt: []const u8,
-    args: anytype,
-) std.Io.Writer.Error!void {
-    try w.print(fmt, args);
-    switch (tip) {
-        .none => {},
-        .trailing => |arg| try w.print(
-            "\n\n  tip: to pass '{s}' as a value, use '-- {s}'",
-            .{ arg, arg },
-        ),
-        .trailing_short => |c| try w.print(
-            "\n\n  tip: to pass '-{s}' as a value, use '-- -{s}'",
-            .{ c, c },
-        ),
-        .similar_argument => |name| try w.print(
-            "\n\n  tip: a similar argument exists: '--{s}'",
-            .{name},
-        ),
-        .similar_subcommand => |name| try w.print(
-            "\n\n  tip: a similar subcommand exists: '{s}'",
-            .{name},
-        ),
-        .similar_value => |value| try w.print("\n\n  tip: a similar value exists: '{s}'", .{value}),
-        .subcommand_argument => |name| try w.print("\n\n  tip: 'info --{s}' exists", .{name}),
-    }
-    switch (usage_line) {
-        .none => {},
-        .full => try w.print("\n\nUsage: {s} [OPTIONS] [INPUT] [COMMAND]", .{bin_name}),
-        .info => try w.print("\n\nUsage: {s} info --input <EVTX>", .{bin_name}),
-        .page => |page| try w.print("\n\nUsage: {s} {s}", .{ bin_name, page.usage() }),
-        .info_help => try w.print("\n\nUsage: {s} info --input <EVTX> --help", .{bin_name}),
-        .used => |used| {
-            try w.print("\n\nUsage: {s}", .{bin_name});
-            if (used.count == 0 and !used.input) {
-                try w.writeAll(" [OPTIONS] [INPUT] [COMMAND]");
-                return;
-            }
-            for (used.items[0..used.count]) |item| try w.print(" {s}", .{item});
-            try w.writeAll(if (used.input) " <INPUT>" else " [INPUT]");
-        },
-    }
-}
-
-fn usageError(comptime fmt: []const u8, args: anytype) error{Usage} {
-    return usageErrorWith(.none, .none, fmt, args);
-}
-
-/// The help page and form of the last `error.Help` (null: `parse_message` is the version line).
-var help_request: ?struct { page: help.Page, form: help.Form } = null;
-
-fn helpRequest(page: help.Page, form: help.Form) error{Help} {
-    help_request = .{ .page = page, .form = form };
-    return error.Help;
-}
-
-fn versionRequest() error{Help} {
-    help_request = null;
-    parse_message = version_line;
-    return error.Help;
-}
-
 /// A help page on stdout (exit 0), the program named as invoked.
-fn printHelp(page: help.Page, form: help.Form) u8 {
+fn printHelp(command: *const commands.Command, form: args.Form) u8 {
     var buffer: [4096]u8 = undefined;
     var w = stdio.stdoutWriter(&buffer);
-    help.write(&w.interface, page, form, bin_name) catch {};
+    help.write(&w.interface, command, form, bin_name) catch {};
     w.interface.flush() catch {};
     return 0;
 }
 
-fn fatal(comptime fmt: []const u8, args: anytype) noreturn {
-    stderrPrint("Error: " ++ fmt ++ "\n", args);
+fn fatal(comptime fmt: []const u8, fmt_args: anytype) noreturn {
+    stderrPrint("Error: " ++ fmt ++ "\n", fmt_args);
     std.process.exit(1);
 }
 
-/// `-t`: clap's `value_parser!(u32).range(0..)` reads an `i64` with Rust's `from_str` and
-/// then checks the range; each failure in its words.
-fn parseThreads(text: []const u8) error{Usage}!u32 {
-    const bad = "invalid value '{s}' for '--threads <num-threads>': {s}";
-    if (text.len == 0) return usageError(bad, .{ text, "cannot parse integer from empty string" });
-    const negative = text[0] == '-';
-    const digits = if (text[0] == '+' or negative) text[1..] else text;
-    if (digits.len == 0) return usageError(bad, .{ text, "invalid digit found in string" });
-    const overflow = if (negative) "number too small to fit in target type" else "number too " ++
-        "large to fit in target type";
-    var n: i64 = 0;
-    for (digits) |c| {
-        if (c < '0' or c > '9') return usageError(bad, .{ text, "invalid digit found in string" });
-        n = std.math.mul(i64, n, 10) catch return usageError(bad, .{ text, overflow });
-        const digit: i64 = c - '0';
-        n = (if (negative) std.math.sub(i64, n, digit) else std.math.add(i64, n, digit)) catch
-            return usageError(bad, .{ text, overflow });
-    }
-    if (n < 0 or n > std.math.maxInt(u32))
-        return usageError(
-            "invalid value '{s}' for '--threads <num-threads>': {d} is not in 0..=4294967295",
-            .{ text, n },
-        );
-    return @intCast(n);
-}
-
-/// `--events` (options.zig), a bad range in the reference's words.
-fn parseRanges(gpa: std.mem.Allocator, text: []const u8) ParseError![]evtx.options.Range {
-    var part: []const u8 = "";
-    return evtx.options.parseEventRanges(gpa, text, &part) catch |e| switch (e) {
-        error.OutOfMemory => error.OutOfMemory,
-        error.InvalidRange => usageError("invalid value '{s}' for '--events <event-ranges>': " ++
-            "Expected range to be a positive number, got: {s}", .{ text, part }),
+/// The dump's options out of the parsed command line (the reference's defaults: `-t 0`, `-o
+/// xml`, `--ansi-codec windows-1252`; `-o jsonl` implies `--no-indent
+/// --dont-show-record-number`).
+fn dumpOptions(m: *const args.Matches) Cli {
+    const c = &commands.main;
+    assert(m.command == c);
+    var cli: Cli = .{
+        .input = m.text(args.positional),
+        .output = m.text(c.id("output")),
+        .mta = m.text(c.id("mta")),
+        .wevt_cache = m.text(c.id("wevt-cache")),
+        .threads = m.number(c.id("threads")) orelse 0,
+        .verbose = m.count(c.id("v")),
+        .no_confirm_overwrite = m.has(c.id("no-confirm-overwrite")),
+        .stop_after_one_error = m.has(c.id("stop-after-one-error")),
+        .no_indent = m.has(c.id("no-indent")),
+        .no_record_number = m.has(c.id("dont-show-record-number")),
     };
-}
-
-/// The options of the dump command line, as the reference's clap defines them.
-const Opt = enum {
-    threads,
-    format,
-    output,
-    no_confirm_overwrite,
-    events,
-    validate_checksums,
-    recover_records,
-    no_indent,
-    separate_json_attributes,
-    dont_show_record_number,
-    ansi_codec,
-    stop_after_one_error,
-    wevt_cache,
-    mta,
-    verbose,
-    help,
-    version,
-};
-
-/// One option: `usage` is how clap names it in messages and `Usage:` lines (`--long <value
-/// name>` for an option with a value; the value names are the reference's argument ids).
-const Spec = struct {
-    opt: Opt,
-    long: []const u8,
-    short: ?u8 = null,
-    usage: []const u8,
-    takes_value: bool = false,
-};
-
-/// In the reference's order (clap's suggestions keep the last of equally similar names).
-const specs = [_]Spec{
-    .{
-        .opt = .threads,
-        .long = "threads",
-        .short = 't',
-        .usage = "--threads <num-threads>",
-        .takes_value = true,
-    },
-    .{
-        .opt = .format,
-        .long = "format",
-        .short = 'o',
-        .usage = "--format <output-format>",
-        .takes_value = true,
-    },
-    .{
-        .opt = .output,
-        .long = "output",
-        .short = 'f',
-        .usage = "--output <output-target>",
-        .takes_value = true,
-    },
-    .{
-        .opt = .no_confirm_overwrite,
-        .long = "no-confirm-overwrite",
-        .usage = "--no-confirm-overwrite",
-    },
-    .{ .opt = .events, .long = "events", .usage = "--events <event-ranges>", .takes_value = true },
-    .{ .opt = .validate_checksums, .long = "validate-checksums", .usage = "--validate-checksums" },
-    .{ .opt = .recover_records, .long = "recover-records", .usage = "--recover-records" },
-    .{ .opt = .no_indent, .long = "no-indent", .usage = "--no-indent" },
-    .{
-        .opt = .separate_json_attributes,
-        .long = "separate-json-attributes",
-        .usage = "--separate-json-attributes",
-    },
-    .{
-        .opt = .dont_show_record_number,
-        .long = "dont-show-record-number",
-        .usage = "--dont-show-record-number",
-    },
-    .{
-        .opt = .ansi_codec,
-        .long = "ansi-codec",
-        .usage = "--ansi-codec <ansi-codec>",
-        .takes_value = true,
-    },
-    .{
-        .opt = .wevt_cache,
-        .long = "wevt-cache",
-        .usage = "--wevt-cache <WEVTCACHE>",
-        .takes_value = true,
-    },
-    .{ .opt = .mta, .long = "mta", .usage = "--mta <MTA>", .takes_value = true },
-    .{
-        .opt = .stop_after_one_error,
-        .long = "stop-after-one-error",
-        .usage = "--stop-after-one-error",
-    },
-    .{ .opt = .verbose, .long = "", .short = 'v', .usage = "-v..." },
-    .{ .opt = .help, .long = "help", .short = 'h', .usage = "--help" },
-    .{ .opt = .version, .long = "version", .short = 'V', .usage = "--version" },
-};
-
-const info_input_spec: Spec = .{
-    .opt = .output,
-    .long = "input",
-    .short = 'i',
-    .usage = "--input <EVTX>",
-    .takes_value = true,
-};
-const info_longs = [_][]const u8{ "input", "help" };
-const subcommands = [_][]const u8{
-    "extract-wevt-templates",
-    "dump-template-instances",
-    "apply-wevt-cache",
-    "info",
-    "help",
-};
-const formats = [_][]const u8{ "json", "xml", "jsonl" };
-
-fn specByLong(name: []const u8) ?*const Spec {
-    for (&specs) |*s| if (s.long.len > 0 and eq(s.long, name)) return s;
-    return null;
-}
-
-fn specByShort(c: u8) ?*const Spec {
-    for (&specs) |*s| if (s.short == c) return s;
-    return null;
-}
-
-fn specOf(opt: Opt) *const Spec {
-    for (&specs) |*s| if (s.opt == opt) return s;
-    unreachable;
-}
-
-/// The options given so far, each once, in the order first given (clap's `Usage:` line of
-/// an unknown `--long` lists them), and whether INPUT is given.
-const Used = struct {
-    items: [specs.len][]const u8 = undefined,
-    opts: std.EnumSet(Opt) = .initEmpty(),
-    count: usize = 0,
-    input: bool = false,
-
-    fn add(u: *Used, spec: *const Spec) void {
-        if (u.opts.contains(spec.opt)) return;
-        assert(u.count < u.items.len);
-        u.opts.insert(spec.opt);
-        u.items[u.count] = spec.usage;
-        u.count += 1;
-    }
-};
-
-/// clap's "did you mean": the most similar of `candidates` (Jaro similarity over 0.7; the
-/// last of equals), or null.
-pub fn similar(text: []const u8, candidates: []const []const u8) ?[]const u8 {
-    var best: ?[]const u8 = null;
-    var best_score: f64 = 0;
-    for (candidates) |c| {
-        const score = jaro(text, c);
-        if (score > 0.7 and score >= best_score) {
-            best = c;
-            best_score = score;
-        }
-    }
-    return best;
-}
-
-/// `strsim::jaro` over Unicode scalar values (invalid UTF-8 bytes count one each).
-fn jaro(a_text: []const u8, b_text: []const u8) f64 {
-    const len_max = 256;
-    var a_buf: [len_max]u21 = undefined;
-    var b_buf: [len_max]u21 = undefined;
-    // Longer than any option name by far: similarity to a name is then well under 0.7.
-    const a = scalars(a_text, &a_buf) orelse return 0;
-    const b = scalars(b_text, &b_buf) orelse return 0;
-    if (a.len == 0 and b.len == 0) return 1;
-    if (a.len == 0 or b.len == 0) return 0;
-    const range = (@max(a.len, b.len) / 2) -| 1;
-    var a_flags = [_]bool{false} ** len_max;
-    var b_flags = [_]bool{false} ** len_max;
-    var matches: usize = 0;
-    for (a, 0..) |ca, i| {
-        const low = i -| range;
-        const high = @min(b.len, i + range + 1);
-        var j = low;
-        while (j < high) : (j += 1) {
-            if (ca == b[j] and !b_flags[j]) {
-                a_flags[i] = true;
-                b_flags[j] = true;
-                matches += 1;
-                break;
-            }
-        }
-    }
-    if (matches == 0) return 0;
-    var transpositions: usize = 0;
-    var j: usize = 0;
-    for (a, 0..) |ca, i| {
-        if (!a_flags[i]) continue;
-        while (!b_flags[j]) j += 1;
-        if (ca != b[j]) transpositions += 1;
-        j += 1;
-    }
-    const m: f64 = @floatFromInt(matches);
-    const t: f64 = @floatFromInt(transpositions / 2);
-    return (m / @as(
-        f64,
-        @floatFromInt(a.len),
-    ) + m / @as(f64, @floatFromInt(b.len)) + (m - t) / m) / 3;
-}
-
-fn scalars(text: []const u8, buf: []u21) ?[]const u21 {
-    var n: usize = 0;
-    var i: usize = 0;
-    while (i < text.len) : (n += 1) {
-        if (n == buf.len) return null;
-        const len = std.unicode.utf8ByteSequenceLength(text[i]) catch 1;
-        const cp = if (i + len <= text.len) std.unicode.utf8Decode(
-            text[i..][0..len],
-        ) catch null else null;
-        if (cp) |c| {
-            buf[n] = c;
-            i += len;
-        } else {
-            buf[n] = std.unicode.replacement_character;
-            i += 1;
-        }
-    }
-    return buf[0..n];
-}
-
-/// The long names clap may suggest for an unknown `--long`.
-fn dumpLongs() [specs.len - 1][]const u8 {
-    var longs: [specs.len - 1][]const u8 = undefined;
-    var n: usize = 0;
-    for (&specs) |*s| {
-        if (s.long.len == 0) continue;
-        longs[n] = s.long;
-        n += 1;
-    }
-    assert(n == longs.len);
-    return longs;
-}
-
-/// Whether clap takes `arg` as the next option rather than a value: `--`, `--x` and `-x`
-/// (a lone `-` is a value, standard input).
-fn looksLikeOption(arg: []const u8) bool {
-    return arg.len > 1 and arg[0] == '-';
-}
-
-/// The value of an option: inline (`--x=v`, `-xv`, `-x=v`) or the next argument. A next
-/// argument that looks like an option is parsed as one first (clap's order): an unknown one
-/// is reported as such, a known one or `--` leaves this option without a value.
-fn optionValue(
-    args: []const []const u8,
-    i: *usize,
-    inline_value: ?[]const u8,
-    spec: *const Spec,
-    used: *const Used,
-) error{Usage}![]const u8 {
-    if (inline_value) |v| return utf8Value(spec, v, .full);
-    if (i.* + 1 < args.len and !looksLikeOption(args[i.* + 1])) {
-        i.* += 1;
-        return utf8Value(spec, args[i.*], .full);
-    }
-    if (i.* + 1 < args.len) try checkKnown(args, i.* + 1, used);
-    const possible: []const u8 =
-        if (spec.opt == .format) "\n  [possible values: json, xml, jsonl]" else "";
-    return usageError(
-        "a value is required for '{s}' but none was supplied{s}",
-        .{ spec.usage, possible },
-    );
-}
-
-/// `value`, or clap's error when it is not UTF-8: every value of the reference is a `String`
-/// but `--mta`'s (a `PathBuf`).
-fn utf8Value(spec: *const Spec, value: []const u8, line: UsageLine) error{Usage}![]const u8 {
-    if (spec.opt == .mta or std.unicode.utf8ValidateSlice(value)) return value;
-    return usageErrorWith(.none, line, arg_parser.invalid_utf8, .{});
-}
-
-/// clap's error for `args[at]` when it is no option of the dump command line.
-fn checkKnown(args: []const []const u8, at: usize, used: *const Used) error{Usage}!void {
-    const arg = args[at];
-    if (eq(arg, "--")) return;
-    if (std.mem.startsWith(u8, arg, "--")) {
-        const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
-        if (specByLong(name) == null) return unknownLong(args, at, name, used);
-    } else if (specByShort(arg[1]) == null) {
-        const c = shortName(arg, 1);
-        return usageErrorWith(
-            .{ .trailing_short = c },
-            .full,
-            "unexpected argument '-{s}' found",
-            .{c},
-        );
-    }
-}
-
-/// An unknown `--name`: a similar option of ours, else one of `info` named later on the
-/// line, else the `--` tip.
-fn unknownLong(
-    args: []const []const u8,
-    at: usize,
-    name: []const u8,
-    used: *const Used,
-) error{Usage} {
-    const arg = args[at][0 .. 2 + name.len]; // clap names it without an inline value
-    const longs = dumpLongs();
-    if (similar(name, &longs)) |long| {
-        var with = used.*;
-        with.add(specByLong(long).?);
-        return usageErrorWith(
-            .{ .similar_argument = long },
-            .{ .used = &with },
-            "unexpected argument '--{s}' found",
-            .{name},
-        );
-    }
-    if (similar(name, &info_longs)) |long| {
-        for (args[at + 1 ..]) |later| if (eq(later, "info"))
-            return usageErrorWith(
-                .{ .subcommand_argument = long },
-                .{ .used = used },
-                "unexpected argument '{s}' found",
-                .{arg},
-            );
-    }
-    return usageErrorWith(
-        .{ .trailing = arg },
-        .{ .used = used },
-        "unexpected argument '{s}' found",
-        .{arg},
-    );
-}
-
-fn apply(
-    gpa: std.mem.Allocator,
-    cli: *Cli,
-    used: *Used,
-    spec: *const Spec,
-    value: ?[]const u8,
-) ParseError!void {
-    if (used.opts.contains(spec.opt))
-        return usageErrorWith(
-            .none,
-            .full,
-            "the argument '{s}' cannot be used multiple times",
-            .{spec.usage},
-        );
-    const v = value orelse "";
-    switch (spec.opt) {
-        .threads => cli.threads = try parseThreads(v),
-        .format => cli.settings.format = std.meta.stringToEnum(evtx.options.Format, v) orelse {
-            // clap takes an empty value of a possible-values option for none.
-            if (v.len == 0)
-                return usageError(
-                    "a value is required for '--format <output-format>' but none was " ++
-                        "supplied\n  [possible values: json, xml, jsonl]",
-                    .{},
-                );
-            const tip: Tip = if (similar(v, &formats)) |f| .{ .similar_value = f } else .none;
-            return usageErrorWith(
-                tip,
-                .none,
-                "invalid value '{s}' for '--format <output-format>'\n  [possible values: " ++
-                    "json, xml, jsonl]",
-                .{v},
-            );
-        },
-        .output => cli.output = v,
-        .events => cli.settings.event_ranges = try parseRanges(gpa, v),
-        .ansi_codec => cli.settings.ansi_codec = evtx.options.parseAnsiCodec(
-            v,
-        ) orelse return ansiCodecError(v),
-        .no_confirm_overwrite => cli.no_confirm_overwrite = true,
-        .validate_checksums => cli.settings.validate_checksums = true,
-        .recover_records => cli.settings.recover_records = true,
-        .no_indent => cli.no_indent = true,
-        .separate_json_attributes => cli.settings.separate_json_attributes = true,
-        .dont_show_record_number => cli.no_record_number = true,
-        .stop_after_one_error => cli.stop_after_one_error = true,
-        .wevt_cache => cli.wevt_cache = v,
-        .mta => cli.mta = v,
-        .verbose, .help, .version => unreachable,
-    }
-    used.add(spec);
-}
-
-/// The reference's words for a label that is no ASCII-compatible encoding.
-fn ansiCodecError(label: []const u8) error{Usage} {
-    const prefix = "invalid value '{s}' for '--ansi-codec <ansi-codec>': ";
-    if (evtx.code_pages.isIncompatibleLabel(label))
-        return usageError(
-            prefix ++ "`{s}` is not an ASCII-compatible encoding; ANSI strings cannot be UTF-16",
-            .{ label, label },
-        );
-    return usageError(
-        prefix ++ "unknown encoding `{s}`; expected an Encoding Standard label such as " ++
-            "windows-1252",
-        .{ label, label },
-    );
-}
-
-/// Parses the command line as the reference's clap does: options in any order, each at most
-/// once (`-v` counts), the first positional is INPUT, a positional naming a subcommand
-/// (`info`, `help`) starts it, any other second positional is an error. Usage errors are
-/// `error.Usage` (exit 2), `--help`/`--version` `error.Help` (exit 0), each with its text in
-/// `parse_message` in clap's words. `args[0]` is the program's name.
-fn parseArgs(gpa: std.mem.Allocator, args: []const []const u8) ParseError!Cli {
-    if (args.len > 0) bin_name = std.fs.path.basename(args[0]);
-    help_request = null;
-    usage_tip_more = true;
-    var cli: Cli = .{};
-    var used: Used = .{};
-    var i: usize = 1;
-    var only_positional = false;
-    while (i < args.len) : (i += 1) {
-        const arg = args[i];
-        if (!only_positional and eq(arg, "--")) {
-            only_positional = true;
-        } else if (only_positional or !looksLikeOption(arg)) {
-            if (!only_positional and (eq(arg, "info") or eq(arg, "help"))) {
-                try subcommand(&cli, args[i..]);
-                break;
-            }
-            if (!only_positional) if (templateSubcommand(arg, args[i + 1 ..])) |command| {
-                cli.wevt = command;
-                break;
-            };
-            if (cli.input != null) {
-                if (!only_positional) if (similar(arg, &subcommands)) |name|
-                    return usageErrorWith(
-                        .{ .similar_subcommand = name },
-                        .full,
-                        "unrecognized subcommand '{s}'",
-                        .{arg},
-                    );
-                return usageErrorWith(.none, .full, "unexpected argument '{s}' found", .{arg});
-            }
-            if (!std.unicode.utf8ValidateSlice(arg))
-                return usageErrorWith(.none, .full, arg_parser.invalid_utf8, .{});
-            cli.input = arg;
-            used.input = true;
-        } else if (std.mem.startsWith(u8, arg, "--")) {
-            const at = std.mem.indexOfScalar(u8, arg, '=');
-            const name = arg[2..(at orelse arg.len)];
-            const inline_value: ?[]const u8 = if (at) |a| arg[a + 1 ..] else null;
-            const spec = specByLong(name) orelse return unknownLong(args, i, name, &used);
-            if (!spec.takes_value and inline_value != null) {
-                var only: Used = .{};
-                only.add(spec);
-                return usageErrorWith(
-                    .none,
-                    .{ .used = &only },
-                    "unexpected value '{s}' for '--{s}' found; no more were expected",
-                    .{ inline_value.?, name },
-                );
-            }
-            if (spec.opt == .help) return helpRequest(.main, .long);
-            if (spec.opt == .version) return versionRequest();
-            const value = if (spec.takes_value) try optionValue(
-                args,
-                &i,
-                inline_value,
-                spec,
-                &used,
-            ) else null;
-            try apply(gpa, &cli, &used, spec, value);
-        } else {
-            try shortCluster(gpa, &cli, &used, args, &i);
-        }
-    }
-    cli.settings.indent = !cli.no_indent and cli.settings.format != .jsonl;
-    cli.settings.show_record_number = !cli.no_record_number and cli.settings.format != .jsonl;
+    const settings = &cli.settings;
+    // A possible value of `--format`: one of the enum's names.
+    if (m.text(c.id("format"))) |f| settings.format = std.meta.stringToEnum(Format, f).?;
+    if (m.value(c.id("events"))) |v| settings.event_ranges = v.ranges;
+    if (m.value(c.id("ansi-codec"))) |v| settings.ansi_codec = v.codec;
+    settings.validate_checksums = m.has(c.id("validate-checksums"));
+    settings.recover_records = m.has(c.id("recover-records"));
+    settings.separate_json_attributes = m.has(c.id("separate-json-attributes"));
+    settings.indent = !cli.no_indent and settings.format != .jsonl;
+    settings.show_record_number = !cli.no_record_number and settings.format != .jsonl;
     return cli;
-}
-
-/// The template subcommand `name` names, with the arguments after it; null for any other word.
-fn templateSubcommand(name: []const u8, rest: []const []const u8) ?Wevt {
-    if (eq(name, "extract-wevt-templates")) return .{ .extract = rest };
-    if (eq(name, "dump-template-instances")) return .{ .dump = rest };
-    if (eq(name, "apply-wevt-cache")) return .{ .apply = rest };
-    return null;
 }
 
 /// The notes the reference prints on stderr for redundant flags (before anything else).
@@ -727,160 +122,6 @@ fn printNotes(cli: *const Cli) void {
 }
 
 const version_line = "evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n";
-
-/// `-vvv`, `-h`, `-V`, and `-t4` / `-t=4` / `-t 4` (a value option ends the cluster).
-fn shortCluster(
-    gpa: std.mem.Allocator,
-    cli: *Cli,
-    used: *Used,
-    args: []const []const u8,
-    i: *usize,
-) ParseError!void {
-    const arg = args[i.*];
-    var j: usize = 1;
-    while (j < arg.len) : (j += 1) {
-        const c = arg[j];
-        const spec = specByShort(c) orelse {
-            const name = shortName(arg, j);
-            return usageErrorWith(
-                .{ .trailing_short = name },
-                .full,
-                "unexpected argument '-{s}' found",
-                .{name},
-            );
-        };
-        switch (spec.opt) {
-            .verbose => {
-                cli.verbose += 1;
-                used.add(spec);
-            },
-            .help => return helpRequest(.main, .short),
-            .version => return versionRequest(),
-            else => {
-                assert(spec.takes_value);
-                var rest = arg[j + 1 ..];
-                if (rest.len > 0 and rest[0] == '=') rest = rest[1..];
-                const inline_value: ?[]const u8 = if (j + 1 < arg.len) rest else null;
-                try apply(gpa, cli, used, spec, try optionValue(args, i, inline_value, spec, used));
-                return;
-            },
-        }
-    }
-}
-
-/// `info -i FILE` or `help [info]`; `rest[0]` is the subcommand's name.
-fn subcommand(cli: *Cli, rest: []const []const u8) ParseError!void {
-    if (eq(rest[0], "help")) return helpSubcommand(rest[1..]);
-    var i: usize = 1;
-    var only_positional = false;
-    while (i < rest.len) : (i += 1) {
-        const arg = rest[i];
-        if (!only_positional and eq(arg, "--")) {
-            only_positional = true;
-            continue;
-        }
-        if (only_positional or !looksLikeOption(arg))
-            return usageErrorWith(.none, .info, "unexpected argument '{s}' found", .{arg});
-        // `-h` starts a cluster (`-hi` too); `-ih` is `-i h`.
-        if (arg[1] == 'h') return helpRequest(.info, .short);
-        if (eq(arg, "--help")) return helpRequest(.info, .long);
-        if (std.mem.startsWith(u8, arg, "--help=")) return usageErrorWith(
-            .none,
-            .info_help,
-            "unexpected value '{s}' for '--help' found; no more were expected",
-            .{arg["--help=".len..]},
-        );
-        const inline_value: ?[]const u8 = if (std.mem.startsWith(u8, arg, "--input="))
-            arg["--input=".len..]
-        else if (std.mem.startsWith(u8, arg, "-i") and arg.len > 2)
-            (if (arg[2] == '=') arg[3..] else arg[2..])
-        else if (eq(arg, "-i") or eq(arg, "--input"))
-            null
-        else
-            return infoUnknown(arg);
-        const value = inline_value orelse value: {
-            if (i + 1 < rest.len and !looksLikeOption(rest[i + 1])) {
-                i += 1;
-                break :value rest[i];
-            }
-            if (i + 1 < rest.len and !eq(
-                rest[i + 1],
-                "--",
-            ) and !isInfoOption(rest[i + 1])) return infoUnknown(
-                rest[i + 1],
-            );
-            return usageError(
-                "a value is required for '--input <EVTX>' but none was supplied",
-                .{},
-            );
-        };
-        // clap refuses a repeated option once it has its value.
-        if (cli.info_input != null)
-            return usageErrorWith(
-                .none,
-                .info,
-                "the argument '--input <EVTX>' cannot be used multiple times",
-                .{},
-            );
-        cli.info_input = try utf8Value(&info_input_spec, value, .info);
-    }
-    if (cli.info_input == null)
-        return usageErrorWith(
-            .none,
-            .info,
-            "the following required arguments were not provided:\n  --input <EVTX>",
-            .{},
-        );
-}
-
-/// `help [COMMAND]`: the long help of the tool or of COMMAND; clap allows nothing after
-/// COMMAND (no subcommand has subcommands).
-fn helpSubcommand(names: []const []const u8) ParseError {
-    if (names.len == 0) return helpRequest(.main, .long);
-    const page = help.Page.byName(names[0]) orelse
-        return usageErrorWith(.none, .full, "unrecognized subcommand '{s}'", .{names[0]});
-    if (names.len > 1) {
-        // clap's `help` has no `--help` of its own: its error says no more.
-        if (page == .help) usage_tip_more = false;
-        return usageErrorWith(
-            .none,
-            .{ .page = page },
-            "unrecognized subcommand '{s}'",
-            .{names[1]},
-        );
-    }
-    return helpRequest(page, .long);
-}
-
-fn isInfoOption(arg: []const u8) bool {
-    if (std.mem.startsWith(u8, arg, "--")) {
-        const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
-        return eq(name, "input") or eq(name, "help");
-    }
-    return arg[1] == 'i' or arg[1] == 'h';
-}
-
-/// clap's error for an argument `info` does not know (it has no positional: no `--` tip).
-fn infoUnknown(arg: []const u8) error{Usage} {
-    if (std.mem.startsWith(u8, arg, "--")) {
-        const name = arg[2..(std.mem.indexOfScalar(u8, arg, '=') orelse arg.len)];
-        const tip: Tip = if (similar(name, &info_longs)) |long| .{
-            .similar_argument = long,
-        } else .none;
-        return usageErrorWith(tip, .info, "unexpected argument '--{s}' found", .{name});
-    }
-    return usageErrorWith(.none, .info, "unexpected argument '-{s}' found", .{shortName(arg, 1)});
-}
-
-/// The short option at `arg[at]` as clap names it: one character (a UTF-8 sequence whole).
-fn shortName(arg: []const u8, at: usize) []const u8 {
-    const len = @min(std.unicode.utf8ByteSequenceLength(arg[at]) catch 1, arg.len - at);
-    return arg[at..][0..len];
-}
-
-fn eq(a: []const u8, b: []const u8) bool {
-    return std.mem.eql(u8, a, b);
-}
 
 /// An I/O error in the words of the C library, which the Rust CLI prints (without its ` (os
 /// error N)`).
@@ -947,7 +188,7 @@ fn openInput(path: []const u8, output: ?[]const u8) dump.Input {
 
 fn isStdin(path: []const u8) bool {
     const stdin_names = [_][]const u8{ "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
-    for (stdin_names) |n| if (eq(path, n)) return true;
+    for (stdin_names) |n| if (std.mem.eql(u8, path, n)) return true;
     return false;
 }
 
@@ -1151,10 +392,10 @@ fn openOutput(path: []const u8, no_confirm: bool) std.fs.File {
 /// finish.
 pub fn main() u8 {
     const gpa = std.heap.smp_allocator;
-    const args = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
-    var cli = parseOrExit(gpa, args);
-    if (cli.info_input) |path| return infoCommand(gpa, path);
-    if (cli.wevt) |wevt| return wevtCommand(gpa, wevt);
+    const argv = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
+    const matches = parseOrExit(gpa, argv);
+    if (matches.subcommand) |sub| return subcommand(gpa, sub);
+    var cli = dumpOptions(matches);
     const input = cli.input orelse fatal(
         "Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).",
         .{},
@@ -1212,24 +453,24 @@ pub fn main() u8 {
     return finish(&fw, &sink, @intCast(opened_input.size), null);
 }
 
-/// The command line, or the end of the run: a usage error (status 2), help or the version
-/// (status 0). evtx-rs: clap's `Cli::parse`.
-fn parseOrExit(gpa: std.mem.Allocator, args: []const []const u8) Cli {
-    return parseArgs(gpa, args) catch |e| switch (e) {
-        error.Usage => {
-            const more = if (usage_tip_more) "\n\nFor more information, try '--help'." else "";
-            stderrPrint("error: {s}{s}\n", .{ parse_message, more });
+/// The parsed command line, or the end of the run: a usage error (status 2), help or the
+/// version (status 0). evtx-rs: clap's `Cli::parse`.
+fn parseOrExit(gpa: std.mem.Allocator, argv: []const []const u8) *const args.Matches {
+    if (argv.len > 0) bin_name = std.fs.path.basename(argv[0]);
+    const outcome = args.parse(gpa, bin_name, if (argv.len > 0) argv[1..] else argv) catch
+        fatal("out of memory", .{});
+    switch (outcome) {
+        .run => |matches| return matches,
+        .usage => |text| {
+            stderrPrint("error: {s}\n", .{text});
             std.process.exit(2);
         },
-        error.Help => {
-            const request = help_request orelse {
-                stdoutWriteAll(parse_message);
-                std.process.exit(0);
-            };
-            std.process.exit(printHelp(request.page, request.form));
+        .help => |page| std.process.exit(printHelp(page.command, page.form)),
+        .version => {
+            stdoutWriteAll(version_line);
+            std.process.exit(0);
         },
-        error.OutOfMemory => fatal("out of memory", .{}),
-    };
+    }
 }
 
 /// Reads the file header and chunk order of the opened input, or ends the run with the
@@ -1268,69 +509,32 @@ fn loadSideFiles(
     }
 }
 
-/// A wevt subcommand and the arguments after its name.
-const Wevt = union(enum) {
-    extract: []const []const u8,
-    dump: []const []const u8,
-    apply: []const []const u8,
-};
-
-/// Hook: the wevt subcommands parse and run in their own files.
-fn wevtCommand(gpa: std.mem.Allocator, wevt: Wevt) u8 {
-    // Its own buffer: `stderrPrint` (a usage error, `fatal`) reuses `stderr_buffer`.
+/// `info` and the template subcommands, each run with its options out of `m`.
+fn subcommand(gpa: std.mem.Allocator, m: *const args.Matches) u8 {
+    if (m.command == &commands.info) {
+        return infoCommand(gpa, m.text(commands.info.id("input")).?);
+    }
+    // Its own buffer: `stderrPrint` (`fatal`) reuses `stderr_buffer`.
     var buffer: [4096]u8 = undefined;
     var w = stdio.stderrWriter(&buffer);
-    switch (wevt) {
-        .extract => |rest| {
-            const outcome = extract_wevt_templates.parse(gpa, bin_name, rest, similar) catch
-                fatal("out of memory", .{});
-            switch (outcome) {
-                .help => |form| return printHelp(.extract_wevt_templates, form),
-                .usage => |message| {
-                    stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{message});
-                    return 2;
-                },
-                .run => |options| {
-                    const report: extract_wevt_templates.Report = .{ .stderr = &w.interface };
-                    return extract_wevt_templates.run(gpa, &options, report);
-                },
-            }
-        },
-        .dump => |rest| {
-            const outcome = dump_template_instances.parse(gpa, bin_name, rest, similar) catch
-                fatal("out of memory", .{});
-            switch (outcome) {
-                .help => |form| return printHelp(.dump_template_instances, form),
-                .usage => |text| return wevtUsage(text),
-                .run => |options| {
-                    var out_buffer: [1 << 14]u8 = undefined;
-                    var out = stdio.stdoutWriter(&out_buffer);
-                    const report: dump_template_instances.Report = .{
-                        .stdout = &out.interface,
-                        .stderr = &w.interface,
-                    };
-                    return dump_template_instances.run(gpa, &options, report);
-                },
-            }
-        },
-        .apply => |rest| {
-            const outcome = apply_wevt_cache.parse(gpa, bin_name, rest, similar) catch
-                fatal("out of memory", .{});
-            switch (outcome) {
-                .help => |form| return printHelp(.apply_wevt_cache, form),
-                .usage => |text| return wevtUsage(text),
-                .run => |options| {
-                    var out_buffer: [1 << 14]u8 = undefined;
-                    var out = stdio.stdoutWriter(&out_buffer);
-                    const report: apply_wevt_cache.Report = .{
-                        .stdout = &out.interface,
-                        .stderr = &w.interface,
-                    };
-                    return apply_wevt_cache.run(gpa, &options, report);
-                },
-            }
-        },
+    if (m.command == &commands.extract_wevt_templates) {
+        const options = extract_wevt_templates.optionsOf(gpa, m) catch fatal("out of memory", .{});
+        return extract_wevt_templates.run(gpa, &options, .{ .stderr = &w.interface });
     }
+    var out_buffer: [1 << 14]u8 = undefined;
+    var out = stdio.stdoutWriter(&out_buffer);
+    if (m.command == &commands.dump_template_instances) {
+        const options = dump_template_instances.optionsOf(m);
+        const report: dump_template_instances.Report = .{
+            .stdout = &out.interface,
+            .stderr = &w.interface,
+        };
+        return dump_template_instances.run(gpa, &options, report);
+    }
+    assert(m.command == &commands.apply_wevt_cache);
+    const options = apply_wevt_cache.optionsOf(m);
+    const report: apply_wevt_cache.Report = .{ .stdout = &out.interface, .stderr = &w.interface };
+    return apply_wevt_cache.run(gpa, &options, report);
 }
 
 /// Reads and indexes `--wevt-cache FILE`, or ends the run with the reference's words.
@@ -1352,11 +556,6 @@ fn sideFileError(path: []const u8, damage: *const evtx.reader_error.ReaderError)
     damage.writeLine(&w.interface, path) catch {};
     w.interface.flush() catch {};
     std.process.exit(1);
-}
-
-fn wevtUsage(text: []const u8) u8 {
-    stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{text});
-    return 2;
 }
 
 /// Reads and parses `--mta FILE`, or ends the run with the reference's words.
@@ -1392,45 +591,43 @@ fn finish(fw: *std.fs.File.Writer, sink: *Sink, bytes: usize, err: ?anyerror) u8
     return 0;
 }
 
-// Tests of the argument parser. Expected values: the reference's clap definition of
+// Tests of the dump's command line. Expected values: the reference's clap definition of
 // `evtx_dump` 0.15.1 (defaults `-t 0`, `-o xml`, `--ansi-codec windows-1252`; `-o jsonl`
 // implies `--no-indent --dont-show-record-number`) and what the reference binary does with the
 // same command lines (exit 0 = parsed, 2 = usage error; its message words where ours match).
 
 const testing = std.testing;
 
-/// Parses `args` (after the program's name) with an arena, which owns the event ranges.
-fn parseTest(arena: *std.heap.ArenaAllocator, args: []const []const u8) ParseError!Cli {
-    const argv = try arena.allocator().alloc([]const u8, args.len + 1);
-    argv[0] = "evtx-zig";
-    @memcpy(argv[1..], args);
-    return parseArgs(arena.allocator(), argv);
+/// Parses `argv` (after the program's name) as `main` does, with an arena.
+fn parseTest(arena: *std.heap.ArenaAllocator, argv: []const []const u8) !args.Outcome {
+    return args.parse(arena.allocator(), "evtx-zig", argv);
 }
 
-fn expectParsed(args: []const []const u8) !Cli {
+fn expectParsed(argv: []const []const u8) !Cli {
     var arena = std.heap.ArenaAllocator.init(testing.allocator);
     defer arena.deinit();
-    var cli = parseTest(&arena, args) catch |e| {
-        std.debug.print("{any}: {s}: {s}\n", .{ args, @errorName(e), parse_message });
-        return e;
-    };
+    const outcome = try parseTest(&arena, argv);
+    if (outcome != .run or outcome.run.subcommand != null) {
+        std.debug.print("{any}: {any}\n", .{ argv, outcome });
+        return error.TestUnexpectedResult;
+    }
+    var cli = dumpOptions(outcome.run);
     cli.settings.event_ranges = &.{}; // arena memory; the event tests look at ranges themselves
     return cli;
 }
 
 /// A usage error (the reference exits 2) whose message contains `words`.
-fn expectUsage(args: []const []const u8, words: []const u8) !void {
+fn expectUsage(argv: []const []const u8, words: []const u8) !void {
     var arena = std.heap.ArenaAllocator.init(testing.allocator);
     defer arena.deinit();
-    if (parseTest(&arena, args)) |_| {
-        std.debug.print("{any}: parsed, expected a usage error\n", .{args});
+    const outcome = try parseTest(&arena, argv);
+    if (outcome != .usage) {
+        std.debug.print("{any}: {any}, expected a usage error\n", .{ argv, outcome });
         return error.TestUnexpectedResult;
-    } else |e| {
-        try testing.expectEqual(error.Usage, e);
-        if (std.mem.indexOf(u8, parse_message, words) == null) {
-            std.debug.print("{any}: message `{s}` lacks `{s}`\n", .{ args, parse_message, words });
-            return error.TestUnexpectedResult;
-        }
+    }
+    if (std.mem.indexOf(u8, outcome.usage, words) == null) {
+        std.debug.print("{any}: message `{s}` lacks `{s}`\n", .{ argv, outcome.usage, words });
+        return error.TestUnexpectedResult;
     }
 }
 
@@ -1443,7 +640,7 @@ test "defaults: xml, indented, banners, -t 0 (one per CPU), windows-1252, every 
     try testing.expect(!cli.settings.separate_json_attributes and !cli.settings.validate_checksums);
     try testing.expect(!cli.settings.recover_records and !cli.stop_after_one_error);
     try testing.expect(!cli.no_confirm_overwrite);
-    try testing.expect(cli.output == null and cli.info_input == null);
+    try testing.expect(cli.output == null);
     try testing.expectEqual(@as(usize, 0), cli.verbose);
     try testing.expectEqual(evtx.code_pages.lookup("windows-1252").?, cli.settings.ansi_codec);
     // No INPUT is not a usage error: the reference bails with exit 1 after parsing.
@@ -1580,8 +777,8 @@ test "-v counts; --ansi-codec takes ASCII-compatible labels only" {
 test "--events: inclusive ranges and single ids; a bad part names itself" {
     var arena = std.heap.ArenaAllocator.init(testing.allocator);
     defer arena.deinit();
-    const cli = try parseTest(&arena, &.{ "--events", "1-3,5,9-8", "x" });
-    const ranges = cli.settings.event_ranges;
+    const outcome = try parseTest(&arena, &.{ "--events", "1-3,5,9-8", "x" });
+    const ranges = dumpOptions(outcome.run).settings.event_ranges;
     try testing.expectEqual(@as(usize, 3), ranges.len);
     try testing.expectEqual(evtx.options.Range{ .first = 1, .last = 3 }, ranges[0]);
     try testing.expectEqual(evtx.options.Range{ .first = 5, .last = 5 }, ranges[1]);
@@ -1602,53 +799,53 @@ test "help, version and the info subcommand" {
     defer arena.deinit();
     // clap's forms: `-h` short, `--help` and the `help` subcommand long, the first one
     // given deciding; `help help` is the help subcommand's own page.
-    const forms = [_]struct { args: []const []const u8, page: help.Page, form: help.Form }{
-        .{ .args = &.{"-h"}, .page = .main, .form = .short },
-        .{ .args = &.{ "-vh", "--bogus" }, .page = .main, .form = .short },
-        .{ .args = &.{"--help"}, .page = .main, .form = .long },
-        .{ .args = &.{ "x", "--help", "-h" }, .page = .main, .form = .long },
-        .{ .args = &.{"help"}, .page = .main, .form = .long },
-        .{ .args = &.{ "x", "help" }, .page = .main, .form = .long },
-        .{ .args = &.{ "help", "help" }, .page = .help, .form = .long },
-        .{ .args = &.{ "help", "info" }, .page = .info, .form = .long },
-        .{ .args = &.{ "help", "apply-wevt-cache" }, .page = .apply_wevt_cache, .form = .long },
-        .{ .args = &.{ "info", "-h" }, .page = .info, .form = .short },
-        .{ .args = &.{ "info", "-hi" }, .page = .info, .form = .short },
-        .{ .args = &.{ "info", "--help" }, .page = .info, .form = .long },
+    const Command = commands.Command;
+    const forms = [_]struct { argv: []const []const u8, page: *const Command, form: args.Form }{
+        .{ .argv = &.{"-h"}, .page = &commands.main, .form = .short },
+        .{ .argv = &.{ "-vh", "--bogus" }, .page = &commands.main, .form = .short },
+        .{ .argv = &.{"--help"}, .page = &commands.main, .form = .long },
+        .{ .argv = &.{ "x", "--help", "-h" }, .page = &commands.main, .form = .long },
+        .{ .argv = &.{"help"}, .page = &commands.main, .form = .long },
+        .{ .argv = &.{ "x", "help" }, .page = &commands.main, .form = .long },
+        .{ .argv = &.{ "help", "help" }, .page = &commands.help, .form = .long },
+        .{ .argv = &.{ "help", "info" }, .page = &commands.info, .form = .long },
+        .{
+            .argv = &.{ "help", "apply-wevt-cache" },
+            .page = &commands.apply_wevt_cache,
+            .form = .long,
+        },
+        .{ .argv = &.{ "info", "-h" }, .page = &commands.info, .form = .short },
+        .{ .argv = &.{ "info", "-hi" }, .page = &commands.info, .form = .short },
+        .{ .argv = &.{ "info", "--help" }, .page = &commands.info, .form = .long },
     };
     for (forms) |case| {
-        try testing.expectError(error.Help, parseTest(&arena, case.args));
-        try testing.expectEqual(case.page, help_request.?.page);
-        try testing.expectEqual(case.form, help_request.?.form);
+        const outcome = try parseTest(&arena, case.argv);
+        try testing.expectEqual(case.page, outcome.help.command);
+        try testing.expectEqual(case.form, outcome.help.form);
     }
-    for ([_][]const []const u8{ &.{"-V"}, &.{"--version"}, &.{ "-Vh", "x" } }) |args| {
-        try testing.expectError(error.Help, parseTest(&arena, args));
-        try testing.expectEqual(null, help_request);
-        try testing.expectEqualStrings(version_line, parse_message);
+    for ([_][]const []const u8{ &.{"-V"}, &.{"--version"}, &.{ "-Vh", "x" } }) |argv| {
+        try testing.expect((try parseTest(&arena, argv)) == .version);
     }
-    try expectUsage(
-        &.{ "help", "info", "bogus" },
-        "'bogus'\n\nUsage: evtx-zig info --input <EVTX>",
-    );
-    try testing.expect(usage_tip_more);
+    const more = "\n\nFor more information, try '--help'.";
+    try expectUsage(&.{ "help", "info", "bogus" }, "'bogus'\n\nUsage: evtx-zig info --input " ++
+        "<EVTX>" ++ more);
     // clap's `help` has no `--help`: its error does not point to one.
-    try expectUsage(&.{ "help", "help", "x" }, "'x'\n\nUsage: evtx-zig help [COMMAND]...");
-    try testing.expect(!usage_tip_more);
+    const help_help = try parseTest(&arena, &.{ "help", "help", "x" });
+    try testing.expectEqualStrings("unrecognized subcommand 'x'\n\nUsage: evtx-zig help " ++
+        "[COMMAND]...", help_help.usage);
     try expectUsage(&.{ "help", "-h" }, "unrecognized subcommand '-h'");
     try expectUsage(&.{ "info", "--help=" }, "value '' for '--help' found; no more were expected" ++
-        "\n\nUsage: evtx-zig info --input <EVTX> --help");
-    try testing.expect(usage_tip_more);
+        "\n\nUsage: evtx-zig info --input <EVTX> --help" ++ more);
 
-    for ([_][]const []const u8{ &.{ "info", "-i", "a.evtx" }, &.{
-        "info",
-        "--input=a.evtx",
-    }, &.{ "info", "-ia.evtx" }, &.{
-        "info",
-        "--input",
-        "a.evtx",
-    } }) |args| {
-        const cli = try parseTest(&arena, args);
-        try testing.expectEqualStrings("a.evtx", cli.info_input.?);
+    for ([_][]const []const u8{
+        &.{ "info", "-i", "a.evtx" },
+        &.{ "info", "--input=a.evtx" },
+        &.{ "info", "-ia.evtx" },
+        &.{ "info", "--input", "a.evtx" },
+    }) |argv| {
+        const info = (try parseTest(&arena, argv)).run.subcommand.?;
+        try testing.expectEqual(&commands.info, info.command);
+        try testing.expectEqualStrings("a.evtx", info.text(commands.info.id("input")).?);
     }
     try expectUsage(
         &.{"info"},
