@@ -6,7 +6,6 @@
 const std = @import("std");
 const evtx = @import("evtx");
 const arg_parser = @import("args.zig");
-const extract = @import("extract_wevt_templates.zig");
 const commands = @import("commands.zig");
 const instances = @import("dump_template_instances.zig");
 const open_input = @import("open_input.zig");
@@ -108,9 +107,7 @@ fn caused(
 }
 
 fn osError(buffer: []u8, e: anyerror) []const u8 {
-    const args = .{ extract.reason(e), extract.errno(e) };
-    return std.fmt.bufPrint(buffer, "{s} (os error {d})", args) catch
-        unreachable;
+    return std.fmt.bufPrint(buffer, "{f}", .{evtx.os_error.OsError.orIo(e)}) catch unreachable;
 }
 
 fn runOrFail(

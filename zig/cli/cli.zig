@@ -126,7 +126,7 @@ const version_line = "evtx-zig " ++ version ++ " (evtx_dump 0.15.1 compatible)\n
 /// An I/O error in the words of the C library, which the Rust CLI prints (without its ` (os
 /// error N)`).
 fn ioReason(e: anyerror) []const u8 {
-    return open_input.zigErrorText(e);
+    return evtx.os_error.words(e);
 }
 
 /// `info -i FILE`: the report of `evtx.info` on standard output. The file is read through

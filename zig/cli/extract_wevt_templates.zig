@@ -4,10 +4,10 @@
 //! path components, each read whole; a file that cannot be read or parsed is one stderr line
 //! and the run goes on; the count of such files makes the exit status 1 at the end.
 const std = @import("std");
-const open_input = @import("open_input.zig");
 const evtx = @import("evtx");
 const pe = evtx.pe;
 const wevt_cache = evtx.wevt_cache;
+const OsError = evtx.os_error.OsError;
 const glob = @import("glob.zig");
 const arg_parser = @import("args.zig");
 const commands = @import("commands.zig");
@@ -88,11 +88,7 @@ fn write(
         const bytes = std.fs.cwd().readFileAlloc(gpa, path, file_bytes_max) catch |e| {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             errors += 1;
-            line(
-                report,
-                "failed to read `{s}`: {s} (os error {d})",
-                .{ path, reason(e), errno(e) },
-            );
+            line(report, "failed to read `{s}`: {f}", .{ path, OsError.orIo(e) });
             continue;
         };
         defer gpa.free(bytes);
@@ -311,30 +307,20 @@ fn ioFatal(
     path: []const u8,
     e: anyerror,
 ) error{Reported} {
+    const os = OsError.orIo(e);
     return fatal(
         report,
-        "I/O error while " ++ action ++ " `{s}`: {s} (os error {d})" ++
-            "\n\nCaused by:\n    {s} (os error {d})",
-        .{ path, reason(e), errno(e), reason(e), errno(e) },
+        "I/O error while " ++ action ++ " `{s}`: {f}\n\nCaused by:\n    {f}",
+        .{ path, os, os },
     );
 }
 
 fn readDirFatal(report: Report, path: []const u8, e: anyerror) error{Reported} {
     return fatal(
         report,
-        "failed to read directory `{s}`\n\nCaused by:\n    {s} (os error {d})",
-        .{ path, reason(e), errno(e) },
+        "failed to read directory `{s}`\n\nCaused by:\n    {f}",
+        .{ path, OsError.orIo(e) },
     );
-}
-
-/// The C library's words for an error, as Rust's `io::Error` prints them.
-pub fn reason(e: anyerror) []const u8 {
-    return open_input.osText(open_input.errnoOf(e) orelse .IO).?;
-}
-
-/// The Linux errno behind `reason`.
-pub fn errno(e: anyerror) u16 {
-    return @intFromEnum(open_input.errnoOf(e) orelse .IO);
 }
 
 fn eql(a: []const u8, b: []const u8) bool {
