@@ -66,5 +66,25 @@ class FunctionFinder(unittest.TestCase):
         self.assertEqual(lengths["same.rs same#2"], (2, 19))
 
 
+class StandardStreams(unittest.TestCase):
+    def test_only_the_cli_stdio_names_a_standard_stream(self):
+        files = {
+            "zig/cli/stdio.zig": "const f = std.fs.File.stdout();",
+            "zig/cli/cli.zig": "const f = std.fs.File.stderr();",
+            "zig/capi/capi.zig": "const f = std.fs.File.stdout();",
+            "zig/src/dump.zig": "const f = std.fs.File.stderr();",
+            "compare/harness/main.zig": "var w = std.fs.File.stdout().writerStreaming(&b);",
+            "zig/tests/x.zig": "var w = std.fs.File.stdout().writer(&b);",
+        }
+        with tempfile.TemporaryDirectory() as folder:
+            for name, text in files.items():
+                (Path(folder) / name).parent.mkdir(parents=True, exist_ok=True)
+                (Path(folder) / name).write_text(text, encoding="utf-8")
+            offences = tidy.stdio_writers(Path(folder), sorted(files))
+        self.assertEqual([o.split(":")[0] for o in offences],
+                         ["zig/capi/capi.zig", "zig/cli/cli.zig", "zig/src/dump.zig",
+                          "zig/tests/x.zig"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -43,7 +43,7 @@ pub const Flavor = struct {
 };
 
 /// The engine's three root modules of one flavor: the library (`zig/src/evtx.zig`), the C ABI
-/// (`zig/src/capi.zig`) and the CLI (`zig/src/cli.zig`), each importing the library.
+/// (`zig/capi/capi.zig`) and the CLI (`zig/cli/cli.zig`), each importing the library.
 pub const Modules = struct {
     evtx: *std.Build.Module,
     capi: *std.Build.Module,
@@ -80,8 +80,8 @@ pub const Engine = struct {
         }
         const made: Modules = .{
             .evtx = self.module("zig/src/evtx.zig", flavor),
-            .capi = self.module("zig/src/capi.zig", flavor),
-            .cli = self.module("zig/src/cli.zig", flavor),
+            .capi = self.module("zig/capi/capi.zig", flavor),
+            .cli = self.module("zig/cli/cli.zig", flavor),
         };
         for ([_]*std.Build.Module{ made.capi, made.cli }) |root| root.addImport("evtx", made.evtx);
         self.flavors.append(self.b.allocator, .{ flavor, made }) catch @panic("OOM");

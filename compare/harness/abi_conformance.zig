@@ -1,4 +1,4 @@
-//! Compile-time conformance of the Zig library (`zig/src/capi.zig`, imported as `evtx_capi`)
+//! Compile-time conformance of the Zig library (`zig/capi/capi.zig`, imported as `evtx_capi`)
 //! against include/evtx.h (imported through `b.addTranslateC` as `evtx_h`, so a changed header
 //! is a changed input of this test).
 //!

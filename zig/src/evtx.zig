@@ -10,7 +10,8 @@
 //! `crc32`, `input` (chunk windows read from a file, or lent bytes; the stdin spool),
 //! `error` (error kinds, failure details; imported as `errors`), `options`, `limits`, `dump`
 //! (an EVTX file, its chunk order, per-chunk rendering), `pipeline` (threads, in-order
-//! results), `info` (the `info` report: file and chunk headers only), `mta` (`--mta`).
+//! results), `info` (the `info` report: file and chunk headers only), `mta` (`--mta`),
+//! `os_error` (OS errors in Rust's words).
 pub const bytes = @import("bytes.zig");
 pub const crc32 = @import("crc32.zig");
 pub const escape = @import("escape.zig");
@@ -39,6 +40,7 @@ pub const info = @import("info.zig");
 pub const pe = @import("pe.zig");
 pub const reader_error = @import("reader_error.zig");
 pub const wevt_cache = @import("wevt_cache.zig");
+pub const os_error = @import("os_error.zig");
 
 comptime {
     if (@import("builtin").is_test) _ = @import("testing.zig");

@@ -13,6 +13,7 @@
 //! `shared-fixtures/generator/wevt-format.md`.
 const std = @import("std");
 const ReaderError = @import("reader_error.zig").ReaderError;
+const OsError = @import("os_error.zig").OsError;
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
 const escape = @import("escape.zig");
@@ -673,11 +674,9 @@ pub const Diagnostic = union(enum) {
     pub fn write(d: Diagnostic, w: *std.Io.Writer, path: []const u8) std.Io.Writer.Error!void {
         switch (d) {
             .io => |io| {
-                const os = osError(io.err);
-                try w.print("I/O error while {s} `{s}`: {s} (os error {d})", .{
-                    io.action, path, os.text, os.errno,
-                });
-                try w.print("\n\nCaused by:\n    {s} (os error {d})", .{ os.text, os.errno });
+                const os = OsError.orIo(io.err);
+                try w.print("I/O error while {s} `{s}`: {f}", .{ io.action, path, os });
+                try w.print("\n\nCaused by:\n    {f}", .{os});
             },
             .file => |fault| {
                 try fault.write(w, path);
@@ -703,19 +702,6 @@ pub const Diagnostic = union(enum) {
         }
     };
 };
-
-/// The C library's words for an OS error and its Linux number, as Rust's `io::Error` prints
-/// them.
-fn osError(e: anyerror) struct { text: []const u8, errno: u16 } {
-    return switch (e) {
-        error.FileNotFound => .{ .text = "No such file or directory", .errno = 2 },
-        error.AccessDenied, error.PermissionDenied => .{ .text = "Permission denied", .errno = 13 },
-        error.IsDir => .{ .text = "Is a directory", .errno = 21 },
-        error.NotDir => .{ .text = "Not a directory", .errno = 20 },
-        error.NameTooLong => .{ .text = "File name too long", .errno = 36 },
-        else => .{ .text = "Input/output error", .errno = 5 },
-    };
-}
 
 /// The templates of a `.wevtcache`, by GUID: the first TEMP with a GUID wins (blob order,
 /// provider order, table order). Read-only once loaded, so threads share one.
@@ -1355,6 +1341,22 @@ test "damaged caches fail in the reference's words" {
         const text = try std.fmt.bufPrint(&got, "{f}", .{diag.text(path)});
         try std.testing.expectEqualStrings(want, text);
     }
+}
+
+test "a cache that cannot be opened: the OS error's own words, as the reference's" {
+    // Before the one errno table this was `Input/output error (os error 5)`.
+    var tmp = std.testing.tmpDir(.{});
+    defer tmp.cleanup();
+    try tmp.dir.symLink("loop-b", "loop-a", .{});
+    try tmp.dir.symLink("loop-a", "loop-b", .{});
+    var diag: Diagnostic = undefined;
+    const gpa = std.testing.allocator;
+    try std.testing.expectError(error.Invalid, WevtCache.load(gpa, tmp.dir, "loop-a", &diag));
+    var got: [256]u8 = undefined;
+    const text = try std.fmt.bufPrint(&got, "{f}", .{diag.text("loop-a")});
+    const loop = "Too many levels of symbolic links (os error 40)";
+    try std.testing.expectEqualStrings("I/O error while open `loop-a`: " ++ loop ++
+        "\n\nCaused by:\n    " ++ loop, text);
 }
 
 test "a TEMP becomes a name entry, a definition header and a body naming it by offset" {

@@ -7,7 +7,7 @@
 //!
 //! What this catches: a writer that writes with `pwrite` at its own offset (Zig 0.15's
 //! positional `File.Writer`), which overwrites `BEFORE` and is overwritten by `AFTER`.
-//! `zig/src/stdio.zig` says why every writer of evtx-zig streams.
+//! `zig/cli/stdio.zig` says why every writer of evtx-zig streams.
 
 use crate::parity::Backends;
 use crate::run::{run, run_on_log};

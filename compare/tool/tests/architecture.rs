@@ -16,6 +16,8 @@ const ENGINE_DIRS: &[&str] = &[
     "rust/capi/src",
     "rust/capi/tests",
     "zig/src",
+    "zig/cli",
+    "zig/capi",
     "zig/tests",
 ];
 

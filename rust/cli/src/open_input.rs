@@ -1,6 +1,6 @@
 //! Opening an input log (the dump's INPUT, `dump-template-instances -i`, `apply-wevt-cache
 //! --evtx`) read-only as chunk windows, and, when it cannot be, the reference's words for every
-//! form of input, byte for byte (evtx-zig: `zig/src/open_input.zig`, the same steps and words).
+//! form of input, byte for byte (evtx-zig: `zig/cli/open_input.zig`, the same steps and words).
 //!
 //! The reference's `EvtxParser::from_path` canonicalizes the path, opens it, reads the 4096-byte
 //! header block with `read_exact`, checks the magic, then seeks to the end for the length; anyhow

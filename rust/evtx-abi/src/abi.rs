@@ -8,7 +8,7 @@
 //!
 //! [`evtx_status::name`] is the one table of status names and error KIND strings in Rust: the
 //! engine's [`ErrorKind`] prints them, `evtx_status_name` returns them, and the Zig conformance
-//! test reads this file to hold `zig/src/capi.zig` to the same strings.
+//! test reads this file to hold `zig/capi/capi.zig` to the same strings.
 #![allow(non_camel_case_types)]
 
 use std::ffi::{c_char, c_void, CStr};

@@ -1,6 +1,6 @@
 //! Every limit the two engines share, once, each with its reason. cbindgen copies them into
 //! `include/evtx.h`; `zig/src/limits.zig` holds the Zig engine's, re-exported by
-//! `zig/src/capi.zig` under these names, so the conformance test
+//! `zig/capi/capi.zig` under these names, so the conformance test
 //! (`compare/harness/abi_conformance.zig`) fails to compile when the two sides differ. The Rust
 //! engine takes them from here (`rust/evtx-core/src/limits.rs`). Only crafted files reach them.
 

@@ -4,7 +4,7 @@
 //! otherwise search every record's text itself (Python: five regex passes, 0.37 s on 41,541
 //! records). Here one forward scan per record walks `Event` → `System` and stops there, so the
 //! cost is the System object's bytes only. The scan reads the rendered text, not the engine's
-//! tree, so all three libraries (Zig: `zig/src/system.zig`) give the same columns for the same
+//! tree, so all three libraries (Zig: `zig/capi/system.zig`) give the same columns for the same
 //! bytes, and the reference checks both engines.
 //!
 //! What a field holds (the same as `json.loads(text)["Event"]["System"]` would give):

@@ -3,7 +3,7 @@
 //! A binding that yields pyevtx-rs's record shape needs each record's `timestamp` as text.
 //! Formatting 41,541 FILETIMEs in Python cost 7,000 instructions per record (PERF.md P3);
 //! here it is a cached minute prefix and a few digits. The Zig twin is
-//! `zig/src/timestamps.zig` (same rules, same bytes).
+//! `zig/capi/timestamps.zig` (same rules, same bytes).
 //!
 //! The text (pyevtx-rs 0.14's `timestamp`, written down as `evtx_twin._parser.timestamp_text`):
 //! RFC 3339 in UTC with the 100 ns ticks, trailing zeros trimmed (no `.` when the ticks are 0),

@@ -4,12 +4,13 @@
 //! path components, each read whole; a file that cannot be read or parsed is one stderr line
 //! and the run goes on; the count of such files makes the exit status 1 at the end.
 const std = @import("std");
-const open_input = @import("open_input.zig");
 const evtx = @import("evtx");
 const pe = evtx.pe;
 const wevt_cache = evtx.wevt_cache;
+const OsError = evtx.os_error.OsError;
 const glob = @import("glob.zig");
 const arg_parser = @import("args.zig");
+const commands = @import("commands.zig");
 const assert = std.debug.assert;
 
 /// Input paths one run may collect (files named or found); a walk past it is an error.
@@ -87,11 +88,7 @@ fn write(
         const bytes = std.fs.cwd().readFileAlloc(gpa, path, file_bytes_max) catch |e| {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             errors += 1;
-            line(
-                report,
-                "failed to read `{s}`: {s} (os error {d})",
-                .{ path, reason(e), errno(e) },
-            );
+            line(report, "failed to read `{s}`: {f}", .{ path, OsError.orIo(e) });
             continue;
         };
         defer gpa.free(bytes);
@@ -310,30 +307,20 @@ fn ioFatal(
     path: []const u8,
     e: anyerror,
 ) error{Reported} {
+    const os = OsError.orIo(e);
     return fatal(
         report,
-        "I/O error while " ++ action ++ " `{s}`: {s} (os error {d})" ++
-            "\n\nCaused by:\n    {s} (os error {d})",
-        .{ path, reason(e), errno(e), reason(e), errno(e) },
+        "I/O error while " ++ action ++ " `{s}`: {f}\n\nCaused by:\n    {f}",
+        .{ path, os, os },
     );
 }
 
 fn readDirFatal(report: Report, path: []const u8, e: anyerror) error{Reported} {
     return fatal(
         report,
-        "failed to read directory `{s}`\n\nCaused by:\n    {s} (os error {d})",
-        .{ path, reason(e), errno(e) },
+        "failed to read directory `{s}`\n\nCaused by:\n    {f}",
+        .{ path, OsError.orIo(e) },
     );
-}
-
-/// The C library's words for an error, as Rust's `io::Error` prints them.
-pub fn reason(e: anyerror) []const u8 {
-    return open_input.osText(open_input.errnoOf(e) orelse .IO).?;
-}
-
-/// The Linux errno behind `reason`.
-pub fn errno(e: anyerror) u16 {
-    return @intFromEnum(open_input.errnoOf(e) orelse .IO);
 }
 
 fn eql(a: []const u8, b: []const u8) bool {
@@ -342,7 +329,6 @@ fn eql(a: []const u8, b: []const u8) bool {
 
 test {
     _ = glob;
-    _ = arg_parser;
 }
 
 test "paths sort by components as Rust's Path does, not bytewise" {
@@ -362,57 +348,17 @@ test "extensions as Path::extension reads them and the reference filters them" {
     try std.testing.expect(!allowed("exe,,", "x/y.sys"));
 }
 
-// The command line, in clap 4's words (the reference's `extract-wevt-templates` arguments).
-
-const Arg = enum { input, glob, recursive, extensions, output, overwrite, help };
-
-/// The reference's options, in its order (indexed by `Arg`; `--help` last).
-const command: arg_parser.Command = .{
-    .name = "extract-wevt-templates",
-    .specs = &.{
-        .{
-            .long = "input",
-            .short = 'i',
-            .usage = "--input <PATH>",
-            .takes_value = true,
-            .repeatable = true,
-        },
-        .{ .long = "glob", .usage = "--glob <PATTERN>", .takes_value = true, .repeatable = true },
-        .{ .long = "recursive", .short = 'r', .usage = "--recursive" },
-        .{ .long = "extensions", .usage = "--extensions <EXTS>", .takes_value = true },
-        .{ .long = "output", .short = 'o', .usage = "--output <WEVTCACHE>", .takes_value = true },
-        .{ .long = "overwrite", .usage = "--overwrite" },
-        .{ .long = "help", .short = 'h', .usage = "--help" },
-    },
-    .required = @intFromEnum(Arg.output),
-};
-
-/// How the command line parsed: run, print help, or a usage error in clap's words.
-pub const Outcome = arg_parser.Outcome(Options);
-
-/// Parses `args` (after the subcommand's name). `similar` is clap's "did you mean".
-pub fn parse(
-    gpa: std.mem.Allocator,
-    bin: []const u8,
-    args: []const []const u8,
-    similar: arg_parser.Similar,
-) error{OutOfMemory}!Outcome {
-    return arg_parser.parseCommand(Options, read, gpa, bin, &command, args, similar);
-}
-
-/// The options out of a parsed command line.
-fn read(p: *arg_parser.Parser) arg_parser.Error!Options {
-    const at = struct {
-        fn at(a: Arg) usize {
-            return @intFromEnum(a);
-        }
-    }.at;
+/// The options out of the parsed command line (`commands.extract_wevt_templates`); the lists
+/// are `gpa`'s, kept until the process ends.
+pub fn optionsOf(gpa: std.mem.Allocator, m: *const arg_parser.Matches) error{OutOfMemory}!Options {
+    const c = &commands.extract_wevt_templates;
+    assert(m.command == c);
     return .{
-        .inputs = try p.values(at(.input)),
-        .globs = try p.values(at(.glob)),
-        .recursive = p.has(at(.recursive)),
-        .extensions = p.value(at(.extensions)) orelse "exe,dll,sys",
-        .output = p.value(at(.output)).?,
-        .overwrite = p.has(at(.overwrite)),
+        .inputs = try m.texts(gpa, c.id("input")),
+        .globs = try m.texts(gpa, c.id("glob")),
+        .recursive = m.has(c.id("recursive")),
+        .extensions = m.text(c.id("extensions")) orelse "exe,dll,sys",
+        .output = m.text(c.id("output")).?,
+        .overwrite = m.has(c.id("overwrite")),
     };
 }

@@ -18,6 +18,8 @@ const evtx = @import("evtx");
 const posix = std.posix;
 const assert = std.debug.assert;
 const file_header = evtx.file_header;
+const os_error = evtx.os_error;
+const OsError = os_error.OsError;
 
 pub const Input = evtx.input.Input;
 
@@ -46,64 +48,6 @@ const io_error = "0: An IO error occured.\n    1: ";
 /// `read_exact`'s error at the end of the input, as Rust words it.
 const fill_whole_buffer = "failed to fill whole buffer";
 
-/// An OS error as Rust's `io::Error` prints it.
-const OsError = struct {
-    errno: posix.E,
-
-    pub fn format(e: OsError, w: *std.Io.Writer) std.Io.Writer.Error!void {
-        const code: u16 = @intFromEnum(e.errno);
-        if (osText(e.errno)) |text| return w.print("{s} (os error {d})", .{ text, code });
-        try w.print("Unknown error {d} (os error {d})", .{ code, code });
-    }
-};
-
-/// A Zig error of `std.fs` or `std.posix` as Rust prints the OS error behind it.
-const ZigError = struct {
-    e: anyerror,
-
-    pub fn format(z: ZigError, w: *std.Io.Writer) std.Io.Writer.Error!void {
-        const errno = errnoOf(z.e) orelse return w.writeAll(@errorName(z.e));
-        try w.print("{f}", .{OsError{ .errno = errno }});
-    }
-};
-
-/// The C library's `strerror` words (glibc's, which Rust prints) for the errors that opening,
-/// reading and seeking a path can give.
-pub fn osText(errno: posix.E) ?[]const u8 {
-    return switch (errno) {
-        .PERM => "Operation not permitted",
-        .NOENT => "No such file or directory",
-        .INTR => "Interrupted system call",
-        .IO => "Input/output error",
-        .NXIO => "No such device or address",
-        .BADF => "Bad file descriptor",
-        .AGAIN => "Resource temporarily unavailable",
-        .NOMEM => "Cannot allocate memory",
-        .ACCES => "Permission denied",
-        .FAULT => "Bad address",
-        .BUSY => "Device or resource busy",
-        .NODEV => "No such device",
-        .NOTDIR => "Not a directory",
-        .ISDIR => "Is a directory",
-        .INVAL => "Invalid argument",
-        .NFILE => "Too many open files in system",
-        .MFILE => "Too many open files",
-        .TXTBSY => "Text file busy",
-        .FBIG => "File too large",
-        .NOSPC => "No space left on device",
-        .SPIPE => "Illegal seek",
-        .ROFS => "Read-only file system",
-        .PIPE => "Broken pipe",
-        .NAMETOOLONG => "File name too long",
-        .LOOP => "Too many levels of symbolic links",
-        .OVERFLOW => "Value too large for defined data type",
-        .OPNOTSUPP => "Operation not supported",
-        .STALE => "Stale file handle",
-        .DQUOT => "Disk quota exceeded",
-        else => null,
-    };
-}
-
 /// The canonicalization or the open failed: the path the reference names (the canonical one
 /// once it is known).
 fn openFailed(w: *std.Io.Writer, path: []const u8, named: []const u8, errno: posix.E) Failed {
@@ -130,13 +74,13 @@ pub fn openPath(path: []const u8, output: ?[]const u8, w: *std.Io.Writer) Failed
     const file: std.fs.File = .{ .handle = fd };
     errdefer file.close();
     const st = posix.fstat(fd) catch |e| {
-        w.print("{f}" ++ caused_by ++ "{f}", .{ head, ZigError{ .e = e } }) catch {};
+        w.print("{f}" ++ caused_by ++ "{f}", .{ head, os_error.fmtError(e) }) catch {};
         return error.Failed;
     };
     if (output) |out| try refuseOutputOnInput(w, out, path, st);
     if (st.mode & posix.S.IFMT == posix.S.IFREG) {
         return Input.fromFile(file) catch |e| {
-            w.print("{f}" ++ caused_by ++ "{f}", .{ head, ZigError{ .e = e } }) catch {};
+            w.print("{f}" ++ caused_by ++ "{f}", .{ head, os_error.fmtError(e) }) catch {};
             return error.Failed;
         };
     }
@@ -189,7 +133,7 @@ pub fn openStdin(output: ?[]const u8, name: []const u8, w: *std.Io.Writer) Faile
     }
     const in = spool(stdin) catch |e| {
         w.print("Failed to read EVTX data from stdin" ++ caused_by ++ "{f}", .{
-            ZigError{ .e = e },
+            os_error.fmtError(e),
         }) catch {};
         return error.Failed;
     };
@@ -203,7 +147,7 @@ pub fn openStdin(output: ?[]const u8, name: []const u8, w: *std.Io.Writer) Faile
 fn spoolInput(source: std.fs.File, head: Head, w: *std.Io.Writer) Failed!Input {
     return spool(source) catch |e| {
         w.print("{f}" ++ caused_by ++ "failed to copy the input: {f}", .{
-            head, ZigError{ .e = e },
+            head, os_error.fmtError(e),
         }) catch {};
         return error.Failed;
     };
@@ -326,58 +270,6 @@ fn readExact(fd: posix.fd_t, buffer: []u8) union(enum) { ok, eof, err: posix.E }
         }
     }
     return .ok;
-}
-
-/// A Zig error of reading or spooling a stream in the C library's words (its name when it has
-/// none: an error the OS does not give).
-pub fn zigErrorText(e: anyerror) []const u8 {
-    return osText(errnoOf(e) orelse return @errorName(e)).?;
-}
-
-/// The errno behind a Zig error of `std.fs` and `std.posix` (the most common where several
-/// share one), null for an error of no system call.
-pub fn errnoOf(e: anyerror) ?posix.E {
-    return switch (e) {
-        error.FileNotFound => .NOENT,
-        error.AccessDenied => .ACCES,
-        error.PermissionDenied => .PERM,
-        error.IsDir => .ISDIR,
-        error.NotDir => .NOTDIR,
-        error.NameTooLong => .NAMETOOLONG,
-        error.SymLinkLoop => .LOOP,
-        error.BrokenPipe => .PIPE,
-        error.NoSpaceLeft => .NOSPC,
-        error.DiskQuota => .DQUOT,
-        error.InputOutput => .IO,
-        error.NoDevice => .NXIO,
-        error.FileTooBig => .FBIG,
-        error.ReadOnlyFileSystem => .ROFS,
-        error.ProcessFdQuotaExceeded => .MFILE,
-        error.SystemFdQuotaExceeded => .NFILE,
-        error.SystemResources => .NOMEM,
-        error.FileBusy, error.DeviceBusy => .BUSY,
-        error.WouldBlock => .AGAIN,
-        error.Unseekable => .SPIPE,
-        else => null,
-    };
-}
-
-test "OS errors in Rust's words, never a Zig error name" {
-    var buffer: [128]u8 = undefined;
-    const cases = [_]struct { errno: posix.E, text: []const u8 }{
-        .{ .errno = .ACCES, .text = "Permission denied (os error 13)" },
-        .{ .errno = .LOOP, .text = "Too many levels of symbolic links (os error 40)" },
-        .{ .errno = .ISDIR, .text = "Is a directory (os error 21)" },
-        .{ .errno = .SPIPE, .text = "Illegal seek (os error 29)" },
-        .{ .errno = .HWPOISON, .text = "Unknown error 133 (os error 133)" },
-    };
-    for (cases) |c| {
-        const text = try std.fmt.bufPrint(&buffer, "{f}", .{OsError{ .errno = c.errno }});
-        try std.testing.expectEqualStrings(c.text, text);
-    }
-    try std.testing.expectEqualStrings("Too many levels of symbolic links", zigErrorText(
-        error.SymLinkLoop,
-    ));
 }
 
 test "a path's failures: each step's chain, the canonical name once known" {

@@ -6,7 +6,7 @@
 const std = @import("std");
 const evtx = @import("evtx");
 const arg_parser = @import("args.zig");
-const extract = @import("extract_wevt_templates.zig");
+const commands = @import("commands.zig");
 const instances = @import("dump_template_instances.zig");
 const open_input = @import("open_input.zig");
 const assert = std.debug.assert;
@@ -33,85 +33,24 @@ pub const Options = struct {
     output: ?[]const u8 = null,
 };
 
-const Arg = enum {
-    cache,
-    template_guid,
-    provider_guid,
-    event_id,
-    version,
-    evtx,
-    record_id,
-    template_instance_index,
-    substitutions,
-    substitutions_file,
-    output,
-    help,
-};
-
-/// The reference's options, in its order (indexed by `Arg`; `--help` last).
-const command: arg_parser.Command = .{
-    .name = "apply-wevt-cache",
-    .specs = &.{
-        .{ .long = "cache", .usage = "--cache <PATH>", .takes_value = true },
-        .{ .long = "template-guid", .usage = "--template-guid <GUID>", .takes_value = true },
-        .{ .long = "provider-guid", .usage = "--provider-guid <GUID>", .takes_value = true },
-        .{ .long = "event-id", .usage = "--event-id <ID>", .takes_value = true },
-        .{ .long = "version", .usage = "--version <V>", .takes_value = true },
-        .{ .long = "evtx", .usage = "--evtx <PATH>", .takes_value = true },
-        .{ .long = "record-id", .usage = "--record-id <ID>", .takes_value = true },
-        .{
-            .long = "template-instance-index",
-            .usage = "--template-instance-index <N>",
-            .takes_value = true,
-        },
-        .{ .long = "substitutions", .usage = "--substitutions <JSON>", .takes_value = true },
-        .{
-            .long = "substitutions-file",
-            .usage = "--substitutions-file <PATH>",
-            .takes_value = true,
-        },
-        .{ .long = "output", .short = 'o', .usage = "--output <PATH>", .takes_value = true },
-        .{ .long = "help", .short = 'h', .usage = "--help" },
-    },
-    .required = @intFromEnum(Arg.cache),
-};
-
-/// How the command line parsed: run, print help, or a usage error in clap's words.
-pub const Outcome = arg_parser.Outcome(Options);
-
-/// Parses `argv` (after the subcommand's name); a usage error's text is `gpa`'s, kept until
-/// the process ends (the run is one command).
-pub fn parse(
-    gpa: std.mem.Allocator,
-    bin: []const u8,
-    argv: []const []const u8,
-    similar: arg_parser.Similar,
-) error{OutOfMemory}!Outcome {
-    return arg_parser.parseCommand(Options, read, gpa, bin, &command, argv, similar);
-}
-
-/// The options out of a parsed command line.
-fn read(p: *arg_parser.Parser) arg_parser.Error!Options {
-    const at = struct {
-        fn at(a: Arg) usize {
-            return @intFromEnum(a);
-        }
-    }.at;
+/// The options out of the parsed command line (`commands.apply_wevt_cache`).
+pub fn optionsOf(m: *const arg_parser.Matches) Options {
+    const c = &commands.apply_wevt_cache;
+    assert(m.command == c);
     var o: Options = .{
-        .cache = p.value(at(.cache)).?,
-        .template_guid = p.value(at(.template_guid)),
-        .provider_guid = p.value(at(.provider_guid)),
-        .evtx = p.value(at(.evtx)),
-        .substitutions = p.value(at(.substitutions)),
-        .substitutions_file = p.value(at(.substitutions_file)),
-        .output = p.value(at(.output)),
+        .cache = m.text(c.id("cache")).?,
+        .template_guid = m.text(c.id("template-guid")),
+        .provider_guid = m.text(c.id("provider-guid")),
+        .evtx = m.text(c.id("evtx")),
+        .record_id = m.number(c.id("record-id")),
+        .template_instance_index = m.number(c.id("template-instance-index")) orelse 0,
+        .substitutions = m.text(c.id("substitutions")),
+        .substitutions_file = m.text(c.id("substitutions-file")),
+        .output = m.text(c.id("output")),
     };
-    // clap checks values in the order the options are declared.
-    if (p.value(at(.event_id))) |v| o.event_id = @intCast(try p.ranged(at(.event_id), v, 65535));
-    if (p.value(at(.version))) |v| o.version = @intCast(try p.ranged(at(.version), v, 255));
-    if (p.value(at(.record_id))) |v| o.record_id = try p.unsigned(at(.record_id), v);
-    if (p.value(at(.template_instance_index))) |v|
-        o.template_instance_index = try p.unsigned(at(.template_instance_index), v);
+    // Held to their ranges when parsed (`commands.Check.ranged`).
+    if (m.number(c.id("event-id"))) |n| o.event_id = @intCast(n);
+    if (m.number(c.id("version"))) |n| o.version = @intCast(n);
     return o;
 }
 
@@ -168,9 +107,7 @@ fn caused(
 }
 
 fn osError(buffer: []u8, e: anyerror) []const u8 {
-    const args = .{ extract.reason(e), extract.errno(e) };
-    return std.fmt.bufPrint(buffer, "{s} (os error {d})", args) catch
-        unreachable;
+    return std.fmt.bufPrint(buffer, "{f}", .{evtx.os_error.OsError.orIo(e)}) catch unreachable;
 }
 
 fn runOrFail(

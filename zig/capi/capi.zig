@@ -56,15 +56,58 @@ pub const evtx_status = enum(u32) {
     bad_record_size = 25,
     bad_binxml = 26,
 
+    /// The status of an engine error: the same name (the KINDs are statuses 16.. by name, so
+    /// neither side counts).
     fn fromKind(kind: evtx.errors.ErrorKind) evtx_status {
-        return @enumFromInt(16 + @as(u32, @intFromEnum(kind)));
+        return switch (kind) {
+            inline else => |k| comptime @field(evtx_status, @tagName(k)),
+        };
+    }
+
+    /// The engine error this status reports, if it is one of the KINDs.
+    fn toKind(status: evtx_status) ?evtx.errors.ErrorKind {
+        return switch (status) {
+            inline else => |s| comptime if (@hasField(evtx.errors.ErrorKind, @tagName(s)))
+                @field(evtx.errors.ErrorKind, @tagName(s))
+            else
+                null,
+        };
+    }
+
+    /// What `evtx_status_name` returns (rust/evtx-abi's `evtx_status::name`, held to it by
+    /// compare/harness/abi_conformance.zig): for a KIND the engine's own words.
+    fn name(status: evtx_status) [:0]const u8 {
+        return switch (status) {
+            .ok => "ok",
+            .end => "end",
+            .null_argument => "null argument",
+            .invalid_options => "invalid options",
+            .unsupported => "unsupported option",
+            .io => "i/o error",
+            .not_evtx => "not an evtx file",
+            .callback_aborted => "callback aborted",
+            .bad_state => "bad state",
+            .internal => "internal error",
+            .not_implemented => "not implemented",
+            inline else => |s| comptime blk: {
+                const text = evtx.errors.ErrorKind.text(s.toKind().?);
+                break :blk (text ++ "\x00")[0..text.len :0];
+            },
+        };
     }
 };
 
 comptime {
-    // The error KINDs are declared in the same order on both sides.
-    std.debug.assert(@intFromEnum(evtx_status.fromKind(.bad_binxml)) == 26);
-    std.debug.assert(@intFromEnum(evtx_status.fromKind(.incomplete_chunk)) == 16);
+    // Every engine KIND is a status, and the KINDs are the statuses from incomplete_chunk on,
+    // in the order of shared-fixtures/README.md's table.
+    for (std.enums.values(evtx.errors.ErrorKind), 0..) |kind, index| {
+        const status = @intFromEnum(evtx_status.fromKind(kind));
+        std.debug.assert(status == @intFromEnum(evtx_status.incomplete_chunk) + index);
+    }
+    for (std.enums.values(evtx_status)) |status| {
+        std.debug.assert((status.toKind() != null) ==
+            (@intFromEnum(status) >= @intFromEnum(evtx_status.incomplete_chunk)));
+    }
 }
 
 /// C: evtx_format
@@ -292,33 +335,8 @@ pub export fn evtx_backend_version() callconv(.c) [*:0]const u8 {
 }
 
 pub export fn evtx_status_name(status: u32) callconv(.c) [*:0]const u8 {
-    if (status >= 16 and status <= 26) {
-        const kind: evtx.errors.ErrorKind = @enumFromInt(status - 16);
-        return kindName(kind);
-    }
-    return switch (status) {
-        0 => "ok",
-        1 => "end",
-        2 => "null argument",
-        3 => "invalid options",
-        4 => "unsupported option",
-        5 => "i/o error",
-        6 => "not an evtx file",
-        7 => "callback aborted",
-        8 => "bad state",
-        9 => "internal error",
-        10 => "not implemented",
-        else => "unknown status",
-    };
-}
-
-fn kindName(kind: evtx.errors.ErrorKind) [*:0]const u8 {
-    return switch (kind) {
-        inline else => |k| comptime blk: {
-            const text = evtx.errors.ErrorKind.text(k);
-            break :blk (text ++ "\x00")[0..text.len :0];
-        },
-    };
+    const known = std.meta.intToEnum(evtx_status, status) catch return "unknown status";
+    return known.name();
 }
 
 pub export fn evtx_last_error() callconv(.c) [*:0]const u8 {
@@ -784,7 +802,7 @@ pub export fn evtx_parser_next_batch(
 }
 
 /// The System fields of the last batch's entries, read from their JSON (include/evtx.h,
-/// zig/src/system.zig); UNSUPPORTED for XML.
+/// zig/capi/system.zig); UNSUPPORTED for XML.
 pub export fn evtx_parser_batch_system(
     parser: ?*evtx_parser,
     out: ?*evtx_batch_system,
@@ -835,7 +853,7 @@ fn fillSystem(p: *Parser) evtx_status {
 }
 
 /// The timestamp text of each entry of the last batch (include/evtx.h,
-/// zig/src/timestamps.zig), empty for error entries; any output format.
+/// zig/capi/timestamps.zig), empty for error entries; any output format.
 pub export fn evtx_parser_batch_timestamps(
     parser: ?*evtx_parser,
     out: ?*evtx_batch_texts,

@@ -5,7 +5,8 @@
 //! that other commands write too (`( echo BEFORE >&2; evtx-zig ...; echo AFTER >&2 ) 2> log`),
 //! that overwrote `BEFORE` and was overwritten by `AFTER`. A streaming writer uses `write` at
 //! the descriptor's shared offset (the end, under `>>`), as every other program does.
-//! `.ci/tidy.py` refuses `File.stdout()` and `File.stderr()` in `zig/src` outside this file.
+//! `.ci/tidy.py` refuses `File.stdout()` and `File.stderr()` anywhere else in the Zig CLI,
+//! the engine or the C ABI.
 const std = @import("std");
 const assert = std.debug.assert;
 

@@ -11,6 +11,7 @@ const assert = std.debug.assert;
 const T = evtx.values_decode.T;
 const Out = evtx.escape.Out;
 const arg_parser = @import("args.zig");
+const commands = @import("commands.zig");
 
 pub const Options = struct {
     input: []const u8 = "",
@@ -18,42 +19,15 @@ pub const Options = struct {
     template_instance_index: u64 = 0,
 };
 
-/// The reference's options, in its order (`--help` last, as `args.Command` wants it).
-pub const command: arg_parser.Command = .{
-    .name = "dump-template-instances",
-    .specs = &.{
-        .{ .long = "input", .short = 'i', .usage = "--input <EVTX>", .takes_value = true },
-        .{ .long = "record-id", .usage = "--record-id <ID>", .takes_value = true },
-        .{
-            .long = "template-instance-index",
-            .usage = "--template-instance-index <N>",
-            .takes_value = true,
-        },
-        .{ .long = "help", .short = 'h', .usage = "--help" },
-    },
-    .required = 0,
-};
-
-/// How the command line parsed: run, print help, or a usage error in clap's words.
-pub const Outcome = arg_parser.Outcome(Options);
-
-/// Parses `argv` (after the subcommand's name); a usage error's text is `gpa`'s, kept until
-/// the process ends (the run is one command).
-pub fn parse(
-    gpa: std.mem.Allocator,
-    bin: []const u8,
-    argv: []const []const u8,
-    similar: arg_parser.Similar,
-) error{OutOfMemory}!Outcome {
-    return arg_parser.parseCommand(Options, read, gpa, bin, &command, argv, similar);
-}
-
-/// The options out of a parsed command line.
-fn read(p: *arg_parser.Parser) arg_parser.Error!Options {
-    var o: Options = .{ .input = p.value(0).? };
-    if (p.value(1)) |v| o.record_id = try p.unsigned(1, v);
-    if (p.value(2)) |v| o.template_instance_index = try p.unsigned(2, v);
-    return o;
+/// The options out of the parsed command line (`commands.dump_template_instances`).
+pub fn optionsOf(m: *const arg_parser.Matches) Options {
+    const c = &commands.dump_template_instances;
+    assert(m.command == c);
+    return .{
+        .input = m.text(c.id("input")).?,
+        .record_id = m.number(c.id("record-id")),
+        .template_instance_index = m.number(c.id("template-instance-index")) orelse 0,
+    };
 }
 
 /// Where the lines go.
