@@ -1,27 +1,9 @@
 //! `evtx-compare`: parity of evtx-rs, evtx-zig and the reference, their speed, and the gap
 //! report. `make parity`, `make bench` and `make compare` call it; see the README.
 
-mod abi_parity;
-mod cli_paths;
-mod diff;
-mod exit_table;
-mod gaps;
-mod input_forms;
-mod instructions;
-mod mutate;
-mod mutate_readers;
-mod paired;
 mod parity;
-mod perf_page;
-mod phases;
-mod records;
-mod report;
+mod perf;
 mod run;
-mod settle;
-mod shared_log;
-mod shim_parity;
-mod speed;
-mod wevt;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
