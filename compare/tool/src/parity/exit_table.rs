@@ -19,21 +19,11 @@
 //! unreadable file, a symlink loop, a path not UTF-8, an empty or short file and `/dev/null`,
 //! stdout and stderr compared with the reference's byte for byte.
 
-use crate::run::run;
-use clap::Args;
+use crate::parity::input_forms;
+use crate::run::{run, Backends};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-#[derive(Args)]
-pub struct ExitTableArgs {
-    /// The three CLIs, and where the table (exit-table.md) and the `@O` outputs go.
-    #[command(flatten)]
-    pub backends: crate::BackendArgs,
-    /// The committed fixtures (shared-fixtures).
-    #[arg(long)]
-    pub fixtures: PathBuf,
-}
 
 /// The cases: a name and the arguments, split on spaces (an argument of `''` is empty).
 const CASES: &[(&str, &str)] = &[
@@ -297,10 +287,13 @@ impl ExitTableReport {
 
 /// `evtx-compare exit-table`: runs the table, writes exit-table.md, prints the summary;
 /// `Ok(false)` when a case differs.
-pub fn exit_table_command(args: &ExitTableArgs) -> Result<bool, String> {
-    args.backends.check_present()?;
-    let report = run_exit_table(&args.backends, &args.fixtures, &args.backends.out)?;
-    let path = args.backends.out.join("exit-table.md");
+pub fn exit_table_command(
+    backends: &Backends,
+    fixtures: &Path,
+    out: &Path,
+) -> Result<bool, String> {
+    let report = run_exit_table(backends, fixtures, out)?;
+    let path = out.join("exit-table.md");
     std::fs::write(&path, &report.markdown).map_err(|e| format!("{}: {e}", path.display()))?;
     println!(
         "exit-table: {} cases, {} identical, {} differ (table in {})",
@@ -314,7 +307,7 @@ pub fn exit_table_command(args: &ExitTableArgs) -> Result<bool, String> {
 
 /// Runs every case in the three CLIs (the `@O` outputs go below `out`).
 pub fn run_exit_table(
-    backends: &crate::BackendArgs,
+    backends: &Backends,
     fixtures: &Path,
     out: &Path,
 ) -> Result<ExitTableReport, String> {
@@ -436,12 +429,12 @@ fn input_forms_table(
     log: &Path,
     out: &Path,
     md: &mut String,
-) -> Result<Vec<crate::input_forms::Row>, String> {
+) -> Result<Vec<input_forms::Row>, String> {
     md.push_str(
         "\n## Input forms\n\n| case | input | reference | evtx-rs | evtx-zig | |\n\
          |---|---|---|---|---|---|\n",
     );
-    let forms = crate::input_forms::run_input_forms(programs, log, out)?;
+    let forms = input_forms::run_input_forms(programs, log, out)?;
     for row in &forms {
         md.push_str(&row.markdown);
     }

@@ -12,6 +12,7 @@ pub mod diff;
 pub mod exit_table;
 pub mod gaps;
 pub mod input_forms;
+pub mod modes;
 pub mod mutate;
 pub mod mutate_readers;
 pub mod shared_log;
