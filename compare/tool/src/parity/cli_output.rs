@@ -166,14 +166,9 @@ pub fn reference_failed_records(stderr: &str) -> Vec<Option<u64>> {
         .collect()
 }
 
-/// The reference's stderr without the backtrace anyhow adds when `RUST_BACKTRACE` is set.
-pub fn without_backtrace(stderr: &[u8]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(stderr);
-    match text.find("\n\nStack backtrace:") {
-        Some(at) => format!("{}\n", &text[..at]).into_bytes(),
-        None => stderr.to_vec(),
-    }
-}
+/// The reference's stderr without the backtrace anyhow adds when `RUST_BACKTRACE` is set (the
+/// command line's cases compare it so too).
+pub use evtx_fixture_gen::cli_cases::without_backtrace;
 
 /// The reference's stderr with each damaged-side-file error replaced by the engine's line,
 /// where the documented mapping holds (shared-fixtures/README.md, "Damaged side files"); any
