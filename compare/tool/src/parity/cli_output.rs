@@ -1,4 +1,6 @@
-//! Splitting a CLI's stdout into records, and its stderr into failed-record entries.
+//! What the CLIs print, read back: stdout split into records, stderr into failed-record
+//! entries, and the reference's stderr set beside ours (its backtrace out, a damaged side file's
+//! error mapped to our line).
 //!
 //! Framing follows section 11.2 of the contract: modes with a banner print `Record N\n` before
 //! each record; `jsonl` prints exactly one line per record and no banner.

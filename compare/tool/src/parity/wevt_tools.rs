@@ -1,9 +1,9 @@
-//! Parity family `wevt` (`shared-fixtures/generator/wevt-format.md`): every log
-//! beside `.wevtcache` files in every mode with each cache (`--wevt-cache`, modes named
-//! `<base mode>+wevt:<cache>`), and family `wevt-tools`: the template subcommands
-//! (`extract-wevt-templates` on the PE files there, `dump-template-instances` and
-//! `apply-wevt-cache` on each log), stdout, the exit status and, for `extract-wevt-templates`,
-//! stderr and the written cache against the reference; stderr in full between the engines.
+//! Parity family `wevt-tools` (`shared-fixtures/generator/wevt-format.md`; family `wevt`, the
+//! dump with each `.wevtcache` beside a log, is `modes.rs`'s): the forms the template
+//! subcommands run in (`extract-wevt-templates` on the PE files there, `dump-template-instances`
+//! and `apply-wevt-cache` on each log), whose stdout, exit status and, for
+//! `extract-wevt-templates`, stderr and the written cache `cli_parity.rs` compares with the
+//! reference's; stderr in full between the engines.
 
 use std::path::Path;
 
