@@ -156,7 +156,7 @@ test: setup
 # Parity, benchmarks, the gap report
 
 # The three libraries through the C ABI (evtx-bench --parity), every variant of
-# compare/tool/src/abi_parity.rs.
+# compare/tool/src/parity/abi_parity.rs.
 abi-parity: setup build
 	$(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
 

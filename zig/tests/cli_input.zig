@@ -1,5 +1,6 @@
 //! The evtx-zig CLI and its input (PERF.md H10b), run as a user would: a file cut while the
-//! CLI reads it, `-f` naming the input, standard input. Run by `zig build test`, with the
+//! CLI reads it, `-f` naming the input, standard input; and every argument case of
+//! `shared-fixtures/cli-cases.txt` against the reference. Run by `zig build test`, with the
 //! CLI's path and the shared fixtures given by the build (`cli_input_options`).
 const std = @import("std");
 const options = @import("cli_input_options");
@@ -335,99 +336,284 @@ fn reference() ![]const u8 {
     };
 }
 
-/// The first line of a run's stderr (the reference follows a fatal error with its anyhow
-/// chain and backtrace, which the CLIs do not print).
+/// The first line of a run's stderr.
 fn firstLine(text: []const u8) []const u8 {
     return text[0 .. std.mem.indexOfScalar(u8, text, '\n') orelse text.len];
 }
 
-// Usage errors: the reference's stderr byte for byte; fatal errors: its first line.
-test "usage and fatal errors: the reference's text and exit status" {
+/// What a case's stdout is (`shared-fixtures/cli-cases.txt`: `no stdout`, `stdout`, `help`,
+/// `version`).
+const StdoutKind = enum { empty, written, help, version };
+
+/// What of a case's stderr is compared with the reference's (`stderr`, `first line`).
+const StderrCompared = enum { not_compared, whole, first_line };
+
+/// One argument case of `shared-fixtures/cli-cases.txt`, whose header says the format (the
+/// Rust reader, `evtx_fixture_gen::cli_cases`, is this one's twin).
+const CliCase = struct {
+    name: []const u8,
+    arguments: []const u8,
+    status: u8,
+    stdout: StdoutKind,
+    stderr: StderrCompared,
+};
+
+/// The three fields of a line of `cli-cases.txt`, split on `|` and trimmed.
+fn cliFields(line: []const u8) ![3][]const u8 {
+    var fields: [3][]const u8 = undefined;
+    var it = std.mem.splitScalar(u8, line, '|');
+    for (&fields) |*field| {
+        field.* = std.mem.trim(u8, it.next() orelse return error.BadCliCase, " ");
+    }
+    if (it.next() != null) return error.BadCliCase;
+    return fields;
+}
+
+/// A case line: `name | arguments | expected`, the expected words separated by `, `.
+fn parseCliCase(line: []const u8) !CliCase {
+    const fields = try cliFields(line);
+    var status: ?u8 = null;
+    var stdout: ?StdoutKind = null;
+    var stderr: StderrCompared = .not_compared;
+    var words = std.mem.splitSequence(u8, fields[2], ", ");
+    while (words.next()) |word| {
+        if (std.mem.startsWith(u8, word, "exit ")) {
+            status = try std.fmt.parseInt(u8, word["exit ".len..], 10);
+        } else if (std.mem.eql(u8, word, "stderr")) {
+            stderr = .whole;
+        } else if (std.mem.eql(u8, word, "first line")) {
+            stderr = .first_line;
+        } else {
+            const kinds = [_]struct { []const u8, StdoutKind }{
+                .{ "no stdout", .empty }, .{ "stdout", .written },
+                .{ "help", .help },       .{ "version", .version },
+            };
+            for (kinds) |kind| {
+                if (std.mem.eql(u8, word, kind[0])) {
+                    stdout = kind[1];
+                    break;
+                }
+            } else return error.BadCliCase;
+        }
+    }
+    return .{
+        .name = fields[0],
+        .arguments = fields[1],
+        .status = status orelse return error.BadCliCase,
+        .stdout = stdout orelse return error.BadCliCase,
+        .stderr = stderr,
+    };
+}
+
+/// `@U`'s file: a copy of `@F` under a name that is not UTF-8, in the scratch directory.
+const not_utf8_name = "not-utf8-\xff.evtx";
+
+/// `cli-cases.txt`'s placeholders and what each stands for in this test's runs, which start in
+/// the scratch directory: a file below the fixtures, `@O` a path in a directory emptied before
+/// each run, `@U` `not_utf8_name`.
+const Placeholders = struct {
+    names: [placeholders_max][]const u8 = undefined,
+    values: [placeholders_max][]const u8 = undefined,
+    len: usize = 0,
+
+    const placeholders_max = 16;
+
+    /// A placeholder line, `@X | path below the fixtures | what` (no path for `@O`, `@U`).
+    fn add(
+        p: *Placeholders,
+        arena: std.mem.Allocator,
+        line: []const u8,
+        fixtures: []const u8,
+    ) !void {
+        const fields = try cliFields(line);
+        if (fields[0].len != 2 or p.len == placeholders_max) return error.BadCliCase;
+        p.names[p.len] = fields[0];
+        p.values[p.len] = if (std.mem.eql(u8, fields[0], "@O"))
+            "o/out"
+        else if (std.mem.eql(u8, fields[0], "@U"))
+            not_utf8_name
+        else if (fields[1].len > 0)
+            try std.fmt.allocPrint(arena, "{s}/{s}", .{ fixtures, fields[1] })
+        else
+            return error.BadCliCase;
+        p.len += 1;
+    }
+
+    fn value(p: *const Placeholders, name: []const u8) ![]const u8 {
+        for (p.names[0..p.len], p.values[0..p.len]) |n, v| {
+            if (std.mem.eql(u8, n, name)) return v;
+        }
+        std.debug.print("no placeholder {s} in cli-cases.txt\n", .{name});
+        return error.BadCliCase;
+    }
+
+    /// `program` and the words of `arguments` (split on spaces, `''` empty), each placeholder
+    /// replaced.
+    fn argv(
+        p: *const Placeholders,
+        arena: std.mem.Allocator,
+        program: []const u8,
+        arguments: []const u8,
+    ) ![]const []const u8 {
+        var list: std.ArrayList([]const u8) = .empty;
+        try list.append(arena, program);
+        var words = std.mem.splitScalar(u8, arguments, ' ');
+        while (words.next()) |word| {
+            if (word.len == 0) continue;
+            var arg: std.ArrayList(u8) = .empty;
+            var i: usize = 0;
+            while (i < word.len) {
+                if (word[i] == '@' and i + 2 <= word.len) {
+                    try arg.appendSlice(arena, try p.value(word[i .. i + 2]));
+                    i += 2;
+                } else {
+                    try arg.append(arena, word[i]);
+                    i += 1;
+                }
+            }
+            const empty = std.mem.eql(u8, arg.items, "''");
+            try list.append(arena, if (empty) "" else arg.items);
+        }
+        return list.items;
+    }
+};
+
+/// What `stdout` is, as `cli-cases.txt` words it: a help text has clap's `Usage:` line, the
+/// reference's version line clap's command name.
+fn stdoutKind(stdout: []const u8) StdoutKind {
+    if (std.mem.indexOf(u8, stdout, "\nUsage: ") != null) return .help;
+    if (std.mem.startsWith(u8, stdout, "EVTX Parser ")) return .version;
+    return if (stdout.len == 0) .empty else .written;
+}
+
+/// Where evtx-zig's run (`ours`) differs from the reference's under its name (`theirs`) in
+/// what `case` compares, or the reference from what the file says of it; null where neither.
+fn cliCaseDifference(case: CliCase, theirs: *const Run, ours: *const Run) ?[]const u8 {
+    const exited: ?u8 = switch (theirs.term) {
+        .Exited => |code| code,
+        else => null,
+    };
+    if (exited != case.status or stdoutKind(theirs.stdout) != case.stdout) {
+        return "the reference is not what cli-cases.txt says";
+    }
+    if (!std.meta.eql(theirs.term, ours.term)) return "exit status";
+    if ((theirs.stdout.len == 0) != (ours.stdout.len == 0)) return "stdout or not";
+    if (case.stdout == .help and !std.mem.eql(u8, theirs.stdout, ours.stdout)) return "help text";
+    switch (case.stderr) {
+        .not_compared => {},
+        .whole => if (!std.mem.eql(u8, theirs.stderr, ours.stderr)) return "stderr",
+        .first_line => if (!std.mem.eql(u8, firstLine(theirs.stderr), firstLine(ours.stderr))) {
+            return "stderr's first line";
+        },
+    }
+    return null;
+}
+
+test "a case compares the status, stdout or not, the help text and stderr as it says" {
+    const help = try parseCliCase("h | -h | exit 0, help, stderr");
+    const fatal = try parseCliCase("f | @M | exit 1, no stdout, first line");
+    const run = struct {
+        fn of(code: u8, stdout: []const u8, stderr: []const u8) Run {
+            const term: std.process.Child.Term = .{ .Exited = code };
+            return .{ .term = term, .stdout = @constCast(stdout), .stderr = @constCast(stderr) };
+        }
+    }.of;
+    const usage = run(0, "a\nUsage: x\n", "");
+    try std.testing.expectEqual(null, cliCaseDifference(help, &usage, &usage));
+    const cases = [_]struct { CliCase, Run, Run, ?[]const u8 }{
+        .{ help, run(2, "", ""), usage, "the reference is not what cli-cases.txt says" },
+        .{ help, usage, run(2, "a\nUsage: x\n", ""), "exit status" },
+        .{ help, usage, run(0, "", ""), "stdout or not" },
+        .{ help, usage, run(0, "a\nUsage: y\n", ""), "help text" },
+        .{ help, usage, run(0, "a\nUsage: x\n", "!"), "stderr" },
+        .{ fatal, run(1, "", "Error: a\nb\n"), run(1, "", "Error: a\nc\n"), null },
+        .{ fatal, run(1, "", "Error: a\nb\n"), run(1, "", "Error: c\nb\n"), "stderr's first line" },
+    };
+    for (cases) |c| try std.testing.expectEqualDeep(c[3], cliCaseDifference(c[0], &c[1], &c[2]));
+    try std.testing.expectError(error.BadCliCase, parseCliCase("x | -h | exit 0"));
+    try std.testing.expectError(error.BadCliCase, parseCliCase("x | -h | exit 0, help, loud"));
+    try std.testing.expectError(error.BadCliCase, parseCliCase("x | -h"));
+}
+
+/// The reference under evtx-zig's name in `dir` (clap's `Usage:` line names the program as
+/// invoked; the CLI under test may be `evtx-zig` or `evtx-zig-safe`): its absolute path.
+fn referenceAlias(dir: std.fs.Dir, buf: []u8) ![]const u8 {
+    try dir.makeDir("alias");
+    var link_buf: [std.fs.max_path_bytes]u8 = undefined;
+    const link = try std.fmt.bufPrint(&link_buf, "alias/{s}", .{std.fs.path.basename(cli())});
+    try dir.symLink(try reference(), link, .{});
+    var dir_buf: [std.fs.max_path_bytes]u8 = undefined;
+    return std.fmt.bufPrint(buf, "{s}/{s}", .{ try dir.realpath(".", &dir_buf), link });
+}
+
+/// Runs `case` in the reference under evtx-zig's name (`alias`) and in evtx-zig, both in
+/// `dir` with `@O`'s directory emptied first; whether they differ (`cliCaseDifference`, said
+/// on stderr).
+fn runCliCase(
+    dir: std.fs.Dir,
+    arena: std.mem.Allocator,
+    placeholders: *const Placeholders,
+    alias: []const u8,
+    env: *const std.process.EnvMap,
+    case: CliCase,
+) !bool {
+    var runs: [2]Run = undefined;
+    var ran: usize = 0;
+    defer for (runs[0..ran]) |*r| r.deinit();
+    for ([_][]const u8{ alias, cli() }) |program| {
+        try dir.deleteTree("o");
+        try dir.makeDir("o");
+        const argv = try placeholders.argv(arena, program, case.arguments);
+        runs[ran] = try runCli(dir, argv, null, env);
+        ran += 1;
+    }
+    const difference = cliCaseDifference(case, &runs[0], &runs[1]) orelse return false;
+    const what = "{s} ({s}): {s}: {any}, stdout \"{s}\", stderr \"{s}\"; the reference's " ++
+        "{any}, \"{s}\", \"{s}\"\n";
+    const ours = runs[1];
+    const theirs = runs[0];
+    std.debug.print(what, .{
+        case.name,   case.arguments, difference,    ours.term,     ours.stdout,
+        ours.stderr, theirs.term,    theirs.stdout, theirs.stderr,
+    });
+    return true;
+}
+
+// Every argument case of `shared-fixtures/cli-cases.txt` (`evtx-compare exit-table` runs the
+// same in the three CLIs), the reference run with its backtrace off (`RUST_BACKTRACE`).
+test "every argument case of cli-cases.txt: the reference's status, stdout and stderr" {
     var tmp = std.testing.tmpDir(.{});
     defer tmp.cleanup();
+    var arena_state = std.heap.ArenaAllocator.init(gpa);
+    defer arena_state.deinit();
+    const arena = arena_state.allocator();
     var fixtures_buf: [std.fs.max_path_bytes]u8 = undefined;
     const fixtures = try std.fs.cwd().realpath(options.fixtures, &fixtures_buf);
-    // The reference under our name: clap's `Usage:` line names the program as invoked.
-    // The CLI under test may be `evtx-zig` or `evtx-zig-safe`: the alias takes its name.
-    const name = std.fs.path.basename(cli());
-    try tmp.dir.makeDir("alias");
-    var link_buf: [std.fs.max_path_bytes]u8 = undefined;
-    const link = try std.fmt.bufPrint(&link_buf, "alias/{s}", .{name});
-    try tmp.dir.symLink(try reference(), link, .{});
-    var dir_buf: [std.fs.max_path_bytes]u8 = undefined;
-    const dir = try tmp.dir.realpath(".", &dir_buf);
     var alias_buf: [std.fs.max_path_bytes]u8 = undefined;
-    const ref = try std.fmt.bufPrint(&alias_buf, "{s}/{s}", .{ dir, link });
-    var path_buf: [std.fs.max_path_bytes]u8 = undefined;
-    const basic = try std.fmt.bufPrint(&path_buf, "{s}/synthetic/basic.evtx", .{fixtures});
-    // Not here, as the fatal lines differ on purpose: `info` on a bad header (ours names the
-    // fault on the first line) and `-f DIR` with a missing input (the reference creates the
-    // output first, we open the input first and create nothing on failure).
-    const cases = [_]struct { args: []const []const u8, status: u8 }{
-        .{ .args = &.{"no-such-file.evtx"}, .status = 1 },
-        .{ .args = &.{"."}, .status = 1 }, // a directory
-        .{ .args = &.{ "-t", "1" }, .status = 1 }, // no INPUT
-        .{ .args = &.{ "--bogus", basic }, .status = 2 },
-        .{ .args = &.{ "--bogus=1", basic }, .status = 2 },
-        .{ .args = &.{ basic, "--bogus" }, .status = 2 },
-        .{ .args = &.{ "-x", basic }, .status = 2 },
-        .{ .args = &.{ "-vx", basic }, .status = 2 },
-        .{ .args = &.{ "--no-indent=1", basic }, .status = 2 },
-        .{ .args = &.{ "--no-indent", "--no-indent", basic }, .status = 2 },
-        .{ .args = &.{ "--no-inden", basic }, .status = 2 },
-        .{ .args = &.{ "-t", "1", "-vv", "--no-inden", basic }, .status = 2 },
-        .{ .args = &.{ "--hel", basic }, .status = 2 },
-        .{ .args = &.{ "--inpu", basic, "info" }, .status = 2 },
-        .{ .args = &.{ "-t", "x", basic }, .status = 2 },
-        .{ .args = &.{ "-t", "", basic }, .status = 2 },
-        .{ .args = &.{ "-t", "-1", basic }, .status = 2 },
-        .{ .args = &.{ "-t=-1", basic }, .status = 2 },
-        .{ .args = &.{ "-t", "4294967296", basic }, .status = 2 },
-        .{ .args = &.{ "-t", "99999999999999999999", basic }, .status = 2 },
-        .{ .args = &.{"-t"}, .status = 2 },
-        .{ .args = &.{ "-t", "-f", basic }, .status = 2 },
-        .{ .args = &.{ "-t", "1", "-t", "2", basic }, .status = 2 },
-        .{ .args = &.{ "-o", "yaml", basic }, .status = 2 },
-        .{ .args = &.{ "-o", "jsn", basic }, .status = 2 },
-        .{ .args = &.{ "-o", "", basic }, .status = 2 },
-        .{ .args = &.{"-o"}, .status = 2 },
-        .{ .args = &.{ "-o", "json", "-o", "xml", basic }, .status = 2 },
-        .{ .args = &.{"-f"}, .status = 2 },
-        .{ .args = &.{ "--events", "5-x", basic }, .status = 2 },
-        .{ .args = &.{"--events"}, .status = 2 },
-        .{ .args = &.{ "--ansi-codec", "nope", basic }, .status = 2 },
-        .{ .args = &.{ "--ansi-codec", "utf-16le", basic }, .status = 2 },
-        .{ .args = &.{ basic, basic }, .status = 2 }, // a second positional
-        .{ .args = &.{ basic, "inf" }, .status = 2 },
-        .{ .args = &.{"info"}, .status = 2 },
-        .{ .args = &.{ "info", "-i" }, .status = 2 },
-        .{ .args = &.{ "info", "-i", "a", "-i", "b" }, .status = 2 },
-        .{ .args = &.{ "info", "-i", "a", "b" }, .status = 2 },
-        .{ .args = &.{ "info", "--inpu", "a" }, .status = 2 },
-        .{ .args = &.{ "info", "-i", "-x" }, .status = 2 },
-        .{ .args = &.{ "help", "foo" }, .status = 2 },
-        .{ .args = &.{ "help", "info", "foo" }, .status = 2 },
-    };
-    for (&cases) |*case| {
-        var runs: [2]Run = undefined;
-        for ([_][]const u8{ ref, cli() }, 0..) |program, i| {
-            var argv: [8][]const u8 = undefined;
-            argv[0] = program;
-            @memcpy(argv[1..][0..case.args.len], case.args);
-            runs[i] = try runCli(tmp.dir, argv[0 .. case.args.len + 1], null, null);
-        }
-        defer for (&runs) |*r| r.deinit();
-        try runs[0].expectExit(case.status);
-        try runs[1].expectExit(case.status);
-        const expected = if (case.status == 2) runs[0].stderr else firstLine(runs[0].stderr);
-        const actual = if (case.status == 2) runs[1].stderr else firstLine(runs[1].stderr);
-        std.testing.expectEqualStrings(expected, actual) catch |e| {
-            std.debug.print("evtx-zig", .{});
-            for (case.args) |arg| std.debug.print(" {s}", .{arg});
-            std.debug.print(": stderr differs from the reference's\n", .{});
-            return e;
-        };
+    const alias = try referenceAlias(tmp.dir, &alias_buf);
+    const path = try std.fmt.allocPrint(arena, "{s}/cli-cases.txt", .{fixtures});
+    const text = try std.fs.cwd().readFileAlloc(arena, path, 1 << 20);
+    var env = try std.process.getEnvMap(gpa);
+    defer env.deinit();
+    env.remove("RUST_BACKTRACE");
+    env.remove("RUST_LIB_BACKTRACE");
+    var placeholders: Placeholders = .{};
+    var lines = std.mem.splitScalar(u8, text, '\n');
+    while (lines.next()) |line| {
+        if (std.mem.startsWith(u8, line, "@")) try placeholders.add(arena, line, fixtures);
     }
+    try std.fs.cwd().copyFile(try placeholders.value("@F"), tmp.dir, not_utf8_name, .{});
+    var cases: usize = 0;
+    var failed: usize = 0;
+    lines.reset();
+    while (lines.next()) |line| {
+        if (line.len == 0 or line[0] == '#' or line[0] == '@') continue;
+        const case = try parseCliCase(line);
+        cases += 1;
+        failed += @intFromBool(try runCliCase(tmp.dir, arena, &placeholders, alias, &env, case));
+    }
+    try std.testing.expect(cases >= 150);
+    try std.testing.expectEqual(@as(usize, 0), failed);
 }
 
 /// One expected output of `shared-fixtures/manifest.json`, read as the Rust tests read it

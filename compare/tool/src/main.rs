@@ -1,27 +1,14 @@
 //! `evtx-compare`: parity of evtx-rs, evtx-zig and the reference, their speed, and the gap
 //! report. `make parity`, `make bench` and `make compare` call it; see the README.
 
-mod abi_parity;
-mod cli_paths;
-mod diff;
-mod exit_table;
-mod gaps;
-mod input_forms;
-mod instructions;
-mod mutate;
-mod mutate_readers;
-mod paired;
 mod parity;
-mod perf_page;
-mod phases;
-mod records;
-mod report;
+mod perf;
 mod run;
-mod settle;
-mod shared_log;
-mod shim_parity;
-mod speed;
-mod wevt;
+
+use parity::{
+    abi_parity, cli_parity, cli_paths, exit_table, gaps, mutate, mutate_readers, shim_parity,
+};
+use perf::{instructions, paired, perf_page, report, settle, speed};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -50,7 +37,7 @@ enum Command {
     /// or balloon, byte-identical engines, and the reference's record counts and exit statuses.
     Mutate(MutateArgs),
     /// Exit status and stdout-or-not of the three CLIs over a table of argument cases.
-    ExitTable(exit_table::ExitTableArgs),
+    ExitTable(ExitTableArgs),
     /// The CLI paths parity does not cover (stdin, -f and the overwrite prompt, --events,
     /// --dont-show-record-number, --stop-after-one-error, -t 0 and 3), against the reference.
     CliPaths(CliPathsArgs),
@@ -68,6 +55,16 @@ enum Command {
     /// Rewrites PERF.md's generated block from the newest record in perf/record/
     /// (`perf_page.rs`); with --check, fails when the block is not what the record gives.
     PerfPage(PerfPageArgs),
+}
+
+#[derive(Args)]
+struct ExitTableArgs {
+    /// The three CLIs, and where the table (exit-table.md) and the `@O` outputs go.
+    #[command(flatten)]
+    backends: BackendArgs,
+    /// The committed fixtures (shared-fixtures).
+    #[arg(long)]
+    fixtures: PathBuf,
 }
 
 #[derive(Args)]
@@ -271,17 +268,18 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Parity(args) => parity_command(&args),
-        Command::BenchCli(args) => speed::bench_cli_command(
-            &args.backends.backends(),
-            &args.inputs,
-            args.runs,
-            &args.backends.out,
-        ),
+        Command::BenchCli(args) => bench_cli_command(&args),
         Command::All(args) => all_command(&args),
         Command::Paired(args) => paired::paired_command(&args.commands, args.rounds, args.warmup),
         Command::Settle(args) => settle::settle_command(&args.inputs),
         Command::Mutate(args) => mutate_command(&args),
-        Command::ExitTable(args) => exit_table::exit_table_command(&args),
+        Command::ExitTable(args) => args.backends.check_present().and_then(|()| {
+            exit_table::exit_table_command(
+                &args.backends.backends(),
+                &args.fixtures,
+                &args.backends.out,
+            )
+        }),
         Command::AbiParity(args) => abi_parity_command(&args),
         Command::Instructions(args) => instructions::run_gate(&instructions::Plan {
             baseline: &args.baseline,
@@ -314,8 +312,8 @@ fn main() -> ExitCode {
 }
 
 impl BackendArgs {
-    fn backends(&self) -> parity::Backends {
-        parity::Backends {
+    fn backends(&self) -> run::Backends {
+        run::Backends {
             reference: self.reference.clone(),
             rust: self.rust.clone(),
             zig: self.zig.clone(),
@@ -342,41 +340,41 @@ fn parity_command(args: &ParityArgs) -> Result<bool, String> {
     std::fs::create_dir_all(&args.backends.out).map_err(|e| e.to_string())?;
     write(
         &args.backends.out.join("parity.md"),
-        &parity::markdown(&report),
+        &cli_parity::markdown(&report),
     )?;
     write(
         &args.backends.out.join("parity.json"),
         &serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
     )?;
-    parity::print_summary(&report);
+    cli_parity::print_summary(&report);
     Ok(report.failed() == 0)
 }
 
 fn run_parity_step(
     backends: &BackendArgs,
     corpus: &CorpusArgs,
-    inputs: &[parity::Input],
+    inputs: &[cli_parity::Input],
     notes: Vec<String>,
-) -> Result<parity::ParityReport, String> {
+) -> Result<cli_parity::ParityReport, String> {
     let gaps = gaps::KnownGaps::load(&corpus.fixtures.join("known-gaps"))?;
     if inputs.is_empty() {
         return Err(format!("nothing to compare: {}", notes.join("; ")));
     }
     let committed = committed_outputs(&corpus.fixtures)?;
-    let selection = parity::Selection {
+    let selection = cli_parity::Selection {
         modes: &corpus.modes,
         families: &corpus.families,
         fixtures: &corpus.fixtures,
     };
     let mut report =
-        parity::run_parity(&backends.backends(), inputs, &gaps, &selection, &committed)?;
+        cli_parity::run_parity(&backends.backends(), inputs, &gaps, &selection, &committed)?;
     report.notes = notes;
     Ok(report)
 }
 
 /// The manifest's expected outputs that are the reference's own (not our rule's `ours`), when
 /// the fixtures directory has a manifest (compare/gates/run.sh gives one without).
-fn committed_outputs(fixtures: &Path) -> Result<Vec<parity::Committed>, String> {
+fn committed_outputs(fixtures: &Path) -> Result<Vec<cli_parity::Committed>, String> {
     if !fixtures.join("manifest.json").is_file() {
         return Ok(Vec::new());
     }
@@ -384,12 +382,35 @@ fn committed_outputs(fixtures: &Path) -> Result<Vec<parity::Committed>, String> 
     Ok(expectations
         .into_iter()
         .filter(|e| !e.ours)
-        .map(|e| parity::Committed {
+        .map(|e| cli_parity::Committed {
             fixture: fixtures.join(&e.fixture),
             args: e.args,
             file: fixtures.join(&e.file),
         })
         .collect())
+}
+
+/// `bench-cli`: the speed steps of the three CLIs alone (no harness, no callgrind), their
+/// paired verdict and timings on stdout.
+fn bench_cli_command(args: &SpeedArgs) -> Result<bool, String> {
+    let out = &args.backends.out;
+    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
+    let report = speed::run_speed(&speed::SpeedPlan {
+        backends: args.backends.backends(),
+        inputs: args.inputs.clone(),
+        zig_callgrind: PathBuf::new(),
+        harness: PathBuf::new(),
+        lib_dir: PathBuf::new(),
+        runs: args.runs,
+        callgrind: false,
+        out: out.clone(),
+    });
+    println!("{}", report::paired_verdict(&report.paired));
+    print!("{}", report::timing_table(&report.timings));
+    for note in &report.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(report.notes.is_empty())
 }
 
 fn all_command(args: &AllArgs) -> Result<bool, String> {
@@ -401,7 +422,7 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
     let parity_report = run_parity_step(&args.backends, &args.corpus, &inputs, notes)?;
     eprintln!("== 2/4 exit statuses");
     let exit_table = exit_table::run_exit_table(
-        &args.backends,
+        &args.backends.backends(),
         &args.corpus.fixtures,
         &out.join("exit-table"),
     )?;
@@ -425,7 +446,7 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
         &serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?,
     )?;
     report::print_terminal_summary(&parity_report, &exit_table, &speed_report, out);
-    parity::print_summary(&parity_report);
+    cli_parity::print_summary(&parity_report);
     Ok(parity_report.failed() == 0 && exit_table.failed() == 0)
 }
 
@@ -533,7 +554,7 @@ fn run_reader_mutants(engines: &mutate::Engines, args: &MutateArgs) -> bool {
 fn collect_inputs(
     corpus: &CorpusArgs,
     extra: &[PathBuf],
-) -> Result<(Vec<parity::Input>, Vec<String>), String> {
+) -> Result<(Vec<cli_parity::Input>, Vec<String>), String> {
     let mut inputs = Vec::new();
     let mut notes = Vec::new();
     let fixtures = evtx_files(&corpus.fixtures);
@@ -580,14 +601,14 @@ fn collect_inputs(
     Ok((inputs, notes))
 }
 
-fn push_all(inputs: &mut Vec<parity::Input>, kind: &str, base: &Path, files: Vec<PathBuf>) {
+fn push_all(inputs: &mut Vec<cli_parity::Input>, kind: &str, base: &Path, files: Vec<PathBuf>) {
     for path in files {
         let rel = path
             .strip_prefix(base)
             .unwrap_or(&path)
             .display()
             .to_string();
-        inputs.push(parity::Input {
+        inputs.push(cli_parity::Input {
             label: format!("{kind}/{rel}"),
             path,
         });

@@ -1,9 +1,17 @@
-//! Running a command with a time bound, capturing both streams.
+//! Running a command with a time bound, capturing both streams; the three CLIs every check
+//! runs, and what a message quotes of their output.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+/// The three command-line backends.
+pub struct Backends {
+    pub reference: PathBuf,
+    pub rust: PathBuf,
+    pub zig: PathBuf,
+}
 
 pub struct Output {
     pub stdout: Vec<u8>,
@@ -119,5 +127,14 @@ pub fn run_on_log(
             return Ok(None);
         }
         std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// At most 160 characters, on one line.
+pub fn excerpt(text: &str) -> String {
+    let one_line = text.trim_end_matches('\n').replace('\n', "\\n");
+    match one_line.char_indices().nth(160) {
+        Some((cut, _)) => format!("{}…", &one_line[..cut]),
+        None => one_line,
     }
 }

@@ -290,7 +290,7 @@ pub fn fixture() -> Fixture {
              (UTF-8, Shift_JIS, EUC-JP, GBK, gb18030 with four-byte sequences, Big5 with its \
              two-code-point pointers, EUC-KR), also with a NUL after every byte, plus cut and \
              out-of-range sequences; parity also runs it under each of those `--ansi-codec` labels \
-             (compare/tool/src/parity.rs, CODEC_MODES)."
+             (compare/tool/src/parity/modes.rs, CODEC_MODES)."
             .to_string(),
         expect: vec![(Out::Jsonl, "\"Ascii\":\"plain ascii\"".to_string())],
         expect_absent: Vec::new(),

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod carving;
+pub mod cli_cases;
 pub mod code_pages;
 pub mod corpus;
 pub mod damaged;

@@ -481,7 +481,7 @@ mod tests {
             let mut keys: Vec<String> = Vec::new();
             for format in ["jsonl", "xml"] {
                 let file = dir.join(format!("callgrind.{backend}.{format}.out"));
-                let m = crate::speed::callgrind_run(program, &log, format, 2, &file, backend)
+                let m = crate::perf::speed::callgrind_run(program, &log, format, 2, &file, backend)
                     .unwrap_or_else(|e| panic!("{backend} {format}: {e}"));
                 let other = m.phases[PHASES.len() - 1] as f64 / m.instructions as f64;
                 if other > 0.05 {

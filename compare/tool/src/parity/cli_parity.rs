@@ -13,261 +13,22 @@
 //! the outputs part); the record-by-record explanation (record id, JSON path or XML line) is for
 //! the report. A known gap explains only a pinned record or count, never bytes or a status.
 
-use crate::diff::{compare_records, excerpt, Category, Difference};
-use crate::gaps::KnownGaps;
-use crate::records::{parse_error_lines, reference_failed_records, split};
-use crate::run::{run, Output};
+use crate::parity::cli_output::{
+    banner_id, parse_error_lines, reference_failed_records, side_file_lines, split,
+    without_backtrace,
+};
+use crate::parity::diff::{compare_records, ordered_difference, Category, Difference};
+use crate::parity::gaps::KnownGaps;
+use crate::parity::modes::{
+    is_wevt_log, mode, modes, mta_modes, wevt_modes, Mode, CODEC_MODES, INFO, INFO_FORMS,
+    INFO_MODE, MTA_MARK, RECOVER_SUFFIX, WEVT_MARK,
+};
+use crate::parity::wevt_tools::{self, TOOLS_MODE};
+use crate::run::{excerpt, run, Backends, Output};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 use std::time::Duration;
-
-/// An output mode: the CLI flags, and how to split and compare its records.
-pub struct Mode {
-    pub name: &'static str,
-    pub args: &'static [&'static str],
-    pub banner: bool,
-    pub json: bool,
-    /// Also compared at `-t 2` against `-t 1`.
-    pub threads: bool,
-    /// For banner-less modes: the same output with `Record N` banners (`-o json`), run only
-    /// when two outputs differ, so records can be aligned by id rather than by position.
-    pub with_banner: &'static [&'static str],
-}
-
-/// The base modes. `modes()` adds each again with `--recover-records` (`Mode::with_recover`).
-pub const BASE_MODES: &[Mode] = &[
-    mode(
-        "jsonl",
-        &["-o", "jsonl"],
-        false,
-        true,
-        true,
-        &["-o", "json"],
-    ),
-    mode("json", &["-o", "json"], true, true, false, &[]),
-    mode("xml", &["-o", "xml"], true, false, true, &[]),
-    mode(
-        "jsonl-separate-attributes",
-        &["-o", "jsonl", "--separate-json-attributes"],
-        false,
-        true,
-        true,
-        &["-o", "json", "--separate-json-attributes"],
-    ),
-    mode(
-        "xml-no-indent",
-        &["-o", "xml", "--no-indent"],
-        true,
-        false,
-        false,
-        &[],
-    ),
-    // The XML renderer under --validate-checksums too (the first Zig parity script had it).
-    mode(
-        "xml-validate-checksums",
-        &["-o", "xml", "--validate-checksums"],
-        true,
-        false,
-        false,
-        &[],
-    ),
-    mode(
-        "jsonl-validate-checksums",
-        &["-o", "jsonl", "--validate-checksums"],
-        false,
-        true,
-        false,
-        &["-o", "json", "--validate-checksums"],
-    ),
-];
-
-/// The suffix of a mode's `--recover-records` variant; gap entries can name them all as
-/// `*-recover`.
-pub const RECOVER_SUFFIX: &str = "-recover";
-
-/// Every mode: `BASE_MODES`, then each of them again with `--recover-records` (contract 5.4,
-/// shared-fixtures/README.md "Record recovery"). Generated, so the two lists cannot drift.
-pub fn modes() -> &'static [Mode] {
-    static ALL: LazyLock<Vec<Mode>> = LazyLock::new(|| {
-        BASE_MODES
-            .iter()
-            .map(Mode::copy)
-            .chain(BASE_MODES.iter().map(Mode::with_recover))
-            .collect()
-    });
-    &ALL
-}
-
-impl Mode {
-    fn copy(&self) -> Mode {
-        mode(
-            self.name,
-            self.args,
-            self.banner,
-            self.json,
-            self.threads,
-            self.with_banner,
-        )
-    }
-
-    /// This mode with `--recover-records` appended to its arguments (and to `with_banner`'s).
-    /// The strings are leaked: `modes()` builds each variant once, for the whole run.
-    fn with_recover(&self) -> Mode {
-        fn append(args: &[&'static str]) -> &'static [&'static str] {
-            if args.is_empty() {
-                return &[];
-            }
-            let mut v = args.to_vec();
-            v.push("--recover-records");
-            v.leak()
-        }
-        Mode {
-            name: format!("{}{RECOVER_SUFFIX}", self.name).leak(),
-            args: append(self.args),
-            banner: self.banner,
-            json: self.json,
-            threads: self.threads,
-            with_banner: append(self.with_banner),
-        }
-    }
-}
-
-/// A jsonl mode under `--ansi-codec $label`.
-macro_rules! codec_mode {
-    ($label:literal) => {
-        Mode {
-            name: concat!("jsonl-ansi-", $label),
-            args: &["-o", "jsonl", "--ansi-codec", $label],
-            banner: false,
-            json: true,
-            threads: false,
-            with_banner: &["-o", "json", "--ansi-codec", $label],
-        }
-    };
-}
-
-/// Extra modes for the `ansi-*` fixtures: one per multi-byte code page (and one single-byte
-/// one), so decoding and its failures are compared under every `--ansi-codec` decoder.
-pub const CODEC_MODES: &[Mode] = &[
-    codec_mode!("utf-8"),
-    codec_mode!("shift_jis"),
-    codec_mode!("euc-jp"),
-    codec_mode!("gbk"),
-    codec_mode!("gb18030"),
-    codec_mode!("big5"),
-    codec_mode!("euc-kr"),
-    codec_mode!("windows-1251"),
-    Mode {
-        name: "xml-ansi-shift_jis",
-        args: &["-o", "xml", "--ansi-codec", "shift_jis"],
-        banner: true,
-        json: false,
-        threads: false,
-        with_banner: &[],
-    },
-];
-
-/// The marker in the name of an `--mta` mode: `<base mode>+mta:<file name>`.
-pub const MTA_MARK: &str = "+mta:";
-
-/// `--mta` modes of `input`: every base mode (and its `--recover-records` variant) with each
-/// `.MTA` file that pairs with it, `<log stem>.<variant>.MTA` beside the log
-/// (shared-fixtures/generator/mta-format.md). None for other inputs.
-pub fn mta_modes(input: &Path) -> Vec<Mode> {
-    let (Some(dir), Some(stem)) = (input.parent(), input.file_stem()) else {
-        return Vec::new();
-    };
-    let prefix = format!("{}.", stem.to_string_lossy());
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-            name.is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".MTA"))
-        })
-        .collect();
-    files.sort();
-    modes_with_file(&files, "--mta", MTA_MARK)
-}
-
-/// Every base mode (and its `--recover-records` variant) once per file in `files`, with
-/// `option FILE` appended to its arguments and `<base mode><mark><file name>` as its name: the
-/// `--mta` and `--wevt-cache` families.
-pub fn modes_with_file(files: &[PathBuf], option: &'static str, mark: &str) -> Vec<Mode> {
-    let mut out = Vec::new();
-    for file in files {
-        let name = file.file_name().unwrap_or_default().to_string_lossy();
-        let path: &'static str = file.to_string_lossy().into_owned().leak();
-        let with = |args: &[&'static str]| -> &'static [&'static str] {
-            if args.is_empty() {
-                return &[];
-            }
-            let mut v = args.to_vec();
-            v.extend([option, path]);
-            v.leak()
-        };
-        for base in modes() {
-            out.push(Mode {
-                name: format!("{}{mark}{name}", base.name).leak(),
-                args: with(base.args),
-                banner: base.banner,
-                json: base.json,
-                threads: base.threads,
-                with_banner: with(base.with_banner),
-            });
-        }
-    }
-    out
-}
-
-/// `evtx_dump info`, compared as a check family of its own (mode `info`): every form of its
-/// arguments the reference's clap accepts, and a root flag before the subcommand, `@` standing
-/// for the input. stdout byte for byte and
-/// the exit status against the reference; stderr too between the engines. Known gaps never
-/// apply to it (no entry may name it; `*` patterns do not cover it).
-pub const INFO_FORMS: &[&str] = &[
-    "info -i @",
-    "info --input @",
-    "info --input=@",
-    "info -i@",
-    "info -i=@",
-    "-v info -i @",
-];
-
-/// The mode name of the `info` checks (`--mode info` runs only them).
-pub const INFO_MODE: &str = "info";
-
-/// How `info` checks are split and counted: one text, no records.
-const INFO: Mode = mode(INFO_MODE, &[], false, false, false, &[]);
-
-const fn mode(
-    name: &'static str,
-    args: &'static [&'static str],
-    banner: bool,
-    json: bool,
-    threads: bool,
-    with_banner: &'static [&'static str],
-) -> Mode {
-    Mode {
-        name,
-        args,
-        banner,
-        json,
-        threads,
-        with_banner,
-    }
-}
-
-/// The three command-line backends.
-pub struct Backends {
-    pub reference: PathBuf,
-    pub rust: PathBuf,
-    pub zig: PathBuf,
-}
 
 /// One input file with the label it is reported under.
 pub struct Input {
@@ -351,9 +112,9 @@ impl ParityReport {
 pub fn family(mode: &str) -> &'static str {
     if mode == INFO_MODE {
         "info"
-    } else if mode == crate::wevt::TOOLS_MODE {
+    } else if mode == TOOLS_MODE {
         "wevt-tools"
-    } else if mode.contains(crate::wevt::WEVT_MARK) {
+    } else if mode.contains(WEVT_MARK) {
         "wevt"
     } else if mode.contains(MTA_MARK) {
         "mta"
@@ -402,7 +163,7 @@ pub struct Selection<'a> {
     pub modes: &'a [String],
     pub families: &'a [String],
     /// The committed fixtures: `wevt-tools` takes the cache of its `apply-wevt-cache` forms on
-    /// every log from there (`crate::wevt::ANY_LOG_FORMS`).
+    /// every log from there (`wevt_tools::ANY_LOG_FORMS`).
     pub fixtures: &'a Path,
 }
 
@@ -434,8 +195,8 @@ pub fn run_parity(
     };
     for name in only {
         if name != INFO_MODE
-            && name != crate::wevt::TOOLS_MODE
-            && !name.contains(crate::wevt::WEVT_MARK)
+            && name != TOOLS_MODE
+            && !name.contains(WEVT_MARK)
             && !name.contains(MTA_MARK)
             && !modes().iter().chain(CODEC_MODES).any(|m| m.name == name)
         {
@@ -461,7 +222,7 @@ pub fn run_parity(
             &[]
         };
         let mta = mta_modes(&input.path);
-        let wevt = crate::wevt::wevt_modes(&input.path);
+        let wevt = wevt_modes(&input.path);
         for mode in modes()
             .iter()
             .chain(extra)
@@ -503,7 +264,7 @@ pub fn run_parity(
             let before = report.checks.len();
             check_wevt_tools(backends, input, selection.fixtures, &mut report.checks);
             if report.checks[before..].iter().any(|c| !c.passed) {
-                failed_modes.push(crate::wevt::TOOLS_MODE);
+                failed_modes.push(TOOLS_MODE);
             }
         }
         if failed_modes.is_empty() {
@@ -672,13 +433,13 @@ fn check_info(backends: &Backends, input: &Input, checks: &mut Vec<Check>) {
 }
 
 /// How `wevt-tools` checks are split and counted: one text, no records.
-const WEVT_TOOLS: Mode = mode(crate::wevt::TOOLS_MODE, &[], false, false, false, &[]);
+const WEVT_TOOLS: Mode = mode(TOOLS_MODE, &[], false, false, false, &[]);
 
-/// The template subcommands on a log (`crate::wevt`): one check per pair over every form.
+/// The template subcommands on a log (`wevt_tools`): one check per pair over every form.
 /// Reference against an engine: exit status, stdout (with a fingerprint of the cache a form
 /// writes) and stderr (the backtrace the reference adds under `RUST_BACKTRACE` taken out, its
 /// `Caused by:` chain compared in full, a damaged PE's or `--cache` file's line mapped by
-/// `crate::wevt::side_file_lines`); rust-zig: stderr in full.
+/// `side_file_lines`); rust-zig: stderr in full.
 fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks: &mut Vec<Check>) {
     let out_dir = std::env::temp_dir().join(format!("evtx-parity-wevt-{}", std::process::id()));
     if std::fs::create_dir_all(&out_dir).is_err() {
@@ -686,19 +447,19 @@ fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks:
     }
     let out = out_dir.join("out.wevtcache");
     let once = input.file_name() == "events.evtx";
-    let log_forms = if crate::wevt::is_wevt_log(&input.path) {
-        crate::wevt::LOG_FORMS
+    let log_forms = if is_wevt_log(&input.path) {
+        wevt_tools::LOG_FORMS
     } else {
-        crate::wevt::ANY_LOG_FORMS
+        wevt_tools::ANY_LOG_FORMS
     };
     let forms = log_forms
         .iter()
-        .chain(if once { crate::wevt::ONCE_FORMS } else { &[] });
+        .chain(if once { wevt_tools::ONCE_FORMS } else { &[] });
     let path = input.path.to_string_lossy();
     let mut differences: [Vec<Difference>; 3] = Default::default();
     let mut last = None;
     for form in forms {
-        let (argv, existing) = crate::wevt::argv(form, &input.path, &out, fixtures);
+        let (argv, existing) = wevt_tools::argv(form, &input.path, &out, fixtures);
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let writes = form.starts_with("extract-wevt-templates");
         // One after the other: the forms that write share one output path.
@@ -710,7 +471,7 @@ fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks:
                 }
                 let mut run = run_argv(p, &argv, "1", &input.path);
                 if writes {
-                    run.stdout.push_str(&crate::wevt::fingerprint(&out));
+                    run.stdout.push_str(&wevt_tools::fingerprint(&out));
                 }
                 run
             });
@@ -728,12 +489,12 @@ fn check_wevt_tools(backends: &Backends, input: &Input, fixtures: &Path, checks:
             if slot == 2 {
                 found.extend(stderr_differences(expected, actual, &path));
             } else {
-                let left = crate::wevt::without_backtrace(&expected.output.stderr);
+                let left = without_backtrace(&expected.output.stderr);
                 let left = if writes {
-                    crate::wevt::side_file_lines(&left, &actual.output.stderr, None)
-                } else if let Some(cache) = crate::wevt::apply_cache(&argv) {
+                    side_file_lines(&left, &actual.output.stderr, None)
+                } else if let Some(cache) = wevt_tools::apply_cache(&argv) {
                     // A damaged cache: the one line of the dump's `--wevt-cache`.
-                    crate::wevt::side_file_lines(&left, &actual.output.stderr, Some(&cache))
+                    side_file_lines(&left, &actual.output.stderr, Some(&cache))
                 } else {
                     left
                 };
@@ -849,7 +610,7 @@ fn twin_differences(expected: &Run, actual: &Run, mode: &Mode) -> Vec<Difference
 
 /// A run the reference refuses for its `--mta` or `--wevt-cache` file (exit 1, no stdout, an
 /// `Error:` block): the engine's stderr must be the reference's with its error mapped to our
-/// one line (`crate::wevt::side_file_lines`: the same file, the same reason), or the
+/// one line (`side_file_lines`: the same file, the same reason), or the
 /// reference's text itself where the file is not damaged but unreadable.
 fn side_file_difference(reference: &Run, engine: &Run, mode: &Mode) -> Option<Difference> {
     let side = side_file(mode)?;
@@ -859,8 +620,8 @@ fn side_file_difference(reference: &Run, engine: &Run, mode: &Mode) -> Option<Di
     if !refused {
         return None;
     }
-    let theirs = crate::wevt::without_backtrace(&reference.output.stderr);
-    let expected = crate::wevt::side_file_lines(&theirs, &engine.output.stderr, Some(side));
+    let theirs = without_backtrace(&reference.output.stderr);
+    let expected = side_file_lines(&theirs, &engine.output.stderr, Some(side));
     text_difference(
         &String::from_utf8_lossy(&expected),
         &String::from_utf8_lossy(&engine.output.stderr),
@@ -955,9 +716,7 @@ fn stdout_differences(
     mode: &Mode,
     removed: &[u64],
 ) -> Vec<Difference> {
-    let Some(first) =
-        crate::diff::ordered_difference(&expected.stdout, actual, mode.banner, mode.json)
-    else {
+    let Some(first) = ordered_difference(&expected.stdout, actual, mode.banner, mode.json) else {
         return Vec::new();
     };
     let mut differences = vec![first];
@@ -989,7 +748,7 @@ fn strip_records(engine: &Run, mode: &Mode, ids: &[u64]) -> (String, Vec<Differe
         let mut current = None;
         text.split_inclusive('\n')
             .map(|line| {
-                if let Some(id) = crate::records::banner_id(line) {
+                if let Some(id) = banner_id(line) {
                     current = Some(id);
                 }
                 current
@@ -1379,6 +1138,7 @@ pub fn print_summary(report: &ParityReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parity::modes::BASE_MODES;
     use std::os::unix::process::ExitStatusExt;
     use std::process::ExitStatus;
 

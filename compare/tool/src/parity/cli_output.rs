@@ -1,4 +1,6 @@
-//! Splitting a CLI's stdout into records, and its stderr into failed-record entries.
+//! What the CLIs print, read back: stdout split into records, stderr into failed-record
+//! entries, and the reference's stderr set beside ours (its backtrace out, a damaged side file's
+//! error mapped to our line).
 //!
 //! Framing follows section 11.2 of the contract: modes with a banner print `Record N\n` before
 //! each record; `jsonl` prints exactly one line per record and no banner.
@@ -166,6 +168,85 @@ pub fn reference_failed_records(stderr: &str) -> Vec<Option<u64>> {
         .collect()
 }
 
+/// The reference's stderr without the backtrace anyhow adds when `RUST_BACKTRACE` is set (the
+/// command line's cases compare it so too).
+pub use evtx_fixture_gen::cli_cases::without_backtrace;
+
+/// The reference's stderr with each damaged-side-file error replaced by the engine's line,
+/// where the documented mapping holds (shared-fixtures/README.md, "Damaged side files"); any
+/// other stderr is returned as it is, so a comparison shows what broke the rule.
+///
+/// The engines print `error: <PATH>: offset 0x<O>: <what>` where the reference prints
+/// `Error: <text>` (`--mta`, `--wevt-cache`: the dump stops before its first record) or
+/// `failed to extract WEVT_TEMPLATE from `<PATH>`: <text>` (`extract-wevt-templates`, one per
+/// file, then the next). The mapping holds when the engine's line names the same file
+/// (`side`, the file given to the option, for the dump; the one the reference names for a
+/// PE), and its `<what>` is the reference's `<text>` with the path taken out (` for `P``,
+/// ` `P`` before a colon, and `the file` for any other `P`): so the reference failed at the
+/// same point and for the same reason. The offset is ours alone (the reference does not
+/// always give one); the CLI tests check it against the fixture generator's.
+pub fn side_file_lines(reference: &[u8], engine: &[u8], side: Option<&str>) -> Vec<u8> {
+    let (theirs, ours) = (
+        String::from_utf8_lossy(reference),
+        String::from_utf8_lossy(engine),
+    );
+    if let (Some(side), Some(text)) = (side, theirs.strip_prefix("Error: ")) {
+        // The dump's refusal: the reference's first line (its `Caused by:` chain aside).
+        let first = text.lines().next().unwrap_or("");
+        let line = ours.strip_suffix('\n').unwrap_or(&ours);
+        if !line.contains('\n') && (maps(first, line, side) || maps(&crim(text), line, side)) {
+            return engine.to_vec();
+        }
+        return reference.to_vec();
+    }
+    let mut ours_lines = ours.lines();
+    let mut out = String::new();
+    for line in theirs.lines() {
+        let engine_line = ours_lines.next().unwrap_or("");
+        let mapped = line
+            .strip_prefix("failed to extract WEVT_TEMPLATE from `")
+            .and_then(|rest| rest.split_once("`: "))
+            .is_some_and(|(path, text)| maps(text, engine_line, path));
+        out.push_str(if mapped { engine_line } else { line });
+        out.push('\n');
+    }
+    if !theirs.ends_with('\n') && !theirs.is_empty() {
+        out.pop();
+    }
+    out.into_bytes()
+}
+
+/// `apply-wevt-cache`'s manifest failure, `failed to parse CRIM/WEVT blob` over one cause (an
+/// anyhow context), as the dump words it: `failed to parse CRIM/WEVT blob: <cause>`. Any other
+/// text: empty (it maps to no line).
+fn crim(text: &str) -> String {
+    let context = "failed to parse CRIM/WEVT blob\n\nCaused by:\n    ";
+    match text
+        .strip_prefix(context)
+        .map(|c| c.strip_suffix('\n').unwrap_or(c))
+    {
+        Some(cause) if !cause.contains('\n') => format!("failed to parse CRIM/WEVT blob: {cause}"),
+        _ => String::new(),
+    }
+}
+
+/// Whether `line` is `error: <path>: offset 0x<hex>: <what>` with `<what>` the reference's
+/// `text` without `path`.
+fn maps(text: &str, line: &str, path: &str) -> bool {
+    let Some(rest) = line.strip_prefix(&format!("error: {path}: offset 0x")) else {
+        return false;
+    };
+    let Some((hex, what)) = rest.split_once(": ") else {
+        return false;
+    };
+    let quoted = format!("`{path}`");
+    let expected = text
+        .replace(&format!(" for {quoted}"), "")
+        .replace(&format!(" {quoted}:"), ":")
+        .replace(&quoted, "the file");
+    !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) && what == expected
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,5 +311,63 @@ mod tests {
         let stderr = "Failed to dump the next record.\n\nCaused by:\n 0: Failed to parse record \
             number 7\nFailed to dump the next record.\n";
         assert_eq!(reference_failed_records(stderr), vec![Some(7), None]);
+    }
+
+    #[test]
+    fn a_dump_refusal_maps_to_the_engine_line_only_with_the_same_file_and_reason() {
+        let reference = b"Error: invalid `.wevtcache` magic for `c.wevtcache`\n";
+        let ours = b"error: c.wevtcache: offset 0x0: invalid `.wevtcache` magic\n";
+        assert_eq!(side_file_lines(reference, ours, Some("c.wevtcache")), ours);
+        // Another file, another reason, or a second line: the reference's bytes stay.
+        for (side, engine) in [
+            ("d.wevtcache", &ours[..]),
+            (
+                "c.wevtcache",
+                b"error: c.wevtcache: offset 0x0: unsupported version\n",
+            ),
+            (
+                "c.wevtcache",
+                b"error: c.wevtcache: offset 0x0: invalid `.wevtcache` magic\nx\n",
+            ),
+        ] {
+            assert_eq!(side_file_lines(reference, engine, Some(side)), reference);
+        }
+        let short = b"Error: I/O error while read header `c`: failed to fill whole buffer\n\n\
+                      Caused by:\n    failed to fill whole buffer\n";
+        let ours =
+            b"error: c: offset 0x0: I/O error while read header: failed to fill whole buffer\n";
+        assert_eq!(side_file_lines(short, ours, Some("c")), ours);
+        let rest = b"Error: `.wevtcache` entry length 9 is larger than the rest of `c`\n";
+        let ours = b"error: c: offset 0x10: `.wevtcache` entry length 9 is larger than the rest \
+                     of the file\n";
+        assert_eq!(side_file_lines(rest, ours, Some("c")), ours);
+    }
+
+    #[test]
+    fn a_damaged_manifest_under_apply_maps_through_its_cause() {
+        let reference = b"Error: failed to parse CRIM/WEVT blob\n\nCaused by:\n    invalid \
+                          signature at offset 0: expected [1], got [2]\n";
+        let ours = b"error: c: offset 0x19: failed to parse CRIM/WEVT blob: invalid signature \
+                     at offset 0: expected [1], got [2]\n";
+        assert_eq!(side_file_lines(reference, ours, Some("c")), ours);
+        // Another cause, or a second cause in the chain: the reference's bytes stay.
+        let other = b"error: c: offset 0x19: failed to parse CRIM/WEVT blob: size 1\n";
+        assert_eq!(side_file_lines(reference, other, Some("c")), reference);
+        let two = b"Error: failed to parse CRIM/WEVT blob\n\nCaused by:\n    invalid \
+                    signature at offset 0: expected [1], got [2]\n    more\n";
+        assert_eq!(side_file_lines(two, ours, Some("c")), two);
+    }
+
+    #[test]
+    fn each_failed_pe_maps_line_by_line() {
+        let reference = "failed to extract WEVT_TEMPLATE from `a.dll`: malformed PE file: x\n\
+                         Error: extract-wevt-templates completed with 1 error(s)\n";
+        let ours = "error: a.dll: offset 0x280: malformed PE file: x\n\
+                    Error: extract-wevt-templates completed with 1 error(s)\n";
+        let mapped = side_file_lines(reference.as_bytes(), ours.as_bytes(), None);
+        assert_eq!(mapped, ours.as_bytes());
+        let other = ours.replace("a.dll", "b.dll");
+        let kept = side_file_lines(reference.as_bytes(), other.as_bytes(), None);
+        assert_eq!(kept, reference.as_bytes());
     }
 }

@@ -9,7 +9,7 @@
 //! positional `File.Writer`), which overwrites `BEFORE` and is overwritten by `AFTER`.
 //! `zig/cli/stdio.zig` says why every writer of evtx-zig streams.
 
-use crate::parity::Backends;
+use crate::run::Backends;
 use crate::run::{run, run_on_log};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -6,7 +6,9 @@
 //! reference, except for the records the reference fails on the four value types our
 //! documented rule renders (shared-fixtures/README.md).
 
-use crate::records::parse_error_lines;
+use crate::parity::cli_output::{
+    first_stderr_difference, parse_error_lines, reference_failed_records,
+};
 use crate::run::run;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -383,7 +385,7 @@ pub fn run_measured(
         return Err(format!(
             "{name} crashed ({}): {}",
             output.describe_status(),
-            crate::diff::excerpt(stderr.trim_end())
+            crate::run::excerpt(stderr.trim_end())
         ));
     }
     let text = std::fs::read_to_string(stats)
@@ -460,7 +462,7 @@ fn failures_our_rule_renders(reference_stderr: &str) -> usize {
 /// (shared-fixtures/README.md, "Unused BinXML values", "JSON"): the failed records that the
 /// reference's XML run of the same file prints.
 fn failures_its_xml_renders(reference: &Path, path: &str, json_stderr: &str) -> usize {
-    let failed = crate::records::reference_failed_records(json_stderr);
+    let failed = reference_failed_records(json_stderr);
     if failed.iter().all(Option::is_none) {
         return 0;
     }
@@ -498,7 +500,7 @@ fn engines_agree(
         String::from_utf8_lossy(&rust.2),
         String::from_utf8_lossy(&zig.2),
     );
-    if let Some((line, x, y)) = crate::records::first_stderr_difference(&left, &right, path_text) {
+    if let Some((line, x, y)) = first_stderr_difference(&left, &right, path_text) {
         return Err(format!(
             "{mode}: stderr line {line} differs between rust and zig: {x:?} against {y:?}"
         ));
@@ -556,7 +558,7 @@ fn check_mutant(
         let ref_stderr = String::from_utf8_lossy(&reference.stderr);
         let (ref_records, ref_failed) = (
             record_count(&reference.stdout, xml),
-            crate::records::reference_failed_records(&ref_stderr).len(),
+            reference_failed_records(&ref_stderr).len(),
         );
         // Our rule for a log cut inside its last chunk (shared-fixtures/README.md): one error
         // line more than the reference, for that slot only; carving is off here.

@@ -20,7 +20,7 @@
 //! every (pair, mode) the entry names. Bytes differences (order, framing) and whole-run
 //! differences (exit status, crash, timeout) are never explainable.
 
-use crate::diff::{Category, Difference};
+use crate::parity::diff::{Category, Difference};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeSet;

@@ -1,11 +1,11 @@
 //! The gap report: `report.md` for people, `report.json` for tools, `throughput.svg` and
 //! `instructions.svg`.
 
-use crate::exit_table::ExitTableReport;
-use crate::paired::Ratio;
-use crate::parity::{self, ParityReport};
-use crate::phases::PHASES;
-use crate::speed::{PairedRow, Profile, SpeedReport, Timing};
+use crate::parity::cli_parity::{self, ParityReport};
+use crate::parity::exit_table::ExitTableReport;
+use crate::perf::paired::Ratio;
+use crate::perf::phases::PHASES;
+use crate::perf::speed::{PairedRow, Profile, SpeedReport, Timing};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -41,7 +41,7 @@ pub fn write_report(
     md.push_str(&allocation_section(speed));
     md.push_str(&rss_section(speed));
     md.push('\n');
-    md.push_str(&parity::markdown(parity_report));
+    md.push_str(&cli_parity::markdown(parity_report));
     md.push('\n');
     md.push_str(&exit_table.markdown);
     if !speed.notes.is_empty() {
@@ -349,8 +349,8 @@ fn phase_section(speed: &SpeedReport) -> String {
     }
     let mut md = String::from(
         "\n## Phases (callgrind instructions per record, `-t 1`)\n\nEach function's self cost \
-            goes to the first symbol group (`compare/tool/src/phases.rs`) that names it, so the \
-            phases sum to the inclusive total; code inlined from another file counts where its \
+            goes to the first symbol group (`compare/tool/src/perf/phases.rs`) that names it, so \
+            the phases sum to the inclusive total; code inlined from another file counts where its \
             file says (a value decoder inlined into the scan is value decoding). \"allocator\" is \
             the allocator's own code; the calls are counted in the next table.\n",
     );
@@ -717,7 +717,7 @@ mod tests {
             ..Default::default()
         };
         assert!(!verdict(&speed).contains("Page cache"));
-        speed.settled = Some(crate::settle::METHOD);
+        speed.settled = Some(crate::perf::settle::METHOD);
         assert!(
             verdict(&speed).contains("Page cache: each input's page cache dropped"),
             "{}",
@@ -802,8 +802,8 @@ mod tests {
         assert!(svg.contains("width=\"132.5\""), "{svg}");
     }
 
-    fn check(mode: &'static str, passed: bool) -> parity::Check {
-        parity::Check {
+    fn check(mode: &'static str, passed: bool) -> cli_parity::Check {
+        cli_parity::Check {
             file: "fixtures/a.evtx".into(),
             mode,
             pair: "reference-rust",

@@ -7,11 +7,11 @@
 //! Per case: each engine's exit status, stdout and output file equal the reference's; the two
 //! engines' stderr is the same line for line (error lines in full); every `error:` line of
 //! theirs has the exact form `error: PATH: chunk C, record R, offset 0xO: KIND[: detail]`
-//! (records.rs), PATH being the input as given (`-` for standard input).
+//! (`cli_output.rs`), PATH being the input as given (`-` for standard input).
 
-use crate::parity::Backends;
-use crate::records::parse_error_lines;
-use crate::run::{run_with_stdin, Output};
+use crate::parity::cli_output::{first_stderr_difference, parse_error_lines};
+use crate::parity::shared_log;
+use crate::run::{run_with_stdin, Backends, Output};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -259,7 +259,7 @@ fn check_case(backends: &Backends, fixtures: &Path, case: &Case, dir: &Path) -> 
         String::from_utf8_lossy(&rust.output.stderr),
         String::from_utf8_lossy(&zig.output.stderr),
     );
-    if let Some((line, x, y)) = crate::records::first_stderr_difference(&left, &right, &path) {
+    if let Some((line, x, y)) = first_stderr_difference(&left, &right, &path) {
         problems.push(format!(
             "stderr line {line} differs between evtx-rs and evtx-zig: {x:?} against {y:?}"
         ));
@@ -289,8 +289,8 @@ pub fn run_cli_paths(backends: &Backends, fixtures: &Path, work: &Path) -> Resul
             }
         }
     }
-    let log_failed = crate::shared_log::run_shared_log(backends, fixtures, work)?;
-    let commands = crate::shared_log::COMMANDS.len();
+    let log_failed = shared_log::run_shared_log(backends, fixtures, work)?;
+    let commands = shared_log::COMMANDS.len();
     println!(
         "cli-paths: {} cases and {commands} commands on a shared log × 3 CLIs compared: {} \
          passed, {} failed",

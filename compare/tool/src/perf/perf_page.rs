@@ -8,7 +8,8 @@
 //! rewrites the block between [`BEGIN`] and [`END`]; `--check` (run by `cargo test`) fails when
 //! the block differs from what the newest record gives.
 
-use crate::speed::SpeedReport;
+use crate::perf::paired::Ratio;
+use crate::perf::speed::SpeedReport;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -415,7 +416,7 @@ pub fn from_report(speed: &SpeedReport, date: String, build: String, when: Strin
     }
 }
 
-fn figure(ratio: &crate::paired::Ratio) -> Figure {
+fn figure(ratio: &Ratio) -> Figure {
     Figure {
         median: ratio.median,
         q1: Some(ratio.q1),
@@ -655,12 +656,12 @@ mod tests {
 
     #[test]
     fn a_report_becomes_a_record_of_the_engines_rows() {
-        let ratio = crate::paired::Ratio {
+        let ratio = crate::perf::paired::Ratio {
             q1: 1.9,
             median: 2.0,
             q3: 2.1,
         };
-        let paired = |backend: &'static str| crate::speed::PairedRow {
+        let paired = |backend: &'static str| crate::perf::speed::PairedRow {
             input: "a.evtx".into(),
             format: "jsonl",
             threads: 2,

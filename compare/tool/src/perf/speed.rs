@@ -1,10 +1,10 @@
 //! Speed: the harness through the C ABI, hyperfine for the CLIs, peak RSS, and callgrind
 //! instruction counts (the stable figure on these noisy machines without hardware counters).
 
-use crate::paired::{self, Contender, Ratio};
-use crate::parity::Backends;
-use crate::phases;
+use crate::perf::paired::{self, Contender, Ratio};
+use crate::perf::{phases, settle};
 use crate::run::run;
+use crate::run::Backends;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -202,42 +202,12 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
 fn settle_inputs(plan: &SpeedPlan, report: &mut SpeedReport) {
     let mut settled = true;
     for input in &plan.inputs {
-        if let Err(e) = crate::settle::settle(input) {
+        if let Err(e) = settle::settle(input) {
             report.notes.push(format!("page cache not settled: {e}"));
             settled = false;
         }
     }
-    report.settled = settled.then_some(crate::settle::METHOD);
-}
-
-pub fn bench_cli_command(
-    backends: &Backends,
-    inputs: &[PathBuf],
-    runs: u32,
-    out: &Path,
-) -> Result<bool, String> {
-    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
-    let plan = SpeedPlan {
-        backends: Backends {
-            reference: backends.reference.clone(),
-            rust: backends.rust.clone(),
-            zig: backends.zig.clone(),
-        },
-        inputs: inputs.to_vec(),
-        zig_callgrind: PathBuf::new(),
-        harness: PathBuf::new(),
-        lib_dir: PathBuf::new(),
-        runs,
-        callgrind: false,
-        out: out.to_path_buf(),
-    };
-    let report = run_speed(&plan);
-    println!("{}", crate::report::paired_verdict(&report.paired));
-    print!("{}", crate::report::timing_table(&report.timings));
-    for note in &report.notes {
-        eprintln!("note: {note}");
-    }
-    Ok(report.notes.is_empty())
+    report.settled = settled.then_some(settle::METHOD);
 }
 
 fn display(path: &Path) -> String {
@@ -301,7 +271,7 @@ fn run_harness(plan: &SpeedPlan, report: &mut SpeedReport) {
             Ok(output) => report.notes.push(format!(
                 "harness {format} failed ({}): {}",
                 output.describe_status(),
-                crate::diff::excerpt(&String::from_utf8_lossy(&output.stderr))
+                crate::run::excerpt(&String::from_utf8_lossy(&output.stderr))
             )),
             Err(e) => report.notes.push(format!("harness {format}: {e}")),
         }
@@ -406,7 +376,7 @@ fn hyperfine(
     let output =
         run(Path::new("hyperfine"), &args, Duration::from_secs(3600)).map_err(|e| e.to_string())?;
     if !output.status.is_some_and(|s| s.success()) {
-        return Err(crate::diff::excerpt(&String::from_utf8_lossy(
+        return Err(crate::run::excerpt(&String::from_utf8_lossy(
             &output.stderr,
         )));
     }

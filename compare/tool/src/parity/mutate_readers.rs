@@ -5,13 +5,15 @@
 //! hang or balloon; their stdout, stderr and exit status must be byte-identical; and both must
 //! equal the reference (stdout, the written cache, exit status, stderr without the backtrace
 //! `RUST_BACKTRACE` adds, its error for the damaged file mapped to our one line by
-//! `crate::wevt::side_file_lines`; for the records the log then fails on, their number)
+//! `cli_output::side_file_lines`; for the records the log then fails on, their number)
 //! wherever the reference itself neither crashes nor hangs.
 
-use crate::mutate::{run_measured, Mutant, Outcome, Rng, TIME_LIMIT};
-use crate::records::{parse_error_lines, reference_failed_records};
+use crate::parity::cli_output::{
+    parse_error_lines, reference_failed_records, side_file_lines, without_backtrace,
+};
+use crate::parity::mutate::{run_measured, Engines, Mutant, Outcome, Rng, TIME_LIMIT};
+use crate::parity::wevt_tools::fingerprint;
 use crate::run::run;
-use crate::wevt::{fingerprint, side_file_lines, without_backtrace};
 use std::path::Path;
 
 /// How a mutated file reaches the CLIs.
@@ -174,7 +176,7 @@ const OPEN_FINDINGS: &[(&str, &str)] = &[];
 /// Runs every reader mutant through the reference and both engines, the bases shared between
 /// two workers. `random` sets how many seeded mutants each file gets on top of the fixed ones.
 pub fn run_reader_mutations(
-    engines: &crate::mutate::Engines<'_>,
+    engines: &Engines<'_>,
     fixtures: &Path,
     out: &Path,
     seed: u64,
@@ -219,7 +221,7 @@ pub fn run_reader_mutations(
 
 /// One worker's paths and bounds.
 struct Job<'a> {
-    engines: &'a crate::mutate::Engines<'a>,
+    engines: &'a crate::parity::mutate::Engines<'a>,
     fixtures: &'a Path,
     /// This worker's own directory: the mutant, the caches written, the RSS files.
     work: &'a Path,
@@ -466,7 +468,7 @@ mod tests {
         let mut file = b"WEVTCACH\x01\0\0\0\x01\0\0\0\x01\x20\0\0\0\0\0\0\0".to_vec();
         file.extend_from_slice(&[0x5A; 32]);
         let a = reader_mutants(&file, 3, 8);
-        crate::mutate::tests::assert_deterministic_and_covering(
+        crate::parity::mutate::tests::assert_deterministic_and_covering(
             &a,
             &reader_mutants(&file, 3, 8),
             &[

@@ -1,6 +1,7 @@
 //! Record-by-record comparison of two outputs, sorted into categories.
 
-use crate::records::{banner_id, split, Record};
+use crate::parity::cli_output::{banner_id, split, Record};
+use crate::run::excerpt;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -414,15 +415,6 @@ fn around(text: &str, at: usize) -> String {
         start -= 1;
     }
     excerpt(&text[start..])
-}
-
-/// At most 160 characters, on one line.
-pub fn excerpt(text: &str) -> String {
-    let one_line = text.trim_end_matches('\n').replace('\n', "\\n");
-    match one_line.char_indices().nth(160) {
-        Some((cut, _)) => format!("{}…", &one_line[..cut]),
-        None => one_line,
-    }
 }
 
 #[cfg(test)]

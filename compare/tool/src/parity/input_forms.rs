@@ -10,6 +10,7 @@
 //! loudly. That user may not reach the checkout (a clone under `/root`), so the three programs
 //! and the file are copied to a directory of their own in `$TMPDIR` for that row.
 
+use crate::parity::cli_output::without_backtrace;
 use crate::run::{run, Output};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -133,7 +134,7 @@ pub fn run_input_forms(
 /// the reference's stderr must name the row's `cause`, so a broken setup cannot pass.
 fn problems(programs: &[(&str, &PathBuf); 3], outputs: &[Output], cause: &str) -> Vec<String> {
     let reference = &outputs[0];
-    let want_stderr = crate::wevt::without_backtrace(&reference.stderr);
+    let want_stderr = without_backtrace(&reference.stderr);
     let mut problems = Vec::new();
     if !String::from_utf8_lossy(&want_stderr).contains(cause) {
         problems.push(format!(

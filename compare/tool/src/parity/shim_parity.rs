@@ -8,7 +8,7 @@
 //! The `--mta` and `--wevt-cache` families run too (`mta_path`, `wevt_cache_path`): a file the
 //! CLI refuses must fail the shim's open, with the CLI's error text as the last error.
 
-use crate::parity::Mode;
+use crate::parity::modes::{modes, mta_modes, wevt_modes, Mode};
 use evtx_ref::abi::{evtx_format, evtx_options, evtx_stats, evtx_status};
 use evtx_ref::ffi::{
     evtx_last_error, evtx_options_init, evtx_parser_dump, evtx_parser_free, evtx_parser_open_buffer,
@@ -131,7 +131,7 @@ pub fn run(reference: &Path, inputs: &[PathBuf]) -> Result<bool, String> {
             reference.display()
         ));
     }
-    let base: Vec<(&Mode, ShimOptions)> = crate::parity::modes()
+    let base: Vec<(&Mode, ShimOptions)> = modes()
         .iter()
         .filter_map(|m| options_of(m).map(|o| (m, o)))
         .collect();
@@ -139,9 +139,9 @@ pub fn run(reference: &Path, inputs: &[PathBuf]) -> Result<bool, String> {
     for input in inputs {
         let data = std::fs::read(input).map_err(|e| format!("{}: {e}", input.display()))?;
         // The `--mta` and `--wevt-cache` families of this input (none for most).
-        let with_file: Vec<Mode> = crate::parity::mta_modes(input)
+        let with_file: Vec<Mode> = mta_modes(input)
             .into_iter()
-            .chain(crate::wevt::wevt_modes(input))
+            .chain(wevt_modes(input))
             .collect();
         let extra: Vec<(&Mode, ShimOptions)> = with_file
             .iter()
