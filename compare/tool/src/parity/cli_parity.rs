@@ -700,9 +700,8 @@ fn reference_differences(
         strip_records(engine, mode, &allowed)
     };
     differences.extend(removed);
-    differences.extend(stdout_differences(
-        reference, &stripped, engine, mode, &allowed,
-    ));
+    let ids: Vec<u64> = allowed.iter().map(|&(id, _)| id).collect();
+    differences.extend(stdout_differences(reference, &stripped, engine, mode, &ids));
     differences
 }
 
@@ -739,17 +738,18 @@ fn stdout_differences(
     differences
 }
 
-/// The engine's stdout without the records whose ids are in `ids` (banner modes: the banner and
-/// its record; jsonl: the line, its id taken from the same engine's banner mode), and one
-/// `extra-record` difference per record taken out.
-fn strip_records(engine: &Run, mode: &Mode, ids: &[u64]) -> (String, Vec<Difference>) {
+/// The engine's stdout without the records `allowed` names (banner modes: the banner and its
+/// record; jsonl: the line, its id taken from the same engine's banner mode), and one
+/// `extra-record` difference per record taken out. An id with `true` names only its carved
+/// copies (banner `Record N (recovered)`, jsonl line `{"recovered":true,...`).
+fn strip_records(engine: &Run, mode: &Mode, allowed: &[(u64, bool)]) -> (String, Vec<Difference>) {
     let text = &engine.stdout;
-    let line_ids: Vec<Option<u64>> = if mode.banner {
+    let line_ids: Vec<Option<(u64, bool)>> = if mode.banner {
         let mut current = None;
         text.split_inclusive('\n')
             .map(|line| {
                 if let Some(id) = banner_id(line) {
-                    current = Some(id);
+                    current = Some((id, line.ends_with(" (recovered)\n")));
                 }
                 current
             })
@@ -766,13 +766,25 @@ fn strip_records(engine: &Run, mode: &Mode, ids: &[u64]) -> (String, Vec<Differe
             // Cannot tell which line is which record: remove nothing, so the bytes differ.
             return (text.clone(), Vec::new());
         }
+        let carved = text
+            .split_inclusive('\n')
+            .map(|l| l.starts_with("{\"recovered\":true"));
         order
+            .into_iter()
+            .zip(carved)
+            .map(|(id, c)| id.map(|id| (id, c)))
+            .collect()
+    };
+    let strip = |id: u64, carved: bool| {
+        allowed
+            .iter()
+            .any(|&(a, only)| a == id && (carved || !only))
     };
     let mut kept = String::with_capacity(text.len());
     let mut removed: Vec<Difference> = Vec::new();
     for (line, id) in text.split_inclusive('\n').zip(line_ids) {
         match id {
-            Some(id) if ids.contains(&id) => match removed.last_mut() {
+            Some((id, carved)) if strip(id, carved) => match removed.last_mut() {
                 Some(last) if last.record_id == Some(id) && mode.banner => {
                     last.actual.push_str(line)
                 }

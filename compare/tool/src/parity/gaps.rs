@@ -17,7 +17,8 @@
 //! `pair` may be `reference-*` for both engines. `mode` is one mode, `*` (every mode) or
 //! `*-suffix` (every mode ending in `-suffix`); `modes: ["jsonl", "xml-recover"]` instead names
 //! exact modes. `records: [21, 22]` instead of `record` names several records, each explained in
-//! every (pair, mode) the entry names. Bytes differences (order, framing) and whole-run
+//! every (pair, mode) the entry names; `"carved": true` limits an `extra-record` entry to the
+//! carved copies of its records. Bytes differences (order, framing) and whole-run
 //! differences (exit status, crash, timeout) are never explainable.
 
 use crate::parity::diff::{Category, Difference};
@@ -44,6 +45,10 @@ pub struct Gap {
     /// Several records, each pinned in every (pair, mode) the entry names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub records: Option<Vec<u64>>,
+    /// `extra-record` only: the records are carved copies (`Record N (recovered)`), so a live
+    /// record with the same id (a log assembled from several, where ids repeat) stays compared.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub carved: bool,
     #[serde(default)]
     pub reference_failures: Option<usize>,
     #[serde(default)]
@@ -133,12 +138,18 @@ impl KnownGaps {
         Some(&gap.reason)
     }
 
-    /// The record ids the engine may print and the reference does not (`extra-record` entries).
-    pub fn extra_records(&self, file: &str, pair: &str, mode: &str) -> Vec<u64> {
+    /// The records the engine may print and the reference does not (`extra-record` entries):
+    /// each id with whether only its carved copies are meant.
+    pub fn extra_records(&self, file: &str, pair: &str, mode: &str) -> Vec<(u64, bool)> {
         self.gaps
             .iter()
             .filter(|g| g.applies(file, pair, mode) && g.category == "extra-record")
-            .flat_map(|g| g.record_ids().into_iter().flatten())
+            .flat_map(|g| {
+                g.record_ids()
+                    .into_iter()
+                    .flatten()
+                    .map(|id| (id, g.carved))
+            })
             .collect()
     }
 
@@ -206,6 +217,9 @@ impl Gap {
             (Some(_), None) => {}
             (None, Some(list)) => check_list(list, "modes")?,
             _ => return Err("an entry gives exactly one of mode and modes".into()),
+        }
+        if self.carved && category != Category::ExtraRecord {
+            return Err("only an extra-record entry can be limited to carved records".into());
         }
         match category {
             Category::ErrorRecords => {
@@ -427,11 +441,30 @@ mod tests {
     }
 
     #[test]
+    fn a_carved_entry_names_carved_copies_and_only_extra_records() {
+        let known = KnownGaps::from_json(
+            r#"[{"file":"a.evtx","pair":"reference-*","mode":"jsonl-recover","carved":true,
+                "category":"extra-record","records":[7],"reason":"r"}]"#,
+        );
+        assert_eq!(
+            known.extra_records("a.evtx", "reference-rust", "jsonl-recover"),
+            vec![(7, true)]
+        );
+        let refused: Vec<Gap> = serde_json::from_str(
+            r#"[{"file":"a.evtx","pair":"reference-*","mode":"*","carved":true,
+                "category":"error-records","reference_failures":1,"engine_failures":[],
+                "reason":"r"}]"#,
+        )
+        .unwrap();
+        assert!(refused[0].validate().is_err());
+    }
+
+    #[test]
     fn a_list_entry_applies_to_its_modes_and_records_only() {
         let known = extra_list();
         assert_eq!(
             known.extra_records("a.evtx", "reference-zig", "xml-recover"),
-            vec![21, 22]
+            vec![(21, false), (22, false)]
         );
         assert!(known
             .extra_records("a.evtx", "reference-zig", "xml")
