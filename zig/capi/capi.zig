@@ -648,9 +648,9 @@ fn refill(p: *Parser) error{OutOfMemory}!void {
 }
 
 /// The pull workers: `threads` renderers (at most one per chunk and
-/// `evtx.pipeline.threads_max`) and the results of one group.
+/// `evtx.limits.threads_max`) and the results of one group.
 fn makeWorkers(p: *Parser) error{OutOfMemory}!void {
-    const workers = @max(1, @min(p.threads, evtx.pipeline.threads_max, p.order.len));
+    const workers = @max(1, @min(p.threads, evtx.limits.threads_max, p.order.len));
     const renderers = try gpa.alloc(*dump.Renderer, workers);
     var made: usize = 0;
     errdefer {

@@ -33,9 +33,6 @@ const pipeline = @import("pipeline.zig");
 const Options = options.Options;
 const Format = options.Format;
 
-/// A chunk's rendered text may not exceed this (12).
-pub const chunk_bytes_max = limits.chunk_output_bytes_max;
-
 /// One rendered or failed record, or a chunk error, of a rendered chunk. Records that
 /// `--events` excludes get none (as in the Rust engine).
 pub const RecordResult = struct {
@@ -539,7 +536,7 @@ pub const Renderer = struct {
     /// The Rust engine's `Renderer::check_size`.
     fn checkSize(len: usize, text_start: usize, end: usize) error{OutputTooLarge}!void {
         assert(text_start <= end and end <= len);
-        if (end > limits.recordOutputLimit(text_start) or len > chunk_bytes_max)
+        if (end > limits.recordOutputLimit(text_start) or len > limits.chunk_output_bytes_max)
             return error.OutputTooLarge;
     }
 };
@@ -1160,7 +1157,7 @@ fn expectOutputLimitBounded(
     try std.testing.expectEqualStrings("record output too large", entries[failed].detail());
     try std.testing.expect(entries[failed].outcome.failed.isOutputLimit());
     try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
-    try std.testing.expect(bounded.peak < 3 * render_json.record_bytes_max);
+    try std.testing.expect(bounded.peak < 3 * limits.record_output_bytes_max);
 }
 
 test "replayRecord: a program replayed past the record output limit stops there (bounded memory)" {
@@ -1198,15 +1195,15 @@ test "checkSize: a record's text counts from after its banner, its newline not c
     // The reference's rule (evtx 0.15.1 `Budget::new` at the text's start, checked before the
     // newline): after `Record 1\n`, 16 MiB of text pass and one byte more fails (H193).
     const text_start = "Record 1\n".len;
-    const end = text_start + render_json.record_bytes_max;
+    const end = text_start + limits.record_output_bytes_max;
     try Renderer.checkSize(end + 1, text_start, end);
     const past = Renderer.checkSize(end + 2, text_start, end + 1);
     try std.testing.expectError(error.OutputTooLarge, past);
     // The chunk's bound counts everything written, newline included.
-    const late = chunk_bytes_max - 10;
-    try Renderer.checkSize(chunk_bytes_max, late, chunk_bytes_max - 1);
+    const late = limits.chunk_output_bytes_max - 10;
+    try Renderer.checkSize(limits.chunk_output_bytes_max, late, limits.chunk_output_bytes_max - 1);
     try std.testing.expectError(
         error.OutputTooLarge,
-        Renderer.checkSize(chunk_bytes_max + 1, late, chunk_bytes_max),
+        Renderer.checkSize(limits.chunk_output_bytes_max + 1, late, limits.chunk_output_bytes_max),
     );
 }

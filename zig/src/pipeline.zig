@@ -19,11 +19,6 @@ pub const Consumer = struct {
     consume: *const fn (context: *anyopaque, result: *const ChunkResult) anyerror!void,
 };
 
-/// Most worker threads `run` uses, whatever it is asked (same value as the Rust engine's
-/// `MAX_THREADS`): past a few per core, more workers only cost memory (a renderer, a window
-/// and two results each) and stacks, not speed.
-pub const threads_max = limits.threads_max;
-
 /// What `run` does with its renderers, results and shared table once the last chunk is out
 /// (the twin of evtx-rs's `pipeline::Teardown`).
 pub const Teardown = enum {
@@ -36,7 +31,7 @@ pub const Teardown = enum {
 };
 
 /// Renders `order` with `threads` renderers, the caller's thread among them (>= 1; at most
-/// `threads_max` and one per chunk are used), and feeds `consumer` in order.
+/// `limits.threads_max` and one per chunk are used), and feeds `consumer` in order.
 pub fn run(
     gpa: Allocator,
     in: *const Input,
@@ -64,7 +59,7 @@ pub fn runWith(
         return runInline(gpa, in, order, settings, teardown, consumer);
     }
     var pipeline: Pipeline = undefined;
-    try pipeline.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
+    try pipeline.init(gpa, in, order, settings, @min(threads, limits.threads_max, order.len));
     // The workers are joined in `drive` either way; only the frees are skipped.
     defer if (teardown == .free) pipeline.deinit();
     return pipeline.drive(consumer);
@@ -150,7 +145,7 @@ pub const Pipeline = struct {
         settings: *const Options,
         threads: usize,
     ) !void {
-        assert(threads >= 2 and threads <= threads_max);
+        assert(threads >= 2 and threads <= limits.threads_max);
         pl.* = .{
             .gpa = gpa,
             .in = in,

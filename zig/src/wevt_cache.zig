@@ -28,6 +28,7 @@ const pipeline = @import("pipeline.zig");
 const values_format = @import("values_format.zig");
 const values_decode = @import("values_decode.zig");
 const errors = @import("error.zig");
+const limits = @import("limits.zig");
 
 pub const magic = "WEVTCACH";
 pub const version: u32 = 1;
@@ -636,10 +637,6 @@ fn toU32(v: usize) u32 {
 // ---------------------------------------------------------------------------------------------
 // `--wevt-cache`: the templates of a cache file, by GUID.
 
-/// Most bytes a chunk grows to with translated templates (`walkChunkWevt`): the chunk plus
-/// far more templates than one chunk's records can name. Offsets stay far below `u32`.
-pub const chunk_extension_max = 16 << 20;
-
 /// Why `WevtCache.load` failed; `write` prints the reference's text (after `Error: `).
 pub const Diagnostic = union(enum) {
     /// The OS refused the file (`open`) or its bytes (`read header`).
@@ -849,9 +846,6 @@ pub fn translateOrCause(
     return .{ .def = def };
 }
 
-/// The reference's limit on open elements (its tree builder's stack).
-const element_depth_max: u32 = 512;
-
 /// The walk of one TEMP's BinXML: tokens copied to `out`, inline names cut out (`names`) and
 /// their places in `out` remembered (`refs`). The element state is the reference's tree
 /// builder's (an open start tag, the open elements, the roots), so the walk refuses what it
@@ -1019,7 +1013,8 @@ const Translation = struct {
     }
 
     fn closeStart(t: *Translation, at: usize) bool {
-        if (t.depth >= element_depth_max) return t.refuse("BinXML elements nested too deeply", at);
+        if (t.depth >= limits.element_depth_max)
+            return t.refuse("BinXML elements nested too deeply", at);
         if (!t.in_start) return t.refuse("close start - Bad parser state", at);
         t.in_start = false;
         t.depth += 1;
@@ -1096,7 +1091,7 @@ pub fn walkChunkWevt(
             if (off > chunk.size - 24) continue;
             const t = cache.temp(bytes[off + 4 ..][0..16].*) orelse continue;
             if (ext.items.len == 0) try ext.appendSlice(gpa, bytes);
-            if (ext.items.len + 2 * t.len > chunk_extension_max) continue;
+            if (ext.items.len + 2 * t.len > limits.chunk_extension_bytes_max) continue;
             if (try translate(gpa, t, &ext)) |def| try fallback.put(gpa, off, def);
         }
         if (fallback.count() == before) break;
