@@ -107,20 +107,50 @@ pub fn readInstanceHead(
     pos: *u32,
     comptime need: enum { tree, fingerprint },
 ) Error!InstanceHead {
-    pos.* += 5; // Unknown byte and template id: ignored.
-    const def_offset = try p.readU32(pos);
-    if (def_offset == pos.*) {
-        var q = pos.* + 20;
-        const data_size = try p.readU32(&q);
-        if (data_size > p.chunk.len) return error.OutOfBounds;
-        pos.* += 24 + data_size;
-    }
+    const def_offset = try readDefinitionOffset(p.chunk, pos);
     const fp: u64 = switch (need) {
         .tree => 0,
         .fingerprint => try fingerprintAt(p, def_offset),
     };
-    const count = try p.readU32(pos);
-    if (count > (p.chunk.len - @min(pos.*, p.chunk.len)) / 4) return error.OutOfBounds;
+    const head = try readDescriptors(p.chunk, pos, def_offset, fp);
+    // The scan checks the types in its own pass over the values (PERF.md H64).
+    if (need == .tree) try head.checkTypes(p.chunk, 0);
+    return head;
+}
+
+/// `readInstanceHead` in bare chunk bytes, for readers without a parser
+/// (`template_instances`): the definition neither loaded nor fingerprinted, the descriptors'
+/// types the caller's to check. The Rust engine's `tokens::read_instance_head`.
+pub fn instanceHead(chunk: []const u8, pos: *u32) Error!InstanceHead {
+    const def_offset = try readDefinitionOffset(chunk, pos);
+    return readDescriptors(chunk, pos, def_offset, 0);
+}
+
+/// The definition offset of the instance at `pos.*` (after its 0x0C byte); `pos.*` moves
+/// past the instance's header and its inline definition, if any, to the value count.
+inline fn readDefinitionOffset(chunk: []const u8, pos: *u32) Error!u32 {
+    assert(chunk.len >= 4);
+    pos.* += 5; // Unknown byte and template id: ignored.
+    const def_offset = try readU32(chunk, pos);
+    if (def_offset == pos.*) {
+        var q = pos.* + 20;
+        const data_size = try readU32(chunk, &q);
+        if (data_size > chunk.len) return error.OutOfBounds;
+        pos.* += 24 + data_size;
+    }
+    return def_offset;
+}
+
+/// The value count at `pos.*` and the descriptor table after it, which must lie in the
+/// chunk; `pos.*` moves to the first value.
+inline fn readDescriptors(
+    chunk: []const u8,
+    pos: *u32,
+    def_offset: u32,
+    fp: u64,
+) Error!InstanceHead {
+    const count = try readU32(chunk, pos);
+    if (count > (chunk.len - @min(pos.*, chunk.len)) / 4) return error.OutOfBounds;
     const head: InstanceHead = .{
         .definition = def_offset,
         .root = null,
@@ -129,9 +159,14 @@ pub fn readInstanceHead(
         .descriptors = pos.*,
     };
     pos.* += 4 * count;
-    // The scan checks the types in its own pass over the values (PERF.md H64).
-    if (need == .tree) try head.checkTypes(p.chunk, 0);
     return head;
+}
+
+/// `Parser.readU32` in bare chunk bytes (of at least 4).
+inline fn readU32(chunk: []const u8, pos: *u32) Error!u32 {
+    if (pos.* > chunk.len - 4) return error.OutOfBounds;
+    defer pos.* += 4;
+    return std.mem.readInt(u32, chunk[pos.*..][0..4], .little);
 }
 
 // Unused BinXml values (shared-fixtures/README.md, "Unused BinXML values"; Rust's

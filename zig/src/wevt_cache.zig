@@ -1187,6 +1187,74 @@ pub fn renderWithValues(
     return .{ .xml = xml };
 }
 
+/// The reference's error for the TEMP BinXML `binxml` that does not build, `cause` at an
+/// offset from its start (`renderWithValues`' failure, `apply-wevt-cache`'s text): the tree
+/// builder's refusal, or the reader's error below the deserializer's line. False (nothing
+/// written) for a cause whose words are not known. The Rust engine's `temp_error`.
+pub fn writeTempError(
+    w: *std.Io.Writer,
+    cause: errors.Cause,
+    binxml: []const u8,
+) std.Io.Writer.Error!bool {
+    @branchHint(.cold);
+    const at: usize = cause.offset;
+    const deserialize = "An error occurred while trying to deserialize evtx stream." ++
+        errors.caused_by;
+    switch (cause.kind) {
+        .model => |reason| {
+            try w.print("Failed to create record model, reason: {s}", .{reason});
+            return true;
+        },
+        .invalid_token => {
+            if (at < 1 or at > binxml.len) return false;
+            try w.print(deserialize ++ "Offset 0x{x:0>8}: Tried to read an invalid byte " ++
+                "`0x{x:0>2}` as binxml token", .{ at, binxml[at - 1] });
+            return true;
+        },
+        .invalid_value_type => {
+            if (at < 1 or at > binxml.len) return false;
+            try w.print(deserialize ++ "Offset 0x{x:0>8}: Tried to read an invalid byte " ++
+                "`0x{x:>2}` as binxml value variant", .{ at, binxml[at - 1] });
+            return true;
+        },
+        .name_hash_mismatch => {
+            const name = inlineName(binxml, at) orelse return false;
+            try w.print(deserialize ++ "Offset 0x{x:0>8}: WEVT inline name hash mismatch " ++
+                "(expected 0x{x:0>4}, found 0x{x:0>4})", .{ at, name.hash, name.stored });
+            return true;
+        },
+        .name_without_nul => {
+            const name = inlineName(binxml, at) orelse return false;
+            try w.print(deserialize ++ "Offset 0x{x:0>8}: WEVT inline name missing NUL " ++
+                "terminator (found 0x{x:0>4})", .{ at, name.nul });
+            return true;
+        },
+        .truncated => |field| {
+            try w.print(deserialize ++ "buffer too small for {s} at offset {d} (need {d} " ++
+                "bytes, have {d})", .{ field.what, at, field.need, binxml.len -| at });
+            return true;
+        },
+        else => return false,
+    }
+}
+
+/// The inline name at `at` of a TEMP's BinXML (6.3, without its link): its stored hash, its
+/// units' hash, its NUL unit.
+fn inlineName(binxml: []const u8, at: usize) ?struct { stored: u16, hash: u16, nul: u16 } {
+    if (at > binxml.len or binxml.len - at < 4) return null;
+    const count: usize = std.mem.readInt(u16, binxml[at + 2 ..][0..2], .little);
+    if (binxml.len - at - 4 < 2 * count + 2) return null;
+    var h: u32 = 0;
+    for (0..count) |i| {
+        h = h *% 65599 +% std.mem.readInt(u16, binxml[at + 4 + 2 * i ..][0..2], .little);
+    }
+    return .{
+        .stored = std.mem.readInt(u16, binxml[at..][0..2], .little),
+        .hash = @truncate(h),
+        .nul = std.mem.readInt(u16, binxml[at + 4 + 2 * count ..][0..2], .little),
+    };
+}
+
 fn appendInt(gpa: std.mem.Allocator, list: *std.ArrayList(u8), comptime T: type, v: T) !void {
     var b: [@sizeOf(T)]u8 = undefined;
     std.mem.writeInt(T, &b, v, .little);
