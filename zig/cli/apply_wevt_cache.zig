@@ -273,7 +273,7 @@ fn valuesFromRecord(
         error.OutOfMemory => return error.OutOfMemory,
         error.Failed => return error.Failed,
     };
-    defer log.close(arena);
+    defer log.close();
     var find: Find = .{ .arena = arena, .id = id, .index = index, .m = m };
     const visitor: template_instances.Visitor = .{ .context = &find, .visit = Find.visit };
     template_instances.readRecords(arena, &log.file, visitor) catch |e| switch (e) {

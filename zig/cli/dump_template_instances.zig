@@ -62,7 +62,7 @@ fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) !u
         error.OutOfMemory => return error.OutOfMemory,
         error.Failed => return fail(report, "{s}", .{failure_writer.buffered()}),
     };
-    defer log.close(gpa);
+    defer log.close();
     var arena = std.heap.ArenaAllocator.init(gpa);
     defer arena.deinit();
     var printer: Printer = .{ .options = options, .report = report, .arena = &arena };
@@ -77,8 +77,7 @@ fn runOrFail(gpa: std.mem.Allocator, options: *const Options, report: Report) !u
 pub const Log = struct {
     file: evtx.dump.EvtxFile,
 
-    pub fn close(log: *Log, gpa: std.mem.Allocator) void {
-        log.file.deinit(gpa);
+    pub fn close(log: *Log) void {
         switch (log.file.input.source) {
             .file => |file| file.close(),
             .bytes => {},

@@ -1321,11 +1321,12 @@ const options = @import("options.zig");
 fn renderEvery(
     gpa: std.mem.Allocator,
     renderer: *dump.Renderer,
-    file: *dump.EvtxFile,
+    file: *const dump.EvtxFile,
     text: *std.ArrayList(u8),
 ) !usize {
     var records: usize = 0;
-    for (file.order) |slot| {
+    var slots = file.order.iterator();
+    while (slots.next()) |slot| {
         var result = dump.ChunkResult.init(gpa);
         defer result.deinit();
         try renderer.renderChunk(&file.input, slot, &result);
@@ -1366,8 +1367,7 @@ fn expectReplays(gpa: Allocator, fixture: []const u8, stem: []const u8, records:
         const name = try std.fmt.bufPrint(&name_buffer, "expected/{s}{s}", .{ stem, case.suffix });
         const expected = try testing.readFixture(gpa, name);
         defer gpa.free(expected);
-        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
-        defer file.deinit(gpa);
+        const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
         var renderer: dump.Renderer = undefined;
         renderer.init(gpa, &case.settings);
         defer renderer.deinit();
@@ -1534,8 +1534,7 @@ test "raw fragments' entity and character references replay as rendered (H146)" 
     for (&cases) |*settings| {
         const slow = try testing.dumpBytes(gpa, bytes, settings, false);
         defer gpa.free(slow);
-        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
-        defer file.deinit(gpa);
+        const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
         var renderer: dump.Renderer = undefined;
         renderer.init(gpa, settings);
         defer renderer.deinit();
@@ -1708,8 +1707,7 @@ test "the scan's inline signing replays every value type as the reference writes
             defer gpa.free(path);
             const expected = try testing.readFixture(gpa, path);
             defer gpa.free(expected);
-            var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &settings);
-            defer file.deinit(gpa);
+            const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &settings);
             var renderer: dump.Renderer = undefined;
             renderer.init(gpa, &settings);
             defer renderer.deinit();

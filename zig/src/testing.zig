@@ -471,15 +471,15 @@ pub fn dumpBytes(
     settings: *const options.Options,
     compiled: bool,
 ) ![]u8 {
-    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
-    defer file.deinit(gpa);
+    const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
     var renderer: dump.Renderer = undefined;
     renderer.init(gpa, settings);
     defer renderer.deinit();
     renderer.compiled = compiled;
     var text: std.ArrayList(u8) = .empty;
     errdefer text.deinit(gpa);
-    for (file.order) |slot| {
+    var slots = file.order.iterator();
+    while (slots.next()) |slot| {
         var result = dump.ChunkResult.init(gpa);
         defer result.deinit();
         try renderer.renderChunk(&file.input, slot, &result);
@@ -542,8 +542,7 @@ pub const Collect = struct {
         settings: *const options.Options,
         threads: usize,
     ) ![]u8 {
-        var f = try dump.EvtxFile.open(gpa, in.*, settings);
-        defer f.deinit(gpa);
+        const f = try dump.EvtxFile.open(gpa, in.*, settings);
         var c: Collect = .{ .gpa = gpa };
         errdefer c.text.deinit(gpa);
         const consumer: pipeline.Consumer = .{ .context = &c, .consume = consume };

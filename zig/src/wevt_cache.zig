@@ -1268,12 +1268,11 @@ fn renderOne(
     codec: values_format.Codec,
 ) error{OutOfMemory}!?[]u8 {
     var settings: options.Options = .{ .show_record_number = false, .ansi_codec = codec };
-    var log = dump.EvtxFile.open(gpa, input.Input.fromBytes(bytes), &settings) catch |e|
+    const log = dump.EvtxFile.open(gpa, input.Input.fromBytes(bytes), &settings) catch |e|
         switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
             else => return null,
         };
-    defer log.deinit(gpa);
     const Take = struct {
         gpa: std.mem.Allocator,
         text: ?[]u8 = null,
