@@ -270,7 +270,7 @@ const Parser = struct {
     event_ranges: []evtx.options.Range,
     threads: usize,
     stop_after_error: bool,
-    order: []u32,
+    order: dump.ChunkOrder,
     /// `mta_path`, read at open; `settings.mta` points here.
     mta: ?evtx.mta.MtaFile = null,
     /// `wevt_cache_path`, read at open; `settings.wevt_cache` points here.
@@ -305,7 +305,6 @@ const Parser = struct {
         gpa.free(p.renderers);
         for (p.results) |*res| res.deinit();
         gpa.free(p.results);
-        gpa.free(p.order);
         gpa.free(p.event_ranges);
         if (p.mta) |*m| m.deinit();
         if (p.wevt_cache) |*c| c.deinit(gpa);
@@ -474,7 +473,8 @@ fn openChecked(
         .last = o.event_ranges.?[i].last,
     };
     settings.event_ranges = events;
-    const order = dump.chunkOrder(gpa, &in, &header, &settings) catch {
+    const validate = settings.validate_checksums;
+    const order = evtx.input.chunkOrder(gpa, &in, header.chunk_slots, validate) catch {
         gpa.free(events);
         if (mta) |*m| m.deinit();
         if (cache) |*c| c.deinit(gpa);
@@ -482,7 +482,6 @@ fn openChecked(
     };
     const p = gpa.create(Parser) catch {
         gpa.free(events);
-        gpa.free(order);
         if (mta) |*m| m.deinit();
         if (cache) |*c| c.deinit(gpa);
         return fail(.internal, "out of memory", .{});
@@ -576,7 +575,7 @@ pub export fn evtx_parser_next(parser: ?*evtx_parser, record: ?*evtx_record) cal
                 return @intFromEnum(fillRecord(r, res, e));
             }
         }
-        if (p.job >= p.order.len) return @intFromEnum(evtx_status.end);
+        if (p.job >= p.order.len()) return @intFromEnum(evtx_status.end);
         refill(p) catch {
             p.failed = true;
             return @intFromEnum(fail(.internal, "out of memory", .{}));
@@ -591,14 +590,16 @@ const chunks_per_worker = 4;
 const PullWork = struct {
     renderer: *dump.Renderer,
     input: *const dump.Input,
-    slots: []const u32,
+    order: dump.ChunkOrder,
+    /// The job (index in `order`) of `results[0]`.
+    first_job: usize,
     results: []dump.ChunkResult,
     failed: bool = false,
 
     fn run(w: *PullWork) void {
-        std.debug.assert(w.slots.len == w.results.len);
-        for (w.slots, w.results) |slot, *res| {
-            w.renderer.renderChunk(w.input, slot, res) catch {
+        std.debug.assert(w.first_job + w.results.len <= w.order.len());
+        for (w.results, w.first_job..) |*res, job| {
+            w.renderer.renderChunk(w.input, w.order.get(job).?, res) catch {
                 w.failed = true;
                 return;
             };
@@ -611,11 +612,11 @@ const PullWork = struct {
 /// threads, each with its own renderer and a contiguous share, all joined before return (as
 /// the Rust engine's pull path does).
 fn refill(p: *Parser) error{OutOfMemory}!void {
-    std.debug.assert(p.job < p.order.len);
+    std.debug.assert(p.job < p.order.len());
     if (p.renderers.len == 0) try makeWorkers(p);
     const workers = p.renderers.len;
-    const group = @min(p.results.len, p.order.len - p.job);
-    const slots = p.order[p.job..][0..group];
+    const group = @min(p.results.len, p.order.len() - p.job);
+    const first_job = p.job;
     p.job += group;
     p.filled = group;
     p.current = 0;
@@ -631,11 +632,12 @@ fn refill(p: *Parser) error{OutOfMemory}!void {
         w.* = .{
             .renderer = p.renderers[i],
             .input = &p.input,
-            .slots = slots[from..to],
+            .order = p.order,
+            .first_job = first_job + from,
             .results = p.results[from..to],
         };
         // The first share runs on this thread; a thread that cannot start runs here too.
-        t.* = if (i == 0 or w.slots.len == 0) null else std.Thread.spawn(
+        t.* = if (i == 0 or w.results.len == 0) null else std.Thread.spawn(
             .{},
             PullWork.run,
             .{w},
@@ -648,9 +650,9 @@ fn refill(p: *Parser) error{OutOfMemory}!void {
 }
 
 /// The pull workers: `threads` renderers (at most one per chunk and
-/// `evtx.pipeline.threads_max`) and the results of one group.
+/// `evtx.limits.threads_max`) and the results of one group.
 fn makeWorkers(p: *Parser) error{OutOfMemory}!void {
-    const workers = @max(1, @min(p.threads, evtx.pipeline.threads_max, p.order.len));
+    const workers = @max(1, @min(p.threads, evtx.limits.threads_max, p.order.len()));
     const renderers = try gpa.alloc(*dump.Renderer, workers);
     var made: usize = 0;
     errdefer {
@@ -984,8 +986,8 @@ pub export fn evtx_parser_dump(
             };
         }
     }
-    const remaining = p.order[p.job..];
-    p.job = p.order.len;
+    const remaining = p.order.skip(p.job);
+    p.job = p.order.len();
     evtx.pipeline.run(
         gpa,
         &p.input,

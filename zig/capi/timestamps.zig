@@ -12,7 +12,7 @@ const ticks_per_minute: u64 = 60 * ticks_per_second;
 /// Days from 1601-01-01 (the FILETIME epoch) to 1970-01-01.
 const days_1601_to_1970: i64 = 134_774;
 /// The last year a text is given for (`datetime.MAXYEAR`).
-const max_year: i64 = 9999;
+const year_max: i64 = 9999;
 /// `YYYY-MM-DDTHH:MM:`, the text shared by every FILETIME of one minute.
 const prefix_len = 17;
 const Prefix = [prefix_len]u8;
@@ -22,7 +22,7 @@ const Prefix = [prefix_len]u8;
 pub const Timestamps = struct {
     data: std.ArrayList(u8) = .empty,
     offsets: std.ArrayList(u64) = .empty,
-    /// The last minute formatted and its prefix (null: past `max_year`). Records of a log come
+    /// The last minute formatted and its prefix (null: past `year_max`). Records of a log come
     /// mostly in time order, so one entry catches nearly every lookup.
     minute: ?struct { minute: u64, prefix: ?Prefix } = null,
 
@@ -94,13 +94,13 @@ fn twoDigits(value: u64) [2]u8 {
     return .{ '0' + @as(u8, @intCast(value / 10)), '0' + @as(u8, @intCast(value % 10)) };
 }
 
-/// `YYYY-MM-DDTHH:MM:` of the FILETIME minute `minute`, or null past `max_year`.
+/// `YYYY-MM-DDTHH:MM:` of the FILETIME minute `minute`, or null past `year_max`.
 fn minutePrefix(minute: u64) ?Prefix {
     // maxInt(u64) ticks is 30.7 million days: every value fits an i64 with room.
     const days: i64 = @intCast(minute / 1440);
     const of_day = minute % 1440;
     const date = civil(days - days_1601_to_1970);
-    if (date.year > max_year) return null;
+    if (date.year > year_max) return null;
     std.debug.assert(date.year >= 1601);
     const year: u64 = @intCast(date.year);
     var out: Prefix = "0000-00-00T00:00:".*;

@@ -24,6 +24,7 @@ const render_xml = @import("render_xml.zig");
 const program = @import("program.zig");
 const input = @import("input.zig");
 pub const Input = input.Input;
+pub const ChunkOrder = input.ChunkOrder;
 const template = @import("template.zig");
 const carve = @import("carve.zig");
 const mta = @import("mta.zig");
@@ -32,9 +33,6 @@ const options = @import("options.zig");
 const pipeline = @import("pipeline.zig");
 const Options = options.Options;
 const Format = options.Format;
-
-/// A chunk's rendered text may not exceed this (12).
-pub const chunk_bytes_max = limits.chunk_output_bytes_max;
 
 /// One rendered or failed record, or a chunk error, of a rendered chunk. Records that
 /// `--events` excludes get none (as in the Rust engine).
@@ -539,7 +537,7 @@ pub const Renderer = struct {
     /// The Rust engine's `Renderer::check_size`.
     fn checkSize(len: usize, text_start: usize, end: usize) error{OutputTooLarge}!void {
         assert(text_start <= end and end <= len);
-        if (end > limits.recordOutputLimit(text_start) or len > chunk_bytes_max)
+        if (end > limits.recordOutputLimit(text_start) or len > limits.chunk_output_bytes_max)
             return error.OutputTooLarge;
     }
 };
@@ -551,9 +549,10 @@ pub const EvtxFile = struct {
     input: Input,
     header: file_header.FileHeader,
     /// Chunk slots in output order (3.3).
-    order: []u32,
+    order: ChunkOrder,
 
-    /// Reads the file header and every chunk header (not the chunks).
+    /// Reads the file header and every chunk header (not the chunks, but for slots past the
+    /// header's count, read into a window allocated for them).
     pub fn open(
         gpa: Allocator,
         in: Input,
@@ -561,80 +560,11 @@ pub const EvtxFile = struct {
     ) (file_header.Error || Allocator.Error)!EvtxFile {
         var block: [file_header.block_size]u8 = undefined;
         const header = try file_header.parseBlock(in.read(0, &block), in.size);
-        const order = try chunkOrder(gpa, &in, &header, settings);
+        const validate = settings.validate_checksums;
+        const order = try input.chunkOrder(gpa, &in, header.chunk_slots, validate);
         return .{ .input = in, .header = header, .order = order };
     }
-
-    pub fn deinit(f: *EvtxFile, gpa: Allocator) void {
-        gpa.free(f.order);
-    }
 };
-
-/// The slots to process, in output order (3.3), from the chunk headers (one 512-byte read
-/// each); whole chunks are read only for slots past `chunk_slots` (a header block larger
-/// than 4096 bytes).
-pub fn chunkOrder(
-    gpa: Allocator,
-    in: *const Input,
-    header: *const file_header.FileHeader,
-    settings: *const Options,
-) Allocator.Error![]u32 {
-    const slots = header.chunk_slots;
-    var oldest: u64 = 0;
-    var oldest_id: ?u64 = null;
-    var n: u64 = 0;
-    var head: [chunk.header_size]u8 = undefined;
-    while (n < slots) : (n += 1) {
-        const bytes = in.read(file_header.chunkOffset(n), &head);
-        if (bytes.len < chunk.header_size) continue;
-        if (!chunk.hasMagic(bytes)) continue;
-        const first = std.mem.readInt(u64, bytes[24..32], .little);
-        const last = std.mem.readInt(u64, bytes[32..40], .little);
-        if (first > last) continue;
-        if (oldest_id == null or first < oldest_id.?) {
-            oldest_id = first;
-            oldest = n;
-        }
-    }
-    var order: std.ArrayList(u32) = .empty;
-    errdefer order.deinit(gpa);
-    var window: ?*input.ChunkSlot = null;
-    defer if (window) |w| gpa.destroy(w);
-    n = oldest;
-    while (n < std.math.maxInt(u32)) : (n += 1) {
-        if (n >= slots) {
-            if (file_header.chunkOffset(n) >= in.size) break;
-            const w = window orelse try gpa.create(input.ChunkSlot);
-            window = w;
-            const bytes = in.chunk(n, w) orelse break;
-            if (chunk.isEmpty(bytes)) continue;
-            if (!chunk.hasMagic(bytes)) break;
-            if (settings.validate_checksums) {
-                const h = chunk.ChunkHeader.read(bytes);
-                if (chunk.validateChecksums(bytes, &h) != null) break;
-            }
-        }
-        try order.append(gpa, @intCast(n));
-    }
-    if (cutSlot(in)) |cut| {
-        if (cut >= slots) try order.append(gpa, cut);
-    }
-    n = 0;
-    while (n < oldest) : (n += 1) try order.append(gpa, @intCast(n));
-    return order.toOwnedSlice(gpa);
-}
-
-/// The slot right after the last complete one, when the file ends inside it and its bytes
-/// start with the chunk magic: a log cut inside its last chunk (shared-fixtures/README.md).
-/// It goes where the first pass of the chunk order ends.
-fn cutSlot(in: *const Input) ?u32 {
-    assert(in.size >= file_header.block_size);
-    const slot = (in.size - file_header.block_size) / chunk.size;
-    if (slot >= std.math.maxInt(u32)) return null;
-    var magic: [8]u8 = undefined;
-    if (!in.isCutSlot(slot, in.read(file_header.chunkOffset(slot), &magic))) return null;
-    return @intCast(slot);
-}
 
 // ---------------------------------------------------------------------------------------
 const testing = @import("testing.zig");
@@ -650,9 +580,8 @@ test "renderChunk: one record in every format; mutated chunks never crash" {
     const result = &sample.result;
     const in = Input.fromBytes(file);
 
-    var f = try EvtxFile.open(gpa, in, &settings);
-    defer f.deinit(gpa);
-    try std.testing.expectEqualSlices(u32, &.{0}, f.order);
+    const f = try EvtxFile.open(gpa, in, &settings);
+    try std.testing.expectEqual(ChunkOrder{ .oldest = 0, .first_end = 1, .wrap_end = 0 }, f.order);
     // Twice: a renderer is reused across chunks.
     for (0..2) |_| {
         try renderer.renderChunk(&in, 0, result);
@@ -841,9 +770,8 @@ test "a file read by windows renders as the same bytes lent; a cut file gives in
     }
 
     // Cut in the middle of slot 4 after the order is known: slots 4 and 5 are incomplete.
-    var f = try EvtxFile.open(gpa, read, &settings);
-    defer f.deinit(gpa);
-    try std.testing.expectEqual(@as(usize, slots), f.order.len);
+    const f = try EvtxFile.open(gpa, read, &settings);
+    try std.testing.expectEqual(@as(usize, slots), f.order.len());
     {
         const w = try tmp.dir.openFile("six.evtx", .{ .mode = .write_only });
         defer w.close();
@@ -984,9 +912,8 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     defer gpa.free(file);
 
     var settings: Options = .{ .format = .jsonl, .indent = false, .show_record_number = false };
-    var f = try EvtxFile.open(gpa, Input.fromBytes(file), &settings);
-    defer f.deinit(gpa);
-    try std.testing.expectEqualSlices(u32, &.{ 0, 1 }, f.order);
+    const f = try EvtxFile.open(gpa, Input.fromBytes(file), &settings);
+    try std.testing.expectEqual(ChunkOrder{ .oldest = 0, .first_end = 2, .wrap_end = 0 }, f.order);
     var res = ChunkResult.init(gpa);
     defer res.deinit();
     for ([_]bool{ false, true }) |recover| {
@@ -1019,9 +946,8 @@ test "a log cut inside its last chunk: one incomplete chunk error, complete reco
     // Bytes without the chunk magic there are ignored, as the reference ignores them.
     const junk = try std.mem.concat(gpa, u8, &.{ one, "not a chunk" });
     defer gpa.free(junk);
-    var g = try EvtxFile.open(gpa, Input.fromBytes(junk), &settings);
-    defer g.deinit(gpa);
-    try std.testing.expectEqualSlices(u32, &.{0}, g.order);
+    const g = try EvtxFile.open(gpa, Input.fromBytes(junk), &settings);
+    try std.testing.expectEqual(ChunkOrder{ .oldest = 0, .first_end = 1, .wrap_end = 0 }, g.order);
 }
 
 test "a BinXml value that fails is read only if its template uses it" {
@@ -1114,9 +1040,9 @@ test "a chunk result counts its failed entries" {
         const bytes = try testing.readFixture(gpa, name);
         defer gpa.free(bytes);
         const settings: Options = .{};
-        var f = try EvtxFile.open(gpa, Input.fromBytes(bytes), &settings);
-        defer f.deinit(gpa);
-        for (f.order) |slot| {
+        const f = try EvtxFile.open(gpa, Input.fromBytes(bytes), &settings);
+        var slots = f.order.iterator();
+        while (slots.next()) |slot| {
             try testing.renderSlot(gpa, bytes, slot, &settings, &res);
             var failed: usize = 0;
             for (res.entries.items) |*e| failed += @intFromBool(e.outcome == .failed);
@@ -1144,13 +1070,12 @@ fn expectOutputLimitBounded(
     const gpa = bounded.allocator();
     var result = ChunkResult.init(gpa);
     defer result.deinit();
-    var f = try EvtxFile.open(gpa, Input.fromBytes(fixture), settings);
-    defer f.deinit(gpa);
+    const f = try EvtxFile.open(gpa, Input.fromBytes(fixture), settings);
     const renderer = try gpa.create(Renderer);
     defer gpa.destroy(renderer);
     renderer.init(gpa, settings);
     defer renderer.deinit();
-    try renderer.renderChunk(&f.input, f.order[0], &result);
+    try renderer.renderChunk(&f.input, f.order.get(0).?, &result);
     const entries = result.entries.items;
     try std.testing.expectEqual(count, entries.len);
     for (entries, 0..) |entry, i| {
@@ -1160,7 +1085,7 @@ fn expectOutputLimitBounded(
     try std.testing.expectEqualStrings("record output too large", entries[failed].detail());
     try std.testing.expect(entries[failed].outcome.failed.isOutputLimit());
     try std.testing.expectEqual(@as(usize, 1), renderer.programs.stores);
-    try std.testing.expect(bounded.peak < 3 * render_json.record_bytes_max);
+    try std.testing.expect(bounded.peak < 3 * limits.record_output_bytes_max);
 }
 
 test "replayRecord: a program replayed past the record output limit stops there (bounded memory)" {
@@ -1198,15 +1123,15 @@ test "checkSize: a record's text counts from after its banner, its newline not c
     // The reference's rule (evtx 0.15.1 `Budget::new` at the text's start, checked before the
     // newline): after `Record 1\n`, 16 MiB of text pass and one byte more fails (H193).
     const text_start = "Record 1\n".len;
-    const end = text_start + render_json.record_bytes_max;
+    const end = text_start + limits.record_output_bytes_max;
     try Renderer.checkSize(end + 1, text_start, end);
     const past = Renderer.checkSize(end + 2, text_start, end + 1);
     try std.testing.expectError(error.OutputTooLarge, past);
     // The chunk's bound counts everything written, newline included.
-    const late = chunk_bytes_max - 10;
-    try Renderer.checkSize(chunk_bytes_max, late, chunk_bytes_max - 1);
+    const late = limits.chunk_output_bytes_max - 10;
+    try Renderer.checkSize(limits.chunk_output_bytes_max, late, limits.chunk_output_bytes_max - 1);
     try std.testing.expectError(
         error.OutputTooLarge,
-        Renderer.checkSize(chunk_bytes_max + 1, late, chunk_bytes_max),
+        Renderer.checkSize(limits.chunk_output_bytes_max + 1, late, limits.chunk_output_bytes_max),
     );
 }

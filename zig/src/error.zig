@@ -9,6 +9,21 @@ const chunk = @import("chunk.zig");
 const file_header = @import("file_header.zig");
 const tokens = @import("tokens.zig");
 
+/// What the reference's `anyhow` prints between an error and its cause.
+pub const caused_by = "\n\nCaused by:\n    ";
+
+/// An error over its cause as the reference's `anyhow` prints it after `Error: ` (the
+/// template subcommands' texts, in both CLIs): the context (`context` formatted with `args`),
+/// a blank line, `Caused by:` and the cause, indented. The Rust engine's `error::caused`.
+pub fn caused(
+    w: *std.Io.Writer,
+    comptime context: []const u8,
+    args: anytype,
+    cause: []const u8,
+) std.Io.Writer.Error!void {
+    try w.print(context ++ caused_by ++ "{s}", args ++ .{cause});
+}
+
 /// Error kinds shared with the Rust engine (shared-fixtures/README.md); the C ABI's statuses
 /// 16.. in this order (capi.zig).
 pub const ErrorKind = enum {

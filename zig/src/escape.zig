@@ -708,6 +708,23 @@ pub fn utf16ToUtf8(gpa: std.mem.Allocator, src: []const u8) Error![]u8 {
     return out.list.toOwnedSlice(gpa);
 }
 
+/// UTF-8 `text` as serde_json writes a string (the template subcommands' JSON lines and a
+/// substitutions JSON's compact text): quoted, the JSON escapes of 8.2 in lower-case hex, NUL
+/// as `\u0000`, every other byte as it is.
+pub fn writeJsonString(w: *std.Io.Writer, text: []const u8) std.Io.Writer.Error!void {
+    const table = tableFor(.json, false);
+    try w.writeByte('"');
+    var plain: usize = 0;
+    for (text, 0..) |c, i| {
+        const escaped = if (c < 0x80) table[c] orelse continue else continue;
+        try w.writeAll(text[plain..i]);
+        try w.writeAll(escaped);
+        plain = i + 1;
+    }
+    try w.writeAll(text[plain..]);
+    try w.writeByte('"');
+}
+
 fn u16le(comptime s: []const u16) [s.len * 2]u8 {
     var r: [s.len * 2]u8 = undefined;
     for (s, 0..) |u, i| {
@@ -734,6 +751,16 @@ test "xml text and attribute escaping (8.1)" {
 test "json escaping (8.2): uppercase hex from UTF-16, U+FFFD for lone surrogates" {
     const s = [_]u16{ '"', '\\', '\n', '\r', '\t', 0x08, 0x0C, 0x1F, '/', 0x7F, 0xDC00, 0xFFFF };
     try expectEscaped(.json, &s, "\\\"\\\\\\n\\r\\t\\b\\f\\u001F/\x7f\xEF\xBF\xBD\xEF\xBF\xBF");
+}
+
+test "writeJsonString: serde_json's escapes, lower-case hex, NUL kept" {
+    var text: [64]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&text);
+    try writeJsonString(&w, "a\"\\\t\n\x01\x00\x1f\x7f\xc3\xa9/");
+    try std.testing.expectEqualStrings(
+        "\"a\\\"\\\\\\t\\n\\u0001\\u0000\\u001f\x7f\xc3\xa9/\"",
+        w.buffered(),
+    );
 }
 
 test "vector path: long ASCII runs, surrogate pairs and non-ASCII" {

@@ -11,6 +11,8 @@
 //! `error` (error kinds, failure details; imported as `errors`), `options`, `limits`, `dump`
 //! (an EVTX file, its chunk order, per-chunk rendering), `pipeline` (threads, in-order
 //! results), `info` (the `info` report: file and chunk headers only), `mta` (`--mta`),
+//! `wevt_cache` and `pe` (provider templates, `--wevt-cache`), `template_instances` (records
+//! and their template instances as the reference's template subcommands read them),
 //! `os_error` (OS errors in Rust's words).
 pub const bytes = @import("bytes.zig");
 pub const crc32 = @import("crc32.zig");
@@ -40,6 +42,7 @@ pub const info = @import("info.zig");
 pub const pe = @import("pe.zig");
 pub const reader_error = @import("reader_error.zig");
 pub const wevt_cache = @import("wevt_cache.zig");
+pub const template_instances = @import("template_instances.zig");
 pub const os_error = @import("os_error.zig");
 
 comptime {

@@ -8,7 +8,8 @@
 //! the run goes on. Memory per worker is one `ChunkSlot`, whatever the file's size.
 //!
 //! The size is fixed when the input is opened: bytes appended later are not read (a log
-//! being written is read as it was), bytes cut later read short.
+//! being written is read as it was), bytes cut later read short. The chunk order (3.3) is read
+//! from here too: the chunk headers, and whole slots only past the header's count.
 const std = @import("std");
 const assert = std.debug.assert;
 const file_header = @import("file_header.zig");
@@ -87,6 +88,124 @@ pub const Input = struct {
         return bytes[0..chunk_size];
     }
 };
+
+/// The output order of the chunk slots (3.3): `oldest..first_end`, then `0..wrap_end`. Three
+/// numbers instead of a list, so the order of a 20 GB log costs nothing (the Rust engine's
+/// `ChunkOrder`).
+pub const ChunkOrder = struct {
+    oldest: u32,
+    first_end: u32,
+    wrap_end: u32,
+
+    /// Number of slots in the order.
+    pub fn len(o: ChunkOrder) usize {
+        assert(o.wrap_end <= o.oldest and o.oldest <= o.first_end);
+        return @as(usize, o.first_end - o.oldest) + o.wrap_end;
+    }
+
+    /// The `i`-th slot in output order, null past the end.
+    pub fn get(o: ChunkOrder, i: usize) ?u32 {
+        const first: usize = o.first_end - o.oldest;
+        if (i < first) return o.oldest + @as(u32, @intCast(i));
+        if (i - first < o.wrap_end) return @intCast(i - first);
+        return null;
+    }
+
+    /// The order without its first `n` slots (`n <= len()`): the C ABI's dump of what its
+    /// pulls left, on the pipeline.
+    pub fn skip(o: ChunkOrder, n: usize) ChunkOrder {
+        assert(n <= o.len());
+        const first: usize = o.first_end - o.oldest;
+        if (n <= first) return .{
+            .oldest = o.oldest + @as(u32, @intCast(n)),
+            .first_end = o.first_end,
+            .wrap_end = o.wrap_end,
+        };
+        return .{ .oldest = @intCast(n - first), .first_end = o.wrap_end, .wrap_end = 0 };
+    }
+
+    /// The slots in output order.
+    pub fn iterator(o: ChunkOrder) Iterator {
+        return .{ .order = o };
+    }
+
+    pub const Iterator = struct {
+        order: ChunkOrder,
+        next_index: usize = 0,
+
+        pub fn next(it: *Iterator) ?u32 {
+            const slot = it.order.get(it.next_index) orelse return null;
+            it.next_index += 1;
+            return slot;
+        }
+    };
+};
+
+/// The chunk slots of `in` in output order (3.3), `chunk_slots` the file header's count:
+/// failing slots inside the file are in it (they become chunk errors), slots past
+/// `chunk_slots` that fail are not. Only slots past `chunk_slots` (at most a couple, when the
+/// header block size is not 4096) are read whole, into a window allocated for them.
+pub fn chunkOrder(
+    gpa: std.mem.Allocator,
+    in: *const Input,
+    chunk_slots: u64,
+    validate_checksums: bool,
+) std.mem.Allocator.Error!ChunkOrder {
+    const slots = slotLimit(chunk_slots);
+    const oldest = oldestSlot(in, slots);
+    var window: ?*ChunkSlot = null;
+    defer if (window) |w| gpa.destroy(w);
+    var end = @max(slots, oldest);
+    // First pass: to the end of the file. Past `chunk_slots`, a slot that fails steps 1-4
+    // ends the pass silently (an all-zero slot does not fail: it renders nothing).
+    while (end < std.math.maxInt(u32)) : (end += 1) {
+        // A slot the input ends inside reads short: it fails unread.
+        if (file_header.chunkOffset(end) + chunk_size > in.size) break;
+        const w = window orelse try gpa.create(ChunkSlot);
+        window = w;
+        if (slotFails(in.chunk(end, w), validate_checksums)) break;
+    }
+    // A trailing partial slot that starts like a chunk ends the first pass with an error
+    // line (our rule, `shared-fixtures/README.md`), where the reference is silent.
+    var magic: [8]u8 = undefined;
+    if (end < std.math.maxInt(u32) and
+        in.isCutSlot(end, in.read(file_header.chunkOffset(end), &magic))) end += 1;
+    return .{ .oldest = oldest, .first_end = end, .wrap_end = @min(oldest, slots) };
+}
+
+/// The oldest chunk (3.3 step 1), from the 512-byte chunk headers only. The scan stops at the
+/// first header that cannot be read whole (the file shrank), as the reference's does.
+fn oldestSlot(in: *const Input, slots: u32) u32 {
+    var best: ?struct { first: u64, slot: u32 } = null;
+    var head: [chunk_mod.header_size]u8 = undefined;
+    for (0..slots) |slot| {
+        const bytes = in.read(file_header.chunkOffset(slot), &head);
+        if (bytes.len < chunk_mod.header_size) break;
+        if (!chunk_mod.hasMagic(bytes)) continue;
+        const first = std.mem.readInt(u64, bytes[24..32], .little);
+        const last = std.mem.readInt(u64, bytes[32..40], .little);
+        if (first > last) continue;
+        if (best == null or first < best.?.first) {
+            best = .{ .first = first, .slot = @intCast(slot) };
+        }
+    }
+    return if (best) |b| b.slot else 0;
+}
+
+/// Whether a slot's 64 KiB (null: fewer could be read) fail steps 1-4 of 3.2; an all-zero
+/// slot does not.
+fn slotFails(bytes: ?*const [chunk_size]u8, validate_checksums: bool) bool {
+    const b = bytes orelse return true;
+    if (!chunk_mod.hasMagic(b)) return !chunk_mod.isEmpty(b);
+    if (!validate_checksums) return false;
+    const h = chunk_mod.ChunkHeader.read(b);
+    return chunk_mod.validateChecksums(b, &h) != null;
+}
+
+/// Slot numbers are `u32` (2^32 slots is 256 TiB).
+fn slotLimit(slots: u64) u32 {
+    return std.math.cast(u32, slots) orelse std.math.maxInt(u32);
+}
 
 /// Copies `source` to its end into a new, already unlinked file in `dir_path` (mode 0600),
 /// `block` bytes at a time, and returns that file (read and write, at offset 0 for
@@ -184,6 +303,26 @@ test "input: lent bytes and a file read the same; reads stop at the size seen at
     }
     try std.testing.expect(read.chunk(0, window) != null);
     try std.testing.expect(read.chunk(1, window) == null);
+}
+
+test "a chunk order: the first pass from the oldest slot, then the wrap, and what is left" {
+    // A wrapped log of five slots whose oldest chunk is in slot 3.
+    const order: ChunkOrder = .{ .oldest = 3, .first_end = 5, .wrap_end = 3 };
+    try std.testing.expectEqual(@as(usize, 5), order.len());
+    const want = [_]u32{ 3, 4, 0, 1, 2 };
+    var it = order.iterator();
+    for (want, 0..) |slot, i| {
+        try std.testing.expectEqual(@as(?u32, slot), order.get(i));
+        try std.testing.expectEqual(@as(?u32, slot), it.next());
+    }
+    try std.testing.expectEqual(@as(?u32, null), order.get(5));
+    try std.testing.expectEqual(@as(?u32, null), it.next());
+    // Each suffix holds the rest of the slots, in order.
+    for (0..want.len + 1) |n| {
+        const rest = order.skip(n);
+        try std.testing.expectEqual(want.len - n, rest.len());
+        for (want[n..], 0..) |slot, i| try std.testing.expectEqual(@as(?u32, slot), rest.get(i));
+    }
 }
 
 test "spool: a pipe's bytes land in an unlinked file, block by block" {

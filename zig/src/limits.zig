@@ -1,7 +1,12 @@
-//! The engine's limits. Each is defined, with its reason, in rust/evtx-abi/src/limits.rs, which
-//! cbindgen copies into include/evtx.h as `EVTX_LIMIT_*`; capi.zig re-exports these under those
-//! names, so the conformance test (compare/harness/abi_conformance.zig) fails to compile when
-//! a value here differs from the header's. Only crafted files reach them.
+//! The engine's limits, each spelled `<words>_max` after its header name
+//! (`EVTX_LIMIT_RECORD_OUTPUT_BYTES` is `record_output_bytes_max`, the Rust engine's
+//! `limits::RECORD_OUTPUT_BYTES_MAX`). The shared ones are defined, with their reasons, in
+//! rust/evtx-abi/src/limits.rs, which cbindgen copies into include/evtx.h as `EVTX_LIMIT_*`;
+//! capi.zig re-exports these under those names, so the conformance test
+//! (compare/harness/abi_conformance.zig) fails to compile when a value here differs from the
+//! header's. The engine's own bounds follow, each with its reason. Modules import them from
+//! here, under these names (`limits.record_output_bytes_max`), never a local alias. Only
+//! crafted files reach them.
 
 /// `EVTX_LIMIT_THREADS`: worker threads at most.
 pub const threads_max = 256;
@@ -33,6 +38,54 @@ pub const program_array_items_max = 64;
 /// `EVTX_LIMIT_DEFER_DEPTH`: nested BinXml values whose failure waits until the record uses
 /// them (shared-fixtures/README.md, "Unused BinXML values"); deeper ones fail at once.
 pub const defer_depth_max = 8;
+
+// The engine's own bounds (not in the C ABI: they change no output, or only the reference's),
+// first those with a twin of the same name in rust/evtx-core/src/limits.rs.
+
+/// Distinct names `program.FragmentNames` numbers; past it, fragments render the slow way.
+pub const fragment_name_ids_max = 1 << 16;
+/// Bytes of those names; past it, fragments render the slow way.
+pub const fragment_name_bytes_max = 1 << 20;
+/// Bytes a chunk grows to with translated `--wevt-cache` templates: the chunk plus far more
+/// templates than one chunk's records can name (chunk offsets stay far below `u32`).
+pub const chunk_extension_bytes_max = 16 << 20;
+/// Nested instances (each a whole BinXML value of the one above) that the template
+/// subcommands search for a value the reference cannot read (`template_instances`).
+pub const instance_scan_depth_max = 8;
+
+// The Rust engine's other bounds have no twin here, each for its reason: its
+// `SIGNATURE_DEPTH_MAX` is `stream_nesting_max` (the program scan stops at the stream depth:
+// fast-path reach only, the same bytes; ARCHITECTURE.md); its `IDENTITY_VARIANTS_MAX` and
+// `IDENTITY_BYTES_MAX` bound `Identities`, which keeps several variants per GUID and size
+// where `template.Bodies` keeps one entry (`bodies_max`, `body_bytes_max` below); its
+// `CHUNK_NODES_MAX` and `DEFINITION_BYTES_MAX` bound a chunk's tree nodes and definition
+// bytes, where this engine bounds only each record's nodes and edges, the definitions it
+// parses counted in (`record_nodes_max`, `record_edges_max`): a chunk's definition store
+// grows with its records.
+
+// The Zig engine's own bounds (no Rust twin).
+
+/// Child-list entries one record may create, in either store (shared fragments multiply
+/// them): the work budget beside `record_nodes_max`.
+pub const record_edges_max = 1 << 22;
+/// Texts `tree.Names` keeps across chunks (PERF.md H123): past it, the next chunk starts
+/// afresh (ids are only ever compared inside one chunk's records and definitions).
+pub const names_max = 1 << 16;
+/// Bytes of those texts: past it, the next chunk starts afresh.
+pub const name_bytes_max = 1 << 20;
+/// Run-wide fingerprints of definitions a parser keeps (`template.fingerprintAt`); past this
+/// many it starts over.
+pub const known_definitions_max = 1 << 16;
+/// Definition bodies `template.Bodies` keeps across chunks (PERF.md H124): past it, or past
+/// `body_bytes_max`, it starts afresh (a body not kept is walked again, the same
+/// fingerprint).
+pub const bodies_max = 1 << 14;
+/// Bytes of those bodies and their name texts.
+pub const body_bytes_max = 4 << 20;
+/// Resources one PE file may yield (`extract-wevt-templates`). Nested directories may share
+/// sub-directories, so a crafted file could name one blob billions of times; past this it is
+/// a fault, not an allocation.
+pub const resources_max = 1 << 16;
 
 /// The output length past which the record whose text starts at `text_start` fails (contract
 /// 12): its text, from after its `Record N` banner up to its newline (neither counted), may hold

@@ -6,12 +6,9 @@
 //! tree root → `WEVT_TEMPLATE` → resource → language → data entry. A fault is one `Fault`,
 //! printed in the reference's words; the blobs are slices of the input, never copied.
 const std = @import("std");
+const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const ReaderError = @import("reader_error.zig").ReaderError;
-
-/// Resources one file may yield. Nested directories may share sub-directories, so a crafted
-/// file could name one blob billions of times; past this it is a fault, not an allocation.
-pub const resources_max = 1 << 16;
 
 const dos_header_size = 64;
 const pe_pointer_offset = 0x3c;
@@ -45,7 +42,7 @@ pub const Fault = union(enum) {
             .invalid_resource_name => try w.writeAll("failed to decode UTF-16 resource name"),
             .too_many_resources => try w.print(
                 "resource directory is malformed: more than {d} WEVT_TEMPLATE resources",
-                .{resources_max},
+                .{limits.resources_max},
             ),
         }
     }
@@ -262,7 +259,7 @@ fn walk(
             const data = readU32(rsrc.bytes, lang_at + 4);
             if (data & high_bit != 0) continue;
             if (try blob(&image, bytes, &rsrc, data, lang_at + 4)) |b| {
-                if (out.items.len >= resources_max)
+                if (out.items.len >= limits.resources_max)
                     return rsrc.fail(.too_many_resources, data, lang_at + 4);
                 try out.append(gpa, b);
             }

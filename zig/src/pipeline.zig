@@ -8,6 +8,7 @@ const Allocator = std.mem.Allocator;
 const limits = @import("limits.zig");
 const dump = @import("dump.zig");
 const Input = @import("input.zig").Input;
+const ChunkOrder = @import("input.zig").ChunkOrder;
 const Options = @import("options.zig").Options;
 const program = @import("program.zig");
 const Renderer = dump.Renderer;
@@ -18,11 +19,6 @@ pub const Consumer = struct {
     context: *anyopaque,
     consume: *const fn (context: *anyopaque, result: *const ChunkResult) anyerror!void,
 };
-
-/// Most worker threads `run` uses, whatever it is asked (same value as the Rust engine's
-/// `MAX_THREADS`): past a few per core, more workers only cost memory (a renderer, a window
-/// and two results each) and stacks, not speed.
-pub const threads_max = limits.threads_max;
 
 /// What `run` does with its renderers, results and shared table once the last chunk is out
 /// (the twin of evtx-rs's `pipeline::Teardown`).
@@ -36,11 +32,11 @@ pub const Teardown = enum {
 };
 
 /// Renders `order` with `threads` renderers, the caller's thread among them (>= 1; at most
-/// `threads_max` and one per chunk are used), and feeds `consumer` in order.
+/// `limits.threads_max` and one per chunk are used), and feeds `consumer` in order.
 pub fn run(
     gpa: Allocator,
     in: *const Input,
-    order: []const u32,
+    order: ChunkOrder,
     settings: *const Options,
     threads: usize,
     consumer: Consumer,
@@ -53,18 +49,18 @@ pub fn run(
 pub fn runWith(
     gpa: Allocator,
     in: *const Input,
-    order: []const u32,
+    order: ChunkOrder,
     settings: *const Options,
     threads: usize,
     teardown: Teardown,
     consumer: Consumer,
 ) anyerror!void {
     assert(threads >= 1);
-    if (threads == 1 or order.len <= 1) {
+    if (threads == 1 or order.len() <= 1) {
         return runInline(gpa, in, order, settings, teardown, consumer);
     }
     var pipeline: Pipeline = undefined;
-    try pipeline.init(gpa, in, order, settings, @min(threads, threads_max, order.len));
+    try pipeline.init(gpa, in, order, settings, @min(threads, limits.threads_max, order.len()));
     // The workers are joined in `drive` either way; only the frees are skipped.
     defer if (teardown == .free) pipeline.deinit();
     return pipeline.drive(consumer);
@@ -75,7 +71,7 @@ pub fn runWith(
 pub fn runInline(
     gpa: Allocator,
     in: *const Input,
-    order: []const u32,
+    order: ChunkOrder,
     settings: *const Options,
     teardown: Teardown,
     consumer: Consumer,
@@ -86,7 +82,8 @@ pub fn runInline(
     defer if (teardown == .free) renderer.deinit();
     var result = ChunkResult.init(gpa);
     defer if (teardown == .free) result.deinit();
-    for (order) |slot| {
+    var slots = order.iterator();
+    while (slots.next()) |slot| {
         try renderer.renderChunk(in, slot, &result);
         try consumer.consume(consumer.context, &result);
     }
@@ -111,7 +108,7 @@ const result_text_initial = 128 << 10;
 pub const Pipeline = struct {
     gpa: Allocator,
     in: *const Input,
-    order: []const u32,
+    order: ChunkOrder,
     settings: *const Options,
     mutex: std.Thread.Mutex = .{},
     /// Signalled when a worker finishes a job while the caller waits for one.
@@ -146,11 +143,11 @@ pub const Pipeline = struct {
         pl: *Pipeline,
         gpa: Allocator,
         in: *const Input,
-        order: []const u32,
+        order: ChunkOrder,
         settings: *const Options,
         threads: usize,
     ) !void {
-        assert(threads >= 2 and threads <= threads_max);
+        assert(threads >= 2 and threads <= limits.threads_max);
         pl.* = .{
             .gpa = gpa,
             .in = in,
@@ -199,7 +196,7 @@ pub const Pipeline = struct {
     /// held): the job and the index into `results` it goes to.
     fn take(pl: *Pipeline, k: usize) ?Job {
         const job = pl.next_job;
-        const room = job < pl.order.len and job < pl.emitted + pl.finished_by.len and
+        const room = job < pl.order.len() and job < pl.emitted + pl.finished_by.len and
             pl.taken[k] - pl.drained[k] < results_per_renderer;
         if (!room or pl.stop) return null;
         pl.next_job += 1;
@@ -224,7 +221,7 @@ pub const Pipeline = struct {
         pl.mutex.unlock();
         const outcome = pl.renderers[k].renderChunk(
             pl.in,
-            pl.order[job.job],
+            pl.order.get(job.job).?,
             &pl.results[job.result],
         );
         pl.mutex.lock();
@@ -239,7 +236,7 @@ pub const Pipeline = struct {
     fn worker(pl: *Pipeline, k: usize) void {
         pl.mutex.lock();
         defer pl.mutex.unlock();
-        while (!pl.stop and pl.next_job < pl.order.len) {
+        while (!pl.stop and pl.next_job < pl.order.len()) {
             if (pl.take(k)) |job| {
                 pl.render(k, job);
             } else {
@@ -268,7 +265,7 @@ pub const Pipeline = struct {
         }
         pl.mutex.lock();
         defer pl.mutex.unlock();
-        while (pl.emitted < pl.order.len) {
+        while (pl.emitted < pl.order.len()) {
             if (pl.failed) |e| return e;
             const w = pl.emitted % pl.finished_by.len;
             if (pl.finished_by[w]) |k| {
@@ -299,13 +296,13 @@ pub const Pipeline = struct {
 
 /// Every rendered entry of `bytes` through renderer `r`, in output order; caller frees.
 fn renderWith(gpa: Allocator, r: *Renderer, bytes: []const u8, settings: *const Options) ![]u8 {
-    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
-    defer file.deinit(gpa);
+    const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
     var text: std.ArrayList(u8) = .empty;
     errdefer text.deinit(gpa);
     var result = ChunkResult.init(gpa);
     defer result.deinit();
-    for (file.order) |slot| {
+    var slots = file.order.iterator();
+    while (slots.next()) |slot| {
         try r.renderChunk(&file.input, slot, &result);
         for (result.entries.items) |*e| {
             if (e.outcome == .rendered) try text.appendSlice(gpa, result.text(e));
@@ -402,9 +399,9 @@ test "the pipeline's results have room for a chunk's text from the start" {
     // PERF.md H166: every result of every renderer, before any chunk (`init` reads nothing).
     const settings: Options = .{};
     const in = dump.Input.fromBytes(&.{});
-    const order = [_]u32{ 0, 1, 2 };
+    const order: ChunkOrder = .{ .oldest = 0, .first_end = 3, .wrap_end = 0 };
     var pl: Pipeline = undefined;
-    try pl.init(std.testing.allocator, &in, &order, &settings, 3);
+    try pl.init(std.testing.allocator, &in, order, &settings, 3);
     defer pl.deinit();
     try std.testing.expectEqual(@as(usize, 3 * results_per_renderer), pl.results.len);
     for (pl.results) |*res| {
@@ -423,9 +420,8 @@ test "a skipped teardown leaves the renderers and writes the same" {
     const log = try eightChunks(gpa);
     defer gpa.free(log);
     const settings: Options = .{};
-    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(log), &settings);
-    defer file.deinit(gpa);
-    try std.testing.expectEqual(@as(usize, 8), file.order.len);
+    const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(log), &settings);
+    try std.testing.expectEqual(@as(usize, 8), file.order.len());
     var first: ?[]u8 = null;
     defer if (first) |f| gpa.free(f);
     for (1..4) |threads| {

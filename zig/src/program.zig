@@ -30,11 +30,6 @@ const Value = values_decode.Value;
 
 pub const Mode = enum(u8) { json, xml_text, xml_attr };
 
-/// Substitution values one program may reference (limits.zig).
-pub const slots_max = limits.program_values_max;
-
-/// Array items a signature describes one by one; longer arrays take the slow path (limits.zig).
-pub const array_items_max = limits.program_array_items_max;
 /// `Op.item` of a whole value (not an array item).
 pub const whole_value: u16 = 0xFFFF;
 
@@ -66,7 +61,7 @@ pub const Body = struct {
     tail_start: u32,
     tail_len: u32,
 
-    /// What the program counts against `program_bytes_max`: its literal bytes (without the
+    /// What the program counts against `limits.program_bytes_max`: its literal bytes (without the
     /// padding) and 8 per operation, the accounting of the Rust engine's `Body::cost`.
     fn cost(b: *const Body) usize {
         return b.literals.len - escape.pad_bytes + 8 * b.ops.len;
@@ -99,11 +94,6 @@ pub const Recorder = struct {
     pub const Write = struct { begin: u32, end: u32, slot: u16, item: u16, mode: Mode };
 };
 
-/// Limits of one renderer's program cache (limits.zig): past them new shapes are refused and
-/// render the slow way, as the reference's cross-chunk program store refuses when full.
-pub const programs_max = limits.programs_max;
-pub const program_bytes_max = limits.program_bytes_max;
-
 /// The signature words of a raw element fragment's structure (`Programs.scanFragment`,
 /// `Programs.signFragment`): above every class word and name id a fragment's position can
 /// hold, so a signature reads one way only.
@@ -125,9 +115,6 @@ const fragment = struct {
 /// Entries of `FragmentNames.recent` (a power of two; `recentName`).
 const recent_names = 1 << recent_name_bits;
 const recent_name_bits = 10;
-/// Bounds on the names `FragmentNames.ids` keeps: past them, fragments render the slow way.
-const name_ids_max = 1 << 16;
-const name_bytes_max = 1 << 20;
 
 /// The names raw fragments use, each as one signature word: an id per distinct text, kept
 /// across chunks as the programs are; and, for the current chunk only (`chunk`, the parser's
@@ -207,7 +194,8 @@ const FragmentNames = struct {
         shared: ?*Shared,
     ) Allocator.Error!?u32 {
         if (n.ids.get(text)) |id| return id;
-        if (n.ids.count() >= name_ids_max or n.bytes + text.len > name_bytes_max) return null;
+        if (n.ids.count() >= limits.fragment_name_ids_max or
+            n.bytes + text.len > limits.fragment_name_bytes_max) return null;
         const id: u32 = if (shared) |sh| try sh.name(text) orelse return null else n.ids.count();
         const key = try gpa.dupe(u8, text);
         errdefer gpa.free(key);
@@ -358,8 +346,8 @@ pub const Shared = struct {
         sh.mutex.lock();
         defer sh.mutex.unlock();
         if (sh.names.get(text)) |id| return id;
-        if (sh.names.count() >= name_ids_max or sh.name_bytes + text.len > name_bytes_max)
-            return null;
+        if (sh.names.count() >= limits.fragment_name_ids_max or
+            sh.name_bytes + text.len > limits.fragment_name_bytes_max) return null;
         const id: u32 = sh.names.count();
         const key = try sh.gpa.dupe(u8, text);
         errdefer sh.gpa.free(key);
@@ -381,7 +369,9 @@ pub const Shared = struct {
         const cost = body.cost() + key.len;
         sh.mutex.lock();
         defer sh.mutex.unlock();
-        if (sh.programs.count() < programs_max and sh.program_bytes + cost <= program_bytes_max) {
+        if (sh.programs.count() < limits.programs_max and
+            sh.program_bytes + cost <= limits.program_bytes_max)
+        {
             const slot = try sh.programs.getOrPut(sh.gpa, key);
             if (slot.found_existing) return slot.value_ptr.*;
             slot.value_ptr.* = body;
@@ -417,7 +407,7 @@ pub const Programs = struct {
     /// The programs' bodies, by `Program.body`: this renderer's own at `-t 1`, `shared`'s
     /// (and replayed by the other renderers too) at `-t 2` and up (PERF.md H137).
     bodies: std.ArrayList(Body) = .empty,
-    /// The bodies' `Body.cost`, summed (bounded by `program_bytes_max`).
+    /// The bodies' `Body.cost`, summed (bounded by `limits.program_bytes_max`).
     bytes: usize = 0,
     /// Scratch: the current record's signature and its substitution values by slot.
     signature: std.ArrayList(u32) = .empty,
@@ -465,7 +455,7 @@ pub const Programs = struct {
     /// Whether the cache has room for another program (limits.zig): `bytes`, the accounting
     /// of the Rust engine's `Programs::insert`.
     fn full(c: *const Programs) bool {
-        return c.programs.items.len >= programs_max or c.bytes > program_bytes_max;
+        return c.programs.items.len >= limits.programs_max or c.bytes > limits.program_bytes_max;
     }
 
     /// Frees the bodies this renderer owns: all of them without a shared table, none with
@@ -550,7 +540,7 @@ pub const Programs = struct {
     fn signInstance(c: *Programs, p: *Parser, inst_index: u32) Allocator.Error!bool {
         const inst = p.node(inst_index).*;
         assert(inst.kind == .instance);
-        if (inst.kids.len > slots_max) return false;
+        if (inst.kids.len > limits.program_values_max) return false;
         try c.signHead(template.fingerprint(p, inst.ref.definition), inst.kids.len);
         const vals = p.edges(inst.kids);
         for (vals) |vi| {
@@ -605,7 +595,7 @@ pub const Programs = struct {
     /// One node of a raw fragment (`signFragment`): an element with its attributes and
     /// children, a value, a reference (H146), or a template instance; anything else gives up.
     fn signFragmentNode(c: *Programs, p: *Parser, n: u32, depth: u32) Allocator.Error!bool {
-        if (depth > tokens.open_elements_max) return false;
+        if (depth > limits.element_depth_max) return false;
         const node = p.node(n).*;
         switch (node.kind) {
             .element => {
@@ -679,7 +669,7 @@ pub const Programs = struct {
 
     /// Signature words of an instance: its definition's fingerprint and value count.
     fn signHead(c: *Programs, fp: u64, count: u32) Allocator.Error!void {
-        assert(count <= slots_max);
+        assert(count <= limits.program_values_max);
         // Most values then find their room already reserved.
         try ensureRoom(u32, &c.signature, c.gpa, 3 + count);
         try ensureRoom(Value, &c.slots, c.gpa, count);
@@ -705,7 +695,7 @@ pub const Programs = struct {
         v: values_decode.Value,
     ) Allocator.Error!bool {
         assert(v.vtype != T.binxml);
-        if (c.slots.items.len >= slots_max) return false;
+        if (c.slots.items.len >= limits.program_values_max) return false;
         if (v.vtype > T.array) return c.signArray(chunk, v);
         const empty: u32 = @intFromBool(values_decode.isEmptyScalar(chunk, v));
         try c.reserve(1);
@@ -717,7 +707,7 @@ pub const Programs = struct {
     fn signArray(c: *Programs, chunk: []const u8, v: values_decode.Value) Allocator.Error!bool {
         assert(v.vtype > T.array);
         const count = values_decode.itemCount(chunk, v);
-        if (count > array_items_max) return false;
+        if (count > limits.program_array_items_max) return false;
         try c.reserve(4);
         c.signature.appendAssumeCapacity(v.vtype | (@as(u32, @intFromBool(count == 0)) << 8));
         if (count > 1) {
@@ -762,7 +752,7 @@ pub const Programs = struct {
     /// window or an end-of-stream token.
     fn scanStream(c: *Programs, p: *Parser, start: u32, end: u32) tokens.Error!bool {
         assert(end <= p.chunk.len);
-        if (p.depth >= tokens.stream_depth_max) return false;
+        if (p.depth >= limits.stream_nesting_max) return false;
         p.depth += 1;
         defer p.depth -= 1;
         var pos = start;
@@ -818,7 +808,7 @@ pub const Programs = struct {
                     if (token == 0x03) {
                         try c.signature.append(c.gpa, fragment.close_empty);
                     } else {
-                        if (open >= tokens.open_elements_max) return false;
+                        if (open >= limits.element_depth_max) return false;
                         open += 1;
                         try c.signature.append(c.gpa, fragment.close_start);
                     }
@@ -1001,7 +991,7 @@ pub const Programs = struct {
     /// (PERF.md H24, H27; the Rust engine's H26).
     fn scanInstance(c: *Programs, p: *Parser, pos: *u32) tokens.Error!bool {
         const head = try template.readInstanceHead(p, pos, .fingerprint);
-        if (head.count > slots_max) return false;
+        if (head.count > limits.program_values_max) return false;
         try c.signHead(head.fingerprint, head.count);
         const chunk = p.chunk;
         var a = c.appender();
@@ -1075,7 +1065,7 @@ pub const Programs = struct {
         /// Appends a value's signature word and numbers it as the next slot, in the room
         /// reserved; false when the program would have too many values.
         inline fn sign(a: *Appender, word: u32, value: Value) bool {
-            if (a.slots >= slots_max) return false;
+            if (a.slots >= limits.program_values_max) return false;
             a.word_ptr[a.words] = word;
             a.words += 1;
             a.slot_ptr[a.slots] = value;
@@ -1331,11 +1321,12 @@ const options = @import("options.zig");
 fn renderEvery(
     gpa: std.mem.Allocator,
     renderer: *dump.Renderer,
-    file: *dump.EvtxFile,
+    file: *const dump.EvtxFile,
     text: *std.ArrayList(u8),
 ) !usize {
     var records: usize = 0;
-    for (file.order) |slot| {
+    var slots = file.order.iterator();
+    while (slots.next()) |slot| {
         var result = dump.ChunkResult.init(gpa);
         defer result.deinit();
         try renderer.renderChunk(&file.input, slot, &result);
@@ -1376,8 +1367,7 @@ fn expectReplays(gpa: Allocator, fixture: []const u8, stem: []const u8, records:
         const name = try std.fmt.bufPrint(&name_buffer, "expected/{s}{s}", .{ stem, case.suffix });
         const expected = try testing.readFixture(gpa, name);
         defer gpa.free(expected);
-        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
-        defer file.deinit(gpa);
+        const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &case.settings);
         var renderer: dump.Renderer = undefined;
         renderer.init(gpa, &case.settings);
         defer renderer.deinit();
@@ -1416,7 +1406,7 @@ test "the shared table keeps the first program under a signature and hands other
             .mode = .json,
         };
         @memcpy(body.literals[0..text.len], text);
-        if (k == 2) shared.program_bytes = program_bytes_max;
+        if (k == 2) shared.program_bytes = limits.program_bytes_max;
         got.* = try shared.put(try gpa.dupe(u8, &.{ 1, 0, 0, @intCast(k / 2) }), body);
     }
     try std.testing.expectEqualStrings("first", kept[0].literals[0..5]);
@@ -1544,8 +1534,7 @@ test "raw fragments' entity and character references replay as rendered (H146)" 
     for (&cases) |*settings| {
         const slow = try testing.dumpBytes(gpa, bytes, settings, false);
         defer gpa.free(slow);
-        var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
-        defer file.deinit(gpa);
+        const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
         var renderer: dump.Renderer = undefined;
         renderer.init(gpa, settings);
         defer renderer.deinit();
@@ -1678,18 +1667,18 @@ test "a full cache refuses new programs and keeps the ones it has (limits.zig)" 
     defer out.deinit();
     try out.write("<e/>");
     var word: u32 = 0;
-    while (word <= programs_max) : (word += 1) {
+    while (word <= limits.programs_max) : (word += 1) {
         cache.signature.clearRetainingCapacity();
         try cache.signature.append(gpa, word);
         _ = cache.beginRecorder(0);
         try cache.store(&out);
     }
-    try std.testing.expectEqual(@as(usize, programs_max), cache.programs.items.len);
+    try std.testing.expectEqual(@as(usize, limits.programs_max), cache.programs.items.len);
     cache.signature.clearRetainingCapacity();
     try cache.signature.append(gpa, 0);
     try std.testing.expect(cache.find() != null);
     cache.signature.clearRetainingCapacity();
-    try cache.signature.append(gpa, programs_max);
+    try cache.signature.append(gpa, limits.programs_max);
     try std.testing.expect(cache.find() == null);
 }
 
@@ -1718,8 +1707,7 @@ test "the scan's inline signing replays every value type as the reference writes
             defer gpa.free(path);
             const expected = try testing.readFixture(gpa, path);
             defer gpa.free(expected);
-            var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &settings);
-            defer file.deinit(gpa);
+            const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &settings);
             var renderer: dump.Renderer = undefined;
             renderer.init(gpa, &settings);
             defer renderer.deinit();

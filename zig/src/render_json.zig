@@ -15,12 +15,6 @@ const Node = tree.Node;
 const Out = escape.Out;
 const Error = tokens.Error;
 
-/// Rendering depth beyond which a (crafted) record fails instead of exhausting the stack; the
-/// root element is depth 1 in both renderers (as in the Rust engine's).
-pub const render_depth_max = limits.render_depth_max;
-/// A record's rendered text may not exceed this (12).
-pub const record_bytes_max = limits.record_output_bytes_max;
-
 const Stamp = struct { stamp: u32 = 0, count: u32 = 0 };
 /// A Data-name key rendered into `JsonRenderer.keybuf`.
 const KeyRef = struct { start: u32, len: u32 };
@@ -143,7 +137,7 @@ pub const JsonRenderer = struct {
     }
 
     fn checkLimits(j: *const JsonRenderer, depth: u32) Error!void {
-        if (depth > render_depth_max) return error.NestingTooDeep;
+        if (depth > limits.render_depth_max) return error.NestingTooDeep;
         if (j.over()) return error.OutputTooLarge;
     }
 
@@ -327,7 +321,7 @@ pub const JsonRenderer = struct {
 
     /// Renders the JSON text of the `Name` attribute of a Data element into `keybuf`;
     /// false when there is no usable Name. Its container's keys, from `keys_start` on, may
-    /// hold `record_bytes_max` bytes, as the Rust engine's `data_name`.
+    /// hold `limits.record_output_bytes_max` bytes, as the Rust engine's `data_name`.
     fn dataName(j: *JsonRenderer, n: *const Node, keys_start: usize) Error!?KeyRef {
         for (j.p.edges(n.attrs)) |ai| {
             const a = j.p.node(ai);
@@ -347,7 +341,8 @@ pub const JsonRenderer = struct {
             const start = j.keybuf.len();
             for (j.p.edges(a.kids)) |item| {
                 try j.writeNodeText(j.p.node(item));
-                if (j.keybuf.len() - keys_start > record_bytes_max) return error.OutputTooLarge;
+                if (j.keybuf.len() - keys_start > limits.record_output_bytes_max)
+                    return error.OutputTooLarge;
             }
             return .{ .start = @intCast(start), .len = @intCast(j.keybuf.len() - start) };
         }

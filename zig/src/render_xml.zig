@@ -2,6 +2,7 @@
 //! indentation (or none with `--no-indent`), `/>` only for elements closed empty,
 //! inline vs one-child-per-line layout, CDATA, references and processing instructions.
 const std = @import("std");
+const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const values_decode = @import("values_decode.zig");
 const values_format = @import("values_format.zig");
@@ -61,7 +62,7 @@ pub const XmlRenderer = struct {
     }
 
     fn writeElement(x: *XmlRenderer, n: *const Node, level: usize, depth: u32) Error!void {
-        if (depth > render_json.render_depth_max) return error.NestingTooDeep;
+        if (depth > limits.render_depth_max) return error.NestingTooDeep;
         if (x.over()) return error.OutputTooLarge;
         assert(n.kind == .element);
         const name = x.p.nameText(n.ref.name);

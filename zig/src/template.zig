@@ -31,9 +31,6 @@ pub const Definition = union(enum) {
 /// cleared per chunk; the Rust engine's `template::Templates`).
 pub const Templates = std.AutoHashMapUnmanaged(u32, Definition);
 
-/// Run-wide fingerprints of definitions kept per parser; past this many it starts over.
-pub const known_definitions_max = 1 << 16;
-
 /// `fingerprintAt`'s answers in the current chunk, direct-mapped by definition offset
 /// (`Parser.fingerprint_memo`, emptied by `Parser.resetChunk`): a chunk's records use a few
 /// definitions over and over, and each instance scanned asked `Templates` (a Wyhash of the
@@ -110,20 +107,50 @@ pub fn readInstanceHead(
     pos: *u32,
     comptime need: enum { tree, fingerprint },
 ) Error!InstanceHead {
-    pos.* += 5; // Unknown byte and template id: ignored.
-    const def_offset = try p.readU32(pos);
-    if (def_offset == pos.*) {
-        var q = pos.* + 20;
-        const data_size = try p.readU32(&q);
-        if (data_size > p.chunk.len) return error.OutOfBounds;
-        pos.* += 24 + data_size;
-    }
+    const def_offset = try readDefinitionOffset(p.chunk, pos);
     const fp: u64 = switch (need) {
         .tree => 0,
         .fingerprint => try fingerprintAt(p, def_offset),
     };
-    const count = try p.readU32(pos);
-    if (count > (p.chunk.len - @min(pos.*, p.chunk.len)) / 4) return error.OutOfBounds;
+    const head = try readDescriptors(p.chunk, pos, def_offset, fp);
+    // The scan checks the types in its own pass over the values (PERF.md H64).
+    if (need == .tree) try head.checkTypes(p.chunk, 0);
+    return head;
+}
+
+/// `readInstanceHead` in bare chunk bytes, for readers without a parser
+/// (`template_instances`): the definition neither loaded nor fingerprinted, the descriptors'
+/// types the caller's to check. The Rust engine's `tokens::read_instance_head`.
+pub fn instanceHead(chunk: []const u8, pos: *u32) Error!InstanceHead {
+    const def_offset = try readDefinitionOffset(chunk, pos);
+    return readDescriptors(chunk, pos, def_offset, 0);
+}
+
+/// The definition offset of the instance at `pos.*` (after its 0x0C byte); `pos.*` moves
+/// past the instance's header and its inline definition, if any, to the value count.
+inline fn readDefinitionOffset(chunk: []const u8, pos: *u32) Error!u32 {
+    assert(chunk.len >= 4);
+    pos.* += 5; // Unknown byte and template id: ignored.
+    const def_offset = try readU32(chunk, pos);
+    if (def_offset == pos.*) {
+        var q = pos.* + 20;
+        const data_size = try readU32(chunk, &q);
+        if (data_size > chunk.len) return error.OutOfBounds;
+        pos.* += 24 + data_size;
+    }
+    return def_offset;
+}
+
+/// The value count at `pos.*` and the descriptor table after it, which must lie in the
+/// chunk; `pos.*` moves to the first value.
+inline fn readDescriptors(
+    chunk: []const u8,
+    pos: *u32,
+    def_offset: u32,
+    fp: u64,
+) Error!InstanceHead {
+    const count = try readU32(chunk, pos);
+    if (count > (chunk.len - @min(pos.*, chunk.len)) / 4) return error.OutOfBounds;
     const head: InstanceHead = .{
         .definition = def_offset,
         .root = null,
@@ -132,32 +159,33 @@ pub fn readInstanceHead(
         .descriptors = pos.*,
     };
     pos.* += 4 * count;
-    // The scan checks the types in its own pass over the values (PERF.md H64).
-    if (need == .tree) try head.checkTypes(p.chunk, 0);
     return head;
 }
 
-/// Unused BinXml values (shared-fixtures/README.md, "Unused BinXML values"; Rust's
-/// `template::check_deferred` is the same). The reference renders a record that is one
-/// template instance through compiled programs when the instance passes their preflight;
-/// they read only the values the template uses, and follow a used BinXml value that is one
-/// whole instance the same way, up to 8 instances deep. A BinXml value that would not parse
-/// is then never read unless used. Otherwise it builds the whole tree and fails the record
-/// with its first fault. Carved records whose template was overwritten often hold such a
-/// value (5.4).
-///
-/// So an instance at most this deep (the record's own is 0) defers a BinXml value that
-/// fails (`Parser.deferred`); a value that deferred one inside stands only as one whole
-/// instance (`isWholeInstance`); an instance that deferred one stands only if
-/// `checkDeferred` accepts it.
-pub const defer_depth_max = limits.defer_depth_max;
+/// `Parser.readU32` in bare chunk bytes (of at least 4).
+inline fn readU32(chunk: []const u8, pos: *u32) Error!u32 {
+    if (pos.* > chunk.len - 4) return error.OutOfBounds;
+    defer pos.* += 4;
+    return std.mem.readInt(u32, chunk[pos.*..][0..4], .little);
+}
+
+// Unused BinXml values (shared-fixtures/README.md, "Unused BinXML values"; Rust's
+// `template::check_deferred` is the same). The reference renders a record that is one
+// template instance through compiled programs when the instance passes their preflight;
+// they read only the values the template uses, and follow a used BinXml value that is one
+// whole instance the same way, up to 8 instances deep. A BinXml value that would not parse
+// is then never read unless used. Otherwise it builds the whole tree and fails the record
+// with its first fault. Carved records whose template was overwritten often hold such a
+// value (5.4).
+//
+// So an instance at most `limits.defer_depth_max` deep (the record's own is 0) defers a
+// BinXml value that fails (`Parser.deferred`); a value that deferred one inside stands only
+// as one whole instance (`isWholeInstance`); an instance that deferred one stands only if
+// `checkDeferred` accepts it.
 
 /// An instance that deferred a failure below it and passed `checkDeferred`: chunk offsets
 /// just after its 0x0C byte and just after its last value.
 pub const Accepted = struct { start: u32, end: u32 };
-
-/// The reference's preflight limit on an instance's values.
-const preflight_values_max = limits.instance_values_max;
 
 /// An instance (definition root `root`, descriptors `head`, values from `values_start`,
 /// value nodes `vals`) that deferred a failure below it: the record's first deferred fault
@@ -171,7 +199,7 @@ fn checkDeferred(
 ) Error!void {
     const chunk = p.chunk;
     const first = p.deferred.?;
-    if (head.count > preflight_values_max) return first;
+    if (head.count > limits.instance_values_max) return first;
     var off: u64 = values_start;
     var i: u32 = 0;
     while (i < head.count) : (i += 1) {
@@ -288,8 +316,8 @@ pub fn readInstance(p: *Parser, pos: *u32) Error!u32 {
                 e;
             n.kids = parsed catch |e| kids: {
                 // On the chain of used instances, a value that fails may not be needed.
-                if (e == error.OutOfMemory or p.depth > defer_depth_max + 1 or !p.defer_unused)
-                    return e;
+                if (e == error.OutOfMemory or p.depth > limits.defer_depth_max + 1 or
+                    !p.defer_unused) return e;
                 p.stack.shrinkRetainingCapacity(stack_mark);
                 if (p.deferred == null) p.deferred = e;
                 p.defers += 1;
@@ -410,7 +438,7 @@ fn parseDefinition(p: *Parser, offset: u32) Error!u32 {
     }
     const root = p.edges(top)[0];
     const fp = if (p.bodies.fingerprint(p.gpa, p.chunk, &p.name_hashes, offset)) |fp| fp: {
-        if (p.known_definitions.count() >= known_definitions_max)
+        if (p.known_definitions.count() >= limits.known_definitions_max)
             p.known_definitions.clearRetainingCapacity();
         try p.known_definitions.put(p.gpa, fp, {});
         break :fp fp;
@@ -443,7 +471,7 @@ noinline fn fingerprintAtUnmemoized(p: *Parser, offset: u32) Error!u64 {
         .failed => |e| return e,
         .known => |fp| return fp,
     };
-    if (p.depth < tokens.stream_depth_max) {
+    if (p.depth < limits.stream_nesting_max) {
         if (p.bodies.fingerprint(p.gpa, p.chunk, &p.name_hashes, offset)) |fp| {
             if (p.known_definitions.contains(fp)) {
                 try p.templates.put(p.gpa, offset, .{ .known = fp });
@@ -588,8 +616,6 @@ pub const Bodies = struct {
 
     const Key = struct { guid: [16]u8, size: u32 };
     const Entry = struct { fingerprint: u64, body: []const u8, refs: []const BodyRef };
-    const bytes_max = 4 << 20;
-    const entries_max = 1 << 14;
 
     pub fn deinit(b: *Bodies, gpa: std.mem.Allocator) void {
         b.by_key.deinit(gpa);
@@ -660,7 +686,7 @@ pub const Bodies = struct {
     ) std.mem.Allocator.Error!void {
         var arena = b.arena.promote(gpa);
         defer b.arena = arena.state;
-        if (b.bytes + body.len > bytes_max or b.by_key.count() >= entries_max) {
+        if (b.bytes + body.len > limits.body_bytes_max or b.by_key.count() >= limits.bodies_max) {
             b.by_key.clearRetainingCapacity();
             _ = arena.reset(.retain_capacity);
             b.bytes = 0;
@@ -1248,7 +1274,7 @@ test "Bodies: a fingerprint from the cache equals the token walk's (H124)" {
     var resets: u32 = 0;
     for (0..600) |round| {
         // Now and then the cache is full: the next body stored starts it afresh.
-        if (round % 50 == 49) bodies.bytes = Bodies.bytes_max;
+        if (round % 50 == 49) bodies.bytes = limits.body_bytes_max;
         const before = bodies.by_key.count();
         // A chunk: the texts as entries at random places, then one definition of one to
         // three elements naming them inline or by reference, under one of two GUIDs.

@@ -2,6 +2,7 @@
 //! definitions inline, as Windows writes them) and renders them with both renderers.
 //! Used only by `test` blocks; expected strings in those tests come from the contract.
 const std = @import("std");
+const limits = @import("limits.zig");
 const values_decode = @import("values_decode.zig");
 const values_format = @import("values_format.zig");
 const escape = @import("escape.zig");
@@ -280,7 +281,7 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
                 format == .json_separate,
             );
             defer j.deinit();
-            try j.writeRecord(root, @import("limits.zig").recordOutputLimit(0));
+            try j.writeRecord(root, limits.recordOutputLimit(0));
         },
         .xml, .xml_flat => {
             var x: render_xml.XmlRenderer = .{
@@ -289,7 +290,7 @@ pub fn render(gpa: std.mem.Allocator, b: *const Builder, format: Format) ![]u8 {
                 .ansi = values_format.default_codec,
                 .indent = format == .xml,
             };
-            try x.writeRecord(root, @import("limits.zig").recordOutputLimit(0));
+            try x.writeRecord(root, limits.recordOutputLimit(0));
         },
     }
     return out.list.toOwnedSlice(gpa);
@@ -470,15 +471,15 @@ pub fn dumpBytes(
     settings: *const options.Options,
     compiled: bool,
 ) ![]u8 {
-    var file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
-    defer file.deinit(gpa);
+    const file = try dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), settings);
     var renderer: dump.Renderer = undefined;
     renderer.init(gpa, settings);
     defer renderer.deinit();
     renderer.compiled = compiled;
     var text: std.ArrayList(u8) = .empty;
     errdefer text.deinit(gpa);
-    for (file.order) |slot| {
+    var slots = file.order.iterator();
+    while (slots.next()) |slot| {
         var result = dump.ChunkResult.init(gpa);
         defer result.deinit();
         try renderer.renderChunk(&file.input, slot, &result);
@@ -541,8 +542,7 @@ pub const Collect = struct {
         settings: *const options.Options,
         threads: usize,
     ) ![]u8 {
-        var f = try dump.EvtxFile.open(gpa, in.*, settings);
-        defer f.deinit(gpa);
+        const f = try dump.EvtxFile.open(gpa, in.*, settings);
         var c: Collect = .{ .gpa = gpa };
         errdefer c.text.deinit(gpa);
         const consumer: pipeline.Consumer = .{ .context = &c, .consume = consume };

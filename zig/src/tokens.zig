@@ -42,13 +42,6 @@ pub const Error = values_decode.Error || error{
     EmptyBinXml,
 };
 
-/// Limits from the contract (6.6, 12).
-pub const open_elements_max = limits.element_depth_max;
-pub const stream_depth_max = limits.stream_nesting_max;
-pub const record_nodes_max = limits.record_nodes_max;
-/// Child-list entries one record may create (shared fragments multiply them).
-pub const record_edges_max = 1 << 22;
-
 pub const StreamKind = enum { record, definition };
 
 const Frame = struct {
@@ -86,7 +79,8 @@ const Stream = struct {
         const pe = st.pending orelse return error.BadState;
         try p.finishStartTag(pe);
         st.pending = null;
-        if (p.frames.items.len - st.frames_base >= open_elements_max) return error.NestingTooDeep;
+        const open = p.frames.items.len - st.frames_base;
+        if (open >= limits.element_depth_max) return error.NestingTooDeep;
         if (p.frames.items.len == p.frames.capacity) try p.frames.ensureUnusedCapacity(p.gpa, 1);
         p.frames.appendAssumeCapacity(
             .{ .node = pe.node, .children_mark = @intCast(p.stack.items.len) },
@@ -203,7 +197,7 @@ pub const Parser = struct {
     /// Content hash of each parsed definition (indexed by the root element's `b`).
     fingerprints: std.ArrayList(u64) = .empty,
     /// Token fingerprints of every definition parsed successfully in the run (bounded
-    /// by `template.known_definitions_max`): those need no parse to be identified.
+    /// by `limits.known_definitions_max`): those need no parse to be identified.
     known_definitions: std.AutoHashMapUnmanaged(u64, void) = .empty,
     /// Token fingerprints of bodies seen in earlier chunks, checked by compares (H124).
     bodies: template.Bodies = .{},
@@ -257,7 +251,7 @@ pub const Parser = struct {
     /// `chunk` is shorter than 65536 bytes only for a partial slot (carved, dump.zig), longer
     /// only with translated templates after it (`--wevt-cache`, wevt_cache.zig).
     pub fn resetChunk(p: *Parser, chunk: []const u8) Allocator.Error!void {
-        assert(chunk.len <= 65536 + @import("wevt_cache.zig").chunk_extension_max);
+        assert(chunk.len <= 65536 + limits.chunk_extension_bytes_max);
         p.chunk = chunk;
         p.chunks += 1;
         p.def.clear();
@@ -314,7 +308,7 @@ pub const Parser = struct {
 
     pub inline fn newNode(p: *Parser, n: Node) Error!u32 {
         p.record_nodes += 1;
-        if (p.record_nodes > record_nodes_max) return error.TooManyNodes;
+        if (p.record_nodes > limits.record_nodes_max) return error.TooManyNodes;
         const store = if (p.target_def) &p.def else &p.rec;
         const i: u32 = @intCast(store.nodes.items.len);
         if (i >= def_bit - 1) return error.TooManyNodes;
@@ -327,7 +321,7 @@ pub const Parser = struct {
     pub fn commit(p: *Parser, mark: usize) Error!Span {
         const items = p.stack.items[mark..];
         p.record_edges += @intCast(items.len);
-        if (p.record_edges > record_edges_max) return error.TooManyNodes;
+        if (p.record_edges > limits.record_edges_max) return error.TooManyNodes;
         const store = if (p.target_def) &p.def else &p.rec;
         const start: u32 = @intCast(store.edges.items.len);
         if (start + items.len >= def_bit) return error.TooManyNodes;
@@ -345,7 +339,7 @@ pub const Parser = struct {
 
     pub inline fn push(p: *Parser, i: u32) Error!void {
         if (p.stack.items.len == p.stack.capacity) {
-            if (p.stack.items.len >= record_edges_max) return error.TooManyNodes;
+            if (p.stack.items.len >= limits.record_edges_max) return error.TooManyNodes;
             try p.stack.ensureUnusedCapacity(p.gpa, 1);
         }
         p.stack.appendAssumeCapacity(i);
@@ -397,7 +391,7 @@ pub const Parser = struct {
     /// Parses the stream in chunk bytes `start..end` and returns its top-level elements.
     pub fn parseStream(p: *Parser, start: u32, end: u32, kind: StreamKind) Error!Span {
         assert(end <= p.chunk.len);
-        if (p.depth >= stream_depth_max) return error.NestingTooDeep;
+        if (p.depth >= limits.stream_nesting_max) return error.NestingTooDeep;
         p.depth += 1;
         defer p.depth -= 1;
         const base: u32 = @intCast(p.stack.items.len);
@@ -687,7 +681,7 @@ test "nesting limit: 512 open elements render, 513 fail (6.6)" {
     const gpa = std.testing.allocator;
     var b = try testing.Builder.init(gpa);
     defer b.deinit(gpa);
-    for ([_]u32{ open_elements_max, open_elements_max + 1 }) |depth| {
+    for ([_]u32{ limits.element_depth_max, limits.element_depth_max + 1 }) |depth| {
         b.pos = 512;
         b.open("A", null, false); // Defines the name inline once; later ones refer to it.
         b.closeStart();
@@ -698,7 +692,7 @@ test "nesting limit: 512 open elements render, 513 fail (6.6)" {
             b.closeStart();
         }
         for (0..depth) |_| b.end();
-        if (depth == open_elements_max) {
+        if (depth == limits.element_depth_max) {
             const text = try testing.render(gpa, &b, .json);
             defer gpa.free(text);
             try std.testing.expect(std.mem.startsWith(u8, text, "{\"A\":{\"A\":{"));

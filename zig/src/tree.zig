@@ -2,6 +2,7 @@
 //! in flat arrays (`Tree`): no per-node allocation, reset (not freed) between records. The
 //! twin of `rust/evtx-core/src/tree.rs`; the token parser that fills it is tokens.zig's.
 const std = @import("std");
+const limits = @import("limits.zig");
 const Allocator = std.mem.Allocator;
 const values_decode = @import("values_decode.zig");
 const escape = @import("escape.zig");
@@ -119,11 +120,6 @@ pub const Tree = struct {
     }
 };
 
-/// Bounds on the texts `Names` keeps across chunks: past them, the next chunk starts afresh
-/// (ids are only ever compared inside one chunk's records and definitions).
-pub const names_max = 1 << 16;
-pub const name_bytes_max = 1 << 20;
-
 /// Element and attribute names: an id per distinct text, keyed by its raw UTF-16 bytes (as
 /// the Rust engine keys them), so that equal names (at different offsets or in different
 /// chunks) get the same id. The texts and their ids outlive the chunk (PERF.md H123): a
@@ -155,7 +151,7 @@ pub const Names = struct {
     /// Starts a new chunk: offsets are forgotten, texts and ids kept within the bounds.
     pub fn clear(n: *Names) void {
         n.by_offset.clearRetainingCapacity();
-        if (n.texts.items.len < names_max and n.bytes < name_bytes_max) return;
+        if (n.texts.items.len < limits.names_max and n.bytes < limits.name_bytes_max) return;
         n.by_units.clearRetainingCapacity();
         n.texts.clearRetainingCapacity();
         n.bytes = 0;
@@ -299,7 +295,7 @@ test "Names.resolve by raw UTF-16 text across chunks equals decoding every name 
         }
         offsets[16] = chunk.len - 6;
         // Past the bounds every fourth round: the next chunk starts afresh.
-        if (round % 4 == 3) fast.bytes = name_bytes_max;
+        if (round % 4 == 3) fast.bytes = limits.name_bytes_max;
         const generation = fast.generation;
         fast.clear();
         try std.testing.expectEqual(round % 4 == 3, fast.generation != generation);

@@ -451,6 +451,18 @@ noinline fn writeGuidText(out: *Out, g: *const [16]u8) Error!void {
     out.advance(text_len);
 }
 
+/// A GUID as the reference's `Guid` displays it (`dump-template-instances`' `template_guid`):
+/// `D1-D2-D3-D4A-D4B`, upper case, no braces. The Rust engine's `write_guid_upper`.
+pub fn writeGuidUpper(out: *Out, g: *const [16]u8) escape.Error!void {
+    const start = out.len();
+    writeGuidText(out, g) catch |e| return outOfMemory(e);
+    const text = out.list.items[start..];
+    assert(text.len == Memo.guid_text_len and text[0] == '{' and text[text.len - 1] == '}');
+    const inner = text.len - 2;
+    for (text[0..inner], text[1..][0..inner]) |*d, c| d.* = std.ascii.toUpper(c);
+    out.truncate(start + inner);
+}
+
 /// `S-R-A-S1-S2-…`, reserved once (a sub-authority is at most 10 digits, the 48-bit
 /// authority 15) and written in place.
 noinline fn writeSidText(out: *Out, s: []const u8) Error!void {
@@ -545,6 +557,27 @@ pub noinline fn writeFiletime(out: *Out, value: u64) Error!void {
     const date = civilFromDays(value / ticks_per_day);
     const rest = value % ticks_per_day;
     try writeTimestamp(out, date.year, date.month, date.day, rest / 10_000_000, rest % 10_000_000);
+}
+
+/// A FILETIME as the reference displays a record's timestamp (`dump-template-instances`'
+/// `timestamp`): `writeFiletime`'s text with the fraction's trailing zeros cut, and its dot
+/// too when nothing is left (`2024-03-01T08:00:01Z`). The Rust engine's
+/// `write_filetime_trimmed`.
+pub fn writeFiletimeTrimmed(out: *Out, ft: u64) escape.Error!void {
+    const start = out.len();
+    writeFiletime(out, ft) catch |e| return outOfMemory(e);
+    // `YYYY-MM-DDTHH:MM:SS.fffffffZ`: the dot at 19, the `Z` last.
+    const text = out.list.items[start..];
+    assert(text.len == 28 and text[19] == '.' and text[27] == 'Z');
+    const digits = std.mem.trimRight(u8, text[20..27], "0").len;
+    out.truncate(start + if (digits == 0) 19 else 20 + digits);
+    try out.byte('Z');
+}
+
+/// The error of a writer that only grows `out` (`Error` is the decoders' wider set).
+fn outOfMemory(e: Error) escape.Error {
+    assert(e == error.OutOfMemory);
+    return error.OutOfMemory;
 }
 
 fn isLeap(y: u64) bool {
@@ -1079,4 +1112,36 @@ test "unknown types are invalid; value-text rejects sized-only types" {
         error.UnsupportedValueType,
         decodeUnsized(&.{ 1, 0 }, 0, T.array | T.int8),
     );
+}
+
+test "GUIDs as the reference displays them" {
+    // `wevt/instances.evtx` record 1's inline definition GUID, as the reference prints it:
+    // d1, d2 and d3 are little-endian, the last eight bytes as stored.
+    const g = "\x43\x2A\x2C\x5F\x86\xAA\x81\x24\x02\xF3\xEC\xE8\x17\x38\x36\x95";
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    try out.byte('x');
+    try writeGuidUpper(&out, g);
+    try std.testing.expectEqualStrings("x5F2C2A43-AA86-2481-02F3-ECE817383695", out.list.items);
+}
+
+test "record timestamps without trailing zeros" {
+    // 2024-03-01T08:00:01Z is Unix 1709280001, 11644473600 s after 1601-01-01.
+    const ft: u64 = (1_709_280_001 + 11_644_473_600) * 10_000_000;
+    const cases = [_]struct { ft: u64, text: []const u8 }{
+        .{ .ft = ft, .text = "x2024-03-01T08:00:01Z" },
+        .{ .ft = ft + 1_234_500, .text = "x2024-03-01T08:00:01.12345Z" },
+        .{ .ft = ft + 1, .text = "x2024-03-01T08:00:01.0000001Z" },
+        .{ .ft = ft + 9_000_000, .text = "x2024-03-01T08:00:01.9Z" },
+        // Out of range: the zero date, its fraction cut too.
+        .{ .ft = std.math.maxInt(u64), .text = "x0000-00-00T00:00:00Z" },
+    };
+    var out = Out.init(std.testing.allocator);
+    defer out.deinit();
+    for (cases) |c| {
+        out.truncate(0);
+        try out.byte('x');
+        try writeFiletimeTrimmed(&out, c.ft);
+        try std.testing.expectEqualStrings(c.text, out.list.items);
+    }
 }

@@ -28,6 +28,7 @@ const pipeline = @import("pipeline.zig");
 const values_format = @import("values_format.zig");
 const values_decode = @import("values_decode.zig");
 const errors = @import("error.zig");
+const limits = @import("limits.zig");
 
 pub const magic = "WEVTCACH";
 pub const version: u32 = 1;
@@ -636,10 +637,6 @@ fn toU32(v: usize) u32 {
 // ---------------------------------------------------------------------------------------------
 // `--wevt-cache`: the templates of a cache file, by GUID.
 
-/// Most bytes a chunk grows to with translated templates (`walkChunkWevt`): the chunk plus
-/// far more templates than one chunk's records can name. Offsets stay far below `u32`.
-pub const chunk_extension_max = 16 << 20;
-
 /// Why `WevtCache.load` failed; `write` prints the reference's text (after `Error: `).
 pub const Diagnostic = union(enum) {
     /// The OS refused the file (`open`) or its bytes (`read header`).
@@ -849,9 +846,6 @@ pub fn translateOrCause(
     return .{ .def = def };
 }
 
-/// The reference's limit on open elements (its tree builder's stack).
-const element_depth_max: u32 = 512;
-
 /// The walk of one TEMP's BinXML: tokens copied to `out`, inline names cut out (`names`) and
 /// their places in `out` remembered (`refs`). The element state is the reference's tree
 /// builder's (an open start tag, the open elements, the roots), so the walk refuses what it
@@ -1019,7 +1013,8 @@ const Translation = struct {
     }
 
     fn closeStart(t: *Translation, at: usize) bool {
-        if (t.depth >= element_depth_max) return t.refuse("BinXML elements nested too deeply", at);
+        if (t.depth >= limits.element_depth_max)
+            return t.refuse("BinXML elements nested too deeply", at);
         if (!t.in_start) return t.refuse("close start - Bad parser state", at);
         t.in_start = false;
         t.depth += 1;
@@ -1096,7 +1091,7 @@ pub fn walkChunkWevt(
             if (off > chunk.size - 24) continue;
             const t = cache.temp(bytes[off + 4 ..][0..16].*) orelse continue;
             if (ext.items.len == 0) try ext.appendSlice(gpa, bytes);
-            if (ext.items.len + 2 * t.len > chunk_extension_max) continue;
+            if (ext.items.len + 2 * t.len > limits.chunk_extension_bytes_max) continue;
             if (try translate(gpa, t, &ext)) |def| try fallback.put(gpa, off, def);
         }
         if (fallback.count() == before) break;
@@ -1192,6 +1187,74 @@ pub fn renderWithValues(
     return .{ .xml = xml };
 }
 
+/// The reference's error for the TEMP BinXML `binxml` that does not build, `cause` at an
+/// offset from its start (`renderWithValues`' failure, `apply-wevt-cache`'s text): the tree
+/// builder's refusal, or the reader's error below the deserializer's line. False (nothing
+/// written) for a cause whose words are not known. The Rust engine's `temp_error`.
+pub fn writeTempError(
+    w: *std.Io.Writer,
+    cause: errors.Cause,
+    binxml: []const u8,
+) std.Io.Writer.Error!bool {
+    @branchHint(.cold);
+    const at: usize = cause.offset;
+    const deserialize = "An error occurred while trying to deserialize evtx stream." ++
+        errors.caused_by;
+    switch (cause.kind) {
+        .model => |reason| {
+            try w.print("Failed to create record model, reason: {s}", .{reason});
+            return true;
+        },
+        .invalid_token => {
+            if (at < 1 or at > binxml.len) return false;
+            try w.print(deserialize ++ "Offset 0x{x:0>8}: Tried to read an invalid byte " ++
+                "`0x{x:0>2}` as binxml token", .{ at, binxml[at - 1] });
+            return true;
+        },
+        .invalid_value_type => {
+            if (at < 1 or at > binxml.len) return false;
+            try w.print(deserialize ++ "Offset 0x{x:0>8}: Tried to read an invalid byte " ++
+                "`0x{x:>2}` as binxml value variant", .{ at, binxml[at - 1] });
+            return true;
+        },
+        .name_hash_mismatch => {
+            const name = inlineName(binxml, at) orelse return false;
+            try w.print(deserialize ++ "Offset 0x{x:0>8}: WEVT inline name hash mismatch " ++
+                "(expected 0x{x:0>4}, found 0x{x:0>4})", .{ at, name.hash, name.stored });
+            return true;
+        },
+        .name_without_nul => {
+            const name = inlineName(binxml, at) orelse return false;
+            try w.print(deserialize ++ "Offset 0x{x:0>8}: WEVT inline name missing NUL " ++
+                "terminator (found 0x{x:0>4})", .{ at, name.nul });
+            return true;
+        },
+        .truncated => |field| {
+            try w.print(deserialize ++ "buffer too small for {s} at offset {d} (need {d} " ++
+                "bytes, have {d})", .{ field.what, at, field.need, binxml.len -| at });
+            return true;
+        },
+        else => return false,
+    }
+}
+
+/// The inline name at `at` of a TEMP's BinXML (6.3, without its link): its stored hash, its
+/// units' hash, its NUL unit.
+fn inlineName(binxml: []const u8, at: usize) ?struct { stored: u16, hash: u16, nul: u16 } {
+    if (at > binxml.len or binxml.len - at < 4) return null;
+    const count: usize = std.mem.readInt(u16, binxml[at + 2 ..][0..2], .little);
+    if (binxml.len - at - 4 < 2 * count + 2) return null;
+    var h: u32 = 0;
+    for (0..count) |i| {
+        h = h *% 65599 +% std.mem.readInt(u16, binxml[at + 4 + 2 * i ..][0..2], .little);
+    }
+    return .{
+        .stored = std.mem.readInt(u16, binxml[at..][0..2], .little),
+        .hash = @truncate(h),
+        .nul = std.mem.readInt(u16, binxml[at + 4 + 2 * count ..][0..2], .little),
+    };
+}
+
 fn appendInt(gpa: std.mem.Allocator, list: *std.ArrayList(u8), comptime T: type, v: T) !void {
     var b: [@sizeOf(T)]u8 = undefined;
     std.mem.writeInt(T, &b, v, .little);
@@ -1205,12 +1268,11 @@ fn renderOne(
     codec: values_format.Codec,
 ) error{OutOfMemory}!?[]u8 {
     var settings: options.Options = .{ .show_record_number = false, .ansi_codec = codec };
-    var log = dump.EvtxFile.open(gpa, input.Input.fromBytes(bytes), &settings) catch |e|
+    const log = dump.EvtxFile.open(gpa, input.Input.fromBytes(bytes), &settings) catch |e|
         switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
             else => return null,
         };
-    defer log.deinit(gpa);
     const Take = struct {
         gpa: std.mem.Allocator,
         text: ?[]u8 = null,

@@ -3,7 +3,7 @@
 //! `shared-fixtures/generator/wevt-format.md`). The cache, the rendering, the records and their
 //! values are the engine's (`evtx_core::wevt_cache`, `evtx_core::template_instances`); this
 //! parses the options and the substitutions JSON and prints. Zig's mirror:
-//! `zig/src/apply_wevt_cache.zig`.
+//! `zig/cli/apply_wevt_cache.zig`.
 
 use crate::{fatal, help};
 use clap::Args;

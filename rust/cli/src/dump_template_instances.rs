@@ -2,7 +2,7 @@
 //! instance as one JSON line (texts, options and exit statuses:
 //! `shared-fixtures/generator/wevt-format.md`). The records, the reference's failures and the
 //! instances are the engine's (`evtx_core::template_instances`); this parses the options and
-//! prints. Zig's mirror: `zig/src/dump_template_instances.zig`.
+//! prints. Zig's mirror: `zig/cli/dump_template_instances.zig`.
 
 use crate::{fatal, help};
 use clap::Args;

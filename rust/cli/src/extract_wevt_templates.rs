@@ -1,6 +1,6 @@
 //! `extract-wevt-templates` of `evtx_dump` 0.15.1: every input's `WEVT_TEMPLATE` blobs into
 //! one `.wevtcache` (texts, options and exit statuses: `shared-fixtures/generator/wevt-format.md`;
-//! the blobs are the engine's `evtx_core::pe`). Zig's mirror: `zig/src/extract_wevt_templates.zig`.
+//! the blobs are the engine's `evtx_core::pe`). Zig's mirror: `zig/cli/extract_wevt_templates.zig`.
 
 use crate::{fatal, help};
 use clap::{ArgAction, Args};
