@@ -8,6 +8,7 @@
 //! provider, event id and version finds no template, as in the reference without them.
 const std = @import("std");
 const evtx = @import("evtx");
+const limits = evtx.limits;
 const arg_parser = @import("args.zig");
 const commands = @import("commands.zig");
 const dump_template_instances = @import("dump_template_instances.zig");
@@ -17,11 +18,6 @@ const T = evtx.values_decode.T;
 const wevt_cache = evtx.wevt_cache;
 const template_instances = evtx.template_instances;
 const RawValue = wevt_cache.RawValue;
-
-/// Bytes of a cache or substitutions file read whole (past this: a read error).
-pub const file_bytes_max = 1 << 31;
-/// How deep a substitutions JSON value may nest (serde_json's recursion limit).
-pub const json_depth_max = 128;
 
 pub const Options = struct {
     cache: []const u8 = "",
@@ -148,7 +144,7 @@ fn runOrFail(
         if (options.substitutions) |text| {
             json = try parseJson(arena, text, m, "failed to parse --substitutions as JSON");
         } else if (options.substitutions_file) |path| {
-            const text = std.fs.cwd().readFileAlloc(arena, path, file_bytes_max) catch |e| {
+            const text = readWhole(arena, path) catch |e| {
                 if (e == error.OutOfMemory) return error.OutOfMemory;
                 const reason = osError(&why, e);
                 return caused(m, "failed to read substitutions file `{s}`", .{path}, reason);
@@ -209,6 +205,11 @@ fn renderFailed(m: *std.Io.Writer, cause: ?evtx.errors.Cause, binxml: []const u8
     return fail(m, "failed to render the template", .{});
 }
 
+/// A file read whole into `arena`, bounded by `limits.whole_file_bytes_max`.
+fn readWhole(arena: std.mem.Allocator, path: []const u8) ![]u8 {
+    return std.fs.cwd().readFileAlloc(arena, path, limits.whole_file_bytes_max);
+}
+
 /// The CRIM blobs of the `.wevtcache` at `path`, slices of its `bytes`, or the error: the
 /// reference's when the file cannot be read, the damaged cache's line otherwise.
 fn readBlobs(
@@ -217,7 +218,7 @@ fn readBlobs(
     m: *std.Io.Writer,
 ) Failed!struct { bytes: []const u8, blobs: []const []const u8 } {
     var why: [128]u8 = undefined;
-    const bytes = std.fs.cwd().readFileAlloc(arena, path, file_bytes_max) catch |e| {
+    const bytes = readWhole(arena, path) catch |e| {
         if (e == error.OutOfMemory) return error.OutOfMemory;
         const reason = osError(&why, e);
         return caused(m, "I/O error while open `{s}`: {s}", .{ path, reason }, reason);
@@ -496,14 +497,14 @@ const JsonReader = struct {
             '-', '0'...'9' => return r.number(),
             '[' => {
                 r.depth += 1;
-                if (r.depth > json_depth_max) return r.failHere("recursion limit exceeded");
+                if (r.depth > limits.json_depth_max) return r.failHere("recursion limit exceeded");
                 r.at += 1;
                 defer r.depth -= 1;
                 return .{ .array = try r.array() };
             },
             '{' => {
                 r.depth += 1;
-                if (r.depth > json_depth_max) return r.failHere("recursion limit exceeded");
+                if (r.depth > limits.json_depth_max) return r.failHere("recursion limit exceeded");
                 r.at += 1;
                 defer r.depth -= 1;
                 try r.object();

@@ -5,6 +5,7 @@
 //! and the run goes on; the count of such files makes the exit status 1 at the end.
 const std = @import("std");
 const evtx = @import("evtx");
+const limits = evtx.limits;
 const pe = evtx.pe;
 const wevt_cache = evtx.wevt_cache;
 const OsError = evtx.os_error.OsError;
@@ -12,11 +13,6 @@ const glob = @import("glob.zig");
 const arg_parser = @import("args.zig");
 const commands = @import("commands.zig");
 const assert = std.debug.assert;
-
-/// Input paths one run may collect (files named or found); a walk past it is an error.
-pub const files_max = 1 << 20;
-/// Bytes of one PE file read whole (the reference reads any size; past this: a read error).
-pub const file_bytes_max = 1 << 31;
 
 pub const Options = struct {
     inputs: []const []const u8 = &.{},
@@ -85,7 +81,7 @@ fn write(
     var blobs: std.ArrayList([]const u8) = .empty;
     defer blobs.deinit(gpa);
     for (files) |path| {
-        const bytes = std.fs.cwd().readFileAlloc(gpa, path, file_bytes_max) catch |e| {
+        const bytes = std.fs.cwd().readFileAlloc(gpa, path, limits.whole_file_bytes_max) catch |e| {
             if (e == error.OutOfMemory) return error.OutOfMemory;
             errors += 1;
             line(report, "failed to read `{s}`: {f}", .{ path, OsError.orIo(e) });
@@ -162,8 +158,8 @@ fn keep(
     path: []const u8,
     report: Report,
 ) RunError!void {
-    if (files.items.len >= files_max)
-        return fatal(report, "more than {d} input files", .{files_max});
+    if (files.items.len >= limits.input_files_max)
+        return fatal(report, "more than {d} input files", .{limits.input_files_max});
     try files.append(gpa, path);
 }
 

@@ -86,6 +86,14 @@ pub const body_bytes_max = 4 << 20;
 /// sub-directories, so a crafted file could name one blob billions of times; past this it is
 /// a fault, not an allocation.
 pub const resources_max = 1 << 16;
+/// Input paths `extract-wevt-templates` may collect (files named or found); past it: an error.
+pub const input_files_max = 1 << 20;
+/// Bytes of a `.wevtcache`, PE or substitutions file the template subcommands read whole (past
+/// this: a read error); Rust's `std::fs::read` is bounded by memory alone.
+pub const whole_file_bytes_max = 1 << 31;
+/// How deep a substitutions JSON value may nest: serde_json's recursion limit, which evtx-rs's
+/// `apply-wevt-cache` reader has built in.
+pub const json_depth_max = 128;
 
 /// The output length past which the record whose text starts at `text_start` fails (contract
 /// 12): its text, from after its `Record N` banner up to its newline (neither counted), may hold
