@@ -26,6 +26,7 @@ const input = @import("input.zig");
 pub const Input = input.Input;
 const template = @import("template.zig");
 const carve = @import("carve.zig");
+const provenance = @import("provenance.zig");
 const mta = @import("mta.zig");
 const wevt_cache = @import("wevt_cache.zig");
 const options = @import("options.zig");
@@ -47,6 +48,9 @@ pub const RecordResult = struct {
     file_offset: u64,
     /// A carved record (`--recover-records`); carved records that fail are never entries.
     recovered: bool = false,
+    /// The checksum status of the record's chunk: computed with `--provenance` or
+    /// `--validate-checksums`, else `unchecked`.
+    checksum: provenance.Checksum = .unchecked,
     outcome: Outcome,
 
     /// The failure's kind; null when the record rendered.
@@ -129,6 +133,9 @@ pub const Renderer = struct {
     /// Compiled programs (scan and replay); off only in tests, to compare with the full
     /// parse of every record.
     compiled: bool = true,
+    /// The slot being rendered and its chunk's checksum status (`RecordResult.checksum`).
+    slot: u32 = 0,
+    checksum: provenance.Checksum = .unchecked,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
     pub fn init(r: *Renderer, gpa: Allocator, settings: *const Options) void {
@@ -218,6 +225,8 @@ pub const Renderer = struct {
         res.entries.clearRetainingCapacity();
         res.slot = slot;
         res.partial = false;
+        r.slot = slot;
+        r.checksum = .unchecked;
         if (got.len < chunk.size) {
             // The slot the file (as opened) ends inside, starting like a chunk: a log cut inside
             // its last chunk. Any other short slot (the file shrank since) is a plain error.
@@ -250,6 +259,8 @@ pub const Renderer = struct {
                 try res.details.addChecksumDetail(res.out.gpa, kind, bytes, &header),
             );
         }
+        if (r.settings.validate_checksums or r.settings.provenance != null)
+            r.checksum = provenance.Checksum.ofChunk(bytes, &header);
         if (chunk.stringTableFault(bytes, &r.visited)) |fault| {
             try chunkError(
                 res,
@@ -358,6 +369,7 @@ pub const Renderer = struct {
             .slot = slot,
             .file_offset = file_header.chunkOffset(slot) + rec.offset,
             .recovered = rec.recovered,
+            .checksum = r.checksum,
             .outcome = undefined,
         };
         if (r.writeRecord(&res.out, rec)) {
@@ -520,18 +532,24 @@ pub const Renderer = struct {
         return r.finishRecord(out, rec, text_start);
     }
 
-    /// The record's tail: its newline, the output bounds (`checkSize`), the recovered mark.
+    /// The record's tail: its newline, the output bounds (`checkSize`), the recovered mark,
+    /// then the provenance mark before it.
     inline fn finishRecord(
         r: *Renderer,
         out: *escape.Out,
         rec: *const records.RecordHeader,
         text_start: usize,
     ) tokens.Error!void {
-        _ = r;
         const end = out.len();
         try out.byte('\n');
         try checkSize(out.len(), text_start, end);
         if (rec.recovered) try carve.markRecovered(out, text_start);
+        if (r.settings.provenance) |p| try p.mark(out, text_start, .{
+            .chunk = r.slot,
+            .offset = file_header.chunkOffset(r.slot) + rec.offset,
+            .recovered = rec.recovered,
+            .checksum = r.checksum,
+        });
     }
 
     /// Fails the record whose text is `text_start..end` past its limit (`recordOutputLimit`:

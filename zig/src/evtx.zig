@@ -11,7 +11,7 @@
 //! `error` (error kinds, failure details; imported as `errors`), `options`, `limits`, `dump`
 //! (an EVTX file, its chunk order, per-chunk rendering), `pipeline` (threads, in-order
 //! results), `info` (the `info` report: file and chunk headers only), `mta` (`--mta`),
-//! `os_error` (OS errors in Rust's words).
+//! `os_error` (OS errors in Rust's words), `provenance` (`--provenance`).
 pub const bytes = @import("bytes.zig");
 pub const crc32 = @import("crc32.zig");
 pub const escape = @import("escape.zig");
@@ -26,6 +26,7 @@ pub const chunk = @import("chunk.zig");
 pub const errors = @import("error.zig");
 pub const records = @import("records.zig");
 pub const carve = @import("carve.zig");
+pub const provenance = @import("provenance.zig");
 pub const tree = @import("tree.zig");
 pub const tokens = @import("tokens.zig");
 pub const template = @import("template.zig");

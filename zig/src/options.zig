@@ -7,6 +7,7 @@ const values_format = @import("values_format.zig");
 const code_pages = @import("code_pages.zig");
 const mta = @import("mta.zig");
 const wevt_cache = @import("wevt_cache.zig");
+const provenance = @import("provenance.zig");
 
 /// Output format (`-o`).
 pub const Format = enum { xml, json, jsonl };
@@ -31,6 +32,9 @@ pub const Options = struct {
     /// `--wevt-cache FILE`: provider templates standing in for broken or missing
     /// definitions (wevt_cache.zig).
     wevt_cache: ?*const wevt_cache.WevtCache = null,
+    /// `--provenance`: each record's text gains where it came from, the input named as here
+    /// (provenance.zig).
+    provenance: ?*const provenance.Provenance = null,
 
     /// Whether `--events` keeps record `id` (the Rust engine's `Options::wants_record`).
     pub fn wantsRecord(o: *const Options, id: u64) bool {

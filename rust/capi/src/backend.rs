@@ -161,6 +161,7 @@ impl Library for Backend {
             recover_records: settings.recover_records,
             mta,
             wevt_cache,
+            provenance: None,
         };
         Ok(Backend {
             source,

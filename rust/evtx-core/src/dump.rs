@@ -13,6 +13,7 @@ use crate::mta;
 use crate::options::{Format, Options};
 use crate::pipeline;
 use crate::program::{Defs, Program, Programs, Recorder, Sign};
+use crate::provenance::{Checksum, Origin};
 use crate::records::{self, RecordWalker, WalkItem};
 use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
@@ -83,6 +84,9 @@ pub struct RecordResult {
     pub file_offset: u64,
     /// Carved from unallocated space (`--recover-records`); never set on failures.
     pub recovered: bool,
+    /// The checksum status of the record's chunk: computed with `--provenance` or
+    /// `--validate-checksums`, else `Unchecked`.
+    pub checksum: Checksum,
     /// What happened.
     pub outcome: Outcome,
 }
@@ -146,6 +150,8 @@ pub struct Renderer {
     window: ChunkSlot,
     /// The slow path's recorder, reused by every record it records (PERF.md H153).
     recorder: RefCell<Recorder>,
+    /// The checksum status of the chunk being rendered (`RecordResult::checksum`).
+    checksum: Checksum,
 }
 
 impl Renderer {
@@ -164,6 +170,7 @@ impl Renderer {
             chunk_nodes: 0,
             window: ChunkSlot::default(),
             recorder: RefCell::default(),
+            checksum: Checksum::Unchecked,
         }
     }
 
@@ -213,6 +220,7 @@ impl Renderer {
         out.bytes.clear();
         out.records.clear();
         out.partial = false;
+        self.checksum = Checksum::Unchecked;
         let out = &mut *out;
         let chunk_error = |out: &mut ChunkResult, failure: Failure| {
             out.records.push(RecordResult {
@@ -221,6 +229,7 @@ impl Renderer {
                 chunk_slot: slot,
                 file_offset,
                 recovered: false,
+                checksum: Checksum::Unchecked,
                 outcome: Outcome::Failed(failure),
             });
         };
@@ -248,6 +257,9 @@ impl Renderer {
                 chunk_error(out, f);
                 return;
             }
+        }
+        if self.opts.validate_checksums || self.opts.provenance.is_some() {
+            self.checksum = Checksum::of_chunk(&header, chunk);
         }
         if let Err(f) = chunk::check_string_table(chunk, &mut self.visited) {
             chunk_error(out, f);
@@ -366,6 +378,7 @@ impl Renderer {
             chunk_slot: slot,
             file_offset: EvtxFile::chunk_offset(slot) + u64::from(offset),
             recovered: false,
+            checksum: Checksum::Unchecked,
             outcome: Outcome::Failed(Failure::new(
                 kind,
                 crate::error::record_detail(kind, chunk, offset as usize),
@@ -387,18 +400,35 @@ impl Renderer {
     ) {
         let start = out.bytes.len();
         let result = self.write_record(cx, rec, recovered, &mut out.bytes);
+        let file_offset = EvtxFile::chunk_offset(slot) + u64::from(rec.offset);
+        let checksum = self.checksum;
         let entry = |outcome| RecordResult {
             record_id: Some(rec.id),
             filetime: rec.filetime,
             chunk_slot: slot,
-            file_offset: EvtxFile::chunk_offset(slot) + u64::from(rec.offset),
+            file_offset,
             recovered,
+            checksum,
             outcome,
         };
         match result {
             Ok(body) => {
                 if recovered {
                     carve::mark_recovered(&mut out.bytes, body, self.opts.format == Format::Xml);
+                }
+                if let Some(p) = &self.opts.provenance {
+                    let origin = Origin {
+                        chunk: slot,
+                        offset: file_offset,
+                        recovered,
+                        checksum,
+                    };
+                    p.mark(
+                        &mut out.bytes,
+                        body,
+                        self.opts.format == Format::Xml,
+                        origin,
+                    );
                 }
                 if self.opts.wants_record(rec.id) {
                     let end = out.bytes.len();
@@ -430,6 +460,7 @@ impl Renderer {
             chunk_slot: slot,
             file_offset: EvtxFile::chunk_offset(slot),
             recovered: false,
+            checksum: Checksum::Unchecked,
             outcome: Outcome::Failed(Failure::new(
                 ErrorKind::IncompleteChunk,
                 format!("{} bytes missing", CHUNK_SIZE - chunk.len()),

@@ -56,6 +56,7 @@ pub mod options;
 pub mod pe;
 pub mod pipeline;
 pub mod program;
+pub mod provenance;
 pub mod reader_error;
 pub mod records;
 pub mod render_json;

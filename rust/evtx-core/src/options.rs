@@ -42,6 +42,9 @@ pub struct Options {
     /// `--wevt-cache FILE`: provider templates for broken or missing definitions (see
     /// `wevt_cache`).
     pub wevt_cache: Option<std::sync::Arc<crate::wevt_cache::WevtCache>>,
+    /// `--provenance`: each record's text gains where it came from, the input named as here
+    /// (see `provenance`).
+    pub provenance: Option<std::sync::Arc<crate::provenance::Provenance>>,
 }
 
 impl Default for Options {
@@ -58,6 +61,7 @@ impl Default for Options {
             recover_records: false,
             mta: None,
             wevt_cache: None,
+            provenance: None,
         }
     }
 }
