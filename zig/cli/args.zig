@@ -10,6 +10,7 @@
 const std = @import("std");
 const evtx = @import("evtx");
 const commands = @import("commands.zig");
+const extensions = @import("extensions.zig");
 const Command = commands.Command;
 const Option = commands.Option;
 const Writer = std.Io.Writer;
@@ -35,9 +36,19 @@ pub fn parse(
     bin: []const u8,
     argv: []const []const u8,
 ) error{OutOfMemory}!Outcome {
+    return parseWith(gpa, bin, &commands.main, argv);
+}
+
+/// Parses `argv` against `command`'s table (the tool's, or `commands.main_extended`).
+pub fn parseWith(
+    gpa: std.mem.Allocator,
+    bin: []const u8,
+    command: *const Command,
+    argv: []const []const u8,
+) error{OutOfMemory}!Outcome {
     var shared: Shared = .{ .message = .init(gpa) };
     const matches = try gpa.create(Matches);
-    matches.* = .{ .command = &commands.main };
+    matches.* = .{ .command = command };
     var p: Parser = .{ .gpa = gpa, .bin = bin, .m = matches, .shared = &shared };
     p.run(argv) catch |e| return switch (e) {
         error.OutOfMemory => error.OutOfMemory,
@@ -58,6 +69,10 @@ pub const Value = union(enum) {
     number: u64,
     ranges: []const evtx.options.Range,
     codec: evtx.values_format.Codec,
+    /// `--event-id`, `--level`.
+    list: []const extensions.Range,
+    /// `--since`, `--until`: a FILETIME.
+    time: u64,
 };
 
 /// What a command line gave one command (clap's `ArgMatches`).
@@ -336,7 +351,8 @@ const Parser = struct {
     }
 
     fn positionalValue(p: *Parser, arg: []const u8) Error!void {
-        if (p.m.command.positional != null and !p.positional_given) {
+        const takes = if (p.m.command.positional) |pos| pos.many or !p.positional_given else false;
+        if (takes) {
             try p.resolvePending();
             p.positional_given = true;
             p.pending = .{ .id = positional, .ident = .index, .value = arg };
@@ -498,7 +514,20 @@ const Parser = struct {
             .event_ranges => .{ .ranges = try p.eventRanges(option, raw) },
             .ansi_codec => .{ .codec = evtx.options.parseAnsiCodec(raw) orelse
                 return p.ansiCodecError(option, raw) },
+            .filter_list, .filter_name, .filter_time => try p.filterValue(option, raw),
         };
+    }
+
+    /// An extension's value, read by the engine's filter parsers (their words after clap's).
+    fn filterValue(p: *Parser, option: Option, raw: []const u8) Error!Value {
+        var why: extensions.Why = .{};
+        const value: ?Value = switch (option.check) {
+            .filter_list => if (try extensions.parseList(p.gpa, raw, &why)) |l| .{ .list = l } else null,
+            .filter_name => if (extensions.parseName(raw, &why)) |n| .{ .text = n } else null,
+            .filter_time => if (extensions.parseTime(raw, &why)) |t| .{ .time = t } else null,
+            else => unreachable,
+        };
+        return value orelse p.invalid(option, raw, "{s}", .{why.text()});
     }
 
     fn choice(
