@@ -144,6 +144,16 @@ const Used = struct {
         u.len += 1;
     }
 
+    /// The arguments present but hidden ones, as clap lists them before it adds the one an
+    /// error is about (which may be hidden).
+    fn visible(u: *const Used, command: *const Command) Used {
+        var shown: Used = .{};
+        for (u.slice()) |id| {
+            if (id == positional or !command.options[id].hidden) shown.add(id);
+        }
+        return shown;
+    }
+
     /// Whether `id` was there (clap's `ArgMatcher::remove`).
     fn remove(u: *Used, id: Id) bool {
         const at = std.mem.indexOfScalar(Id, u.slice(), id) orelse return false;
@@ -302,7 +312,7 @@ const Parser = struct {
         try p.resolvePending();
         for (p.m.command.options, 0..) |option, id| {
             if (!option.required or p.m.used.contains(@intCast(id))) continue;
-            var used = p.m.used;
+            var used = p.m.used.visible(p.m.command);
             used.add(@intCast(id));
             return p.fail(
                 .{ .used = &used },
@@ -397,7 +407,7 @@ const Parser = struct {
         if (option.value != null) return p.optionValue(id, .long, attached);
         const value = attached orelse return p.react(id, .long, null);
         // clap lists what was used before the waiting value is read.
-        var used = p.m.used;
+        var used = p.m.used.visible(p.m.command);
         used.add(id);
         try p.dropPending();
         return p.fail(
@@ -522,7 +532,10 @@ const Parser = struct {
     fn filterValue(p: *Parser, option: Option, raw: []const u8) Error!Value {
         var why: extensions.Why = .{};
         const value: ?Value = switch (option.check) {
-            .filter_list => if (try extensions.parseList(p.gpa, raw, &why)) |l| .{ .list = l } else null,
+            .filter_list => if (try extensions.parseList(p.gpa, raw, &why)) |l|
+                .{ .list = l }
+            else
+                null,
             .filter_name => if (extensions.parseName(raw, &why)) |n| .{ .text = n } else null,
             .filter_time => if (extensions.parseTime(raw, &why)) |t| .{ .time = t } else null,
             else => unreachable,
@@ -596,7 +609,7 @@ const Parser = struct {
     fn unknownLong(p: *Parser, name: []const u8, rest: []const []const u8) Error {
         const command = p.m.command;
         const shown: Shown = .{ .dashes = "--", .name = name };
-        var used = p.m.used;
+        var used = p.m.used.visible(p.m.command);
         var tip: Tip = .none;
         if (similarLong(command, name)) |id| {
             used.add(id);

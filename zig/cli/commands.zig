@@ -57,6 +57,8 @@ pub const Option = struct {
     long_help: ?[]const u8 = null,
     /// Shown in the help; the command reading the option applies it.
     default: ?[]const u8 = null,
+    /// clap's `hide`: in no help page, and left out of the `Usage:` line of an error.
+    hidden: bool = false,
 
     /// How clap names the option in messages and `Usage:` lines: `--long <VALUE>`, `-v...`.
     pub fn format(option: Option, w: *std.Io.Writer) std.Io.Writer.Error!void {
@@ -444,13 +446,27 @@ pub const help: Command = .{
 /// The extensions' options (`extensions.zig`, README "Extensions"): in no help page, read only
 /// by the second pass, `main_extended`.
 pub const extension_options = [_]Option{
-    .{ .long = "event-id", .value = "LIST", .check = .filter_list, .help = "" },
-    .{ .long = "provider", .value = "NAME", .action = .append, .check = .filter_name, .help = "" },
-    .{ .long = "channel", .value = "NAME", .action = .append, .check = .filter_name, .help = "" },
-    .{ .long = "level", .value = "LIST", .check = .filter_list, .help = "" },
-    .{ .long = "since", .value = "TIME", .check = .filter_time, .help = "" },
-    .{ .long = "until", .value = "TIME", .check = .filter_time, .help = "" },
-    .{ .long = "provenance", .help = "" },
+    .{ .long = "event-id", .value = "LIST", .check = .filter_list, .help = "", .hidden = true },
+    .{
+        .long = "provider",
+        .value = "NAME",
+        .action = .append,
+        .check = .filter_name,
+        .help = "",
+        .hidden = true,
+    },
+    .{
+        .long = "channel",
+        .value = "NAME",
+        .action = .append,
+        .check = .filter_name,
+        .help = "",
+        .hidden = true,
+    },
+    .{ .long = "level", .value = "LIST", .check = .filter_list, .help = "", .hidden = true },
+    .{ .long = "since", .value = "TIME", .check = .filter_time, .help = "", .hidden = true },
+    .{ .long = "until", .value = "TIME", .check = .filter_time, .help = "", .hidden = true },
+    .{ .long = "provenance", .help = "", .hidden = true },
 };
 
 /// The tool with the extensions, as evtx-rs's `ExtCli` declares it: any number of inputs, the

@@ -142,7 +142,8 @@ test "directories searched in path order" {
     const want = [_][]const u8{ "a.evtx", "a/b/x.evtx", "c.evtx/in.evtx", "link.evtx", "z.EVTX" };
     try std.testing.expectEqual(want.len + 1, got.len);
     for (want, got[0..want.len]) |w, g| {
-        try std.testing.expectEqualStrings(try std.fmt.allocPrint(gpa, "{s}{s}", .{ root, w }), g.log);
+        const path = try std.fmt.allocPrint(gpa, "{s}{s}", .{ root, w });
+        try std.testing.expectEqualStrings(path, g.log);
     }
     try std.testing.expectEqualStrings("-", got[want.len].log);
 }

@@ -58,14 +58,18 @@ pub const Provenance = struct {
         const at = if (std.mem.startsWith(u8, text, render_xml.declaration)) at: {
             w.writeAll("<!-- provenance file=\"") catch return error.OutOfMemory;
             writeXmlEscaped(w, p.file) catch return error.OutOfMemory;
-            tail.print("\" chunk=\"{d}\" offset=\"0x{x}\" recovered=\"{}\" checksum=\"{s}\" -->\n", .{
+            const format = "\" chunk=\"{d}\" offset=\"0x{x}\" recovered=\"{}\"" ++
+                " checksum=\"{s}\" -->\n";
+            tail.print(format, .{
                 origin.chunk, origin.offset, origin.recovered, @tagName(origin.checksum),
             }) catch unreachable;
             break :at start + render_xml.declaration.len;
         } else if (text.len > 0 and text[0] == '{') at: {
             w.writeAll("\"provenance\":{\"file\":\"") catch return error.OutOfMemory;
             writeJsonEscaped(w, p.file) catch return error.OutOfMemory;
-            tail.print("\",\"chunk\":{d},\"offset\":{d},\"recovered\":{},\"checksum\":\"{s}\"}},", .{
+            const format = "\",\"chunk\":{d},\"offset\":{d},\"recovered\":{}," ++
+                "\"checksum\":\"{s}\"}},";
+            tail.print(format, .{
                 origin.chunk, origin.offset, origin.recovered, @tagName(origin.checksum),
             }) catch unreachable;
             break :at start + 1;
