@@ -487,18 +487,12 @@ pub fn main() u8 {
     printNotes(&cli);
     const opened_input = openInput(input, cli.output);
     const evtx_file = openEvtxFile(gpa, opened_input, &cli.settings, inputHead(input));
-    const out_file = if (cli.output) |path| openOutput(
-        path,
-        cli.no_confirm_overwrite,
-    ) else stdio.stdoutFile();
+    const out_file = outputFile(&cli);
     // The side files live as long as the run: the settings point at them.
     var cache: evtx.wevt_cache.WevtCache = undefined;
     var mta_file: evtx.mta.MtaFile = undefined;
     loadSideFiles(gpa, &cli, &cache, &mta_file);
-    // Chunks are written in runs of whole records, most larger than this buffer, which
-    // then go to the file without an extra copy.
-    const buffer = gpa.alloc(u8, 1 << 14) catch fatal("out of memory", .{});
-    var fw = stdio.writer(out_file, buffer);
+    var fw = stdio.writer(out_file, outputBuffer(gpa));
     var sink = Sink.init(&cli, &fw.interface);
     // `main` returns right after: the dump's memory is left to the exit (PERF.md H164).
     sink.convert(gpa, input, &evtx_file, &cli, .skip) catch |e| return finish(&fw, &sink, e);
@@ -520,15 +514,12 @@ fn runMany(gpa: std.mem.Allocator, cli: *Cli) u8 {
             .{ output, item.log },
         );
     };
-    const out_file = if (cli.output) |path| openOutput(
-        path,
-        cli.no_confirm_overwrite,
-    ) else stdio.stdoutFile();
+    const out_file = outputFile(cli);
+    // The side files live as long as the run: the settings point at them.
     var cache: evtx.wevt_cache.WevtCache = undefined;
     var mta_file: evtx.mta.MtaFile = undefined;
     loadSideFiles(gpa, cli, &cache, &mta_file);
-    const buffer = gpa.alloc(u8, 1 << 14) catch fatal("out of memory", .{});
-    var fw = stdio.writer(out_file, buffer);
+    var fw = stdio.writer(out_file, outputBuffer(gpa));
     var sink = Sink.init(cli, &fw.interface);
     for (items, 0..) |item, n| {
         var failure: std.Io.Writer = .fixed(&failure_buffer);
@@ -551,6 +542,18 @@ fn runMany(gpa: std.mem.Allocator, cli: *Cli) u8 {
         if (!last) closeLog(gpa, &evtx_file);
     }
     return finish(&fw, &sink, null);
+}
+
+/// The dump's output: `-f`'s file (created as the reference creates it) or stdout.
+fn outputFile(cli: *const Cli) std.fs.File {
+    const path = cli.output orelse return stdio.stdoutFile();
+    return openOutput(path, cli.no_confirm_overwrite);
+}
+
+/// The output's buffer. Chunks are written in runs of whole records, most larger than this
+/// buffer, which then go to the file without an extra copy.
+fn outputBuffer(gpa: std.mem.Allocator) []u8 {
+    return gpa.alloc(u8, 1 << 14) catch fatal("out of memory", .{});
 }
 
 /// Opens the log at `path` and reads its header and chunk order, or writes the reference's

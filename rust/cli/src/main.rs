@@ -309,12 +309,9 @@ fn main() -> ExitCode {
         Ok(f) => f,
         Err(e) => return fatal(e),
     };
-    let (writer, progress): (Box<dyn Write>, bool) = match &cli.output {
-        None => (stdout_writer(), false),
-        Some(path) => match open_output(path, cli.no_confirm_overwrite) {
-            Ok(f) => (Box::new(f), io::stderr().is_terminal()),
-            Err(e) => return fatal(e),
-        },
+    let (writer, progress) = match output_writer(cli) {
+        Ok(w) => w,
+        Err(e) => return fatal(e),
     };
     if let Err(code) = load_side_files(cli, &mut opts) {
         return code;
@@ -342,12 +339,9 @@ fn run_many(dump: &Dump) -> ExitCode {
             ));
         }
     }
-    let (writer, progress): (Box<dyn Write>, bool) = match &cli.output {
-        None => (stdout_writer(), false),
-        Some(path) => match open_output(path, cli.no_confirm_overwrite) {
-            Ok(f) => (Box::new(f), io::stderr().is_terminal()),
-            Err(e) => return fatal(e),
-        },
+    let (writer, progress) = match output_writer(cli) {
+        Ok(w) => w,
+        Err(e) => return fatal(e),
     };
     if let Err(code) = load_side_files(cli, &mut opts) {
         return code;
@@ -372,6 +366,16 @@ fn run_many(dump: &Dump) -> ExitCode {
         }
     }
     sink.finish(failed)
+}
+
+/// The dump's output (`-f` or stdout), and whether it draws a progress bar (a file, with
+/// stderr a terminal); the error's words otherwise.
+fn output_writer(cli: &DumpOptions) -> Result<(Box<dyn Write>, bool), String> {
+    match &cli.output {
+        None => Ok((stdout_writer(), false)),
+        Some(path) => open_output(path, cli.no_confirm_overwrite)
+            .map(|f| (Box::new(f) as Box<dyn Write>, io::stderr().is_terminal())),
+    }
 }
 
 /// `info`, `help` and the template subcommands (evtx-zig: `infoCommand`, `wevtCommand`).
