@@ -20,6 +20,8 @@ Three parts, each printing its counts; any failure prints its case and makes the
 * inputs: two or more INPUTs and directories: each log's output is what a run on it alone
   gives, in argument order (a directory's `*.evtx`, any case, in path order); a log that
   cannot be opened is its error and the others still convert, exit 1.
+* help: `help extensions` prints `include/help_extensions.txt`; `-h` and `--help` beside an
+  extension print the reference's page.
 """
 
 import argparse
@@ -365,6 +367,31 @@ def check_inputs(engines, fixtures):
 
 
 # ---------------------------------------------------------------------------------------------
+# Help
+
+
+def check_help(reference, engines, fixtures):
+    """`help extensions` is the page's file; `-h`/`--help` beside an extension option the
+    reference's page (the program's name aside). Returns the number of cases checked."""
+    page = (fixtures.parent / "include" / "help_extensions.txt").read_bytes()
+    checked = 0
+    for engine in engines:
+        name = Path(engine).name.encode()
+        if run([engine, "help", "extensions"]) != (0, page, b""):
+            fail(f"{name.decode()} help extensions: not include/help_extensions.txt")
+        for form in ("-h", "--help"):
+            want = run([reference, form])
+            usage = want[1].replace(b"Usage: evtx_dump", b"Usage: " + name)
+            want = (want[0], usage, want[2])
+            for line in (["--provenance", form], ["--event-id", "1", form, "a", "b"]):
+                if run([engine, *line]) != want:
+                    fail(f"{name.decode()} {' '.join(line)}: not the reference's help page")
+                checked += 1
+        checked += 1
+    return checked
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def main():
@@ -408,6 +435,7 @@ def main():
     print(f"filter-parity: provenance: {len(prov)} log-mode pairs, {marks} marks checked "
           f"against the logs' bytes")
     print(f"filter-parity: inputs: {check_inputs(a.engine, a.fixtures)} runs of many inputs")
+    print(f"filter-parity: help: {check_help(a.reference, a.engine, a.fixtures)} pages")
     print(f"filter-parity: {len(failures)} failures")
     return 1 if failures else 0
 
