@@ -8,10 +8,11 @@
 //! (template instances), `values_decode` / `values_format` (value types), `program` (compiled
 //! record programs), `render_json` / `render_xml`, `escape` (UTF-16 to escaped UTF-8),
 //! `crc32`, `input` (chunk windows read from a file, or lent bytes; the stdin spool),
-//! `error` (error kinds, failure details; imported as `errors`), `options`, `limits`, `dump`
-//! (an EVTX file, its chunk order, per-chunk rendering), `pipeline` (threads, in-order
-//! results), `info` (the `info` report: file and chunk headers only), `mta` (`--mta`),
-//! `os_error` (OS errors in Rust's words), `provenance` (`--provenance`).
+//! `error` (error kinds, failure details; imported as `errors`), `options`, `filter` (record
+//! filters, decided before rendering), `limits`, `dump` (an EVTX file, its chunk order,
+//! per-chunk rendering), `pipeline` (threads, in-order results), `info` (the `info` report:
+//! file and chunk headers only), `mta` (`--mta`), `os_error` (OS errors in Rust's words),
+//! `provenance` (`--provenance`).
 pub const bytes = @import("bytes.zig");
 pub const crc32 = @import("crc32.zig");
 pub const escape = @import("escape.zig");
@@ -35,6 +36,7 @@ pub const render_xml = @import("render_xml.zig");
 pub const program = @import("program.zig");
 pub const mta = @import("mta.zig");
 pub const options = @import("options.zig");
+pub const filter = @import("filter.zig");
 pub const dump = @import("dump.zig");
 pub const pipeline = @import("pipeline.zig");
 pub const info = @import("info.zig");

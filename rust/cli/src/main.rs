@@ -424,6 +424,7 @@ fn options_of(dump: &Dump) -> Options {
         validate_checksums: cli.validate_checksums,
         ansi_codec: cli.ansi_codec.0,
         event_ranges: cli.events.clone().map(|r| r.0),
+        filter: evtx_core::Filter::default(),
         threads: cli.threads as usize,
         recover_records: cli.recover_records,
         mta: None,

@@ -48,6 +48,7 @@ pub mod dump;
 pub mod error;
 pub mod escape;
 pub mod file_header;
+pub mod filter;
 pub mod info;
 pub mod input;
 pub mod limits;
@@ -76,6 +77,7 @@ pub mod wevt_cache;
 pub use dump::{dump, dump_before_exit, ChunkResult, EvtxFile, Outcome, RecordResult, Renderer};
 pub use encoding_rs::Encoding;
 pub use error::{Cause, CauseKind, ErrorKind, Failure, FatalError};
+pub use filter::Filter;
 pub use input::{ChunkOrder, ChunkSlot, ChunkSource, Input};
 pub use options::{parse_ansi_codec, parse_event_ranges, Format, Options};
 
