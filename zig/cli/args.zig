@@ -530,17 +530,32 @@ const Parser = struct {
 
     /// An extension's value, read by the engine's filter parsers (their words after clap's).
     fn filterValue(p: *Parser, option: Option, raw: []const u8) Error!Value {
-        var why: extensions.Why = .{};
-        const value: ?Value = switch (option.check) {
-            .filter_list => if (try extensions.parseList(p.gpa, raw, &why)) |l|
-                .{ .list = l }
-            else
-                null,
-            .filter_name => if (extensions.parseName(raw, &why)) |n| .{ .text = n } else null,
-            .filter_time => if (extensions.parseTime(raw, &why)) |t| .{ .time = t } else null,
+        const filter = evtx.filter;
+        var problem: filter.Problem = undefined;
+        const value: Value = switch (option.check) {
+            .filter_list => .{ .list = filter.parseList(p.gpa, raw, &problem) catch |e| switch (e) {
+                error.OutOfMemory => return error.OutOfMemory,
+                error.Invalid => return p.invalidFilter(option, raw, problem),
+            } },
+            .filter_name => .{ .text = filter.parseName(raw, &problem) catch
+                return p.invalidFilter(option, raw, problem) },
+            .filter_time => .{ .time = filter.parseTime(raw, &problem) catch
+                return p.invalidFilter(option, raw, problem) },
             else => unreachable,
         };
-        return value orelse p.invalid(option, raw, "{s}", .{why.text()});
+        return value;
+    }
+
+    fn invalidFilter(
+        p: *Parser,
+        option: Option,
+        raw: []const u8,
+        problem: evtx.filter.Problem,
+    ) Error {
+        var buffer: [256]u8 = undefined;
+        var w: Writer = .fixed(&buffer);
+        problem.write(&w) catch {};
+        return p.invalid(option, raw, "{s}", .{w.buffered()});
     }
 
     fn choice(

@@ -117,8 +117,27 @@ fn dumpOptions(gpa: std.mem.Allocator, m: *const args.Matches) error{OutOfMemory
     if (m.command == &commands.main_extended) {
         const e = &commands.main_extended;
         cli.provenance = m.has(e.id("provenance"));
+        settings.filter = .{
+            .event_ids = if (m.value(e.id("event-id"))) |v| v.list else &.{},
+            .levels = if (m.value(e.id("level"))) |v| v.list else &.{},
+            .providers = try m.texts(gpa, e.id("provider")),
+            .channels = try m.texts(gpa, e.id("channel")),
+            .since = if (m.value(e.id("since"))) |v| v.time else null,
+            .until = if (m.value(e.id("until"))) |v| v.time else null,
+        };
+        if (settings.filter.check()) |problem| filterUsageError(problem);
     }
     return cli;
+}
+
+/// Ends the run with a usage error no single option's parser can see (`Filter.check`): the
+/// same words and status in evtx-rs (`extensions::usage_error`).
+fn filterUsageError(problem: evtx.filter.Problem) noreturn {
+    var buffer: [256]u8 = undefined;
+    var w: std.Io.Writer = .fixed(&buffer);
+    problem.write(&w) catch {};
+    stderrPrint("error: {s}\n\nFor more information, try '--help'.\n", .{w.buffered()});
+    std.process.exit(2);
 }
 
 /// The notes the reference prints on stderr for redundant flags (before anything else).

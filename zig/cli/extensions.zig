@@ -14,6 +14,7 @@
 const std = @import("std");
 const args = @import("args.zig");
 const commands = @import("commands.zig");
+const evtx = @import("evtx");
 
 /// The extension options' long names, as `named` looks for them.
 const names = [_][]const u8{
@@ -86,34 +87,8 @@ fn eql(a: []const u8, b: []const u8) bool {
     return std.mem.eql(u8, a, b);
 }
 
-// Stand-ins until the engines' `Filter` is merged.
-pub const Range = struct { first: u32, last: u32 };
-pub const Why = struct {
-    buffer: [128]u8 = undefined,
-    len: usize = 0,
-    pub fn text(w: *const Why) []const u8 {
-        return w.buffer[0..w.len];
-    }
-};
-pub fn parseList(gpa: std.mem.Allocator, raw: []const u8, why: *Why) !?[]const Range {
-    const n = std.fmt.parseInt(u32, raw, 10) catch {
-        why.len = (std.fmt.bufPrint(&why.buffer, "not a list: {s}", .{raw}) catch "").len;
-        return null;
-    };
-    const list = try gpa.alloc(Range, 1);
-    list[0] = .{ .first = n, .last = n };
-    return list;
-}
-pub fn parseName(raw: []const u8, why: *Why) ?[]const u8 {
-    _ = why;
-    return raw;
-}
-pub fn parseTime(raw: []const u8, why: *Why) ?u64 {
-    return std.fmt.parseInt(u64, raw, 10) catch {
-        why.len = (std.fmt.bufPrint(&why.buffer, "not a time: {s}", .{raw}) catch "").len;
-        return null;
-    };
-}
+/// An inclusive range of a LIST (`--event-id`, `--level`), as the engine's filter reads it.
+pub const Range = evtx.filter.Range;
 
 test "an extension is named before the end of options" {
     try std.testing.expect(named(&.{ "-t", "1", "--event-id", "4624", "a.evtx" }));

@@ -13,8 +13,8 @@
 //! the second).
 
 use clap::{ArgAction, Args};
+use evtx_core::filter::{self, Filter};
 use std::ffi::OsString;
-use stub::Filter;
 
 /// The extension options' long names, as `named` looks for them.
 const NAMES: [&str; 7] = [
@@ -66,19 +66,19 @@ pub struct Extensions {
 struct Ranges(Vec<(u32, u32)>);
 
 fn event_ids(text: &str) -> Result<Ranges, String> {
-    Filter::parse_event_ids(text).map(Ranges)
+    filter::parse_list(text).map(Ranges)
 }
 
 fn levels(text: &str) -> Result<Ranges, String> {
-    Filter::parse_levels(text).map(Ranges)
+    filter::parse_list(text).map(Ranges)
 }
 
 fn name(text: &str) -> Result<String, String> {
-    Filter::parse_name(text)
+    filter::parse_name(text)
 }
 
 fn time(text: &str) -> Result<u64, String> {
-    Filter::parse_time(text)
+    filter::parse_time(text)
 }
 
 impl Extensions {
@@ -93,6 +93,14 @@ impl Extensions {
             until: self.until,
         }
     }
+}
+
+/// Ends the run with a usage error no single option's parser can see (`Filter::check`): the
+/// same words and status in evtx-zig (`filterUsageError` in `zig/cli/cli.zig`).
+#[cold]
+pub fn usage_error(why: &str) -> ! {
+    eprint!("error: {why}\n\nFor more information, try '--help'.\n");
+    std::process::exit(2)
 }
 
 /// Whether `args` (after the program's name) names an extension option before `--`: `--NAME`
@@ -114,34 +122,6 @@ pub fn named(args: &[OsString]) -> bool {
 pub fn many_inputs(args: &[OsString], inputs: &[String]) -> bool {
     let escaped = args.iter().any(|a| a == "--");
     inputs.len() >= 2 && (escaped || !inputs.iter().any(|i| SUBCOMMANDS.contains(&i.as_str())))
-}
-
-/// Stand-in until the engines' `Filter` is merged.
-mod stub {
-    #[derive(Debug, Default)]
-    pub struct Filter {
-        pub event_ids: Vec<(u32, u32)>,
-        pub levels: Vec<(u32, u32)>,
-        pub providers: Vec<String>,
-        pub channels: Vec<String>,
-        pub since: Option<u64>,
-        pub until: Option<u64>,
-    }
-    impl Filter {
-        pub fn parse_event_ids(t: &str) -> Result<Vec<(u32, u32)>, String> {
-            let n: u32 = t.parse().map_err(|_| format!("not a list: {t}"))?;
-            Ok(vec![(n, n)])
-        }
-        pub fn parse_levels(t: &str) -> Result<Vec<(u32, u32)>, String> {
-            Self::parse_event_ids(t)
-        }
-        pub fn parse_name(t: &str) -> Result<String, String> {
-            Ok(t.to_string())
-        }
-        pub fn parse_time(t: &str) -> Result<u64, String> {
-            t.parse().map_err(|_| format!("not a time: {t}"))
-        }
-    }
 }
 
 #[cfg(test)]

@@ -254,11 +254,16 @@ fn parse_line() -> Line {
     }
     let named = extensions::named(args);
     match ExtCli::try_parse_from(&argv) {
-        Ok(ext) if named || extensions::many_inputs(args, &ext.inputs) => Line::Dump(Dump {
-            options: ext.dump,
-            inputs: ext.inputs,
-            ext: Some(ext.ext),
-        }),
+        Ok(ext) if named || extensions::many_inputs(args, &ext.inputs) => {
+            if let Err(why) = ext.ext.filter().check() {
+                extensions::usage_error(&why);
+            }
+            Line::Dump(Dump {
+                options: ext.dump,
+                inputs: ext.inputs,
+                ext: Some(ext.ext),
+            })
+        }
         Err(e) if named => match e.kind() {
             // The reference's page, in the form asked for: the extensions have their own.
             clap::error::ErrorKind::DisplayHelp => reference_help(&argv, &e),
@@ -424,7 +429,10 @@ fn options_of(dump: &Dump) -> Options {
         validate_checksums: cli.validate_checksums,
         ansi_codec: cli.ansi_codec.0,
         event_ranges: cli.events.clone().map(|r| r.0),
-        filter: evtx_core::Filter::default(),
+        filter: dump
+            .ext
+            .as_ref()
+            .map_or_else(evtx_core::Filter::default, |e| e.filter()),
         threads: cli.threads as usize,
         recover_records: cli.recover_records,
         mta: None,
