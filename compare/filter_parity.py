@@ -196,6 +196,11 @@ def filter_table(records):
                       "--since", rfc3339(first)]),
         ("empty", ["--event-id", "4294967295", "--provider", provider]),
     ]
+    # Only ASCII letters compare case-insensitively: `Ö` is not `ö`.
+    odd = next((p for p in providers if not p.isascii()), None)
+    if odd:
+        table += [("provider, ASCII case swapped", ["--provider", swapped(odd)]),
+                  ("provider, every case changed", ["--provider", odd.upper()])]
     return table
 
 
