@@ -145,6 +145,8 @@ test: setup
 	@.ci/step cli-paths  $(COMPARE) cli-paths $(GATE_ARGS) --out target/cli-paths
 	@.ci/step abi-parity $(COMPARE) abi-parity --fixtures shared-fixtures --out target/abi-parity
 	@.ci/step exit-table $(COMPARE) exit-table $(GATE_ARGS) --out target/exit-table
+	@.ci/step filter-parity python3 compare/filter_parity.py --reference $(REF) \
+	  --fixtures shared-fixtures --samples $(EVTX_SAMPLES) $(addprefix --engine ,$(CLIS))
 	@.ci/step gates-fail compare/gates/run.sh $(COMPARE) $(REF) $(CLIS)
 	@.ci/step instructions $(COMPARE) instructions --baseline compare/baselines/instructions.json
 	@.ci/step mutate     $(COMPARE) mutate $(GATE_ARGS) --out target/mutate

@@ -59,6 +59,9 @@ pub const Engine = struct {
     /// `include/info_columns.txt`, `info`'s column titles: the Rust engine reads the same file
     /// (`include_str!`), the Zig engine embeds it (`@embedFile("info_columns")`).
     info_columns: *std.Build.Module,
+    /// `include/help_extensions.txt`, the page of `help extensions`: evtx-rs reads the same
+    /// file (`include_str!`), evtx-zig embeds it (`@embedFile("help_extensions")`).
+    help_extensions: *std.Build.Module,
     flavors: std.ArrayList(struct { Flavor, Modules }) = .empty,
 
     pub fn init(b: *std.Build) Engine {
@@ -70,6 +73,9 @@ pub const Engine = struct {
             .unit_test_options = options.createModule(),
             .info_columns = b.createModule(.{
                 .root_source_file = b.path("include/info_columns.txt"),
+            }),
+            .help_extensions = b.createModule(.{
+                .root_source_file = b.path("include/help_extensions.txt"),
             }),
         };
     }
@@ -102,6 +108,7 @@ pub const Engine = struct {
         // Only `test` blocks import it; a module nobody imports costs nothing.
         made.addImport("unit_test_options", self.unit_test_options);
         made.addImport("info_columns", self.info_columns);
+        made.addImport("help_extensions", self.help_extensions);
         return made;
     }
 };

@@ -10,6 +10,7 @@
 const std = @import("std");
 const evtx = @import("evtx");
 const commands = @import("commands.zig");
+const extensions = @import("extensions.zig");
 const Command = commands.Command;
 const Option = commands.Option;
 const Writer = std.Io.Writer;
@@ -35,9 +36,19 @@ pub fn parse(
     bin: []const u8,
     argv: []const []const u8,
 ) error{OutOfMemory}!Outcome {
+    return parseWith(gpa, bin, &commands.main, argv);
+}
+
+/// Parses `argv` against `command`'s table (the tool's, or `commands.main_extended`).
+pub fn parseWith(
+    gpa: std.mem.Allocator,
+    bin: []const u8,
+    command: *const Command,
+    argv: []const []const u8,
+) error{OutOfMemory}!Outcome {
     var shared: Shared = .{ .message = .init(gpa) };
     const matches = try gpa.create(Matches);
-    matches.* = .{ .command = &commands.main };
+    matches.* = .{ .command = command };
     var p: Parser = .{ .gpa = gpa, .bin = bin, .m = matches, .shared = &shared };
     p.run(argv) catch |e| return switch (e) {
         error.OutOfMemory => error.OutOfMemory,
@@ -58,6 +69,10 @@ pub const Value = union(enum) {
     number: u64,
     ranges: []const evtx.options.Range,
     codec: evtx.values_format.Codec,
+    /// `--event-id`, `--level`.
+    list: []const extensions.Range,
+    /// `--since`, `--until`: a FILETIME.
+    time: u64,
 };
 
 /// What a command line gave one command (clap's `ArgMatches`).
@@ -127,6 +142,16 @@ const Used = struct {
         assert(u.len < u.ids.len);
         u.ids[u.len] = id;
         u.len += 1;
+    }
+
+    /// The arguments present but hidden ones, as clap lists them before it adds the one an
+    /// error is about (which may be hidden).
+    fn visible(u: *const Used, command: *const Command) Used {
+        var shown: Used = .{};
+        for (u.slice()) |id| {
+            if (id == positional or !command.options[id].hidden) shown.add(id);
+        }
+        return shown;
     }
 
     /// Whether `id` was there (clap's `ArgMatcher::remove`).
@@ -287,7 +312,7 @@ const Parser = struct {
         try p.resolvePending();
         for (p.m.command.options, 0..) |option, id| {
             if (!option.required or p.m.used.contains(@intCast(id))) continue;
-            var used = p.m.used;
+            var used = p.m.used.visible(p.m.command);
             used.add(@intCast(id));
             return p.fail(
                 .{ .used = &used },
@@ -336,7 +361,8 @@ const Parser = struct {
     }
 
     fn positionalValue(p: *Parser, arg: []const u8) Error!void {
-        if (p.m.command.positional != null and !p.positional_given) {
+        const takes = if (p.m.command.positional) |pos| pos.many or !p.positional_given else false;
+        if (takes) {
             try p.resolvePending();
             p.positional_given = true;
             p.pending = .{ .id = positional, .ident = .index, .value = arg };
@@ -381,7 +407,7 @@ const Parser = struct {
         if (option.value != null) return p.optionValue(id, .long, attached);
         const value = attached orelse return p.react(id, .long, null);
         // clap lists what was used before the waiting value is read.
-        var used = p.m.used;
+        var used = p.m.used.visible(p.m.command);
         used.add(id);
         try p.dropPending();
         return p.fail(
@@ -498,7 +524,38 @@ const Parser = struct {
             .event_ranges => .{ .ranges = try p.eventRanges(option, raw) },
             .ansi_codec => .{ .codec = evtx.options.parseAnsiCodec(raw) orelse
                 return p.ansiCodecError(option, raw) },
+            .filter_list, .filter_name, .filter_time => try p.filterValue(option, raw),
         };
+    }
+
+    /// An extension's value, read by the engine's filter parsers (their words after clap's).
+    fn filterValue(p: *Parser, option: Option, raw: []const u8) Error!Value {
+        const filter = evtx.filter;
+        var problem: filter.Problem = undefined;
+        const value: Value = switch (option.check) {
+            .filter_list => .{ .list = filter.parseList(p.gpa, raw, &problem) catch |e| switch (e) {
+                error.OutOfMemory => return error.OutOfMemory,
+                error.Invalid => return p.invalidFilter(option, raw, problem),
+            } },
+            .filter_name => .{ .text = filter.parseName(raw, &problem) catch
+                return p.invalidFilter(option, raw, problem) },
+            .filter_time => .{ .time = filter.parseTime(raw, &problem) catch
+                return p.invalidFilter(option, raw, problem) },
+            else => unreachable,
+        };
+        return value;
+    }
+
+    fn invalidFilter(
+        p: *Parser,
+        option: Option,
+        raw: []const u8,
+        problem: evtx.filter.Problem,
+    ) Error {
+        var buffer: [256]u8 = undefined;
+        var w: Writer = .fixed(&buffer);
+        problem.write(&w) catch {};
+        return p.invalid(option, raw, "{s}", .{w.buffered()});
     }
 
     fn choice(
@@ -567,7 +624,7 @@ const Parser = struct {
     fn unknownLong(p: *Parser, name: []const u8, rest: []const []const u8) Error {
         const command = p.m.command;
         const shown: Shown = .{ .dashes = "--", .name = name };
-        var used = p.m.used;
+        var used = p.m.used.visible(p.m.command);
         var tip: Tip = .none;
         if (similarLong(command, name)) |id| {
             used.add(id);

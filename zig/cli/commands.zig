@@ -35,6 +35,12 @@ pub const Check = union(enum) {
     event_ranges,
     /// `--ansi-codec`: an ASCII-compatible Encoding Standard label.
     ansi_codec,
+    /// `--event-id`, `--level`: a LIST of numbers and ranges (the engine's `filter`).
+    filter_list,
+    /// `--provider`, `--channel`: a NAME (the engine's `filter`).
+    filter_name,
+    /// `--since`, `--until`: an RFC 3339 TIME (the engine's `filter`).
+    filter_time,
 };
 
 /// One option.
@@ -51,6 +57,8 @@ pub const Option = struct {
     long_help: ?[]const u8 = null,
     /// Shown in the help; the command reading the option applies it.
     default: ?[]const u8 = null,
+    /// clap's `hide`: in no help page, and left out of the `Usage:` line of an error.
+    hidden: bool = false,
 
     /// How clap names the option in messages and `Usage:` lines: `--long <VALUE>`, `-v...`.
     pub fn format(option: Option, w: *std.Io.Writer) std.Io.Writer.Error!void {
@@ -435,6 +443,43 @@ pub const help: Command = .{
     .is_help = true,
 };
 
+/// The extensions' options (`extensions.zig`, README "Extensions"): in no help page, read only
+/// by the second pass, `main_extended`.
+pub const extension_options = [_]Option{
+    .{ .long = "event-id", .value = "LIST", .check = .filter_list, .help = "", .hidden = true },
+    .{
+        .long = "provider",
+        .value = "NAME",
+        .action = .append,
+        .check = .filter_name,
+        .help = "",
+        .hidden = true,
+    },
+    .{
+        .long = "channel",
+        .value = "NAME",
+        .action = .append,
+        .check = .filter_name,
+        .help = "",
+        .hidden = true,
+    },
+    .{ .long = "level", .value = "LIST", .check = .filter_list, .help = "", .hidden = true },
+    .{ .long = "since", .value = "TIME", .check = .filter_time, .help = "", .hidden = true },
+    .{ .long = "until", .value = "TIME", .check = .filter_time, .help = "", .hidden = true },
+    .{ .long = "provenance", .help = "", .hidden = true },
+};
+
+/// The tool with the extensions, as evtx-rs's `ExtCli` declares it: any number of inputs, the
+/// dump's options then the extensions' then help and version (clap's order of suggestions),
+/// no subcommands. Its help pages are never printed (the tool's are).
+pub const main_extended: Command = .{
+    .name = "",
+    .about = main.about,
+    .positional = .{ .name = "INPUT", .many = true, .help = main.positional.?.help },
+    .options = &(main.options[0 .. main.options.len - 2].* ++ extension_options ++
+        main.options[main.options.len - 2 ..].*),
+};
+
 /// Every command, the tool first.
 pub const all = [_]*const Command{
     &main,
@@ -446,10 +491,11 @@ pub const all = [_]*const Command{
 };
 
 /// Most options one command has.
-pub const options_max = 20;
+pub const options_max = 32;
 
 comptime {
-    for (all) |command| {
+    @setEvalBranchQuota(10_000);
+    for (all ++ [_]*const Command{&main_extended}) |command| {
         assert(command.options.len <= options_max);
         var required: usize = 0;
         for (command.options, 0..) |option, index| {

@@ -27,9 +27,11 @@ pub const Input = input.Input;
 pub const ChunkOrder = input.ChunkOrder;
 const template = @import("template.zig");
 const carve = @import("carve.zig");
+const provenance = @import("provenance.zig");
 const mta = @import("mta.zig");
 const wevt_cache = @import("wevt_cache.zig");
 const options = @import("options.zig");
+const filter = @import("filter.zig");
 const pipeline = @import("pipeline.zig");
 const Options = options.Options;
 const Format = options.Format;
@@ -45,6 +47,9 @@ pub const RecordResult = struct {
     file_offset: u64,
     /// A carved record (`--recover-records`); carved records that fail are never entries.
     recovered: bool = false,
+    /// The checksum status of the record's chunk: computed with `--provenance` or
+    /// `--validate-checksums`, else `unchecked`.
+    checksum: provenance.Checksum = .unchecked,
     outcome: Outcome,
 
     /// The failure's kind; null when the record rendered.
@@ -127,6 +132,16 @@ pub const Renderer = struct {
     /// Compiled programs (scan and replay); off only in tests, to compare with the full
     /// parse of every record.
     compiled: bool = true,
+    /// The slot being rendered and its chunk's checksum status (`RecordResult.checksum`).
+    slot: u32 = 0,
+    checksum: provenance.Checksum = .unchecked,
+    /// Whether the run has a filter (`Options.filter`): without one, records take the paths
+    /// they took before filters existed, and `keep` stays true.
+    filtering: bool = false,
+    /// Whether the filter keeps the record `writeRecord` just wrote (set only when filtering).
+    keep: bool = true,
+    /// The filter's scratch: a field's text.
+    field_text: escape.Out,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
     pub fn init(r: *Renderer, gpa: Allocator, settings: *const Options) void {
@@ -136,6 +151,8 @@ pub const Renderer = struct {
             .json = undefined,
             .settings = settings,
             .programs = program.Programs.init(gpa),
+            .filtering = !settings.filter.isEmpty(),
+            .field_text = escape.Out.init(gpa),
         };
         r.parser.ansi = settings.ansi_codec;
         r.json = render_json.JsonRenderer.init(
@@ -149,6 +166,7 @@ pub const Renderer = struct {
     pub fn deinit(r: *Renderer) void {
         if (r.partial) |buf| r.gpa.destroy(buf);
         r.programs.deinit();
+        r.field_text.deinit();
         r.json.deinit();
         r.parser.deinit();
     }
@@ -216,6 +234,8 @@ pub const Renderer = struct {
         res.entries.clearRetainingCapacity();
         res.slot = slot;
         res.partial = false;
+        r.slot = slot;
+        r.checksum = .unchecked;
         if (got.len < chunk.size) {
             // The slot the file (as opened) ends inside, starting like a chunk: a log cut inside
             // its last chunk. Any other short slot (the file shrank since) is a plain error.
@@ -248,6 +268,8 @@ pub const Renderer = struct {
                 try res.details.addChecksumDetail(res.out.gpa, kind, bytes, &header),
             );
         }
+        if (r.settings.validate_checksums or r.settings.provenance != null)
+            r.checksum = provenance.Checksum.ofChunk(bytes, &header);
         if (chunk.stringTableFault(bytes, &r.visited)) |fault| {
             try chunkError(
                 res,
@@ -356,11 +378,13 @@ pub const Renderer = struct {
             .slot = slot,
             .file_offset = file_header.chunkOffset(slot) + rec.offset,
             .recovered = rec.recovered,
+            .checksum = r.checksum,
             .outcome = undefined,
         };
         if (r.writeRecord(&res.out, rec)) {
-            // `--events` excludes it: rendered (the caches learn from it), never an entry.
-            if (!r.settings.wantsRecord(rec.id)) return res.out.truncate(mark);
+            // `--events` or the filter excludes it: rendered (the caches learn from it) or
+            // skipped, never an entry.
+            if (!r.keep or !r.settings.wantsRecord(rec.id)) return res.out.truncate(mark);
             const len: u32 = @intCast(res.out.len() - mark);
             entry.outcome = .{ .rendered = .{ .start = @intCast(mark), .len = len } };
         } else |e| {
@@ -408,7 +432,7 @@ pub const Renderer = struct {
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
         const compiled = r.compiled and s.mta == null;
         if (compiled) switch (try r.programs.sign(p, start, end)) {
-            .hit => |prog| return r.replayRecord(out, &prog, format, rec, text_start),
+            .hit => |prog| return r.replayHit(out, &prog, format, rec, text_start),
             .miss, .unsupported => {},
         };
         p.resetRecord();
@@ -426,7 +450,7 @@ pub const Renderer = struct {
         var recorder: ?*program.Recorder = null;
         if (compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             switch (try r.programs.signTree(p, p.edges(top)[0])) {
-                .hit => |prog| return r.replayRecord(out, &prog, format, rec, text_start),
+                .hit => |prog| return r.replayHit(out, &prog, format, rec, text_start),
                 .miss => recorder = r.programs.beginRecorder(text_start),
                 .unsupported => {},
             }
@@ -435,9 +459,87 @@ pub const Renderer = struct {
             .{ .kind = .element, .ref = .{ .name = p.event_name } },
         );
         try r.renderTree(out, root, recorder, limits.recordOutputLimit(text_start));
-        if (recorder != null) try r.programs.store(out);
+        if (recorder != null) try r.programs.store(out, if (r.filtering)
+            try filter.Plan.ofTree(r.gpa, p, format, root)
+        else
+            null);
         if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
         try r.finishRecord(out, rec, text_start);
+        if (r.filtering) r.keep = s.wantsRecord(rec.id) and
+            try s.filter.decideTree(p, format, root, &r.field_text);
+    }
+
+    /// The fast path under a filter (`Options.filter`, with `--events`): a record it drops
+    /// is decided from the program's plan and its values, and replayed (then dropped) only
+    /// when its output could pass a limit, so it fails as it would unfiltered
+    /// (shared-fixtures/README.md, "Filters"). The Rust engine's `Renderer::write_filtered`.
+    inline fn replayHit(
+        r: *Renderer,
+        out: *escape.Out,
+        prog: *const program.Program,
+        format: values_format.Format,
+        rec: *const records.RecordHeader,
+        text_start: usize,
+    ) tokens.Error!void {
+        if (r.filtering) {
+            r.keep = r.settings.wantsRecord(rec.id) and try r.decideHit(prog, format, rec);
+            if (!r.keep and r.replayCannotFail(prog, out.len())) return;
+        }
+        return r.replayRecord(out, prog, format, rec, text_start);
+    }
+
+    /// The fast path's decision for a record that replays `prog`: from the program's plan
+    /// and the record's values, or, where the plan needs it, from the record's tree.
+    fn decideHit(
+        r: *Renderer,
+        prog: *const program.Program,
+        format: values_format.Format,
+        rec: *const records.RecordHeader,
+    ) Allocator.Error!bool {
+        const s = r.settings;
+        const plan = r.programs.plan(prog);
+        const slots = r.programs.slotValues();
+        if (try s.filter.decidePlan(plan, slots, format, &r.field_text)) |keep| return keep;
+        return r.decideByTree(format, rec);
+    }
+
+    /// Parses the record again for its tree (the replay reads only the slots), keeping the
+    /// parser's fault state as the replay found it.
+    fn decideByTree(
+        r: *Renderer,
+        format: values_format.Format,
+        rec: *const records.RecordHeader,
+    ) Allocator.Error!bool {
+        @branchHint(.cold);
+        const p = &r.parser;
+        const fault = p.fault;
+        const deferred = p.deferred;
+        defer {
+            p.fault = fault;
+            p.deferred = deferred;
+        }
+        p.resetRecord();
+        p.defer_unused = r.settings.mta == null;
+        const start = rec.offset + records.record_header_size;
+        const top = p.parseStream(start, rec.binxmlEnd(), .record) catch |e| switch (e) {
+            error.OutOfMemory => return error.OutOfMemory,
+            // Not seen: a record that replays a program parses. Kept, as unfiltered.
+            else => return true,
+        };
+        if (top.len == 0) return r.settings.filter.isEmpty();
+        const root = p.materialize(p.edges(top)[0]) catch |e| switch (e) {
+            error.OutOfMemory => return error.OutOfMemory,
+            else => return true,
+        };
+        return r.settings.filter.decideTree(p, format, root, &r.field_text);
+    }
+
+    /// Whether replaying `prog` after `len` bytes of the chunk's output cannot pass an output
+    /// limit (`Programs.replayBound`; 64 bytes for the banner).
+    fn replayCannotFail(r: *const Renderer, prog: *const program.Program, len: usize) bool {
+        const bound = r.programs.replayBound(prog);
+        if (bound > limits.record_output_bytes_max) return false;
+        return len + bound + 64 <= limits.chunk_output_bytes_max;
     }
 
     /// The `Record N` line above a record's text (11.2), when the options show it.
@@ -518,18 +620,24 @@ pub const Renderer = struct {
         return r.finishRecord(out, rec, text_start);
     }
 
-    /// The record's tail: its newline, the output bounds (`checkSize`), the recovered mark.
+    /// The record's tail: its newline, the output bounds (`checkSize`), the recovered mark,
+    /// then the provenance mark before it.
     inline fn finishRecord(
         r: *Renderer,
         out: *escape.Out,
         rec: *const records.RecordHeader,
         text_start: usize,
     ) tokens.Error!void {
-        _ = r;
         const end = out.len();
         try out.byte('\n');
         try checkSize(out.len(), text_start, end);
         if (rec.recovered) try carve.markRecovered(out, text_start);
+        if (r.settings.provenance) |p| try p.mark(out, text_start, .{
+            .chunk = r.slot,
+            .offset = file_header.chunkOffset(r.slot) + rec.offset,
+            .recovered = rec.recovered,
+            .checksum = r.checksum,
+        });
     }
 
     /// Fails the record whose text is `text_start..end` past its limit (`recordOutputLimit`:

@@ -8,12 +8,13 @@
 //! (template instances), `values_decode` / `values_format` (value types), `program` (compiled
 //! record programs), `render_json` / `render_xml`, `escape` (UTF-16 to escaped UTF-8),
 //! `crc32`, `input` (chunk windows read from a file, or lent bytes; the stdin spool),
-//! `error` (error kinds, failure details; imported as `errors`), `options`, `limits`, `dump`
-//! (an EVTX file, its chunk order, per-chunk rendering), `pipeline` (threads, in-order
-//! results), `info` (the `info` report: file and chunk headers only), `mta` (`--mta`),
-//! `wevt_cache` and `pe` (provider templates, `--wevt-cache`), `template_instances` (records
-//! and their template instances as the reference's template subcommands read them),
-//! `os_error` (OS errors in Rust's words).
+//! `error` (error kinds, failure details; imported as `errors`), `options`, `filter` (record
+//! filters, decided before rendering), `limits`, `dump` (an EVTX file, its chunk order,
+//! per-chunk rendering), `pipeline` (threads, in-order results), `info` (the `info` report:
+//! file and chunk headers only), `mta` (`--mta`), `wevt_cache` and `pe` (provider templates,
+//! `--wevt-cache`), `template_instances` (records and their template instances as the
+//! reference's template subcommands read them), `os_error` (OS errors in Rust's words),
+//! `provenance` (`--provenance`).
 pub const bytes = @import("bytes.zig");
 pub const crc32 = @import("crc32.zig");
 pub const escape = @import("escape.zig");
@@ -28,6 +29,7 @@ pub const chunk = @import("chunk.zig");
 pub const errors = @import("error.zig");
 pub const records = @import("records.zig");
 pub const carve = @import("carve.zig");
+pub const provenance = @import("provenance.zig");
 pub const tree = @import("tree.zig");
 pub const tokens = @import("tokens.zig");
 pub const template = @import("template.zig");
@@ -36,6 +38,7 @@ pub const render_xml = @import("render_xml.zig");
 pub const program = @import("program.zig");
 pub const mta = @import("mta.zig");
 pub const options = @import("options.zig");
+pub const filter = @import("filter.zig");
 pub const dump = @import("dump.zig");
 pub const pipeline = @import("pipeline.zig");
 pub const info = @import("info.zig");

@@ -7,6 +7,8 @@ const values_format = @import("values_format.zig");
 const code_pages = @import("code_pages.zig");
 const mta = @import("mta.zig");
 const wevt_cache = @import("wevt_cache.zig");
+const filter = @import("filter.zig");
+const provenance = @import("provenance.zig");
 
 /// Output format (`-o`).
 pub const Format = enum { xml, json, jsonl };
@@ -26,11 +28,17 @@ pub const Options = struct {
     ansi_codec: values_format.Codec = values_format.default_codec,
     /// Records to print (by record header id); empty = all.
     event_ranges: []const Range = &.{},
+    /// `--event-id`, `--provider`, `--channel`, `--level`, `--since`, `--until`: only the
+    /// records whose `System` fields it keeps (filter.zig); empty by default.
+    filter: filter.Filter = .{},
     /// `--mta FILE`: localized strings added to each record as `RenderingInfo` (mta.zig).
     mta: ?*const mta.MtaFile = null,
     /// `--wevt-cache FILE`: provider templates standing in for broken or missing
     /// definitions (wevt_cache.zig).
     wevt_cache: ?*const wevt_cache.WevtCache = null,
+    /// `--provenance`: each record's text gains where it came from, the input named as here
+    /// (provenance.zig).
+    provenance: ?*const provenance.Provenance = null,
 
     /// Whether `--events` keeps record `id` (the Rust engine's `Options::wants_record`).
     pub fn wantsRecord(o: *const Options, id: u64) bool {

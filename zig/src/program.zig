@@ -14,6 +14,7 @@
 //! fragments that are not template instances, Data names built from substitutions) always
 //! take the slow path.
 const std = @import("std");
+const filter = @import("filter.zig");
 const limits = @import("limits.zig");
 const assert = std.debug.assert;
 const Allocator = std.mem.Allocator;
@@ -60,6 +61,9 @@ pub const Body = struct {
     literals: []u8,
     tail_start: u32,
     tail_len: u32,
+    /// Where a filter finds the record's `System` fields (filter.zig); learnt only when the
+    /// run has a filter.
+    plan: filter.Plan = .{},
 
     /// What the program counts against `limits.program_bytes_max`: its literal bytes (without the
     /// padding) and 8 per operation, the accounting of the Rust engine's `Body::cost`.
@@ -68,6 +72,7 @@ pub const Body = struct {
     }
 
     fn free(b: *const Body, gpa: Allocator) void {
+        b.plan.deinit(gpa);
         gpa.free(b.ops);
         gpa.free(b.literals);
     }
@@ -1170,6 +1175,32 @@ pub const Programs = struct {
     /// Writes a record with program `prog`; `false` (output unfinished) when the output passes
     /// `limit`. Checked before each value, so a long value substituted many times stops the
     /// record at `limit` plus one value and one literal, not at their product.
+    /// The current record's substitution values (valid after a `.hit`).
+    pub fn slotValues(c: *const Programs) []const Value {
+        return c.slots.items;
+    }
+
+    /// The filter plan of `prog` (`store`).
+    pub fn plan(c: *const Programs, prog: *const Program) *const filter.Plan {
+        return &c.bodies.items[prog.body].plan;
+    }
+
+    /// A bound on the bytes `replay` writes for `prog` over the current slots: its literal
+    /// bytes and, for each step, 64 bytes and 96 for each of its value's length units (UTF-16
+    /// units for strings, bytes for the rest: no value type's text is longer, a UTF-16 unit
+    /// escaping to 6 bytes, an `f64` to about 330 digits). The Rust engine's
+    /// `Programs::replay_bound`.
+    pub fn replayBound(c: *const Programs, prog: *const Program) usize {
+        const b = &c.bodies.items[prog.body];
+        var values: usize = 0;
+        for (b.ops) |op| {
+            if (op.slot >= c.slots.items.len) continue;
+            const v = c.slots.items[op.slot];
+            values += if (v.vtype == T.string) v.len / 2 else v.len;
+        }
+        return b.literals.len - escape.pad_bytes + 64 * b.ops.len + 96 * values;
+    }
+
     pub fn replay(
         c: *const Programs,
         prog: *const Program,
@@ -1219,11 +1250,18 @@ pub const Programs = struct {
 
     /// Stores the captured rendering `out[recorder.start..]` as the current signature's
     /// program.
-    pub fn store(c: *Programs, out: *const Out) Allocator.Error!void {
+    /// `learnt` (the program's filter plan, or none) is the program's from here on, stored or
+    /// not.
+    pub fn store(c: *Programs, out: *const Out, learnt: ?filter.Plan) Allocator.Error!void {
         const cap = &c.recorder;
+        // Until the body holds it.
+        var held = learnt;
+        defer if (held) |p| p.deinit(c.gpa);
         if (cap.poisoned or c.full()) return;
         try c.reserveProgram();
         var body = try c.made(out.list.items[cap.start..]);
+        if (held) |p| body.plan = p;
+        held = null;
         if (c.shared) |sh| {
             const key = c.gpa.dupe(u8, std.mem.sliceAsBytes(c.signature.items)) catch |err| {
                 body.free(c.gpa);
@@ -1568,7 +1606,7 @@ fn storeLiteral(cache: *Programs, out: *Out, words: []const u32, text: []const u
     out.truncate(0);
     try out.write(text);
     _ = cache.beginRecorder(0);
-    try cache.store(out);
+    try cache.store(out, null);
 }
 
 test "a signature finds only its own program; clear forgets them all" {
@@ -1605,7 +1643,7 @@ test "a signature finds only its own program; clear forgets them all" {
     try cache.signature.append(gpa, 9);
     const recorder = cache.beginRecorder(0);
     recorder.poisoned = true;
-    try cache.store(&out);
+    try cache.store(&out, null);
     try std.testing.expect(cache.find() == null);
     cache.clear();
     cache.signature.clearRetainingCapacity();
@@ -1671,7 +1709,7 @@ test "a full cache refuses new programs and keeps the ones it has (limits.zig)" 
         cache.signature.clearRetainingCapacity();
         try cache.signature.append(gpa, word);
         _ = cache.beginRecorder(0);
-        try cache.store(&out);
+        try cache.store(&out, null);
     }
     try std.testing.expectEqual(@as(usize, limits.programs_max), cache.programs.items.len);
     cache.signature.clearRetainingCapacity();

@@ -356,6 +356,11 @@ const CliCase = struct {
     status: u8,
     stdout: StdoutKind,
     stderr: StderrCompared,
+    /// `ours`: an extension, which the reference refuses (exit 2, no stdout); the CLI is held
+    /// to the file's words instead of the reference's run.
+    ours: bool = false,
+    /// `says TEXT`: how stderr's first line starts (the rest of the field, commas included).
+    says: ?[]const u8 = null,
 };
 
 /// The three fields of a line of `cli-cases.txt`, split on `|` and trimmed.
@@ -375,9 +380,21 @@ fn parseCliCase(line: []const u8) !CliCase {
     var status: ?u8 = null;
     var stdout: ?StdoutKind = null;
     var stderr: StderrCompared = .not_compared;
-    var words = std.mem.splitSequence(u8, fields[2], ", ");
+    var ours = false;
+    var expected = fields[2];
+    var says: ?[]const u8 = null;
+    if (std.mem.startsWith(u8, expected, "says ")) {
+        says = expected["says ".len..];
+        expected = "";
+    } else if (std.mem.indexOf(u8, expected, ", says ")) |at| {
+        says = expected[at + ", says ".len ..];
+        expected = expected[0..at];
+    }
+    var words = std.mem.splitSequence(u8, expected, ", ");
     while (words.next()) |word| {
-        if (std.mem.startsWith(u8, word, "exit ")) {
+        if (std.mem.eql(u8, word, "ours")) {
+            ours = true;
+        } else if (std.mem.startsWith(u8, word, "exit ")) {
             status = try std.fmt.parseInt(u8, word["exit ".len..], 10);
         } else if (std.mem.eql(u8, word, "stderr")) {
             stderr = .whole;
@@ -396,12 +413,15 @@ fn parseCliCase(line: []const u8) !CliCase {
             } else return error.BadCliCase;
         }
     }
+    if (says != null and !ours) return error.BadCliCase;
     return .{
         .name = fields[0],
         .arguments = fields[1],
         .status = status orelse return error.BadCliCase,
         .stdout = stdout orelse return error.BadCliCase,
         .stderr = stderr,
+        .ours = ours,
+        .says = says,
     };
 }
 
@@ -493,6 +513,7 @@ fn cliCaseDifference(case: CliCase, theirs: *const Run, ours: *const Run) ?[]con
         .Exited => |code| code,
         else => null,
     };
+    if (case.ours) return ourCaseDifference(case, exited, theirs, ours);
     if (exited != case.status or stdoutKind(theirs.stdout) != case.stdout) {
         return "the reference is not what cli-cases.txt says";
     }
@@ -506,6 +527,20 @@ fn cliCaseDifference(case: CliCase, theirs: *const Run, ours: *const Run) ?[]con
             return "stderr's first line";
         },
     }
+    return null;
+}
+
+/// An `ours` case: the reference refuses the line; evtx-zig does what the file says.
+fn ourCaseDifference(case: CliCase, exited: ?u8, theirs: *const Run, ours: *const Run) ?[]const u8 {
+    if (exited != 2 or theirs.stdout.len != 0) return "the reference does not refuse the line";
+    const ours_exited: ?u8 = switch (ours.term) {
+        .Exited => |code| code,
+        else => null,
+    };
+    if (ours_exited != case.status) return "exit status";
+    if ((ours.stdout.len == 0) != (case.stdout == .empty)) return "stdout or not";
+    const says = case.says orelse return null;
+    if (!std.mem.startsWith(u8, firstLine(ours.stderr), says)) return "stderr";
     return null;
 }
 
@@ -533,6 +568,22 @@ test "a case compares the status, stdout or not, the help text and stderr as it 
     try std.testing.expectError(error.BadCliCase, parseCliCase("x | -h | exit 0"));
     try std.testing.expectError(error.BadCliCase, parseCliCase("x | -h | exit 0, help, loud"));
     try std.testing.expectError(error.BadCliCase, parseCliCase("x | -h"));
+    const bad_says = "x | -h | exit 2, no stdout, says a";
+    try std.testing.expectError(error.BadCliCase, parseCliCase(bad_says));
+    const ours = try parseCliCase("x | --x | ours, exit 2, no stdout, says error: a, b");
+    try std.testing.expectEqualStrings("error: a, b", ours.says.?);
+    const refused = run(2, "", "error: other\n");
+    const said = run(2, "", "error: a, b, c\n");
+    try std.testing.expectEqual(null, cliCaseDifference(ours, &refused, &said));
+    try std.testing.expectEqualDeep(@as(?[]const u8, "stderr"), cliCaseDifference(
+        ours,
+        &refused,
+        &run(2, "", "error: a\n"),
+    ));
+    try std.testing.expectEqualDeep(
+        @as(?[]const u8, "the reference does not refuse the line"),
+        cliCaseDifference(ours, &run(0, "x", ""), &run(2, "", "error: a, b\n")),
+    );
 }
 
 /// The reference under evtx-zig's name in `dir` (clap's `Usage:` line names the program as

@@ -157,10 +157,12 @@ impl Library for Backend {
             ansi_codec,
             // The event filter is applied by ffi.rs, the same for every backend.
             event_ranges: None,
+            filter: evtx_core::Filter::default(),
             threads: settings.threads,
             recover_records: settings.recover_records,
             mta,
             wevt_cache,
+            provenance: None,
         };
         Ok(Backend {
             source,

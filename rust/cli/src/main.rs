@@ -12,6 +12,7 @@
 //! (the wrapped-log order needs every chunk header before the first chunk is written).
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use evtx_core::provenance::Provenance;
 use evtx_core::{dump_before_exit, ChunkResult, ChunkSource, Format, Input, Options, Outcome};
 use std::fs;
 use std::io::{self, IsTerminal, Write};
@@ -22,8 +23,10 @@ use std::time::{Duration, Instant};
 
 mod apply_wevt_cache;
 mod dump_template_instances;
+mod extensions;
 mod extract_wevt_templates;
 mod help;
+mod inputs;
 mod open_input;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -56,7 +59,8 @@ fn parse_codec(s: &str) -> Result<Codec, String> {
 
 const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (evtx_dump 0.15.1 compatible)");
 
-/// The command line: the reference's options, in its order; every text is in `help`.
+/// The command line as the reference reads it: its options, in its order; every text is in
+/// `help`.
 #[derive(Debug, Parser)]
 #[command(name = "evtx-rs", version = VERSION, about = help::ABOUT)]
 // No argument group: derive's default one would change clap's `Usage:` lines in usage errors
@@ -65,6 +69,30 @@ const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (evtx_dump 0.15.1 com
 struct Cli {
     #[arg(help = help::INPUT)]
     input: Option<String>,
+    #[command(flatten)]
+    dump: DumpOptions,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+/// The command line with the extensions (`extensions.rs`): two or more inputs, the hidden
+/// options, no subcommands. Read only where the reference refuses a line.
+#[derive(Debug, Parser)]
+#[command(name = "evtx-rs", version = VERSION, about = help::ABOUT)]
+#[group(skip)]
+struct ExtCli {
+    #[arg(value_name = "INPUT", help = help::INPUT)]
+    inputs: Vec<String>,
+    #[command(flatten)]
+    dump: DumpOptions,
+    #[command(flatten)]
+    ext: extensions::Extensions,
+}
+
+/// The dump's options, the reference's, in its order.
+#[derive(Debug, Args)]
+#[group(skip)]
+struct DumpOptions {
     // At most 256 workers are used (`EVTX_LIMIT_THREADS`).
     #[arg(
         short = 't',
@@ -122,8 +150,6 @@ struct Cli {
     stop_after_one_error: bool,
     #[arg(short = 'v', action = ArgAction::Count, help = help::VERBOSE)]
     verbose: u8,
-    #[command(subcommand)]
-    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -189,48 +215,175 @@ fn io_reason(e: &io::Error) -> String {
     }
 }
 
+/// What the command line asks for: a subcommand, or a dump.
+enum Line {
+    Command(Command),
+    Dump(Dump),
+}
+
+/// A dump: the reference's options, the inputs (at most one where the reference reads the
+/// line), and the extensions where it does not.
+struct Dump {
+    options: DumpOptions,
+    inputs: Vec<String>,
+    ext: Option<extensions::Extensions>,
+}
+
+/// Reads the command line in two passes (`extensions.rs`), or ends the run with help, the
+/// version or a usage error (exit 2), as clap prints them.
+fn parse_line() -> Line {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let refused = match Cli::try_parse_from(&argv) {
+        Ok(cli) => {
+            return match cli.command {
+                Some(command) => Line::Command(command),
+                None => Line::Dump(Dump {
+                    options: cli.dump,
+                    inputs: cli.input.into_iter().collect(),
+                    ext: None,
+                }),
+            }
+        }
+        Err(e) if e.use_stderr() => e,
+        Err(help_or_version) => help_or_version.exit(),
+    };
+    let args = argv.get(1..).unwrap_or_default();
+    if args == ["help", "extensions"] {
+        print!("{}", extensions::HELP);
+        std::process::exit(0);
+    }
+    let named = extensions::named(args);
+    match ExtCli::try_parse_from(&argv) {
+        Ok(ext) if named || extensions::many_inputs(args, &ext.inputs) => {
+            if let Err(why) = ext.ext.filter().check() {
+                extensions::usage_error(&why);
+            }
+            Line::Dump(Dump {
+                options: ext.dump,
+                inputs: ext.inputs,
+                ext: Some(ext.ext),
+            })
+        }
+        Err(e) if named => match e.kind() {
+            // The reference's page, in the form asked for: the extensions have their own.
+            clap::error::ErrorKind::DisplayHelp => reference_help(&argv, &e),
+            _ => e.exit(),
+        },
+        _ => refused.exit(),
+    }
+}
+
+/// Prints the reference's help page in the form (`-h` or `--help`) of `asked`, the second
+/// pass's help, and exits 0.
+fn reference_help(argv: &[std::ffi::OsString], asked: &clap::Error) -> ! {
+    use clap::CommandFactory;
+    let bin = std::path::Path::new(&argv[0])
+        .file_name()
+        .map(|n| n.to_string_lossy());
+    let bin = bin.unwrap_or_default().into_owned();
+    let mut ext = ExtCli::command().bin_name(&bin);
+    let long = asked.to_string() == ext.render_long_help().to_string();
+    let form = if long { "--help" } else { "-h" };
+    match Cli::try_parse_from([argv[0].clone(), form.into()]) {
+        Err(help) => help.exit(),
+        Ok(_) => unreachable!("`-h` and `--help` print help"),
+    }
+}
+
 /// The run, in the same steps as evtx-zig's `main`: parse, a subcommand or the dump's notes
 /// and options, open the input, open the output, load the side files, dump through the sink,
-/// finish.
+/// finish. Two or more inputs: `run_many`.
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    if let Some(command) = &cli.command {
-        return run_command(command);
-    }
-    let Some(input) = cli.input.as_deref() else {
-        return fatal(
-            "Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).",
-        );
+    let dump = match parse_line() {
+        Line::Command(command) => return run_command(&command),
+        Line::Dump(dump) => dump,
     };
-    print_notes(&cli);
-    let mut opts = options_of(&cli);
+    let input = match dump.inputs.as_slice() {
+        [] => {
+            return fatal(
+                "Missing INPUT. Provide an EVTX file path, or use a subcommand (try `--help`).",
+            )
+        }
+        [input] => input.as_str(),
+        _ => return run_many(&dump),
+    };
+    let cli = &dump.options;
+    print_notes(cli);
+    let mut opts = options_of(&dump);
     let file = match open_input(input, cli.output.as_deref()) {
         Ok(f) => f,
         Err(e) => return fatal(e),
     };
-    let (writer, progress): (Box<dyn Write>, bool) = match &cli.output {
-        None => (stdout_writer(), false),
-        Some(path) => match open_output(path, cli.no_confirm_overwrite) {
-            Ok(f) => (Box::new(f), io::stderr().is_terminal()),
-            Err(e) => return fatal(e),
-        },
+    let (writer, progress) = match output_writer(cli) {
+        Ok(w) => w,
+        Err(e) => return fatal(e),
     };
-    if let Err(code) = load_side_files(&cli, &mut opts) {
+    if let Err(code) = load_side_files(cli, &mut opts) {
         return code;
     }
-    if let Some(w) = file.checksum_warning() {
-        eprintln!("{w}");
-    }
-    let progress =
-        progress.then(|| Progress::new(usize::try_from(file.len()).unwrap_or(usize::MAX)));
-    let mut sink = Sink::new(&cli, input, writer, progress);
-    // `main` returns right after: the dump's memory is left to the exit (PERF.md H164).
-    dump_before_exit(&file, &opts, |chunk: &ChunkResult| sink.consume(chunk));
-    sink.finish(file.len())
+    let mut sink = Sink::new(cli, writer, progress, provenance(&dump));
+    sink.convert(input, &file, &mut opts, true);
+    sink.finish(false)
 }
 
-/// A subcommand: `info` here, the template ones in their modules (evtx-zig: `infoCommand`,
-/// `wevtCommand`).
+/// Two or more inputs (`inputs.rs`), converted in order into one output: the same steps as
+/// one, the output opened once before the first log (each log opened when its turn comes).
+/// A log that cannot be opened prints the reference's error for it and the others go on; the
+/// run then exits 1. `--stop-after-one-error` stops at the first error of any log, its own
+/// opening included.
+fn run_many(dump: &Dump) -> ExitCode {
+    let cli = &dump.options;
+    print_notes(cli);
+    let mut opts = options_of(dump);
+    let items = inputs::expand(&dump.inputs);
+    if let Some(output) = &cli.output {
+        if let Some(inputs::Item::Log(path)) = items.iter().find(|i| inputs::is_output(i, output)) {
+            return fatal(format!(
+                "refusing to write the output to `{}`: it is the input file `{path}`",
+                output.display()
+            ));
+        }
+    }
+    let (writer, progress) = match output_writer(cli) {
+        Ok(w) => w,
+        Err(e) => return fatal(e),
+    };
+    if let Err(code) = load_side_files(cli, &mut opts) {
+        return code;
+    }
+    let mut sink = Sink::new(cli, writer, progress, provenance(dump));
+    let mut failed = false;
+    for (n, item) in items.iter().enumerate() {
+        let opened = match item {
+            inputs::Item::Log(path) => open_input(path, cli.output.as_deref()).map(|f| (path, f)),
+            inputs::Item::Unreadable(_, e) => Err(e.clone()),
+        };
+        match opened {
+            Ok((path, file)) => sink.convert(path, &file, &mut opts, n + 1 == items.len()),
+            Err(e) => {
+                eprintln!("Error: {e}");
+                failed = true;
+                sink.stopped |= cli.stop_after_one_error;
+            }
+        }
+        if !sink.going_on() {
+            break;
+        }
+    }
+    sink.finish(failed)
+}
+
+/// The dump's output (`-f` or stdout), and whether it draws a progress bar (a file, with
+/// stderr a terminal); the error's words otherwise.
+fn output_writer(cli: &DumpOptions) -> Result<(Box<dyn Write>, bool), String> {
+    match &cli.output {
+        None => Ok((stdout_writer(), false)),
+        Some(path) => open_output(path, cli.no_confirm_overwrite)
+            .map(|f| (Box::new(f) as Box<dyn Write>, io::stderr().is_terminal())),
+    }
+}
+
+/// `info`, `help` and the template subcommands (evtx-zig: `infoCommand`, `wevtCommand`).
 fn run_command(command: &Command) -> ExitCode {
     match command {
         Command::Info(args) => info_command(args),
@@ -241,7 +394,7 @@ fn run_command(command: &Command) -> ExitCode {
 }
 
 /// The reference's notes on options that change nothing.
-fn print_notes(cli: &Cli) {
+fn print_notes(cli: &DumpOptions) {
     if cli.verbose > 3 {
         eprintln!("using more than -vvv does not affect verbosity level");
     }
@@ -255,8 +408,14 @@ fn print_notes(cli: &Cli) {
     }
 }
 
+/// Whether `--provenance` was given.
+fn provenance(dump: &Dump) -> bool {
+    dump.ext.as_ref().is_some_and(|e| e.provenance)
+}
+
 /// The dump's options from the command line (evtx-zig fills its `Options` while parsing).
-fn options_of(cli: &Cli) -> Options {
+fn options_of(dump: &Dump) -> Options {
+    let cli = &dump.options;
     let format = match cli.format {
         Fmt::Xml => Format::Xml,
         Fmt::Json => Format::Json,
@@ -270,17 +429,22 @@ fn options_of(cli: &Cli) -> Options {
         validate_checksums: cli.validate_checksums,
         ansi_codec: cli.ansi_codec.0,
         event_ranges: cli.events.clone().map(|r| r.0),
+        filter: dump
+            .ext
+            .as_ref()
+            .map_or_else(evtx_core::Filter::default, |e| e.filter()),
         threads: cli.threads as usize,
         recover_records: cli.recover_records,
         mta: None,
         wevt_cache: None,
+        provenance: None,
     }
 }
 
 /// Reads `--wevt-cache` and `--mta` into `opts`: after the output is created and before
 /// anything is written, as the reference does.
 /// Either fails with the exit status after printing the one error line.
-fn load_side_files(cli: &Cli, opts: &mut Options) -> Result<(), ExitCode> {
+fn load_side_files(cli: &DumpOptions, opts: &mut Options) -> Result<(), ExitCode> {
     if let Some(path) = &cli.wevt_cache {
         match evtx_core::wevt_cache::WevtCache::load(path) {
             Ok(cache) => opts.wevt_cache = Some(std::sync::Arc::new(cache)),
@@ -301,37 +465,65 @@ fn load_side_files(cli: &Cli, opts: &mut Options) -> Result<(), ExitCode> {
 }
 
 /// Writes chunk results: record text to the output, one line per error to stderr (evtx-zig's
-/// `Sink`).
-struct Sink<'a> {
+/// `Sink`). One for the run, whatever the number of inputs.
+struct Sink {
     /// Chunk outputs (usually 60–250 KiB) at least this buffer's size go straight to the
     /// descriptor in one write; smaller ones are gathered.
     out: io::BufWriter<Box<dyn Write>>,
-    input: &'a str,
+    /// The input being converted, as named.
+    input: String,
     stop_after_one_error: bool,
+    /// `--provenance`.
+    provenance: bool,
+    /// Whether each input draws a progress bar.
+    progress_wanted: bool,
     progress: Option<Progress>,
-    verbose: Verbose<'a>,
+    verbose: Verbose,
     broken_pipe: bool,
     write_error: Option<io::Error>,
     stopped: bool,
 }
 
-impl<'a> Sink<'a> {
-    fn new(
-        cli: &Cli,
-        input: &'a str,
-        writer: Box<dyn Write>,
-        progress: Option<Progress>,
-    ) -> Sink<'a> {
+impl Sink {
+    fn new(cli: &DumpOptions, writer: Box<dyn Write>, progress: bool, provenance: bool) -> Sink {
         Sink {
             out: io::BufWriter::with_capacity(64 << 10, writer),
-            input,
+            input: String::new(),
             stop_after_one_error: cli.stop_after_one_error,
-            progress,
-            verbose: Verbose::new(input, cli.verbose),
+            provenance,
+            progress_wanted: progress,
+            progress: None,
+            verbose: Verbose::new(cli.verbose),
             broken_pipe: false,
             write_error: None,
             stopped: false,
         }
+    }
+
+    /// Converts the opened log `file`, named `path`, into the output: its header's checksum
+    /// warning, its records and error lines, its progress bar and `-v` lines. `last`: no log
+    /// follows, so the dump's memory is left to the exit (PERF.md H164).
+    fn convert(&mut self, path: &str, file: &Input, opts: &mut Options, last: bool) {
+        if let Some(w) = file.checksum_warning() {
+            eprintln!("{w}");
+        }
+        if self.provenance {
+            opts.provenance = Some(std::sync::Arc::new(Provenance::new(path)));
+        }
+        self.input = path.to_string();
+        let total = usize::try_from(file.len()).unwrap_or(usize::MAX);
+        self.progress = self.progress_wanted.then(|| Progress::new(total));
+        self.verbose.start();
+        let sink = |chunk: &ChunkResult| self.consume(chunk);
+        if last {
+            dump_before_exit(file, opts, sink);
+        } else {
+            evtx_core::dump(file, opts, sink);
+        }
+        if let Some(p) = &mut self.progress {
+            p.finish();
+        }
+        self.verbose.finish(&self.input, file.len());
     }
 
     /// Writes one chunk's records and error lines; `Break` ends the run (a write failed, or
@@ -355,7 +547,7 @@ impl<'a> Sink<'a> {
         if let Some(p) = &mut self.progress {
             p.chunk_done(chunk);
         }
-        self.verbose.chunk_done(chunk);
+        self.verbose.chunk_done(&self.input, chunk);
         if first_failure.is_some() {
             self.stopped = true;
             return ControlFlow::Break(());
@@ -386,26 +578,27 @@ impl<'a> Sink<'a> {
         }
     }
 
-    /// Ends the run after the dump of `bytes` of input: the progress bar and `-v` summary,
-    /// the last flush, and the exit status (a closed pipe is success).
-    fn finish(mut self, bytes: u64) -> ExitCode {
-        if let Some(p) = &mut self.progress {
-            p.finish();
-        }
-        self.verbose.finish(bytes);
+    /// Whether the run goes on to another input.
+    fn going_on(&self) -> bool {
+        !self.stopped && !self.broken_pipe && self.write_error.is_none()
+    }
+
+    /// Ends the run: the last flush, and the exit status (a closed pipe is success; `failed`,
+    /// an input that could not be opened, is 1).
+    fn finish(mut self, failed: bool) -> ExitCode {
         if !self.broken_pipe && self.write_error.is_none() {
             if let Err(e) = self.out.flush() {
                 self.write_failed(e);
             }
-        }
-        if self.broken_pipe {
-            return ExitCode::SUCCESS;
         }
         if let Some(e) = self.write_error {
             return fatal(format!("failed to write output: {}", io_reason(&e)));
         }
         if self.stopped {
             return fatal("Stopped after error");
+        }
+        if failed {
+            return ExitCode::from(1);
         }
         ExitCode::SUCCESS
     }
@@ -518,8 +711,7 @@ fn chunk_counts(chunk: &ChunkResult) -> (u64, u64) {
 
 /// `-v`: one summary line per file at the end; `-vv` (and `-vvv`): also one line per chunk.
 /// Same words as evtx-zig (README, "Verbosity").
-struct Verbose<'a> {
-    input: &'a str,
+struct Verbose {
     level: u8,
     start: Instant,
     chunks: u64,
@@ -527,10 +719,9 @@ struct Verbose<'a> {
     errors: u64,
 }
 
-impl<'a> Verbose<'a> {
-    fn new(input: &'a str, level: u8) -> Verbose<'a> {
+impl Verbose {
+    fn new(level: u8) -> Verbose {
         Verbose {
-            input,
             level,
             start: Instant::now(),
             chunks: 0,
@@ -539,7 +730,12 @@ impl<'a> Verbose<'a> {
         }
     }
 
-    fn chunk_done(&mut self, chunk: &ChunkResult) {
+    /// A file's counts start again.
+    fn start(&mut self) {
+        *self = Verbose::new(self.level);
+    }
+
+    fn chunk_done(&mut self, input: &str, chunk: &ChunkResult) {
         if self.level == 0 {
             return;
         }
@@ -549,19 +745,18 @@ impl<'a> Verbose<'a> {
         self.errors += errors;
         if self.level >= 2 {
             eprintln!(
-                "debug: {}: chunk {}: {records} records, {errors} errors",
-                self.input, chunk.slot
+                "debug: {input}: chunk {}: {records} records, {errors} errors",
+                chunk.slot
             );
         }
     }
 
-    fn finish(&self, bytes: u64) {
+    fn finish(&self, input: &str, bytes: u64) {
         if self.level == 0 {
             return;
         }
         eprintln!(
-            "info: {}: {} bytes, {} chunks, {} records, {} errors in {} ms",
-            self.input,
+            "info: {input}: {} bytes, {} chunks, {} records, {} errors in {} ms",
             bytes,
             self.chunks,
             self.records,

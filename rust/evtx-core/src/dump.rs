@@ -5,14 +5,17 @@ use crate::carve;
 use crate::chunk::{self, ChunkHeader};
 use crate::error::{ErrorKind, Failure, FatalError};
 use crate::file_header::{self, FileHeader, CHUNK_SIZE};
+use crate::filter::Plan;
 use crate::input::{ChunkSlot, ChunkSource};
 use crate::limits::{
     record_output_limit, CHUNK_EXTENSION_BYTES_MAX, CHUNK_NODES_MAX, CHUNK_OUTPUT_BYTES_MAX,
+    RECORD_OUTPUT_BYTES_MAX,
 };
 use crate::mta;
 use crate::options::{Format, Options};
 use crate::pipeline;
 use crate::program::{Defs, Program, Programs, Recorder, Sign};
+use crate::provenance::{Checksum, Origin};
 use crate::records::{self, RecordWalker, WalkItem};
 use crate::render_xml::RenderInput;
 use crate::template::{Identities, Templates};
@@ -21,6 +24,10 @@ use crate::tree::{Names, Tree};
 use crate::{render_json, render_xml};
 use std::cell::RefCell;
 use std::ops::{ControlFlow, Range};
+
+/// What [`Renderer::write_filtered`] returns for a record the filter drops (no record's text
+/// starts there).
+const SKIPPED: usize = usize::MAX;
 
 /// An EVTX file opened over borrowed bytes (no copy). Its order scan and chunk access are those
 /// of [`ChunkSource`], shared with [`crate::Input`] (a file read through windows).
@@ -83,6 +90,9 @@ pub struct RecordResult {
     pub file_offset: u64,
     /// Carved from unallocated space (`--recover-records`); never set on failures.
     pub recovered: bool,
+    /// The checksum status of the record's chunk: computed with `--provenance` or
+    /// `--validate-checksums`, else `Unchecked`.
+    pub checksum: Checksum,
     /// What happened.
     pub outcome: Outcome,
 }
@@ -146,6 +156,13 @@ pub struct Renderer {
     window: ChunkSlot,
     /// The slow path's recorder, reused by every record it records (PERF.md H153).
     recorder: RefCell<Recorder>,
+    /// The checksum status of the chunk being rendered (`RecordResult::checksum`).
+    checksum: Checksum,
+    /// Whether the run has a filter (`Options::filter`): without one, records take the paths
+    /// they took before filters existed.
+    filtering: bool,
+    /// The filter's scratch: a field's text.
+    field_text: Vec<u8>,
 }
 
 impl Renderer {
@@ -164,6 +181,9 @@ impl Renderer {
             chunk_nodes: 0,
             window: ChunkSlot::default(),
             recorder: RefCell::default(),
+            checksum: Checksum::Unchecked,
+            filtering: !opts.filter.is_empty(),
+            field_text: Vec::new(),
         }
     }
 
@@ -213,6 +233,7 @@ impl Renderer {
         out.bytes.clear();
         out.records.clear();
         out.partial = false;
+        self.checksum = Checksum::Unchecked;
         let out = &mut *out;
         let chunk_error = |out: &mut ChunkResult, failure: Failure| {
             out.records.push(RecordResult {
@@ -221,6 +242,7 @@ impl Renderer {
                 chunk_slot: slot,
                 file_offset,
                 recovered: false,
+                checksum: Checksum::Unchecked,
                 outcome: Outcome::Failed(failure),
             });
         };
@@ -248,6 +270,9 @@ impl Renderer {
                 chunk_error(out, f);
                 return;
             }
+        }
+        if self.opts.validate_checksums || self.opts.provenance.is_some() {
+            self.checksum = Checksum::of_chunk(&header, chunk);
         }
         if let Err(f) = chunk::check_string_table(chunk, &mut self.visited) {
             chunk_error(out, f);
@@ -366,6 +391,7 @@ impl Renderer {
             chunk_slot: slot,
             file_offset: EvtxFile::chunk_offset(slot) + u64::from(offset),
             recovered: false,
+            checksum: Checksum::Unchecked,
             outcome: Outcome::Failed(Failure::new(
                 kind,
                 crate::error::record_detail(kind, chunk, offset as usize),
@@ -386,19 +412,41 @@ impl Renderer {
         out: &mut ChunkResult,
     ) {
         let start = out.bytes.len();
-        let result = self.write_record(cx, rec, recovered, &mut out.bytes);
+        let result = if self.filtering {
+            self.write_filtered(cx, rec, recovered, &mut out.bytes)
+        } else {
+            self.write_record(cx, rec, recovered, &mut out.bytes)
+        };
+        let file_offset = EvtxFile::chunk_offset(slot) + u64::from(rec.offset);
+        let checksum = self.checksum;
         let entry = |outcome| RecordResult {
             record_id: Some(rec.id),
             filetime: rec.filetime,
             chunk_slot: slot,
-            file_offset: EvtxFile::chunk_offset(slot) + u64::from(rec.offset),
+            file_offset,
             recovered,
+            checksum,
             outcome,
         };
         match result {
+            Ok(SKIPPED) => out.bytes.truncate(start),
             Ok(body) => {
                 if recovered {
                     carve::mark_recovered(&mut out.bytes, body, self.opts.format == Format::Xml);
+                }
+                if let Some(p) = &self.opts.provenance {
+                    let origin = Origin {
+                        chunk: slot,
+                        offset: file_offset,
+                        recovered,
+                        checksum,
+                    };
+                    p.mark(
+                        &mut out.bytes,
+                        body,
+                        self.opts.format == Format::Xml,
+                        origin,
+                    );
                 }
                 if self.opts.wants_record(rec.id) {
                     let end = out.bytes.len();
@@ -430,6 +478,7 @@ impl Renderer {
             chunk_slot: slot,
             file_offset: EvtxFile::chunk_offset(slot),
             recovered: false,
+            checksum: Checksum::Unchecked,
             outcome: Outcome::Failed(Failure::new(
                 ErrorKind::IncompleteChunk,
                 format!("{} bytes missing", CHUNK_SIZE - chunk.len()),
@@ -466,6 +515,97 @@ impl Renderer {
             // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
             return Err(Failure::binxml("empty BinXML window"));
         }
+        let sign = self.sign(cx, bstart, bend);
+        if let Sign::Hit { program } = sign {
+            self.banner(buf, rec.id, recovered);
+            return self.replay_record(cx, program, buf);
+        }
+        self.write_slow(cx, rec, recovered, sign, buf)
+            .map(|(body, _)| body)
+    }
+
+    /// [`Renderer::write_record`] under a filter (`Options::filter`, with `--events`): the
+    /// same text and errors for the records it keeps, [`SKIPPED`] for the others. A skipped
+    /// record still fails as it would unfiltered (`shared-fixtures/README.md`, "Filters"): on
+    /// the slow path it is rendered, then dropped; on the fast path it is decided from the
+    /// program's plan and its values, and replayed (then dropped) only when its output could
+    /// pass a limit. Cold: the unfiltered path keeps its code as it was.
+    #[cold]
+    fn write_filtered(
+        &mut self,
+        cx: Source<'_>,
+        rec: &records::RecordHeader,
+        recovered: bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, Failure> {
+        let (bstart, bend) = rec.binxml_window();
+        if bstart == bend {
+            return Err(Failure::binxml("empty BinXML window"));
+        }
+        let wanted = self.opts.wants_record(rec.id);
+        let sign = self.sign(cx, bstart, bend);
+        if let Sign::Hit { program } = sign {
+            let keep = wanted && self.decide_hit(cx, program, bstart, bend);
+            if !keep && self.replay_cannot_fail(program, buf.len()) {
+                return Ok(SKIPPED);
+            }
+            self.banner(buf, rec.id, recovered);
+            let body = self.replay_record(cx, program, buf)?;
+            return Ok(if keep { body } else { SKIPPED });
+        }
+        let (body, root) = self.write_slow(cx, rec, recovered, sign, buf)?;
+        let keep = wanted
+            && self.opts.filter.decide_tree(
+                cx.chunk,
+                cx.codec,
+                &self.names,
+                &self.tree,
+                root,
+                &mut self.field_text,
+            );
+        Ok(if keep { body } else { SKIPPED })
+    }
+
+    /// The fast path's decision for a record that replays `program`: from the program's plan
+    /// and the record's values, or, where the plan needs it, from the record's tree (built
+    /// outside the chunk's node budget, which counts the trees the unfiltered run builds).
+    fn decide_hit(&mut self, cx: Source<'_>, program: Program, bstart: usize, bend: usize) -> bool {
+        let decided = self.opts.filter.decide_plan(
+            self.programs.plan(program),
+            self.programs.slots(),
+            cx.chunk,
+            cx.codec,
+            &mut self.field_text,
+        );
+        decided.unwrap_or_else(|| self.decide_by_tree(cx, bstart, bend))
+    }
+
+    #[cold]
+    fn decide_by_tree(&mut self, cx: Source<'_>, bstart: usize, bend: usize) -> bool {
+        let Ok(root) = self.parse_tree_uncounted(cx, bstart, bend) else {
+            // Not seen: a record that replays a program parses. Kept, as unfiltered.
+            return true;
+        };
+        self.opts.filter.decide_tree(
+            cx.chunk,
+            cx.codec,
+            &self.names,
+            &self.tree,
+            root,
+            &mut self.field_text,
+        )
+    }
+
+    /// Whether replaying `program` after `len` bytes of the chunk's output cannot pass an
+    /// output limit ([`Programs::replay_bound`]; 64 bytes for the banner).
+    fn replay_cannot_fail(&self, program: Program, len: usize) -> bool {
+        let bound = self.programs.replay_bound(program);
+        bound <= RECORD_OUTPUT_BYTES_MAX && len + bound + 64 <= CHUNK_OUTPUT_BYTES_MAX
+    }
+
+    /// The record's signature: a program to replay, or the slow path.
+    #[inline(always)]
+    fn sign(&mut self, cx: Source<'_>, bstart: usize, bend: usize) -> Sign {
         let mut defs = Defs {
             names: &mut self.names,
             scratch: &mut self.scratch,
@@ -473,15 +613,25 @@ impl Renderer {
             identities: &mut self.identities,
         };
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
-        let sign = if self.opts.mta.is_some() {
+        if self.opts.mta.is_some() {
             Sign::Unsupported
         } else {
             self.programs.sign(cx, &mut defs, bstart, bend)
-        };
-        if let Sign::Hit { program } = sign {
-            self.banner(buf, rec.id, recovered);
-            return self.replay_record(cx, program, buf);
         }
+    }
+
+    /// The slow path: the record's tree, rendered (and recorded into a program when `sign`
+    /// is a miss). Returns where the record's text starts and the tree's root.
+    #[inline(always)]
+    fn write_slow(
+        &mut self,
+        cx: Source<'_>,
+        rec: &records::RecordHeader,
+        recovered: bool,
+        sign: Sign,
+        buf: &mut Vec<u8>,
+    ) -> Result<(usize, u32), Failure> {
+        let (bstart, bend) = rec.binxml_window();
         let root = self.parse_tree(cx, bstart, bend)?;
         self.banner(buf, rec.id, recovered);
         let body = buf.len();
@@ -496,9 +646,12 @@ impl Renderer {
         let end = buf.len();
         buf.push(b'\n');
         if recorder.is_some() {
-            self.programs.store(self.recorder.get_mut(), buf);
+            let plan = self
+                .filtering
+                .then(|| Plan::of_tree(cx.chunk, cx.codec, &self.names, &self.tree, root));
+            self.programs.store(self.recorder.get_mut(), buf, plan);
         }
-        Self::check_size(buf.len(), body, end).map(|()| body)
+        Self::check_size(buf.len(), body, end).map(|()| (body, root))
     }
 
     /// The fast path: a compiled program's literal bytes and value slots, read from the
@@ -530,6 +683,19 @@ impl Renderer {
         if self.chunk_nodes > CHUNK_NODES_MAX {
             return Err(Failure::binxml("too many nodes in chunk"));
         }
+        let parsed = self.parse_tree_uncounted(cx, bstart, bend);
+        self.chunk_nodes += self.tree.nodes.len() + self.tree.elems.len();
+        parsed
+    }
+
+    /// [`Renderer::parse_tree`] without the chunk's node budget.
+    #[inline(always)]
+    fn parse_tree_uncounted(
+        &mut self,
+        cx: Source<'_>,
+        bstart: usize,
+        bend: usize,
+    ) -> Result<u32, Failure> {
         // Unused BinXML values (shared-fixtures/README.md): the reference's XML programs read
         // only the values a template uses, and so do we in every output format (its JSON
         // programs refuse more templates, and fail those records). Not with `--mta`: the
@@ -543,7 +709,6 @@ impl Renderer {
             templates: Some(&mut self.templates),
         };
         let parsed = tokens::parse_record(&mut parser, bstart, bend);
-        self.chunk_nodes += self.tree.nodes.len() + self.tree.elems.len();
         parsed.map_err(|e| e.into_failure(cx.chunk.len()))
     }
 

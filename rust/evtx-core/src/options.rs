@@ -33,6 +33,9 @@ pub struct Options {
     pub ansi_codec: &'static Encoding,
     /// `--events`: only records whose header ID is in one of these inclusive ranges.
     pub event_ranges: Option<Vec<(u64, u64)>>,
+    /// `--event-id`, `--provider`, `--channel`, `--level`, `--since`, `--until`: only the
+    /// records whose `System` fields it keeps (`crate::filter`); empty by default.
+    pub filter: crate::filter::Filter,
     /// Worker threads; 0 = one per CPU, 1 = render inline on the caller's thread.
     pub threads: usize,
     /// `--recover-records`: also render records carved from unallocated chunk space (5.4).
@@ -42,6 +45,9 @@ pub struct Options {
     /// `--wevt-cache FILE`: provider templates for broken or missing definitions (see
     /// `wevt_cache`).
     pub wevt_cache: Option<std::sync::Arc<crate::wevt_cache::WevtCache>>,
+    /// `--provenance`: each record's text gains where it came from, the input named as here
+    /// (see `provenance`).
+    pub provenance: Option<std::sync::Arc<crate::provenance::Provenance>>,
 }
 
 impl Default for Options {
@@ -54,10 +60,12 @@ impl Default for Options {
             validate_checksums: false,
             ansi_codec: encoding_rs::WINDOWS_1252,
             event_ranges: None,
+            filter: crate::filter::Filter::default(),
             threads: 0,
             recover_records: false,
             mta: None,
             wevt_cache: None,
+            provenance: None,
         }
     }
 }

@@ -17,6 +17,7 @@
 //! are never recorded and always take the slow path.
 
 use crate::escape;
+use crate::filter::Plan;
 use crate::simd;
 use crate::template::{Identities, Templates};
 use crate::tokens::{self, Scratch, Source};
@@ -120,6 +121,7 @@ impl Recorder {
             lits,
             tail_start: self.literal_start,
             tail_len: self.lits.len() as u32 - self.literal_start,
+            plan: Plan::default(),
         })
     }
 }
@@ -136,6 +138,9 @@ pub struct Body {
     lits: Vec<u8>,
     tail_start: u32,
     tail_len: u32,
+    /// Where a filter finds the record's `System` fields (`crate::filter`); learnt only when
+    /// the run has a filter.
+    plan: Plan,
 }
 
 impl Body {
@@ -1169,10 +1174,13 @@ impl Programs {
 
     /// Stores the recorded program under the current signature (and, at `-t 2` and up,
     /// offers it to the other renderers).
-    pub fn store(&mut self, rec: &mut Recorder, out: &[u8]) {
-        let Some(body) = rec.finish(out) else {
+    pub fn store(&mut self, rec: &mut Recorder, out: &[u8], plan: Option<Plan>) {
+        let Some(mut body) = rec.finish(out) else {
             return;
         };
+        if let Some(plan) = plan {
+            body.plan = plan;
+        }
         let Some(program) = self.insert(Arc::new(body)) else {
             return;
         };
@@ -1213,6 +1221,35 @@ impl Programs {
         Some(program)
     }
 
+    /// The current record's substitution values (valid after a [`Sign::Hit`]).
+    pub fn slots(&self) -> &[Value] {
+        &self.slots[..self.values]
+    }
+
+    /// The filter plan of `program` ([`Programs::store`]).
+    pub fn plan(&self, program: Program) -> &Plan {
+        &self.bodies[program.body as usize].plan
+    }
+
+    /// A bound on the bytes [`Programs::replay`] writes for `program` over `self.slots`: its
+    /// literal bytes and, for each step, 64 bytes and 96 for each of its value's length units
+    /// (no value type's text is longer: a UTF-16 unit escapes to 6 bytes, an `f64` to about
+    /// 330 digits). A filter skips a record whose bound keeps within the output limits, which
+    /// therefore could not fail it.
+    pub fn replay_bound(&self, program: Program) -> usize {
+        let body = &self.bodies[program.body as usize];
+        let values: usize = body
+            .ops
+            .iter()
+            .map(|op| {
+                self.slots
+                    .get(usize::from(op.slot))
+                    .map_or(0, |v| v.len as usize)
+            })
+            .sum();
+        body.lits.len() + 64 * body.ops.len() + 96 * values
+    }
+
     /// Replays `program` over `self.slots`; `false` (output unfinished) when the output passes
     /// `limit`.
     pub fn replay(
@@ -1233,6 +1270,7 @@ impl Programs {
             lits,
             tail_start,
             tail_len,
+            ..
         } = &*bodies[program.body as usize];
         // The literals as a slice, read once: the loop reloaded their `Vec`'s fields every
         // step (PERF.md H178).

@@ -38,12 +38,19 @@ pub enum Stderr {
     FirstLine,
 }
 
-/// What the reference does on a case, and so what every CLI must do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What the reference does on a case, and so what every CLI must do; or, for an extension of
+/// ours (`ours`), what both engines must do where the reference refuses the line.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expected {
     pub status: i32,
     pub stdout: Stdout,
     pub stderr: Stderr,
+    /// `ours`: the line is an extension (README, "Extensions"). The reference refuses it (exit
+    /// 2, nothing on stdout); the engines are held to this expectation and to each other.
+    pub ours: bool,
+    /// `says TEXT`: how stderr's first line starts, in our words (the last expectation of its
+    /// line).
+    pub says: Option<String>,
 }
 
 /// One argument case.
@@ -191,8 +198,19 @@ fn parse_expected(text: &str) -> Result<Expected, String> {
     let mut status = None;
     let mut stdout = None;
     let mut stderr = Stderr::NotCompared;
-    for word in text.split(", ") {
+    let mut ours = false;
+    // `says` takes the rest of the field, commas included.
+    let (text, says) = match text.find("says ") {
+        Some(0) => ("", Some(text["says ".len()..].to_string())),
+        Some(at) if text[..at].ends_with(", ") => (
+            &text[..at - 2],
+            Some(text[at + "says ".len()..].to_string()),
+        ),
+        _ => (text, None),
+    };
+    for word in text.split(", ").filter(|w| !w.is_empty()) {
         match word {
+            "ours" => ours = true,
             "stdout" => stdout = Some(Stdout::Written),
             "no stdout" => stdout = Some(Stdout::Empty),
             "help" => stdout = Some(Stdout::Help),
@@ -205,11 +223,16 @@ fn parse_expected(text: &str) -> Result<Expected, String> {
             },
         }
     }
+    if says.is_some() && !ours {
+        return Err("`says` is for `ours` cases (the others compare with the reference)".into());
+    }
     match (status, stdout) {
         (Some(status), Some(stdout)) => Ok(Expected {
             status,
             stdout,
             stderr,
+            ours,
+            says,
         }),
         _ => Err(format!("`{text}` lacks `exit N` or what stdout is")),
     }
@@ -220,18 +243,43 @@ impl Expected {
     /// placeholders' files are): none when it does not.
     pub fn departure(&self, reference: &Ran) -> Option<String> {
         let got = (reference.status, stdout_kind(reference.stdout));
-        let want = (Some(self.status), self.stdout);
+        let want = if self.ours {
+            (Some(2), Stdout::Empty)
+        } else {
+            (Some(self.status), self.stdout)
+        };
         (got != want).then(|| format!("the reference gives {got:?}, the file says {want:?}"))
     }
 
     /// How a CLI's run differs from the reference's run under the CLI's name, in what this case
     /// compares.
     pub fn differences(&self, reference: &Ran, ours: &Ran) -> Differences {
+        if self.ours {
+            return self.our_differences(ours);
+        }
         Differences {
             status: ours.status != reference.status,
             stdout: ours.stdout.is_empty() != reference.stdout.is_empty(),
             help: self.stdout == Stdout::Help && ours.stdout != reference.stdout,
             stderr: self.stderr_differs(reference.stderr, ours.stderr),
+        }
+    }
+
+    /// How an engine's run of an `ours` case differs from this expectation.
+    fn our_differences(&self, ours: &Ran) -> Differences {
+        let first = ours
+            .stderr
+            .split(|b| *b == b'\n')
+            .next()
+            .unwrap_or_default();
+        Differences {
+            status: ours.status != Some(self.status),
+            stdout: ours.stdout.is_empty() != (self.stdout == Stdout::Empty),
+            help: false,
+            stderr: self
+                .says
+                .as_ref()
+                .is_some_and(|says| !first.starts_with(says.as_bytes())),
         }
     }
 
@@ -304,7 +352,9 @@ mod tests {
             Expected {
                 status: 1,
                 stdout: Stdout::Written,
-                stderr: Stderr::FirstLine
+                stderr: Stderr::FirstLine,
+                ours: false,
+                says: None,
             }
         );
         let argv = |case: &Case| file.argv(case, Path::new("fx"), Path::new("o"), "u".as_ref());
@@ -321,9 +371,46 @@ mod tests {
             "x | -h | exit 0, help, loud",
             "x | @Z | exit 0, stdout",
             "x | -h | exit 0, help\nx | -V | exit 0, version",
+            "x | -h | exit 2, no stdout, says error: a, b",
         ] {
             assert!(CliCases::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_extension_is_held_to_its_own_words() {
+        let file =
+            CliCases::parse("x | --x 1 | ours, exit 2, no stdout, says error: a, b\n").unwrap();
+        let e = &file.cases[0].expected;
+        assert!(e.ours);
+        assert_eq!(e.says.as_deref(), Some("error: a, b"));
+        let ran = |status, stdout, stderr| Ran {
+            status,
+            stdout,
+            stderr,
+        };
+        // The reference must refuse the line, whatever the engines do.
+        assert_eq!(e.departure(&ran(Some(2), b"", b"error: other\n")), None);
+        assert!(e.departure(&ran(Some(0), b"x", b"")).is_some());
+        let theirs = ran(Some(2), b"", b"error: other\n");
+        assert!(!e
+            .differences(&theirs, &ran(Some(2), b"", b"error: a, b\n\nmore"))
+            .any());
+        assert!(
+            e.differences(&theirs, &ran(Some(2), b"", b"error: a\n"))
+                .stderr
+        );
+        assert!(!e
+            .differences(&theirs, &ran(Some(2), b"", b"error: a, b, c\n"))
+            .any());
+        assert!(
+            e.differences(&theirs, &ran(Some(1), b"", b"error: a, b\n"))
+                .status
+        );
+        assert!(
+            e.differences(&theirs, &ran(Some(2), b"x", b"error: a, b\n"))
+                .stdout
+        );
     }
 
     #[test]
@@ -332,6 +419,8 @@ mod tests {
             status: 2,
             stdout: Stdout::Empty,
             stderr: Stderr::FirstLine,
+            ours: false,
+            says: None,
         };
         let ran = |status, stdout| Ran {
             status,
@@ -345,7 +434,7 @@ mod tests {
         assert!(!expected.stderr_differs(b"a\nb\n", b"a\nc\n"));
         let whole = Expected {
             stderr: Stderr::Whole,
-            ..expected
+            ..expected.clone()
         };
         let traced = b"Error: x\n\nStack backtrace:\n   0: main\n";
         assert!(!whole.stderr_differs(traced, b"Error: x\n"));
@@ -355,6 +444,8 @@ mod tests {
             status: 0,
             stdout: Stdout::Help,
             stderr: Stderr::Whole,
+            ours: false,
+            says: None,
         };
         let theirs = Ran {
             status: Some(0),
@@ -400,8 +491,8 @@ mod tests {
         }
         // Usage errors and help texts are the reference's, byte for byte.
         for case in &file.cases {
-            let e = case.expected;
-            if e.status == 2 || e.stdout == Stdout::Help {
+            let e = &case.expected;
+            if !e.ours && (e.status == 2 || e.stdout == Stdout::Help) {
                 assert_eq!(e.stderr, Stderr::Whole, "{}", case.name);
             }
         }

@@ -26,6 +26,7 @@ pub fn synthetic() -> Vec<Fixture> {
         nested(),
         data_shapes(),
         raw_fragments(),
+        filters(),
     ]
 }
 
@@ -710,4 +711,164 @@ fn data_shapes() -> Fixture {
         ],
         log.into_file(),
     )
+}
+
+/// The `System` shapes a record filter (`--event-id`, `--provider`, `--channel`, `--level`,
+/// `--since`, `--until`) must decide: its fast path (a program's plan, records 2-5 replaying
+/// record 1's) and its slow path (trees), fields missing, made of text or of several parts.
+fn filters() -> Fixture {
+    let mut log = Log::new();
+    let t0 = crate::log::ft(1_714_550_400, 0); // 2024-05-01T08:00:00Z
+    filters_windows(&mut log, t0);
+    filters_trees(&mut log, t0);
+    fx(
+        "filters",
+        "The System shapes record filters decide (shared-fixtures/README.md, \"Filters\"). \
+         Records 1-5 share the Windows template (1 recorded, 2-5 replayed): EventIDs 4624, \
+         4625, 4624 (provider and channel in other case), 7045, 4624 with Qualifiers 16384; \
+         levels 0, 0, 4, 4, 2; times 2024-05-01T08:00:00Z, +100 ns, +1 s, +1 h, -100 ns. \
+         Record 6 has no TimeCreated and its EventID (Qualifiers 0) and Level are text; \
+         record 7 has no System; record 8's EventID \" 4624\" and Level \"0x4\" are no \
+         numbers, its SystemTime is text and its provider non-ASCII. Records 9-10 share a \
+         template whose EventID is literal \"46\" then a String value (4624, 4625) and whose \
+         Level is a String (\"4\", \"04\").",
+        &[
+            (Out::Jsonl, "\"EventID\":4625"),
+            (
+                Out::Jsonl,
+                "\"EventID\":{\"#attributes\":{\"Qualifiers\":16384},\"#text\":4624}",
+            ),
+            (
+                Out::Jsonl,
+                "\"Name\":\"MICROSOFT-windows-security-AUDITING\"",
+            ),
+            (
+                Out::Jsonl,
+                "\"EventID\":{\"#attributes\":{\"Qualifiers\":\"0\"},\"#text\":\"4624\"}",
+            ),
+            (Out::Jsonl, "\"Event\":{\"EventData\""),
+            (Out::Jsonl, "\"EventID\":\"4625\""),
+            (Out::Jsonl, "\"Level\":\"04\""),
+            (Out::Xml, "<EventID>4624</EventID>"),
+        ],
+        log.into_file(),
+    )
+}
+
+/// `filters`' records 1-5: the Windows template; 2-5 replay record 1's program.
+fn filters_windows(log: &mut Log, t0: u64) {
+    use crate::fixtures::sys;
+    use crate::windows::{event_data_def, event_record};
+    let ed = |n: u32| v_inst("ed", event_data_def(&[("N", ty::U32)]), vec![v_u32(n)]);
+    // Provider, channel, EventID, Qualifiers, level, time.
+    type Shape<'a> = (&'a str, &'a str, u16, Option<u16>, u8, u64);
+    let shapes: [Shape; 5] = [
+        (
+            "Microsoft-Windows-Security-Auditing",
+            "Security",
+            4624,
+            None,
+            0,
+            t0,
+        ),
+        (
+            "Microsoft-Windows-Security-Auditing",
+            "Security",
+            4625,
+            None,
+            0,
+            t0 + 1,
+        ),
+        (
+            "MICROSOFT-windows-security-AUDITING",
+            "security",
+            4624,
+            None,
+            4,
+            t0 + 10_000_000,
+        ),
+        (
+            "Service Control Manager",
+            "System",
+            7045,
+            None,
+            4,
+            t0 + 36_000_000_000,
+        ),
+        (
+            "Evtx-Twin-Fixtures",
+            "Application",
+            4624,
+            Some(16384),
+            2,
+            t0 - 1,
+        ),
+    ];
+    for (i, (provider, channel, id, qualifiers, level, time)) in shapes.into_iter().enumerate() {
+        let mut s = sys(log.next_id, id, time);
+        s.provider = provider.into();
+        s.channel = channel.into();
+        s.qualifiers = qualifiers;
+        s.level = level;
+        log.rec(event_record(&s, ed(i as u32)));
+    }
+}
+
+/// `filters`' records 6-10: trees, and a template whose fields are texts.
+fn filters_trees(log: &mut Log, t0: u64) {
+    // 6: no TimeCreated, EventID and Level as text.
+    let no_time = e("Event").kid(
+        e("System")
+            .kid(e("Provider").attr_s("Name", "Plain").empty())
+            .kid(e("EventID").attr_s("Qualifiers", "0").text("4624"))
+            .kid(e("Level").text("4"))
+            .kid(e("Channel").text("Security")),
+    );
+    log.rec(no_time.stream());
+    // 7: no System at all.
+    log.rec(
+        e("Event")
+            .kid(e("EventData").kid(e("Data").text("4624")))
+            .stream(),
+    );
+    // 8: numbers that are not decimal digits, a time that is text, a non-ASCII provider.
+    let odd = e("Event").kid(
+        e("System")
+            .kid(e("Provider").attr_s("Name", "Pr\u{f6}vider").empty())
+            .kid(e("EventID").text(" 4624"))
+            .kid(e("Level").text("0x4"))
+            .kid(
+                e("TimeCreated")
+                    .attr_s("SystemTime", "2024-05-01T08:00:00.5Z")
+                    .empty(),
+            )
+            .kid(e("Channel").text("Security")),
+    );
+    log.rec(odd.stream());
+    // 9-10: EventID made of literal text and a value ("46" then "24" or "25"): the fast path
+    // reads the tree; the channel is a String value, the level a string of digits.
+    let split = || {
+        e("Event").kid(
+            e("System")
+                .kid(e("Provider").attr_sub("Name", 0, ty::STRING).empty())
+                .kid(e("EventID").text("46").sub(1, ty::STRING))
+                .kid(e("Level").sub(2, ty::STRING))
+                .kid(
+                    e("TimeCreated")
+                        .attr_sub("SystemTime", 3, ty::FILETIME)
+                        .empty(),
+                )
+                .kid(e("Channel").sub(4, ty::STRING)),
+        )
+    };
+    for (tail, level, time) in [("24", "4", t0 + 2), ("25", "04", t0 + 3)] {
+        let values = vec![
+            v_str("Split"),
+            v_str(tail),
+            v_str(level),
+            v_filetime(time),
+            v_str("Security"),
+        ];
+        log.rec(inst_record("split", split(), values));
+    }
 }

@@ -57,7 +57,8 @@ fn regenerating_gives_the_committed_bytes() {
 #[test]
 fn fixtures_are_small() {
     let total: usize = evtx_files(&fixtures_dir()).values().map(|b| b.len()).sum();
-    assert!(total < 2 * 1024 * 1024, "fixtures total {total} bytes");
+    // 2 MiB until synthetic/filters.evtx (one chunk, 69632 bytes) took the set past it.
+    assert!(total < 2304 * 1024, "fixtures total {total} bytes");
 }
 
 fn reference() -> Option<PathBuf> {
