@@ -30,6 +30,16 @@
 // `evtx_record.record_id` of a chunk error: no record identifier is known.
 #define EVTX_RECORD_ID_UNKNOWN UINT64_MAX
 
+// `evtx_record.checksum`: the chunk's CRC32s were not checked (no `validate_checksums`, a
+// chunk that keeps none, the cut last chunk, an error entry, or a library that cannot tell).
+#define EVTX_CHECKSUM_UNCHECKED 0
+
+// `evtx_record.checksum`: the chunk's header and records CRC32s match.
+#define EVTX_CHECKSUM_OK 1
+
+// `evtx_record.checksum`: one of the chunk's CRC32s does not match.
+#define EVTX_CHECKSUM_BAD 2
+
 // `evtx_batch_system.present` bit: the entry has a provider name.
 #define EVTX_SYSTEM_PROVIDER 1
 
@@ -272,6 +282,11 @@ typedef struct evtx_record {
   // 1 when the record was carved from unallocated chunk space (`recover_records`), else 0
   // (always 0 when `status` is not OK).
   uint8_t recovered;
+  // An `EVTX_CHECKSUM_*` value: the CRC32 status of the record's chunk, checked with
+  // `validate_checksums` (`EVTX_CHECKSUM_UNCHECKED` otherwise, and when `status` is not
+  // OK). Added in the struct's padding after `recovered`: its size and every other field's
+  // offset are those of the ABI before it, so callers built before it are unaffected.
+  uint8_t checksum;
 } evtx_record;
 
 // Many pulled entries at once, filled by `evtx_parser_next_batch`, as columns (struct of

@@ -13,6 +13,7 @@
 #include "evtx.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,51 @@ static evtx_status pull_batches(evtx_parser *parser, size_t size, sink *s, uint6
     return status;
 }
 
+/* `evtx_record` as the header declared it before `checksum` (EVTX_ABI_VERSION 3): a caller
+ * built then holds this struct. `checksum` went into its padding, so the library writes
+ * nothing past it; `guard` after it must stay as set. */
+typedef struct record_before_checksum {
+    const uint8_t *data;
+    size_t data_len;
+    uint64_t record_id;
+    uint64_t filetime;
+    uint64_t file_offset;
+    uint32_t chunk_index;
+    uint32_t status;
+    const char *message;
+    uint8_t recovered;
+} record_before_checksum;
+
+typedef struct guarded_record {
+    record_before_checksum record;
+    uint64_t guard;
+} guarded_record;
+
+/* Pulls every entry of `path` into the old struct: the guard stays, the fields read as the
+ * new struct's, and a validated chunk's records say `EVTX_CHECKSUM_OK` or unchecked. */
+static void check_record_before_checksum(const char *path) {
+    evtx_parser *parser = NULL;
+    evtx_options options;
+    guarded_record old;
+    evtx_status status;
+    CHECK(sizeof(record_before_checksum) == sizeof(evtx_record));
+    CHECK(offsetof(evtx_record, checksum) > offsetof(evtx_record, recovered));
+    evtx_options_init(&options);
+    options.validate_checksums = 1;
+    if (evtx_parser_open_path(path, &options, &parser) != EVTX_STATUS_OK) return;
+    memset(&old, 0, sizeof old);
+    old.guard = UINT64_C(0x5AFE5AFE5AFE5AFE);
+    while ((status = evtx_parser_next(parser, (evtx_record *)&old.record)) != EVTX_STATUS_END) {
+        const evtx_record *record = (const evtx_record *)&old.record;
+        CHECK(old.guard == UINT64_C(0x5AFE5AFE5AFE5AFE));
+        CHECK(record->checksum == EVTX_CHECKSUM_UNCHECKED || status == EVTX_STATUS_OK);
+        CHECK(record->checksum != EVTX_CHECKSUM_BAD);
+        if (status != EVTX_STATUS_OK && status >= EVTX_STATUS_INCOMPLETE_CHUNK) continue;
+        if (status != EVTX_STATUS_OK) break;
+    }
+    evtx_parser_free(parser);
+}
+
 static void check_file(const char *path) {
     size_t len = 0, cut;
     uint8_t *data = read_file(path, &len);
@@ -496,7 +542,10 @@ int main(int argc, char **argv) {
     check_null_arguments();
     check_bad_inputs();
     check_last_error_per_thread();
-    for (i = 1; i < argc; i++) check_file(argv[i]);
+    for (i = 1; i < argc; i++) {
+        check_file(argv[i]);
+        check_record_before_checksum(argv[i]);
+    }
     printf("smoke: %u passed, %u failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

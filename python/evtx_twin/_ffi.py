@@ -67,6 +67,7 @@ class Record(ctypes.Structure):
         ("status", ctypes.c_uint32),
         ("message", ctypes.c_char_p),
         ("recovered", ctypes.c_uint8),
+        ("checksum", ctypes.c_uint8),
     ]
 
 

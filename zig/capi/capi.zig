@@ -14,6 +14,9 @@ const timestamps = @import("timestamps.zig");
 
 pub const EVTX_ABI_VERSION: u32 = 3;
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = std.math.maxInt(u64);
+pub const EVTX_CHECKSUM_UNCHECKED: u8 = @intFromEnum(evtx.provenance.Checksum.unchecked);
+pub const EVTX_CHECKSUM_OK: u8 = @intFromEnum(evtx.provenance.Checksum.ok);
+pub const EVTX_CHECKSUM_BAD: u8 = @intFromEnum(evtx.provenance.Checksum.bad);
 
 // The engine's limits under the header's names: the conformance test holds each to the value
 // rust/evtx-abi/src/limits.rs gives it there.
@@ -151,6 +154,7 @@ pub const evtx_record = extern struct {
     status: u32,
     message: ?[*:0]const u8,
     recovered: u8,
+    checksum: u8,
 };
 
 /// C: evtx_batch
@@ -554,6 +558,7 @@ fn fillRecord(
             .failed => |f| f.detail.ptr,
         },
         .recovered = @intFromBool(status == .ok and e.recovered),
+        .checksum = if (status == .ok) @intFromEnum(e.checksum) else EVTX_CHECKSUM_UNCHECKED,
     };
     return status;
 }

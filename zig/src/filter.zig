@@ -86,6 +86,40 @@ pub const Filter = struct {
         };
     }
 
+    /// `holds` for value `v` without its text, where the type allows: an unsigned integer's
+    /// number (its text is its decimal digits), a FILETIME's ticks (its text is their RFC 3339
+    /// form up to the year 9999). Null: ask its text. The Rust engine's `holds_direct`.
+    fn holdsDirect(f: *const Filter, field: Field, chunk: []const u8, v: Value) ?bool {
+        if (v.start > chunk.len or chunk.len - v.start < v.len) return null;
+        const bytes = chunk[v.start..][0..v.len];
+        const number: ?u64 = switch (v.vtype) {
+            T.uint8 => if (v.len == 1) bytes[0] else null,
+            T.uint16 => if (v.len == 2) std.mem.readInt(u16, bytes[0..2], .little) else null,
+            T.uint32 => if (v.len == 4) std.mem.readInt(u32, bytes[0..4], .little) else null,
+            T.uint64, T.filetime => if (v.len == 8)
+                std.mem.readInt(u64, bytes[0..8], .little)
+            else
+                null,
+            else => null,
+        };
+        const n = number orelse return null;
+        switch (field) {
+            .event_id, .level => {
+                if (v.vtype == T.filetime) return null;
+                const ranges = if (field == .event_id) f.event_ids else f.levels;
+                for (ranges) |r| if (r.first <= n and n <= r.last) return true;
+                return false;
+            },
+            .time => {
+                if (v.vtype != T.filetime or n >= ticks_year_10000) return null;
+                if (f.since) |since| if (n < since) return false;
+                if (f.until) |until| if (n >= until) return false;
+                return true;
+            },
+            .provider, .channel => return null,
+        }
+    }
+
     /// The slow path's decision, from the record tree whose root is `root`. `scratch` holds
     /// each field's text in turn.
     pub fn decideTree(
@@ -124,6 +158,7 @@ pub const Filter = struct {
                 .fixed => |text| f.holds(field, text),
                 .slot => |k| ok: {
                     if (k >= slots.len) return null;
+                    if (f.holdsDirect(field, fmt.chunk, slots[k])) |direct| break :ok direct;
                     scratch.truncate(0);
                     const written = try writeValueText(scratch, fmt, slots[k]);
                     break :ok f.holds(field, if (written) scratch.list.items else null);
@@ -407,6 +442,9 @@ pub fn digits(text: []const u8) ?u64 {
     return n;
 }
 
+/// FILETIME ticks of 10000-01-01T00:00:00Z: from there on a FILETIME's text has no
+/// four-digit year, so no TIME.
+const ticks_year_10000: u64 = 2_650_467_744_000_000_000;
 /// FILETIME ticks (100 ns) in a second.
 const ticks_per_second: i64 = 10_000_000;
 /// Days from 0000-03-01 (the civil calendar's origin in `daysFromCivil`) to 1601-01-01.
@@ -548,6 +586,7 @@ test "times: RFC 3339 to FILETIME ticks" {
         try parseTime("1601-01-02T00:00:00.5Z", &problem),
     );
     const last = try parseTime("9999-12-31T23:59:59.9999999Z", &problem);
+    try std.testing.expectEqual(ticks_year_10000, last + 1);
     try std.testing.expectEqual(last + 1, try parseTime("9999-12-31T23:00:00-01:00", &problem));
     var buf: [200]u8 = undefined;
     for ([_][]const u8{ "1601-01-01T00:30:00+01:00", "0000-01-01T00:00:00Z" }) |text| {

@@ -13,7 +13,7 @@ use evtx::mta::{MtaError, MtaFile};
 use evtx::wevt_templates::wevtcache::{EntryKind, WevtCacheFileError, WevtCacheReader};
 use evtx::wevt_templates::{WevtCache, WevtCacheError};
 use evtx::{EvtxParser, ParserSettings, RenderedChunk, RenderedChunkItem};
-use evtx_abi::abi::{evtx_format, evtx_status, EVTX_RECORD_ID_UNKNOWN};
+use evtx_abi::abi::{evtx_format, evtx_status, EVTX_CHECKSUM_UNCHECKED, EVTX_RECORD_ID_UNKNOWN};
 use evtx_abi::front::{Engine, Failure, Input, Item, Library, Settings, Sink};
 use std::ffi::CStr;
 use std::io::Cursor;
@@ -188,6 +188,8 @@ impl Engine for Backend {
                             data,
                             message: "",
                             recovered: is_recovered(data),
+                            // Unknown from the reference's output, as the chunk index.
+                            checksum: EVTX_CHECKSUM_UNCHECKED,
                             extra: false,
                         })
                     }
@@ -321,6 +323,7 @@ fn error_item<'a>(error: &EvtxError, message: &'a str) -> Item<'a> {
         data: &[],
         message,
         recovered: false,
+        checksum: EVTX_CHECKSUM_UNCHECKED,
         extra: false,
     };
     match error {
@@ -429,6 +432,7 @@ impl Puller {
             data: &self.chunk.data[entry.start..entry.end],
             message: &entry.message,
             recovered: entry.recovered,
+            checksum: EVTX_CHECKSUM_UNCHECKED,
             extra: false,
         }
     }

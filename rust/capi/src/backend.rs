@@ -237,6 +237,7 @@ impl Engine for Backend {
             data,
             message: &puller.message,
             recovered: entry.recovered,
+            checksum: entry.checksum as u8,
             extra: false,
         }))
     }
@@ -270,6 +271,7 @@ impl Engine for Backend {
                     data: &[],
                     message: "",
                     recovered: entry.recovered,
+                    checksum: entry.checksum as u8,
                     extra: chunk.partial && entry.record_id.is_none(),
                 };
                 match &entry.outcome {

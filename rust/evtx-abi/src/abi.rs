@@ -21,6 +21,16 @@ pub const EVTX_ABI_VERSION: u32 = 3;
 /// `evtx_record.record_id` of a chunk error: no record identifier is known.
 pub const EVTX_RECORD_ID_UNKNOWN: u64 = u64::MAX;
 
+/// `evtx_record.checksum`: the chunk's CRC32s were not checked (no `validate_checksums`, a
+/// chunk that keeps none, the cut last chunk, an error entry, or a library that cannot tell).
+pub const EVTX_CHECKSUM_UNCHECKED: u8 = 0;
+
+/// `evtx_record.checksum`: the chunk's header and records CRC32s match.
+pub const EVTX_CHECKSUM_OK: u8 = 1;
+
+/// `evtx_record.checksum`: one of the chunk's CRC32s does not match.
+pub const EVTX_CHECKSUM_BAD: u8 = 2;
+
 /// Result of every `evtx_*` function that can fail, and the status of a pulled record.
 ///
 /// `EVTX_STATUS_OK` and `EVTX_STATUS_END` are not errors. The values from
@@ -305,6 +315,11 @@ pub struct evtx_record {
     /// 1 when the record was carved from unallocated chunk space (`recover_records`), else 0
     /// (always 0 when `status` is not OK).
     pub recovered: u8,
+    /// An `EVTX_CHECKSUM_*` value: the CRC32 status of the record's chunk, checked with
+    /// `validate_checksums` (`EVTX_CHECKSUM_UNCHECKED` otherwise, and when `status` is not
+    /// OK). Added in the struct's padding after `recovered`: its size and every other field's
+    /// offset are those of the ABI before it, so callers built before it are unaffected.
+    pub checksum: u8,
 }
 
 /// Many pulled entries at once, filled by `evtx_parser_next_batch`, as columns (struct of

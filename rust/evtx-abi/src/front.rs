@@ -15,8 +15,8 @@
 
 use crate::abi::{
     evtx_batch, evtx_batch_system, evtx_batch_texts, evtx_error_fn, evtx_event_range, evtx_format,
-    evtx_options, evtx_record, evtx_stats, evtx_status, evtx_write_fn, EVTX_RECORD_ID_UNKNOWN,
-    UNKNOWN_STATUS_NAME,
+    evtx_options, evtx_record, evtx_stats, evtx_status, evtx_write_fn, EVTX_CHECKSUM_UNCHECKED,
+    EVTX_RECORD_ID_UNKNOWN, UNKNOWN_STATUS_NAME,
 };
 use std::cell::RefCell;
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -102,6 +102,8 @@ pub struct Item<'a> {
     pub message: &'a str,
     /// Carved (`recover_records`).
     pub recovered: bool,
+    /// The chunk's `EVTX_CHECKSUM_*` status.
+    pub checksum: u8,
     /// Our documented extra error (the cut last chunk's line, shared-fixtures/README.md): it
     /// never stops a dump, as the reference never sees it.
     pub extra: bool,
@@ -468,6 +470,7 @@ pub unsafe fn parser_next(parser: *mut evtx_parser, record: *mut evtx_record) ->
         status: evtx_status::End as u32,
         message: c"".as_ptr(),
         recovered: 0,
+        checksum: EVTX_CHECKSUM_UNCHECKED,
     };
     if parser.poisoned {
         return fail(Failure::new(
@@ -502,6 +505,11 @@ pub unsafe fn parser_next(parser: *mut evtx_parser, record: *mut evtx_record) ->
             status: item.status as u32,
             message: parser.message.as_ptr(),
             recovered: u8::from(item.recovered),
+            checksum: if item.status == evtx_status::Ok {
+                item.checksum
+            } else {
+                EVTX_CHECKSUM_UNCHECKED
+            },
         };
         return item.status;
     });
@@ -809,6 +817,7 @@ impl Sink for CallbackSink<'_> {
                 status: item.status as u32,
                 message: message.as_ptr(),
                 recovered: 0,
+                checksum: EVTX_CHECKSUM_UNCHECKED,
             };
             // SAFETY: the caller of `evtx_parser_dump` guarantees `on_error` may be called
             // with its `user_data` and a record valid for the duration of the call.

@@ -510,11 +510,7 @@ impl Renderer {
         recovered: bool,
         buf: &mut Vec<u8>,
     ) -> Result<usize, Failure> {
-        let (bstart, bend) = rec.binxml_window();
-        if bstart == bend {
-            // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
-            return Err(Failure::binxml("empty BinXML window"));
-        }
+        let (bstart, bend) = Self::binxml_window(rec)?;
         let sign = self.sign(cx, bstart, bend);
         if let Sign::Hit { program } = sign {
             self.banner(buf, rec.id, recovered);
@@ -538,10 +534,7 @@ impl Renderer {
         recovered: bool,
         buf: &mut Vec<u8>,
     ) -> Result<usize, Failure> {
-        let (bstart, bend) = rec.binxml_window();
-        if bstart == bend {
-            return Err(Failure::binxml("empty BinXML window"));
-        }
+        let (bstart, bend) = Self::binxml_window(rec)?;
         let wanted = self.opts.wants_record(rec.id);
         let sign = self.sign(cx, bstart, bend);
         if let Sign::Hit { program } = sign {
@@ -601,6 +594,17 @@ impl Renderer {
     fn replay_cannot_fail(&self, program: Program, len: usize) -> bool {
         let bound = self.programs.replay_bound(program);
         bound <= RECORD_OUTPUT_BYTES_MAX && len + bound + 64 <= CHUNK_OUTPUT_BYTES_MAX
+    }
+
+    /// The record's BinXML window, which the reference refuses empty (a record of exactly 28
+    /// bytes).
+    #[inline(always)]
+    fn binxml_window(rec: &records::RecordHeader) -> Result<(usize, usize), Failure> {
+        let (bstart, bend) = rec.binxml_window();
+        if bstart == bend {
+            return Err(Failure::binxml("empty BinXML window"));
+        }
+        Ok((bstart, bend))
     }
 
     /// The record's signature: a program to replay, or the slow path.

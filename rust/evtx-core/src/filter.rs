@@ -37,6 +37,9 @@ pub struct Filter {
 
 /// FILETIME ticks (100 ns) in a second.
 const TICKS_PER_SECOND: u64 = 10_000_000;
+/// FILETIME ticks of 10000-01-01T00:00:00Z: from there on a FILETIME's text has no
+/// four-digit year, so no TIME.
+const TICKS_YEAR_10000: u64 = 2_650_467_744_000_000_000;
 /// Days from 0000-03-01 (the civil calendar's origin in [`days_from_civil`]) to 1601-01-01.
 const DAYS_TO_1601: i64 = 584_694;
 
@@ -327,6 +330,38 @@ impl Filter {
         }
     }
 
+    /// [`Filter::holds`] for value `v` without its text, where the type allows: an unsigned
+    /// integer's number (its text is its decimal digits), a FILETIME's ticks (its text is
+    /// their RFC 3339 form up to the year 9999). `None`: ask its text.
+    fn holds_direct(&self, field: Field, chunk: &[u8], v: &Value) -> Option<bool> {
+        let bytes = chunk.get(v.off as usize..(v.off as usize).checked_add(v.len as usize)?)?;
+        let le = |n: usize| -> Option<u64> {
+            let b = bytes.get(..n).filter(|_| bytes.len() == n)?;
+            Some(b.iter().rev().fold(0u64, |acc, &x| acc << 8 | u64::from(x)))
+        };
+        let number = || match v.ty {
+            ty::U8 => le(1),
+            ty::U16 => le(2),
+            ty::U32 => le(4),
+            ty::U64 => le(8),
+            _ => None,
+        };
+        let in_ranges = |ranges: &[(u32, u32)], n: u64| {
+            ranges
+                .iter()
+                .any(|&(a, b)| u64::from(a) <= n && n <= u64::from(b))
+        };
+        match field {
+            Field::EventId => Some(in_ranges(&self.event_ids, number()?)),
+            Field::Level => Some(in_ranges(&self.levels, number()?)),
+            Field::Time if v.ty == ty::FILETIME => {
+                let t = le(8).filter(|&t| t < TICKS_YEAR_10000)?;
+                Some(self.since.is_none_or(|s| s <= t) && self.until.is_none_or(|u| t < u))
+            }
+            _ => None,
+        }
+    }
+
     /// The slow path's decision, from the record tree whose root is `root`. `scratch` holds
     /// each field's text in turn.
     pub fn decide_tree(
@@ -369,10 +404,15 @@ impl Filter {
                 Source::Absent => false,
                 Source::Fixed(text) => self.holds(field, Some(text)),
                 Source::Slot(k) => {
-                    scratch.clear();
                     let v = slots.get(usize::from(*k))?;
-                    let ok = write_value_text(scratch, chunk, codec, v);
-                    self.holds(field, ok.then_some(&scratch[..]))
+                    match self.holds_direct(field, chunk, v) {
+                        Some(holds) => holds,
+                        None => {
+                            scratch.clear();
+                            let ok = write_value_text(scratch, chunk, codec, v);
+                            self.holds(field, ok.then_some(&scratch[..]))
+                        }
+                    }
                 }
             };
             if !holds {
@@ -776,6 +816,7 @@ mod tests {
             0
         );
         let last = parse_time("9999-12-31T23:59:59.9999999Z").unwrap();
+        assert_eq!(last + 1, TICKS_YEAR_10000);
         assert_eq!(last + 1, parse_time("9999-12-31T23:00:00-01:00").unwrap());
         let early = "the time is before 1601-01-01T00:00:00Z, where EVTX times begin";
         assert_eq!(parse_time("1601-01-01T00:30:00+01:00").unwrap_err(), early);
