@@ -759,7 +759,8 @@ test "filtered runs fail as unfiltered runs (damaged and carving fixtures)" {
         defer gpa.free(bytes);
         for ([_]bool{ false, true }) |recover| {
             var settings: options.Options = .{ .format = .jsonl, .recover_records = recover };
-            const f = dump.EvtxFile.open(gpa, dump.Input.fromBytes(bytes), &settings) catch continue;
+            const in = dump.Input.fromBytes(bytes);
+            const f = dump.EvtxFile.open(gpa, in, &settings) catch continue;
             var slots = f.order.iterator();
             while (slots.next()) |slot| {
                 settings.filter = .{};
