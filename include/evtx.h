@@ -40,6 +40,14 @@
 // `evtx_record.checksum`: one of the chunk's CRC32s does not match.
 #define EVTX_CHECKSUM_BAD 2
 
+// `evtx_options.version` of the struct that ends at `wevt_cache_path`, the layout before the
+// filters (what `evtx_options_init` writes, and what a caller built against that header has).
+#define EVTX_OPTIONS_VERSION_0 0
+
+// `evtx_options.version` of the whole struct, the filters included (what
+// `evtx_options_init_v1` writes). The newest version this library reads.
+#define EVTX_OPTIONS_VERSION_1 1
+
 // `evtx_batch_system.present` bit: the entry has a provider name.
 #define EVTX_SYSTEM_PROVIDER 1
 
@@ -128,7 +136,9 @@ enum evtx_status
   EVTX_STATUS_NULL_ARGUMENT = 2,
   // An option is out of range: unknown format, unknown or non-ASCII-compatible ANSI code
   // page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes, a
-  // damaged `mta_path` or `wevt_cache_path` file.
+  // `version` newer than the library's, a bad filter (a list NULL with a non-zero count, a
+  // range whose `first` is greater than its `last`, a NULL, empty or non-UTF-8 name,
+  // `since` not before `until`), a damaged `mta_path` or `wevt_cache_path` file.
   EVTX_STATUS_INVALID_OPTIONS = 3,
   // An option the backend does not implement (for example `recover_records`).
   EVTX_STATUS_UNSUPPORTED = 4,
@@ -210,11 +220,25 @@ typedef struct evtx_event_range {
   uint64_t last;
 } evtx_event_range;
 
-// How to render, mirroring the CLI's options. Always start from `evtx_options_init`, then
-// change fields: a zeroed struct is not the default (indent and banner would be off).
+// One inclusive range of `System/EventID` or `System/Level` values (`--event-id`, `--level`
+// `first-last`; a single value is `first == last`).
+typedef struct evtx_value_range {
+  uint32_t first;
+  uint32_t last;
+} evtx_value_range;
+
+// How to render, mirroring the CLI's options. Always start from `evtx_options_init_v1` (or
+// `evtx_options_init`, see `version`), then change fields: a zeroed struct is not the
+// default (indent and banner would be off).
 //
 // The flags are `uint8_t` 0/1 and the enums are `uint32_t`, so the layout is the same in C,
 // Zig, ctypes and cgo. A flag other than 0 counts as set.
+//
+// Versions: the struct only grows at its end, and `version` says how much of it the caller
+// has. Version 0 ends at `wevt_cache_path` (the layout before the filters): a library never
+// reads or writes past it, so a program built against that header keeps working unchanged.
+// Version 1 adds the record filters (`event_ids` to `until_set`). A version newer than the
+// library's is `EVTX_STATUS_INVALID_OPTIONS`.
 typedef struct evtx_options {
   // An `evtx_format` value. Default `EVTX_FORMAT_XML`.
   uint32_t format;
@@ -234,8 +258,12 @@ typedef struct evtx_options {
   // `--stop-after-one-error`: `evtx_parser_dump` stops at the first chunk or record error
   // and returns its status. Default 0. No effect on `evtx_parser_next`.
   uint8_t stop_after_error;
+  // `EVTX_OPTIONS_VERSION_0` or `EVTX_OPTIONS_VERSION_1`: which fields follow
+  // `wevt_cache_path` (none in version 0). Set by the init function, left as it is. It was
+  // the first of two reserved zero bytes, so callers from before it say version 0.
+  uint8_t version;
   // Must be zero.
-  uint8_t reserved[2];
+  uint8_t reserved;
   // `--ansi-codec`: a NUL-terminated WHATWG encoding label for AnsiString values; it must
   // be ASCII-compatible. NULL = `windows-1252` (default). Copied at open.
   const char *ansi_codec;
@@ -255,6 +283,40 @@ typedef struct evtx_options {
   // records whose embedded template is missing or broken are rendered from it. NULL = none
   // (default). Read at open, before `mta_path`, failing as it does.
   const char *wevt_cache_path;
+  // Version 1. `--event-id`: render only records whose `System/EventID` is in one of these
+  // ranges (the rules of `shared-fixtures/README.md`, "Filters", as for the CLIs; every
+  // filter is decided by the engine before rendering, AND between filters and with
+  // `event_ranges`, OR inside one). NULL with count 0 = no constraint (default). Errors
+  // are still reported for the records a filter drops. Copied at open.
+  const struct evtx_value_range *event_ids;
+  // Number of entries in `event_ids`.
+  size_t event_ids_count;
+  // Version 1. `--level`: `System/Level` in one of these ranges, as `event_ids`.
+  const struct evtx_value_range *levels;
+  // Number of entries in `levels`.
+  size_t levels_count;
+  // Version 1. `--provider`: `System/Provider/@Name` equal to one of these NUL-terminated
+  // UTF-8 names, whole, ASCII letters case-insensitive. NULL with count 0 = no constraint
+  // (default). Copied at open.
+  const char *const *providers;
+  // Number of entries in `providers`.
+  size_t providers_count;
+  // Version 1. `--channel`: `System/Channel`, as `providers`.
+  const char *const *channels;
+  // Number of entries in `channels`.
+  size_t channels_count;
+  // Version 1. `--since`: `System/TimeCreated/@SystemTime` at or after this FILETIME
+  // (100 ns ticks since 1601-01-01 UTC), when `since_set`.
+  uint64_t since;
+  // Version 1. `--until`: `System/TimeCreated/@SystemTime` before this FILETIME, when
+  // `until_set`. With both set, `since` must be less than `until`.
+  uint64_t until;
+  // Version 1. Whether `since` constrains. Default 0.
+  uint8_t since_set;
+  // Version 1. Whether `until` constrains. Default 0.
+  uint8_t until_set;
+  // Version 1. Must be zero.
+  uint8_t reserved_v1[6];
 } evtx_options;
 
 // One pulled record, filled by `evtx_parser_next`. Every pointer in it stays valid until the
@@ -402,12 +464,23 @@ const char *evtx_status_name(uint32_t status);
 // `""` before any failure. Valid until the next failing call on this thread.
 const char *evtx_last_error(void);
 
-// The CLI's defaults: XML, indented, with `Record N` banners, one thread per CPU,
-// windows-1252, every record. Does nothing when `options` is NULL.
+// The CLI's defaults as `evtx_options` version 0: XML, indented, with `Record N` banners,
+// one thread per CPU, windows-1252, every record, `version` 0. Writes only the fields of
+// version 0 (up to `wevt_cache_path`), so a program built against the header before the
+// filters keeps working; a program that sets the filters calls `evtx_options_init_v1`.
+// Does nothing when `options` is NULL.
 //
 // # Safety
-// `options` is NULL or points to writable memory for one `evtx_options`.
+// `options` is NULL or points to writable memory for one version 0 `evtx_options` (the
+// bytes up to the end of `wevt_cache_path`).
 void evtx_options_init(struct evtx_options *options);
+
+// The CLI's defaults as `evtx_options` version 1: those of `evtx_options_init`, no filter,
+// `version` `EVTX_OPTIONS_VERSION_1`. Does nothing when `options` is NULL.
+//
+// # Safety
+// `options` is NULL or points to writable memory for one whole `evtx_options`.
+void evtx_options_init_v1(struct evtx_options *options);
 
 // Opens the EVTX file at `path` (NUL-terminated, UTF-8 or the platform's bytes) with
 // `options` (NULL = defaults). On success `*out` is a new parser to release with

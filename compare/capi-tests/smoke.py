@@ -17,6 +17,9 @@ EVTX_FORMAT_JSONL = 2
 
 
 class Options(C.Structure):
+    """`evtx_options` version 0, as the header declared it before the filters (56 bytes): a
+    client built then, held to keep working (`evtx_options_init` writes only these bytes)."""
+
     _fields_ = [
         ("format", C.c_uint32),
         ("threads", C.c_uint32),

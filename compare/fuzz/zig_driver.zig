@@ -244,7 +244,7 @@ fn abiRun(input: []const u8, variant: *const AbiVariant) void {
         .{ .first = 5, .last = 5 },
     };
     var options: capi.evtx_options = undefined;
-    capi.evtx_options_init(&options);
+    capi.evtx_options_init_v1(&options);
     options.format = variant.format;
     options.threads = variant.threads;
     options.recover_records = @intFromBool(variant.recover);
@@ -280,7 +280,7 @@ fn discard(user_data: ?*anyopaque, data: ?[*]const u8, len: usize) callconv(.c) 
 
 /// The functions of libevtx_rs.so the `cross` target calls.
 const RustAbi = struct {
-    options_init: *const fn (*capi.evtx_options) callconv(.c) void,
+    options_init_v1: *const fn (*capi.evtx_options) callconv(.c) void,
     parser_open_buffer: *const fn (
         [*]const u8,
         usize,
@@ -325,11 +325,11 @@ fn fuzzCross(input: []const u8) void {
     const end: u32 = @intFromEnum(capi.evtx_status.end);
     for ([_]u32{ 0, 2 }) |format| {
         var zig_options: capi.evtx_options = undefined;
-        capi.evtx_options_init(&zig_options);
+        capi.evtx_options_init_v1(&zig_options);
         zig_options.format = format;
         zig_options.threads = 1;
         var rust_options: capi.evtx_options = undefined;
-        rust.options_init(&rust_options);
+        rust.options_init_v1(&rust_options);
         rust_options.format = format;
         rust_options.threads = 1;
 

@@ -43,6 +43,12 @@ const usage =
     \\                    (repeatable; the evtx_options field, as the CLI flag of that name)
     \\  --mta FILE        evtx_options.mta_path (the CLI's --mta FILE)
     \\  --wevt-cache FILE evtx_options.wevt_cache_path (the CLI's --wevt-cache FILE)
+    \\  --event-id LIST   evtx_options.event_ids, LIST as the CLI's (4624,4700-4799)
+    \\  --level LIST      evtx_options.levels
+    \\  --provider NAME   evtx_options.providers (repeatable)
+    \\  --channel NAME    evtx_options.channels (repeatable)
+    \\  --since TICKS     evtx_options.since, a FILETIME (100 ns ticks since 1601)
+    \\  --until TICKS     evtx_options.until, a FILETIME
     \\  --sources S       heap | map | path, comma-separated (default heap): how the input
     \\                    reaches each backend; every backend is run once per source per round
     \\  --parity          fail on any skip: a missing --lib, NOT_IMPLEMENTED, under two backends
@@ -58,7 +64,7 @@ const Api = struct {
     backend_version: *const fn () callconv(.c) [*c]const u8,
     status_name: *const fn (u32) callconv(.c) [*c]const u8,
     last_error: *const fn () callconv(.c) [*c]const u8,
-    options_init: *const fn ([*c]c.evtx_options) callconv(.c) void,
+    options_init_v1: *const fn ([*c]c.evtx_options) callconv(.c) void,
     parser_open_buffer: *const fn (
         [*c]const u8,
         usize,
@@ -148,6 +154,13 @@ const Settings = struct {
     /// `--mta FILE`, `--wevt-cache FILE`: paths handed to every library.
     mta_path: ?[*:0]const u8 = null,
     wevt_cache_path: ?[*:0]const u8 = null,
+    /// The record filters (`evtx_options` version 1), handed to every library.
+    event_ids: std.ArrayList(c.evtx_value_range) = .empty,
+    levels: std.ArrayList(c.evtx_value_range) = .empty,
+    providers: std.ArrayList([*c]const u8) = .empty,
+    channels: std.ArrayList([*c]const u8) = .empty,
+    since: ?u64 = null,
+    until: ?u64 = null,
     parity: bool = false,
     /// The option names given, for the report line.
     option_names: []const u8 = "",
@@ -371,9 +384,41 @@ fn parseOption(arena: std.mem.Allocator, cli: *Cli, arg: []const u8, text: [:0]c
     } else if (std.mem.eql(u8, arg, "--option")) {
         applyOption(settings, text);
         try addOptionName(arena, settings, text);
+    } else if (try parseFilter(arena, settings, arg, text)) {
+        try addOptionName(arena, settings, try std.fmt.allocPrint(arena, "{s}={s}", .{
+            arg[2..], text,
+        }));
     } else {
         fatal("unknown option {s}\n{s}", .{ arg, usage });
     }
+}
+
+/// A filter option (`--event-id`, ...) into `settings`; false when `arg` is none.
+fn parseFilter(
+    arena: std.mem.Allocator,
+    settings: *Settings,
+    arg: []const u8,
+    text: [:0]const u8,
+) !bool {
+    if (std.mem.eql(u8, arg, "--event-id") or std.mem.eql(u8, arg, "--level")) {
+        const list = if (arg[2] == 'e') &settings.event_ids else &settings.levels;
+        var items = std.mem.splitScalar(u8, text, ',');
+        while (items.next()) |item| {
+            const dash = std.mem.indexOfScalar(u8, item, '-');
+            const first = parseCount(arg, item[0 .. dash orelse item.len]);
+            const last = if (dash) |d| parseCount(arg, item[d + 1 ..]) else first;
+            try list.append(arena, .{ .first = first, .last = last });
+        }
+    } else if (std.mem.eql(u8, arg, "--provider")) {
+        try settings.providers.append(arena, text.ptr);
+    } else if (std.mem.eql(u8, arg, "--channel")) {
+        try settings.channels.append(arena, text.ptr);
+    } else if (std.mem.eql(u8, arg, "--since") or std.mem.eql(u8, arg, "--until")) {
+        const ticks = std.fmt.parseInt(u64, text, 10) catch
+            fatal("{s}: not a FILETIME: {s}", .{ arg, text });
+        if (arg[2] == 's') settings.since = ticks else settings.until = ticks;
+    } else return false;
+    return true;
 }
 
 fn addOptionName(arena: std.mem.Allocator, settings: *Settings, name: []const u8) !void {
@@ -787,7 +832,7 @@ fn measure(
     for (measurements, 0..) |*measurement, index| {
         const backend = backends[index / settings.sources.len];
         var options: c.evtx_options = undefined;
-        backend.api.options_init(&options);
+        backend.api.options_init_v1(&options);
         options.format = settings.format;
         options.threads = settings.threads;
         if (settings.no_indent) options.indent = 0;
@@ -802,6 +847,18 @@ fn measure(
             options.event_ranges = &event_ranges;
             options.event_ranges_count = event_ranges.len;
         }
+        options.event_ids = settings.event_ids.items.ptr;
+        options.event_ids_count = settings.event_ids.items.len;
+        options.levels = settings.levels.items.ptr;
+        options.levels_count = settings.levels.items.len;
+        options.providers = settings.providers.items.ptr;
+        options.providers_count = settings.providers.items.len;
+        options.channels = settings.channels.items.ptr;
+        options.channels_count = settings.channels.items.len;
+        options.since = settings.since orelse 0;
+        options.since_set = @intFromBool(settings.since != null);
+        options.until = settings.until orelse 0;
+        options.until_set = @intFromBool(settings.until != null);
         measurement.* = .{
             .backend = backend,
             .source = settings.sources[index % settings.sources.len],

@@ -1,5 +1,7 @@
+from datetime import datetime
 from os import PathLike
-from typing import Any, BinaryIO, Iterator, Literal, NamedTuple, TypedDict, Union, overload
+from typing import (Any, BinaryIO, Iterable, Iterator, Literal, NamedTuple, TypedDict, Union,
+                    overload)
 
 import pyarrow
 
@@ -7,6 +9,10 @@ __version__: str
 
 Engine = Literal["rust", "zig", "reference"]
 Source = Union[str, PathLike[str], bytes, bytearray, memoryview, BinaryIO]
+#: An event id or level filter item: an id, an inclusive (first, last), a range, LIST text.
+Ids = Union[int, tuple[int, int], range, str]
+#: A time bound: an aware datetime, RFC 3339 text, a FILETIME.
+Time = Union[datetime, str, int]
 
 class Record(TypedDict):
     event_record_id: int
@@ -73,7 +79,12 @@ class Parser:
                  validate_checksums: bool = False, recover_records: bool = False,
                  ansi_codec: str = "windows-1252", separate_json_attributes: bool = False,
                  skip_errors: bool = False, mta: str | PathLike[str] | None = None,
-                 wevt_cache: str | PathLike[str] | None = None) -> None: ...
+                 wevt_cache: str | PathLike[str] | None = None,
+                 event_ids: Ids | Iterable[Ids] | None = None,
+                 levels: Ids | Iterable[Ids] | None = None,
+                 providers: str | Iterable[str] | None = None,
+                 channels: str | Iterable[str] | None = None,
+                 since: Time | None = None, until: Time | None = None) -> None: ...
     def batches(self, format: Literal["jsonl", "json", "xml"] = "jsonl", system: bool = False,
                 timestamps: bool = False) -> Iterator[RawBatch]: ...
     def records(self) -> Iterator[Record]: ...

@@ -37,7 +37,19 @@ class EventRange(ctypes.Structure):
     _fields_ = [("first", ctypes.c_uint64), ("last", ctypes.c_uint64)]
 
 
+class ValueRange(ctypes.Structure):
+    """`evtx_value_range`: an inclusive range of event ids or levels."""
+
+    _fields_ = [("first", ctypes.c_uint32), ("last", ctypes.c_uint32)]
+
+
+#: `evtx_options.version` of the whole struct below (the filters included).
+OPTIONS_VERSION_1 = 1
+
+
 class Options(ctypes.Structure):
+    """`evtx_options` version 1 (`evtx_options_init_v1` fills it)."""
+
     _fields_ = [
         ("format", ctypes.c_uint32),
         ("threads", ctypes.c_uint32),
@@ -47,12 +59,26 @@ class Options(ctypes.Structure):
         ("validate_checksums", ctypes.c_uint8),
         ("recover_records", ctypes.c_uint8),
         ("stop_after_error", ctypes.c_uint8),
-        ("reserved", ctypes.c_uint8 * 2),
+        ("version", ctypes.c_uint8),
+        ("reserved", ctypes.c_uint8),
         ("ansi_codec", ctypes.c_char_p),
         ("event_ranges", ctypes.POINTER(EventRange)),
         ("event_ranges_count", ctypes.c_size_t),
         ("mta_path", ctypes.c_char_p),
         ("wevt_cache_path", ctypes.c_char_p),
+        ("event_ids", ctypes.POINTER(ValueRange)),
+        ("event_ids_count", ctypes.c_size_t),
+        ("levels", ctypes.POINTER(ValueRange)),
+        ("levels_count", ctypes.c_size_t),
+        ("providers", ctypes.POINTER(ctypes.c_char_p)),
+        ("providers_count", ctypes.c_size_t),
+        ("channels", ctypes.POINTER(ctypes.c_char_p)),
+        ("channels_count", ctypes.c_size_t),
+        ("since", ctypes.c_uint64),
+        ("until", ctypes.c_uint64),
+        ("since_set", ctypes.c_uint8),
+        ("until_set", ctypes.c_uint8),
+        ("reserved_v1", ctypes.c_uint8 * 6),
     ]
 
 
@@ -130,6 +156,8 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.evtx_last_error.argtypes = []
     lib.evtx_options_init.restype = None
     lib.evtx_options_init.argtypes = [ctypes.POINTER(Options)]
+    lib.evtx_options_init_v1.restype = None
+    lib.evtx_options_init_v1.argtypes = [ctypes.POINTER(Options)]
     lib.evtx_parser_open_path.restype = u32
     lib.evtx_parser_open_path.argtypes = [
         ctypes.c_char_p, ctypes.POINTER(Options), ctypes.POINTER(ParserHandle),

@@ -14,6 +14,7 @@ from itertools import repeat
 from typing import Any, Iterator, NamedTuple
 
 from . import _ffi
+from ._filters import Filters
 
 #: Entries per `evtx_parser_next_batch` call, and the rendered bytes after which a batch ends.
 BATCH_ENTRIES = 8192
@@ -164,7 +165,7 @@ class _Handle:
         self.lib = lib
         self.ptr = _ffi.ParserHandle()
         self.options = _ffi.Options()
-        lib.evtx_options_init(ctypes.byref(self.options))
+        lib.evtx_options_init_v1(ctypes.byref(self.options))
         o = self.options
         o.format = fmt
         o.threads = workers
@@ -177,6 +178,9 @@ class _Handle:
         o.ansi_codec = self.codec
         o.mta_path = parser._mta
         o.wevt_cache_path = parser._wevt_cache
+        # The arrays the filter fields point to live as long as the parser's `Filters`.
+        self.filters = parser.filters
+        self.filters.apply(o)
         # The bytes stay referenced by this handle until `close`, after the library is done.
         self.data = parser._data
         if self.data is not None:
@@ -235,12 +239,22 @@ class Parser:
     a file that cannot be read or is refused raises `EvtxError` at the first iteration.
     skip_errors: chunk and record errors become `EvtxWarning` warnings instead of `EvtxError`
     exceptions (a file that cannot be opened at all still raises).
+    event_ids, levels, providers, channels, since, until: record filters, as the CLI's
+    ``--event-id``, ``--level``, ``--provider``, ``--channel``, ``--since``, ``--until``
+    (AND between them, OR inside one), decided by the engine before rendering, so the records
+    they drop cost little; errors are still reported. event_ids and levels: ints, ``(first,
+    last)`` tuples, ranges or the CLI's LIST text (``"4624,4700-4799"``); providers and
+    channels: a name or names (whole, ASCII case-insensitive); since (inclusive) and until
+    (exclusive): aware datetimes, RFC 3339 text (``"2024-05-01T08:00:00Z"``) or FILETIME ints.
+    Bad values raise ValueError or TypeError here.
     """
 
     def __init__(self, source: Any, *, engine: str = "rust", threads: int = 1,
                  validate_checksums: bool = False, recover_records: bool = False,
                  ansi_codec: str = "windows-1252", separate_json_attributes: bool = False,
-                 skip_errors: bool = False, mta: Any = None, wevt_cache: Any = None):
+                 skip_errors: bool = False, mta: Any = None, wevt_cache: Any = None,
+                 event_ids: Any = None, levels: Any = None, providers: Any = None,
+                 channels: Any = None, since: Any = None, until: Any = None):
         self.engine = engine
         self._lib = _ffi.load(engine)
         if not isinstance(threads, int) or not 0 <= threads <= 0xFFFFFFFF:
@@ -255,6 +269,7 @@ class Parser:
         self.skip_errors = bool(skip_errors)
         self._mta = _option_path(mta, "mta")
         self._wevt_cache = _option_path(wevt_cache, "wevt_cache")
+        self.filters = Filters(event_ids, levels, providers, channels, since, until)
         self._path: bytes | None = None
         self._data: bytes | None = None
         if isinstance(source, (str, os.PathLike)):

@@ -2,7 +2,8 @@
 
     python -m evtx_twin.fleet INPUT... --out DIR [--format parquet|jsonl]
         [--scheduler ADDRESS] [--engine rust|zig] [--workers N] [--split-mb MB]
-        [--partition host|file]
+        [--partition host|file] [--event-id LIST] [--level LIST] [--provider NAME]...
+        [--channel NAME]... [--since TIME] [--until TIME]
 
 INPUT are files, folders (searched for *.evtx) or globs. Without --scheduler a
 `dask.distributed.LocalCluster` of N worker processes is started; with one the run goes to that
@@ -21,6 +22,10 @@ DIR/<file-stem>-<hash>/part-NNNNN.jsonl. DIR/_summary.json holds the summary pri
 files, records, failed records, per-file errors, throughput. Exit status 1 when any file failed
 (could not be read or is not EVTX), else 0; chunk and record errors are counted, named, and the
 rest of the file is converted.
+
+--event-id, --level, --provider, --channel, --since and --until keep only the records they
+accept, with the CLIs' words and rules (README, "Filters"): the engine decides before rendering,
+so a selective filter converts a fleet for a fraction of the cost of converting it whole.
 """
 
 from __future__ import annotations
@@ -126,8 +131,10 @@ def read_range(path: str, first: int, last: int) -> bytes:
     return header + body
 
 
-def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host") -> Result:
-    """One task on a worker: read, convert, write one part file per partition; never raises."""
+def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host",
+            filters: dict | None = None) -> Result:
+    """One task on a worker: read, convert, write one part file per partition; never raises.
+    `filters`: `Parser`'s filter arguments (`event_ids`, ..., `until`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -190,7 +197,7 @@ def convert(task: Task, out: str, fmt: str, engine: str, partition: str = "host"
             source = read_range(task.path, task.first, task.last)
             result.bytes = len(source) - (HEADER if task.first else 0)
             slot_base = task.first
-        parser = Parser(source, engine=engine, skip_errors=True)
+        parser = Parser(source, engine=engine, skip_errors=True, **(filters or {}))
         parser.name = task.path
         if fmt != "parquet":
             sink_for(name, f"part-{task.part:05d}.jsonl")
@@ -292,8 +299,10 @@ def print_summary(summary: dict, stream) -> None:
 
 def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust",
         scheduler: str | None = None, workers: int = 2, split_bytes: int = 256 << 20,
-        progress: bool | None = None, partition: str = "host") -> dict:
-    """Converts `paths` on a Dask cluster; returns the summary (also in OUT/_summary.json)."""
+        progress: bool | None = None, partition: str = "host",
+        filters: dict | None = None) -> dict:
+    """Converts `paths` on a Dask cluster; returns the summary (also in OUT/_summary.json).
+    `filters`: `Parser`'s filter arguments, for every file."""
     from dask.distributed import Client, LocalCluster, as_completed
 
     os.makedirs(out, exist_ok=True)
@@ -310,7 +319,7 @@ def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust",
     results = []
     try:
         futures = [client.submit(convert, t, os.path.abspath(out), fmt, engine, partition,
-                                 pure=False, key=f"evtx-{i}-{folder_name(t.path)}")
+                                 filters, pure=False, key=f"evtx-{i}-{folder_name(t.path)}")
                    for i, t in enumerate(tasks)]
         for done, future in enumerate(as_completed(futures), 1):
             results.append(future.result())
@@ -347,13 +356,32 @@ def main(argv: list[str] | None = None) -> int:
                              "(default 256)")
     parser.add_argument("--partition", choices=["host", "file"], default="host",
                         help="Parquet folders per host (computer, default) or per input file")
+    parser.add_argument("--event-id", action="append", metavar="LIST",
+                        help="keep records whose System/EventID is in LIST (4624,4700-4799)")
+    parser.add_argument("--level", action="append", metavar="LIST",
+                        help="keep records whose System/Level is in LIST")
+    parser.add_argument("--provider", action="append", metavar="NAME",
+                        help="keep records of this provider (repeatable)")
+    parser.add_argument("--channel", action="append", metavar="NAME",
+                        help="keep records of this channel (repeatable)")
+    parser.add_argument("--since", metavar="TIME",
+                        help="keep records created at or after TIME (RFC 3339)")
+    parser.add_argument("--until", metavar="TIME", help="keep records created before TIME")
     args = parser.parse_args(argv)
+    filters = {"event_ids": args.event_id, "levels": args.level, "providers": args.provider,
+               "channels": args.channel, "since": args.since, "until": args.until}
+    try:
+        from ._filters import Filters
+
+        Filters(**filters)  # checked here, so a bad value is a usage error, not N failed files
+    except (TypeError, ValueError) as problem:
+        parser.error(str(problem))
     paths = expand(args.inputs)
     if not paths:
         print("fleet: no input files", file=sys.stderr)
         return 2
     summary = run(paths, args.out, args.format, args.engine, args.scheduler, args.workers,
-                  int(args.split_mb * (1 << 20)), partition=args.partition)
+                  int(args.split_mb * (1 << 20)), partition=args.partition, filters=filters)
     print_summary(summary, sys.stderr)
     return 1 if summary["files_failed"] else 0
 

@@ -125,7 +125,18 @@ pub const evtx_event_range = extern struct {
     last: u64,
 };
 
-/// C: evtx_options
+/// C: evtx_value_range
+pub const evtx_value_range = extern struct {
+    first: u32,
+    last: u32,
+};
+
+/// C: EVTX_OPTIONS_VERSION_0, the struct up to `wevt_cache_path` (before the filters).
+pub const EVTX_OPTIONS_VERSION_0: u8 = 0;
+/// C: EVTX_OPTIONS_VERSION_1, the whole struct, the filters included.
+pub const EVTX_OPTIONS_VERSION_1: u8 = 1;
+
+/// C: evtx_options. It only grows at its end; `version` says how much of it the caller has.
 pub const evtx_options = extern struct {
     format: u32,
     threads: u32,
@@ -135,13 +146,32 @@ pub const evtx_options = extern struct {
     validate_checksums: u8,
     recover_records: u8,
     stop_after_error: u8,
-    reserved: [2]u8,
+    version: u8,
+    reserved: u8,
     ansi_codec: ?[*:0]const u8,
     event_ranges: ?[*]const evtx_event_range,
     event_ranges_count: usize,
     mta_path: ?[*:0]const u8,
     wevt_cache_path: ?[*:0]const u8,
+    // Version 1.
+    event_ids: ?[*]const evtx_value_range,
+    event_ids_count: usize,
+    levels: ?[*]const evtx_value_range,
+    levels_count: usize,
+    providers: ?[*]const ?[*:0]const u8,
+    providers_count: usize,
+    channels: ?[*]const ?[*:0]const u8,
+    channels_count: usize,
+    since: u64,
+    until: u64,
+    since_set: u8,
+    until_set: u8,
+    reserved_v1: [6]u8,
 };
+
+/// Bytes of a version 0 `evtx_options`: what a caller built before the filters has, and all
+/// the library reads or writes of it.
+const options_v0_size = @offsetOf(evtx_options, "event_ids");
 
 /// C: evtx_record
 pub const evtx_record = extern struct {
@@ -272,6 +302,8 @@ const Parser = struct {
     owned: ?std.fs.File,
     settings: evtx.options.Options,
     event_ranges: []evtx.options.Range,
+    /// The filter's lists, copied at open; `settings.filter` points here.
+    filter: OwnedFilter = .{},
     threads: usize,
     stop_after_error: bool,
     order: dump.ChunkOrder,
@@ -310,6 +342,7 @@ const Parser = struct {
         for (p.results) |*res| res.deinit();
         gpa.free(p.results);
         gpa.free(p.event_ranges);
+        p.filter.deinit();
         if (p.mta) |*m| m.deinit();
         if (p.wevt_cache) |*c| c.deinit(gpa);
         if (p.owned) |f| f.close();
@@ -347,24 +380,170 @@ pub export fn evtx_last_error() callconv(.c) [*:0]const u8 {
     return buffer;
 }
 
+/// The defaults of every field, as version 1.
+const options_defaults: evtx_options = .{
+    .format = @intFromEnum(evtx_format.xml),
+    .threads = 0,
+    .indent = 1,
+    .separate_json_attributes = 0,
+    .show_record_number = 1,
+    .validate_checksums = 0,
+    .recover_records = 0,
+    .stop_after_error = 0,
+    .version = EVTX_OPTIONS_VERSION_1,
+    .reserved = 0,
+    .ansi_codec = null,
+    .event_ranges = null,
+    .event_ranges_count = 0,
+    .mta_path = null,
+    .wevt_cache_path = null,
+    .event_ids = null,
+    .event_ids_count = 0,
+    .levels = null,
+    .levels_count = 0,
+    .providers = null,
+    .providers_count = 0,
+    .channels = null,
+    .channels_count = 0,
+    .since = 0,
+    .until = 0,
+    .since_set = 0,
+    .until_set = 0,
+    .reserved_v1 = .{0} ** 6,
+};
+
+/// Version 0: only the bytes of the version 0 struct are written (a caller built before the
+/// filters has no more).
 pub export fn evtx_options_init(options: ?*evtx_options) callconv(.c) void {
     const o = options orelse return;
-    o.* = .{
-        .format = @intFromEnum(evtx_format.xml),
-        .threads = 0,
-        .indent = 1,
-        .separate_json_attributes = 0,
-        .show_record_number = 1,
-        .validate_checksums = 0,
-        .recover_records = 0,
-        .stop_after_error = 0,
-        .reserved = .{ 0, 0 },
-        .ansi_codec = null,
-        .event_ranges = null,
-        .event_ranges_count = 0,
-        .mta_path = null,
-        .wevt_cache_path = null,
+    var defaults = options_defaults;
+    defaults.version = EVTX_OPTIONS_VERSION_0;
+    const to: [*]u8 = @ptrCast(o);
+    const from: [*]const u8 = @ptrCast(&defaults);
+    @memcpy(to[0..options_v0_size], from[0..options_v0_size]);
+}
+
+pub export fn evtx_options_init_v1(options: ?*evtx_options) callconv(.c) void {
+    const o = options orelse return;
+    o.* = options_defaults;
+}
+
+/// A copy of the caller's options: the bytes its `version` says it has, the defaults after
+/// them; null for a version newer than the library's.
+fn optionsCopy(o: *const evtx_options) ?evtx_options {
+    const version = @as(*const u8, @ptrCast(&o.version)).*;
+    const size: usize = switch (version) {
+        EVTX_OPTIONS_VERSION_0 => options_v0_size,
+        EVTX_OPTIONS_VERSION_1 => @sizeOf(evtx_options),
+        else => return null,
     };
+    var copy = options_defaults;
+    const to: [*]u8 = @ptrCast(&copy);
+    const from: [*]const u8 = @ptrCast(o);
+    @memcpy(to[0..size], from[0..size]);
+    return copy;
+}
+
+/// The filter's lists, owned by the parser (the caller's may go away after the open).
+const OwnedFilter = struct {
+    event_ids: []evtx.filter.Range = &.{},
+    levels: []evtx.filter.Range = &.{},
+    providers: [][]const u8 = &.{},
+    channels: [][]const u8 = &.{},
+    since: ?u64 = null,
+    until: ?u64 = null,
+
+    fn view(f: *const OwnedFilter) evtx.filter.Filter {
+        return .{
+            .event_ids = f.event_ids,
+            .levels = f.levels,
+            .providers = f.providers,
+            .channels = f.channels,
+            .since = f.since,
+            .until = f.until,
+        };
+    }
+
+    fn deinit(f: *OwnedFilter) void {
+        gpa.free(f.event_ids);
+        gpa.free(f.levels);
+        for (f.providers) |name| gpa.free(name);
+        gpa.free(f.providers);
+        for (f.channels) |name| gpa.free(name);
+        gpa.free(f.channels);
+        f.* = .{};
+    }
+};
+
+/// Copies and checks the filter fields of `o` (version 1) into `out`: `.ok`, else the
+/// failure (`out` then holds nothing).
+fn filterFrom(o: *const evtx_options, out: *OwnedFilter) evtx_status {
+    out.* = .{};
+    const status = filterCopy(o, out);
+    if (status != .ok) out.deinit();
+    return status;
+}
+
+fn filterCopy(o: *const evtx_options, out: *OwnedFilter) evtx_status {
+    if (o.since_set != 0 and o.until_set != 0 and o.since >= o.until) {
+        return fail(.invalid_options, "evtx_options.since must be earlier than until", .{});
+    }
+    out.since = if (o.since_set != 0) o.since else null;
+    out.until = if (o.until_set != 0) o.until else null;
+    inline for (.{ "event_ids", "levels" }) |name| {
+        const count = @field(o, name ++ "_count");
+        if (count != 0) {
+            const items = @field(o, name) orelse return fail(
+                .invalid_options,
+                "evtx_options." ++ name ++ " is NULL but its count is not 0",
+                .{},
+            );
+            const ranges = gpa.alloc(evtx.filter.Range, count) catch
+                return fail(.internal, "out of memory", .{});
+            @field(out, name) = ranges;
+            for (ranges, items[0..count]) |*r, given| {
+                if (given.first > given.last) return fail(
+                    .invalid_options,
+                    "evtx_options." ++ name ++ ": the range {d}-{d} is empty",
+                    .{ given.first, given.last },
+                );
+                r.* = .{ .first = given.first, .last = given.last };
+            }
+        }
+    }
+    inline for (.{ "providers", "channels" }) |name| {
+        const count = @field(o, name ++ "_count");
+        if (count != 0) {
+            const items = @field(o, name) orelse return fail(
+                .invalid_options,
+                "evtx_options." ++ name ++ " is NULL but its count is not 0",
+                .{},
+            );
+            const names = gpa.alloc([]const u8, count) catch
+                return fail(.internal, "out of memory", .{});
+            @memset(names, &.{});
+            @field(out, name) = names;
+            for (names, items[0..count]) |*copy, given| {
+                const text = std.mem.span(given orelse return fail(
+                    .invalid_options,
+                    "evtx_options." ++ name ++ ": a name is NULL",
+                    .{},
+                ));
+                if (text.len == 0) return fail(
+                    .invalid_options,
+                    "evtx_options." ++ name ++ ": a name is empty",
+                    .{},
+                );
+                if (!std.unicode.utf8ValidateSlice(text)) return fail(
+                    .invalid_options,
+                    "evtx_options." ++ name ++ ": a name is not UTF-8",
+                    .{},
+                );
+                copy.* = gpa.dupe(u8, text) catch return fail(.internal, "out of memory", .{});
+            }
+        }
+    }
+    return .ok;
 }
 
 pub export fn evtx_parser_open_path(
@@ -403,12 +582,28 @@ fn open(
     options: ?*const evtx_options,
     out: *?*evtx_parser,
 ) evtx_status {
-    var defaults: evtx_options = undefined;
-    evtx_options_init(&defaults);
-    const o = options orelse &defaults;
-    const status = openChecked(in, owned, o, out);
+    const copy = if (options) |given| optionsCopy(given) orelse {
+        if (owned) |f| f.close();
+        return fail(.invalid_options, "evtx_options.version is newer than this library's 1", .{});
+    } else options_defaults;
+    const status = openChecked(in, owned, &copy, out);
     if (status != .ok) if (owned) |f| f.close();
     return status;
+}
+
+/// The format and the flags of `o` (checked: a known format), as the engine's settings.
+fn setFlags(settings: *evtx.options.Options, o: *const evtx_options) void {
+    const format: evtx_format = @enumFromInt(o.format);
+    settings.format = switch (format) {
+        .xml => .xml,
+        .json => .json,
+        .jsonl => .jsonl,
+    };
+    settings.indent = o.indent != 0 and format != .jsonl;
+    settings.show_record_number = o.show_record_number != 0 and format != .jsonl;
+    settings.separate_json_attributes = o.separate_json_attributes != 0;
+    settings.validate_checksums = o.validate_checksums != 0;
+    settings.recover_records = o.recover_records != 0;
 }
 
 fn openChecked(
@@ -418,7 +613,7 @@ fn openChecked(
     out: *?*evtx_parser,
 ) evtx_status {
     if (o.format > 2) return fail(.invalid_options, "unknown format {d}", .{o.format});
-    if (o.reserved[0] != 0 or o.reserved[1] != 0) return fail(
+    if (o.reserved != 0 or !std.mem.allEqual(u8, &o.reserved_v1, 0)) return fail(
         .invalid_options,
         "reserved bytes must be zero",
         .{},
@@ -433,17 +628,13 @@ fn openChecked(
         settings.ansi_codec = evtx.code_pages.lookup(std.mem.span(label)) orelse
             return fail(.invalid_options, "unknown or unsupported ANSI code page `{s}`", .{label});
     }
-    const format: evtx_format = @enumFromInt(o.format);
-    settings.format = switch (format) {
-        .xml => .xml,
-        .json => .json,
-        .jsonl => .jsonl,
-    };
-    settings.indent = o.indent != 0 and format != .jsonl;
-    settings.show_record_number = o.show_record_number != 0 and format != .jsonl;
-    settings.separate_json_attributes = o.separate_json_attributes != 0;
-    settings.validate_checksums = o.validate_checksums != 0;
-    settings.recover_records = o.recover_records != 0;
+    var filter: OwnedFilter = undefined;
+    const filter_status = filterFrom(o, &filter);
+    if (filter_status != .ok) return filter_status;
+    // Handed to the parser at the end; freed on every failure before.
+    var filter_kept = false;
+    defer if (!filter_kept) filter.deinit();
+    setFlags(&settings, o);
     var block: [evtx.file_header.block_size]u8 = undefined;
     const head = in.read(0, &block);
     const header = evtx.file_header.parseBlock(head, in.size) catch |e| {
@@ -495,6 +686,7 @@ fn openChecked(
         .owned = owned,
         .settings = settings,
         .event_ranges = events,
+        .filter = filter,
         .threads = if (o.threads == 0) std.Thread.getCpuCount() catch 1 else o.threads,
         .stop_after_error = o.stop_after_error != 0,
         .order = order,
@@ -502,6 +694,8 @@ fn openChecked(
         .wevt_cache = cache,
     };
     p.settings.event_ranges = p.event_ranges;
+    p.settings.filter = p.filter.view();
+    filter_kept = true;
     if (p.mta) |*m| p.settings.mta = m;
     if (p.wevt_cache) |*c| p.settings.wevt_cache = c;
     out.* = handle(p);
@@ -1058,7 +1252,7 @@ fn referenceCounts(path: []const u8, mode: ?[]const u8) !ReferenceCounts {
 
 fn testOptions(format: evtx_format) evtx_options {
     var o: evtx_options = undefined;
-    evtx_options_init(&o);
+    evtx_options_init_v1(&o);
     o.format = @intFromEnum(format);
     o.threads = 1;
     return o;
@@ -1136,11 +1330,94 @@ test "evtx_options_init: the CLI's defaults (header); NULL is ignored" {
     try testing.expectEqual(@as(u8, 0), o.validate_checksums);
     try testing.expectEqual(@as(u8, 0), o.recover_records);
     try testing.expectEqual(@as(u8, 0), o.stop_after_error);
-    try testing.expectEqualSlices(u8, &.{ 0, 0 }, &o.reserved);
+    try testing.expectEqual(EVTX_OPTIONS_VERSION_0, o.version);
+    try testing.expectEqual(@as(u8, 0), o.reserved);
     try testing.expect(o.ansi_codec == null and o.event_ranges == null);
     try testing.expectEqual(@as(usize, 0), o.event_ranges_count);
     try testing.expect(o.mta_path == null and o.wevt_cache_path == null);
+    // Version 0: nothing past `wevt_cache_path` is written (a caller built before the filters
+    // has no more memory there).
+    const bytes = std.mem.asBytes(&o);
+    try testing.expect(std.mem.allEqual(u8, bytes[options_v0_size..], 0xAA));
     evtx_options_init(null);
+
+    @memset(std.mem.asBytes(&o), 0xAA);
+    evtx_options_init_v1(&o);
+    try testing.expectEqual(EVTX_OPTIONS_VERSION_1, o.version);
+    try testing.expectEqual(@as(u8, 1), o.indent);
+    try testing.expect(o.event_ids == null and o.levels == null);
+    try testing.expect(o.providers == null and o.channels == null);
+    try testing.expectEqual(@as(usize, 0), o.event_ids_count + o.levels_count +
+        o.providers_count + o.channels_count);
+    try testing.expectEqual(@as(u8, 0), o.since_set | o.until_set);
+    try testing.expect(std.mem.allEqual(u8, &o.reserved_v1, 0));
+    evtx_options_init_v1(null);
+}
+
+test "evtx_options version 0: the bytes past it are never read" {
+    const bytes = try readFixture("synthetic/filters.evtx");
+    defer testing.allocator.free(bytes);
+    var o: evtx_options = undefined;
+    @memset(std.mem.asBytes(&o), 0xAA);
+    evtx_options_init(&o);
+    o.format = @intFromEnum(evtx_format.jsonl);
+    o.threads = 1;
+    // Garbage where version 1 has its filters: a version 0 caller's memory ends before them.
+    const parser = try openBuffer(bytes, &o);
+    defer evtx_parser_free(parser);
+    var whole = testOptions(.jsonl);
+    const plain = try openBuffer(bytes, &whole);
+    defer evtx_parser_free(plain);
+    var r: evtx_record = undefined;
+    var q: evtx_record = undefined;
+    var count: usize = 0;
+    while (evtx_parser_next(parser, &r) != @intFromEnum(evtx_status.end)) : (count += 1) {
+        try expectStatus(@enumFromInt(r.status), evtx_parser_next(plain, &q));
+        try testing.expectEqual(q.record_id, r.record_id);
+    }
+    try expectStatus(.end, evtx_parser_next(plain, &q));
+    try testing.expect(count > 0);
+}
+
+test "evtx_options filters: the records whose System columns match, errors kept" {
+    const bytes = try readFixture("synthetic/filters.evtx");
+    defer testing.allocator.free(bytes);
+    // Every record's event id as `evtx_parser_batch_system` reads it from the unfiltered
+    // JSON text, not from the parsed record the filter decides on.
+    var all = testOptions(.jsonl);
+    const plain = try openBuffer(bytes, &all);
+    defer evtx_parser_free(plain);
+    var batch: evtx_batch = undefined;
+    try expectStatus(.ok, evtx_parser_next_batch(plain, 100000, 0, &batch));
+    var columns: evtx_batch_system = undefined;
+    try expectStatus(.ok, evtx_parser_batch_system(plain, &columns));
+    const ranges = [_]evtx_value_range{
+        .{ .first = 4624, .last = 4624 },
+        .{ .first = 1, .last = 2 },
+    };
+    var want: std.ArrayList(u64) = .empty;
+    defer want.deinit(testing.allocator);
+    for (0..batch.count) |i| {
+        const has = columns.present.?[i] & EVTX_SYSTEM_EVENT_ID != 0;
+        const id = columns.event_ids.?[i];
+        const kept = has and (id == 4624 or (id >= 1 and id <= 2));
+        const id_of_record = batch.record_ids.?[i];
+        if (batch.statuses.?[i] != 0 or kept) try want.append(testing.allocator, id_of_record);
+    }
+    try testing.expect(want.items.len > 0 and want.items.len < batch.count);
+
+    var o = testOptions(.jsonl);
+    o.event_ids = &ranges;
+    o.event_ids_count = ranges.len;
+    const parser = try openBuffer(bytes, &o);
+    defer evtx_parser_free(parser);
+    var got: std.ArrayList(u64) = .empty;
+    defer got.deinit(testing.allocator);
+    var r: evtx_record = undefined;
+    while (evtx_parser_next(parser, &r) != @intFromEnum(evtx_status.end)) {
+        try got.append(testing.allocator, r.record_id);
+    }
+    try testing.expectEqualSlices(u64, want.items, got.items);
 }
 
 test "identity: ABI version 3, backend name, status names are the README's KIND strings" {
@@ -1186,27 +1463,6 @@ test "open: NULL arguments, bad options and non-EVTX input fail with *out NULL a
     try expectStatus(.null_argument, evtx_parser_open_path(null, null, &out));
     try testing.expect(out == null);
 
-    // Options the header calls invalid.
-    const ranges = [_]evtx_event_range{.{ .first = 1, .last = 2 }};
-    var bad: [5]evtx_options = .{testOptions(.xml)} ** 5;
-    bad[0].format = 3;
-    bad[1].reserved[0] = 1;
-    bad[2].reserved[1] = 0x80;
-    bad[3].event_ranges_count = 1; // with event_ranges NULL
-    bad[4].ansi_codec = "no-such-codec";
-    for (&bad) |*o| {
-        out = @ptrFromInt(8);
-        try expectStatus(.invalid_options, evtx_parser_open_buffer(basic.ptr, basic.len, o, &out));
-        try testing.expect(out == null);
-        try testing.expect(std.mem.span(evtx_last_error()).len > 0);
-    }
-    var good = testOptions(.jsonl);
-    good.event_ranges = &ranges;
-    good.event_ranges_count = 0; // a pointer with count 0 is every record
-    good.ansi_codec = "windows-1251";
-    const parser = try openBuffer(basic, &good);
-    evtx_parser_free(parser);
-
     // Not EVTX: empty (the header says so), short of the 4096-byte header, bad magic.
     const short = try readFixture("damaged/short-file.evtx");
     defer testing.allocator.free(short);
@@ -1233,6 +1489,54 @@ test "open: NULL arguments, bad options and non-EVTX input fail with *out NULL a
     const not_evtx = try fixturePath(&path_buffer, "damaged/bad-file-magic.evtx");
     try expectStatus(.not_evtx, evtx_parser_open_path(not_evtx.ptr, null, &out));
     try testing.expect(out == null);
+}
+
+test "open: options the header calls invalid fail with *out NULL and a last error" {
+    const basic = try readFixture("synthetic/basic.evtx");
+    defer testing.allocator.free(basic);
+    var out: ?*evtx_parser = null;
+    const ranges = [_]evtx_event_range{.{ .first = 1, .last = 2 }};
+    const empty = [_]evtx_value_range{.{ .first = 5, .last = 4 }};
+    const names = [_]?[*:0]const u8{ "Security", "" };
+    const no_name = [_]?[*:0]const u8{null};
+    var bad: [15]evtx_options = .{testOptions(.xml)} ** 15;
+    bad[0].format = 3;
+    bad[1].reserved = 1;
+    bad[2].reserved_v1[5] = 0x80;
+    bad[3].event_ranges_count = 1; // with event_ranges NULL
+    bad[4].ansi_codec = "no-such-codec";
+    bad[5].version = 2;
+    bad[6].event_ids_count = 1; // with event_ids NULL
+    bad[7].levels = &empty;
+    bad[7].levels_count = 1;
+    bad[8].event_ids = &empty;
+    bad[8].event_ids_count = 1;
+    bad[9].providers = &names;
+    bad[9].providers_count = 2; // "" is no name
+    bad[10].channels = &no_name;
+    bad[10].channels_count = 1;
+    bad[11].channels_count = 1; // with channels NULL
+    bad[12].since_set = 1;
+    bad[12].until_set = 1; // since 0 is not before until 0
+    bad[13].since_set = 1;
+    bad[13].since = 10;
+    bad[13].until_set = 1;
+    bad[13].until = 9;
+    bad[14].providers = &names;
+    bad[14].providers_count = 1;
+    bad[14].version = 0xFF;
+    for (&bad) |*o| {
+        out = @ptrFromInt(8);
+        try expectStatus(.invalid_options, evtx_parser_open_buffer(basic.ptr, basic.len, o, &out));
+        try testing.expect(out == null);
+        try testing.expect(std.mem.span(evtx_last_error()).len > 0);
+    }
+    var good = testOptions(.jsonl);
+    good.event_ranges = &ranges;
+    good.event_ranges_count = 0; // a pointer with count 0 is every record
+    good.ansi_codec = "windows-1251";
+    const parser = try openBuffer(basic, &good);
+    evtx_parser_free(parser);
 }
 
 test "next: every format pulls the reference's stdout, record by record, then END (again)" {

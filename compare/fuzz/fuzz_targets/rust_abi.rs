@@ -4,7 +4,7 @@
 
 use evtx_rs::abi::{evtx_options, evtx_record, evtx_status};
 use evtx_rs::ffi::{
-    evtx_options_init, evtx_parser, evtx_parser_free, evtx_parser_next, evtx_parser_open_buffer,
+    evtx_options_init_v1, evtx_parser, evtx_parser_free, evtx_parser_next, evtx_parser_open_buffer,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -12,10 +12,10 @@ fuzz_target!(|data: &[u8]| {
     for format in [0u32, 2] {
         let mut options = std::mem::MaybeUninit::<evtx_options>::uninit();
         let mut parser: *mut evtx_parser = std::ptr::null_mut();
-        // SAFETY: evtx_options_init fully initialises the struct it is given; `data` outlives
+        // SAFETY: evtx_options_init_v1 fills the whole struct it is given; `data` outlives
         // the parser, which is freed before this iteration ends.
         unsafe {
-            evtx_options_init(options.as_mut_ptr());
+            evtx_options_init_v1(options.as_mut_ptr());
             let mut options = options.assume_init();
             options.format = format;
             options.threads = 1;

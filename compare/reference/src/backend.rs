@@ -8,6 +8,7 @@
 //! crate does not report per record — chunk slot, file offset, FILETIME — from a second walk
 //! over the chunks; pull numbers are therefore not a fair speed measure of the reference.
 
+use crate::filter::TextFilter;
 use evtx::err::{ChunkError, DeserializationError, EvtxError};
 use evtx::mta::{MtaError, MtaFile};
 use evtx::wevt_templates::wevtcache::{EntryKind, WevtCacheFileError, WevtCacheReader};
@@ -120,8 +121,11 @@ impl Engine for Backend {
             self.state = State::Pulling(Puller::start(
                 self.bytes.clone(),
                 self.parser_settings.clone(),
-                json(&self.settings),
-                self.settings.show_record_number,
+                Mode {
+                    json: json(&self.settings),
+                    show: self.settings.show_record_number,
+                    keep: TextFilter::new(&self.settings),
+                },
             ));
         }
         match &mut self.state {
@@ -153,7 +157,8 @@ impl Engine for Backend {
         } else {
             Box::new(parser.chunks_xml_bytes(show))
         };
-        let plain = self.settings.event_ranges.is_empty();
+        let keep = TextFilter::new(&self.settings);
+        let plain = self.settings.event_ranges.is_empty() && keep.is_empty();
         for chunk in chunks {
             let failed = chunk
                 .items
@@ -179,6 +184,9 @@ impl Engine for Backend {
                     } => {
                         let data = &chunk.data[start..*end];
                         start = *end;
+                        if !keep.keeps(data) {
+                            continue;
+                        }
                         sink.record(&Item {
                             status: evtx_status::Ok,
                             record_id: *event_record_id,
@@ -375,9 +383,9 @@ struct Puller {
 }
 
 impl Puller {
-    fn start(bytes: Bytes, settings: ParserSettings, json: bool, show: bool) -> Puller {
+    fn start(bytes: Bytes, settings: ParserSettings, mode: Mode) -> Puller {
         let (sender, receiver) = sync_channel(2);
-        let thread = std::thread::spawn(move || pull_thread(bytes, settings, json, show, sender));
+        let thread = std::thread::spawn(move || pull_thread(bytes, settings, mode, sender));
         Puller {
             receiver: Some(receiver),
             thread: Some(thread),
@@ -449,13 +457,20 @@ impl Drop for Puller {
     }
 }
 
+/// What the pull thread renders and keeps.
+struct Mode {
+    json: bool,
+    show: bool,
+    keep: TextFilter,
+}
+
 fn pull_thread(
     bytes: Bytes,
     settings: ParserSettings,
-    json: bool,
-    show: bool,
+    mode: Mode,
     sender: SyncSender<PulledChunk>,
 ) {
+    let Mode { json, show, keep } = mode;
     let (Ok(mut parser), Ok(mut walker)) = (
         open_parser(&bytes, &settings),
         open_parser(&bytes, &settings),
@@ -488,6 +503,10 @@ fn pull_thread(
                     end,
                 } => {
                     let (offset, filetime) = scan.find(*event_record_id);
+                    if !keep.keeps(&rendered.data[start..*end]) {
+                        start = *end;
+                        continue;
+                    }
                     let entry = Entry {
                         status: evtx_status::Ok,
                         record_id: *event_record_id,
@@ -503,27 +522,7 @@ fn pull_thread(
                     entry
                 }
                 RenderedChunkItem::Failed(error) => {
-                    let message = error_message(error);
-                    let item = error_item(error, &message);
-                    let mut entry = Entry {
-                        status: item.status,
-                        record_id: item.record_id,
-                        filetime: 0,
-                        file_offset: item.file_offset,
-                        chunk_index: item.chunk_index,
-                        start,
-                        end: start,
-                        message: String::new(),
-                        recovered: false,
-                    };
-                    if let EvtxError::FailedToParseRecord { record_id, .. } = error {
-                        let (offset, filetime) = scan.find(*record_id);
-                        entry.filetime = filetime;
-                        entry.file_offset = locate(chunk_index, offset);
-                        entry.chunk_index = chunk_index.unwrap_or(0) as u32;
-                    }
-                    entry.message = message;
-                    entry
+                    error_entry(error, &mut scan, chunk_index, start)
                 }
             };
             entries.push(entry);
@@ -536,6 +535,37 @@ fn pull_thread(
             return;
         }
     }
+}
+
+/// The pulled entry of a chunk or record error at `start` of the chunk's data, located by
+/// `scan` when the error names its record.
+fn error_entry(
+    error: &EvtxError,
+    scan: &mut RecordScan<'_>,
+    chunk_index: Option<u64>,
+    start: usize,
+) -> Entry {
+    let message = error_message(error);
+    let item = error_item(error, &message);
+    let mut entry = Entry {
+        status: item.status,
+        record_id: item.record_id,
+        filetime: 0,
+        file_offset: item.file_offset,
+        chunk_index: item.chunk_index,
+        start,
+        end: start,
+        message: String::new(),
+        recovered: false,
+    };
+    if let EvtxError::FailedToParseRecord { record_id, .. } = error {
+        let (offset, filetime) = scan.find(*record_id);
+        entry.filetime = filetime;
+        entry.file_offset = locate(chunk_index, offset);
+        entry.chunk_index = chunk_index.unwrap_or(0) as u32;
+    }
+    entry.message = message;
+    entry
 }
 
 /// Whether a record the crate rendered is a carved one. `RenderedChunk` does not say, so this

@@ -11,3 +11,4 @@
 pub use evtx_abi::abi;
 mod backend;
 pub mod ffi;
+mod filter;

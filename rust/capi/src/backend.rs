@@ -157,7 +157,15 @@ impl Library for Backend {
             ansi_codec,
             // The event filter is applied by ffi.rs, the same for every backend.
             event_ranges: None,
-            filter: evtx_core::Filter::default(),
+            // Decided by the engine before rendering, as for the CLI; `--events` by ffi.rs.
+            filter: evtx_core::Filter {
+                event_ids: settings.filter.event_ids.clone(),
+                levels: settings.filter.levels.clone(),
+                providers: settings.filter.providers.clone(),
+                channels: settings.filter.channels.clone(),
+                since: settings.filter.since,
+                until: settings.filter.until,
+            },
             threads: settings.threads,
             recover_records: settings.recover_records,
             mta,

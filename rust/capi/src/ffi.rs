@@ -54,15 +54,30 @@ pub extern "C" fn evtx_last_error() -> *const c_char {
     front::last_error()
 }
 
-/// The CLI's defaults: XML, indented, with `Record N` banners, one thread per CPU,
-/// windows-1252, every record. Does nothing when `options` is NULL.
+/// The CLI's defaults as `evtx_options` version 0: XML, indented, with `Record N` banners,
+/// one thread per CPU, windows-1252, every record, `version` 0. Writes only the fields of
+/// version 0 (up to `wevt_cache_path`), so a program built against the header before the
+/// filters keeps working; a program that sets the filters calls `evtx_options_init_v1`.
+/// Does nothing when `options` is NULL.
 ///
 /// # Safety
-/// `options` is NULL or points to writable memory for one `evtx_options`.
+/// `options` is NULL or points to writable memory for one version 0 `evtx_options` (the
+/// bytes up to the end of `wevt_cache_path`).
 #[no_mangle]
 pub unsafe extern "C" fn evtx_options_init(options: *mut evtx_options) {
     // SAFETY: the caller's contract above, which `front::options_init` forwards.
     unsafe { front::options_init(options) }
+}
+
+/// The CLI's defaults as `evtx_options` version 1: those of `evtx_options_init`, no filter,
+/// `version` `EVTX_OPTIONS_VERSION_1`. Does nothing when `options` is NULL.
+///
+/// # Safety
+/// `options` is NULL or points to writable memory for one whole `evtx_options`.
+#[no_mangle]
+pub unsafe extern "C" fn evtx_options_init_v1(options: *mut evtx_options) {
+    // SAFETY: the caller's contract above, which `front::options_init_v1` forwards.
+    unsafe { front::options_init_v1(options) }
 }
 
 /// Opens the EVTX file at `path` (NUL-terminated, UTF-8 or the platform's bytes) with

@@ -5,12 +5,13 @@
 
 use evtx_core::ErrorKind;
 use evtx_rs::abi::{
-    evtx_batch, evtx_event_range, evtx_format, evtx_options, evtx_record, evtx_stats, evtx_status,
+    evtx_batch, evtx_batch_system, evtx_event_range, evtx_format, evtx_options, evtx_record,
+    evtx_stats, evtx_status, evtx_value_range, EVTX_OPTIONS_VERSION_0, EVTX_SYSTEM_EVENT_ID,
 };
 use evtx_rs::ffi::{
-    evtx_abi_version, evtx_backend_name, evtx_last_error, evtx_options_init, evtx_parser,
-    evtx_parser_dump, evtx_parser_free, evtx_parser_next, evtx_parser_next_batch,
-    evtx_parser_open_buffer, evtx_parser_open_path, evtx_status_name,
+    evtx_abi_version, evtx_backend_name, evtx_last_error, evtx_options_init, evtx_options_init_v1,
+    evtx_parser, evtx_parser_batch_system, evtx_parser_dump, evtx_parser_free, evtx_parser_next,
+    evtx_parser_next_batch, evtx_parser_open_buffer, evtx_parser_open_path, evtx_status_name,
 };
 use std::ffi::{c_void, CStr};
 use std::path::PathBuf;
@@ -33,7 +34,7 @@ fn defaults() -> evtx_options {
     let mut options = std::mem::MaybeUninit::<evtx_options>::uninit();
     // SAFETY: a valid pointer to writable memory for one `evtx_options`, which it initialises.
     unsafe {
-        evtx_options_init(options.as_mut_ptr());
+        evtx_options_init_v1(options.as_mut_ptr());
         options.assume_init()
     }
 }
@@ -252,6 +253,135 @@ fn event_ranges_keep_only_those_records() {
         .filter(|l| l.starts_with(b"Record "))
         .collect();
     assert_eq!(banners, vec![&b"Record 2"[..], &b"Record 3"[..]]);
+}
+
+/// `evtx_options_init` (version 0) writes nothing past `wevt_cache_path`, and the library
+/// reads nothing past it: a program built before the filters has no memory there.
+#[test]
+fn version_0_options_end_at_wevt_cache_path() {
+    let v0 = std::mem::offset_of!(evtx_options, event_ids);
+    let mut bytes = [0xAAu8; std::mem::size_of::<evtx_options>()];
+    // SAFETY: `bytes` is writable and as large as the whole struct (version 0 needs less).
+    unsafe { evtx_options_init(bytes.as_mut_ptr().cast()) };
+    assert!(
+        bytes[v0..].iter().all(|&b| b == 0xAA),
+        "written past version 0"
+    );
+    assert_eq!(
+        bytes[std::mem::offset_of!(evtx_options, version)],
+        EVTX_OPTIONS_VERSION_0
+    );
+    // The bytes after version 0 are garbage here (0xAA): a version 0 open ignores them.
+    let data = std::fs::read(fixture("filters.evtx")).unwrap();
+    let mut options = std::mem::MaybeUninit::<evtx_options>::uninit();
+    // SAFETY: every byte of `bytes` is initialised, and any bytes are a valid `evtx_options`
+    // (integers and raw pointers).
+    let garbage = unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), options.as_mut_ptr().cast(), bytes.len());
+        options.assume_init()
+    };
+    assert_eq!(pull_all(&data, &garbage), pull_all(&data, &defaults()));
+}
+
+/// `event_ids` keeps the records whose event id (as `evtx_parser_batch_system` reads it from
+/// the unfiltered JSON text, not from the parsed record the engine decides on) is in range,
+/// and every error.
+#[test]
+fn event_ids_keep_the_records_whose_system_matches() {
+    let data = std::fs::read(fixture("filters.evtx")).unwrap();
+    let mut options = defaults();
+    options.format = evtx_format::Jsonl as u32;
+    let parser = open(&data, &options).unwrap();
+    let mut batch = std::mem::MaybeUninit::<evtx_batch>::uninit();
+    let mut system = std::mem::MaybeUninit::<evtx_batch_system>::uninit();
+    // SAFETY: a live parser and writable structs; the columns are read before the next call.
+    let want: Vec<u64> = unsafe {
+        let status = evtx_parser_next_batch(parser, 1 << 20, 0, batch.as_mut_ptr());
+        assert_eq!(status, evtx_status::Ok);
+        let status = evtx_parser_batch_system(parser, system.as_mut_ptr());
+        assert_eq!(status, evtx_status::Ok);
+        let (batch, system) = (batch.assume_init(), system.assume_init());
+        (0..batch.count)
+            .filter(|&i| {
+                let id = *system.event_ids.add(i);
+                let has = *system.present.add(i) & EVTX_SYSTEM_EVENT_ID != 0;
+                *batch.statuses.add(i) != 0 || has && (id == 4624 || (1..=2).contains(&id))
+            })
+            .map(|i| *batch.record_ids.add(i))
+            .collect()
+    };
+    // SAFETY: created above, freed once.
+    unsafe { evtx_parser_free(parser) };
+    let ranges = [
+        evtx_value_range {
+            first: 4624,
+            last: 4624,
+        },
+        evtx_value_range { first: 1, last: 2 },
+    ];
+    options.event_ids = ranges.as_ptr();
+    options.event_ids_count = ranges.len();
+    let parser = open(&data, &options).unwrap();
+    let got: Vec<u64> = pull_entries(parser).iter().map(|e| e.1).collect();
+    // SAFETY: created above, freed once.
+    unsafe { evtx_parser_free(parser) };
+    assert!(!want.is_empty(), "the fixture has such records");
+    assert_eq!(got, want);
+}
+
+/// A range whose first value is past its last.
+static EMPTY_RANGE: [evtx_value_range; 1] = [evtx_value_range { first: 5, last: 4 }];
+
+#[test]
+fn bad_filters_are_invalid_options() {
+    let data = std::fs::read(fixture("basic.evtx")).unwrap();
+    let empty = EMPTY_RANGE;
+    let names = [c"Security".as_ptr(), c"".as_ptr()];
+    let no_name = [null()];
+    let bad: [fn(&mut evtx_options); 8] = [
+        |o| o.version = 2,
+        |o| o.reserved_v1[3] = 1,
+        |o| o.event_ids_count = 1,
+        |o| {
+            o.levels = EMPTY_RANGE.as_ptr();
+            o.levels_count = 1;
+        },
+        |o| o.channels_count = 2,
+        |o| {
+            o.since_set = 1;
+            o.until_set = 1;
+        },
+        |o| {
+            o.since_set = 1;
+            o.since = 10;
+            o.until_set = 1;
+            o.until = 9;
+        },
+        |o| o.reserved = 1,
+    ];
+    for (n, change) in bad.iter().enumerate() {
+        let mut options = defaults();
+        change(&mut options);
+        assert_eq!(
+            open(&data, &options),
+            Err(evtx_status::InvalidOptions),
+            "case {n}"
+        );
+    }
+    for (list, count) in [(&names[..], 2), (&no_name[..], 1)] {
+        let mut options = defaults();
+        options.providers = list.as_ptr();
+        options.providers_count = count;
+        assert_eq!(open(&data, &options), Err(evtx_status::InvalidOptions));
+    }
+    let mut options = defaults();
+    options.event_ids = empty.as_ptr();
+    options.event_ids_count = 0; // a pointer with count 0 constrains nothing
+    options.providers = names.as_ptr();
+    options.providers_count = 1;
+    let parser = open(&data, &options).unwrap();
+    // SAFETY: created above, freed once.
+    unsafe { evtx_parser_free(parser) };
 }
 
 #[test]
@@ -626,6 +756,6 @@ fn header_functions_are_the_shared_export_table() {
             Some(&line[name_start..name_end])
         })
         .collect();
-    assert_eq!(declared.len(), 14, "{declared:?}");
+    assert_eq!(declared.len(), 15, "{declared:?}");
     assert_eq!(declared, evtx_abi::exports::NAMES);
 }

@@ -48,7 +48,9 @@ pub enum evtx_status {
     NullArgument = 2,
     /// An option is out of range: unknown format, unknown or non-ASCII-compatible ANSI code
     /// page label, `event_ranges` NULL with a non-zero count, non-zero `reserved` bytes, a
-    /// damaged `mta_path` or `wevt_cache_path` file.
+    /// `version` newer than the library's, a bad filter (a list NULL with a non-zero count, a
+    /// range whose `first` is greater than its `last`, a NULL, empty or non-UTF-8 name,
+    /// `since` not before `until`), a damaged `mta_path` or `wevt_cache_path` file.
     InvalidOptions = 3,
     /// An option the backend does not implement (for example `recover_records`).
     Unsupported = 4,
@@ -239,11 +241,35 @@ pub struct evtx_event_range {
     pub last: u64,
 }
 
-/// How to render, mirroring the CLI's options. Always start from `evtx_options_init`, then
-/// change fields: a zeroed struct is not the default (indent and banner would be off).
+/// One inclusive range of `System/EventID` or `System/Level` values (`--event-id`, `--level`
+/// `first-last`; a single value is `first == last`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct evtx_value_range {
+    pub first: u32,
+    pub last: u32,
+}
+
+/// `evtx_options.version` of the struct that ends at `wevt_cache_path`, the layout before the
+/// filters (what `evtx_options_init` writes, and what a caller built against that header has).
+pub const EVTX_OPTIONS_VERSION_0: u8 = 0;
+
+/// `evtx_options.version` of the whole struct, the filters included (what
+/// `evtx_options_init_v1` writes). The newest version this library reads.
+pub const EVTX_OPTIONS_VERSION_1: u8 = 1;
+
+/// How to render, mirroring the CLI's options. Always start from `evtx_options_init_v1` (or
+/// `evtx_options_init`, see `version`), then change fields: a zeroed struct is not the
+/// default (indent and banner would be off).
 ///
 /// The flags are `uint8_t` 0/1 and the enums are `uint32_t`, so the layout is the same in C,
 /// Zig, ctypes and cgo. A flag other than 0 counts as set.
+///
+/// Versions: the struct only grows at its end, and `version` says how much of it the caller
+/// has. Version 0 ends at `wevt_cache_path` (the layout before the filters): a library never
+/// reads or writes past it, so a program built against that header keeps working unchanged.
+/// Version 1 adds the record filters (`event_ids` to `until_set`). A version newer than the
+/// library's is `EVTX_STATUS_INVALID_OPTIONS`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct evtx_options {
@@ -265,8 +291,12 @@ pub struct evtx_options {
     /// `--stop-after-one-error`: `evtx_parser_dump` stops at the first chunk or record error
     /// and returns its status. Default 0. No effect on `evtx_parser_next`.
     pub stop_after_error: u8,
+    /// `EVTX_OPTIONS_VERSION_0` or `EVTX_OPTIONS_VERSION_1`: which fields follow
+    /// `wevt_cache_path` (none in version 0). Set by the init function, left as it is. It was
+    /// the first of two reserved zero bytes, so callers from before it say version 0.
+    pub version: u8,
     /// Must be zero.
-    pub reserved: [u8; 2],
+    pub reserved: u8,
     /// `--ansi-codec`: a NUL-terminated WHATWG encoding label for AnsiString values; it must
     /// be ASCII-compatible. NULL = `windows-1252` (default). Copied at open.
     pub ansi_codec: *const c_char,
@@ -286,6 +316,40 @@ pub struct evtx_options {
     /// records whose embedded template is missing or broken are rendered from it. NULL = none
     /// (default). Read at open, before `mta_path`, failing as it does.
     pub wevt_cache_path: *const c_char,
+    /// Version 1. `--event-id`: render only records whose `System/EventID` is in one of these
+    /// ranges (the rules of `shared-fixtures/README.md`, "Filters", as for the CLIs; every
+    /// filter is decided by the engine before rendering, AND between filters and with
+    /// `event_ranges`, OR inside one). NULL with count 0 = no constraint (default). Errors
+    /// are still reported for the records a filter drops. Copied at open.
+    pub event_ids: *const evtx_value_range,
+    /// Number of entries in `event_ids`.
+    pub event_ids_count: usize,
+    /// Version 1. `--level`: `System/Level` in one of these ranges, as `event_ids`.
+    pub levels: *const evtx_value_range,
+    /// Number of entries in `levels`.
+    pub levels_count: usize,
+    /// Version 1. `--provider`: `System/Provider/@Name` equal to one of these NUL-terminated
+    /// UTF-8 names, whole, ASCII letters case-insensitive. NULL with count 0 = no constraint
+    /// (default). Copied at open.
+    pub providers: *const *const c_char,
+    /// Number of entries in `providers`.
+    pub providers_count: usize,
+    /// Version 1. `--channel`: `System/Channel`, as `providers`.
+    pub channels: *const *const c_char,
+    /// Number of entries in `channels`.
+    pub channels_count: usize,
+    /// Version 1. `--since`: `System/TimeCreated/@SystemTime` at or after this FILETIME
+    /// (100 ns ticks since 1601-01-01 UTC), when `since_set`.
+    pub since: u64,
+    /// Version 1. `--until`: `System/TimeCreated/@SystemTime` before this FILETIME, when
+    /// `until_set`. With both set, `since` must be less than `until`.
+    pub until: u64,
+    /// Version 1. Whether `since` constrains. Default 0.
+    pub since_set: u8,
+    /// Version 1. Whether `until` constrains. Default 0.
+    pub until_set: u8,
+    /// Version 1. Must be zero.
+    pub reserved_v1: [u8; 6],
 }
 
 /// One pulled record, filled by `evtx_parser_next`. Every pointer in it stays valid until the

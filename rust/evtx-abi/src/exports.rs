@@ -35,6 +35,9 @@ macro_rules! exports {
             [unsafe fn evtx_options_init(options: *mut $crate::abi::evtx_options) -> () {
                 $crate::front::options_init(options)
             }]
+            [unsafe fn evtx_options_init_v1(options: *mut $crate::abi::evtx_options) -> () {
+                $crate::front::options_init_v1(options)
+            }]
             [unsafe fn evtx_parser_open_path(
                 path: *const ::std::ffi::c_char,
                 options: *const $crate::abi::evtx_options,

@@ -15,7 +15,8 @@
 
 use crate::abi::{
     evtx_batch, evtx_batch_system, evtx_batch_texts, evtx_error_fn, evtx_event_range, evtx_format,
-    evtx_options, evtx_record, evtx_stats, evtx_status, evtx_write_fn, EVTX_CHECKSUM_UNCHECKED,
+    evtx_options, evtx_record, evtx_stats, evtx_status, evtx_value_range, evtx_write_fn,
+    EVTX_CHECKSUM_UNCHECKED, EVTX_OPTIONS_VERSION_0, EVTX_OPTIONS_VERSION_1,
     EVTX_RECORD_ID_UNKNOWN, UNKNOWN_STATUS_NAME,
 };
 use std::cell::RefCell;
@@ -69,6 +70,34 @@ pub struct Settings {
     /// `--wevt-cache FILE`, read by the engine at open through `load_side_files`, before
     /// `mta_path`.
     pub wevt_cache_path: Option<PathBuf>,
+    /// The record filters (`evtx_options` version 1), checked; empty for version 0.
+    pub filter: Filter,
+}
+
+/// The record filters of `evtx_options`, decoded and checked: the fields of the engines'
+/// `Filter` (`evtx_core::Filter`, `zig/src/filter.zig`), which each library builds from it.
+/// Empty lists and `None` constrain nothing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Inclusive ranges of `System/EventID`.
+    pub event_ids: Vec<(u32, u32)>,
+    /// Inclusive ranges of `System/Level`.
+    pub levels: Vec<(u32, u32)>,
+    /// `System/Provider/@Name`, whole, ASCII case-insensitive.
+    pub providers: Vec<String>,
+    /// `System/Channel`, whole, ASCII case-insensitive.
+    pub channels: Vec<String>,
+    /// FILETIME, inclusive.
+    pub since: Option<u64>,
+    /// FILETIME, exclusive.
+    pub until: Option<u64>,
+}
+
+impl Filter {
+    /// Whether the filter keeps every record.
+    pub fn is_empty(&self) -> bool {
+        *self == Filter::default()
+    }
 }
 
 impl Settings {
@@ -217,12 +246,9 @@ pub fn last_error() -> *const c_char {
     LAST_ERROR.with(|last| last.borrow().as_ptr())
 }
 
-/// `evtx_options_init`; the contract is its export's doc comment (`rust/capi/src/ffi.rs`).
-///
-/// # Safety
-/// As documented for `evtx_options_init`.
-pub unsafe fn options_init(options: *mut evtx_options) {
-    let defaults = evtx_options {
+/// The defaults of every field, as version 1.
+fn defaults() -> evtx_options {
+    evtx_options {
         format: evtx_format::Xml as u32,
         threads: 0,
         indent: 1,
@@ -231,18 +257,114 @@ pub unsafe fn options_init(options: *mut evtx_options) {
         validate_checksums: 0,
         recover_records: 0,
         stop_after_error: 0,
-        reserved: [0; 2],
+        version: EVTX_OPTIONS_VERSION_1,
+        reserved: 0,
         ansi_codec: std::ptr::null(),
         event_ranges: std::ptr::null(),
         event_ranges_count: 0,
         mta_path: std::ptr::null(),
         wevt_cache_path: std::ptr::null(),
-    };
-    // SAFETY: the caller passes NULL or a pointer valid for writes of one `evtx_options`
-    // (documented above); `as_mut` handles NULL, and the write needs no initialised target.
-    if let Some(options) = unsafe { options.as_mut() } {
-        *options = defaults;
+        event_ids: std::ptr::null(),
+        event_ids_count: 0,
+        levels: std::ptr::null(),
+        levels_count: 0,
+        providers: std::ptr::null(),
+        providers_count: 0,
+        channels: std::ptr::null(),
+        channels_count: 0,
+        since: 0,
+        until: 0,
+        since_set: 0,
+        until_set: 0,
+        reserved_v1: [0; 6],
     }
+}
+
+/// Bytes of `evtx_options` version 0: the struct up to the first field of version 1. A
+/// caller built against that header has no more; the library never touches more of it.
+const VERSION_0_SIZE: usize = std::mem::offset_of!(evtx_options, event_ids);
+
+/// Bytes of `evtx_options` the caller has, by its `version`; `None` for a version newer than
+/// this library's.
+fn options_size(version: u8) -> Option<usize> {
+    match version {
+        EVTX_OPTIONS_VERSION_0 => Some(VERSION_0_SIZE),
+        EVTX_OPTIONS_VERSION_1 => Some(std::mem::size_of::<evtx_options>()),
+        _ => None,
+    }
+}
+
+/// `evtx_options_init`; the contract is its export's doc comment (`rust/capi/src/ffi.rs`):
+/// version 0, so only the bytes of the version 0 struct are written.
+///
+/// # Safety
+/// As documented for `evtx_options_init`.
+pub unsafe fn options_init(options: *mut evtx_options) {
+    let defaults = evtx_options {
+        version: EVTX_OPTIONS_VERSION_0,
+        ..defaults()
+    };
+    if options.is_null() {
+        return;
+    }
+    // SAFETY: the caller passes a pointer valid for writes of one version 0 `evtx_options`,
+    // `VERSION_0_SIZE` bytes (documented above); `defaults` is a whole struct, larger, and
+    // a local, so the two do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (&defaults as *const evtx_options).cast::<u8>(),
+            options.cast::<u8>(),
+            VERSION_0_SIZE,
+        );
+    }
+}
+
+/// `evtx_options_init_v1`; the contract is its export's doc comment (`rust/capi/src/ffi.rs`).
+///
+/// # Safety
+/// As documented for `evtx_options_init_v1`.
+pub unsafe fn options_init_v1(options: *mut evtx_options) {
+    // SAFETY: the caller passes NULL or a pointer valid for writes of one whole
+    // `evtx_options`; `as_mut` handles NULL, and the write needs no initialised target.
+    if let Some(options) = unsafe { options.as_mut() } {
+        *options = defaults();
+    }
+}
+
+/// A copy of the caller's options (NULL = defaults): the bytes its `version` says it has,
+/// the defaults after them.
+///
+/// # Safety
+/// `options` is NULL, or valid for reads of the bytes its `version` field says it has (that
+/// field first).
+unsafe fn options_copy(options: *const evtx_options) -> Result<evtx_options, Failure> {
+    let mut copy = defaults();
+    if options.is_null() {
+        return Ok(copy);
+    }
+    // SAFETY: not NULL, and every caller has the `version` byte (version 0 has it too);
+    // `addr_of!` reads that one field without asserting anything about the rest.
+    let version = unsafe { std::ptr::addr_of!((*options).version).read() };
+    let Some(size) = options_size(version) else {
+        return Err(Failure::new(
+            evtx_status::InvalidOptions,
+            format!(
+                "evtx_options.version {version} is newer than this library's \
+                 {EVTX_OPTIONS_VERSION_1}"
+            ),
+        ));
+    };
+    // SAFETY: the caller's struct is valid for reads of `size` bytes by its version (the
+    // contract above); `copy` is a whole struct, at least `size` bytes, and a local. Every
+    // field is an integer or a raw pointer, so any bytes are a valid value.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            options.cast::<u8>(),
+            (&mut copy as *mut evtx_options).cast::<u8>(),
+            size,
+        );
+    }
+    Ok(copy)
 }
 
 /// Decodes `options` (NULL = defaults).
@@ -252,12 +374,8 @@ pub unsafe fn options_init(options: *mut evtx_options) {
 /// NULL or NUL-terminated; its `event_ranges` valid for `event_ranges_count` reads when not
 /// NULL.
 unsafe fn settings_from(options: *const evtx_options) -> Result<Settings, Failure> {
-    let mut defaults = std::mem::MaybeUninit::<evtx_options>::uninit();
-    // SAFETY: `defaults` is writable memory for one `evtx_options`.
-    unsafe { options_init(defaults.as_mut_ptr()) };
-    // SAFETY: the caller passes NULL or a readable `evtx_options`; else `evtx_options_init`
-    // has just initialised `defaults`.
-    let options = unsafe { options.as_ref().copied().unwrap_or(defaults.assume_init()) };
+    // SAFETY: forwarded caller contract.
+    let options = unsafe { options_copy(options) }?;
     let invalid = |message: &str| Failure::new(evtx_status::InvalidOptions, message);
 
     let format = match options.format {
@@ -266,7 +384,7 @@ unsafe fn settings_from(options: *const evtx_options) -> Result<Settings, Failur
         2 => evtx_format::Jsonl,
         other => return Err(invalid(&format!("unknown format {other}"))),
     };
-    if options.reserved != [0; 2] {
+    if options.reserved != 0 || options.reserved_v1 != [0; 6] {
         return Err(invalid("evtx_options.reserved must be zero"));
     }
     let ansi_codec = if options.ansi_codec.is_null() {
@@ -299,6 +417,8 @@ unsafe fn settings_from(options: *const evtx_options) -> Result<Settings, Failur
             path_from(options.wevt_cache_path),
         )
     };
+    // SAFETY: forwarded caller contract (the version 1 fields are the defaults for version 0).
+    let filter = unsafe { filter_from(&options) }?;
     let jsonl = format == evtx_format::Jsonl;
     Ok(Settings {
         format,
@@ -313,7 +433,86 @@ unsafe fn settings_from(options: *const evtx_options) -> Result<Settings, Failur
         event_ranges,
         mta_path,
         wevt_cache_path,
+        filter,
     })
+}
+
+/// The filter fields of `options` (version 1), checked as the CLIs check theirs.
+///
+/// # Safety
+/// Each list is NULL or valid for its count's reads; each name NUL-terminated.
+unsafe fn filter_from(options: &evtx_options) -> Result<Filter, Failure> {
+    let invalid = |message: String| Failure::new(evtx_status::InvalidOptions, message);
+    // SAFETY: forwarded caller contract, for each list.
+    let (event_ids, levels, providers, channels) = unsafe {
+        (
+            list(options.event_ids, options.event_ids_count, "event_ids")?,
+            list(options.levels, options.levels_count, "levels")?,
+            list(options.providers, options.providers_count, "providers")?,
+            list(options.channels, options.channels_count, "channels")?,
+        )
+    };
+    let ranges = |ranges: &[evtx_value_range], name: &str| {
+        ranges
+            .iter()
+            .map(|r| match r.first <= r.last {
+                true => Ok((r.first, r.last)),
+                false => Err(invalid(format!(
+                    "evtx_options.{name}: the range {}-{} is empty",
+                    r.first, r.last
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let names = |names: &[*const c_char], name: &str| {
+        names
+            .iter()
+            .map(|&text| {
+                if text.is_null() {
+                    return Err(invalid(format!("evtx_options.{name}: a name is NULL")));
+                }
+                // SAFETY: not NULL, and NUL-terminated by the caller's contract.
+                let text = unsafe { CStr::from_ptr(text) }.to_str();
+                match text {
+                    Ok("") => Err(invalid(format!("evtx_options.{name}: a name is empty"))),
+                    Ok(text) => Ok(text.to_owned()),
+                    Err(_) => Err(invalid(format!("evtx_options.{name}: a name is not UTF-8"))),
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let filter = Filter {
+        event_ids: ranges(event_ids, "event_ids")?,
+        levels: ranges(levels, "levels")?,
+        providers: names(providers, "providers")?,
+        channels: names(channels, "channels")?,
+        since: (options.since_set != 0).then_some(options.since),
+        until: (options.until_set != 0).then_some(options.until),
+    };
+    if let (Some(since), Some(until)) = (filter.since, filter.until) {
+        if since >= until {
+            return Err(invalid(
+                "evtx_options.since must be earlier than until".to_string(),
+            ));
+        }
+    }
+    Ok(filter)
+}
+
+/// A list option as a slice: empty for count 0, refused when NULL with a non-zero count.
+///
+/// # Safety
+/// `items` is NULL or valid for `count` reads, unchanged while the slice lives.
+unsafe fn list<'a, T>(items: *const T, count: usize, name: &str) -> Result<&'a [T], Failure> {
+    match (items.is_null(), count) {
+        (_, 0) => Ok(&[]),
+        (true, _) => Err(Failure::new(
+            evtx_status::InvalidOptions,
+            format!("evtx_options.{name} is NULL but its count is not 0"),
+        )),
+        // SAFETY: not NULL, and valid for `count` reads by the caller's contract.
+        (false, count) => Ok(unsafe { std::slice::from_raw_parts(items, count) }),
+    }
 }
 
 /// A NUL-terminated path option, copied; NULL = `None`.

@@ -67,6 +67,57 @@ pub const VARIANTS: &[Variant] = &[
         "pull",
         &["--option", "recover-records", "--threads", "2"],
     ),
+    // The record filters of `evtx_options` version 1: the engines decide before rendering,
+    // the reference library from its rendered text (`compare/reference/src/filter.rs`). Each
+    // option alone, combined, with `events` and `recover_records`, both APIs, every format;
+    // the times are 2024-05-01T08:00:00Z and 09:00:00Z as FILETIMEs (synthetic/filters.evtx
+    // has records on both sides of each).
+    variant("jsonl", "push", &["--event-id", "4624,4700-4799"]),
+    variant("xml", "pull", &["--event-id", "4624", "--level", "0-3"]),
+    variant(
+        "json",
+        "pull",
+        &[
+            "--option",
+            "separate-json-attributes",
+            "--provider",
+            "Microsoft-Windows-Security-Auditing",
+            "--provider",
+            "plain",
+        ],
+    ),
+    variant(
+        "xml",
+        "push",
+        &["--channel", "security", "--option", "events"],
+    ),
+    variant(
+        "jsonl",
+        "pull",
+        &[
+            "--since",
+            "133590240000000000",
+            "--until",
+            "133590276000000000",
+        ],
+    ),
+    variant(
+        "xml",
+        "pull",
+        &[
+            "--option",
+            "recover-records",
+            "--level",
+            "4",
+            "--threads",
+            "2",
+        ],
+    ),
+    variant(
+        "json",
+        "push",
+        &["--option", "recover-records", "--event-id", "1-1000"],
+    ),
     // `open_path` (the libraries' chunk windows) against `open_buffer`, in one run each, so
     // every row is held to the same output (the windows change nothing, PERF.md H10e).
     variant("jsonl", "push", &["--sources", "heap,path"]),

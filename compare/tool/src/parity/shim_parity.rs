@@ -11,7 +11,8 @@
 use crate::parity::modes::{modes, mta_modes, wevt_modes, Mode};
 use evtx_ref::abi::{evtx_format, evtx_options, evtx_stats, evtx_status};
 use evtx_ref::ffi::{
-    evtx_last_error, evtx_options_init, evtx_parser_dump, evtx_parser_free, evtx_parser_open_buffer,
+    evtx_last_error, evtx_options_init_v1, evtx_parser_dump, evtx_parser_free,
+    evtx_parser_open_buffer,
 };
 use std::ffi::{c_void, CStr, CString};
 use std::path::{Path, PathBuf};
@@ -30,7 +31,7 @@ fn options_of(mode: &Mode) -> Option<ShimOptions> {
     let mut options = std::mem::MaybeUninit::<evtx_options>::uninit();
     // SAFETY: writable memory for one `evtx_options`, initialised by the call.
     let mut options = unsafe {
-        evtx_options_init(options.as_mut_ptr());
+        evtx_options_init_v1(options.as_mut_ptr());
         options.assume_init()
     };
     options.threads = 1;
