@@ -47,6 +47,10 @@ void evtx_options_init(struct evtx_options *options) {
     ((void (*)(struct evtx_options *))real("evtx_options_init"))(options);
 }
 
+void evtx_options_init_v1(struct evtx_options *options) {
+    ((void (*)(struct evtx_options *))real("evtx_options_init_v1"))(options);
+}
+
 void evtx_parser_free(struct evtx_parser *parser) {
     ((void (*)(struct evtx_parser *))real("evtx_parser_free"))(parser);
 }
