@@ -8,7 +8,7 @@ mod run;
 use parity::{
     abi_parity, cli_parity, cli_paths, exit_table, gaps, mutate, mutate_readers, shim_parity,
 };
-use perf::{instructions, paired, perf_page, report, settle, speed};
+use perf::{filters, instructions, paired, perf_page, report, settle, speed};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -31,6 +31,10 @@ enum Command {
     Parity(ParityArgs),
     /// hyperfine of the three CLIs (-t 1 and -t 2, jsonl and xml) on benchmark logs.
     BenchCli(SpeedArgs),
+    /// The record filters on benchmark logs (the report's filter section alone): paired rounds
+    /// of selective and broad `--event-id` dumps against full dumps, and callgrind's cost of
+    /// a skipped record.
+    BenchFilters(BenchFiltersArgs),
     /// The main job: parity, speed (harness, hyperfine, RSS, callgrind) and the gap report.
     All(AllArgs),
     /// Damaged variants of every fixture through the reference and both engines: no crash, hang
@@ -221,6 +225,20 @@ struct SpeedArgs {
 }
 
 #[derive(Args)]
+struct BenchFiltersArgs {
+    #[command(flatten)]
+    backends: BackendArgs,
+    /// The Zig CLI built for a CPU valgrind can decode.
+    #[arg(long, default_value = "zig-out/bin/evtx-zig-valgrind")]
+    zig_callgrind: PathBuf,
+    /// Skip callgrind.
+    #[arg(long)]
+    no_callgrind: bool,
+    /// Benchmark logs.
+    inputs: Vec<PathBuf>,
+}
+
+#[derive(Args)]
 struct PairedArgs {
     /// Kept rounds.
     #[arg(long, default_value_t = 30)]
@@ -269,6 +287,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Parity(args) => parity_command(&args),
         Command::BenchCli(args) => bench_cli_command(&args),
+        Command::BenchFilters(args) => bench_filters_command(&args),
         Command::All(args) => all_command(&args),
         Command::Paired(args) => paired::paired_command(&args.commands, args.rounds, args.warmup),
         Command::Settle(args) => settle::settle_command(&args.inputs),
@@ -403,6 +422,7 @@ fn bench_cli_command(args: &SpeedArgs) -> Result<bool, String> {
         lib_dir: PathBuf::new(),
         runs: args.runs,
         callgrind: false,
+        filters: false,
         out: out.clone(),
     });
     println!("{}", report::paired_verdict(&report.paired));
@@ -410,6 +430,24 @@ fn bench_cli_command(args: &SpeedArgs) -> Result<bool, String> {
     for note in &report.notes {
         eprintln!("note: {note}");
     }
+    Ok(report.notes.is_empty())
+}
+
+/// `bench-filters`: the report's filter section alone, on stdout.
+fn bench_filters_command(args: &BenchFiltersArgs) -> Result<bool, String> {
+    let out = &args.backends.out;
+    std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
+    for input in &args.inputs {
+        settle::settle(input)?;
+    }
+    let report = filters::run_filters(
+        &args.backends.backends(),
+        &args.zig_callgrind,
+        &args.inputs,
+        !args.no_callgrind,
+        out,
+    );
+    print!("{}", filters::markdown(&report));
     Ok(report.notes.is_empty())
 }
 
@@ -436,6 +474,7 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
         lib_dir: args.lib_dir.clone(),
         runs: args.runs,
         callgrind: !args.no_callgrind,
+        filters: true,
         out: out.clone(),
     });
     eprintln!("== 4/4 report");

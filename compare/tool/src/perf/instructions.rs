@@ -239,26 +239,31 @@ fn callgrind(
     format: &str,
     file: &Path,
 ) -> Result<(u64, Vec<u8>), String> {
+    callgrind_with(program, &["-t", "1", "-o", format], input, file)
+}
+
+/// Instructions of one run of `program ARGS... INPUT` under callgrind (its `totals:` line)
+/// and the program's stdout.
+pub fn callgrind_with(
+    program: &Path,
+    args: &[&str],
+    input: &Path,
+    file: &Path,
+) -> Result<(u64, Vec<u8>), String> {
     let out_arg = format!("--callgrind-out-file={}", file.display());
     let program_arg = program.to_string_lossy();
     let input_arg = input.to_string_lossy();
-    let args = [
-        "--tool=callgrind",
-        out_arg.as_str(),
-        &program_arg,
-        "-t",
-        "1",
-        "-o",
-        format,
-        &input_arg,
-    ];
+    let mut argv = vec!["--tool=callgrind", out_arg.as_str(), &program_arg];
+    argv.extend_from_slice(args);
+    argv.push(&input_arg);
     let output =
-        run(Path::new("valgrind"), &args, Duration::from_secs(600)).map_err(|e| e.to_string())?;
+        run(Path::new("valgrind"), &argv, Duration::from_secs(600)).map_err(|e| e.to_string())?;
     if !output.status.is_some_and(|s| s.success()) {
         return Err(format!(
-            "valgrind {} on {} -o {format}: {}",
+            "valgrind {} on {} {}: {}",
             output.describe_status(),
             program.display(),
+            args.join(" "),
             String::from_utf8_lossy(&output.stderr)
                 .lines()
                 .last()

@@ -1,8 +1,9 @@
 //! Performance: speed runs of the three CLIs and the C ABI harness (`speed`), interleaved
-//! rounds (`paired`), one page-cache state before timing (`settle`), the instruction-count gate
-//! (`instructions`), callgrind's phases (`phases`), `make compare`'s report (`report`) and
-//! PERF.md's generated block (`perf_page`).
+//! rounds (`paired`), the record filters' runs (`filters`), one page-cache state before timing
+//! (`settle`), the instruction-count gate (`instructions`), callgrind's phases (`phases`),
+//! `make compare`'s report (`report`) and PERF.md's generated block (`perf_page`).
 
+pub mod filters;
 pub mod instructions;
 pub mod paired;
 pub mod perf_page;

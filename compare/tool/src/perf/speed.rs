@@ -2,7 +2,7 @@
 //! instruction counts (the stable figure on these noisy machines without hardware counters).
 
 use crate::perf::paired::{self, Contender, Ratio};
-use crate::perf::{phases, settle};
+use crate::perf::{filters, phases, settle};
 use crate::run::run;
 use crate::run::Backends;
 use serde::Serialize;
@@ -19,6 +19,8 @@ pub struct SpeedPlan {
     pub lib_dir: PathBuf,
     pub runs: u32,
     pub callgrind: bool,
+    /// Whether to measure the record filters too (`filters.rs`).
+    pub filters: bool,
     pub out: PathBuf,
 }
 
@@ -91,6 +93,8 @@ pub struct SpeedReport {
     pub harness: Option<Value>,
     /// How the inputs' page cache was put in one state before timing (`settle.rs`), if it was.
     pub settled: Option<&'static str>,
+    /// The record filters against full dumps (`filters.rs`), when they ran.
+    pub filters: filters::FilterReport,
     pub notes: Vec<String>,
 }
 
@@ -193,6 +197,15 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
                 }
             }
         }
+    }
+    if plan.filters {
+        report.filters = filters::run_filters(
+            &plan.backends,
+            &plan.zig_callgrind,
+            &plan.inputs,
+            plan.callgrind,
+            &plan.out,
+        );
     }
     report
 }
