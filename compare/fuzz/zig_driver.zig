@@ -217,20 +217,53 @@ fn expectSameEntries(
 }
 
 /// The C ABI's variants: both APIs, and the options that allocate differently (event
-/// ranges are copied at open, carving keeps its own scratch, `-t 2` runs workers).
+/// ranges are copied at open, carving keeps its own scratch, `-t 2` runs workers, a record
+/// filter skips records unrendered).
 const AbiVariant = struct {
     format: u32,
     push: bool,
     recover: bool = false,
     threads: u32 = 1,
     events: bool = false,
+    filter: bool = false,
 };
 const abi_variants = [_]AbiVariant{
     .{ .format = 0, .push = false },
     .{ .format = 2, .push = false, .recover = true, .events = true },
     .{ .format = 1, .push = true, .threads = 2 },
     .{ .format = 2, .push = true, .recover = true },
+    .{ .format = 2, .push = false, .recover = true, .filter = true },
 };
+
+/// A filter on all five System fields (`shared-fixtures/README.md`, "Filters") that the
+/// fixtures' Security and System records partly pass, so both the skip and the kept paths
+/// run on mutated bytes.
+const filter_event_ids = [_]capi.evtx_value_range{
+    .{ .first = 0, .last = 4700 },
+    .{ .first = 7000, .last = 7045 },
+};
+const filter_levels = [_]capi.evtx_value_range{.{ .first = 0, .last = 4 }};
+const filter_providers = [_][*:0]const u8{
+    "Microsoft-Windows-Security-Auditing",
+    "service control manager",
+    "Microsoft-Windows-Eventlog",
+};
+const filter_channels = [_][*:0]const u8{ "Security", "SYSTEM" };
+/// 2000-01-01T00:00:00Z in FILETIME ticks.
+const filter_since: u64 = 125_911_584_000_000_000;
+
+fn setFilter(options: *capi.evtx_options) void {
+    options.event_ids = &filter_event_ids;
+    options.event_ids_count = filter_event_ids.len;
+    options.levels = &filter_levels;
+    options.levels_count = filter_levels.len;
+    options.providers = @ptrCast(&filter_providers);
+    options.providers_count = filter_providers.len;
+    options.channels = @ptrCast(&filter_channels);
+    options.channels_count = filter_channels.len;
+    options.since = filter_since;
+    options.since_set = 1;
+}
 
 fn fuzzAbi(input: []const u8) void {
     for (&abi_variants) |*variant| abiRun(input, variant);
@@ -252,6 +285,7 @@ fn abiRun(input: []const u8, variant: *const AbiVariant) void {
         options.event_ranges = &ranges;
         options.event_ranges_count = ranges.len;
     }
+    if (variant.filter) setFilter(&options);
     var parser: ?*capi.evtx_parser = null;
     const opened = capi.evtx_parser_open_buffer(input.ptr, input.len, &options, &parser);
     if (opened == internal) @panic("evtx_parser_open_buffer: EVTX_STATUS_INTERNAL");
@@ -318,12 +352,13 @@ fn loadRust() RustAbi {
     return abi;
 }
 
-/// Both engines through the C ABI, pull API, in XML and jsonl: the same open status, then the
-/// same records (status, id, FILETIME, offset, chunk, bytes) in the same order.
+/// Both engines through the C ABI, pull API, in XML and jsonl, and in jsonl with the record
+/// filter and carving: the same open status, then the same records (status, id, FILETIME,
+/// offset, chunk, bytes) in the same order.
 fn fuzzCross(input: []const u8) void {
     const rust = loadRust();
     const end: u32 = @intFromEnum(capi.evtx_status.end);
-    for ([_]u32{ 0, 2 }) |format| {
+    for ([_]u32{ 0, 2, 2 }, [_]bool{ false, false, true }) |format, filter| {
         var zig_options: capi.evtx_options = undefined;
         capi.evtx_options_init_v1(&zig_options);
         zig_options.format = format;
@@ -332,6 +367,12 @@ fn fuzzCross(input: []const u8) void {
         rust.options_init_v1(&rust_options);
         rust_options.format = format;
         rust_options.threads = 1;
+        if (filter) {
+            setFilter(&zig_options);
+            setFilter(&rust_options);
+            zig_options.recover_records = 1;
+            rust_options.recover_records = 1;
+        }
 
         var zig_parser: ?*capi.evtx_parser = null;
         var rust_parser: ?*anyopaque = null;
