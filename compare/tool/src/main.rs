@@ -8,7 +8,7 @@ mod run;
 use parity::{
     abi_parity, cli_parity, cli_paths, exit_table, gaps, mutate, mutate_readers, shim_parity,
 };
-use perf::{filters, instructions, paired, perf_page, report, settle, speed};
+use perf::{filters, instructions, paired, perf_page, report, settle, speed, triage_speed};
 
 use clap::{Args, Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -31,10 +31,10 @@ enum Command {
     Parity(ParityArgs),
     /// hyperfine of the three CLIs (-t 1 and -t 2, jsonl and xml) on benchmark logs.
     BenchCli(SpeedArgs),
-    /// The record filters on benchmark logs (the report's filter section alone): paired rounds
-    /// of selective and broad `--event-id` dumps against full dumps, and callgrind's cost of
-    /// a skipped record.
-    BenchFilters(BenchFiltersArgs),
+    /// The extensions on benchmark logs (the report's filter and triage sections alone):
+    /// selective and broad `--event-id` dumps and `triage` in paired rounds against full
+    /// dumps, callgrind's cost of a skipped record, and triage over many small logs.
+    BenchExtensions(BenchExtensionsArgs),
     /// The main job: parity, speed (harness, hyperfine, RSS, callgrind) and the gap report.
     All(AllArgs),
     /// Damaged variants of every fixture through the reference and both engines: no crash, hang
@@ -225,7 +225,7 @@ struct SpeedArgs {
 }
 
 #[derive(Args)]
-struct BenchFiltersArgs {
+struct BenchExtensionsArgs {
     #[command(flatten)]
     backends: BackendArgs,
     /// The Zig CLI built for a CPU valgrind can decode.
@@ -234,6 +234,9 @@ struct BenchFiltersArgs {
     /// Skip callgrind.
     #[arg(long)]
     no_callgrind: bool,
+    /// The small log the triage fleet is made of (links to it).
+    #[arg(long, default_value = "shared-fixtures/synthetic/filters.evtx")]
+    fleet_log: PathBuf,
     /// Benchmark logs.
     inputs: Vec<PathBuf>,
 }
@@ -287,7 +290,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Parity(args) => parity_command(&args),
         Command::BenchCli(args) => bench_cli_command(&args),
-        Command::BenchFilters(args) => bench_filters_command(&args),
+        Command::BenchExtensions(args) => bench_extensions_command(&args),
         Command::All(args) => all_command(&args),
         Command::Paired(args) => paired::paired_command(&args.commands, args.rounds, args.warmup),
         Command::Settle(args) => settle::settle_command(&args.inputs),
@@ -422,7 +425,8 @@ fn bench_cli_command(args: &SpeedArgs) -> Result<bool, String> {
         lib_dir: PathBuf::new(),
         runs: args.runs,
         callgrind: false,
-        filters: false,
+        extensions: false,
+        fleet_log: None,
         out: out.clone(),
     });
     println!("{}", report::paired_verdict(&report.paired));
@@ -433,8 +437,11 @@ fn bench_cli_command(args: &SpeedArgs) -> Result<bool, String> {
     Ok(report.notes.is_empty())
 }
 
-/// `bench-filters`: the report's filter section alone, on stdout.
-fn bench_filters_command(args: &BenchFiltersArgs) -> Result<bool, String> {
+/// The small committed log `make compare`'s triage fleet links to, below the fixtures.
+const FLEET_LOG: &str = "synthetic/filters.evtx";
+
+/// `bench-extensions`: the report's filter and triage sections alone, on stdout.
+fn bench_extensions_command(args: &BenchExtensionsArgs) -> Result<bool, String> {
     let out = &args.backends.out;
     std::fs::create_dir_all(out).map_err(|e| e.to_string())?;
     for input in &args.inputs {
@@ -448,7 +455,14 @@ fn bench_filters_command(args: &BenchFiltersArgs) -> Result<bool, String> {
         out,
     );
     print!("{}", filters::markdown(&report));
-    Ok(report.notes.is_empty())
+    let triage = triage_speed::run_triage_speed(
+        &args.backends.backends(),
+        &args.inputs,
+        Some(&args.fleet_log),
+        out,
+    );
+    print!("{}", triage_speed::markdown(&triage));
+    Ok(report.notes.is_empty() && triage.notes.is_empty())
 }
 
 fn all_command(args: &AllArgs) -> Result<bool, String> {
@@ -474,7 +488,8 @@ fn all_command(args: &AllArgs) -> Result<bool, String> {
         lib_dir: args.lib_dir.clone(),
         runs: args.runs,
         callgrind: !args.no_callgrind,
-        filters: true,
+        extensions: true,
+        fleet_log: Some(args.corpus.fixtures.join(FLEET_LOG)),
         out: out.clone(),
     });
     eprintln!("== 4/4 report");

@@ -41,6 +41,7 @@ pub fn write_report(
     md.push_str(&allocation_section(speed));
     md.push_str(&rss_section(speed));
     md.push_str(&crate::perf::filters::markdown(&speed.filters));
+    md.push_str(&crate::perf::triage_speed::markdown(&speed.triage));
     md.push('\n');
     md.push_str(&cli_parity::markdown(parity_report));
     md.push('\n');

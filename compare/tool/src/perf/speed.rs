@@ -2,7 +2,7 @@
 //! instruction counts (the stable figure on these noisy machines without hardware counters).
 
 use crate::perf::paired::{self, Contender, Ratio};
-use crate::perf::{filters, phases, settle};
+use crate::perf::{filters, phases, settle, triage_speed};
 use crate::run::run;
 use crate::run::Backends;
 use serde::Serialize;
@@ -19,8 +19,10 @@ pub struct SpeedPlan {
     pub lib_dir: PathBuf,
     pub runs: u32,
     pub callgrind: bool,
-    /// Whether to measure the record filters too (`filters.rs`).
-    pub filters: bool,
+    /// Whether to measure the extensions too: the record filters (`filters.rs`) and triage
+    /// (`triage_speed.rs`, its fleet of links to `fleet_log` when given).
+    pub extensions: bool,
+    pub fleet_log: Option<PathBuf>,
     pub out: PathBuf,
 }
 
@@ -95,6 +97,8 @@ pub struct SpeedReport {
     pub settled: Option<&'static str>,
     /// The record filters against full dumps (`filters.rs`), when they ran.
     pub filters: filters::FilterReport,
+    /// Triage against full dumps (`triage_speed.rs`), when it ran.
+    pub triage: triage_speed::TriageReport,
     pub notes: Vec<String>,
 }
 
@@ -198,12 +202,18 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
             }
         }
     }
-    if plan.filters {
+    if plan.extensions {
         report.filters = filters::run_filters(
             &plan.backends,
             &plan.zig_callgrind,
             &plan.inputs,
             plan.callgrind,
+            &plan.out,
+        );
+        report.triage = triage_speed::run_triage_speed(
+            &plan.backends,
+            &plan.inputs,
+            plan.fleet_log.as_deref(),
             &plan.out,
         );
     }
