@@ -598,6 +598,9 @@ pub struct Programs {
     names: FragmentNames,
     /// The run's shared ids and programs, at `-t 2` and up.
     pub shared: Option<Arc<Shared>>,
+    /// The filter's skip path (PERF.md H200): per top-level definition of this chunk, the
+    /// program its last decided record replayed ([`Programs::sign_skip`]).
+    skips: Skips,
     /// Programs this renderer recorded itself (not imported).
     #[cfg(test)]
     pub stores: usize,
@@ -683,6 +686,302 @@ struct Rare {
     binxml: Vec<(u32, u32)>,
 }
 
+/// Slots of [`Skips`] (a power of two): a log's records use a few dozen pairs of
+/// definitions.
+const SKIP_SLOTS: usize = 64;
+/// Template instances a [`Skip`] names (a Security record has two: `System`'s and
+/// `EventData`'s); a program whose signature names more is never skipped this way.
+const SKIP_DEFS_MAX: usize = 8;
+
+/// Values a [`Skip`] describes (a Security record has about forty); a program whose records
+/// have more is never skipped this way.
+const SKIP_VALUES_MAX: usize = 128;
+/// [`Skip::values`]: a string value is not empty (`scan_value`'s class bit 0).
+const SKIP_NONEMPTY: u16 = 0x100;
+/// [`Skip::values`]: the filter's plan reads the value (`Source::Slot`): the check fills its slot.
+const SKIP_NEEDED: u16 = 0x200;
+/// [`Skip::values`]: a fixed-width scalar (not `Bool`) or Null, whose whole descriptor (size
+/// and type) must be the learnt one: its class and the bytes it takes are then the learnt
+/// value's, and only the instance's end needs a bounds check.
+const SKIP_FIXED: u16 = 0x400;
+
+/// What the filter's skip path knows of one shape of records (PERF.md H200): the program a
+/// record of its [`SkipKey`] signed to, what that record's values were as `sign` classed them,
+/// the identities of the definitions its signature names, in its order (the first is the
+/// record's own), and a bound on the program's replay. Kept across chunks, as programs are.
+/// The check takes a definition's identity only from what its chunk already resolved
+/// (`Identities::known`), so it parses nothing `sign` would not.
+#[derive(Debug, Clone)]
+struct Skip {
+    key: SkipKey,
+    program: Program,
+    defs: [u32; SKIP_DEFS_MAX],
+    defs_len: usize,
+    /// Each value in `sign`'s order: its type (low byte), [`SKIP_NONEMPTY`], [`SKIP_NEEDED`].
+    /// Only types whose class `scan_value` gives from the type alone (fixed-width scalars but
+    /// `Bool`, Null, SIDs, non-empty BinXML) or from the first unit (strings).
+    values: [u16; SKIP_VALUES_MAX],
+    /// Each value's descriptor as a little-endian word, masked (`descs[i].0`: size and type
+    /// for [`SKIP_FIXED`] values, the type alone for the others) and what it must then be.
+    descs: [(u32, u32); SKIP_VALUES_MAX],
+    /// The bytes each [`SKIP_FIXED`] value takes (`scan_value`'s `max(width, size)`).
+    steps: [u16; SKIP_VALUES_MAX],
+    values_len: usize,
+    /// The replay's bound ([`Programs::replay_bound`]) is at most `bound_fixed` plus
+    /// `bound_per_byte` per byte of the record's values: each step's value is one of them,
+    /// none's length is more than its bytes, and no value serves more than
+    /// `bound_per_byte / 96` steps.
+    bound_fixed: usize,
+    bound_per_byte: usize,
+}
+
+/// Which [`Skip`]s a record tries: its definition's identity and that of the instance in its
+/// first BinXML value (`u32::MAX`: none or not yet resolved), found as if each value took its
+/// declared size, and its values' types up to there. Security's records share one `System`
+/// definition and differ in their `EventData`'s. Only a key: the check reads every value where
+/// `sign` reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SkipKey {
+    def: u32,
+    nested: u32,
+    /// The types of the values before that BinXML value, mixed.
+    types: u32,
+}
+
+impl SkipKey {
+    /// The key of the record whose BinXML window is `start..end`, when the window starts as
+    /// `Programs::scan_stream` wants it (an optional fragment header, then an instance).
+    #[inline]
+    fn of(ids: &Identities, chunk: &[u8], start: usize, end: usize) -> Option<SkipKey> {
+        let pos = instance_at(chunk, start, end)?;
+        let head = tokens::read_instance_head(chunk, pos).ok()?;
+        let mut at = head.values();
+        let mut nested = u32::MAX;
+        let mut types = 0u32;
+        for d in chunk[head.descriptors..head.values()].chunks_exact(4) {
+            let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
+            types = types.rotate_left(5) ^ u32::from(d[2]);
+            if d[2] == ty::BINXML {
+                nested = instance_at(chunk, at, at + size)
+                    .and_then(|p| crate::bytes::get_u32(chunk, p + 5))
+                    .and_then(|off| ids.known(off))
+                    .unwrap_or(u32::MAX);
+                break;
+            }
+            at += size;
+        }
+        Some(SkipKey {
+            def: ids.known(head.def_off)?,
+            nested,
+            types,
+        })
+    }
+
+    #[inline]
+    fn slot(self) -> usize {
+        let h = (u64::from(self.def) << 32 | u64::from(self.nested ^ self.types))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 56) as usize % SKIP_SLOTS
+    }
+}
+
+/// Where the instance of a stream `start..end` starts (after its 0x0C byte), as
+/// `Programs::scan_stream` finds it: after an optional fragment header.
+#[inline]
+fn instance_at(chunk: &[u8], start: usize, end: usize) -> Option<usize> {
+    let mut pos = start;
+    if *chunk.get(pos)? == 0x0f {
+        pos += 4;
+    }
+    if pos >= end || *chunk.get(pos)? != 0x0c {
+        return None;
+    }
+    Some(pos + 1)
+}
+
+/// The [`Skip`]s, by [`SkipKey`]: `SKIP_WAYS` to a slot, the last learnt or used first
+/// (records of one key often alternate between a few shapes: a string empty or not), each with
+/// the era it was learnt in. Forgotten (a new era) with the programs and whenever
+/// `Programs::insert` takes a signature hash from an older program (a `Skip` naming it would
+/// promise a `Hit` that `sign` no longer gives).
+#[derive(Debug, Default)]
+struct Skips {
+    slots: Vec<(u64, Skip)>,
+    era: u64,
+}
+
+/// Ways of a [`Skips`] slot.
+const SKIP_WAYS: usize = 4;
+
+impl Skips {
+    fn forget(&mut self) {
+        self.era += 1;
+    }
+
+    /// The ways of `key`'s slot.
+    #[inline]
+    fn ways(&self, key: SkipKey) -> &[(u64, Skip)] {
+        let at = key.slot() * SKIP_WAYS;
+        self.slots.get(at..at + SKIP_WAYS).unwrap_or(&[])
+    }
+
+    /// Whether `key`'s slot holds `program` for it.
+    fn has(&self, key: SkipKey, program: Program) -> bool {
+        self.ways(key)
+            .iter()
+            .any(|(era, s)| *era == self.era && s.key == key && s.program == program)
+    }
+
+    /// Puts `skip` first in its slot, the others after it in their order.
+    #[cold]
+    fn put(&mut self, skip: Skip) {
+        if self.slots.is_empty() {
+            let none = (u64::MAX, skip.clone());
+            self.slots = vec![none; SKIP_SLOTS * SKIP_WAYS];
+        }
+        let at = skip.key.slot() * SKIP_WAYS;
+        let ways = &mut self.slots[at..at + SKIP_WAYS];
+        ways.rotate_right(1);
+        ways[0] = (self.era, skip);
+    }
+
+    /// Moves way `k` of `key`'s slot first.
+    #[cold]
+    fn promote(&mut self, key: SkipKey, k: usize) {
+        let at = key.slot() * SKIP_WAYS;
+        self.slots[at..=at + k].rotate_right(1);
+    }
+}
+
+/// Where [`Programs::skip_stream`] stands in the program's signature as it learns a [`Skip`]:
+/// the next word (`word..end` of `Programs::signatures`); `skip` holds what is learnt so far.
+struct SkipCursor {
+    word: usize,
+    end: usize,
+    skip: Skip,
+}
+
+/// Where [`check_skip_stream`] stands in a [`Skip`]: the next value and definition, and the
+/// bytes of the values read.
+struct SkipCheck<'a> {
+    chunk: &'a [u8],
+    ids: &'a Identities,
+    skip: &'a Skip,
+    value: usize,
+    def: usize,
+    bytes: usize,
+}
+
+/// [`Programs::scan_stream`] for a record that may sign to `w.skip.program`: `None` as soon
+/// as a word `sign` would write differs from the learnt record's, or `sign` would read a value
+/// another way. Every check of `scan_stream`, `scan_instance` and `scan_value` on the paths
+/// the [`Skip`] allows is made here in the same terms; the definitions are compared by offset;
+/// the values the plan reads go to `slots` at their record-wide index, as `sign` puts them.
+fn check_skip_stream(
+    w: &mut SkipCheck<'_>,
+    slots: &mut [Value],
+    start: usize,
+    end: usize,
+    depth: usize,
+) -> Option<()> {
+    if depth > SIGNATURE_DEPTH_MAX {
+        return None;
+    }
+    let chunk = w.chunk;
+    let head = tokens::read_instance_head(chunk, instance_at(chunk, start, end)?).ok()?;
+    if w.def >= w.skip.defs_len || w.ids.known(head.def_off) != Some(w.skip.defs[w.def]) {
+        return None;
+    }
+    w.def += 1;
+    let (n, base) = (head.count, w.value);
+    if n > w.skip.values_len - base {
+        return None;
+    }
+    let mut nested = [(0usize, 0usize); SKIP_DEFS_MAX];
+    let mut nested_len = 0;
+    let mut p = head.values();
+    let skip = w.skip;
+    let descriptors = chunk[head.descriptors..head.values()].chunks_exact(4);
+    for (i, d) in (base..base + n).zip(descriptors) {
+        let (mask, want) = skip.descs[i];
+        if u32::from_le_bytes([d[0], d[1], d[2], d[3]]) & mask != want {
+            return None;
+        }
+        let kind = skip.values[i];
+        let start = p;
+        if kind & SKIP_FIXED != 0 {
+            // Size and type are the learnt ones: `scan_value`'s fixed-width (or Null) path,
+            // its class, and `max(width, size)` bytes, within the chunk if the instance's end
+            // is (checked after the loop).
+            p += usize::from(skip.steps[i]);
+            if kind & SKIP_NEEDED != 0 {
+                let t = d[2];
+                let width = values_decode::fixed_width(t) as u32;
+                slots[i] = if t == ty::NULL {
+                    Value::NULL
+                } else {
+                    slot(t, start as u32, width)
+                };
+            }
+            continue;
+        }
+        let size = usize::from(u16::from_le_bytes([d[0], d[1]]));
+        let v = match d[2] {
+            ty::STRING => {
+                if size % 2 != 0 || start + size > chunk.len() {
+                    return None;
+                }
+                let nonempty = size >= 2 && (chunk[start] | chunk[start + 1]) != 0;
+                if nonempty != (kind & SKIP_NONEMPTY != 0) {
+                    return None;
+                }
+                p = start + size;
+                slot(
+                    ty::STRING,
+                    start as u32,
+                    if nonempty { size / 2 } else { 0 } as u32,
+                )
+            }
+            ty::SID => {
+                if start + 8 > chunk.len() {
+                    return None;
+                }
+                let len = 8 + 4 * usize::from(chunk[start + 1]);
+                if start + len > chunk.len() {
+                    return None;
+                }
+                p = start + len.max(size);
+                slot(ty::SID, start as u32, len as u32)
+            }
+            _ => {
+                // Learnt only as a non-empty BinXML value (`ty::BINXML`).
+                if size == 0 || start + size > chunk.len() || nested_len == SKIP_DEFS_MAX {
+                    return None;
+                }
+                nested[nested_len] = (start, size);
+                nested_len += 1;
+                p = start + size;
+                slot(ty::BINXML, start as u32, size as u32)
+            }
+        };
+        if kind & SKIP_NEEDED != 0 {
+            slots[i] = v;
+        }
+    }
+    if p > chunk.len() {
+        return None;
+    }
+    if p < end && chunk.get(p) != Some(&0x00) {
+        return None;
+    }
+    w.value = base + n;
+    w.bytes += p - head.values();
+    for &(off, len) in &nested[..nested_len] {
+        check_skip_stream(w, slots, off, off + len, depth + 1)?;
+    }
+    Some(())
+}
+
 /// What [`Programs::sign`] found for one record (the Zig engine's `Sign`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sign {
@@ -722,6 +1021,7 @@ impl Programs {
 
     /// Forgets every program.
     pub fn clear(&mut self) {
+        self.skips.forget();
         self.by_hash.clear();
         self.signatures.clear();
         self.bodies.clear();
@@ -1217,7 +1517,11 @@ impl Programs {
         self.bodies.push(body);
         // A hash shared with an older signature points at the newer program from now on;
         // `lookup` compares the signature, so the older one only renders the slow way.
-        self.by_hash.insert(self.hash, program);
+        if self.by_hash.insert(self.hash, program).is_some() {
+            // The older program no longer answers its signature: a skip naming it would
+            // claim a `Hit` that `sign` no longer gives.
+            self.skips.forget();
+        }
         Some(program)
     }
 
@@ -1229,6 +1533,268 @@ impl Programs {
     /// The filter plan of `program` ([`Programs::store`]).
     pub fn plan(&self, program: Program) -> &Plan {
         &self.bodies[program.body as usize].plan
+    }
+
+    /// The filter's skip path (PERF.md H200): the program `sign` would answer `Hit` with for
+    /// the record's window `start..end`, and a bound on its replay's bytes, found without
+    /// `sign`'s words, hash, lookup and identities. When the chunk has a [`Skip`] for the
+    /// record's [`SkipKey`], the record is read where `sign` reads it ([`check_skip_stream`]):
+    /// each value's type, the first unit of each string, the checks `scan_value` makes on the
+    /// paths the skip allows, and each definition's offset must be the learnt record's. Then
+    /// every word `sign` would write is the learnt record's, which signed to `program`: `sign`
+    /// would answer `Hit { program }` (`insert` forgets the skips when a signature's hash
+    /// changes program), the values the program's plan reads are in their slots, and the
+    /// record's unfiltered outcome is the replay's, which fails only past an output limit.
+    /// `None`: take `sign`'s path.
+    pub fn sign_skip(
+        &mut self,
+        cx: Source<'_>,
+        ids: &Identities,
+        start: usize,
+        end: usize,
+    ) -> Option<(Program, usize)> {
+        let key = SkipKey::of(ids, cx.chunk, start, end)?;
+        let era = self.skips.era;
+        for (k, (learnt, skip)) in self.skips.ways(key).iter().enumerate() {
+            if *learnt != era || skip.key != key {
+                continue;
+            }
+            let mut w = SkipCheck {
+                chunk: cx.chunk,
+                ids,
+                skip,
+                value: 0,
+                def: 0,
+                bytes: 0,
+            };
+            let checked = check_skip_stream(&mut w, &mut self.slots, start, end, 0);
+            if checked.is_none() || w.value != skip.values_len || w.def != skip.defs_len {
+                continue;
+            }
+            self.values = w.value;
+            let found = (
+                skip.program,
+                skip.bound_fixed + skip.bound_per_byte * w.bytes,
+            );
+            if k > 0 {
+                self.skips.promote(key, k);
+            }
+            return Some(found);
+        }
+        None
+    }
+
+    /// Learns the [`Skip`] of the record's key after `sign` answered `Hit { program }` for the
+    /// window `start..end` (cold: once per key and program in a chunk). The record is read
+    /// again as `sign` read it, each word compared with the program's signature (a check of
+    /// this walk), noting each value's type and each definition's offset.
+    #[cold]
+    #[inline(never)]
+    pub fn learn_skip(
+        &mut self,
+        cx: Source<'_>,
+        defs: &mut Defs<'_>,
+        start: usize,
+        end: usize,
+        program: Program,
+    ) {
+        let Some(key) = SkipKey::of(defs.identities, cx.chunk, start, end) else {
+            return;
+        };
+        if self.skips.has(key, program) {
+            return;
+        }
+        let first = program.signature_start as usize;
+        let mut cur = SkipCursor {
+            word: first,
+            end: first + program.signature_len as usize,
+            skip: Skip {
+                key,
+                program,
+                defs: [0; SKIP_DEFS_MAX],
+                defs_len: 0,
+                values: [0; SKIP_VALUES_MAX],
+                descs: [(0, 0); SKIP_VALUES_MAX],
+                steps: [0; SKIP_VALUES_MAX],
+                values_len: 0,
+                bound_fixed: 0,
+                bound_per_byte: 0,
+            },
+        };
+        self.values = 0;
+        self.rare.extra.clear();
+        self.rare.binxml.clear();
+        if self
+            .skip_stream(cx, defs, start, end, 0, &mut cur)
+            .is_none()
+            || cur.word != cur.end
+            || cur.skip.defs.first() != Some(&key.def)
+            || cur.skip.values_len != self.values
+        {
+            return;
+        }
+        let mut skip = cur.skip;
+        let body = &self.bodies[program.body as usize];
+        for source in &body.plan.fields {
+            if let crate::filter::Source::Slot(k) = *source {
+                match skip.values.get_mut(usize::from(k)) {
+                    Some(kind) if usize::from(k) < skip.values_len => *kind |= SKIP_NEEDED,
+                    _ => return,
+                }
+            }
+        }
+        let mut uses = [0u16; SKIP_VALUES_MAX];
+        let mut most = 0;
+        for op in &body.ops {
+            if let Some(u) = uses.get_mut(usize::from(op.slot)) {
+                *u += 1;
+                most = most.max(usize::from(*u));
+            }
+        }
+        skip.bound_fixed = body.lits.len() + 64 * body.ops.len();
+        skip.bound_per_byte = 96 * most;
+        self.skips.put(skip);
+    }
+
+    /// The next signature word, which must be `word`.
+    #[inline(always)]
+    fn skip_word(&self, cur: &mut SkipCursor, word: u32) -> Option<()> {
+        if cur.word < cur.end && self.signatures[cur.word] == word {
+            cur.word += 1;
+            return Some(());
+        }
+        None
+    }
+
+    /// [`Programs::scan_stream`] against the signature (a raw fragment gives up).
+    fn skip_stream(
+        &mut self,
+        cx: Source<'_>,
+        defs: &mut Defs<'_>,
+        start: usize,
+        end: usize,
+        depth: usize,
+        cur: &mut SkipCursor,
+    ) -> Option<()> {
+        if depth > SIGNATURE_DEPTH_MAX {
+            return None;
+        }
+        let chunk = cx.chunk;
+        let mut pos = instance_at(chunk, start, end)?;
+        self.skip_instance(cx, defs, &mut pos, depth, cur)?;
+        if pos < end && *chunk.get(pos)? != 0x00 {
+            return None;
+        }
+        Some(())
+    }
+
+    /// [`Programs::scan_instance`] against the signature: the same values through
+    /// `scan_value` into the same slots, each class compared and each value's type noted
+    /// when `check_skip_stream` can read it alike, then the extra words (none: an array is
+    /// not learnt), the definition (its identity compared, its offset noted) and the nested
+    /// instances.
+    fn skip_instance(
+        &mut self,
+        cx: Source<'_>,
+        defs: &mut Defs<'_>,
+        pos: &mut usize,
+        depth: usize,
+        cur: &mut SkipCursor,
+    ) -> Option<()> {
+        let chunk = cx.chunk;
+        let head = tokens::read_instance_head(chunk, *pos).ok()?;
+        let n = head.count;
+        let base = self.values;
+        if n > PROGRAM_VALUES_MAX - base || base + n > SKIP_VALUES_MAX {
+            return None;
+        }
+        self.skip_word(cur, n as u32)?;
+        let classes = cur.word;
+        if n > cur.end - classes {
+            return None;
+        }
+        let Programs {
+            signatures,
+            slots,
+            rare,
+            ..
+        } = self;
+        let learnt = &mut cur.skip;
+        let wants = signatures[classes..classes + n]
+            .iter()
+            .zip(room(slots, base, n, Value::NULL))
+            .zip(&mut learnt.values[base..base + n])
+            .zip(&mut learnt.descs[base..base + n])
+            .zip(&mut learnt.steps[base..base + n]);
+        let mut p = head.values();
+        let first = rare.binxml.len();
+        for (d, ((((&want, slot), kind), desc), step)) in chunk[head.descriptors..head.values()]
+            .chunks_exact(4)
+            .zip(wants)
+        {
+            let (t, size, start) = (d[2], usize::from(u16::from_le_bytes([d[0], d[1]])), p);
+            let class;
+            (p, class, *slot) = Self::scan_value(cx, rare, p, t, size)?;
+            if class != want {
+                return None;
+            }
+            // The paths of `scan_value` that `check_skip_stream` reads alike.
+            let width = values_decode::fixed_width(t);
+            let alike = match t {
+                ty::STRING => size % 2 == 0 && start + size <= chunk.len(),
+                ty::NULL => true,
+                ty::SID => start + 8 <= chunk.len(),
+                ty::BINXML => size > 0 && start + size <= chunk.len(),
+                _ => width != 0 && t != ty::BOOL && start + width <= chunk.len(),
+            };
+            if !alike {
+                return None;
+            }
+            let nonempty = t == ty::STRING && class & 1 != 0;
+            let fixed = !matches!(t, ty::STRING | ty::SID | ty::BINXML);
+            *kind = u16::from(t)
+                | if nonempty { SKIP_NONEMPTY } else { 0 }
+                | if fixed { SKIP_FIXED } else { 0 };
+            let word = u32::from(u16::from_le_bytes([d[0], d[1]])) | u32::from(t) << 16;
+            *desc = match fixed {
+                true => (0x00ff_ffff, word),
+                false => (0x00ff_0000, word & 0x00ff_0000),
+            };
+            *step = (p - start) as u16;
+        }
+        cur.word = classes + n;
+        self.values = base + n;
+        cur.skip.values_len = base + n;
+        if !self.rare.extra.is_empty() {
+            return None;
+        }
+        let last = self.rare.binxml.len();
+        *pos = p;
+        if cur.word >= cur.end || cur.skip.defs_len == SKIP_DEFS_MAX {
+            return None;
+        }
+        let id = self.signatures[cur.word];
+        cur.word += 1;
+        let got = defs.identities.get(
+            cx,
+            defs.templates,
+            defs.names,
+            defs.scratch,
+            head.def_off,
+            depth,
+        )?;
+        if got != id {
+            return None;
+        }
+        cur.skip.defs[cur.skip.defs_len] = id;
+        cur.skip.defs_len += 1;
+        for k in first..last {
+            let (off, len) = self.rare.binxml[k];
+            let (off, len) = (off as usize, len as usize);
+            self.skip_stream(cx, defs, off, off + len, depth + 1, cur)?;
+        }
+        self.rare.binxml.truncate(first);
+        Some(())
     }
 
     /// A bound on the bytes [`Programs::replay`] writes for `program` over `self.slots`: its
