@@ -161,10 +161,6 @@ pub struct Renderer {
     /// Whether the run has a filter (`Options::filter`): without one, records take the paths
     /// they took before filters existed.
     filtering: bool,
-    /// Whether filtered records try [`Programs::sign_skip`] before `sign` (PERF.md H200):
-    /// with a filter, and without `--mta` (no programs) and `--wevt-cache` (its rounds re-walk
-    /// the chunk over other bytes).
-    skipping: bool,
     /// The filter's scratch: a field's text.
     field_text: Vec<u8>,
 }
@@ -187,7 +183,6 @@ impl Renderer {
             recorder: RefCell::default(),
             checksum: Checksum::Unchecked,
             filtering: !opts.filter.is_empty(),
-            skipping: !opts.filter.is_empty() && opts.mta.is_none() && opts.wevt_cache.is_none(),
             field_text: Vec::new(),
         }
     }
@@ -541,14 +536,8 @@ impl Renderer {
     ) -> Result<usize, Failure> {
         let (bstart, bend) = Self::binxml_window(rec)?;
         let wanted = self.opts.wants_record(rec.id);
-        if self.skipping && self.skip(cx, bstart, bend, wanted, buf.len()) {
-            return Ok(SKIPPED);
-        }
         let sign = self.sign(cx, bstart, bend);
         if let Sign::Hit { program } = sign {
-            if self.skipping {
-                self.learn_skip(cx, bstart, bend, program);
-            }
             let keep = wanted && self.decide_hit(cx, program, bstart, bend);
             if !keep && self.replay_cannot_fail(program, buf.len()) {
                 return Ok(SKIPPED);
@@ -568,50 +557,6 @@ impl Renderer {
                 &mut self.field_text,
             );
         Ok(if keep { body } else { SKIPPED })
-    }
-
-    /// The skip path (PERF.md H200): whether the record, which `sign` would give a program
-    /// ([`Programs::sign_skip`]), is one the filter drops (or `--events` does not want) and
-    /// whose replay could not pass an output limit: then its unfiltered outcome is a rendered
-    /// record, and dropping it unread is what the fast path below decides for it. `false`:
-    /// the record takes that path (kept records, and every record `sign_skip` cannot place).
-    #[inline(always)]
-    fn skip(
-        &mut self,
-        cx: Source<'_>,
-        bstart: usize,
-        bend: usize,
-        wanted: bool,
-        len: usize,
-    ) -> bool {
-        let found = self.programs.sign_skip(cx, &self.identities, bstart, bend);
-        let Some((program, bound)) = found else {
-            return false;
-        };
-        if bound > RECORD_OUTPUT_BYTES_MAX || len + bound + 64 > CHUNK_OUTPUT_BYTES_MAX {
-            return false;
-        }
-        !wanted
-            || self.opts.filter.decide_plan(
-                self.programs.plan(program),
-                self.programs.slots(),
-                cx.chunk,
-                cx.codec,
-                &mut self.field_text,
-            ) == Some(false)
-    }
-
-    /// Learns the skip of a record `sign` gave `program` ([`Programs::learn_skip`]).
-    #[cold]
-    fn learn_skip(&mut self, cx: Source<'_>, bstart: usize, bend: usize, program: Program) {
-        let mut defs = Defs {
-            names: &mut self.names,
-            scratch: &mut self.scratch,
-            templates: &mut self.templates,
-            identities: &mut self.identities,
-        };
-        self.programs
-            .learn_skip(cx, &mut defs, bstart, bend, program);
     }
 
     /// The fast path's decision for a record that replays `program`: from the program's plan

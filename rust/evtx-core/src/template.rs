@@ -253,19 +253,6 @@ impl Identities {
         self.get_unmemoized(cx, templates, names, s, def_off, depth)
     }
 
-    /// The identity of the definition at `def_off` if this chunk has already resolved it, else
-    /// `None`: nothing is parsed or remembered, so a caller that only looks changes no later
-    /// answer (the filter's skip check, PERF.md H200).
-    #[inline]
-    pub fn known(&self, def_off: u32) -> Option<u32> {
-        if let Some((off, r)) = self.memo[memo_slot(def_off)] {
-            if off == def_off {
-                return r;
-            }
-        }
-        self.by_offset.get(&def_off).copied().flatten()
-    }
-
     /// [`Identities::get`] past the memo: `by_offset`, or the definition's first sight in the
     /// chunk; the answer goes to the memo.
     #[inline(never)]
