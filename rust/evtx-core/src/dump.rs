@@ -1046,6 +1046,37 @@ mod tests {
         assert!(checked >= 20, "{checked} BinXML values checked");
     }
 
+    #[test]
+    fn filtered_replay_bounds_cover_their_steps() {
+        // PERF.md H201: under a filter a program's replay bound counts each of the record's
+        // values as often as its busiest value is written; `Programs::check_replay_bound`
+        // holds it to the bound per step on every record the filter decides from a program.
+        // A filter that keeps nothing decides every record of the benchmark log that way.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../compare/baselines/security-2mb.evtx"
+        );
+        let data = std::fs::read(path).unwrap();
+        let file = EvtxFile::open(&data).unwrap();
+        for format in [Format::Jsonl, Format::Xml] {
+            let opts = Options {
+                format,
+                filter: crate::filter::Filter {
+                    event_ids: vec![(1, 1)],
+                    ..Default::default()
+                },
+                ..Options::default()
+            };
+            let mut r = Renderer::new(&opts);
+            let order = file.chunk_order(false);
+            for slot in (0..order.len()).filter_map(|i| order.get(i)) {
+                assert!(r.render_chunk(&file, slot).records.is_empty());
+            }
+            let checked = r.programs.bounds_checked.get();
+            assert!(checked > 2_600, "{format:?}: {checked} bounds checked");
+        }
+    }
+
     fn utf16(text: &[u8]) -> Vec<u8> {
         text.iter().flat_map(|&c| [c, 0]).collect()
     }

@@ -122,6 +122,7 @@ impl Recorder {
             tail_start: self.literal_start,
             tail_len: self.lits.len() as u32 - self.literal_start,
             plan: Plan::default(),
+            uses: 0,
         })
     }
 }
@@ -141,6 +142,9 @@ pub struct Body {
     /// Where a filter finds the record's `System` fields (`crate::filter`); learnt only when
     /// the run has a filter.
     plan: Plan,
+    /// The most steps one value serves, learnt with `plan` (0: not learnt): it bounds the
+    /// replay from the values' lengths without a turn per step ([`Programs::replay_bound`]).
+    uses: usize,
 }
 
 impl Body {
@@ -149,6 +153,17 @@ impl Body {
     fn cost(&self) -> usize {
         self.lits.len() - simd::LITERAL_STEP + 8 * self.ops.len()
     }
+}
+
+/// The most steps of `ops` that name one slot (0 for none).
+fn most_uses(ops: &[Op]) -> usize {
+    let mut slots: Vec<u16> = ops.iter().map(|op| op.slot).collect();
+    slots.sort_unstable();
+    slots
+        .chunk_by(|a, b| a == b)
+        .map(<[u16]>::len)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Writes the text of a value-bearing node (`Text16`, `Ansi`, `Value`) for `flavor`, noting it
@@ -604,6 +619,9 @@ pub struct Programs {
     /// BinXML values `check_binxml_list` found in their list.
     #[cfg(test)]
     pub binxml_checked: usize,
+    /// Replay bounds `check_replay_bound` checked.
+    #[cfg(test)]
+    pub bounds_checked: std::cell::Cell<usize>,
 }
 
 /// Entries of [`FragmentNames::recent`] (a power of two): 256 missed 27,234 times on
@@ -1180,6 +1198,7 @@ impl Programs {
         };
         if let Some(plan) = plan {
             body.plan = plan;
+            body.uses = most_uses(&body.ops);
         }
         let Some(program) = self.insert(Arc::new(body)) else {
             return;
@@ -1236,8 +1255,20 @@ impl Programs {
     /// (no value type's text is longer: a UTF-16 unit escapes to 6 bytes, an `f64` to about
     /// 330 digits). A filter skips a record whose bound keeps within the output limits, which
     /// therefore could not fail it.
+    ///
+    /// With the body's `uses` learnt, the bound counts each of the record's values `uses`
+    /// times instead (each step's value is one of them, none serves more steps): no lower,
+    /// and one turn per value rather than per step with its slot's lookup (PERF.md H201).
     pub fn replay_bound(&self, program: Program) -> usize {
         let body = &self.bodies[program.body as usize];
+        let fixed = body.lits.len() + 64 * body.ops.len();
+        if body.uses > 0 {
+            let values: usize = self.slots().iter().map(|v| v.len as usize).sum();
+            let bound = fixed + 96 * body.uses * values;
+            #[cfg(test)]
+            self.check_replay_bound(body, bound);
+            return bound;
+        }
         let values: usize = body
             .ops
             .iter()
@@ -1247,7 +1278,22 @@ impl Programs {
                     .map_or(0, |v| v.len as usize)
             })
             .sum();
-        body.lits.len() + 64 * body.ops.len() + 96 * values
+        fixed + 96 * values
+    }
+
+    /// The bound per step (96 per unit of each step's value), checked on every bound the tests
+    /// take with `uses` (PERF.md H201): that one is no lower.
+    #[cfg(test)]
+    fn check_replay_bound(&self, body: &Body, bound: usize) {
+        let per_step: usize = (body.ops.iter())
+            .map(|op| {
+                self.slots()
+                    .get(usize::from(op.slot))
+                    .map_or(0, |v| v.len as usize)
+            })
+            .sum();
+        assert!(bound >= body.lits.len() + 64 * body.ops.len() + 96 * per_step);
+        self.bounds_checked.set(self.bounds_checked.get() + 1);
     }
 
     /// Replays `program` over `self.slots`; `false` (output unfinished) when the output passes
