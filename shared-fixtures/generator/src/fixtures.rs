@@ -24,7 +24,7 @@ impl Out {
 }
 
 pub struct Fixture {
-    /// `synthetic` or `damaged`.
+    /// `synthetic`, `damaged` or `triage`.
     pub dir: &'static str,
     pub name: &'static str,
     pub exercises: String,
@@ -71,6 +71,7 @@ pub fn all() -> Vec<Fixture> {
     v.extend(crate::more::synthetic());
     v.push(crate::code_pages::fixture());
     v.extend(crate::damaged::all());
+    v.extend(crate::triage_fixtures::all());
     v
 }
 
