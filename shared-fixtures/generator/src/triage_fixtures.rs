@@ -127,9 +127,7 @@ fn gaps_and_times() -> Fixture {
         record(&mut c1, ev, id, BASE_TIME + (120 + id) * MINUTE);
     }
     let mut slot1 = c1.finish(&ChunkOverrides::default());
-    slot1[52] ^= 0x01;
-    let h = chunk_header_crc(&slot1);
-    slot1[124..128].copy_from_slice(&h.to_le_bytes());
+    break_records_crc(&mut slot1);
     tfx(
         "gaps-and-times",
         "Planted tampering for triage, Windows-shaped records throughout. Slot 0: records 1-20 \
@@ -151,6 +149,13 @@ fn gaps_and_times() -> Fixture {
         ],
         file_of(&[c0.finish(&ChunkOverrides::default()), slot1]),
     )
+}
+
+/// A finished chunk whose stored records CRC32 is wrong and whose header CRC32 matches.
+fn break_records_crc(chunk: &mut [u8]) {
+    chunk[52] ^= 0x01;
+    let h = chunk_header_crc(chunk);
+    chunk[124..128].copy_from_slice(&h.to_le_bytes());
 }
 
 /// One chunk: records 1-12 of the old log (logons), then the clearing: a 1102 from
