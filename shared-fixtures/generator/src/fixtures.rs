@@ -47,8 +47,19 @@ impl Fixture {
 }
 
 fn fx(name: &'static str, exercises: &str, expect: &[(Out, &str)], bytes: Vec<u8>) -> Fixture {
+    fixture("synthetic", name, exercises, expect, bytes)
+}
+
+/// A fixture in `dir` whose reference output holds the `expect` texts.
+pub fn fixture(
+    dir: &'static str,
+    name: &'static str,
+    exercises: &str,
+    expect: &[(Out, &str)],
+    bytes: Vec<u8>,
+) -> Fixture {
     Fixture {
-        dir: "synthetic",
+        dir,
         name,
         exercises: exercises.to_string(),
         expect: expect.iter().map(|(o, s)| (*o, s.to_string())).collect(),

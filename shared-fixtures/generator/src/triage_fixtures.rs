@@ -8,7 +8,7 @@
 //! reads each without an error (the bad checksum matters only under `--validate-checksums`).
 
 use crate::dsl::*;
-use crate::fixtures::{Fixture, Out};
+use crate::fixtures::{fixture, Fixture, Out};
 use crate::log::BASE_TIME;
 use crate::windows::{event_data_def, event_record, Sys};
 use crate::writer::*;
@@ -16,16 +16,7 @@ use crate::writer::*;
 const MINUTE: u64 = 60 * 10_000_000;
 
 fn tfx(name: &'static str, exercises: &str, expect: &[(Out, &str)], bytes: Vec<u8>) -> Fixture {
-    Fixture {
-        dir: "triage",
-        name,
-        exercises: exercises.to_string(),
-        expect: expect.iter().map(|(o, s)| (*o, s.to_string())).collect(),
-        expect_absent: Vec::new(),
-        differs: None,
-        twin: None,
-        bytes,
-    }
+    fixture("triage", name, exercises, expect, bytes)
 }
 
 pub fn all() -> Vec<Fixture> {
@@ -38,6 +29,16 @@ struct Ev {
     event_id: u16,
     level: u8,
     channel: &'static str,
+}
+
+/// An event of `provider` with this id, level and channel.
+const fn ev(provider: &'static str, event_id: u16, level: u8, channel: &'static str) -> Ev {
+    Ev {
+        provider,
+        event_id,
+        level,
+        channel,
+    }
 }
 
 const LOGON: Ev = Ev {
@@ -82,24 +83,9 @@ fn record(c: &mut Chunk, ev: &Ev, id: u64, time: u64) {
 /// chunks), a 4719 (audit policy changed) at 30, and its records CRC32 stored wrong (header CRC
 /// consistent): `bad_checksums` lists it as `records`.
 fn gaps_and_times() -> Fixture {
-    let stopped = Ev {
-        provider: "EventLog",
-        event_id: 6006,
-        level: 4,
-        channel: "System",
-    };
-    let started = Ev {
-        provider: "EventLog",
-        event_id: 6005,
-        level: 4,
-        channel: "System",
-    };
-    let crash = Ev {
-        provider: "EVENTLOG",
-        event_id: 6008,
-        level: 2,
-        channel: "System",
-    };
+    let stopped = ev("EventLog", 6006, 4, "System");
+    let started = ev("EventLog", 6005, 4, "System");
+    let crash = ev("EVENTLOG", 6008, 2, "System");
     let policy = Ev {
         event_id: 4719,
         ..LOGON
@@ -164,12 +150,7 @@ fn break_records_crc(chunk: &mut [u8]) {
 /// names ids 1-40 as its range, so the walk does not stop at the old record 4 (id = last id) and
 /// goes on to the free space.
 fn cleared_log() -> Fixture {
-    let cleared = Ev {
-        provider: "Microsoft-Windows-Eventlog",
-        event_id: 1102,
-        level: 4,
-        channel: "Security",
-    };
+    let cleared = ev("Microsoft-Windows-Eventlog", 1102, 4, "Security");
     let mut c = Chunk::new();
     for id in 1..=12 {
         record(&mut c, &LOGON, id, BASE_TIME + id * MINUTE);
