@@ -147,6 +147,8 @@ test: setup
 	@.ci/step exit-table $(COMPARE) exit-table $(GATE_ARGS) --out target/exit-table
 	@.ci/step filter-parity python3 compare/filter_parity.py --reference $(REF) \
 	  --fixtures shared-fixtures --samples $(EVTX_SAMPLES) $(addprefix --engine ,$(CLIS))
+	@.ci/step triage-parity python3 compare/triage_parity.py --reference $(REF) \
+	  --fixtures shared-fixtures --samples $(EVTX_SAMPLES) $(addprefix --engine ,$(CLIS))
 	@.ci/step gates-fail compare/gates/run.sh $(COMPARE) $(REF) $(CLIS)
 	@.ci/step instructions $(COMPARE) instructions --baseline compare/baselines/instructions.json
 	@.ci/step mutate     $(COMPARE) mutate $(GATE_ARGS) --out target/mutate

@@ -6,7 +6,8 @@
 # Besides the engines it plants a stale include/evtx.h (header-check), a GNU time that leaves
 # no or an unreadable peak-RSS measurement (the mutation gate), and a C library whose pull API
 # flips each record's `recovered` flag, output bytes unchanged (ABI parity, evtx-bench --parity).
-# And an instruction baseline 5 % below the measurement (the instruction-count gate).
+# And an instruction baseline 5 % below the measurement (the instruction-count gate), and
+# triage reports one count or one gap off (the triage gate, against its oracle).
 #
 #   compare/gates/run.sh EVTX_COMPARE REFERENCE EVTX_RS EVTX_ZIG
 set -u -o pipefail
@@ -63,6 +64,9 @@ expect() {
         > "$log" 2>&1 ;;
     info) "$compare" parity --reference "$ref" --rust "$rs" --zig "$zg" \
         --fixtures "$dir" --mode info --out "$work/out" > "$log" 2>&1 ;;
+    # The triage gate on the one log (no mutants): the JSON against the oracle, Rust == Zig.
+    triage) python3 "$root/compare/triage_parity.py" --reference "$ref" --engine "$rs" \
+        --engine "$zg" --fixtures "$dir" --no-mutants > "$log" 2>&1 ;;
     mutate) "$compare" mutate --reference "$ref" --rust "$rs" --zig "$zg" \
         --fixtures "$dir" --random 0 --max-mutants 3 --logs-only --out "$work/mutate" \
         > "$log" 2>&1 ;;
@@ -88,7 +92,7 @@ verdict() {
     planted=$((planted + 1))
     if [ $status -eq 1 ]; then
         caught=$((caught + 1))
-        echo "caught  $gate $corruption ($what): $(grep -m1 -E '^DIFF|^FAIL|^STALE|is stale|OUTPUT DIFFERS:' "$log" | cut -c1-240)"
+        echo "caught  $gate $corruption ($what): $(grep -m1 -E '^DIFF|^FAIL|^STALE|is stale|OUTPUT DIFFERS:|: FAIL ' "$log" | cut -c1-240)"
     else
         echo "MISSED  $gate $corruption ($what): exit $status"
         tail -n 5 "$log"
@@ -119,6 +123,12 @@ expect parity-json json-drop-unused-binxml damaged/unused-binxml-json.evtx both
 expect parity-json separate-drop-unused-binxml damaged/unused-binxml-json.evtx both
 expect parity-json json-render-record-6 damaged/unused-binxml-json.evtx both
 expect parity-json json-drop-record-7 damaged/unused-binxml-json.evtx reference
+# triage: one count off in one engine (Rust != Zig, and the oracle), or in both alike (only the
+# oracle can tell).
+expect triage none triage/gaps-and-times.evtx both
+expect triage triage-records-plus-one triage/gaps-and-times.evtx rust
+expect triage triage-records-plus-one triage/gaps-and-times.evtx both
+expect triage triage-gap-dropped triage/gaps-and-times.evtx both
 expect info none synthetic/basic.evtx both
 expect info none damaged/bad-file-magic.evtx both
 expect info info-trailing-space synthetic/basic.evtx both

@@ -134,6 +134,18 @@ def main():
     elif corruption == "info-exit-1":
         if "info" in args:
             code = 1
+    elif corruption == "triage-records-plus-one":
+        # One record more in the first report, in the JSON and in the text.
+        if args[:1] == ["triage"]:
+            out = re.sub(rb'"records":([0-9]+)',
+                         lambda m: b'"records":%d' % (int(m.group(1)) + 1), out, count=1)
+            out = re.sub(rb"^records ([0-9]+),",
+                         lambda m: b"records %d," % (int(m.group(1)) + 1), out, count=1,
+                         flags=re.M)
+    elif corruption == "triage-gap-dropped":
+        # The last id gap of the first report left out (its count in the totals kept).
+        if args[:1] == ["triage"] and "--json" in args:
+            out = re.sub(rb',\{"first_missing":[^]]*?\}\}\]', b"]", out, count=1)
     elif corruption == "garbage":
         out, err, code = b"garbage\n", b"", 0
     else:

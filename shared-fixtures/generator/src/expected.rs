@@ -273,10 +273,11 @@ pub fn manifest(entries: Vec<Value>) -> Value {
     })
 }
 
-/// Writes every fixture under `out_dir/{synthetic,damaged}/`, removing stale `.evtx` files there.
+/// Writes every fixture under `out_dir/{synthetic,damaged,triage}/`, removing stale `.evtx`
+/// files there.
 pub fn write_fixtures(out_dir: &Path) -> std::io::Result<Vec<Fixture>> {
     let all = fixtures::all();
-    for dir in ["synthetic", "damaged"] {
+    for dir in ["synthetic", "damaged", "triage"] {
         let d = out_dir.join(dir);
         fs::create_dir_all(&d)?;
         for entry in fs::read_dir(&d)? {

@@ -24,7 +24,7 @@ impl Out {
 }
 
 pub struct Fixture {
-    /// `synthetic` or `damaged`.
+    /// `synthetic`, `damaged` or `triage`.
     pub dir: &'static str,
     pub name: &'static str,
     pub exercises: String,
@@ -47,8 +47,19 @@ impl Fixture {
 }
 
 fn fx(name: &'static str, exercises: &str, expect: &[(Out, &str)], bytes: Vec<u8>) -> Fixture {
+    fixture("synthetic", name, exercises, expect, bytes)
+}
+
+/// A fixture in `dir` whose reference output holds the `expect` texts.
+pub fn fixture(
+    dir: &'static str,
+    name: &'static str,
+    exercises: &str,
+    expect: &[(Out, &str)],
+    bytes: Vec<u8>,
+) -> Fixture {
     Fixture {
-        dir: "synthetic",
+        dir,
         name,
         exercises: exercises.to_string(),
         expect: expect.iter().map(|(o, s)| (*o, s.to_string())).collect(),
@@ -71,6 +82,7 @@ pub fn all() -> Vec<Fixture> {
     v.extend(crate::more::synthetic());
     v.push(crate::code_pages::fixture());
     v.extend(crate::damaged::all());
+    v.extend(crate::triage_fixtures::all());
     v
 }
 

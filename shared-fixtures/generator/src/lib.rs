@@ -15,6 +15,7 @@ pub mod more;
 pub mod mta_fixtures;
 pub mod rng;
 pub mod sparse;
+pub mod triage_fixtures;
 pub mod unused_json;
 pub mod wevt_fixtures;
 pub mod windows;
