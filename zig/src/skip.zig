@@ -282,7 +282,7 @@ pub const Skips = struct {
 
     /// An instance's definition (its fingerprint, as the scan's) and value count, after
     /// its 0x0C byte (`template.readInstanceHead`); `pos.*` moves to its descriptors.
-    fn walkHead(s: *Skips, p: *Parser, pos: *u32) ?struct { u64, u32 } {
+    inline fn walkHead(s: *Skips, p: *Parser, pos: *u32) ?struct { u64, u32 } {
         const chunk = p.chunk;
         if (s.instances == instances_max or chunk.len < 4) return null;
         s.instances += 1;
