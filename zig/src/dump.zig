@@ -32,6 +32,7 @@ const mta = @import("mta.zig");
 const wevt_cache = @import("wevt_cache.zig");
 const options = @import("options.zig");
 const filter = @import("filter.zig");
+const skip = @import("skip.zig");
 const pipeline = @import("pipeline.zig");
 const Options = options.Options;
 const Format = options.Format;
@@ -142,6 +143,10 @@ pub const Renderer = struct {
     keep: bool = true,
     /// The filter's scratch: a field's text.
     field_text: escape.Out,
+    /// The skip path's entries (filtered runs only, PERF.md H210), and whether the record
+    /// being written may teach them (`skip.Verdict.unknown`).
+    skips: skip.Skips,
+    skip_learn: bool = false,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
     pub fn init(r: *Renderer, gpa: Allocator, settings: *const Options) void {
@@ -153,6 +158,7 @@ pub const Renderer = struct {
             .programs = program.Programs.init(gpa),
             .filtering = !settings.filter.isEmpty(),
             .field_text = escape.Out.init(gpa),
+            .skips = skip.Skips.init(gpa),
         };
         r.parser.ansi = settings.ansi_codec;
         r.json = render_json.JsonRenderer.init(
@@ -167,6 +173,7 @@ pub const Renderer = struct {
         if (r.partial) |buf| r.gpa.destroy(buf);
         r.programs.deinit();
         r.field_text.deinit();
+        r.skips.deinit();
         r.json.deinit();
         r.parser.deinit();
     }
@@ -421,6 +428,7 @@ pub const Renderer = struct {
         // The reference refuses an empty BinXML window (a record of exactly 28 bytes).
         if (end == start) return error.EmptyBinXml;
         const s = r.settings;
+        if (r.filtering) if (try r.skipCheck(out, rec, start, end)) return;
         try banner(s, out, rec);
         const text_start = out.len();
         const format: values_format.Format = .{
@@ -432,7 +440,7 @@ pub const Renderer = struct {
         // With `--mta` every record is rendered from its tree, which `RenderingInfo` reads.
         const compiled = r.compiled and s.mta == null;
         if (compiled) switch (try r.programs.sign(p, start, end)) {
-            .hit => |prog| return r.replayHit(out, &prog, format, rec, text_start),
+            .hit => |prog| return r.replayHit(out, &prog, format, rec, text_start, true),
             .miss, .unsupported => {},
         };
         p.resetRecord();
@@ -450,7 +458,7 @@ pub const Renderer = struct {
         var recorder: ?*program.Recorder = null;
         if (compiled and top.len > 0 and p.node(p.edges(top)[0]).kind == .instance) {
             switch (try r.programs.signTree(p, p.edges(top)[0])) {
-                .hit => |prog| return r.replayHit(out, &prog, format, rec, text_start),
+                .hit => |prog| return r.replayHit(out, &prog, format, rec, text_start, false),
                 .miss => recorder = r.programs.beginRecorder(text_start),
                 .unsupported => {},
             }
@@ -469,6 +477,39 @@ pub const Renderer = struct {
             try s.filter.decideTree(p, format, root, &r.field_text);
     }
 
+    /// The skip path (skip.zig, PERF.md H210): true drops the record unwritten (`keep`
+    /// false); out of line, so that a run without a filter pays one branch for it. Sets
+    /// `skip_learn` for `replayHit`.
+    noinline fn skipCheck(
+        r: *Renderer,
+        out: *const escape.Out,
+        rec: *const records.RecordHeader,
+        start: u32,
+        end: u32,
+    ) Allocator.Error!bool {
+        const s = r.settings;
+        r.skip_learn = false;
+        if (!r.compiled or s.mta != null) return false;
+        const format: values_format.Format = .{
+            .chunk = r.parser.chunk,
+            .ansi = s.ansi_codec,
+            .memo = &r.memo,
+        };
+        const verdict = try r.skips.check(
+            &r.parser,
+            &s.filter,
+            format,
+            start,
+            end,
+            s.wantsRecord(rec.id),
+            out.len(),
+            &r.field_text,
+        );
+        if (verdict == .skip) r.keep = false;
+        r.skip_learn = verdict == .unknown;
+        return verdict == .skip;
+    }
+
     /// The fast path under a filter (`Options.filter`, with `--events`): a record it drops
     /// is decided from the program's plan and its values, and replayed (then dropped) only
     /// when its output could pass a limit, so it fails as it would unfiltered
@@ -480,8 +521,12 @@ pub const Renderer = struct {
         format: values_format.Format,
         rec: *const records.RecordHeader,
         text_start: usize,
+        comptime scanned: bool,
     ) tokens.Error!void {
         if (r.filtering) {
+            // A program the byte scan found for a record the skip path walked (skip.zig).
+            if (scanned and r.skip_learn)
+                try r.skips.learn(&r.programs, prog, &r.settings.filter, format.chunk);
             r.keep = r.settings.wantsRecord(rec.id) and try r.decideHit(prog, format, rec);
             if (!r.keep and r.replayCannotFail(prog, out.len())) return;
         }

@@ -39,6 +39,7 @@ pub const program = @import("program.zig");
 pub const mta = @import("mta.zig");
 pub const options = @import("options.zig");
 pub const filter = @import("filter.zig");
+pub const skip = @import("skip.zig");
 pub const dump = @import("dump.zig");
 pub const pipeline = @import("pipeline.zig");
 pub const info = @import("info.zig");

@@ -57,7 +57,7 @@ pub const Filter = struct {
     }
 
     /// Whether the filter constrains `field`.
-    fn constrains(f: *const Filter, field: Field) bool {
+    pub fn constrains(f: *const Filter, field: Field) bool {
         return switch (field) {
             .event_id => f.event_ids.len > 0,
             .provider => f.providers.len > 0,
@@ -158,15 +158,27 @@ pub const Filter = struct {
                 .fixed => |text| f.holds(field, text),
                 .slot => |k| ok: {
                     if (k >= slots.len) return null;
-                    if (f.holdsDirect(field, fmt.chunk, slots[k])) |direct| break :ok direct;
-                    scratch.truncate(0);
-                    const written = try writeValueText(scratch, fmt, slots[k]);
-                    break :ok f.holds(field, if (written) scratch.list.items else null);
+                    break :ok try f.holdsValue(field, slots[k], fmt, scratch);
                 },
             };
             if (!ok) return false;
         }
         return true;
+    }
+
+    /// `holds` for a field that is substitution value `v` (`Source.slot`), by its number
+    /// where the type allows (`holdsDirect`), else by its text, written to `scratch`.
+    pub fn holdsValue(
+        f: *const Filter,
+        field: Field,
+        v: Value,
+        fmt: values_format.Format,
+        scratch: *escape.Out,
+    ) Allocator.Error!bool {
+        if (f.holdsDirect(field, fmt.chunk, v)) |direct| return direct;
+        scratch.truncate(0);
+        const written = try writeValueText(scratch, fmt, v);
+        return f.holds(field, if (written) scratch.list.items else null);
     }
 };
 

@@ -686,7 +686,7 @@ pub const Programs = struct {
     /// An instance's first signature word, the fingerprint's low half, moved off the
     /// `fragment` markers: where a BinXml value's words begin, an instance and a raw fragment
     /// must read apart (Rust's instances begin with a value count, below every marker).
-    fn headWord(fp: u64) u32 {
+    pub fn headWord(fp: u64) u32 {
         const low: u32 = @truncate(fp);
         const word = if (low >> 16 == fragment.begin >> 16) low ^ 0x8000_0000 else low;
         assert(word >> 16 != fragment.begin >> 16);
