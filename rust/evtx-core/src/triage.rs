@@ -1,0 +1,1398 @@
+//! `triage`: what is in a log and whether anyone touched it, in one pass without printing a
+//! record (the contract: `shared-fixtures/README.md`, "Triage"). The Zig engine's
+//! `zig/src/triage.zig`.
+//!
+//! The log is walked as `-o jsonl --recover-records` walks it at `-t 1`, by the dump's own
+//! [`Renderer`] in its field mode ([`Renderer::collect_fields`]): each record's five `System`
+//! fields are read by the filters' rules (`crate::filter`), from a program's plan and the
+//! record's values where the record is proven to render (no text is written), else from the
+//! tree of a record rendered as the dump renders it. So counts and errors are the dump's, and
+//! triage gets faster with the filter's skip path.
+//!
+//! Memory: the per-file lists grow with the log's anomalies, bounded by its record count (the
+//! gaps need every live record's id and time: 16 bytes a record); the counts use maps.
+
+use crate::chunk::{ChunkHeader, CHUNK_FLAG_NO_CRC32};
+use crate::dump::{ChunkResult, Outcome, Renderer};
+use crate::error::ErrorKind;
+use crate::file_header::{FileHeader, CHUNK_SIZE, FILE_HEADER_BLOCK, FLAG_NO_CRC32};
+use crate::filter::{self, Field, Plan, Source};
+use crate::input::{ChunkSlot, ChunkSource};
+use crate::options::{Format, Options};
+use crate::tree::{Names, Tree};
+use crate::values_decode::{ty, Value};
+use encoding_rs::Encoding;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// The document's `schema`.
+pub const SCHEMA: &str = "evtx-twin triage 1";
+/// `--silence`'s default, in seconds.
+pub const SILENCE_DEFAULT: u64 = 3600;
+/// `--silence`'s largest value (ten years).
+pub const SILENCE_MAX: u64 = 315_360_000;
+/// `--top`'s default.
+pub const TOP_DEFAULT: usize = 10;
+/// `--top`'s largest value.
+pub const TOP_MAX: usize = 1_000_000;
+
+/// FILETIME ticks (100 ns) in a second.
+const TICKS_PER_SECOND: u64 = 10_000_000;
+
+/// The log events: records a responder looks for first (a cleared log, a stopped service,
+/// dropped audit events). Provider compared ASCII case-insensitively.
+pub const LOG_EVENTS: [(&str, u32, &str); 12] = [
+    // learn.microsoft.com, "1100(S): The event logging service has shut down."
+    (
+        "Microsoft-Windows-Eventlog",
+        1100,
+        "event logging service shut down",
+    ),
+    // learn.microsoft.com, "1101(S)": audit events have been dropped by the transport.
+    (
+        "Microsoft-Windows-Eventlog",
+        1101,
+        "audit events dropped by the transport",
+    ),
+    // learn.microsoft.com, "1102(S): The audit log was cleared."
+    ("Microsoft-Windows-Eventlog", 1102, "audit log cleared"),
+    // learn.microsoft.com, "1104(S): The security log is now full."
+    ("Microsoft-Windows-Eventlog", 1104, "security log full"),
+    // learn.microsoft.com, "1105(S): Event log automatic backup."
+    (
+        "Microsoft-Windows-Eventlog",
+        1105,
+        "event log automatic backup",
+    ),
+    // learn.microsoft.com, "1108(S): The event logging service encountered an error."
+    (
+        "Microsoft-Windows-Eventlog",
+        1108,
+        "event logging service error",
+    ),
+    // System log, event 104: "The <name> log file was cleared."
+    ("Microsoft-Windows-Eventlog", 104, "log cleared"),
+    // System log, EventLog 6005: "The Event log service was started."
+    ("EventLog", 6005, "event log service started"),
+    // System log, EventLog 6006: "The Event log service was stopped."
+    ("EventLog", 6006, "event log service stopped"),
+    // System log, EventLog 6008: "The previous system shutdown ... was unexpected."
+    ("EventLog", 6008, "unexpected shutdown"),
+    // learn.microsoft.com, "4719(S): System audit policy was changed."
+    (
+        "Microsoft-Windows-Security-Auditing",
+        4719,
+        "system audit policy changed",
+    ),
+    // Windows XP/2003 Security log, event 517: "The audit log was cleared."
+    ("Security", 517, "audit log cleared (legacy)"),
+];
+
+/// The five fields of one record, as the filters read them: texts as ranges of
+/// [`FieldLog::texts`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fields {
+    pub event_id: Option<u32>,
+    pub level: Option<u32>,
+    pub provider: Option<Range<u32>>,
+    pub channel: Option<Range<u32>>,
+    /// `TimeCreated/@SystemTime` in FILETIME ticks.
+    pub time: Option<u64>,
+}
+
+/// The fields of one chunk's rendered records, in their entries' order
+/// ([`Renderer::collect_fields`]).
+#[derive(Debug, Default)]
+pub struct FieldLog {
+    fields: Vec<Fields>,
+    texts: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl FieldLog {
+    /// Empties the log for the next chunk.
+    pub(crate) fn clear(&mut self) {
+        self.fields.clear();
+        self.texts.clear();
+    }
+
+    /// Drops the last record's fields (it failed after they were read).
+    pub(crate) fn pop(&mut self) {
+        self.fields.pop();
+    }
+
+    /// The fields of the chunk's records.
+    pub fn fields(&self) -> &[Fields] {
+        &self.fields
+    }
+
+    /// The text of a field.
+    pub fn text(&self, range: &Range<u32>) -> &[u8] {
+        &self.texts[range.start as usize..range.end as usize]
+    }
+
+    /// Sets `field` of `f` from its text, `self.scratch`.
+    fn set_from_scratch(&mut self, f: &mut Fields, field: Field) {
+        let text = &self.scratch[..];
+        let number = || filter::digits(text).and_then(|n| u32::try_from(n).ok());
+        match field {
+            Field::EventId => f.event_id = number(),
+            Field::Level => f.level = number(),
+            Field::Time => f.time = filter::rfc3339(text).flatten(),
+            Field::Provider | Field::Channel => {
+                let start = self.texts.len() as u32;
+                self.texts.extend_from_slice(text);
+                let range = Some(start..self.texts.len() as u32);
+                if field == Field::Provider {
+                    f.provider = range;
+                } else {
+                    f.channel = range;
+                }
+            }
+        }
+    }
+}
+
+/// Adds the fields of the record tree whose root is `root` (`None`: no tree, no fields).
+pub(crate) fn read_tree(
+    chunk: &[u8],
+    codec: &'static Encoding,
+    names: &Names,
+    tree: &Tree,
+    root: Option<u32>,
+    log: &mut FieldLog,
+) {
+    let mut f = Fields::default();
+    if let Some(root) = root {
+        let nodes = filter::system_fields(names, tree, root);
+        for field in Field::ALL {
+            let Some(nodes) = nodes[field as usize] else {
+                continue;
+            };
+            log.scratch.clear();
+            if filter::write_nodes_text(&mut log.scratch, chunk, codec, nodes) {
+                log.set_from_scratch(&mut f, field);
+            }
+        }
+    }
+    log.fields.push(f);
+}
+
+/// Adds the fields of a record that replays a program, from its `plan` and the record's
+/// values `slots`; `false` (nothing added) when a field needs the tree.
+pub(crate) fn read_plan(
+    plan: &Plan,
+    slots: &[Value],
+    chunk: &[u8],
+    codec: &'static Encoding,
+    log: &mut FieldLog,
+) -> bool {
+    let sourced = plan.fields.iter().all(|s| match s {
+        Source::Tree => false,
+        Source::Slot(k) => usize::from(*k) < slots.len(),
+        Source::Absent | Source::Fixed(_) => true,
+    });
+    if !sourced {
+        return false;
+    }
+    let mut f = Fields::default();
+    for field in Field::ALL {
+        log.scratch.clear();
+        let have = match &plan.fields[field as usize] {
+            Source::Tree | Source::Absent => false,
+            Source::Fixed(text) => {
+                log.scratch.extend_from_slice(text);
+                true
+            }
+            Source::Slot(k) => {
+                let v = &slots[usize::from(*k)];
+                if read_direct(&mut f, field, chunk, v) {
+                    continue;
+                }
+                filter::write_value_text(&mut log.scratch, chunk, codec, v)
+            }
+        };
+        if have {
+            log.set_from_scratch(&mut f, field);
+        }
+    }
+    log.fields.push(f);
+    true
+}
+
+/// Sets `field` from value `v` without its text where the type allows (an unsigned integer's
+/// text is its decimal number, a FILETIME's up to the year 9999 its RFC 3339 time): `false`
+/// when the text must be read.
+fn read_direct(f: &mut Fields, field: Field, chunk: &[u8], v: &Value) -> bool {
+    let start = v.off as usize;
+    let Some(bytes) = chunk.get(start..start.saturating_add(v.len as usize)) else {
+        return false;
+    };
+    let le = |n: usize| -> Option<u64> {
+        (bytes.len() == n).then(|| bytes.iter().rev().fold(0u64, |a, &b| a << 8 | u64::from(b)))
+    };
+    let number = match v.ty {
+        ty::U8 => le(1),
+        ty::U16 => le(2),
+        ty::U32 => le(4),
+        ty::U64 => le(8),
+        _ => None,
+    };
+    match field {
+        Field::EventId | Field::Level => {
+            let Some(n) = number else {
+                return false;
+            };
+            let n = u32::try_from(n).ok();
+            if field == Field::EventId {
+                f.event_id = n;
+            } else {
+                f.level = n;
+            }
+            true
+        }
+        Field::Time if v.ty == ty::FILETIME => {
+            match le(8).filter(|&t| t < filter::TICKS_YEAR_10000) {
+                Some(t) => {
+                    f.time = Some(t);
+                    true
+                }
+                None => false,
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The file header's facts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderFacts {
+    pub first_chunk: u64,
+    pub last_chunk: u64,
+    pub next_record_id: u64,
+    pub chunks: u16,
+    pub flags: u32,
+    /// `ok`, `bad` or `none` (NO_CRC32).
+    pub checksum: &'static str,
+}
+
+impl HeaderFacts {
+    fn of(h: &FileHeader) -> HeaderFacts {
+        let checksum = if h.flags & FLAG_NO_CRC32 != 0 {
+            "none"
+        } else if h.stored_checksum == h.computed_checksum {
+            "ok"
+        } else {
+            "bad"
+        };
+        HeaderFacts {
+            first_chunk: h.first_chunk_number,
+            last_chunk: h.last_chunk_number,
+            next_record_id: h.next_record_id,
+            chunks: h.chunk_count,
+            flags: h.flags,
+            checksum,
+        }
+    }
+
+    /// The names of the set flags among DIRTY, FULL and NO_CRC32, in that order.
+    pub fn flag_names(&self) -> Vec<&'static str> {
+        [(1, "DIRTY"), (2, "FULL"), (4, "NO_CRC32")]
+            .into_iter()
+            .filter(|&(bit, _)| self.flags & bit != 0)
+            .map(|(_, name)| name)
+            .collect()
+    }
+}
+
+/// A live record's id and time (`before`/`after` of a gap, a silence's ends).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Point {
+    pub record_id: u64,
+    pub time: Option<u64>,
+}
+
+/// Record ids `first_missing..=last_missing` that no live record has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gap {
+    pub first_missing: u64,
+    pub last_missing: u64,
+    pub before: Point,
+    pub after: Point,
+}
+
+/// A live record whose id is not above the one before it in walk order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdBackwards {
+    pub record_id: u64,
+    pub previous_record_id: u64,
+    pub chunk: u32,
+    pub chunk_boundary: bool,
+}
+
+/// A live record whose time is before the one before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeBackwards {
+    pub record_id: u64,
+    pub time: u64,
+    pub previous_record_id: u64,
+    pub previous_time: u64,
+}
+
+/// Two neighbouring live records at least the silence apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Silence {
+    pub after: (u64, u64),
+    pub before: (u64, u64),
+    pub seconds: u64,
+}
+
+/// A live record of [`LOG_EVENTS`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogEvent {
+    pub record_id: u64,
+    pub time: Option<u64>,
+    pub provider: String,
+    pub event_id: u32,
+    pub what: &'static str,
+}
+
+/// A carved record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carved {
+    pub record_id: u64,
+    pub time: Option<u64>,
+    pub provider: Option<String>,
+    pub event_id: Option<u32>,
+}
+
+/// An `event_ids` row's key: provider and event id.
+pub type EventKey = (Option<String>, Option<u32>);
+
+/// What was read of a log that opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contents {
+    pub size: u64,
+    pub header: HeaderFacts,
+    pub chunk_slots: u64,
+    /// Slot and `header` or `records`.
+    pub bad_checksums: Vec<(u32, &'static str)>,
+    pub records: u64,
+    pub recovered: u64,
+    pub first_time: Option<u64>,
+    pub last_time: Option<u64>,
+    pub providers: Vec<(Option<String>, u64)>,
+    pub event_ids: Vec<(EventKey, u64)>,
+    pub channels: Vec<(Option<String>, u64)>,
+    pub levels: Vec<(Option<u32>, u64)>,
+    pub errors: Vec<(&'static str, u64)>,
+    pub gaps: Vec<Gap>,
+    pub ids_backwards: Vec<IdBackwards>,
+    pub times_backwards: Vec<TimeBackwards>,
+    pub silences: Vec<Silence>,
+    pub log_events: Vec<LogEvent>,
+    pub carved: Vec<Carved>,
+}
+
+/// The report of one log: its contents, or why it could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// The input as named.
+    pub path: String,
+    pub contents: Result<Contents, String>,
+}
+
+impl Report {
+    /// The report of a log that could not be opened: the first line of `error`.
+    pub fn unreadable(path: &str, error: &str) -> Report {
+        let line = error.lines().next().unwrap_or("");
+        Report {
+            path: path.to_string(),
+            contents: Err(line.to_string()),
+        }
+    }
+}
+
+/// The options of the walk: the jsonl dump's with `--recover-records`, at `-t 1`.
+fn walk_options() -> Options {
+    Options {
+        format: Format::Jsonl,
+        indent: false,
+        show_record_number: false,
+        recover_records: true,
+        threads: 1,
+        ..Options::default()
+    }
+}
+
+/// Reads the log `src`, named `path`; `silence` is the silence threshold in seconds.
+pub fn triage<S: ChunkSource + ?Sized>(path: &str, src: &S, silence: u64) -> Report {
+    let mut walk = Walk::new(silence.saturating_mul(TICKS_PER_SECOND));
+    let opts = walk_options();
+    let mut renderer = Renderer::new(&opts);
+    renderer.collect_fields();
+    let mut out = ChunkResult::default();
+    for slot in src.chunk_order(false).iter() {
+        renderer.render_chunk_into(src, slot, &mut out);
+        let Some(log) = renderer.fields() else {
+            unreachable!("collect_fields made a log");
+        };
+        walk.chunk(&out, log);
+    }
+    let size = src.len();
+    let body = size.saturating_sub(FILE_HEADER_BLOCK as u64);
+    let chunk_slots = body.div_ceil(CHUNK_SIZE as u64);
+    Report {
+        path: path.to_string(),
+        contents: Ok(walk.finish(
+            size,
+            HeaderFacts::of(src.header()),
+            chunk_slots,
+            bad_checksums(src),
+        )),
+    }
+}
+
+/// The chunks `--validate-checksums` refuses, in slot order: `header` for the header CRC,
+/// `records` for the free space offset or the records CRC. Whole slots with the chunk magic
+/// whose flags keep CRCs.
+fn bad_checksums<S: ChunkSource + ?Sized>(src: &S) -> Vec<(u32, &'static str)> {
+    let slots = (src.len().saturating_sub(FILE_HEADER_BLOCK as u64) / CHUNK_SIZE as u64) as u32;
+    let mut window = ChunkSlot::default();
+    let mut bad = Vec::new();
+    for slot in 0..slots {
+        let chunk = src.chunk(slot, &mut window);
+        if chunk.len() < CHUNK_SIZE {
+            continue;
+        }
+        let Some(header) = ChunkHeader::parse(chunk) else {
+            continue;
+        };
+        if header.flags & CHUNK_FLAG_NO_CRC32 != 0 {
+            continue;
+        }
+        if let Err(f) = header.validate_checksums(chunk) {
+            let what = match f.kind {
+                ErrorKind::BadChunkHeaderChecksum => "header",
+                _ => "records",
+            };
+            bad.push((slot, what));
+        }
+    }
+    bad
+}
+
+/// The previous live record in walk order.
+#[derive(Clone, Copy)]
+struct Previous {
+    id: u64,
+    time: Option<u64>,
+    slot: u32,
+}
+
+/// What the walk gathers, record by record.
+struct Walk {
+    silence_ticks: u64,
+    records: u64,
+    recovered: u64,
+    first_time: Option<u64>,
+    last_time: Option<u64>,
+    /// Provider texts, each numbered once.
+    provider_ids: HashMap<Box<[u8]>, u32>,
+    provider_texts: Vec<Box<[u8]>>,
+    providers: HashMap<Option<u32>, u64>,
+    event_ids: HashMap<(Option<u32>, Option<u32>), u64>,
+    channels: HashMap<Option<Box<[u8]>>, u64>,
+    levels: HashMap<Option<u32>, u64>,
+    errors: HashMap<&'static str, u64>,
+    /// Each live record's id, walk position and time (for the gaps).
+    ids: Vec<(u64, u64, Option<u64>)>,
+    previous: Option<Previous>,
+    ids_backwards: Vec<IdBackwards>,
+    times_backwards: Vec<TimeBackwards>,
+    silences: Vec<Silence>,
+    log_events: Vec<LogEvent>,
+    carved: Vec<Carved>,
+}
+
+impl Walk {
+    fn new(silence_ticks: u64) -> Walk {
+        Walk {
+            silence_ticks,
+            records: 0,
+            recovered: 0,
+            first_time: None,
+            last_time: None,
+            provider_ids: HashMap::new(),
+            provider_texts: Vec::new(),
+            providers: HashMap::new(),
+            event_ids: HashMap::new(),
+            channels: HashMap::new(),
+            levels: HashMap::new(),
+            errors: HashMap::new(),
+            ids: Vec::new(),
+            previous: None,
+            ids_backwards: Vec::new(),
+            times_backwards: Vec::new(),
+            silences: Vec::new(),
+            log_events: Vec::new(),
+            carved: Vec::new(),
+        }
+    }
+
+    /// One chunk's entries and the fields of its rendered records.
+    fn chunk(&mut self, out: &ChunkResult, log: &FieldLog) {
+        let mut fields = log.fields().iter();
+        for entry in &out.records {
+            match &entry.outcome {
+                Outcome::Failed(f) => *self.errors.entry(f.kind.as_str()).or_default() += 1,
+                Outcome::Rendered(_) => {
+                    let Some(f) = fields.next() else {
+                        unreachable!("one field entry per rendered record");
+                    };
+                    let id = entry.record_id.unwrap_or_default();
+                    if entry.recovered {
+                        self.carve(id, f, log);
+                    } else {
+                        self.live(id, out.slot, f, log);
+                    }
+                }
+            }
+        }
+        debug_assert!(fields.next().is_none(), "a field entry without its record");
+    }
+
+    fn carve(&mut self, id: u64, f: &Fields, log: &FieldLog) {
+        self.recovered += 1;
+        self.carved.push(Carved {
+            record_id: id,
+            time: f.time,
+            provider: f.provider.as_ref().map(|r| lossy(log.text(r))),
+            event_id: f.event_id,
+        });
+    }
+
+    fn live(&mut self, id: u64, slot: u32, f: &Fields, log: &FieldLog) {
+        self.records += 1;
+        if let Some(t) = f.time {
+            self.first_time = Some(self.first_time.map_or(t, |m| m.min(t)));
+            self.last_time = Some(self.last_time.map_or(t, |m| m.max(t)));
+        }
+        let provider = f.provider.as_ref().map(|r| log.text(r));
+        let provider_id = provider.map(|text| self.provider_id(text));
+        *self.providers.entry(provider_id).or_default() += 1;
+        *self.event_ids.entry((provider_id, f.event_id)).or_default() += 1;
+        let channel = f.channel.as_ref().map(|r| log.text(r));
+        match self.channels.get_mut(&channel.map(Box::from)) {
+            Some(n) => *n += 1,
+            None => {
+                self.channels.insert(channel.map(Box::from), 1);
+            }
+        }
+        *self.levels.entry(f.level).or_default() += 1;
+        self.ids.push((id, self.records, f.time));
+        if let (Some(text), Some(event_id)) = (provider, f.event_id) {
+            if let Some(what) = log_event(text, event_id) {
+                self.log_events.push(LogEvent {
+                    record_id: id,
+                    time: f.time,
+                    provider: lossy(text),
+                    event_id,
+                    what,
+                });
+            }
+        }
+        if let Some(p) = self.previous {
+            self.neighbours(p, id, slot, f.time);
+        }
+        self.previous = Some(Previous {
+            id,
+            time: f.time,
+            slot,
+        });
+    }
+
+    /// The facts of two neighbouring live records: `p`, then `id` at `time` in `slot`.
+    fn neighbours(&mut self, p: Previous, id: u64, slot: u32, time: Option<u64>) {
+        if id <= p.id {
+            self.ids_backwards.push(IdBackwards {
+                record_id: id,
+                previous_record_id: p.id,
+                chunk: slot,
+                chunk_boundary: p.slot != slot,
+            });
+        }
+        let (Some(pt), Some(t)) = (p.time, time) else {
+            return;
+        };
+        if t < pt {
+            self.times_backwards.push(TimeBackwards {
+                record_id: id,
+                time: t,
+                previous_record_id: p.id,
+                previous_time: pt,
+            });
+        } else if t - pt >= self.silence_ticks {
+            self.silences.push(Silence {
+                after: (p.id, pt),
+                before: (id, t),
+                seconds: (t - pt) / TICKS_PER_SECOND,
+            });
+        }
+    }
+
+    fn provider_id(&mut self, text: &[u8]) -> u32 {
+        if let Some(&n) = self.provider_ids.get(text) {
+            return n;
+        }
+        let n = self.provider_texts.len() as u32;
+        self.provider_texts.push(text.into());
+        self.provider_ids.insert(text.into(), n);
+        n
+    }
+
+    fn finish(
+        self,
+        size: u64,
+        header: HeaderFacts,
+        chunk_slots: u64,
+        bad_checksums: Vec<(u32, &'static str)>,
+    ) -> Contents {
+        let texts = &self.provider_texts;
+        let name = |id: Option<u32>| id.map(|n| lossy(&texts[n as usize]));
+        let providers = ranked(self.providers.into_iter().map(|(k, n)| (name(k), n)));
+        let event_ids = ranked(
+            self.event_ids
+                .into_iter()
+                .map(|((p, e), n)| ((name(p), e), n)),
+        );
+        let channels = ranked(
+            self.channels
+                .into_iter()
+                .map(|(k, n)| (k.map(|t| lossy(&t)), n)),
+        );
+        let levels = ranked(self.levels);
+        let mut errors: Vec<(&'static str, u64)> = self.errors.into_iter().collect();
+        errors.sort();
+        Contents {
+            size,
+            header,
+            chunk_slots,
+            bad_checksums,
+            records: self.records,
+            recovered: self.recovered,
+            first_time: self.first_time,
+            last_time: self.last_time,
+            providers,
+            event_ids,
+            channels,
+            levels,
+            errors,
+            gaps: gaps(self.ids),
+            ids_backwards: self.ids_backwards,
+            times_backwards: self.times_backwards,
+            silences: self.silences,
+            log_events: self.log_events,
+            carved: self.carved,
+        }
+    }
+}
+
+/// A field's text as a string (the fields are UTF-8 as the JSON shows them).
+fn lossy(text: &[u8]) -> String {
+    String::from_utf8_lossy(text).into_owned()
+}
+
+/// The table's text for `provider`'s `event_id`, if it is a log event.
+fn log_event(provider: &[u8], event_id: u32) -> Option<&'static str> {
+    LOG_EVENTS
+        .iter()
+        .find(|(p, e, _)| *e == event_id && p.as_bytes().eq_ignore_ascii_case(provider))
+        .map(|&(_, _, what)| what)
+}
+
+/// Counts sorted by count descending, then key ascending with `None` after every value
+/// (`Option`'s order puts it first: the key is compared as `(is_none, value)`).
+fn ranked<K: NullLast>(counts: impl IntoIterator<Item = (K, u64)>) -> Vec<(K, u64)> {
+    let mut rows: Vec<(K, u64)> = counts.into_iter().collect();
+    rows.sort_by(|(ka, na), (kb, nb)| nb.cmp(na).then_with(|| ka.null_last_cmp(kb)));
+    rows
+}
+
+/// Key order with `None` after every value, at every level of a key.
+trait NullLast {
+    fn null_last_cmp(&self, other: &Self) -> std::cmp::Ordering;
+}
+
+impl<T: Ord> NullLast for Option<T> {
+    fn null_last_cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            (Some(a), Some(b)) => a.cmp(b),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        }
+    }
+}
+
+impl<A: NullLast, B: NullLast> NullLast for (A, B) {
+    fn null_last_cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0
+            .null_last_cmp(&other.0)
+            .then_with(|| self.1.null_last_cmp(&other.1))
+    }
+}
+
+/// The gaps between the distinct live record ids: `ids` holds each live record's id, walk
+/// position and time; a gap's ends are the first records (in walk order) of its neighbours.
+fn gaps(mut ids: Vec<(u64, u64, Option<u64>)>) -> Vec<Gap> {
+    ids.sort_unstable_by_key(|&(id, at, _)| (id, at));
+    ids.dedup_by_key(|&mut (id, _, _)| id);
+    ids.windows(2)
+        .filter(|w| w[1].0 > w[0].0.saturating_add(1))
+        .map(|w| Gap {
+            first_missing: w[0].0 + 1,
+            last_missing: w[1].0 - 1,
+            before: Point {
+                record_id: w[0].0,
+                time: w[0].2,
+            },
+            after: Point {
+                record_id: w[1].0,
+                time: w[1].2,
+            },
+        })
+        .collect()
+}
+
+/// Appends `ticks` as `YYYY-MM-DDTHH:MM:SS.fffffffZ` (UTC).
+pub fn write_time(out: &mut Vec<u8>, ticks: u64) {
+    let fraction = ticks % TICKS_PER_SECOND;
+    let seconds = ticks / TICKS_PER_SECOND;
+    let (days, rest) = (seconds / 86_400, seconds % 86_400);
+    // Days from 1601-01-01 to 1970-01-01: 134774.
+    let (y, m, d) = civil_from_days(days as i64 - 134_774);
+    let text = format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{fraction:07}Z",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    );
+    out.extend_from_slice(text.as_bytes());
+}
+
+/// The civil date of `days` since 1970-01-01 (H. Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Appends `text` as a JSON string, escaped as the provenance `file` field is.
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    for &b in text.as_bytes() {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0..=0x1f => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+            _ => out.push(b),
+        }
+    }
+    out.push(b'"');
+}
+
+/// A small JSON writer: members and items in the order written, commas placed.
+struct Json<'o> {
+    out: &'o mut Vec<u8>,
+    /// Whether the next member or item needs a comma before it.
+    comma: bool,
+}
+
+impl Json<'_> {
+    fn open(&mut self, c: u8) {
+        self.sep();
+        self.out.push(c);
+        self.comma = false;
+    }
+
+    fn close(&mut self, c: u8) {
+        self.out.push(c);
+        self.comma = true;
+    }
+
+    fn sep(&mut self) {
+        if self.comma {
+            self.out.push(b',');
+        }
+        self.comma = true;
+    }
+
+    /// A member's name (its value follows).
+    fn key(&mut self, name: &str) {
+        self.sep();
+        write_json_string(self.out, name);
+        self.out.push(b':');
+        self.comma = false;
+    }
+
+    fn num(&mut self, n: u64) {
+        self.sep();
+        self.out.extend_from_slice(n.to_string().as_bytes());
+    }
+
+    fn opt_num(&mut self, n: Option<impl Into<u64>>) {
+        match n {
+            Some(n) => self.num(n.into()),
+            None => self.raw("null"),
+        }
+    }
+
+    fn str(&mut self, text: &str) {
+        self.sep();
+        write_json_string(self.out, text);
+    }
+
+    fn opt_str(&mut self, text: Option<&str>) {
+        match text {
+            Some(text) => self.str(text),
+            None => self.raw("null"),
+        }
+    }
+
+    fn time(&mut self, ticks: Option<u64>) {
+        self.sep();
+        match ticks {
+            Some(t) => {
+                self.out.push(b'"');
+                write_time(self.out, t);
+                self.out.push(b'"');
+            }
+            None => self.out.extend_from_slice(b"null"),
+        }
+    }
+
+    fn raw(&mut self, text: &str) {
+        self.sep();
+        self.out.extend_from_slice(text.as_bytes());
+    }
+
+    fn point(&mut self, name: &str, id: u64, time: Option<u64>) {
+        self.key(name);
+        self.open(b'{');
+        self.key("record_id");
+        self.num(id);
+        self.key("time");
+        self.time(time);
+        self.close(b'}');
+    }
+}
+
+impl Report {
+    /// Appends the report as the JSON object of the document's `files` (compact, no newline).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        let mut j = Json { out, comma: false };
+        j.open(b'{');
+        j.key("path");
+        j.str(&self.path);
+        j.key("error");
+        let c = match &self.contents {
+            Err(e) => {
+                j.str(e);
+                j.close(b'}');
+                return;
+            }
+            Ok(c) => c,
+        };
+        j.raw("null");
+        j.key("size");
+        j.num(c.size);
+        write_header_json(&mut j, &c.header);
+        j.key("chunk_slots");
+        j.num(c.chunk_slots);
+        j.key("bad_checksums");
+        j.open(b'[');
+        for &(slot, what) in &c.bad_checksums {
+            j.open(b'{');
+            j.key("chunk");
+            j.num(u64::from(slot));
+            j.key("what");
+            j.str(what);
+            j.close(b'}');
+        }
+        j.close(b']');
+        j.key("records");
+        j.num(c.records);
+        j.key("recovered");
+        j.num(c.recovered);
+        j.key("first_time");
+        j.time(c.first_time);
+        j.key("last_time");
+        j.time(c.last_time);
+        write_counts_json(&mut j, c);
+        write_anomalies_json(&mut j, c);
+        j.close(b'}');
+    }
+}
+
+fn write_header_json(j: &mut Json<'_>, h: &HeaderFacts) {
+    j.key("header");
+    j.open(b'{');
+    j.key("first_chunk");
+    j.num(h.first_chunk);
+    j.key("last_chunk");
+    j.num(h.last_chunk);
+    j.key("next_record_id");
+    j.num(h.next_record_id);
+    j.key("chunks");
+    j.num(u64::from(h.chunks));
+    j.key("flags");
+    j.open(b'[');
+    for name in h.flag_names() {
+        j.str(name);
+    }
+    j.close(b']');
+    j.key("checksum");
+    j.str(h.checksum);
+    j.close(b'}');
+}
+
+fn write_counts_json(j: &mut Json<'_>, c: &Contents) {
+    j.key("providers");
+    j.open(b'[');
+    for (name, n) in &c.providers {
+        j.open(b'{');
+        j.key("name");
+        j.opt_str(name.as_deref());
+        j.key("count");
+        j.num(*n);
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("event_ids");
+    j.open(b'[');
+    for ((provider, event_id), n) in &c.event_ids {
+        j.open(b'{');
+        j.key("provider");
+        j.opt_str(provider.as_deref());
+        j.key("event_id");
+        j.opt_num(*event_id);
+        j.key("count");
+        j.num(*n);
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("channels");
+    j.open(b'[');
+    for (name, n) in &c.channels {
+        j.open(b'{');
+        j.key("name");
+        j.opt_str(name.as_deref());
+        j.key("count");
+        j.num(*n);
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("levels");
+    j.open(b'[');
+    for (level, n) in &c.levels {
+        j.open(b'{');
+        j.key("level");
+        j.opt_num(*level);
+        j.key("count");
+        j.num(*n);
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("errors");
+    j.open(b'[');
+    for (kind, n) in &c.errors {
+        j.open(b'{');
+        j.key("kind");
+        j.str(kind);
+        j.key("count");
+        j.num(*n);
+        j.close(b'}');
+    }
+    j.close(b']');
+}
+
+fn write_anomalies_json(j: &mut Json<'_>, c: &Contents) {
+    j.key("gaps");
+    j.open(b'[');
+    for g in &c.gaps {
+        j.open(b'{');
+        j.key("first_missing");
+        j.num(g.first_missing);
+        j.key("last_missing");
+        j.num(g.last_missing);
+        j.key("missing");
+        j.num(g.last_missing - g.first_missing + 1);
+        j.point("before", g.before.record_id, g.before.time);
+        j.point("after", g.after.record_id, g.after.time);
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("ids_backwards");
+    j.open(b'[');
+    for b in &c.ids_backwards {
+        j.open(b'{');
+        j.key("record_id");
+        j.num(b.record_id);
+        j.key("previous_record_id");
+        j.num(b.previous_record_id);
+        j.key("chunk");
+        j.num(u64::from(b.chunk));
+        j.key("chunk_boundary");
+        j.raw(if b.chunk_boundary { "true" } else { "false" });
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("times_backwards");
+    j.open(b'[');
+    for b in &c.times_backwards {
+        j.open(b'{');
+        j.key("record_id");
+        j.num(b.record_id);
+        j.key("time");
+        j.time(Some(b.time));
+        j.key("previous_record_id");
+        j.num(b.previous_record_id);
+        j.key("previous_time");
+        j.time(Some(b.previous_time));
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("silences");
+    j.open(b'[');
+    for s in &c.silences {
+        j.open(b'{');
+        j.point("after", s.after.0, Some(s.after.1));
+        j.point("before", s.before.0, Some(s.before.1));
+        j.key("seconds");
+        j.num(s.seconds);
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("log_events");
+    j.open(b'[');
+    for e in &c.log_events {
+        j.open(b'{');
+        j.key("record_id");
+        j.num(e.record_id);
+        j.key("time");
+        j.time(e.time);
+        j.key("provider");
+        j.str(&e.provider);
+        j.key("event_id");
+        j.num(u64::from(e.event_id));
+        j.key("what");
+        j.str(e.what);
+        j.close(b'}');
+    }
+    j.close(b']');
+    j.key("carved");
+    j.open(b'[');
+    for r in &c.carved {
+        j.open(b'{');
+        j.key("record_id");
+        j.num(r.record_id);
+        j.key("time");
+        j.time(r.time);
+        j.key("provider");
+        j.opt_str(r.provider.as_deref());
+        j.key("event_id");
+        j.opt_num(r.event_id);
+        j.close(b'}');
+    }
+    j.close(b']');
+}
+
+/// The document's `totals`, summed report by report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub files: u64,
+    pub unreadable: u64,
+    pub records: u64,
+    pub recovered: u64,
+    pub errors: u64,
+    pub gaps: u64,
+    pub log_events: u64,
+}
+
+impl Totals {
+    /// Counts `report` in.
+    pub fn add(&mut self, report: &Report) {
+        self.files += 1;
+        match &report.contents {
+            Err(_) => self.unreadable += 1,
+            Ok(c) => {
+                self.records += c.records;
+                self.recovered += c.recovered;
+                self.errors += error_sum(c);
+                self.gaps += c.gaps.len() as u64;
+                self.log_events += c.log_events.len() as u64;
+            }
+        }
+    }
+
+    /// Appends the `totals` object (compact).
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        let mut j = Json { out, comma: false };
+        j.open(b'{');
+        for (name, n) in self.members() {
+            j.key(name);
+            j.num(n);
+        }
+        j.close(b'}');
+    }
+
+    fn members(&self) -> [(&'static str, u64); 7] {
+        [
+            ("files", self.files),
+            ("unreadable", self.unreadable),
+            ("records", self.records),
+            ("recovered", self.recovered),
+            ("errors", self.errors),
+            ("gaps", self.gaps),
+            ("log_events", self.log_events),
+        ]
+    }
+
+    /// Appends the many-inputs form's last line.
+    pub fn write_text(&self, out: &mut Vec<u8>) {
+        let line = format!(
+            "total: files {}, unreadable {}, records {}, recovered {}, errors {}, gaps {}, \
+             log events {}\n",
+            self.files,
+            self.unreadable,
+            self.records,
+            self.recovered,
+            self.errors,
+            self.gaps,
+            self.log_events
+        );
+        out.extend_from_slice(line.as_bytes());
+    }
+}
+
+/// The sum of a log's error counts.
+fn error_sum(c: &Contents) -> u64 {
+    c.errors.iter().map(|(_, n)| n).sum()
+}
+
+/// The document's opening, up to the first file's report.
+pub fn write_document_start(out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"schema\":");
+    write_json_string(out, SCHEMA);
+    out.extend_from_slice(b",\"files\":[");
+}
+
+/// The document's end after its last file: the totals, the closing and the newline.
+pub fn write_document_end(totals: &Totals, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"],\"totals\":");
+    totals.write_json(out);
+    out.extend_from_slice(b"}\n");
+}
+
+/// `ticks` as text, `-` for none.
+fn time_text(ticks: Option<u64>) -> String {
+    let mut out = Vec::with_capacity(28);
+    match ticks {
+        Some(t) => write_time(&mut out, t),
+        None => out.push(b'-'),
+    }
+    lossy(&out)
+}
+
+/// A list's lines: at most `top`, then `  ... <k> more`.
+fn write_rows<T>(out: &mut String, rows: &[T], top: usize, line: impl Fn(&T) -> String) {
+    for row in rows.iter().take(top) {
+        out.push_str("  ");
+        out.push_str(&line(row));
+        out.push('\n');
+    }
+    if rows.len() > top {
+        out.push_str(&format!("  ... {} more\n", rows.len() - top));
+    }
+}
+
+/// `label: <cells, at most top>` or `label: none`.
+fn write_cells(out: &mut String, label: &str, cells: Vec<String>, top: usize) {
+    out.push_str(label);
+    out.push_str(": ");
+    if cells.is_empty() {
+        out.push_str("none");
+    }
+    let shown: Vec<&str> = cells.iter().take(top).map(String::as_str).collect();
+    out.push_str(&shown.join(", "));
+    out.push('\n');
+}
+
+impl Report {
+    /// Appends the one-file text form; `top` rows per table, `silence` in seconds.
+    pub fn write_text(&self, top: usize, silence: u64, out: &mut Vec<u8>) {
+        let mut s = format!("file {}\n", self.path);
+        let c = match &self.contents {
+            Err(e) => {
+                s.push_str(&format!("error: {e}\n"));
+                out.extend_from_slice(s.as_bytes());
+                return;
+            }
+            Ok(c) => c,
+        };
+        let h = &c.header;
+        let flags = h.flag_names();
+        let flags = if flags.is_empty() {
+            "none".to_string()
+        } else {
+            flags.join("|")
+        };
+        s.push_str(&format!(
+            "size {} bytes, {} chunk slots; header: chunks {}, next record id {}, flags {flags}, \
+             checksum {}\n",
+            c.size, c.chunk_slots, h.chunks, h.next_record_id, h.checksum
+        ));
+        s.push_str(&format!(
+            "records {}, recovered {}, from {} to {}\n",
+            c.records,
+            c.recovered,
+            time_text(c.first_time),
+            time_text(c.last_time)
+        ));
+        let name = |n: &Option<String>| n.clone().unwrap_or_else(|| "-".to_string());
+        let number = |n: &Option<u32>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
+        let all = usize::MAX;
+        let errors = c.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        write_cells(&mut s, "errors", errors, all);
+        let bad = c.bad_checksums.iter();
+        let bad = bad
+            .map(|(slot, what)| format!("chunk {slot} {what}"))
+            .collect();
+        write_cells(&mut s, "bad checksums", bad, all);
+        let rows = c.providers.iter().map(|(k, n)| format!("{} {n}", name(k)));
+        write_cells(&mut s, "providers", rows.collect(), top);
+        let rows = c.event_ids.iter();
+        let rows = rows.map(|((p, e), n)| format!("{}/{} {n}", name(p), number(e)));
+        write_cells(&mut s, "event ids", rows.collect(), top);
+        let rows = c.channels.iter().map(|(k, n)| format!("{} {n}", name(k)));
+        write_cells(&mut s, "channels", rows.collect(), top);
+        let rows = c.levels.iter().map(|(k, n)| format!("{} {n}", number(k)));
+        write_cells(&mut s, "levels", rows.collect(), top);
+        write_anomalies_text(&mut s, c, top, silence);
+        out.extend_from_slice(s.as_bytes());
+    }
+
+    /// Appends the many-inputs form's line for this log.
+    pub fn write_line(&self, out: &mut Vec<u8>) {
+        let line = match &self.contents {
+            Err(e) => format!("{}: error: {e}\n", self.path),
+            Ok(c) => format!(
+                "{}: records {}, recovered {}, errors {}, gaps {}, log events {}, from {} to {}\n",
+                self.path,
+                c.records,
+                c.recovered,
+                error_sum(c),
+                c.gaps.len(),
+                c.log_events.len(),
+                time_text(c.first_time),
+                time_text(c.last_time)
+            ),
+        };
+        out.extend_from_slice(line.as_bytes());
+    }
+}
+
+fn write_anomalies_text(s: &mut String, c: &Contents, top: usize, silence: u64) {
+    let missing: u64 = c
+        .gaps
+        .iter()
+        .map(|g| g.last_missing - g.first_missing + 1)
+        .sum();
+    s.push_str(&format!("gaps: {} ({missing} ids missing)\n", c.gaps.len()));
+    write_rows(s, &c.gaps, top, |g| {
+        let span = if g.first_missing == g.last_missing {
+            g.first_missing.to_string()
+        } else {
+            format!("{}-{}", g.first_missing, g.last_missing)
+        };
+        format!(
+            "{span} ({}) after record {} at {}, before record {} at {}",
+            g.last_missing - g.first_missing + 1,
+            g.before.record_id,
+            time_text(g.before.time),
+            g.after.record_id,
+            time_text(g.after.time)
+        )
+    });
+    s.push_str(&format!("ids backwards: {}\n", c.ids_backwards.len()));
+    write_rows(s, &c.ids_backwards, top, |b| {
+        let boundary = if b.chunk_boundary {
+            ", at a chunk boundary"
+        } else {
+            ""
+        };
+        format!(
+            "record {} after {} in chunk {}{boundary}",
+            b.record_id, b.previous_record_id, b.chunk
+        )
+    });
+    s.push_str(&format!("times backwards: {}\n", c.times_backwards.len()));
+    write_rows(s, &c.times_backwards, top, |b| {
+        format!(
+            "record {} at {}, after record {} at {}",
+            b.record_id,
+            time_text(Some(b.time)),
+            b.previous_record_id,
+            time_text(Some(b.previous_time))
+        )
+    });
+    s.push_str(&format!(
+        "silences of {silence} s or more: {}\n",
+        c.silences.len()
+    ));
+    write_rows(s, &c.silences, top, |q| {
+        format!(
+            "{} s after record {} at {}, before record {} at {}",
+            q.seconds,
+            q.after.0,
+            time_text(Some(q.after.1)),
+            q.before.0,
+            time_text(Some(q.before.1))
+        )
+    });
+    s.push_str(&format!("log events: {}\n", c.log_events.len()));
+    write_rows(s, &c.log_events, top, |e| {
+        format!(
+            "record {} at {}: {}/{} {}",
+            e.record_id,
+            time_text(e.time),
+            e.provider,
+            e.event_id,
+            e.what
+        )
+    });
+    s.push_str(&format!("carved: {}\n", c.carved.len()));
+    write_rows(s, &c.carved, top, |r| {
+        format!(
+            "record {} at {}: {}/{}",
+            r.record_id,
+            time_text(r.time),
+            r.provider.as_deref().unwrap_or("-"),
+            r.event_id
+                .map_or_else(|| "-".to_string(), |n| n.to_string())
+        )
+    });
+}
