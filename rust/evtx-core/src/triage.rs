@@ -131,9 +131,13 @@ impl FieldLog {
         &self.texts[range.start as usize..range.end as usize]
     }
 
-    /// Sets `field` of `f` from its text, `self.scratch`.
+    /// Sets `field` of `f` from its text, `self.scratch`. An empty text is no text (the
+    /// filters' rule: the JSON shows `null`).
     fn set_from_scratch(&mut self, f: &mut Fields, field: Field) {
         let text = &self.scratch[..];
+        if text.is_empty() {
+            return;
+        }
         let number = || filter::digits(text).and_then(|n| u32::try_from(n).ok());
         match field {
             Field::EventId => f.event_id = number(),
@@ -1395,4 +1399,324 @@ fn write_anomalies_text(s: &mut String, c: &Contents, top: usize, silence: u64) 
                 .map_or_else(|| "-".to_string(), |n| n.to_string())
         )
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dump::EvtxFile;
+    use evtx_fixture_gen::dsl::{e, inst_record, v_filetime, v_null, v_str, v_u16};
+    use evtx_fixture_gen::writer::{file_of, ty, Chunk, ChunkOverrides};
+
+    /// 2024-03-01T08:00:00Z in FILETIME ticks.
+    const T0: u64 = evtx_fixture_gen::log::BASE_TIME;
+    const SECOND: u64 = 10_000_000;
+
+    fn report_of(data: &[u8], silence: u64) -> Contents {
+        let file = EvtxFile::open(data).unwrap();
+        triage("log", &file, silence).contents.unwrap()
+    }
+
+    /// A record of the Windows shape: Provider/@Name, EventID, TimeCreated/@SystemTime
+    /// (omitted when `time` is `None`), Channel.
+    fn record(
+        provider: &str,
+        event_id: u16,
+        time: Option<u64>,
+    ) -> Vec<evtx_fixture_gen::writer::Tok> {
+        let def = e("Event").kid(
+            e("System")
+                .kid(e("Provider").attr_sub("Name", 0, ty::STRING))
+                .kid(e("EventID").sub(1, ty::U16))
+                .kid(e("TimeCreated").attr_opt("SystemTime", 2, ty::FILETIME))
+                .kid(e("Channel").sub(3, ty::STRING)),
+        );
+        let time = time.map_or_else(v_null, v_filetime);
+        let values = vec![v_str(provider), v_u16(event_id), time, v_str("Security")];
+        inst_record("sys", def, values)
+    }
+
+    /// The chunk of `records` (id, provider, event id, time); `last` overrides the header's
+    /// last record id.
+    fn chunk(records: &[(u64, &str, u16, Option<u64>)], last: Option<u64>) -> Vec<u8> {
+        let mut c = Chunk::new();
+        for &(id, provider, event_id, time) in records {
+            c.record(id, T0, &record(provider, event_id, time)).unwrap();
+        }
+        let ov = ChunkOverrides {
+            last_id: last,
+            ..ChunkOverrides::default()
+        };
+        c.finish(&ov)
+    }
+
+    #[test]
+    fn gaps_ids_times_silences_and_log_events_of_a_wrapped_log() {
+        // Slot 2 holds the oldest chunk (ids 1-3), so the walk is slots 2, 0, 1 (contract
+        // 3.3): ids 1 2 3 | 20 21 22 25 26 | 6 5. Slot 1's header says first 6, last 5 (its
+        // walk ends at 5, and the oldest-chunk scan skips it).
+        let p = "P";
+        let slot0 = chunk(
+            &[
+                (20, p, 1, Some(T0 + 1200 * SECOND)),
+                (21, p, 1, Some(T0 + SECOND)),
+                (
+                    22,
+                    "microsoft-windows-EVENTLOG",
+                    1102,
+                    Some(T0 + 1300 * SECOND),
+                ),
+                (25, p, 2, None),
+                (26, p, 2, Some(T0 + 9000 * SECOND)),
+            ],
+            None,
+        );
+        let slot1 = chunk(
+            &[
+                (6, p, 1, Some(T0 + 9001 * SECOND)),
+                (5, "EventLog", 6005, Some(T0 + 9002 * SECOND)),
+            ],
+            Some(5),
+        );
+        let slot2 = chunk(
+            &[
+                (1, p, 1, Some(T0 + 60 * SECOND)),
+                (2, p, 1, Some(T0 + 120 * SECOND)),
+                (3, p, 1, Some(T0 + 180 * SECOND)),
+            ],
+            None,
+        );
+        let data = file_of(&[slot0, slot1, slot2]);
+        let c = report_of(&data, 3600);
+        assert_eq!((c.records, c.recovered), (10, 0));
+        assert_eq!(c.chunk_slots, 3);
+        assert_eq!(
+            (c.first_time, c.last_time),
+            (Some(T0 + SECOND), Some(T0 + 9002 * SECOND))
+        );
+        let missing: Vec<(u64, u64, u64, u64)> = c
+            .gaps
+            .iter()
+            .map(|g| {
+                (
+                    g.first_missing,
+                    g.last_missing,
+                    g.before.record_id,
+                    g.after.record_id,
+                )
+            })
+            .collect();
+        assert_eq!(missing, [(4, 4, 3, 5), (7, 19, 6, 20), (23, 24, 22, 25)]);
+        assert_eq!(c.gaps[2].after.time, None, "record 25 has no time");
+        let back: Vec<(u64, u64, u32, bool)> = c
+            .ids_backwards
+            .iter()
+            .map(|b| (b.record_id, b.previous_record_id, b.chunk, b.chunk_boundary))
+            .collect();
+        assert_eq!(back, [(6, 26, 1, true), (5, 6, 1, false)]);
+        let times: Vec<(u64, u64)> = c
+            .times_backwards
+            .iter()
+            .map(|b| (b.record_id, b.previous_record_id))
+            .collect();
+        assert_eq!(times, [(21, 20)]);
+        // Neighbours with times (22 -> 25 has none; 26 -> 6 is 1 s): 3 -> 20 is 1020 s and
+        // 21 -> 22 1299 s, none 3600 s; both reach 1000 s.
+        assert!(c.silences.is_empty());
+        let c1000 = report_of(&data, 1000);
+        let silences: Vec<(u64, u64, u64)> = c1000
+            .silences
+            .iter()
+            .map(|s| (s.after.0, s.before.0, s.seconds))
+            .collect();
+        assert_eq!(silences, [(3, 20, 1020), (21, 22, 1299)]);
+        let events: Vec<(u64, &str, u32, &str)> = c
+            .log_events
+            .iter()
+            .map(|e| (e.record_id, e.provider.as_str(), e.event_id, e.what))
+            .collect();
+        assert_eq!(
+            events,
+            [
+                (22, "microsoft-windows-EVENTLOG", 1102, "audit log cleared"),
+                (5, "EventLog", 6005, "event log service started"),
+            ]
+        );
+        let providers: Vec<(Option<&str>, u64)> = c
+            .providers
+            .iter()
+            .map(|(k, n)| (k.as_deref(), *n))
+            .collect();
+        assert_eq!(
+            providers,
+            [
+                (Some("P"), 8),
+                (Some("EventLog"), 1),
+                (Some("microsoft-windows-EVENTLOG"), 1)
+            ]
+        );
+        let ids: Vec<(Option<&str>, Option<u32>, u64)> = c
+            .event_ids
+            .iter()
+            .map(|((p, e), n)| (p.as_deref(), *e, *n))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (Some("P"), Some(1), 6),
+                (Some("P"), Some(2), 2),
+                (Some("EventLog"), Some(6005), 1),
+                (Some("microsoft-windows-EVENTLOG"), Some(1102), 1),
+            ]
+        );
+        assert!(c.errors.is_empty() && c.bad_checksums.is_empty() && c.carved.is_empty());
+    }
+
+    /// `shared-fixtures/<rel>`.
+    fn fixture(rel: &str) -> Vec<u8> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared-fixtures/");
+        std::fs::read(format!("{root}{rel}")).unwrap()
+    }
+
+    /// The number after `"key":` in `text` (the manifest's flat counts).
+    fn number_after(text: &str, key: &str) -> u64 {
+        let at = text.find(key).unwrap_or_else(|| panic!("{key}")) + key.len();
+        let digits: String = text[at..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().unwrap()
+    }
+
+    #[test]
+    fn records_and_errors_are_the_manifests() {
+        // The manifest's JSON counts of each fixture (the reference's, or `ours` where our rule
+        // differs): live records and error lines, and our one `incomplete chunk` line for a
+        // trailing partial slot (shared-fixtures/README.md). Carving never adds live records.
+        let manifest = String::from_utf8(fixture("manifest.json")).unwrap();
+        let mut checked = 0;
+        // Each file's object starts with its first key, `chunk_slots` (keys sorted).
+        for entry in manifest.split("\"chunk_slots\": ").skip(1) {
+            let path = entry.split("\"path\": \"").nth(1).unwrap();
+            let path = &path[..path.find('"').unwrap()];
+            let data = fixture(path);
+            let Ok(file) = EvtxFile::open(&data) else {
+                continue;
+            };
+            let counts = match entry.find("\"ours\": {") {
+                Some(at) if at < entry.find("\"reference\"").unwrap_or(usize::MAX) => &entry[at..],
+                _ => &entry[entry.find("\"reference\": {").unwrap()..],
+            };
+            let c = triage(path, &file, 3600).contents.unwrap();
+            let errors: u64 = c.errors.iter().map(|(_, n)| n).sum();
+            let partial = u64::from((data.len() - 4096) % 65536 != 0);
+            let records = number_after(counts, "\"records\": ");
+            let want = (records, number_after(counts, "\"failed\": ") + partial);
+            assert_eq!((c.records, errors), want, "{path}");
+            let counted: u64 = c.providers.iter().map(|(_, n)| n).sum();
+            assert_eq!(counted, c.records, "{path}: providers");
+            checked += 1;
+        }
+        assert!(checked >= 20, "{checked} fixtures");
+    }
+
+    #[test]
+    fn checksums_as_validate_checksums_refuses_them() {
+        // `damaged/wrapped.evtx` (manifest): slot 0's header CRC is wrong, slot 3's free space
+        // offset is 70000; the header is DIRTY with a wrong CRC; slot 2 is all zero.
+        let c = report_of(&fixture("damaged/wrapped.evtx"), 3600);
+        assert_eq!(c.bad_checksums, [(0, "header"), (3, "records")]);
+        assert_eq!(
+            (c.header.checksum, c.header.flag_names()),
+            ("bad", vec!["DIRTY"])
+        );
+        assert_eq!((c.records, c.chunk_slots, c.header.chunks), (90, 4, 1));
+        assert!(c.gaps.is_empty() && c.ids_backwards.is_empty());
+        // `damaged/header-count-large.evtx`: NO_CRC32 with zero CRCs, a partial trailing slot.
+        let c = report_of(&fixture("damaged/header-count-large.evtx"), 3600);
+        assert_eq!(c.header.checksum, "none");
+        assert!(c.bad_checksums.is_empty());
+        assert_eq!(c.chunk_slots, 2, "the partial slot counts");
+    }
+
+    #[test]
+    fn carved_records_are_not_live() {
+        // `carving/slack-and-gaps.evtx`: the reference's jsonl with --recover-records adds the
+        // records marked recovered to the live ones.
+        let data = fixture("carving/slack-and-gaps.evtx");
+        let c = report_of(&data, 3600);
+        assert!(c.recovered > 0, "the fixture has carved records");
+        assert_eq!(c.carved.len() as u64, c.recovered);
+        let opts = Options {
+            recover_records: true,
+            ..walk_options()
+        };
+        let file = EvtxFile::open(&data).unwrap();
+        let (mut live, mut carved) = (0, 0);
+        crate::dump::dump(&file, &opts, |chunk| {
+            for r in &chunk.records {
+                if let Outcome::Rendered(range) = &r.outcome {
+                    let text = &chunk.bytes[range.clone()];
+                    if text.windows(11).any(|w| w == b"\"recovered\"") {
+                        carved += 1;
+                    } else {
+                        live += 1;
+                    }
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        });
+        assert_eq!((c.records, c.recovered), (live, carved));
+    }
+
+    #[test]
+    fn records_replayed_from_a_plan_write_no_text() {
+        // `synthetic/filters.evtx`: records 2-5 replay the program of record 1's template; in
+        // field mode they are counted and read without their text. Record 5's EventID has
+        // Qualifiers (another shape: recorded itself), and record 10 replays record 9's
+        // program, whose plan reads EventID (literal text and a value) from the tree.
+        let data = fixture("synthetic/filters.evtx");
+        let file = EvtxFile::open(&data).unwrap();
+        let mut r = Renderer::new(&walk_options());
+        r.collect_fields();
+        let out = r.render_chunk(&file, 0);
+        let empty: Vec<u64> = out
+            .records
+            .iter()
+            .filter(|e| matches!(&e.outcome, Outcome::Rendered(x) if x.is_empty()))
+            .filter_map(|e| e.record_id)
+            .collect();
+        assert_eq!(empty, [2, 3, 4, 10]);
+        let log = r.fields().unwrap();
+        assert_eq!(log.fields().len(), 10);
+        let f = &log.fields()[2];
+        assert_eq!(
+            log.text(f.provider.as_ref().unwrap()),
+            b"MICROSOFT-windows-security-AUDITING"
+        );
+        assert_eq!(f.event_id, Some(4624));
+    }
+
+    #[test]
+    fn times_are_written_with_seven_fraction_digits() {
+        let mut out = Vec::new();
+        write_time(&mut out, 0);
+        out.push(b' ');
+        write_time(&mut out, T0 + 5);
+        out.push(b' ');
+        // 9999-12-31T23:59:59.9999999Z, the last tick a time can have.
+        write_time(&mut out, filter::TICKS_YEAR_10000 - 1);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "1601-01-01T00:00:00.0000000Z 2024-03-01T08:00:00.0000005Z \
+             9999-12-31T23:59:59.9999999Z"
+        );
+    }
+
+    #[test]
+    fn json_strings_are_escaped_as_the_provenance_file() {
+        let mut out = Vec::new();
+        write_json_string(&mut out, "a\"b\\c\u{8}\u{c}\n\r\t\u{1}é");
+        assert_eq!(out, b"\"a\\\"b\\\\c\\b\\f\\n\\r\\t\\u0001\xc3\xa9\"");
+    }
 }
