@@ -12,6 +12,7 @@
 //! Memory: the per-file lists grow with the log's anomalies, bounded by its record count (the
 //! gaps need every live record's id and time: 16 bytes a record); the counts use maps.
 
+use crate::bytes::FastMap;
 use crate::chunk::{ChunkHeader, CHUNK_FLAG_NO_CRC32};
 use crate::dump::{ChunkResult, Outcome, Renderer};
 use crate::error::ErrorKind;
@@ -494,6 +495,9 @@ struct Previous {
     slot: u32,
 }
 
+/// A live record's provider and channel (numbered by [`Texts`]), event id and level.
+type Kind = (Option<u32>, Option<u32>, Option<u32>, Option<u32>);
+
 /// What the walk gathers, record by record.
 struct Walk {
     silence_ticks: u64,
@@ -501,13 +505,12 @@ struct Walk {
     recovered: u64,
     first_time: Option<u64>,
     last_time: Option<u64>,
-    /// Provider texts, each numbered once.
-    provider_ids: HashMap<Box<[u8]>, u32>,
-    provider_texts: Vec<Box<[u8]>>,
-    providers: HashMap<Option<u32>, u64>,
-    event_ids: HashMap<(Option<u32>, Option<u32>), u64>,
-    channels: HashMap<Option<Box<[u8]>>, u64>,
-    levels: HashMap<Option<u32>, u64>,
+    /// Provider and channel texts, each numbered once.
+    texts: Texts,
+    /// Live records by their [`Kind`]: one count a record, the four tables summed from it
+    /// at the end; the last kind is remembered (records come in runs of one kind).
+    kinds: FastMap<Kind, u64>,
+    last_kind: Option<(Kind, u64)>,
     errors: HashMap<&'static str, u64>,
     /// Each live record's id, walk position and time (for the gaps).
     ids: Vec<(u64, u64, Option<u64>)>,
@@ -527,12 +530,9 @@ impl Walk {
             recovered: 0,
             first_time: None,
             last_time: None,
-            provider_ids: HashMap::new(),
-            provider_texts: Vec::new(),
-            providers: HashMap::new(),
-            event_ids: HashMap::new(),
-            channels: HashMap::new(),
-            levels: HashMap::new(),
+            texts: Texts::default(),
+            kinds: FastMap::default(),
+            last_kind: None,
             errors: HashMap::new(),
             ids: Vec::new(),
             previous: None,
@@ -583,17 +583,9 @@ impl Walk {
             self.last_time = Some(self.last_time.map_or(t, |m| m.max(t)));
         }
         let provider = f.provider.as_ref().map(|r| log.text(r));
-        let provider_id = provider.map(|text| self.provider_id(text));
-        *self.providers.entry(provider_id).or_default() += 1;
-        *self.event_ids.entry((provider_id, f.event_id)).or_default() += 1;
-        let channel = f.channel.as_ref().map(|r| log.text(r));
-        match self.channels.get_mut(&channel.map(Box::from)) {
-            Some(n) => *n += 1,
-            None => {
-                self.channels.insert(channel.map(Box::from), 1);
-            }
-        }
-        *self.levels.entry(f.level).or_default() += 1;
+        let provider_id = provider.map(|text| self.texts.id(text));
+        let channel = f.channel.as_ref().map(|r| self.texts.id(log.text(r)));
+        self.count_kind((provider_id, f.event_id, channel, f.level));
         self.ids.push((id, self.records, f.time));
         if let (Some(text), Some(event_id)) = (provider, f.event_id) {
             if let Some(what) = log_event(text, event_id) {
@@ -614,6 +606,18 @@ impl Walk {
             time: f.time,
             slot,
         });
+    }
+
+    /// Counts one live record of `kind`.
+    fn count_kind(&mut self, kind: Kind) {
+        match &mut self.last_kind {
+            Some((last, n)) if *last == kind => *n += 1,
+            last => {
+                if let Some((k, n)) = last.replace((kind, 1)) {
+                    *self.kinds.entry(k).or_default() += n;
+                }
+            }
+        }
     }
 
     /// The facts of two neighbouring live records: `p`, then `id` at `time` in `slot`.
@@ -645,16 +649,6 @@ impl Walk {
         }
     }
 
-    fn provider_id(&mut self, text: &[u8]) -> u32 {
-        if let Some(&n) = self.provider_ids.get(text) {
-            return n;
-        }
-        let n = self.provider_texts.len() as u32;
-        self.provider_texts.push(text.into());
-        self.provider_ids.insert(text.into(), n);
-        n
-    }
-
     fn finish(
         self,
         size: u64,
@@ -662,20 +656,26 @@ impl Walk {
         chunk_slots: u64,
         bad_checksums: Vec<(u32, &'static str)>,
     ) -> Contents {
-        let texts = &self.provider_texts;
+        let texts = &self.texts.texts;
         let name = |id: Option<u32>| id.map(|n| lossy(&texts[n as usize]));
-        let providers = ranked(self.providers.into_iter().map(|(k, n)| (name(k), n)));
-        let event_ids = ranked(
-            self.event_ids
-                .into_iter()
-                .map(|((p, e), n)| ((name(p), e), n)),
-        );
-        let channels = ranked(
-            self.channels
-                .into_iter()
-                .map(|(k, n)| (k.map(|t| lossy(&t)), n)),
-        );
-        let levels = ranked(self.levels);
+        let mut kinds = self.kinds;
+        if let Some((kind, n)) = self.last_kind {
+            *kinds.entry(kind).or_default() += n;
+        }
+        let mut providers: FastMap<Option<u32>, u64> = FastMap::default();
+        let mut event_ids: FastMap<(Option<u32>, Option<u32>), u64> = FastMap::default();
+        let mut channels: FastMap<Option<u32>, u64> = FastMap::default();
+        let mut levels: FastMap<Option<u32>, u64> = FastMap::default();
+        for ((provider, event_id, channel, level), n) in kinds {
+            *providers.entry(provider).or_default() += n;
+            *event_ids.entry((provider, event_id)).or_default() += n;
+            *channels.entry(channel).or_default() += n;
+            *levels.entry(level).or_default() += n;
+        }
+        let providers = ranked(providers.into_iter().map(|(k, n)| (name(k), n)));
+        let event_ids = ranked(event_ids.into_iter().map(|((p, e), n)| ((name(p), e), n)));
+        let channels = ranked(channels.into_iter().map(|(k, n)| (name(k), n)));
+        let levels = ranked(levels);
         let mut errors: Vec<(&'static str, u64)> = self.errors.into_iter().collect();
         errors.sort();
         Contents {
@@ -699,6 +699,37 @@ impl Walk {
             log_events: self.log_events,
             carved: self.carved,
         }
+    }
+}
+
+/// Texts numbered in the order first seen. Most records repeat the provider and channel of
+/// the record before, so the last two numbered are compared first; the map's hash (SipHash)
+/// holds against texts made to collide.
+#[derive(Default)]
+struct Texts {
+    ids: HashMap<Box<[u8]>, u32>,
+    texts: Vec<Box<[u8]>>,
+    recent: [Option<u32>; 2],
+}
+
+impl Texts {
+    fn id(&mut self, text: &[u8]) -> u32 {
+        for n in self.recent.into_iter().flatten() {
+            if *self.texts[n as usize] == *text {
+                return n;
+            }
+        }
+        let n = match self.ids.get(text) {
+            Some(&n) => n,
+            None => {
+                let n = self.texts.len() as u32;
+                self.texts.push(text.into());
+                self.ids.insert(text.into(), n);
+                n
+            }
+        };
+        self.recent = [Some(n), self.recent[0]];
+        n
     }
 }
 
