@@ -1640,7 +1640,7 @@ mod tests {
             };
             let c = triage(path, &file, 3600).contents.unwrap();
             let errors: u64 = c.errors.iter().map(|(_, n)| n).sum();
-            let partial = u64::from((data.len() - 4096) % 65536 != 0);
+            let partial = u64::from(!(data.len() - 4096).is_multiple_of(65536));
             let records = number_after(counts, "\"records\": ");
             let want = (records, number_after(counts, "\"failed\": ") + partial);
             assert_eq!((c.records, errors), want, "{path}");
