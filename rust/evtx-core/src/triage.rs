@@ -1277,17 +1277,13 @@ fn write_cells(out: &mut String, label: &str, cells: Vec<String>, top: usize) {
 }
 
 impl Report {
-    /// Appends the one-file text form; `top` rows per table, `silence` in seconds.
+    /// Appends the one-file text form; `top` rows per table, `silence` in seconds. A log that
+    /// could not be read has its many-inputs line.
     pub fn write_text(&self, top: usize, silence: u64, out: &mut Vec<u8>) {
-        let mut s = format!("file {}\n", self.path);
-        let c = match &self.contents {
-            Err(e) => {
-                s.push_str(&format!("error: {e}\n"));
-                out.extend_from_slice(s.as_bytes());
-                return;
-            }
-            Ok(c) => c,
+        let Ok(c) = &self.contents else {
+            return self.write_line(out);
         };
+        let mut s = format!("file {}\n", self.path);
         let h = &c.header;
         let flags = h.flag_names();
         let flags = if flags.is_empty() {
