@@ -299,7 +299,7 @@ fn main() -> ExitCode {
     if triage::is_triage(&argv, || {
         Cli::try_parse_from(&argv).is_err_and(|e| e.use_stderr())
     }) {
-        return triage::run(&argv[2..]);
+        return triage::run(&argv);
     }
     let dump = match parse_line() {
         Line::Command(command) => return run_command(&command),

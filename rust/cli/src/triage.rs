@@ -9,6 +9,7 @@
 //! reference does.
 
 use crate::inputs;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use evtx_core::triage::{self, Report, Totals};
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -17,22 +18,23 @@ use std::process::ExitCode;
 /// The page of `triage --help` (the same text in both CLIs, one file).
 pub const HELP: &str = include_str!("../../../include/help_triage.txt");
 
-/// What the command line asks of `triage`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What the command line asks of `triage`, read by clap (its usage errors are clap's words,
+/// `Usage:` line and tips included, under the name `<program> triage`; evtx-zig writes the
+/// same).
+#[derive(Debug, Parser)]
+#[command(name = "triage", disable_version_flag = true)]
+#[group(skip)]
 pub struct Args {
+    #[arg(long)]
     pub json: bool,
-    pub top: usize,
+    #[arg(long, value_name = "N", default_value_t = triage::TOP_DEFAULT as u64,
+          value_parser = clap::value_parser!(u64).range(1..=triage::TOP_MAX as u64))]
+    pub top: u64,
+    #[arg(long, value_name = "SECONDS", default_value_t = triage::SILENCE_DEFAULT,
+          value_parser = clap::value_parser!(u64).range(1..=triage::SILENCE_MAX))]
     pub silence: u64,
+    #[arg(value_name = "INPUT", required = true)]
     pub inputs: Vec<String>,
-}
-
-/// What reading the arguments gave.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Parsed {
-    Run(Args),
-    Help,
-    /// A usage error's text (after `error: `).
-    Usage(String),
 }
 
 /// Whether `argv` (the program's name first) is a triage line: `triage` and at least one more
@@ -48,113 +50,27 @@ fn asks_help(args: &[OsString]) -> bool {
         .any(|a| a == "-h" || a == "--help")
 }
 
-/// Reads the arguments after `triage`.
-pub fn parse(args: &[OsString]) -> Parsed {
-    if asks_help(args) {
-        return Parsed::Help;
+/// Reads `argv` (`<program> triage ...`): the arguments, or `None` for help; a usage error
+/// ends the run (exit 2).
+fn parse(argv: &[OsString]) -> Option<Args> {
+    if asks_help(&argv[2..]) {
+        return None;
     }
-    let mut out = Args {
-        json: false,
-        top: triage::TOP_DEFAULT,
-        silence: triage::SILENCE_DEFAULT,
-        inputs: Vec::new(),
-    };
-    let mut seen = [false; 3];
-    let mut once = |k: usize, name: &str| {
-        if std::mem::replace(&mut seen[k], true) {
-            Err(format!(
-                "the argument '{name}' cannot be used multiple times"
-            ))
-        } else {
-            Ok(())
-        }
-    };
-    let mut rest = args.iter();
-    let mut escaped = false;
-    while let Some(arg) = rest.next() {
-        let Some(arg) = arg.to_str() else {
-            return Parsed::Usage("invalid UTF-8 was detected in one or more arguments".into());
-        };
-        if escaped || arg == "-" || !arg.starts_with('-') {
-            out.inputs.push(arg.to_string());
-            continue;
-        }
-        if arg == "--" {
-            escaped = true;
-            continue;
-        }
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
-            _ => (arg, None),
-        };
-        let step = match name {
-            "--json" => match inline {
-                Some(v) => Err(format!(
-                    "unexpected value '{v}' for '--json' found; no more were expected"
-                )),
-                None => once(0, "--json").map(|()| out.json = true),
-            },
-            "--top" => value(inline, &mut rest, "--top <N>", triage::TOP_MAX as u64)
-                .and_then(|n| once(1, "--top <N>").map(|()| out.top = n as usize)),
-            "--silence" => {
-                let v = value(
-                    inline,
-                    &mut rest,
-                    "--silence <SECONDS>",
-                    triage::SILENCE_MAX,
-                );
-                v.and_then(|n| once(2, "--silence <SECONDS>").map(|()| out.silence = n))
-            }
-            _ => Err(format!("unexpected argument '{arg}' found")),
-        };
-        if let Err(why) = step {
-            return Parsed::Usage(why);
-        }
-    }
-    if out.inputs.is_empty() {
-        return Parsed::Usage(
-            "the following required arguments were not provided:\n  <INPUT>...".into(),
-        );
-    }
-    Parsed::Run(out)
+    let program = std::path::Path::new(&argv[0])
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let command = Args::command().bin_name(format!("{program} triage"));
+    let matches = command
+        .try_get_matches_from(&argv[1..])
+        .unwrap_or_else(|e| e.exit());
+    Some(Args::from_arg_matches(&matches).unwrap_or_else(|e| e.exit()))
 }
 
-/// An option's number, 1..=`max`: inline (`--top=5`) or the next argument.
-fn value<'a>(
-    inline: Option<&str>,
-    rest: &mut impl Iterator<Item = &'a OsString>,
-    option: &str,
-    max: u64,
-) -> Result<u64, String> {
-    let text = match inline {
-        Some(v) => v.to_string(),
-        None => match rest.next() {
-            Some(v) => v.to_string_lossy().into_owned(),
-            None => {
-                return Err(format!(
-                    "a value is required for '{option}' but none was supplied"
-                ))
-            }
-        },
-    };
-    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
-    match text.parse::<u64>() {
-        Ok(n) if digits && (1..=max).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "invalid value '{text}' for '{option}': expected a number from 1 to {max}"
-        )),
-    }
-}
-
-/// Runs `triage` on the arguments after it.
-pub fn run(args: &[OsString]) -> ExitCode {
-    let args = match parse(args) {
-        Parsed::Run(args) => args,
-        Parsed::Help => {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Parsed::Usage(why) => crate::extensions::usage_error(&why),
+/// Runs the triage line `argv` (`<program> triage ...`).
+pub fn run(argv: &[OsString]) -> ExitCode {
+    let Some(args) = parse(argv) else {
+        print!("{HELP}");
+        return ExitCode::SUCCESS;
     };
     let single =
         args.inputs.len() == 1 && !std::fs::metadata(&args.inputs[0]).is_ok_and(|m| m.is_dir());
@@ -174,7 +90,7 @@ pub fn run(args: &[OsString]) -> ExitCode {
             }
             report.write_json(&mut text);
         } else if single {
-            report.write_text(args.top, args.silence, &mut text);
+            report.write_text(args.top as usize, args.silence, &mut text);
         } else {
             report.write_line(&mut text);
         }
