@@ -304,24 +304,30 @@ def print_summary(summary: dict, stream) -> None:
           f"({summary['mb_per_second']} MB/s)", file=stream)
 
 
+def connect(scheduler: str | None, workers: int):
+    """A Dask client of `scheduler`, or of a new LocalCluster of `workers` processes (returned
+    too, to be closed after the client)."""
+    from dask.distributed import Client, LocalCluster
+
+    if scheduler:
+        return Client(scheduler), None
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
 def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust",
         scheduler: str | None = None, workers: int = 2, split_bytes: int = 256 << 20,
         progress: bool | None = None, partition: str = "host",
         filters: dict | None = None) -> dict:
     """Converts `paths` on a Dask cluster; returns the summary (also in OUT/_summary.json).
     `filters`: `Parser`'s filter arguments, for every file."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import as_completed
 
     os.makedirs(out, exist_ok=True)
     tasks = plan(paths, split_bytes)
     start = time.perf_counter()
-    cluster = None
-    if scheduler:
-        client = Client(scheduler)
-    else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
+    client, cluster = connect(scheduler, workers)
     show = sys.stderr.isatty() if progress is None else progress
     results = []
     try:
@@ -363,18 +369,10 @@ def run_triage(inputs: list[str], silence: int = 3600, engine: str = "rust",
                scheduler: str | None = None, workers: int = 2) -> dict:
     """The triage document of `inputs` on a Dask cluster, one task per log, in the CLIs'
     order."""
-    from dask.distributed import Client, LocalCluster
-
     from ._triage import SCHEMA, find_logs, totals
 
     items = find_logs(inputs)
-    cluster = None
-    if scheduler:
-        client = Client(scheduler)
-    else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
+    client, cluster = connect(scheduler, workers)
     try:
         futures = [client.submit(triage_task, path, error, silence, engine, pure=False,
                                  key=f"triage-{i}-{folder_name(path)}")

@@ -598,15 +598,9 @@ pub unsafe fn parser_open_path<L: Library>(
             return status;
         }
         // SAFETY: not NULL, and NUL-terminated by the caller's contract.
-        let path = unsafe { CStr::from_ptr(path) };
-        #[cfg(unix)]
-        let path = Path::new(
-            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()),
-        );
-        #[cfg(not(unix))]
-        let path = match path.to_str() {
-            Ok(path) => Path::new(path),
-            Err(_) => return fail(Failure::new(evtx_status::Io, "the path is not UTF-8")),
+        let path = match path_of(unsafe { CStr::from_ptr(path) }) {
+            Ok(path) => path,
+            Err(failure) => return fail(failure),
         };
         // SAFETY: forwarded caller contract for `options` and `out`.
         unsafe { open::<L>(Input::Path(path), options, out) }
@@ -631,15 +625,9 @@ pub unsafe fn triage_path<L: Library>(
             return fail(Failure::new(evtx_status::NullArgument, "write is NULL"));
         };
         // SAFETY: not NULL, and NUL-terminated by the caller's contract.
-        let path = unsafe { CStr::from_ptr(path) };
-        #[cfg(unix)]
-        let path = Path::new(
-            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()),
-        );
-        #[cfg(not(unix))]
-        let path = match path.to_str() {
-            Ok(path) => Path::new(path),
-            Err(_) => return fail(Failure::new(evtx_status::Io, "the path is not UTF-8")),
+        let path = match path_of(unsafe { CStr::from_ptr(path) }) {
+            Ok(path) => path,
+            Err(failure) => return fail(failure),
         };
         let mut report = Vec::new();
         if let Err(failure) = L::triage(path, silence_seconds, &mut report) {
@@ -655,6 +643,19 @@ pub unsafe fn triage_path<L: Library>(
         }
         evtx_status::Ok
     })
+}
+
+/// A C path as a `Path`: its bytes on Unix, UTF-8 elsewhere.
+fn path_of(path: &CStr) -> Result<&Path, Failure> {
+    #[cfg(unix)]
+    return Ok(Path::new(
+        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()),
+    ));
+    #[cfg(not(unix))]
+    match path.to_str() {
+        Ok(path) => Ok(Path::new(path)),
+        Err(_) => Err(Failure::new(evtx_status::Io, "the path is not UTF-8")),
+    }
 }
 
 /// What both open functions check first: `out` is not NULL and is cleared (a failed open

@@ -800,52 +800,16 @@ fn gaps(mut ids: Vec<(u64, u64, Option<u64>)>) -> Vec<Gap> {
         .collect()
 }
 
-/// Appends `ticks` as `YYYY-MM-DDTHH:MM:SS.fffffffZ` (UTC).
+/// Appends `ticks` as `YYYY-MM-DDTHH:MM:SS.fffffffZ` (UTC): a FILETIME value's text, which
+/// every time read (below the year 10000) has.
 pub fn write_time(out: &mut Vec<u8>, ticks: u64) {
-    let fraction = ticks % TICKS_PER_SECOND;
-    let seconds = ticks / TICKS_PER_SECOND;
-    let (days, rest) = (seconds / 86_400, seconds % 86_400);
-    // Days from 1601-01-01 to 1970-01-01: 134774.
-    let (y, m, d) = civil_from_days(days as i64 - 134_774);
-    let text = format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{fraction:07}Z",
-        rest / 3600,
-        rest / 60 % 60,
-        rest % 60
-    );
-    out.extend_from_slice(text.as_bytes());
-}
-
-/// The civil date of `days` since 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
+    crate::values_format::write_filetime(out, ticks);
 }
 
 /// Appends `text` as a JSON string, escaped as the provenance `file` field is.
 fn write_json_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
-    for &b in text.as_bytes() {
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0..=0x1f => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
-            _ => out.push(b),
-        }
-    }
+    out.extend_from_slice(&crate::provenance::json_escaped(text));
     out.push(b'"');
 }
 
