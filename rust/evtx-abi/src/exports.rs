@@ -97,7 +97,9 @@ macro_rules! exports {
                 write: $crate::abi::evtx_write_fn,
                 user_data: *mut ::std::ffi::c_void
             ) -> $crate::abi::evtx_status {
-                $crate::front::triage_path::<ExportedLibrary>(path, silence_seconds, write, user_data)
+                $crate::front::triage_path::<ExportedLibrary>(
+                    path, silence_seconds, write, user_data
+                )
             }]
         }
     };

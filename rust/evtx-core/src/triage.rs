@@ -1028,6 +1028,7 @@ fn write_counts_json(j: &mut Json<'_>, c: &Contents) {
     j.close(b']');
 }
 
+/// The gaps, ids and times backwards, then [`write_events_json`].
 fn write_anomalies_json(j: &mut Json<'_>, c: &Contents) {
     j.key("gaps");
     j.open(b'[');
@@ -1074,6 +1075,11 @@ fn write_anomalies_json(j: &mut Json<'_>, c: &Contents) {
         j.close(b'}');
     }
     j.close(b']');
+    write_events_json(j, c);
+}
+
+/// The silences, log events and carved records.
+fn write_events_json(j: &mut Json<'_>, c: &Contents) {
     j.key("silences");
     j.open(b'[');
     for s in &c.silences {
@@ -1310,6 +1316,7 @@ impl Report {
     }
 }
 
+/// The lines of the gaps, ids and times backwards, then [`write_events_text`].
 fn write_anomalies_text(s: &mut String, c: &Contents, top: usize, silence: u64) {
     let missing: u64 = c
         .gaps
@@ -1354,6 +1361,11 @@ fn write_anomalies_text(s: &mut String, c: &Contents, top: usize, silence: u64) 
             time_text(Some(b.previous_time))
         )
     });
+    write_events_text(s, c, top, silence);
+}
+
+/// The lines of the silences, log events and carved records.
+fn write_events_text(s: &mut String, c: &Contents, top: usize, silence: u64) {
     s.push_str(&format!(
         "silences of {silence} s or more: {}\n",
         c.silences.len()
@@ -1441,8 +1453,8 @@ mod tests {
         c.finish(&ov)
     }
 
-    #[test]
-    fn gaps_ids_times_silences_and_log_events_of_a_wrapped_log() {
+    /// A wrapped log of three slots, each record of its (id, provider, event id, time).
+    fn wrapped_log() -> Vec<u8> {
         // Slot 2 holds the oldest chunk (ids 1-3), so the walk is slots 2, 0, 1 (contract
         // 3.3): ids 1 2 3 | 20 21 22 25 26 | 6 5. Slot 1's header says first 6, last 5 (its
         // walk ends at 5, and the oldest-chunk scan skips it).
@@ -1477,8 +1489,12 @@ mod tests {
             ],
             None,
         );
-        let data = file_of(&[slot0, slot1, slot2]);
-        let c = report_of(&data, 3600);
+        file_of(&[slot0, slot1, slot2])
+    }
+
+    #[test]
+    fn gaps_and_ids_backwards_of_a_wrapped_log() {
+        let c = report_of(&wrapped_log(), 3600);
         assert_eq!((c.records, c.recovered), (10, 0));
         assert_eq!(c.chunk_slots, 3);
         assert_eq!(
@@ -1505,6 +1521,13 @@ mod tests {
             .map(|b| (b.record_id, b.previous_record_id, b.chunk, b.chunk_boundary))
             .collect();
         assert_eq!(back, [(6, 26, 1, true), (5, 6, 1, false)]);
+        assert!(c.errors.is_empty() && c.bad_checksums.is_empty() && c.carved.is_empty());
+    }
+
+    #[test]
+    fn times_silences_log_events_and_counts_of_a_wrapped_log() {
+        let data = wrapped_log();
+        let c = report_of(&data, 3600);
         let times: Vec<(u64, u64)> = c
             .times_backwards
             .iter()
