@@ -584,6 +584,25 @@ evtx_status evtx_parser_dump(struct evtx_parser *parser,
 // `parser` is NULL or a handle from an open function that has not been freed yet.
 void evtx_parser_free(struct evtx_parser *parser);
 
+// Writes the triage report of the EVTX file at `path` through `write`, in one call: the JSON
+// object of one file of `triage --json`'s `files` (compact, no newline; the contract is
+// `shared-fixtures/README.md`, "Triage"). The log is read as the jsonl dump with
+// `recover_records` reads it with one thread; `silence_seconds` (1 to 315360000, the CLI's
+// `--silence`, 3600 by default there) is the gap between two records' times that counts as a
+// silence. Returns `EVTX_STATUS_OK`; for an input that cannot be read the status
+// `evtx_parser_open_path` gives (`EVTX_STATUS_IO`, `EVTX_STATUS_NOT_EVTX`, the detail in
+// `evtx_last_error`) and nothing is written; `EVTX_STATUS_INVALID_OPTIONS` for
+// `silence_seconds` out of range; `EVTX_STATUS_CALLBACK_ABORTED` when `write` returned
+// non-zero; `EVTX_STATUS_NOT_IMPLEMENTED` from a library without triage (the reference's).
+//
+// # Safety
+// `path` is NULL or a NUL-terminated string; `write` is safe to call with `user_data` from
+// this thread.
+evtx_status evtx_triage_path(const char *path,
+                             uint64_t silence_seconds,
+                             evtx_write_fn write,
+                             void *user_data);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -5,14 +5,17 @@
         ...
     table = evtx_twin.Parser("Security.evtx", engine="zig").to_arrow()
 
-`python -m evtx_twin.fleet INPUT... --out DIR` converts many logs to Parquet on Dask.
+`python -m evtx_twin.fleet INPUT... --out DIR` converts many logs to Parquet on Dask;
+`evtx_twin.triage(paths)` (and `fleet --triage`) reports what logs hold and whether anyone
+touched them.
 """
 
 from ._parser import EvtxError, EvtxWarning, Parser, RawBatch, RawSystem, timestamp_text
+from ._triage import triage
 
 __all__ = [
     "Parser", "EvtxError", "EvtxWarning", "RawBatch", "RawSystem", "timestamp_text",
-    "backend_version",
+    "backend_version", "triage",
 ]
 __version__ = "0.1.0"
 

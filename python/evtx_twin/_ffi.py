@@ -176,6 +176,12 @@ def _declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.evtx_parser_batch_timestamps.argtypes = [ParserHandle, ctypes.POINTER(BatchTexts)]
     lib.evtx_parser_free.restype = None
     lib.evtx_parser_free.argtypes = [ParserHandle]
+    # Newer than some builds of a library: declared where the library has it.
+    if hasattr(lib, "evtx_triage_path"):
+        lib.evtx_triage_path.restype = u32
+        lib.evtx_triage_path.argtypes = [
+            ctypes.c_char_p, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_void_p,
+        ]
     return lib
 
 

@@ -4,6 +4,8 @@
         [--scheduler ADDRESS] [--engine rust|zig] [--workers N] [--split-mb MB]
         [--partition host|file] [--event-id LIST] [--level LIST] [--provider NAME]...
         [--channel NAME]... [--since TIME] [--until TIME]
+    python -m evtx_twin.fleet --triage INPUT... --out FILE [--silence SECONDS]
+        [--scheduler ADDRESS] [--engine rust|zig] [--workers N]
 
 INPUT are files, folders (searched for *.evtx) or globs. Without --scheduler a
 `dask.distributed.LocalCluster` of N worker processes is started; with one the run goes to that
@@ -26,6 +28,11 @@ rest of the file is converted.
 --event-id, --level, --provider, --channel, --since and --until keep only the records they
 accept, with the CLIs' words and rules (README, "Filters"): the engine decides before rendering,
 so a selective filter converts a fleet for a fraction of the cost of converting it whole.
+
+--triage reports instead of converting: one task per log (found as the CLIs find them), each the
+engine's `evtx_triage_path`, and FILE (``-``: standard output) receives the document
+`evtx-rs triage --json` prints for the same INPUTs (shared-fixtures/README.md, "Triage"): one
+line of compact JSON. Exit status 1 when a log could not be read, else 0.
 """
 
 from __future__ import annotations
@@ -297,24 +304,30 @@ def print_summary(summary: dict, stream) -> None:
           f"({summary['mb_per_second']} MB/s)", file=stream)
 
 
+def connect(scheduler: str | None, workers: int):
+    """A Dask client of `scheduler`, or of a new LocalCluster of `workers` processes (returned
+    too, to be closed after the client)."""
+    from dask.distributed import Client, LocalCluster
+
+    if scheduler:
+        return Client(scheduler), None
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    return Client(cluster), cluster
+
+
 def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust",
         scheduler: str | None = None, workers: int = 2, split_bytes: int = 256 << 20,
         progress: bool | None = None, partition: str = "host",
         filters: dict | None = None) -> dict:
     """Converts `paths` on a Dask cluster; returns the summary (also in OUT/_summary.json).
     `filters`: `Parser`'s filter arguments, for every file."""
-    from dask.distributed import Client, LocalCluster, as_completed
+    from dask.distributed import as_completed
 
     os.makedirs(out, exist_ok=True)
     tasks = plan(paths, split_bytes)
     start = time.perf_counter()
-    cluster = None
-    if scheduler:
-        client = Client(scheduler)
-    else:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-        client = Client(cluster)
+    client, cluster = connect(scheduler, workers)
     show = sys.stderr.isatty() if progress is None else progress
     results = []
     try:
@@ -338,6 +351,49 @@ def run(paths: list[str], out: str, fmt: str = "parquet", engine: str = "rust",
     with open(os.path.join(out, "_summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     return summary
+
+
+def triage_task(path: str, error: str | None, silence: int, engine: str) -> dict:
+    """One log's triage report on a worker; never raises (a failure is the file's error)."""
+    if error is not None:
+        return {"path": path, "error": error}
+    from ._triage import triage_file
+
+    try:
+        return triage_file(path, silence, engine)
+    except Exception as failure:  # noqa: BLE001 - a worker reports, the run goes on
+        return {"path": path, "error": f"{type(failure).__name__}: {failure}"}
+
+
+def run_triage(inputs: list[str], silence: int = 3600, engine: str = "rust",
+               scheduler: str | None = None, workers: int = 2) -> dict:
+    """The triage document of `inputs` on a Dask cluster, one task per log, in the CLIs'
+    order."""
+    from ._triage import SCHEMA, find_logs, totals
+
+    items = find_logs(inputs)
+    client, cluster = connect(scheduler, workers)
+    try:
+        futures = [client.submit(triage_task, path, error, silence, engine, pure=False,
+                                 key=f"triage-{i}-{folder_name(path)}")
+                   for i, (path, error) in enumerate(items)]
+        files = client.gather(futures)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return {"schema": SCHEMA, "files": files, "totals": totals(files)}
+
+
+def write_document(document: dict, out: str) -> None:
+    """The document as `triage --json` prints it: compact, one line."""
+    text = json.dumps(document, separators=(",", ":"), ensure_ascii=False) + "\n"
+    if out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -367,7 +423,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--since", metavar="TIME",
                         help="keep records created at or after TIME (RFC 3339)")
     parser.add_argument("--until", metavar="TIME", help="keep records created before TIME")
+    parser.add_argument("--triage", action="store_true",
+                        help="write the triage document of the logs to --out (a file, or -)")
+    parser.add_argument("--silence", type=int, default=3600, metavar="SECONDS",
+                        help="with --triage: the silence threshold (default 3600)")
     args = parser.parse_args(argv)
+    if args.triage:
+        from ._triage import SILENCE_MAX
+
+        if not 1 <= args.silence <= SILENCE_MAX:
+            parser.error(f"--silence: expected a number from 1 to {SILENCE_MAX}")
+        document = run_triage(args.inputs, args.silence, args.engine, args.scheduler,
+                              args.workers)
+        write_document(document, args.out)
+        return 1 if document["totals"]["unreadable"] else 0
     filters = {"event_ids": args.event_id, "levels": args.level, "providers": args.provider,
                "channels": args.channel, "since": args.since, "until": args.until}
     try:

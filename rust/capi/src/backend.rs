@@ -130,6 +130,22 @@ impl Library for Backend {
         }
     };
 
+    fn triage(path: &Path, silence_seconds: u64, out: &mut Vec<u8>) -> Result<(), Failure> {
+        if !(1..=evtx_core::triage::SILENCE_MAX).contains(&silence_seconds) {
+            return Err(Failure::new(
+                evtx_status::InvalidOptions,
+                format!(
+                    "silence_seconds {silence_seconds} is outside 1..={}",
+                    evtx_core::triage::SILENCE_MAX
+                ),
+            ));
+        }
+        let input = open_path(path)?;
+        let name = path.to_string_lossy();
+        evtx_core::triage::triage(&name, &input, silence_seconds).write_json(out);
+        Ok(())
+    }
+
     fn open(input: Input<'_>, settings: Settings) -> Result<Self, Failure> {
         let ansi_codec = match settings.ansi_codec.as_deref() {
             None => Options::default().ansi_codec,

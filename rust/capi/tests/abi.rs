@@ -12,6 +12,7 @@ use evtx_rs::ffi::{
     evtx_abi_version, evtx_backend_name, evtx_last_error, evtx_options_init, evtx_options_init_v1,
     evtx_parser, evtx_parser_batch_system, evtx_parser_dump, evtx_parser_free, evtx_parser_next,
     evtx_parser_next_batch, evtx_parser_open_buffer, evtx_parser_open_path, evtx_status_name,
+    evtx_triage_path,
 };
 use std::ffi::{c_void, CStr};
 use std::path::PathBuf;
@@ -756,6 +757,49 @@ fn header_functions_are_the_shared_export_table() {
             Some(&line[name_start..name_end])
         })
         .collect();
-    assert_eq!(declared.len(), 15, "{declared:?}");
+    assert_eq!(declared.len(), 16, "{declared:?}");
     assert_eq!(declared, evtx_abi::exports::NAMES);
+}
+
+/// `evtx_triage_path`: one file's report through one write (the manifest's 10 records of
+/// `filters.evtx`, the path as given), the open statuses for inputs it cannot read (nothing
+/// written), the silence's range, NULLs, and a write that refuses.
+#[test]
+fn triage_writes_one_files_report() {
+    let triage = |path: &std::path::Path, silence: u64, write: evtx_rs::abi::evtx_write_fn| {
+        let name = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        let mut out = Vec::<u8>::new();
+        let user = (&mut out as *mut Vec<u8>).cast::<c_void>();
+        // SAFETY: a NUL-terminated path; `collect` and `refuse` take the `Vec` passed.
+        let status = unsafe { evtx_triage_path(name.as_ptr(), silence, write, user) };
+        (status, String::from_utf8(out).unwrap())
+    };
+    let path = fixture("filters.evtx");
+    let (status, json) = triage(&path, 3600, Some(collect));
+    assert_eq!(status, evtx_status::Ok);
+    let head = format!(
+        "{{\"path\":\"{}\",\"error\":null,\"size\":69632,",
+        path.display()
+    );
+    assert!(json.starts_with(&head), "{json}");
+    assert!(json.contains(",\"records\":10,\"recovered\":0,") && json.ends_with("]}"));
+    let (status, json) = triage(&fixture("no-such-file.evtx"), 3600, Some(collect));
+    assert_eq!((status, json.as_str()), (evtx_status::Io, ""));
+    let magic = fixture("../damaged/bad-file-magic.evtx");
+    assert_eq!(triage(&magic, 3600, Some(collect)).0, evtx_status::NotEvtx);
+    for silence in [0, 315_360_001] {
+        assert_eq!(
+            triage(&path, silence, Some(collect)).0,
+            evtx_status::InvalidOptions
+        );
+    }
+    assert_eq!(triage(&path, 315_360_000, Some(collect)).0, evtx_status::Ok);
+    assert_eq!(
+        triage(&path, 3600, Some(refuse)).0,
+        evtx_status::CallbackAborted
+    );
+    assert_eq!(triage(&path, 3600, None).0, evtx_status::NullArgument);
+    // SAFETY: a NULL path is refused before anything is read.
+    let status = unsafe { evtx_triage_path(null(), 3600, Some(collect), null_mut()) };
+    assert_eq!(status, evtx_status::NullArgument);
 }

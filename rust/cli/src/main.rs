@@ -28,6 +28,7 @@ mod extract_wevt_templates;
 mod help;
 mod inputs;
 mod open_input;
+mod triage;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Fmt {
@@ -294,6 +295,12 @@ fn reference_help(argv: &[std::ffi::OsString], asked: &clap::Error) -> ! {
 /// and options, open the input, open the output, load the side files, dump through the sink,
 /// finish. Two or more inputs: `run_many`.
 fn main() -> ExitCode {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if triage::is_triage(&argv, || {
+        Cli::try_parse_from(&argv).is_err_and(|e| e.use_stderr())
+    }) {
+        return triage::run(&argv);
+    }
     let dump = match parse_line() {
         Line::Command(command) => return run_command(&command),
         Line::Dump(dump) => dump,

@@ -91,6 +91,16 @@ macro_rules! exports {
             [unsafe fn evtx_parser_free(parser: *mut $crate::front::evtx_parser) -> () {
                 $crate::front::parser_free(parser)
             }]
+            [unsafe fn evtx_triage_path(
+                path: *const ::std::ffi::c_char,
+                silence_seconds: u64,
+                write: $crate::abi::evtx_write_fn,
+                user_data: *mut ::std::ffi::c_void
+            ) -> $crate::abi::evtx_status {
+                $crate::front::triage_path::<ExportedLibrary>(
+                    path, silence_seconds, write, user_data
+                )
+            }]
         }
     };
     (@each define ($library:ty)

@@ -186,6 +186,18 @@ pub trait Library: Engine + Sized + 'static {
 
     /// Reads the file header; fails with `NotEvtx`, `Io`, `InvalidOptions` or `Unsupported`.
     fn open(input: Input<'_>, settings: Settings) -> Result<Self, Failure>;
+
+    /// `evtx_triage_path`: appends the triage report of the log at `path` (the JSON object of
+    /// one file, `shared-fixtures/README.md`, "Triage") to `out`; fails as `open` does for an
+    /// input it cannot read, `InvalidOptions` for `silence_seconds` outside 1..=315360000. A
+    /// library without triage (the reference's) keeps this default.
+    fn triage(path: &Path, silence_seconds: u64, out: &mut Vec<u8>) -> Result<(), Failure> {
+        let _ = (path, silence_seconds, out);
+        Err(Failure::new(
+            evtx_status::NotImplemented,
+            "this library has no triage",
+        ))
+    }
 }
 
 /// A parser over one EVTX input, with its options. Opaque: made by `evtx_parser_open_path` or
@@ -586,19 +598,64 @@ pub unsafe fn parser_open_path<L: Library>(
             return status;
         }
         // SAFETY: not NULL, and NUL-terminated by the caller's contract.
-        let path = unsafe { CStr::from_ptr(path) };
-        #[cfg(unix)]
-        let path = Path::new(
-            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()),
-        );
-        #[cfg(not(unix))]
-        let path = match path.to_str() {
-            Ok(path) => Path::new(path),
-            Err(_) => return fail(Failure::new(evtx_status::Io, "the path is not UTF-8")),
+        let path = match path_of(unsafe { CStr::from_ptr(path) }) {
+            Ok(path) => path,
+            Err(failure) => return fail(failure),
         };
         // SAFETY: forwarded caller contract for `options` and `out`.
         unsafe { open::<L>(Input::Path(path), options, out) }
     })
+}
+
+/// `evtx_triage_path`; the contract is its export's doc comment (`rust/capi/src/ffi.rs`).
+///
+/// # Safety
+/// As documented for `evtx_triage_path`.
+pub unsafe fn triage_path<L: Library>(
+    path: *const c_char,
+    silence_seconds: u64,
+    write: evtx_write_fn,
+    user_data: *mut c_void,
+) -> evtx_status {
+    boundary(|| {
+        if path.is_null() {
+            return fail(Failure::new(evtx_status::NullArgument, "path is NULL"));
+        }
+        let Some(write) = write else {
+            return fail(Failure::new(evtx_status::NullArgument, "write is NULL"));
+        };
+        // SAFETY: not NULL, and NUL-terminated by the caller's contract.
+        let path = match path_of(unsafe { CStr::from_ptr(path) }) {
+            Ok(path) => path,
+            Err(failure) => return fail(failure),
+        };
+        let mut report = Vec::new();
+        if let Err(failure) = L::triage(path, silence_seconds, &mut report) {
+            return fail(failure);
+        }
+        // SAFETY: `write` may be called with `user_data` from this thread by the caller's
+        // contract; the bytes are valid for the call.
+        if unsafe { write(user_data, report.as_ptr(), report.len()) } != 0 {
+            return fail(Failure::new(
+                evtx_status::CallbackAborted,
+                "the write callback returned non-zero",
+            ));
+        }
+        evtx_status::Ok
+    })
+}
+
+/// A C path as a `Path`: its bytes on Unix, UTF-8 elsewhere.
+fn path_of(path: &CStr) -> Result<&Path, Failure> {
+    #[cfg(unix)]
+    return Ok(Path::new(
+        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path.to_bytes()),
+    ));
+    #[cfg(not(unix))]
+    match path.to_str() {
+        Ok(path) => Ok(Path::new(path)),
+        Err(_) => Err(Failure::new(evtx_status::Io, "the path is not UTF-8")),
+    }
 }
 
 /// What both open functions check first: `out` is not NULL and is cleared (a failed open

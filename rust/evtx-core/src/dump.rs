@@ -163,6 +163,8 @@ pub struct Renderer {
     filtering: bool,
     /// The filter's scratch: a field's text.
     field_text: Vec<u8>,
+    /// `triage` ([`Renderer::collect_fields`]): the fields of the chunk's rendered records.
+    fields: Option<Box<crate::triage::FieldLog>>,
 }
 
 impl Renderer {
@@ -184,7 +186,23 @@ impl Renderer {
             checksum: Checksum::Unchecked,
             filtering: !opts.filter.is_empty(),
             field_text: Vec::new(),
+            fields: None,
         }
+    }
+
+    /// Makes this renderer read the five `System` fields of every record it renders, as the
+    /// filters read them, into [`Renderer::fields`] (`crate::triage`), one entry per
+    /// `Outcome::Rendered` entry of the chunk, in order. A record whose fields come from its
+    /// program's plan is then not replayed where its output is proven within the limits, so
+    /// its entry's text is empty; every other record is rendered as without it.
+    pub fn collect_fields(&mut self) {
+        self.filtering = true;
+        self.fields = Some(Box::default());
+    }
+
+    /// The fields of the last chunk's rendered records ([`Renderer::collect_fields`]).
+    pub fn fields(&self) -> Option<&crate::triage::FieldLog> {
+        self.fields.as_deref()
     }
 
     /// A renderer for `opts` that shares its ids and programs with the other renderers of the
@@ -234,6 +252,9 @@ impl Renderer {
         out.records.clear();
         out.partial = false;
         self.checksum = Checksum::Unchecked;
+        if let Some(log) = &mut self.fields {
+            log.clear();
+        }
         let out = &mut *out;
         let chunk_error = |out: &mut ChunkResult, failure: Failure| {
             out.records.push(RecordResult {
@@ -534,6 +555,9 @@ impl Renderer {
         recovered: bool,
         buf: &mut Vec<u8>,
     ) -> Result<usize, Failure> {
+        if self.fields.is_some() {
+            return self.write_fields(cx, rec, recovered, buf);
+        }
         let (bstart, bend) = Self::binxml_window(rec)?;
         let wanted = self.opts.wants_record(rec.id);
         let sign = self.sign(cx, bstart, bend);
@@ -557,6 +581,44 @@ impl Renderer {
                 &mut self.field_text,
             );
         Ok(if keep { body } else { SKIPPED })
+    }
+
+    /// [`Renderer::write_record`] for `triage` ([`Renderer::collect_fields`]): the same
+    /// errors, and the record's fields added to the log when it renders. A record that replays
+    /// a program takes its fields from the plan (or its tree, where the plan needs it) and is
+    /// replayed only when its output could pass a limit; its entry's text is empty otherwise.
+    #[cold]
+    fn write_fields(
+        &mut self,
+        cx: Source<'_>,
+        rec: &records::RecordHeader,
+        recovered: bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<usize, Failure> {
+        let (bstart, bend) = Self::binxml_window(rec)?;
+        let sign = self.sign(cx, bstart, bend);
+        if let Sign::Hit { program } = sign {
+            let Some(log) = self.fields.as_deref_mut() else {
+                unreachable!("write_fields runs with a log");
+            };
+            let plan = self.programs.plan(program);
+            if !crate::triage::read_plan(plan, self.programs.slots(), cx.chunk, cx.codec, log) {
+                let root = self.parse_tree_uncounted(cx, bstart, bend).ok();
+                let log = self.fields.as_deref_mut().expect("a log");
+                crate::triage::read_tree(cx.chunk, cx.codec, &self.names, &self.tree, root, log);
+            }
+            if self.replay_cannot_fail(program, buf.len()) {
+                return Ok(buf.len());
+            }
+            self.banner(buf, rec.id, recovered);
+            return self.replay_record(cx, program, buf).inspect_err(|_| {
+                self.fields.as_deref_mut().expect("a log").pop();
+            });
+        }
+        let (body, root) = self.write_slow(cx, rec, recovered, sign, buf)?;
+        let log = self.fields.as_deref_mut().expect("a log");
+        crate::triage::read_tree(cx.chunk, cx.codec, &self.names, &self.tree, Some(root), log);
+        Ok(body)
     }
 
     /// The fast path's decision for a record that replays `program`: from the program's plan

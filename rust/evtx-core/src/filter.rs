@@ -39,7 +39,7 @@ pub struct Filter {
 const TICKS_PER_SECOND: u64 = 10_000_000;
 /// FILETIME ticks of 10000-01-01T00:00:00Z: from there on a FILETIME's text has no
 /// four-digit year, so no TIME.
-const TICKS_YEAR_10000: u64 = 2_650_467_744_000_000_000;
+pub(crate) const TICKS_YEAR_10000: u64 = 2_650_467_744_000_000_000;
 /// Days from 0000-03-01 (the civil calendar's origin in [`days_from_civil`]) to 1601-01-01.
 const DAYS_TO_1601: i64 = 584_694;
 
@@ -477,7 +477,7 @@ fn digits_u32(text: &[u8]) -> Option<u32> {
 
 /// One or more ASCII digits as a number (saturating at `u64::MAX`, which no `u32` range holds),
 /// `None` for anything else: the number a field's text gives.
-fn digits(text: &[u8]) -> Option<u64> {
+pub(crate) fn digits(text: &[u8]) -> Option<u64> {
     if text.is_empty() {
         return None;
     }
@@ -524,7 +524,7 @@ fn fixed_digits(text: &[u8], at: usize, n: usize) -> Option<i64> {
 /// RFC 3339 `date-time` (`T` or `t`, `Z`, `z` or `±HH:MM`, 1-7 fraction digits after a `.`)
 /// as FILETIME ticks: `None` when the text is not one, `Some(None)` when it is one before
 /// 1601-01-01T00:00:00Z. Seconds run to 59 (no leap second).
-fn rfc3339(text: &[u8]) -> Option<Option<u64>> {
+pub(crate) fn rfc3339(text: &[u8]) -> Option<Option<u64>> {
     let at = |i: usize, c: u8| text.get(i) == Some(&c);
     let num = |i: usize, n: usize| fixed_digits(text, i, n);
     let (y, mo, d) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);

@@ -70,6 +70,7 @@ pub mod template_instances;
 mod testing;
 pub mod tokens;
 pub mod tree;
+pub mod triage;
 pub mod values_decode;
 pub mod values_format;
 pub mod wevt_cache;

@@ -134,7 +134,7 @@ impl Provenance {
 /// `text` as the inside of a JSON string: `"` and `\` escaped, `\b \f \n \r \t` by their short
 /// forms, other controls below 0x20 as `\u00xx` (lowercase hex), the rest as is (Python's
 /// `json.dumps(text, ensure_ascii=False)` without its quotes).
-fn json_escaped(text: &str) -> Vec<u8> {
+pub(crate) fn json_escaped(text: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     for &b in text.as_bytes() {
         match b {
