@@ -33,6 +33,7 @@ const wevt_cache = @import("wevt_cache.zig");
 const options = @import("options.zig");
 const filter = @import("filter.zig");
 const pipeline = @import("pipeline.zig");
+const triage = @import("triage.zig");
 const Options = options.Options;
 const Format = options.Format;
 
@@ -142,6 +143,9 @@ pub const Renderer = struct {
     keep: bool = true,
     /// The filter's scratch: a field's text.
     field_text: escape.Out,
+    /// `triage` (triage.zig): reads each record's fields as the filter does and is told of
+    /// every record that renders; its text is dropped. Null in a dump.
+    fields: ?*triage.Collector = null,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
     pub fn init(r: *Renderer, gpa: Allocator, settings: *const Options) void {
@@ -385,6 +389,10 @@ pub const Renderer = struct {
             // `--events` or the filter excludes it: rendered (the caches learn from it) or
             // skipped, never an entry.
             if (!r.keep or !r.settings.wantsRecord(rec.id)) return res.out.truncate(mark);
+            if (r.fields) |f| {
+                try f.add(rec, slot);
+                res.out.truncate(mark);
+            }
             const len: u32 = @intCast(res.out.len() - mark);
             entry.outcome = .{ .rendered = .{ .start = @intCast(mark), .len = len } };
         } else |e| {
@@ -459,12 +467,13 @@ pub const Renderer = struct {
             .{ .kind = .element, .ref = .{ .name = p.event_name } },
         );
         try r.renderTree(out, root, recorder, limits.recordOutputLimit(text_start));
-        if (recorder != null) try r.programs.store(out, if (r.filtering)
+        if (recorder != null) try r.programs.store(out, if (r.filtering or r.fields != null)
             try filter.Plan.ofTree(r.gpa, p, format, root)
         else
             null);
         if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
         try r.finishRecord(out, rec, text_start);
+        if (r.fields) |f| try f.readTree(p, format, root);
         if (r.filtering) r.keep = s.wantsRecord(rec.id) and
             try s.filter.decideTree(p, format, root, &r.field_text);
     }
@@ -484,6 +493,11 @@ pub const Renderer = struct {
         if (r.filtering) {
             r.keep = r.settings.wantsRecord(rec.id) and try r.decideHit(prog, format, rec);
             if (!r.keep and r.replayCannotFail(prog, out.len())) return;
+        }
+        // Triage: the fields from the plan; the replay only where it could fail.
+        if (r.fields) |f| {
+            try f.readPlan(r, prog, format, rec);
+            if (r.replayCannotFail(prog, out.len())) return;
         }
         return r.replayRecord(out, prog, format, rec, text_start);
     }
