@@ -155,9 +155,12 @@ pub const Collector = struct {
         c.scratch.deinit();
     }
 
-    /// Sets `field` from its text (null: the record has none, or it is no text).
-    fn setText(c: *Collector, field: Field, text: ?[]const u8) Allocator.Error!void {
+    /// Sets `field` from its text (null: the record has none, or it is no text). An empty
+    /// text is none: the reference's JSON shows empty content as `null` and leaves an empty
+    /// attribute out.
+    fn setText(c: *Collector, field: Field, given: ?[]const u8) Allocator.Error!void {
         const gpa = c.scratch.gpa;
+        const text = if (given != null and given.?.len == 0) null else given;
         switch (field) {
             .event_id => c.fields.event_id = numberOf(text),
             .level => c.fields.level = numberOf(text),
