@@ -1242,7 +1242,8 @@ fn triagePath(
     var report = triage.triageInput(gpa, &in, silence_seconds) catch |e| switch (e) {
         error.OutOfMemory => return fail(.internal, "out of memory", .{}),
         error.FileTooShort, error.BadFileMagic => |header_error| {
-            const fatal = evtx.errors.FatalError.fromHeader(header_error, in.size, headerField(&in));
+            const field = headerField(&in);
+            const fatal = evtx.errors.FatalError.fromHeader(header_error, in.size, field);
             return fail(.not_evtx, "{f}", .{fatal});
         },
     };
@@ -2169,7 +2170,8 @@ test "evtx_triage_path: one file's report through one write; open statuses; bad 
     defer c.text.deinit(testing.allocator);
     try expectStatus(.ok, evtx_triage_path(path.ptr, 3600, Collect.write, &c));
     try testing.expectEqual(@as(usize, 1), c.calls);
-    const parsed = try std.json.parseFromSlice(std.json.Value, testing.allocator, c.text.items, .{});
+    const gpa_test = testing.allocator;
+    const parsed = try std.json.parseFromSlice(std.json.Value, gpa_test, c.text.items, .{});
     defer parsed.deinit();
     const o = parsed.value.object;
     try testing.expectEqualStrings(path, o.get("path").?.string);

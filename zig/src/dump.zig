@@ -517,13 +517,27 @@ pub const Renderer = struct {
         return r.decideByTree(format, rec);
     }
 
-    /// Parses the record again for its tree (the replay reads only the slots), keeping the
-    /// parser's fault state as the replay found it.
+    /// The filter's decision from the record's tree, parsed again (`parseAgain`).
     fn decideByTree(
         r: *Renderer,
         format: values_format.Format,
         rec: *const records.RecordHeader,
     ) Allocator.Error!bool {
+        @branchHint(.cold);
+        return switch (try r.parseAgain(rec)) {
+            .root => |root| r.settings.filter.decideTree(&r.parser, format, root, &r.field_text),
+            .empty => r.settings.filter.isEmpty(),
+            // Not seen: a record that replays a program parses. Kept, as unfiltered.
+            .failed => true,
+        };
+    }
+
+    /// A record's tree parsed again: its root, none (an empty stream), or the parse failed.
+    pub const Again = union(enum) { root: u32, empty, failed };
+
+    /// Parses the record again for its tree (the replay reads only the slots), keeping the
+    /// parser's fault state as the replay found it.
+    pub fn parseAgain(r: *Renderer, rec: *const records.RecordHeader) Allocator.Error!Again {
         @branchHint(.cold);
         const p = &r.parser;
         const fault = p.fault;
@@ -537,15 +551,14 @@ pub const Renderer = struct {
         const start = rec.offset + records.record_header_size;
         const top = p.parseStream(start, rec.binxmlEnd(), .record) catch |e| switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
-            // Not seen: a record that replays a program parses. Kept, as unfiltered.
-            else => return true,
+            else => return .failed,
         };
-        if (top.len == 0) return r.settings.filter.isEmpty();
+        if (top.len == 0) return .empty;
         const root = p.materialize(p.edges(top)[0]) catch |e| switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
-            else => return true,
+            else => return .failed,
         };
-        return r.settings.filter.decideTree(p, format, root, &r.field_text);
+        return .{ .root = root };
     }
 
     /// Whether replaying `prog` after `len` bytes of the chunk's output cannot pass an output

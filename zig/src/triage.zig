@@ -238,8 +238,7 @@ pub const Collector = struct {
         }
     }
 
-    /// Parses the record again for its tree (the replay reads only the slots), keeping the
-    /// parser's fault state as the replay found it (the renderer's `decideByTree`).
+    /// Reads the fields from the record's tree, parsed again (all null where it has none).
     fn readAgain(
         c: *Collector,
         r: *dump.Renderer,
@@ -247,29 +246,14 @@ pub const Collector = struct {
         rec: *const records.RecordHeader,
     ) Allocator.Error!void {
         @branchHint(.cold);
-        const p = &r.parser;
-        const fault = p.fault;
-        const deferred = p.deferred;
-        defer {
-            p.fault = fault;
-            p.deferred = deferred;
-        }
-        c.fields = .{};
-        c.ready = true;
-        p.resetRecord();
-        p.defer_unused = true;
-        const start = rec.offset + records.record_header_size;
-        const top = p.parseStream(start, rec.binxmlEnd(), .record) catch |e| switch (e) {
-            error.OutOfMemory => return error.OutOfMemory,
+        switch (try r.parseAgain(rec)) {
+            .root => |root| return c.readTree(&r.parser, format, root),
             // Not seen: a record that replays a program parses.
-            else => return,
-        };
-        if (top.len == 0) return;
-        const root = p.materialize(p.edges(top)[0]) catch |e| switch (e) {
-            error.OutOfMemory => return error.OutOfMemory,
-            else => return,
-        };
-        return c.readTree(p, format, root);
+            .empty, .failed => {
+                c.fields = .{};
+                c.ready = true;
+            },
+        }
     }
 
     /// Record `rec` of chunk slot `slot` rendered: the report learns of it.
