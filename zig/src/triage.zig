@@ -340,6 +340,8 @@ pub const Report = struct {
     gaps: std.ArrayList(Gap) = .empty,
     /// A count's key as it is made.
     key: std.ArrayList(u8) = .empty,
+    /// The row each table counted last (`count`).
+    last_rows: [4]?u32 = @splat(null),
 
     pub fn init(gpa: Allocator, silence_seconds: u64) Report {
         assert(silence_seconds >= 1 and silence_seconds <= silence_max);
@@ -364,7 +366,15 @@ pub const Report = struct {
         r.key.deinit(gpa);
     }
 
-    fn count(r: *Report, counts: *Counts, key: []const u8) Allocator.Error!void {
+    /// Counts `key` in `table`. Neighbouring records mostly share their keys: the row counted
+    /// last is compared first (rows are never removed, so its index holds), before hashing.
+    fn count(r: *Report, table: Table, key: []const u8) Allocator.Error!void {
+        const counts = r.countsOf(table);
+        const last = &r.last_rows[@intFromEnum(table)];
+        if (last.*) |row| if (std.mem.eql(u8, counts.keys()[row], key)) {
+            counts.values()[row] += 1;
+            return;
+        };
         const entry = try counts.getOrPut(r.gpa, key);
         if (!entry.found_existing) {
             entry.key_ptr.* = r.gpa.dupe(u8, key) catch |e| {
@@ -374,6 +384,16 @@ pub const Report = struct {
             entry.value_ptr.* = 0;
         }
         entry.value_ptr.* += 1;
+        last.* = @intCast(entry.index);
+    }
+
+    fn countsOf(r: *Report, table: Table) *Counts {
+        return switch (table) {
+            .providers => &r.providers,
+            .event_ids => &r.event_ids,
+            .channels => &r.channels,
+            .levels => &r.levels,
+        };
     }
 
     fn keepText(r: *Report, kept: ?[]const u8) Allocator.Error!Text {
@@ -413,17 +433,17 @@ pub const Report = struct {
         const key = &r.key;
         key.clearRetainingCapacity();
         try key.appendSlice(r.gpa, &numberKey(f.level));
-        try r.count(&r.levels, key.items);
+        try r.count(.levels, key.items);
         key.clearRetainingCapacity();
         try key.appendSlice(r.gpa, &numberKey(f.event_id));
         try appendTextKey(r.gpa, key, f.provider);
-        try r.count(&r.event_ids, key.items);
+        try r.count(.event_ids, key.items);
         key.clearRetainingCapacity();
         try appendTextKey(r.gpa, key, f.provider);
-        try r.count(&r.providers, key.items);
+        try r.count(.providers, key.items);
         key.clearRetainingCapacity();
         try appendTextKey(r.gpa, key, f.channel);
-        try r.count(&r.channels, key.items);
+        try r.count(.channels, key.items);
     }
 
     /// The pair of consecutive live records `prev` (slot `prev_slot`), `mark` (slot `slot`).
