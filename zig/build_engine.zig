@@ -62,6 +62,8 @@ pub const Engine = struct {
     /// `include/help_extensions.txt`, the page of `help extensions`: evtx-rs reads the same
     /// file (`include_str!`), evtx-zig embeds it (`@embedFile("help_extensions")`).
     help_extensions: *std.Build.Module,
+    /// `include/help_triage.txt`, the page of `triage --help`, shared the same way.
+    help_triage: *std.Build.Module,
     flavors: std.ArrayList(struct { Flavor, Modules }) = .empty,
 
     pub fn init(b: *std.Build) Engine {
@@ -76,6 +78,9 @@ pub const Engine = struct {
             }),
             .help_extensions = b.createModule(.{
                 .root_source_file = b.path("include/help_extensions.txt"),
+            }),
+            .help_triage = b.createModule(.{
+                .root_source_file = b.path("include/help_triage.txt"),
             }),
         };
     }
@@ -109,6 +114,7 @@ pub const Engine = struct {
         made.addImport("unit_test_options", self.unit_test_options);
         made.addImport("info_columns", self.info_columns);
         made.addImport("help_extensions", self.help_extensions);
+        made.addImport("help_triage", self.help_triage);
         return made;
     }
 };

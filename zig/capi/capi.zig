@@ -1202,6 +1202,65 @@ pub export fn evtx_parser_dump(
     return @intFromEnum(evtx_status.ok);
 }
 
+/// The triage report of the log at `path` (shared-fixtures/README.md, "Triage"): the JSON
+/// object of the document's `files` array, no newline, through one `write` call. Statuses as
+/// `evtx_parser_open_path`'s for an input that cannot be read; `EVTX_STATUS_INVALID_OPTIONS`
+/// for `silence_seconds` outside 1..=315360000; `EVTX_STATUS_CALLBACK_ABORTED` when `write`
+/// returns non-zero.
+pub export fn evtx_triage_path(
+    path: ?[*:0]const u8,
+    silence_seconds: u64,
+    write: evtx_write_fn,
+    user_data: ?*anyopaque,
+) callconv(.c) u32 {
+    return @intFromEnum(triagePath(path, silence_seconds, write, user_data));
+}
+
+fn triagePath(
+    path: ?[*:0]const u8,
+    silence_seconds: u64,
+    write: evtx_write_fn,
+    user_data: ?*anyopaque,
+) evtx_status {
+    const p = path orelse return fail(.null_argument, "path is NULL", .{});
+    const w = write orelse return fail(.null_argument, "write is NULL", .{});
+    const triage = evtx.triage;
+    if (silence_seconds < 1 or silence_seconds > triage.silence_max) return fail(
+        .invalid_options,
+        "silence_seconds {d} is not in 1..={d}",
+        .{ silence_seconds, triage.silence_max },
+    );
+    const file = std.fs.cwd().openFile(std.mem.span(p), .{}) catch |e|
+        return fail(.io, "Failed to open file {s}: {s}", .{ p, @errorName(e) });
+    defer file.close();
+    const in = dump.Input.fromFile(file) catch |e|
+        return fail(.io, "Failed to open file {s}: {s}", .{ p, @errorName(e) });
+    var report = triage.triageInput(gpa, &in, silence_seconds) catch |e| switch (e) {
+        error.OutOfMemory => return fail(.internal, "out of memory", .{}),
+        error.FileTooShort, error.BadFileMagic => |header_error| {
+            const field = headerField(&in);
+            const fatal = evtx.errors.FatalError.fromHeader(header_error, in.size, field);
+            return fail(.not_evtx, "{f}", .{fatal});
+        },
+    };
+    defer report.deinit();
+    var text: std.Io.Writer.Allocating = .init(gpa);
+    defer text.deinit();
+    triage.writeJson(&report, gpa, &text.writer, std.mem.span(p)) catch
+        return fail(.internal, "out of memory", .{});
+    const bytes = text.written();
+    if (w(user_data, bytes.ptr, bytes.len) != 0)
+        return fail(.callback_aborted, "the write callback returned non-zero", .{});
+    return .ok;
+}
+
+/// The header block size field of `in`, for a file shorter than it says (0 when unread).
+fn headerField(in: *const dump.Input) u16 {
+    var block: [42]u8 = undefined;
+    const head = in.read(0, &block);
+    return if (head.len >= 42) std.mem.readInt(u16, head[40..42], .little) else 0;
+}
+
 pub export fn evtx_parser_free(parser: ?*evtx_parser) callconv(.c) void {
     const h = parser orelse return;
     state(h).destroy();
@@ -2085,4 +2144,44 @@ test "a lent buffer stays the caller's: freed after the parser, with nothing kep
 test {
     _ = system;
     _ = timestamps;
+}
+
+test "evtx_triage_path: one file's report through one write; open statuses; bad silence" {
+    const Collect = struct {
+        text: std.ArrayList(u8) = .empty,
+        calls: usize = 0,
+        fn write(user: ?*anyopaque, data: ?[*]const u8, len: usize) callconv(.c) i32 {
+            const c: *@This() = @ptrCast(@alignCast(user.?));
+            c.calls += 1;
+            c.text.appendSlice(testing.allocator, data.?[0..len]) catch return 1;
+            return 0;
+        }
+        fn refuse(_: ?*anyopaque, _: ?[*]const u8, _: usize) callconv(.c) i32 {
+            return 1;
+        }
+    };
+    var buffer: [std.fs.max_path_bytes]u8 = undefined;
+    const path = try fixturePath(&buffer, "carving/slack-and-gaps.evtx");
+    var c: Collect = .{};
+    defer c.text.deinit(testing.allocator);
+    try expectStatus(.ok, evtx_triage_path(path.ptr, 3600, Collect.write, &c));
+    try testing.expectEqual(@as(usize, 1), c.calls);
+    const gpa_test = testing.allocator;
+    const parsed = try std.json.parseFromSlice(std.json.Value, gpa_test, c.text.items, .{});
+    defer parsed.deinit();
+    const o = parsed.value.object;
+    try testing.expectEqualStrings(path, o.get("path").?.string);
+    // shared-fixtures/README.md, carving: 7 records without --recover-records, 11 with.
+    try testing.expectEqual(@as(i64, 7), o.get("records").?.integer);
+    try testing.expectEqual(@as(i64, 4), o.get("recovered").?.integer);
+    try testing.expect(c.text.items[c.text.items.len - 1] == '}');
+    try expectStatus(.callback_aborted, evtx_triage_path(path.ptr, 3600, Collect.refuse, null));
+    try expectStatus(.invalid_options, evtx_triage_path(path.ptr, 0, Collect.write, &c));
+    try expectStatus(.null_argument, evtx_triage_path(null, 3600, Collect.write, &c));
+    try expectStatus(.null_argument, evtx_triage_path(path.ptr, 3600, null, &c));
+    const missing = try fixturePath(&buffer, "no-such.evtx");
+    try expectStatus(.io, evtx_triage_path(missing.ptr, 3600, Collect.write, &c));
+    const not_evtx = try fixturePath(&buffer, "damaged/bad-file-magic.evtx");
+    try expectStatus(.not_evtx, evtx_triage_path(not_evtx.ptr, 3600, Collect.write, &c));
+    try testing.expectEqual(@as(usize, 1), c.calls);
 }

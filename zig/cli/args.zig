@@ -183,7 +183,9 @@ pub fn writeUsage(
     }
     if (command.positional) |p| {
         const given = std.mem.indexOfScalar(Id, used, positional) != null;
-        if (given) try w.print(" <{s}>", .{p.name}) else try w.print(" [{s}]", .{p.name});
+        if (given or p.required) try w.print(" <{s}>", .{p.name}) else try w.print(" [{s}]", .{
+            p.name,
+        });
         if (p.many) try w.writeAll("...");
     }
     if (none and command.subcommands.len > 0) try w.writeAll(" [COMMAND]");
@@ -310,6 +312,15 @@ const Parser = struct {
 
     fn finish(p: *Parser) Error!void {
         try p.resolvePending();
+        if (p.m.command.positional) |pos| if (pos.required and !p.positional_given) {
+            var used = p.m.used.visible(p.m.command);
+            return p.fail(
+                .{ .used = &used },
+                .none,
+                "the following required arguments were not provided:\n  <{s}>{s}",
+                .{ pos.name, if (pos.many) "..." else "" },
+            );
+        };
         for (p.m.command.options, 0..) |option, id| {
             if (!option.required or p.m.used.contains(@intCast(id))) continue;
             var used = p.m.used.visible(p.m.command);
@@ -521,6 +532,7 @@ const Parser = struct {
             .unsigned => .{ .number = parseU64(raw) catch |e|
                 return p.invalid(option, raw, "{s}", .{reasonOf(e)}) },
             .ranged => |max| .{ .number = try p.ranged(option, raw, max) },
+            .between => |range| .{ .number = try p.between(option, raw, range.first, range.last) },
             .event_ranges => .{ .ranges = try p.eventRanges(option, raw) },
             .ansi_codec => .{ .codec = evtx.options.parseAnsiCodec(raw) orelse
                 return p.ansiCodecError(option, raw) },
@@ -578,6 +590,14 @@ const Parser = struct {
         const n = parseI64(raw) catch |e| return p.invalid(option, raw, "{s}", .{reasonOf(e)});
         if (n < 0 or n > max) return p.invalid(option, raw, "{d} is not in 0..={d}", .{ n, max });
         return @intCast(n);
+    }
+
+    /// An integer of `first..=last` as clap's `u64` ranged value parser reads it.
+    fn between(p: *Parser, option: Option, raw: []const u8, first: u64, last: u64) Error!u64 {
+        const n = parseU64(raw) catch |e| return p.invalid(option, raw, "{s}", .{reasonOf(e)});
+        if (n < first or n > last)
+            return p.invalid(option, raw, "{d} is not in {d}..={d}", .{ n, first, last });
+        return n;
     }
 
     fn eventRanges(p: *Parser, option: Option, raw: []const u8) Error![]const evtx.options.Range {

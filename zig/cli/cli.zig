@@ -16,12 +16,14 @@ const args = @import("args.zig");
 const commands = @import("commands.zig");
 const extensions = @import("extensions.zig");
 const inputs = @import("inputs.zig");
+const triage = @import("triage.zig");
 const Format = evtx.options.Format;
 
 test {
     _ = help;
     _ = extensions;
     _ = inputs;
+    _ = triage;
     _ = args;
     _ = commands;
     _ = stdio;
@@ -217,14 +219,14 @@ fn openInput(path: []const u8, output: ?[]const u8) dump.Input {
     return opened catch fatal("{s}", .{w.buffered()});
 }
 
-fn isStdin(path: []const u8) bool {
+pub fn isStdin(path: []const u8) bool {
     const stdin_names = [_][]const u8{ "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
     for (stdin_names) |n| if (std.mem.eql(u8, path, n)) return true;
     return false;
 }
 
 /// The first line of a failure of the input `path`.
-fn inputHead(path: []const u8) open_input.Head {
+pub fn inputHead(path: []const u8) open_input.Head {
     return if (isStdin(path)) .stdin else .{ .path = path };
 }
 
@@ -493,6 +495,7 @@ pub fn main() u8 {
     const argv = std.process.argsAlloc(gpa) catch fatal("out of memory", .{});
     const matches = parseOrExit(gpa, argv);
     if (matches.subcommand) |sub| return subcommand(gpa, sub);
+    if (matches.command == &commands.triage) return triage.run(gpa, matches);
     var cli = dumpOptions(gpa, matches) catch fatal("out of memory", .{});
     const input = switch (cli.inputs.len) {
         0 => fatal(
@@ -613,6 +616,11 @@ fn parseOrExit(gpa: std.mem.Allocator, argv: []const []const u8) *const args.Mat
         .outcome => |outcome| outcome,
         .help_extensions => {
             stdoutWriteAll(extensions.help_page);
+            std.process.exit(0);
+        },
+        .triage => |m| return m,
+        .help_triage => {
+            stdoutWriteAll(extensions.triage_help_page);
             std.process.exit(0);
         },
     };

@@ -31,6 +31,9 @@ pub const Check = union(enum) {
     unsigned,
     /// An integer read as an `i64`, then held to `0..=max`.
     ranged: u64,
+    /// An integer read as a `u64`, then held to `first..=last` (clap's
+    /// `value_parser!(u64).range(first..=last)`; `triage`'s numbers).
+    between: struct { first: u64, last: u64 },
     /// `--events`: record id ranges (`options.parseEventRanges`).
     event_ranges,
     /// `--ansi-codec`: an ASCII-compatible Encoding Standard label.
@@ -75,6 +78,8 @@ pub const Positional = struct {
     name: []const u8,
     /// Takes any number of values (`[NAME]...`).
     many: bool = false,
+    /// Must be given (`<NAME>...` in the `Usage:` line).
+    required: bool = false,
     help: []const u8,
 };
 
@@ -480,6 +485,38 @@ pub const main_extended: Command = .{
         main.options[main.options.len - 2 ..].*),
 };
 
+/// `triage` (beyond the reference: read only when the line starts with `triage` and has more
+/// arguments, `extensions.zig`). Its help page is `include/help_triage.txt`, shared with
+/// evtx-rs, never rendered from this table.
+pub const triage: Command = .{
+    .name = "triage",
+    .about = "What each log holds and whether it was touched",
+    .positional = .{
+        .name = "INPUT",
+        .many = true,
+        .required = true,
+        .help = "EVTX files, or directories searched for *.evtx",
+    },
+    .options = &.{
+        .{ .long = "json", .help = "Write one JSON document" },
+        .{
+            .long = "top",
+            .value = "N",
+            .check = .{ .between = .{ .first = 1, .last = 1_000_000 } },
+            .default = "10",
+            .help = "Rows per table in the text",
+        },
+        .{
+            .long = "silence",
+            .value = "SECONDS",
+            .check = .{ .between = .{ .first = 1, .last = 315_360_000 } },
+            .default = "3600",
+            .help = "The shortest silence reported",
+        },
+        help_option,
+    },
+};
+
 /// Every command, the tool first.
 pub const all = [_]*const Command{
     &main,
@@ -495,7 +532,7 @@ pub const options_max = 32;
 
 comptime {
     @setEvalBranchQuota(10_000);
-    for (all ++ [_]*const Command{&main_extended}) |command| {
+    for (all ++ [_]*const Command{ &main_extended, &triage }) |command| {
         assert(command.options.len <= options_max);
         var required: usize = 0;
         for (command.options, 0..) |option, index| {

@@ -30,12 +30,19 @@ const subcommand_names = [_][]const u8{
 /// The page of `help extensions` (the same text in both CLIs, one file).
 pub const help_page = @embedFile("help_extensions");
 
+/// The page of `triage --help` (the same text in both CLIs, one file).
+pub const triage_help_page = @embedFile("help_triage");
+
 /// What the command line asks for.
 pub const Parsed = union(enum) {
     /// What the parse of one table gave (`matches.command` says which).
     outcome: args.Outcome,
     /// `help extensions`.
     help_extensions,
+    /// `triage` with its arguments (`commands.triage`'s matches).
+    triage: *const args.Matches,
+    /// `triage -h` or `triage --help`.
+    help_triage,
 };
 
 /// Reads `argv` (after the program's name) in the two passes.
@@ -44,6 +51,16 @@ pub fn parse(
     bin: []const u8,
     argv: []const []const u8,
 ) error{OutOfMemory}!Parsed {
+    // `triage` and more: ours whatever the reference would make of it; a lone `triage` stays
+    // the reference's (an INPUT of that name).
+    if (argv.len >= 2 and eql(argv[0], "triage")) {
+        return switch (try args.parseWith(gpa, bin, &commands.triage, argv[1..])) {
+            .run => |m| .{ .triage = m },
+            .help => .help_triage,
+            .usage => |text| .{ .outcome = .{ .usage = text } },
+            .version => unreachable, // `triage` has no `--version`.
+        };
+    }
     const refused = try args.parse(gpa, bin, argv);
     if (refused != .usage) return .{ .outcome = refused };
     if (argv.len == 2 and eql(argv[0], "help") and eql(argv[1], "extensions"))

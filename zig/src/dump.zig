@@ -34,6 +34,7 @@ const options = @import("options.zig");
 const filter = @import("filter.zig");
 const skip = @import("skip.zig");
 const pipeline = @import("pipeline.zig");
+const triage = @import("triage.zig");
 const Options = options.Options;
 const Format = options.Format;
 
@@ -147,6 +148,9 @@ pub const Renderer = struct {
     /// being written may teach them (`skip.Verdict.unknown`).
     skips: skip.Skips,
     skip_learn: bool = false,
+    /// `triage` (triage.zig): reads each record's fields as the filter does and is told of
+    /// every record that renders; its text is dropped. Null in a dump.
+    fields: ?*triage.Collector = null,
 
     /// `r` must not move after `init` (the JSON state points at its parser).
     pub fn init(r: *Renderer, gpa: Allocator, settings: *const Options) void {
@@ -392,6 +396,10 @@ pub const Renderer = struct {
             // `--events` or the filter excludes it: rendered (the caches learn from it) or
             // skipped, never an entry.
             if (!r.keep or !r.settings.wantsRecord(rec.id)) return res.out.truncate(mark);
+            if (r.fields) |f| {
+                try f.add(rec, slot);
+                res.out.truncate(mark);
+            }
             const len: u32 = @intCast(res.out.len() - mark);
             entry.outcome = .{ .rendered = .{ .start = @intCast(mark), .len = len } };
         } else |e| {
@@ -467,12 +475,13 @@ pub const Renderer = struct {
             .{ .kind = .element, .ref = .{ .name = p.event_name } },
         );
         try r.renderTree(out, root, recorder, limits.recordOutputLimit(text_start));
-        if (recorder != null) try r.programs.store(out, if (r.filtering)
+        if (recorder != null) try r.programs.store(out, if (r.filtering or r.fields != null)
             try filter.Plan.ofTree(r.gpa, p, format, root)
         else
             null);
         if (s.mta) |file| try r.addRenderingInfo(out, file, format, root, rec, text_start);
         try r.finishRecord(out, rec, text_start);
+        if (r.fields) |f| try f.readTree(p, format, root);
         if (r.filtering) r.keep = s.wantsRecord(rec.id) and
             try s.filter.decideTree(p, format, root, &r.field_text);
     }
@@ -530,6 +539,11 @@ pub const Renderer = struct {
             r.keep = r.settings.wantsRecord(rec.id) and try r.decideHit(prog, format, rec);
             if (!r.keep and r.replayCannotFail(prog, out.len())) return;
         }
+        // Triage: the fields from the plan; the replay only where it could fail.
+        if (r.fields) |f| {
+            try f.readPlan(r, prog, format, rec);
+            if (r.replayCannotFail(prog, out.len())) return;
+        }
         return r.replayRecord(out, prog, format, rec, text_start);
     }
 
@@ -548,13 +562,27 @@ pub const Renderer = struct {
         return r.decideByTree(format, rec);
     }
 
-    /// Parses the record again for its tree (the replay reads only the slots), keeping the
-    /// parser's fault state as the replay found it.
+    /// The filter's decision from the record's tree, parsed again (`parseAgain`).
     fn decideByTree(
         r: *Renderer,
         format: values_format.Format,
         rec: *const records.RecordHeader,
     ) Allocator.Error!bool {
+        @branchHint(.cold);
+        return switch (try r.parseAgain(rec)) {
+            .root => |root| r.settings.filter.decideTree(&r.parser, format, root, &r.field_text),
+            .empty => r.settings.filter.isEmpty(),
+            // Not seen: a record that replays a program parses. Kept, as unfiltered.
+            .failed => true,
+        };
+    }
+
+    /// A record's tree parsed again: its root, none (an empty stream), or the parse failed.
+    pub const Again = union(enum) { root: u32, empty, failed };
+
+    /// Parses the record again for its tree (the replay reads only the slots), keeping the
+    /// parser's fault state as the replay found it.
+    pub fn parseAgain(r: *Renderer, rec: *const records.RecordHeader) Allocator.Error!Again {
         @branchHint(.cold);
         const p = &r.parser;
         const fault = p.fault;
@@ -568,15 +596,14 @@ pub const Renderer = struct {
         const start = rec.offset + records.record_header_size;
         const top = p.parseStream(start, rec.binxmlEnd(), .record) catch |e| switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
-            // Not seen: a record that replays a program parses. Kept, as unfiltered.
-            else => return true,
+            else => return .failed,
         };
-        if (top.len == 0) return r.settings.filter.isEmpty();
+        if (top.len == 0) return .empty;
         const root = p.materialize(p.edges(top)[0]) catch |e| switch (e) {
             error.OutOfMemory => return error.OutOfMemory,
-            else => return true,
+            else => return .failed,
         };
-        return r.settings.filter.decideTree(p, format, root, &r.field_text);
+        return .{ .root = root };
     }
 
     /// Whether replaying `prog` after `len` bytes of the chunk's output cannot pass an output

@@ -14,7 +14,7 @@
 //! file and chunk headers only), `mta` (`--mta`), `wevt_cache` and `pe` (provider templates,
 //! `--wevt-cache`), `template_instances` (records and their template instances as the
 //! reference's template subcommands read them), `os_error` (OS errors in Rust's words),
-//! `provenance` (`--provenance`).
+//! `provenance` (`--provenance`), `triage` (what a log holds and whether it was touched).
 pub const bytes = @import("bytes.zig");
 pub const crc32 = @import("crc32.zig");
 pub const escape = @import("escape.zig");
@@ -43,6 +43,7 @@ pub const skip = @import("skip.zig");
 pub const dump = @import("dump.zig");
 pub const pipeline = @import("pipeline.zig");
 pub const info = @import("info.zig");
+pub const triage = @import("triage.zig");
 pub const pe = @import("pe.zig");
 pub const reader_error = @import("reader_error.zig");
 pub const wevt_cache = @import("wevt_cache.zig");

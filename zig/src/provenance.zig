@@ -81,7 +81,7 @@ pub const Provenance = struct {
 
 /// `text` as the inside of a JSON string: `"` and `\` escaped, `\b \f \n \r \t` by their
 /// short forms, other controls below 0x20 as `\u00xx` (lowercase hex), the rest as is.
-fn writeJsonEscaped(w: *std.Io.Writer, text: []const u8) std.Io.Writer.Error!void {
+pub fn writeJsonEscaped(w: *std.Io.Writer, text: []const u8) std.Io.Writer.Error!void {
     for (text) |b| switch (b) {
         '"' => try w.writeAll("\\\""),
         '\\' => try w.writeAll("\\\\"),
