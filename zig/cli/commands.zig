@@ -485,9 +485,9 @@ pub const main_extended: Command = .{
         main.options[main.options.len - 2 ..].*),
 };
 
-/// `triage` (beyond the reference: read only when the line starts with `triage` and has more
-/// arguments, `extensions.zig`). Its help page is `include/help_triage.txt`, shared with
-/// evtx-rs, never rendered from this table.
+/// `triage` (beyond the reference: read only when the line starts with `triage` and asks
+/// for help or is one the reference refuses, `extensions.zig`). Its help page is
+/// `include/help_triage.txt`, shared with evtx-rs, never rendered from this table.
 pub const triage: Command = .{
     .name = "triage",
     .about = "What each log holds and whether it was touched",

@@ -51,9 +51,12 @@ pub fn parse(
     bin: []const u8,
     argv: []const []const u8,
 ) error{OutOfMemory}!Parsed {
-    // `triage` and more: ours whatever the reference would make of it; a lone `triage` stays
-    // the reference's (an INPUT of that name).
-    if (argv.len >= 2 and eql(argv[0], "triage")) {
+    // `triage` and more: ours where it asks for help or the reference refuses the line (a lone
+    // `triage`, or `triage -V`, stays the reference's: an INPUT of that name, its version).
+    const refused = try args.parse(gpa, bin, argv);
+    if (argv.len >= 2 and eql(argv[0], "triage") and
+        (asksHelp(argv[1..]) or refused == .usage))
+    {
         return switch (try args.parseWith(gpa, bin, &commands.triage, argv[1..])) {
             .run => |m| .{ .triage = m },
             .help => .help_triage,
@@ -61,7 +64,6 @@ pub fn parse(
             .version => unreachable, // `triage` has no `--version`.
         };
     }
-    const refused = try args.parse(gpa, bin, argv);
     if (refused != .usage) return .{ .outcome = refused };
     if (argv.len == 2 and eql(argv[0], "help") and eql(argv[1], "extensions"))
         return .help_extensions;
@@ -78,6 +80,15 @@ pub fn parse(
         .version, .usage => if (is_named) return .{ .outcome = second },
     }
     return .{ .outcome = refused };
+}
+
+/// Whether `-h` or `--help` comes before `--` (evtx-rs: `triage::asks_help`).
+fn asksHelp(argv: []const []const u8) bool {
+    for (argv) |arg| {
+        if (eql(arg, "--")) return false;
+        if (eql(arg, "-h") or eql(arg, "--help")) return true;
+    }
+    return false;
 }
 
 /// Whether `argv` names an extension option before `--`: `--NAME` or `--NAME=VALUE`.

@@ -18,6 +18,7 @@ use crate::run::{run, Backends};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -323,17 +324,27 @@ fn name(path: &Path) -> String {
 
 /// The report's section: the chosen filters, each run's ratios, the skip costs.
 pub fn markdown(report: &FilterReport) -> String {
-    use std::fmt::Write as _;
     if report.rows.is_empty() && report.skip_costs.is_empty() {
         return String::new();
     }
+    let mut md = chosen_table(&report.chosen);
+    md.push_str(&ratio_table(report));
+    md.push_str(&skip_table(&report.skip_costs));
+    for note in &report.notes {
+        let _ = writeln!(md, "\n- {note}");
+    }
+    md
+}
+
+fn chosen_table(chosen: &[Chosen]) -> String {
     let mut md = String::from(
         "\n## Record filters (`--event-id`, an extension)\n\nEach filter is chosen from the \
         reference's own output: *selective* takes the rarest event ids whose records stay \
-        within 2% of the log, *broad* the most common ids closest to half of it.\n\n| input | \
-        filter | event ids | records kept |\n|---|---|---|---|\n",
+        within 2% of the log (else a hunter's list of clearing and account-change ids), \
+        *broad* the most common ids closest to half of it.\n\n| input | filter | event ids | \
+        records kept |\n|---|---|---|---|\n",
     );
-    for c in &report.chosen {
+    for c in chosen {
         let share = 100.0 * c.matched as f64 / c.records.max(1) as f64;
         let ids = if c.event_ids.len() > 60 {
             format!(
@@ -350,7 +361,12 @@ pub fn markdown(report: &FilterReport) -> String {
             c.input, c.kind, c.matched, c.records
         );
     }
-    md.push_str(
+    md
+}
+
+/// One row per filter and format: each set of rounds' median ratio, per backend.
+fn ratio_table(report: &FilterReport) -> String {
+    let mut md = String::from(
         "\nPaired rounds at `-t 1`: each round runs the reference's full dump, both engines' \
         full dumps and their filtered dumps once; a cell is the full dump's time over the \
         filtered dump's (the median of the rounds' own ratios), one value per set of rounds \
@@ -361,15 +377,9 @@ pub fn markdown(report: &FilterReport) -> String {
     for c in &report.chosen {
         for format in FORMATS {
             let cell = |backend: &str, own: bool| {
-                let values: Vec<String> = report
-                    .rows
-                    .iter()
-                    .filter(|r| {
-                        r.input == c.input
-                            && r.format == format
-                            && r.kind == c.kind
-                            && r.backend == backend
-                    })
+                let values: Vec<String> = (report.rows.iter())
+                    .filter(|r| r.input == c.input && r.format == format && r.kind == c.kind)
+                    .filter(|r| r.backend == backend)
                     .map(|r| {
                         let ratio = if own {
                             &r.vs_own_full
@@ -397,23 +407,24 @@ pub fn markdown(report: &FilterReport) -> String {
             );
         }
     }
-    if !report.skip_costs.is_empty() {
+    md
+}
+
+fn skip_table(costs: &[SkipCost]) -> String {
+    if costs.is_empty() {
+        return String::new();
+    }
+    let mut md = format!(
+        "\nA skipped record's cost: callgrind instructions of `-t 1 --event-id {NO_SUCH_ID}` \
+        (keeps nothing) over the log's records, the process's fixed costs included.\n\n| \
+        input | format | backend | instructions | per skipped record |\n|---|---|---|---|---|\n"
+    );
+    for s in costs {
         let _ = writeln!(
             md,
-            "\nA skipped record's cost: callgrind instructions of `-t 1 --event-id {NO_SUCH_ID}` \
-            (keeps nothing) over the log's records, the process's fixed costs included.\n\n| \
-            input | format | backend | instructions | per skipped record |\n|---|---|---|---|---|"
+            "| {} | {} | {} | {} | {:.0} |",
+            s.input, s.format, s.backend, s.instructions, s.per_skipped_record
         );
-        for s in &report.skip_costs {
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} | {:.0} |",
-                s.input, s.format, s.backend, s.instructions, s.per_skipped_record
-            );
-        }
-    }
-    for note in &report.notes {
-        let _ = writeln!(md, "\n- {note}");
     }
     md
 }

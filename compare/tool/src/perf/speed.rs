@@ -202,21 +202,27 @@ pub fn run_speed(plan: &SpeedPlan) -> SpeedReport {
             }
         }
     }
-    if plan.extensions {
-        report.filters = filters::run_filters(
-            &plan.backends,
-            &plan.zig_callgrind,
-            &plan.inputs,
-            plan.callgrind,
-            &plan.out,
-        );
-        report.triage = triage_speed::run_triage_speed(
-            &plan.backends,
-            &plan.inputs,
-            plan.fleet_log.as_deref(),
-            &plan.out,
-        );
+    run_extensions(plan, report)
+}
+
+/// The extensions' sections, when the plan asks for them: the record filters and triage.
+fn run_extensions(plan: &SpeedPlan, mut report: SpeedReport) -> SpeedReport {
+    if !plan.extensions {
+        return report;
     }
+    report.filters = filters::run_filters(
+        &plan.backends,
+        &plan.zig_callgrind,
+        &plan.inputs,
+        plan.callgrind,
+        &plan.out,
+    );
+    report.triage = triage_speed::run_triage_speed(
+        &plan.backends,
+        &plan.inputs,
+        plan.fleet_log.as_deref(),
+        &plan.out,
+    );
     report
 }
 
