@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Windows parity under Wine: each Windows CLI (`make cross`) is run over the committed fixtures
+# (and the public samples when given) in every output mode, and its stdout and exit status are
+# compared byte for byte with the Linux build of the same engine, which the parity gate holds
+# to the reference. Agreement with the reference itself is counted for both, so a difference
+# the Linux build has on purpose (shared-fixtures/README.md) shows as the same count on both.
+#
+#   compare/windows_parity.sh --reference REF --fixtures DIR [--samples DIR] [--out DIR]
+#                             --pair WINDOWS.exe=LINUX_CLI [--pair ...]
+#
+# stderr is never compared: Wine writes its own lines there (`wine: created the configuration
+# directory ...` on a new prefix, `fixme:` lines unless WINEDEBUG says otherwise), so each run's
+# stderr is kept in a file of the case and only counted. WINEDEBUG=-all silences the fixmes.
+# Without Wine the script says SKIPPED and exits 0, or 1 when WINDOWS_PARITY_REQUIRE=1.
+set -euo pipefail
+
+reference='' fixtures='' samples='' out=target/windows-parity
+pairs=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --reference) reference=$2; shift 2 ;;
+    --fixtures) fixtures=$2; shift 2 ;;
+    --samples) samples=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --pair) pairs+=("$2"); shift 2 ;;
+    *) echo "windows_parity: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$reference" ] && [ -n "$fixtures" ] && [ ${#pairs[@]} -gt 0 ] || {
+  echo "usage: compare/windows_parity.sh --reference REF --fixtures DIR" \
+    "--pair WIN.exe=LINUX_CLI [--samples DIR] [--out DIR]" >&2
+  exit 2
+}
+
+skip() {
+  echo "windows-parity: SKIPPED: $1"
+  [ "${WINDOWS_PARITY_REQUIRE:-0}" = 1 ] && exit 1
+  exit 0
+}
+wine=$(command -v wine64 || command -v wine || true)
+[ -n "$wine" ] || skip "no wine64 or wine on PATH (apt-get install wine64)"
+
+# A prefix of our own under the output directory, its server kept up for the whole run (one
+# process start per case instead of a server start too), and stopped at the end.
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+export WINEPREFIX="$out/wineprefix" WINEDEBUG=${WINEDEBUG:--all}
+export WINEDLLOVERRIDES='mscoree,mshtml='
+wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
+"$wine" cmd /c exit >"$out/wineboot.stderr" 2>&1 || true
+"$wineserver" -p 60
+trap '"$wineserver" -k 2>/dev/null || true' EXIT
+
+# Every output mode the parity gate's base modes hold (compare/tool/src/parity/modes.rs), then
+# each with --recover-records.
+modes=(
+  "jsonl|-o jsonl"
+  "json|-o json"
+  "xml|-o xml"
+  "jsonl-separate-attributes|-o jsonl --separate-json-attributes"
+  "xml-no-indent|-o xml --no-indent"
+  "xml-validate-checksums|-o xml --validate-checksums"
+  "jsonl-validate-checksums|-o jsonl --validate-checksums"
+)
+for m in "${modes[@]}"; do modes+=("${m%%|*}-recover|${m#*|} --recover-records"); done
+
+logs=()
+while IFS= read -r f; do logs+=("$f"); done < <(find "$fixtures" -name '*.evtx' | LC_ALL=C sort)
+if [ -n "$samples" ]; then
+  if [ -d "$samples" ]; then
+    while IFS= read -r f; do logs+=("$f"); done < <(find "$samples" -name '*.evtx' | LC_ALL=C sort)
+  else
+    echo "windows-parity: SKIPPED: no public samples at $samples (the fixtures only)"
+  fi
+fi
+
+# Runs CLI over one case; `$1` is a prefix for its files, the rest is the command.
+run() {
+  local stem=$1; shift
+  set +e
+  "$@" >"$stem.stdout" 2>"$stem.stderr"
+  echo $? >"$stem.rc"
+  set -e
+}
+same() { cmp -s "$1.stdout" "$2.stdout" && cmp -s "$1.rc" "$2.rc"; }
+
+failed=0
+for pair in "${pairs[@]}"; do
+  exe=${pair%%=*} linux=${pair#*=}
+  name=$(basename "$exe" .exe)
+  [ -f "$exe" ] || { echo "windows-parity: $exe is missing (make cross)"; exit 1; }
+  [ -x "$linux" ] || { echo "windows-parity: $linux is missing (make build)"; exit 1; }
+  cases=0 same_linux=0 ref_win=0 ref_linux=0 wine_lines=0
+  diffs="$out/$name.differences"
+  : >"$diffs"
+  for log in "${logs[@]}"; do
+    for m in "${modes[@]}"; do
+      mode=${m%%|*}
+      read -r -a args <<<"${m#*|}"
+      dir="$out/$name/$(basename "$log" .evtx)/$mode"
+      mkdir -p "$dir"
+      run "$dir/windows" "$wine" "$exe" "${args[@]}" "$log"
+      run "$dir/linux" "$linux" "${args[@]}" "$log"
+      run "$dir/reference" "$reference" "${args[@]}" "$log"
+      cases=$((cases + 1))
+      if same "$dir/windows" "$dir/linux"; then
+        same_linux=$((same_linux + 1))
+      else
+        echo "$log $mode: windows rc $(cat "$dir/windows.rc"), linux rc $(cat "$dir/linux.rc")" \
+          >>"$diffs"
+      fi
+      same "$dir/windows" "$dir/reference" && ref_win=$((ref_win + 1))
+      same "$dir/linux" "$dir/reference" && ref_linux=$((ref_linux + 1))
+      # Lines Wine wrote that the Linux run did not: the only stderr difference expected.
+      wine_lines=$((wine_lines + $(diff "$dir/linux.stderr" "$dir/windows.stderr" \
+        | grep -c '^>' || true)))
+    done
+  done
+  echo "windows-parity $name: $same_linux/$cases cases identical to the Linux build" \
+    "(stdout and exit status); the reference agrees with windows $ref_win/$cases," \
+    "with linux $ref_linux/$cases; $wine_lines stderr lines differ (not compared)"
+  if [ "$same_linux" -ne "$cases" ]; then
+    failed=1
+    head -20 "$diffs"
+  fi
+done
+exit $failed
