@@ -36,6 +36,11 @@ pub const ReadExact = union(enum) { ok, eof, err: E };
 
 const impl = if (builtin.os.tag == .windows) windows else posix;
 
+/// The errno of a Zig error of `std.fs` (`EIO` when no system call names it).
+fn errnoOf(e: anyerror) E {
+    return os_error.OsError.orIo(e).errno;
+}
+
 /// The canonical path, as the reference's `fs::canonicalize` finds it, into `buffer`.
 pub const canonicalize: fn ([]const u8, *[std.fs.max_path_bytes]u8) Result([]const u8) =
     impl.canonicalize;
@@ -103,7 +108,7 @@ const posix = struct {
     }
 
     fn kindOf(file: std.fs.File) Result(Kind) {
-        const st = sys.fstat(file.handle) catch |e| return .{ .err = os_error.OsError.orIo(e).errno };
+        const st = sys.fstat(file.handle) catch |e| return .{ .err = errnoOf(e) };
         return .{ .ok = switch (st.mode & sys.S.IFMT) {
             sys.S.IFREG => .regular,
             sys.S.IFDIR => .directory,
@@ -172,10 +177,6 @@ const windows = struct {
         flags: w.DWORD,
     ) callconv(.winapi) w.DWORD;
     const file_type_disk = 0x0001;
-
-    fn errnoOf(e: anyerror) E {
-        return os_error.OsError.orIo(e).errno;
-    }
 
     /// As Rust's `fs::canonicalize`: the path opened for its attributes only (no read
     /// permission needed, a directory too), its name from `GetFinalPathNameByHandleW`, in
