@@ -12,6 +12,7 @@
 //! at the seek (`Illegal seek`). A regular file is then read through positioned reads; a
 //! character or block device that seeks is spooled from its start, as standard input is.
 
+use crate::platform;
 use evtx_core::{FatalError, Input};
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -94,11 +95,20 @@ pub(crate) fn header_refused(head: &str, e: &FatalError, magic: [u8; 8]) -> Stri
 /// naming the same file is refused before anything is read.
 pub(crate) fn open_path(path: &str, output: Option<&Path>) -> Result<Input, String> {
     let named = fs::canonicalize(path).map_err(|e| open_failed(path, Path::new(path), &e))?;
-    let file = File::open(path).map_err(|e| open_failed(path, &named, &e))?;
+    let file = platform::open_read_only(path).map_err(|e| open_failed(path, &named, &e))?;
     if let Some(output) = output {
         refuse_output_on_input(&file, output, path)?;
     }
     let head = path_head(path);
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        // The reference's first read of a directory fails with `EISDIR`; Windows opens none
+        // as a file, so the kind decides, in the same words on both.
+        let is_dir = platform::IS_A_DIRECTORY;
+        return Err(chain(
+            &head,
+            &format!("{DESERIALIZE}{HEADER_BLOCK}{is_dir}"),
+        ));
+    }
     if evtx_core::input::is_regular(&file) {
         return open_checked(file, &head);
     }
@@ -120,11 +130,7 @@ pub(crate) fn open_path(path: &str, output: Option<&Path>) -> Result<Input, Stri
 
 /// Opens standard input, spooled to a temporary file, or the reference's text.
 pub(crate) fn open_stdin(output: Option<&Path>, name: &str) -> Result<Input, String> {
-    use std::os::fd::AsFd;
-    let stdin = io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .map(File::from)
+    let stdin = platform::stdin_file()
         .map_err(|e| chain("Failed to read EVTX data from stdin", &e.to_string()))?;
     if let Some(output) = output {
         refuse_output_on_input(&stdin, output, name)?;
@@ -143,7 +149,7 @@ fn open_checked(file: File, head: &str) -> Result<Input, String> {
     Input::open(file).map_err(|e| {
         let mut magic = [0u8; 8];
         if let Some(probe) = probe {
-            let _ = std::os::unix::fs::FileExt::read_at(&probe, &mut magic, 0);
+            let _ = platform::read_at(&probe, &mut magic, 0);
         }
         header_refused(head, &e, magic)
     })
@@ -165,14 +171,16 @@ fn eof() -> io::Error {
     }
 }
 
-/// Fails when `output` exists and is the same file as `input_file` (device and inode): the
-/// input is evidence, never overwritten.
+/// Fails when `output` exists and is the same file as `input_file` (through any path or link):
+/// the input is evidence, never overwritten.
 fn refuse_output_on_input(input_file: &File, output: &Path, input: &str) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let (Ok(out), Ok(inp)) = (fs::metadata(output), input_file.metadata()) else {
+    let (Some(out), Some(inp)) = (
+        platform::identity_at(output),
+        platform::identity_of(input_file),
+    ) else {
         return Ok(());
     };
-    if out.dev() == inp.dev() && out.ino() == inp.ino() {
+    if out == inp {
         return Err(format!(
             "refusing to write the output to `{}`: it is the input file `{input}`",
             output.display()
