@@ -43,13 +43,26 @@ wine=$(command -v wine64 || command -v wine || true)
 # A prefix of our own under the output directory, its server kept up for the whole run (one
 # process start per case instead of a server start too), and stopped at the end.
 mkdir -p "$out"
+rm -rf "$out/cases"
 out=$(cd "$out" && pwd)
 export WINEPREFIX="$out/wineprefix" WINEDEBUG=${WINEDEBUG:--all}
 export WINEDLLOVERRIDES='mscoree,mshtml='
 wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
 "$wine" cmd /c exit >"$out/wineboot.stderr" 2>&1 || true
-"$wineserver" -p 60
+"$wineserver" -p 60 || true
 trap '"$wineserver" -k 2>/dev/null || true' EXIT
+# Rust's standard library imports ProcessPrng from bcryptprimitives.dll (Windows 10 and later),
+# which Wine before 9.0 lacks: the prefix gets a stand-in (compare/windows/bcryptprimitives.c).
+system32="$WINEPREFIX/drive_c/windows/system32"
+if [ ! -e "$system32/bcryptprimitives.dll" ]; then
+  if command -v x86_64-w64-mingw32-gcc >/dev/null; then
+    x86_64-w64-mingw32-gcc -shared -O2 -o "$system32/bcryptprimitives.dll" \
+      "$(dirname "$0")/windows/bcryptprimitives.c" -ladvapi32
+  else
+    echo "windows-parity: no bcryptprimitives.dll in Wine and no MinGW to build one:" \
+      "a Rust CLI will not start"
+  fi
+fi
 
 # Every output mode the parity gate's base modes hold (compare/tool/src/parity/modes.rs), then
 # each with --recover-records.
@@ -63,6 +76,8 @@ modes=(
   "jsonl-validate-checksums|-o jsonl --validate-checksums"
 )
 for m in "${modes[@]}"; do modes+=("${m%%|*}-recover|${m#*|} --recover-records"); done
+# Standard input: spooled, then read as a path is.
+modes+=("stdin-jsonl|-o jsonl" "stdin-xml|-o xml")
 
 logs=()
 while IFS= read -r f; do logs+=("$f"); done < <(find "$fixtures" -name '*.evtx' | LC_ALL=C sort)
@@ -74,11 +89,16 @@ if [ -n "$samples" ]; then
   fi
 fi
 
-# Runs CLI over one case; `$1` is a prefix for its files, the rest is the command.
+# Runs one case: `$1` is a prefix for its files, the rest is the command (stdin from
+# $stdin_from when set).
 run() {
   local stem=$1; shift
   set +e
-  "$@" >"$stem.stdout" 2>"$stem.stderr"
+  if [ -n "${stdin_from:-}" ]; then
+    "$@" <"$stdin_from" >"$stem.stdout" 2>"$stem.stderr"
+  else
+    "$@" >"$stem.stdout" 2>"$stem.stderr" </dev/null
+  fi
   echo $? >"$stem.rc"
   set -e
 }
@@ -97,22 +117,26 @@ for pair in "${pairs[@]}"; do
     for m in "${modes[@]}"; do
       mode=${m%%|*}
       read -r -a args <<<"${m#*|}"
-      dir="$out/$name/$(basename "$log" .evtx)/$mode"
+      # One directory per case, the reference's run shared by every pair.
+      dir="$out/cases/$(echo "$log" | tr '/' '_')/$mode"
       mkdir -p "$dir"
-      run "$dir/windows" "$wine" "$exe" "${args[@]}" "$log"
-      run "$dir/linux" "$linux" "${args[@]}" "$log"
-      run "$dir/reference" "$reference" "${args[@]}" "$log"
+      # The log named by its path, or on standard input (`-`) for the `stdin-` modes.
+      stdin_from='' input=$log
+      if [ "${mode#stdin-}" != "$mode" ]; then stdin_from=$log input=-; fi
+      run "$dir/$name.windows" "$wine" "$exe" "${args[@]}" "$input"
+      run "$dir/$name.linux" "$linux" "${args[@]}" "$input"
+      [ -e "$dir/reference.rc" ] || run "$dir/reference" "$reference" "${args[@]}" "$input"
       cases=$((cases + 1))
-      if same "$dir/windows" "$dir/linux"; then
+      if same "$dir/$name.windows" "$dir/$name.linux"; then
         same_linux=$((same_linux + 1))
       else
-        echo "$log $mode: windows rc $(cat "$dir/windows.rc"), linux rc $(cat "$dir/linux.rc")" \
-          >>"$diffs"
+        echo "$log $mode: windows rc $(cat "$dir/$name.windows.rc")," \
+          "linux rc $(cat "$dir/$name.linux.rc") ($dir)" >>"$diffs"
       fi
-      same "$dir/windows" "$dir/reference" && ref_win=$((ref_win + 1))
-      same "$dir/linux" "$dir/reference" && ref_linux=$((ref_linux + 1))
+      same "$dir/$name.windows" "$dir/reference" && ref_win=$((ref_win + 1))
+      same "$dir/$name.linux" "$dir/reference" && ref_linux=$((ref_linux + 1))
       # Lines Wine wrote that the Linux run did not: the only stderr difference expected.
-      wine_lines=$((wine_lines + $(diff "$dir/linux.stderr" "$dir/windows.stderr" \
+      wine_lines=$((wine_lines + $(diff "$dir/$name.linux.stderr" "$dir/$name.windows.stderr" \
         | grep -c '^>' || true)))
     done
   done
