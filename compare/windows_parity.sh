@@ -6,7 +6,11 @@
 # the Linux build has on purpose (shared-fixtures/README.md) shows as the same count on both.
 #
 #   compare/windows_parity.sh --reference REF --fixtures DIR [--samples DIR] [--out DIR]
-#                             --pair WINDOWS.exe=LINUX_CLI [--pair ...]
+#                             [--pair WINDOWS.exe=LINUX_CLI ...] [--smoke LIBRARY.dll ...]
+#
+# Each --smoke DLL gets compare/capi-tests/smoke.c, built by MinGW against it and run under Wine
+# beside it over the synthetic, damaged and regression fixtures (as `zig build test-abi-smoke`
+# runs it on Linux); it must end with `smoke: N passed, 0 failed`.
 #
 # stderr is never compared: Wine writes its own lines there (`wine: created the configuration
 # directory ...` on a new prefix, `fixme:` lines unless WINEDEBUG says otherwise), so each run's
@@ -15,7 +19,7 @@
 set -euo pipefail
 
 reference='' fixtures='' samples='' out=target/windows-parity
-pairs=()
+pairs=() smokes=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --reference) reference=$2; shift 2 ;;
@@ -23,10 +27,11 @@ while [ $# -gt 0 ]; do
     --samples) samples=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --pair) pairs+=("$2"); shift 2 ;;
+    --smoke) smokes+=("$2"); shift 2 ;;
     *) echo "windows_parity: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -n "$reference" ] && [ -n "$fixtures" ] && [ ${#pairs[@]} -gt 0 ] || {
+[ -n "$reference" ] && [ -n "$fixtures" ] && [ $((${#pairs[@]} + ${#smokes[@]})) -gt 0 ] || {
   echo "usage: compare/windows_parity.sh --reference REF --fixtures DIR" \
     "--pair WIN.exe=LINUX_CLI [--samples DIR] [--out DIR]" >&2
   exit 2
@@ -48,9 +53,12 @@ out=$(cd "$out" && pwd)
 export WINEPREFIX="$out/wineprefix" WINEDEBUG=${WINEDEBUG:--all}
 export WINEDLLOVERRIDES='mscoree,mshtml='
 wineserver=$(command -v wineserver || echo /usr/lib/wine/wineserver)
-"$wine" cmd /c exit >"$out/wineboot.stderr" 2>&1 || true
-"$wineserver" -p 60 || true
+# The server first (a client would start one that exits 3 s after its last client: a case
+# then raced its shutdown, `wine client error:0: recvmsg: Connection reset by peer`).
+"$wineserver" -k 2>/dev/null || true
+"$wineserver" -p
 trap '"$wineserver" -k 2>/dev/null || true' EXIT
+"$wine" cmd /c exit >"$out/wineboot.stderr" 2>&1 || true
 # Rust's standard library imports ProcessPrng from bcryptprimitives.dll (Windows 10 and later),
 # which Wine before 9.0 lacks: the prefix gets a stand-in (compare/windows/bcryptprimitives.c).
 system32="$WINEPREFIX/drive_c/windows/system32"
@@ -105,7 +113,7 @@ run() {
 same() { cmp -s "$1.stdout" "$2.stdout" && cmp -s "$1.rc" "$2.rc"; }
 
 failed=0
-for pair in "${pairs[@]}"; do
+for pair in ${pairs[@]+"${pairs[@]}"}; do
   exe=${pair%%=*} linux=${pair#*=}
   name=$(basename "$exe" .exe)
   [ -f "$exe" ] || { echo "windows-parity: $exe is missing (make cross)"; exit 1; }
@@ -147,5 +155,35 @@ for pair in "${pairs[@]}"; do
     failed=1
     head -20 "$diffs"
   fi
+done
+
+# The C smoke test against each DLL, the DLL beside the program as Windows finds it; winpthread
+# linked in, so that nothing but the DLL under test is needed beside it.
+smoke_inputs=()
+for sub in synthetic damaged regressions; do
+  while IFS= read -r f; do smoke_inputs+=("$f"); done \
+    < <(find "$fixtures/$sub" -maxdepth 1 -name '*.evtx' 2>/dev/null | LC_ALL=C sort)
+done
+root=$(cd "$(dirname "$0")/.." && pwd)
+for dll in ${smokes[@]+"${smokes[@]}"}; do
+  name=$(basename "$dll" .dll)
+  dir="$out/smoke-$name"
+  mkdir -p "$dir"
+  cp "$dll" "$dir/"
+  if ! x86_64-w64-mingw32-gcc -std=c99 -O2 -I "$root/include" -o "$dir/evtx-smoke.exe" \
+      "$root/compare/capi-tests/smoke.c" "$dir/$(basename "$dll")" \
+      -static-libgcc -Wl,-Bstatic -lpthread -Wl,-Bdynamic \
+      >"$dir/build.log" 2>&1; then
+    echo "windows-smoke $name: FAILED to build (MinGW): $(head -3 "$dir/build.log")"
+    failed=1
+    continue
+  fi
+  set +e
+  "$wine" "$dir/evtx-smoke.exe" "${smoke_inputs[@]}" >"$dir/stdout" 2>"$dir/stderr"
+  rc=$?
+  set -e
+  summary=$(grep -a '^smoke: [0-9]* passed' "$dir/stdout" "$dir/stderr" | tail -1 | sed 's/^[^:]*://')
+  echo "windows-smoke $name: ${summary:-no summary} (exit $rc, ${#smoke_inputs[@]} inputs)"
+  [ "$rc" -eq 0 ] || { failed=1; grep -a 'FAIL' "$dir/stderr" | head -10; }
 done
 exit $failed

@@ -215,9 +215,9 @@ fn addTests(b: *std.Build, options: Options, safe_cli: *std.Build.Step.Compile) 
     options.steps.test_all.dependOn(&run_cli_tests.step);
 }
 
-/// The other operating systems `zig build cross` builds the CLI for, each into
-/// zig-out/cross/TRIPLE/, from this machine. The C library is not among them yet: its
-/// per-thread error buffer hangs off a pthread key (`zig/capi/capi.zig`).
+/// The other operating systems `zig build cross` builds for, each into zig-out/cross/TRIPLE/:
+/// the CLI and the C library (a DLL with its import library `evtx_zig.lib`, and a static
+/// library `evtx_zig_static.lib`).
 pub const cross_targets = [_][]const u8{"x86_64-windows"};
 
 fn addCross(b: *std.Build, options: Options) void {
@@ -225,12 +225,33 @@ fn addCross(b: *std.Build, options: Options) void {
         const query = std.Target.Query.parse(.{ .arch_os_abi = triple }) catch @panic("triple");
         const target = b.resolveTargetQuery(query);
         const modules = options.engine.modules(.{ .target = target, .optimize = options.optimize });
-        const cli = b.addExecutable(.{ .name = "evtx-zig", .root_module = modules.cli });
-        const install = b.addInstallArtifact(cli, .{
-            .dest_dir = .{ .override = .{ .custom = b.fmt("cross/{s}", .{triple}) } },
-            .pdb_dir = .disabled,
+        const libc = options.engine.modules(.{
+            .target = target,
+            .optimize = options.optimize,
+            .link_libc = true,
         });
-        options.steps.cross.dependOn(&install.step);
+        const dir: std.Build.InstallDir = .{ .custom = b.fmt("cross/{s}", .{triple}) };
+        const artifacts = [_]*std.Build.Step.Compile{
+            b.addExecutable(.{ .name = "evtx-zig", .root_module = modules.cli }),
+            b.addLibrary(.{ .name = "evtx_zig", .linkage = .dynamic, .root_module = libc.capi }),
+            // Windows names a static library and a DLL's import library alike (`NAME.lib`).
+            b.addLibrary(.{
+                .name = "evtx_zig_static",
+                .linkage = .static,
+                .root_module = libc.capi,
+            }),
+        };
+        artifacts[2].bundle_compiler_rt = true;
+        for (artifacts) |artifact| {
+            const dll = artifact.kind == .lib and artifact.linkage == .dynamic;
+            const install = b.addInstallArtifact(artifact, .{
+                .dest_dir = .{ .override = dir },
+                .implib_dir = if (dll) .{ .override = dir } else .disabled,
+                .pdb_dir = .disabled,
+                .h_dir = .disabled,
+            });
+            options.steps.cross.dependOn(&install.step);
+        }
     }
 }
 
