@@ -45,7 +45,11 @@ fn chain(head: &str, causes: &str) -> String {
 fn open_failed(path: &str, named: &Path, e: &io::Error) -> String {
     chain(
         &path_head(path),
-        &format!("{READ_INPUT} {}\n    2: {e}", named.display()),
+        &format!(
+            "{READ_INPUT} {}\n    2: {}",
+            named.display(),
+            platform::os_error(e)
+        ),
     )
 }
 
@@ -53,7 +57,10 @@ fn open_failed(path: &str, named: &Path, e: &io::Error) -> String {
 /// buffer` at the end of the input).
 #[cold]
 fn header_unread(head: &str, e: &io::Error) -> String {
-    chain(head, &format!("{DESERIALIZE}{HEADER_BLOCK}{e}"))
+    chain(
+        head,
+        &format!("{DESERIALIZE}{HEADER_BLOCK}{}", platform::os_error(e)),
+    )
 }
 
 /// The error of a header the engine refused, `magic` the input's first 8 bytes.
@@ -120,23 +127,32 @@ pub(crate) fn open_path(path: &str, output: Option<&Path>) -> Result<Input, Stri
     if let Err(e) = evtx_core::file_header::FileHeader::read_block(&block) {
         return Err(header_refused(&head, &e, magic_of(&block)));
     }
-    let io_failed = |e: io::Error| chain(&head, &format!("{IO_ERROR}{e}"));
+    let io_failed = |e: io::Error| chain(&head, &format!("{IO_ERROR}{}", platform::os_error(&e)));
     (&file).seek(SeekFrom::End(0)).map_err(io_failed)?;
     (&file).seek(SeekFrom::Start(0)).map_err(io_failed)?;
-    let spooled = evtx_core::input::spool(&mut &file, &std::env::temp_dir())
-        .map_err(|e| chain(&head, &format!("failed to copy the input: {e}")))?;
+    let spooled = evtx_core::input::spool(&mut &file, &std::env::temp_dir()).map_err(|e| {
+        let e = platform::os_error(&e);
+        chain(&head, &format!("failed to copy the input: {e}"))
+    })?;
     open_checked(spooled.ok_or_else(|| header_unread(&head, &eof()))?, &head)
 }
 
 /// Opens standard input, spooled to a temporary file, or the reference's text.
 pub(crate) fn open_stdin(output: Option<&Path>, name: &str) -> Result<Input, String> {
-    let stdin = platform::stdin_file()
-        .map_err(|e| chain("Failed to read EVTX data from stdin", &e.to_string()))?;
+    let stdin = platform::stdin_file().map_err(|e| {
+        chain(
+            "Failed to read EVTX data from stdin",
+            &platform::os_error(&e),
+        )
+    })?;
     if let Some(output) = output {
         refuse_output_on_input(&stdin, output, name)?;
     }
     match evtx_core::input::spool(&mut &stdin, &std::env::temp_dir()) {
-        Err(e) => Err(chain("Failed to read EVTX data from stdin", &e.to_string())),
+        Err(e) => Err(chain(
+            "Failed to read EVTX data from stdin",
+            &platform::os_error(&e),
+        )),
         Ok(None) => Err("No input received on stdin".to_string()),
         Ok(Some(spooled)) => open_checked(spooled, STDIN_HEAD),
     }

@@ -10,6 +10,30 @@ use std::path::Path;
 /// as a file, so the kind decides there, in the same words.
 pub(crate) const IS_A_DIRECTORY: &str = "Is a directory (os error 21)";
 
+/// An I/O error as the reference prints it on Linux (`No such file or directory (os error
+/// 2)`): an OS error on Windows is shown as the Linux errno of its kind, as evtx-zig's
+/// `os_error.zig` shows it; any other error, and every error on Unix, as Rust shows it.
+pub(crate) fn os_error(e: &io::Error) -> String {
+    #[cfg(windows)]
+    if e.raw_os_error().is_some() {
+        let linux = match e.kind() {
+            io::ErrorKind::NotFound => Some((2, "No such file or directory")),
+            io::ErrorKind::PermissionDenied => Some((13, "Permission denied")),
+            io::ErrorKind::IsADirectory => Some((21, "Is a directory")),
+            io::ErrorKind::NotADirectory => Some((20, "Not a directory")),
+            io::ErrorKind::InvalidFilename => Some((36, "File name too long")),
+            io::ErrorKind::NotSeekable => Some((29, "Illegal seek")),
+            io::ErrorKind::BrokenPipe => Some((32, "Broken pipe")),
+            io::ErrorKind::StorageFull => Some((28, "No space left on device")),
+            _ => None,
+        };
+        if let Some((code, words)) = linux {
+            return format!("{words} (os error {code})");
+        }
+    }
+    e.to_string()
+}
+
 /// The same file through any path, link or handle: device (volume) and inode (file index).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Identity {
