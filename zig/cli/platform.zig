@@ -279,25 +279,24 @@ test "a regular file and a directory by kind; one file's identity through two pa
     var base_buffer: [std.fs.max_path_bytes]u8 = undefined;
     const base = try tmp.dir.realpath(".", &base_buffer);
     var path_buffer: [std.fs.max_path_bytes]u8 = undefined;
-    const path = try std.fmt.bufPrint(&path_buffer, "{s}/log.evtx", .{base});
-    const file = switch (openReadOnly(path)) {
-        .ok => |f| f,
-        .err => return error.TestUnexpectedResult,
-    };
+    const file = try openForTest(&path_buffer, base, "log.evtx");
     defer file.close();
     try std.testing.expectEqual(Result(Kind){ .ok = .regular }, kindOf(file));
     const id = identityOf(file) orelse return error.TestUnexpectedResult;
     var dotted_buffer: [std.fs.max_path_bytes]u8 = undefined;
     const dotted = try std.fmt.bufPrint(&dotted_buffer, "{s}/dir/../log.evtx", .{base});
     try std.testing.expect(id.eql(identityAt(dotted) orelse return error.TestUnexpectedResult));
-    var dir_buffer: [std.fs.max_path_bytes]u8 = undefined;
-    const dir_path = try std.fmt.bufPrint(&dir_buffer, "{s}/dir", .{base});
-    const dir = switch (openReadOnly(dir_path)) {
-        .ok => |f| f,
-        .err => return error.TestUnexpectedResult,
-    };
+    const dir = try openForTest(&path_buffer, base, "dir");
     defer dir.close();
     try std.testing.expectEqual(Result(Kind){ .ok = .directory }, kindOf(dir));
     try std.testing.expect(!id.eql(identityOf(dir) orelse return error.TestUnexpectedResult));
     try std.testing.expect(isStdin("-") and !isStdin("log.evtx"));
+}
+
+fn openForTest(buffer: []u8, base: []const u8, name: []const u8) !std.fs.File {
+    const path = try std.fmt.bufPrint(buffer, "{s}/{s}", .{ base, name });
+    return switch (openReadOnly(path)) {
+        .ok => |f| f,
+        .err => error.TestUnexpectedResult,
+    };
 }

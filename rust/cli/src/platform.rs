@@ -69,29 +69,23 @@ pub(crate) fn is_stdin(input: &str) -> bool {
 
 /// Standard input as a file of its own (a duplicated descriptor or handle).
 pub(crate) fn stdin_file() -> io::Result<File> {
-    #[cfg(unix)]
-    use std::os::fd::AsFd as AsRaw;
-    #[cfg(windows)]
-    use std::os::windows::io::AsHandle as AsRaw;
-    #[cfg(unix)]
-    let owned = io::stdin().as_fd().try_clone_to_owned();
-    #[cfg(windows)]
-    let owned = io::stdin().as_handle().try_clone_to_owned();
-    owned.map(File::from)
+    duplicate(io::stdin())
 }
 
 /// Standard output as a file of its own, unbuffered (`io::stdout()` is line-buffered, which
 /// would scan and copy every chunk); `None` when it cannot be duplicated.
 pub(crate) fn stdout_file() -> Option<File> {
-    #[cfg(unix)]
-    use std::os::fd::AsFd as AsRaw;
-    #[cfg(windows)]
-    use std::os::windows::io::AsHandle as AsRaw;
-    #[cfg(unix)]
-    let owned = io::stdout().as_fd().try_clone_to_owned();
-    #[cfg(windows)]
-    let owned = io::stdout().as_handle().try_clone_to_owned();
-    owned.ok().map(File::from)
+    duplicate(io::stdout()).ok()
+}
+
+#[cfg(unix)]
+fn duplicate(stream: impl std::os::fd::AsFd) -> io::Result<File> {
+    stream.as_fd().try_clone_to_owned().map(File::from)
+}
+
+#[cfg(windows)]
+fn duplicate(stream: impl std::os::windows::io::AsHandle) -> io::Result<File> {
+    stream.as_handle().try_clone_to_owned().map(File::from)
 }
 
 /// A positioned read: up to `buf.len()` bytes at `offset`, the file's offset untouched on
