@@ -37,6 +37,7 @@ pub fn build(b: *std.Build) void {
         .header = b.step("header", "Regenerate include/evtx.h with cbindgen"),
         .header_check = b.step("header-check", "Fail if include/evtx.h is stale (never writes it)"),
         .fuzz_zig = b.step("fuzz-zig", "Build the Zig libFuzzer drivers into zig-out/fuzz/"),
+        .cross = b.step("cross", "Build the Zig CLI and C library for Windows into zig-out/cross/"),
     };
 
     const rust = addRust(b, steps.rust);

@@ -16,6 +16,7 @@ pub const Steps = struct {
     header: *std.Build.Step,
     header_check: *std.Build.Step,
     fuzz_zig: *std.Build.Step,
+    cross: *std.Build.Step,
 };
 
 pub const RustArtifacts = struct {
@@ -162,6 +163,7 @@ pub fn addEngine(b: *std.Build, options: Options) Artifacts {
     }
 
     addTests(b, options, safe_cli);
+    addCross(b, options);
     return .{ .cli = cli, .lib_static = libs[0], .lib_shared = libs[1] };
 }
 
@@ -217,6 +219,46 @@ fn addTests(b: *std.Build, options: Options, safe_cli: *std.Build.Step.Compile) 
     const run_cli_tests = b.addRunArtifact(cli_tests);
     run_cli_tests.has_side_effects = true;
     options.steps.test_all.dependOn(&run_cli_tests.step);
+}
+
+/// The other operating systems `zig build cross` builds for, each into zig-out/cross/TRIPLE/:
+/// the CLI and the C library (a DLL with its import library `evtx_zig.lib`, and a static
+/// library `evtx_zig_static.lib`).
+pub const cross_targets = [_][]const u8{"x86_64-windows"};
+
+fn addCross(b: *std.Build, options: Options) void {
+    for (cross_targets) |triple| {
+        const query = std.Target.Query.parse(.{ .arch_os_abi = triple }) catch @panic("triple");
+        const target = b.resolveTargetQuery(query);
+        const modules = options.engine.modules(.{ .target = target, .optimize = options.optimize });
+        const libc = options.engine.modules(.{
+            .target = target,
+            .optimize = options.optimize,
+            .link_libc = true,
+        });
+        const dir: std.Build.InstallDir = .{ .custom = b.fmt("cross/{s}", .{triple}) };
+        const artifacts = [_]*std.Build.Step.Compile{
+            b.addExecutable(.{ .name = "evtx-zig", .root_module = modules.cli }),
+            b.addLibrary(.{ .name = "evtx_zig", .linkage = .dynamic, .root_module = libc.capi }),
+            // Windows names a static library and a DLL's import library alike (`NAME.lib`).
+            b.addLibrary(.{
+                .name = "evtx_zig_static",
+                .linkage = .static,
+                .root_module = libc.capi,
+            }),
+        };
+        artifacts[2].bundle_compiler_rt = true;
+        for (artifacts) |artifact| {
+            const dll = artifact.kind == .lib and artifact.linkage == .dynamic;
+            const install = b.addInstallArtifact(artifact, .{
+                .dest_dir = .{ .override = dir },
+                .implib_dir = if (dll) .{ .override = dir } else .disabled,
+                .pdb_dir = .disabled,
+                .h_dir = .disabled,
+            });
+            options.steps.cross.dependOn(&install.step);
+        }
+    }
 }
 
 /// zig-out/bin/evtx-zig-valgrind: the CLI for a baseline x86-64-v3 CPU, for callgrind:

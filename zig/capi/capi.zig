@@ -254,19 +254,55 @@ else
     std.heap.c_allocator;
 
 /// The detail of the last failing call, per thread as the header promises. The buffer hangs
-/// off a pthread key rather than a Zig `threadlocal`: thread-local storage of a dlopen'ed Zig
-/// library faulted under Python's ctypes (compare/capi-tests/smoke.py), a pthread key does not.
+/// off a pthread key (a fiber-local slot on Windows, whose callback frees it at the thread's
+/// exit as the key's destructor does) rather than a Zig `threadlocal`: thread-local storage
+/// of a dlopen'ed Zig library faulted under Python's ctypes (compare/capi-tests/smoke.py), a
+/// pthread key does not.
 const ErrorBuffer = [256:0]u8;
-var error_key: std.c.pthread_key_t = undefined;
 var error_key_ready = false;
 var error_key_once = std.once(createErrorKey);
 
-fn createErrorKey() void {
-    error_key_ready = std.c.pthread_key_create(&error_key, freeErrorBuffer) == .SUCCESS;
-}
+const thread_key = if (builtin.os.tag == .windows) struct {
+    const w = std.os.windows;
+    const Callback = *const fn (?*anyopaque) callconv(.winapi) void;
+    extern "kernel32" fn FlsAlloc(callback: ?Callback) callconv(.winapi) w.DWORD;
+    extern "kernel32" fn FlsGetValue(index: w.DWORD) callconv(.winapi) ?*anyopaque;
+    extern "kernel32" fn FlsSetValue(index: w.DWORD, value: ?*anyopaque) callconv(.winapi) w.BOOL;
+    const out_of_indexes = std.math.maxInt(w.DWORD);
+    var key: w.DWORD = out_of_indexes;
 
-fn freeErrorBuffer(buffer: *anyopaque) callconv(.c) void {
-    std.c.free(buffer);
+    fn create() bool {
+        key = FlsAlloc(free);
+        return key != out_of_indexes;
+    }
+    fn free(buffer: ?*anyopaque) callconv(.winapi) void {
+        std.c.free(buffer);
+    }
+    fn get() ?*anyopaque {
+        return FlsGetValue(key);
+    }
+    fn set(value: *anyopaque) bool {
+        return FlsSetValue(key, value) != 0;
+    }
+} else struct {
+    var key: std.c.pthread_key_t = undefined;
+
+    fn create() bool {
+        return std.c.pthread_key_create(&key, free) == .SUCCESS;
+    }
+    fn free(buffer: *anyopaque) callconv(.c) void {
+        std.c.free(buffer);
+    }
+    fn get() ?*anyopaque {
+        return std.c.pthread_getspecific(key);
+    }
+    fn set(value: *anyopaque) bool {
+        return std.c.pthread_setspecific(key, value) == 0;
+    }
+};
+
+fn createErrorKey() void {
+    error_key_ready = thread_key.create();
 }
 
 /// This thread's buffer, or null when there is none yet and `create` is false (or creating
@@ -274,12 +310,12 @@ fn freeErrorBuffer(buffer: *anyopaque) callconv(.c) void {
 fn errorBuffer(create: bool) ?*ErrorBuffer {
     error_key_once.call();
     if (!error_key_ready) return null;
-    if (std.c.pthread_getspecific(error_key)) |existing| return @ptrCast(@alignCast(existing));
+    if (thread_key.get()) |existing| return @ptrCast(@alignCast(existing));
     if (!create) return null;
     const raw = std.c.malloc(@sizeOf(ErrorBuffer)) orelse return null;
     const buffer: *ErrorBuffer = @ptrCast(@alignCast(raw));
     buffer.* = [_:0]u8{0} ** 256;
-    if (std.c.pthread_setspecific(error_key, raw) != 0) {
+    if (!thread_key.set(raw)) {
         std.c.free(raw);
         return null;
     }

@@ -12,6 +12,7 @@ const apply_wevt_cache = @import("apply_wevt_cache.zig");
 const help = @import("help.zig");
 const stdio = @import("stdio.zig");
 const open_input = @import("open_input.zig");
+const platform = @import("platform.zig");
 const args = @import("args.zig");
 const commands = @import("commands.zig");
 const extensions = @import("extensions.zig");
@@ -162,24 +163,27 @@ fn ioReason(e: anyerror) []const u8 {
     return evtx.os_error.words(e);
 }
 
+/// An errno in the words of the C library.
+fn osWords(errno: evtx.os_error.E) []const u8 {
+    const o: evtx.os_error.OsError = .{ .errno = errno };
+    return o.text() orelse "Unknown error";
+}
+
 /// `info -i FILE`: the report of `evtx.info` on standard output. The file is read through
 /// chunk windows (a stream is spooled first), so memory stays bounded whatever its size.
 fn infoCommand(gpa: std.mem.Allocator, path: []const u8) u8 {
     const file = std.fs.cwd().openFile(path, .{ .mode = .read_only }) catch |e|
         fatal("Failed to open {s}: {s}", .{ path, ioReason(e) });
-    const st = std.posix.fstat(file.handle) catch |e| fatal(
-        "Failed to open {s}: {s}",
-        .{ path, ioReason(e) },
-    );
-    const kind = st.mode & std.posix.S.IFMT;
-    if (kind == std.posix.S.IFDIR) fatal(
-        "Failed to open {s}: {s}",
-        .{ path, ioReason(error.IsDir) },
-    );
-    const in: dump.Input = if (kind == std.posix.S.IFREG)
-        dump.Input.fromFile(file) catch |e| fatal("Failed to open {s}: {s}", .{ path, ioReason(e) })
-    else
-        spoolInput(file, "Failed to open the input");
+    const kind = switch (platform.kindOf(file)) {
+        .ok => |kind| kind,
+        .err => |errno| fatal("Failed to open {s}: {s}", .{ path, osWords(errno) }),
+    };
+    const in: dump.Input = switch (kind) {
+        .directory => fatal("Failed to open {s}: {s}", .{ path, ioReason(error.IsDir) }),
+        .regular => dump.Input.fromFile(file) catch |e|
+            fatal("Failed to open {s}: {s}", .{ path, ioReason(e) }),
+        .other => spoolInput(file, "Failed to open the input"),
+    };
     const window = gpa.create(evtx.input.ChunkSlot) catch fatal("out of memory", .{});
     defer gpa.destroy(window);
     var buffer: [1 << 16]u8 = undefined;
@@ -219,10 +223,8 @@ fn openInput(path: []const u8, output: ?[]const u8) dump.Input {
     return opened catch fatal("{s}", .{w.buffered()});
 }
 
-pub fn isStdin(path: []const u8) bool {
-    const stdin_names = [_][]const u8{ "-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0" };
-    for (stdin_names) |n| if (std.mem.eql(u8, path, n)) return true;
-    return false;
+fn isStdin(path: []const u8) bool {
+    return platform.isStdin(path);
 }
 
 /// The first line of a failure of the input `path`.
@@ -235,7 +237,7 @@ pub fn inputHead(path: []const u8) open_input.Head {
 /// file is then read by the same windows as a path, with bounded memory.
 fn spoolInput(source: std.fs.File, comptime what: []const u8) dump.Input {
     var block: [evtx.input.spool_block_size]u8 = undefined;
-    const spooled = evtx.input.spool(source, evtx.input.tempDir(), &block) catch |e|
+    const spooled = evtx.input.spool(source, platform.tempDir(), &block) catch |e|
         fatal(what ++ ": {s}", .{ioReason(e)});
     return dump.Input.fromFile(spooled) catch |e| fatal(what ++ ": {s}", .{ioReason(e)});
 }

@@ -12,6 +12,7 @@ const std = @import("std");
 const evtx = @import("evtx");
 const assert = std.debug.assert;
 const OsError = evtx.os_error.OsError;
+const platform = @import("platform.zig");
 
 /// One log to convert, or a directory that could not be read.
 pub const Item = union(enum) {
@@ -101,22 +102,19 @@ fn isLogName(name: []const u8) bool {
     return name.len > 5 and std.ascii.eqlIgnoreCase(name[name.len - 5 ..], ".evtx");
 }
 
-/// Whether `item` is the file at `output` (same device and inode): the input is evidence,
-/// never overwritten. Standard input is the file it is redirected from.
+/// Whether `item` is the file at `output` (the same file through any path or link): the
+/// input is evidence, never overwritten. Standard input is the file it is redirected from.
 pub fn isOutput(item: Item, output: []const u8, is_stdin: bool) bool {
     const path = switch (item) {
         .log => |p| p,
         .unreadable => return false,
     };
-    const in = statId(if (is_stdin) "/dev/stdin" else path) orelse return false;
-    const out = statId(output) orelse return false;
-    return in[0] == out[0] and in[1] == out[1];
-}
-
-/// A path's device and inode (through symbolic links), or null.
-fn statId(path: []const u8) ?[2]u64 {
-    const st = std.posix.fstatat(std.posix.AT.FDCWD, path, 0) catch return null;
-    return .{ @intCast(st.dev), @intCast(st.ino) };
+    const in = if (is_stdin)
+        platform.identityOf(std.fs.File.stdin())
+    else
+        platform.identityAt(path);
+    const out = platform.identityAt(output) orelse return false;
+    return (in orelse return false).eql(out);
 }
 
 test "log names in any case" {

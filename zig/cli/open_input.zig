@@ -15,9 +15,9 @@
 //! of the system call itself.
 const std = @import("std");
 const evtx = @import("evtx");
-const posix = std.posix;
 const assert = std.debug.assert;
 const file_header = evtx.file_header;
+const platform = @import("platform.zig");
 const os_error = evtx.os_error;
 const OsError = os_error.OsError;
 
@@ -50,7 +50,7 @@ const fill_whole_buffer = "failed to fill whole buffer";
 
 /// The canonicalization or the open failed: the path the reference names (the canonical one
 /// once it is known).
-fn openFailed(w: *std.Io.Writer, path: []const u8, named: []const u8, errno: posix.E) Failed {
+fn openFailed(w: *std.Io.Writer, path: []const u8, named: []const u8, errno: os_error.E) Failed {
     w.print("{f}" ++ caused_by ++ read_input ++ " {s}\n    2: {f}", .{
         Head{ .path = path }, named, OsError{ .errno = errno },
     }) catch {};
@@ -61,40 +61,49 @@ fn openFailed(w: *std.Io.Writer, path: []const u8, named: []const u8, errno: pos
 /// (`-f`) naming the same file is refused before anything is read.
 pub fn openPath(path: []const u8, output: ?[]const u8, w: *std.Io.Writer) Failed!Input {
     const head: Head = .{ .path = path };
-    const path_z = posix.toPosixPath(path) catch return openFailed(w, path, path, .NAMETOOLONG);
     var canonical_buffer: [std.fs.max_path_bytes]u8 = undefined;
-    const canonical = switch (canonicalize(&path_z, &canonical_buffer)) {
+    const canonical = switch (platform.canonicalize(path, &canonical_buffer)) {
         .ok => |name| name,
         .err => |errno| return openFailed(w, path, path, errno),
     };
-    const fd = switch (openReadOnly(&path_z)) {
-        .ok => |fd| fd,
+    const file = switch (platform.openReadOnly(path)) {
+        .ok => |file| file,
         .err => |errno| return openFailed(w, path, canonical, errno),
     };
-    const file: std.fs.File = .{ .handle = fd };
     errdefer file.close();
-    const st = posix.fstat(fd) catch |e| {
-        w.print("{f}" ++ caused_by ++ "{f}", .{ head, os_error.fmtError(e) }) catch {};
-        return error.Failed;
+    const kind = switch (platform.kindOf(file)) {
+        .ok => |kind| kind,
+        .err => |errno| {
+            w.print("{f}" ++ caused_by ++ "{f}", .{ head, OsError{ .errno = errno } }) catch {};
+            return error.Failed;
+        },
     };
-    if (output) |out| try refuseOutputOnInput(w, out, path, st);
-    if (st.mode & posix.S.IFMT == posix.S.IFREG) {
-        return Input.fromFile(file) catch |e| {
+    if (output) |out| try refuseOutputOnInput(w, out, path, file);
+    switch (kind) {
+        .regular => return Input.fromFile(file) catch |e| {
             w.print("{f}" ++ caused_by ++ "{f}", .{ head, os_error.fmtError(e) }) catch {};
             return error.Failed;
-        };
+        },
+        // The reference's first read of a directory fails with `EISDIR`; Windows does not
+        // open one as a file at all, so the kind decides, in the same words on both.
+        .directory => {
+            w.print("{f}" ++ caused_by ++ deserialize ++ header_block ++ "{f}", .{
+                head, OsError{ .errno = .ISDIR },
+            }) catch {};
+            return error.Failed;
+        },
+        .other => {},
     }
     const in = try openStream(file, head, w);
     file.close();
     return in;
 }
 
-/// A path that is no regular file (a directory, a pipe, a device): its header block read as
-/// the reference reads it, then seeked as the reference does, then spooled from its start.
+/// A path that is no regular file (a pipe, a device): its header block read as the reference
+/// reads it, then seeked as the reference does, then spooled from its start.
 fn openStream(file: std.fs.File, head: Head, w: *std.Io.Writer) Failed!Input {
-    const fd = file.handle;
     var block: [file_header.block_size]u8 = undefined;
-    switch (readExact(fd, &block)) {
+    switch (platform.readExact(file, &block)) {
         .ok => {},
         .eof => {
             w.print("{f}" ++ caused_by ++ deserialize ++ header_block ++ fill_whole_buffer, .{
@@ -113,14 +122,11 @@ fn openStream(file: std.fs.File, head: Head, w: *std.Io.Writer) Failed!Input {
         writeBadMagic(w, head, block[0..8]) catch {};
         return error.Failed;
     }
-    inline for (.{ posix.SEEK.END, posix.SEEK.SET }) |whence| {
-        const errno = posix.errno(posix.system.lseek(fd, 0, whence));
-        if (errno != .SUCCESS) {
-            w.print("{f}" ++ caused_by ++ io_error ++ "{f}", .{
-                head, OsError{ .errno = errno },
-            }) catch {};
-            return error.Failed;
-        }
+    if (platform.seekEnds(file)) |errno| {
+        w.print("{f}" ++ caused_by ++ io_error ++ "{f}", .{
+            head, OsError{ .errno = errno },
+        }) catch {};
+        return error.Failed;
     }
     return spoolInput(file, head, w);
 }
@@ -129,7 +135,7 @@ fn openStream(file: std.fs.File, head: Head, w: *std.Io.Writer) Failed!Input {
 pub fn openStdin(output: ?[]const u8, name: []const u8, w: *std.Io.Writer) Failed!Input {
     const stdin: std.fs.File = .stdin();
     if (output) |out| {
-        if (posix.fstat(stdin.handle)) |st| try refuseOutputOnInput(w, out, name, st) else |_| {}
+        try refuseOutputOnInput(w, out, name, stdin);
     }
     const in = spool(stdin) catch |e| {
         w.print("Failed to read EVTX data from stdin" ++ caused_by ++ "{f}", .{
@@ -156,7 +162,7 @@ fn spoolInput(source: std.fs.File, head: Head, w: *std.Io.Writer) Failed!Input {
 /// `source` to its end in an unlinked file in $TMPDIR, read back through windows.
 fn spool(source: std.fs.File) !Input {
     var block: [evtx.input.spool_block_size]u8 = undefined;
-    const spooled = try evtx.input.spool(source, evtx.input.tempDir(), &block);
+    const spooled = try evtx.input.spool(source, platform.tempDir(), &block);
     return Input.fromFile(spooled);
 }
 
@@ -208,68 +214,15 @@ fn refuseOutputOnInput(
     w: *std.Io.Writer,
     output: []const u8,
     input: []const u8,
-    input_stat: posix.Stat,
+    input_file: std.fs.File,
 ) Failed!void {
-    const st = posix.fstatat(std.fs.cwd().fd, output, 0) catch return;
-    if (st.dev != input_stat.dev or st.ino != input_stat.ino) return;
+    const in = platform.identityOf(input_file) orelse return;
+    const out = platform.identityAt(output) orelse return;
+    if (!in.eql(out)) return;
     w.print("refusing to write the output to `{s}`: it is the input file `{s}`", .{
         output, input,
     }) catch {};
     return error.Failed;
-}
-
-fn Result(comptime T: type) type {
-    return union(enum) { ok: T, err: posix.E };
-}
-
-/// The canonical path, as the C library's `realpath` finds it: the path opened as a location
-/// only (`O_PATH`, no read permission needed), its name read back from `/proc`. A name that is
-/// no path (`pipe:[N]`, the target of `/dev/fd/N` for a pipe) does not exist, as to `realpath`.
-fn canonicalize(path_z: [*:0]const u8, buffer: *[std.fs.max_path_bytes]u8) Result([]const u8) {
-    const flags: posix.O = .{ .PATH = true, .CLOEXEC = true };
-    const fd = switch (openRetrying(path_z, flags)) {
-        .ok => |fd| fd,
-        .err => |errno| return .{ .err = errno },
-    };
-    defer posix.close(fd);
-    const name = std.os.getFdPath(fd, buffer) catch return .{ .err = .NOENT };
-    if (name.len == 0 or name[0] != '/') return .{ .err = .NOENT };
-    return .{ .ok = name };
-}
-
-fn openReadOnly(path_z: [*:0]const u8) Result(posix.fd_t) {
-    return openRetrying(path_z, .{ .ACCMODE = .RDONLY, .CLOEXEC = true });
-}
-
-/// `openat` with its errno (`std.posix.openat` folds several into one Zig error).
-fn openRetrying(path_z: [*:0]const u8, flags: posix.O) Result(posix.fd_t) {
-    while (true) {
-        const rc = posix.system.openat(posix.AT.FDCWD, path_z, flags, 0);
-        switch (posix.errno(rc)) {
-            .SUCCESS => return .{ .ok = @intCast(rc) },
-            .INTR => continue,
-            else => |errno| return .{ .err = errno },
-        }
-    }
-}
-
-/// `read_exact` into `buffer`: all of it, or the end of the input first, or the read's errno.
-fn readExact(fd: posix.fd_t, buffer: []u8) union(enum) { ok, eof, err: posix.E } {
-    var done: usize = 0;
-    while (done < buffer.len) {
-        const rest = buffer[done..];
-        const rc = posix.system.read(fd, rest.ptr, rest.len);
-        switch (posix.errno(rc)) {
-            .SUCCESS => {
-                const n: usize = @intCast(rc);
-                if (n == 0) return .eof;
-                done += n;
-            },
-            .INTR => continue,
-            else => |errno| return .{ .err = errno },
-        }
-    }
-    return .ok;
 }
 
 test "a path's failures: each step's chain, the canonical name once known" {

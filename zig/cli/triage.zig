@@ -8,6 +8,7 @@ const commands = @import("commands.zig");
 const cli = @import("cli.zig");
 const inputs = @import("inputs.zig");
 const open_input = @import("open_input.zig");
+const platform = @import("platform.zig");
 const stdio = @import("stdio.zig");
 const engine = evtx.triage;
 const Writer = std.Io.Writer;
@@ -131,7 +132,7 @@ fn triageItem(
             return null;
         },
     };
-    const opened = if (cli.isStdin(path))
+    const opened = if (platform.isStdin(path))
         open_input.openStdin(null, path, failure)
     else
         open_input.openPath(path, null, failure);

@@ -245,12 +245,6 @@ pub fn spool(source: std.fs.File, dir_path: []const u8, block: []u8) !std.fs.Fil
     return file;
 }
 
-/// `$TMPDIR`, or `/tmp` when it is unset or empty.
-pub fn tempDir() []const u8 {
-    const dir = std.posix.getenv("TMPDIR") orelse return "/tmp";
-    return if (dir.len == 0) "/tmp" else dir;
-}
-
 test "input: lent bytes and a file read the same; reads stop at the size seen at open" {
     const gpa = std.testing.allocator;
     const total = file_header.block_size + 2 * chunk_size + 100;

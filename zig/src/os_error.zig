@@ -2,17 +2,21 @@
 //! library's `strerror` text (glibc's) and the number, `Permission denied (os error 13)`. The one
 //! table of these words for the engine (`wevt_cache.zig`) and the CLI (`zig/cli`).
 const std = @import("std");
-const posix = std.posix;
 const Writer = std.Io.Writer;
+
+/// The Linux errno on every OS: its words and numbers are what the reference prints on Linux,
+/// and a Windows build names the same failure the same way (`zig/cli/platform.zig`). On Linux
+/// it is `std.posix.E` itself.
+pub const E = std.os.linux.E;
 
 /// An OS error; `{f}` shows it as Rust's `io::Error` does.
 pub const OsError = struct {
-    errno: posix.E,
+    errno: E,
 
     /// The errno behind a Zig error of `std.fs` and `std.posix` (the most common where several
     /// share one), null for an error of no system call.
     pub fn of(e: anyerror) ?OsError {
-        const errno: posix.E = switch (e) {
+        const errno: E = switch (e) {
             error.FileNotFound => .NOENT,
             error.AccessDenied => .ACCES,
             error.PermissionDenied => .PERM,
@@ -113,7 +117,7 @@ fn formatError(e: anyerror, w: *Writer) Writer.Error!void {
 
 test "OS errors in Rust's words, never a Zig error name where an errno is known" {
     var buffer: [128]u8 = undefined;
-    const cases = [_]struct { errno: posix.E, text: []const u8 }{
+    const cases = [_]struct { errno: E, text: []const u8 }{
         .{ .errno = .ACCES, .text = "Permission denied (os error 13)" },
         .{ .errno = .LOOP, .text = "Too many levels of symbolic links (os error 40)" },
         .{ .errno = .ISDIR, .text = "Is a directory (os error 21)" },

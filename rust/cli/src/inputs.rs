@@ -97,22 +97,20 @@ fn unreadable(dir: &str, e: &std::io::Error) -> Item {
     )
 }
 
-/// Whether `item` is the file at `output` (same device and inode): the input is evidence,
-/// never overwritten. Standard input is the file it is redirected from.
+/// Whether `item` is the file at `output` (the same file through any path or link): the input
+/// is evidence, never overwritten. Standard input is the file it is redirected from.
 pub fn is_output(item: &Item, output: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
     let Item::Log(path) = item else {
         return false;
     };
-    let input = if crate::is_stdin(path) {
-        fs::metadata("/dev/stdin")
+    let input = if crate::platform::is_stdin(path) {
+        crate::platform::stdin_file()
+            .ok()
+            .and_then(|f| crate::platform::identity_of(&f))
     } else {
-        fs::metadata(path)
+        crate::platform::identity_at(Path::new(path))
     };
-    match (input, fs::metadata(output)) {
-        (Ok(i), Ok(o)) => i.dev() == o.dev() && i.ino() == o.ino(),
-        _ => false,
-    }
+    input.is_some() && input == crate::platform::identity_at(output)
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ mod extract_wevt_templates;
 mod help;
 mod inputs;
 mod open_input;
+mod platform;
 mod triage;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -652,16 +653,15 @@ pub(crate) fn side_file_error(
 /// Standard output as a plain file descriptor: `io::stdout()` is line-buffered, which would
 /// scan and copy every chunk; we already hand it whole chunks.
 fn stdout_writer() -> Box<dyn Write> {
-    use std::os::fd::AsFd;
-    match io::stdout().as_fd().try_clone_to_owned() {
-        Ok(fd) => Box::new(fs::File::from(fd)),
-        Err(_) => Box::new(io::stdout().lock()),
+    match platform::stdout_file() {
+        Some(file) => Box::new(file),
+        None => Box::new(io::stdout().lock()),
     }
 }
 
 /// Whether `input` names standard input.
 fn is_stdin(input: &str) -> bool {
-    matches!(input, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0")
+    platform::is_stdin(input)
 }
 
 /// Opens the input read-only (the input is evidence: nothing here can write to it) as chunk

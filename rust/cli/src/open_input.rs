@@ -12,6 +12,7 @@
 //! at the seek (`Illegal seek`). A regular file is then read through positioned reads; a
 //! character or block device that seeks is spooled from its start, as standard input is.
 
+use crate::platform;
 use evtx_core::{FatalError, Input};
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
@@ -44,7 +45,11 @@ fn chain(head: &str, causes: &str) -> String {
 fn open_failed(path: &str, named: &Path, e: &io::Error) -> String {
     chain(
         &path_head(path),
-        &format!("{READ_INPUT} {}\n    2: {e}", named.display()),
+        &format!(
+            "{READ_INPUT} {}\n    2: {}",
+            named.display(),
+            platform::os_error(e)
+        ),
     )
 }
 
@@ -52,7 +57,10 @@ fn open_failed(path: &str, named: &Path, e: &io::Error) -> String {
 /// buffer` at the end of the input).
 #[cold]
 fn header_unread(head: &str, e: &io::Error) -> String {
-    chain(head, &format!("{DESERIALIZE}{HEADER_BLOCK}{e}"))
+    chain(
+        head,
+        &format!("{DESERIALIZE}{HEADER_BLOCK}{}", platform::os_error(e)),
+    )
 }
 
 /// The error of a header the engine refused, `magic` the input's first 8 bytes.
@@ -94,11 +102,20 @@ pub(crate) fn header_refused(head: &str, e: &FatalError, magic: [u8; 8]) -> Stri
 /// naming the same file is refused before anything is read.
 pub(crate) fn open_path(path: &str, output: Option<&Path>) -> Result<Input, String> {
     let named = fs::canonicalize(path).map_err(|e| open_failed(path, Path::new(path), &e))?;
-    let file = File::open(path).map_err(|e| open_failed(path, &named, &e))?;
+    let file = platform::open_read_only(path).map_err(|e| open_failed(path, &named, &e))?;
     if let Some(output) = output {
         refuse_output_on_input(&file, output, path)?;
     }
     let head = path_head(path);
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        // The reference's first read of a directory fails with `EISDIR`; Windows opens none
+        // as a file, so the kind decides, in the same words on both.
+        let is_dir = platform::IS_A_DIRECTORY;
+        return Err(chain(
+            &head,
+            &format!("{DESERIALIZE}{HEADER_BLOCK}{is_dir}"),
+        ));
+    }
     if evtx_core::input::is_regular(&file) {
         return open_checked(file, &head);
     }
@@ -110,27 +127,32 @@ pub(crate) fn open_path(path: &str, output: Option<&Path>) -> Result<Input, Stri
     if let Err(e) = evtx_core::file_header::FileHeader::read_block(&block) {
         return Err(header_refused(&head, &e, magic_of(&block)));
     }
-    let io_failed = |e: io::Error| chain(&head, &format!("{IO_ERROR}{e}"));
+    let io_failed = |e: io::Error| chain(&head, &format!("{IO_ERROR}{}", platform::os_error(&e)));
     (&file).seek(SeekFrom::End(0)).map_err(io_failed)?;
     (&file).seek(SeekFrom::Start(0)).map_err(io_failed)?;
-    let spooled = evtx_core::input::spool(&mut &file, &std::env::temp_dir())
-        .map_err(|e| chain(&head, &format!("failed to copy the input: {e}")))?;
+    let spooled = evtx_core::input::spool(&mut &file, &std::env::temp_dir()).map_err(|e| {
+        let e = platform::os_error(&e);
+        chain(&head, &format!("failed to copy the input: {e}"))
+    })?;
     open_checked(spooled.ok_or_else(|| header_unread(&head, &eof()))?, &head)
 }
 
 /// Opens standard input, spooled to a temporary file, or the reference's text.
 pub(crate) fn open_stdin(output: Option<&Path>, name: &str) -> Result<Input, String> {
-    use std::os::fd::AsFd;
-    let stdin = io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .map(File::from)
-        .map_err(|e| chain("Failed to read EVTX data from stdin", &e.to_string()))?;
+    let stdin = platform::stdin_file().map_err(|e| {
+        chain(
+            "Failed to read EVTX data from stdin",
+            &platform::os_error(&e),
+        )
+    })?;
     if let Some(output) = output {
         refuse_output_on_input(&stdin, output, name)?;
     }
     match evtx_core::input::spool(&mut &stdin, &std::env::temp_dir()) {
-        Err(e) => Err(chain("Failed to read EVTX data from stdin", &e.to_string())),
+        Err(e) => Err(chain(
+            "Failed to read EVTX data from stdin",
+            &platform::os_error(&e),
+        )),
         Ok(None) => Err("No input received on stdin".to_string()),
         Ok(Some(spooled)) => open_checked(spooled, STDIN_HEAD),
     }
@@ -143,7 +165,7 @@ fn open_checked(file: File, head: &str) -> Result<Input, String> {
     Input::open(file).map_err(|e| {
         let mut magic = [0u8; 8];
         if let Some(probe) = probe {
-            let _ = std::os::unix::fs::FileExt::read_at(&probe, &mut magic, 0);
+            let _ = platform::read_at(&probe, &mut magic, 0);
         }
         header_refused(head, &e, magic)
     })
@@ -165,14 +187,16 @@ fn eof() -> io::Error {
     }
 }
 
-/// Fails when `output` exists and is the same file as `input_file` (device and inode): the
-/// input is evidence, never overwritten.
+/// Fails when `output` exists and is the same file as `input_file` (through any path or link):
+/// the input is evidence, never overwritten.
 fn refuse_output_on_input(input_file: &File, output: &Path, input: &str) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
-    let (Ok(out), Ok(inp)) = (fs::metadata(output), input_file.metadata()) else {
+    let (Some(out), Some(inp)) = (
+        platform::identity_at(output),
+        platform::identity_of(input_file),
+    ) else {
         return Ok(());
     };
-    if out.dev() == inp.dev() && out.ino() == inp.ino() {
+    if out == inp {
         return Err(format!(
             "refusing to write the output to `{}`: it is the input file `{input}`",
             output.display()
