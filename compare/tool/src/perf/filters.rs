@@ -14,6 +14,7 @@
 
 use crate::perf::instructions::callgrind_with;
 use crate::perf::paired::{self, Contender, Ratio};
+use crate::perf::speed::{display, FORMATS};
 use crate::run::{run, Backends};
 use serde::Serialize;
 use serde_json::Value;
@@ -81,8 +82,6 @@ pub struct FilterReport {
     pub notes: Vec<String>,
 }
 
-const FORMATS: [&str; 2] = ["jsonl", "xml"];
-
 /// Measures every input; `zig_callgrind` is the Zig CLI valgrind can decode.
 pub fn run_filters(
     backends: &Backends,
@@ -96,7 +95,9 @@ pub fn run_filters(
         let counts = match event_id_counts(&backends.reference, input) {
             Ok(counts) => counts,
             Err(e) => {
-                report.notes.push(format!("filters {}: {e}", name(input)));
+                report
+                    .notes
+                    .push(format!("filters {}: {e}", display(input)));
                 continue;
             }
         };
@@ -104,7 +105,7 @@ pub fn run_filters(
             .into_iter()
             .flatten()
             .map(|(kind, ids, matched)| Chosen {
-                input: name(input),
+                input: display(input),
                 kind,
                 event_ids: ids,
                 matched,
@@ -113,7 +114,7 @@ pub fn run_filters(
             .collect::<Vec<_>>();
         for format in FORMATS {
             for run_index in 1..=RUNS {
-                eprintln!("filter rounds: {} {format} run {run_index}", name(input));
+                eprintln!("filter rounds: {} {format} run {run_index}", display(input));
                 match filter_rounds(backends, input, format, &chosen, run_index) {
                     Ok(mut rows) => report.rows.append(&mut rows),
                     Err(e) => report.notes.push(format!("filter rounds {format}: {e}")),
@@ -270,7 +271,7 @@ fn filter_rounds(
     Ok(keys
         .into_iter()
         .map(|(kind, backend, full, at)| FilterRow {
-            input: name(input),
+            input: display(input),
             format,
             kind,
             backend,
@@ -302,7 +303,7 @@ fn skip_costs(
         let args = ["-t", "1", "-o", format, "--event-id", NO_SUCH_ID];
         match callgrind_with(program, &args, input, &file) {
             Ok((instructions, _)) => report.skip_costs.push(SkipCost {
-                input: name(input),
+                input: display(input),
                 backend,
                 format,
                 instructions,
@@ -314,12 +315,6 @@ fn skip_costs(
                 .push(format!("callgrind filter {backend} {format}: {e}")),
         }
     }
-}
-
-fn name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// The report's section: the chosen filters, each run's ratios, the skip costs.

@@ -102,7 +102,8 @@ pub struct SpeedReport {
     pub notes: Vec<String>,
 }
 
-const FORMATS: [&str; 2] = ["jsonl", "xml"];
+/// The two workloads every speed figure is measured in: W1 and W2.
+pub const FORMATS: [&str; 2] = ["jsonl", "xml"];
 const THREADS: [u32; 2] = [1, 2];
 /// Kept rounds per input and format; each round runs six commands (~0.5 s on a 30 MB log).
 const PAIRED_ROUNDS: usize = 30;
@@ -239,7 +240,8 @@ fn settle_inputs(plan: &SpeedPlan, report: &mut SpeedReport) {
     report.settled = settled.then_some(settle::METHOD);
 }
 
-fn display(path: &Path) -> String {
+/// A log's file name, as the report's rows name it.
+pub fn display(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

@@ -8,6 +8,7 @@
 //! process's own start are told apart.
 
 use crate::perf::paired::{self, Contender, Ratio};
+use crate::perf::speed::display;
 use crate::run::Backends;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -59,10 +60,10 @@ pub fn run_triage_speed(
     let mut report = TriageReport::default();
     for input in inputs {
         for run_index in 1..=RUNS {
-            eprintln!("triage rounds: {} run {run_index}", name(input));
+            eprintln!("triage rounds: {} run {run_index}", display(input));
             match triage_rounds(backends, input, run_index) {
                 Ok(mut rows) => report.rows.append(&mut rows),
-                Err(e) => report.notes.push(format!("triage {}: {e}", name(input))),
+                Err(e) => report.notes.push(format!("triage {}: {e}", display(input))),
             }
         }
     }
@@ -109,7 +110,7 @@ fn triage_rounds(
         .iter()
         .enumerate()
         .map(|(i, &(backend, _))| TriageRow {
-            input: name(input),
+            input: display(input),
             backend,
             run: run_index,
             triage_ms: rounds.median_wall(2 * i + 1) * 1e3,
@@ -160,12 +161,6 @@ fn fleet(backends: &Backends, small: &Path, out: &Path) -> Result<Vec<FleetRow>,
             }
         })
         .collect())
-}
-
-fn name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// The report's section (empty when nothing ran).
